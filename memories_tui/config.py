@@ -1,0 +1,255 @@
+"""TOML config → frozen, validated settings (SPEC §6–§8).
+
+Unknown keys and wrong types are errors, not silently ignored: a typo in a security
+setting must not fall back to a default the user did not choose. API keys never live in
+TOML; only the *name* of the environment variable that holds one does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from .errors import ConfigError
+
+PROFILES = ("embeddinggemma", "sentence-transformers")
+PROTOCOLS = ("gemini", "compatible")
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """R-CACHE-2 defaults; `[rag.limits]` may raise or lower them."""
+
+    chunks: int = 10_000
+    source_mib: float = 16
+    vector_mib: float = 32
+    cached_vaults: int = 2
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    use_env_proxy: bool = True
+    proxy_url: str | None = None
+    retries: int = 2
+    backoff_ms: int = 500
+    connect_timeout_seconds: float = 10
+    timeout_seconds: float = 60
+    download_timeout_seconds: float = 900
+
+
+@dataclass(frozen=True)
+class RemoteService:
+    """One `[rag.embedding]`, `[rag.generation]` or `[rag.rerank]` table."""
+
+    protocol: str
+    url: str
+    model: str
+    api_key_env: str | None = None
+    dimensions: int | None = None
+
+
+@dataclass(frozen=True)
+class RagSettings:
+    local_model_dir: Path
+    local_model_profile: str = "embeddinggemma"
+    local_threads: int = 4
+    max_tokens: int = 2048
+    model_download_base_url: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    embedding: RemoteService | None = None
+    generation: RemoteService | None = None
+    rerank: RemoteService | None = None
+
+
+@dataclass(frozen=True)
+class TuiSettings:
+    idle_lock_minutes: float = 15
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    rag: RagSettings
+    tui: TuiSettings = field(default_factory=TuiSettings)
+
+
+def default_model_dir(home: Path) -> Path:
+    return home / "models" / "embeddinggemma"
+
+
+def load_config(path: Path, home: Path) -> Config:
+    """Read and validate `path`; a missing file means all defaults."""
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Cannot read config file {path}: {exc}") from None
+        try:
+            data = tomlkit.parse(text).unwrap()
+        except TOMLKitError as exc:
+            raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
+    return parse_config(data, path, home)
+
+
+def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
+    top = _table(data, "", {"rag", "tui"})
+    rag = _table(top.get("rag", {}), "rag", {
+        "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
+        "model_download_base_url", "limits", "http", "embedding", "generation", "rerank",
+    })
+    model_dir_value = rag.get("local_model_dir")
+    if model_dir_value is None:
+        model_dir = default_model_dir(home)
+    else:
+        model_dir = Path(_str(model_dir_value, "rag.local_model_dir")).expanduser()
+        if not model_dir.is_absolute():
+            model_dir = (path.parent / model_dir).resolve()
+    profile = _str(rag.get("local_model_profile", "embeddinggemma"), "rag.local_model_profile")
+    if profile not in PROFILES:
+        raise ConfigError(f"rag.local_model_profile must be one of {', '.join(PROFILES)}; got {profile!r}.")
+    base_url = rag.get("model_download_base_url")
+    if base_url is not None:
+        base_url = _url(_str(base_url, "rag.model_download_base_url"), "rag.model_download_base_url",
+                        allow_query=False)
+    settings = RagSettings(
+        local_model_dir=model_dir,
+        local_model_profile=profile,
+        local_threads=_int(rag.get("local_threads", 4), "rag.local_threads", 1, 64),
+        max_tokens=_int(rag.get("max_tokens", 2048), "rag.max_tokens", 16, 8192),
+        model_download_base_url=base_url,
+        limits=_limits(rag.get("limits", {})),
+        http=_http(rag.get("http", {})),
+        embedding=_service(rag.get("embedding"), "rag.embedding", dims=True),
+        generation=_service(rag.get("generation"), "rag.generation"),
+        rerank=_service(rag.get("rerank"), "rag.rerank"),
+    )
+    tui = _table(top.get("tui", {}), "tui", {"idle_lock_minutes"})
+    tui_settings = TuiSettings(
+        idle_lock_minutes=_num(tui.get("idle_lock_minutes", 15), "tui.idle_lock_minutes", 0, 24 * 60)
+    )
+    return Config(path=path, rag=settings, tui=tui_settings)
+
+
+def _limits(value: Any) -> Limits:
+    t = _table(value, "rag.limits", {"chunks", "source_mib", "vector_mib", "cached_vaults"})
+    return Limits(
+        chunks=_int(t.get("chunks", 10_000), "rag.limits.chunks", 1, 10_000_000),
+        source_mib=_num(t.get("source_mib", 16), "rag.limits.source_mib", 0.001, 65_536),
+        vector_mib=_num(t.get("vector_mib", 32), "rag.limits.vector_mib", 0.001, 65_536),
+        cached_vaults=_int(t.get("cached_vaults", 2), "rag.limits.cached_vaults", 1, 64),
+    )
+
+
+def _http(value: Any) -> HttpSettings:
+    t = _table(value, "rag.http", {
+        "use_env_proxy", "proxy_url", "retries", "backoff_ms", "connect_timeout_seconds",
+        "timeout_seconds", "download_timeout_seconds",
+    })
+    use_env = t.get("use_env_proxy", True)
+    if not isinstance(use_env, bool):
+        raise ConfigError("rag.http.use_env_proxy must be true or false.")
+    proxy = t.get("proxy_url")
+    if proxy is not None:
+        proxy = _str(proxy, "rag.http.proxy_url")
+        parts = urlsplit(proxy)
+        if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
+            raise ConfigError(
+                f"rag.http.proxy_url must be an {'/'.join(PROXY_SCHEMES)} URL with a host; got {proxy!r}."
+            )
+        if parts.username or parts.password:
+            raise ConfigError(
+                "rag.http.proxy_url must not contain credentials; put an authenticated proxy "
+                "in the HTTPS_PROXY/ALL_PROXY environment variable instead."
+            )
+    return HttpSettings(
+        use_env_proxy=use_env,
+        proxy_url=proxy,
+        retries=_int(t.get("retries", 2), "rag.http.retries", 0, 5),
+        backoff_ms=_int(t.get("backoff_ms", 500), "rag.http.backoff_ms", 0, 60_000),
+        connect_timeout_seconds=_num(t.get("connect_timeout_seconds", 10), "rag.http.connect_timeout_seconds", 0.01, 600),
+        timeout_seconds=_num(t.get("timeout_seconds", 60), "rag.http.timeout_seconds", 0.01, 3600),
+        download_timeout_seconds=_num(t.get("download_timeout_seconds", 900), "rag.http.download_timeout_seconds", 0.01, 86_400),
+    )
+
+
+def _service(value: Any, name: str, dims: bool = False) -> RemoteService | None:
+    if value is None:
+        return None
+    allowed = {"protocol", "url", "model", "api_key_env"} | ({"dimensions"} if dims else set())
+    t = _table(value, name, allowed | {"api_key"})
+    if "api_key" in t:
+        raise ConfigError(
+            f"{name}.api_key is not allowed: never put a key in TOML. Set api_key_env to the name "
+            "of an environment variable that holds it."
+        )
+    for key in ("protocol", "url", "model"):
+        if key not in t:
+            raise ConfigError(f"{name}.{key} is required.")
+    protocol = _str(t["protocol"], f"{name}.protocol")
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"{name}.protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}.")
+    key_env = t.get("api_key_env")
+    if key_env is not None:
+        key_env = _str(key_env, f"{name}.api_key_env")
+        if not key_env.replace("_", "").isalnum() or key_env[0].isdigit():
+            raise ConfigError(f"{name}.api_key_env must be an environment variable name; got {key_env!r}.")
+    dimensions = t.get("dimensions")
+    if dimensions is not None:
+        dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
+    return RemoteService(
+        protocol=protocol,
+        url=_url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False),
+        model=_str(t["model"], f"{name}.model"),
+        api_key_env=key_env,
+        dimensions=dimensions,
+    )
+
+
+def _url(url: str, name: str, allow_query: bool) -> str:
+    """Shape check only; the loopback/HTTPS policy is applied by models.http at call time."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{name} must be an http(s) URL with a host; got {url!r}.")
+    if parts.username or parts.password:
+        raise ConfigError(f"{name} must not contain credentials; use api_key_env instead.")
+    if not allow_query and (parts.query or parts.fragment):
+        raise ConfigError(f"{name} must not contain a query string or fragment.")
+    return url
+
+
+def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{name}] must be a table.")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        where = f"[{name}]" if name else "the top level"
+        raise ConfigError(f"Unknown config key(s) in {where}: {', '.join(unknown)}.")
+    return value
+
+
+def _str(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{name} must be a non-empty string.")
+    return value
+
+
+def _int(value: Any, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ConfigError(f"{name} must be an integer from {lo} to {hi}; got {value!r}.")
+    return value
+
+
+def _num(value: Any, name: str, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not lo <= value <= hi:
+        raise ConfigError(f"{name} must be a number from {lo} to {hi}; got {value!r}.")
+    return float(value)

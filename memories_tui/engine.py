@@ -1,0 +1,413 @@
+"""The engine facade every front end (TUI, CLI, MCP server) builds through `Engine.open`.
+
+Synchronous and thread-safe; knows nothing of Textual. Long operations take a `progress`
+callback and a `threading.Event` for cancellation. Unlocked vaults and their indexes live
+only in this process's memory; `lock()` zeroes keys and drops indexes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .config import Config, load_config
+from .errors import CancelledError, InputRefusedError, LimitError, LockedError, NotFoundError, UsageError
+from .home import resolve_config, resolve_home
+from .index.cache import MIB, IndexCache, VaultIndex
+from .ingest import SourceFile, read_source
+from .retrieval.search import SearchResponse, check_request, group_by_record, search
+from .text.segment import MAX_RESULTS
+from .vault import store
+from .vault.records import KINDS, Record
+from .vault.store import UnlockedVault
+
+VAULT_SUFFIX = ".mvault"
+MAX_ASSET_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class VaultInfo:
+    vault_id: str
+    name: str
+    path: Path
+    records: int = 0
+
+    def to_json(self, device_only: bool | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"vault_id": self.vault_id, "name": self.name, "records": self.records}
+        if device_only is not None:
+            out["device_only"] = device_only
+        return out
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    file: str
+    id: str | None
+    revision: int | None
+    status: str  # created | updated | unchanged
+    chunks: int
+    title: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "id": self.id, "revision": self.revision, "status": self.status,
+                "chunks": self.chunks, "title": self.title}
+
+
+@dataclass
+class _OpenVault:
+    vault: UnlockedVault
+    records: dict[str, Record] = field(default_factory=dict)
+    counter: int = -1
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+class Engine:
+    def __init__(self, home: Path, config: Config) -> None:
+        self.home = home
+        self.config = config
+        self._open: dict[str, _OpenVault] = {}
+        self._lock = threading.RLock()
+        self.indexes = IndexCache(config.rag.limits)
+        self.lock_epoch = 0
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None) -> Engine:
+        home_path = resolve_home(home)
+        config_path = resolve_config(home_path, config)
+        if config is not None and not config_path.exists():
+            raise NotFoundError(f"Config file {config_path} does not exist.")
+        return cls(home_path, load_config(config_path, home_path))
+
+    # -- home -----------------------------------------------------------------------------
+    @property
+    def vaults_dir(self) -> Path:
+        return self.home / "vaults"
+
+    def init_home(self) -> dict[str, Any]:
+        """Create the home and a commented config; never overwrite an existing config."""
+        self.vaults_dir.mkdir(parents=True, exist_ok=True)
+        _restrict(self.home)
+        config_path = self.config.path
+        created = False
+        if not config_path.exists():
+            config_path.parent.mkdir(parents=True, exist_ok=True)
+            text = resources.files("memories_tui").joinpath("config.example.toml").read_text(encoding="utf-8")
+            with open(config_path, "x", encoding="utf-8") as fh:
+                fh.write(text)
+            created = True
+        return {"home": str(self.home), "config": str(config_path), "config_created": created}
+
+    # -- vaults ---------------------------------------------------------------------------
+    def list_vaults(self) -> list[VaultInfo]:
+        if not self.vaults_dir.is_dir():
+            return []
+        out = []
+        for path in sorted(self.vaults_dir.glob(f"*{VAULT_SUFFIX}")):
+            header = store.read_header(path)
+            out.append(VaultInfo(header.vault_id, header.name, path, store.count_records(path)))
+        return sorted(out, key=lambda v: v.name.casefold())
+
+    def resolve_vault(self, ref: str) -> VaultInfo:
+        """A VAULT_ID, or a unique vault name."""
+        path = self.vaults_dir / f"{ref}{VAULT_SUFFIX}"
+        if ref and "/" not in ref and path.is_file():
+            header = store.read_header(path)
+            return VaultInfo(header.vault_id, header.name, path)
+        matches = [v for v in self.list_vaults() if v.name == ref]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            ids = ", ".join(v.vault_id for v in matches)
+            raise UsageError(f"Several vaults are named {ref!r} ({ids}); use the VAULT_ID instead.")
+        raise NotFoundError(f"No vault {ref!r} in {self.home}. `memories vault list` shows the vaults.")
+
+    def create_vault(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
+        name = name.strip()
+        if not name or len(name) > 200 or any(ord(c) < 32 for c in name):
+            raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
+        if any(v.name == name for v in self.list_vaults()):
+            raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")
+        self.init_home()
+        tmp = self.vaults_dir / f".new-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
+        header = store.create_vault_file(tmp, name, passphrase, device_only=device_only)
+        final = self.vaults_dir / f"{header.vault_id}{VAULT_SUFFIX}"
+        os.replace(tmp, final)
+        return VaultInfo(header.vault_id, name, final)
+
+    def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+        info = self.resolve_vault(ref)
+        with self._lock:
+            if info.vault_id in self._open:
+                return info
+        vault = UnlockedVault(info.path, passphrase)
+        with self._lock:
+            self._open[info.vault_id] = _OpenVault(vault)
+        return info
+
+    def is_unlocked(self, vault_id: str) -> bool:
+        with self._lock:
+            return vault_id in self._open
+
+    def lock(self, vault_id: str | None = None) -> None:
+        """Zero keys, forget decrypted records, drop indexes and bump the lock epoch (R-CACHE-3)."""
+        with self._lock:
+            ids = list(self._open) if vault_id is None else [vault_id]
+            for vid in ids:
+                entry = self._open.pop(vid, None)
+                if entry is not None:
+                    with entry.lock:
+                        entry.records.clear()
+                        entry.vault.close()
+                self.indexes.drop(vid)
+            self.lock_epoch += 1
+
+    def close(self) -> None:
+        self.lock()
+
+    def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        info = self.resolve_vault(ref)
+        vault = UnlockedVault(info.path, old)
+        try:
+            vault.change_passphrase(old, new)
+        finally:
+            vault.close()
+
+    def _entry(self, vault_ref: str) -> _OpenVault:
+        with self._lock:
+            entry = self._open.get(vault_ref)
+            if entry is None:
+                for candidate in self._open.values():
+                    if candidate.vault.name == vault_ref:
+                        entry = candidate
+                        break
+        if entry is None:
+            raise LockedError(f"Vault {vault_ref} is locked; unlock it first.")
+        return entry
+
+    def vault_name(self, vault_id: str) -> str:
+        return self._entry(vault_id).vault.name
+
+    def vault_id_of(self, vault_ref: str) -> str:
+        return self._entry(vault_ref).vault.vault_id
+
+    # -- policy ---------------------------------------------------------------------------
+    def device_only(self, vault_id: str) -> bool:
+        return bool(self._entry(vault_id).vault.settings().get("device_only", False))
+
+    def set_device_only(self, vault_id: str, on: bool) -> None:
+        vault = self._entry(vault_id).vault
+        settings = vault.settings()
+        settings["device_only"] = bool(on)
+        vault.set_settings(settings)
+
+    # -- records --------------------------------------------------------------------------
+    def records(self, vault_id: str) -> dict[str, Record]:
+        """Latest revision of every record, refreshed when any process changed the vault."""
+        entry = self._entry(vault_id)
+        with entry.lock:
+            counter = entry.vault.change_counter()
+            if counter != entry.counter:
+                rows = entry.vault.latest_rows()
+                changed = [rid for rid, (rev, _) in rows.items()
+                           if rid not in entry.records or entry.records[rid].revision != rev]
+                for rid in list(entry.records):
+                    if rid not in rows:
+                        del entry.records[rid]
+                for record in entry.vault.read_many(changed) if changed else []:
+                    entry.records[record.id] = record
+                entry.counter = counter
+            return dict(entry.records)
+
+    def list_records(self, vault_id: str, kind: str | None = None) -> list[Record]:
+        records = self.records(vault_id).values()
+        if kind is not None:
+            records = [r for r in records if r.kind == kind]
+        return sorted(records, key=lambda r: (r.updated, r.id), reverse=True)
+
+    def add_record(self, vault_id: str, *, kind: str, title: str, body: str = "", tags: Sequence[str] = (),
+                   metadata: dict[str, Any] | None = None) -> Record:
+        _check_record_input(kind, title, body)
+        return self._entry(vault_id).vault.add(kind, title, body, tags=tuple(tags), metadata=metadata or {})
+
+    def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
+        return self._entry(vault_id).vault.read(record_id, revision)
+
+    def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
+                      tags: Sequence[str] | None = None) -> Record:
+        if title is not None and not title.strip():
+            raise InputRefusedError("A title cannot be empty.", code="bad_title")
+        if body is not None:
+            _check_body(body)
+        return self._entry(vault_id).vault.update(record_id, title=title, body=body,
+                                                  tags=tuple(tags) if tags is not None else None)
+
+    def delete_record(self, vault_id: str, record_id: str) -> None:
+        self._entry(vault_id).vault.delete(record_id)
+
+    def revisions(self, vault_id: str, record_id: str) -> list[int]:
+        return self._entry(vault_id).vault.revisions(record_id)
+
+    def add_asset(self, vault_id: str, path: Path, title: str | None = None) -> Record:
+        try:
+            size = path.stat().st_size
+            if size > MAX_ASSET_BYTES:
+                raise InputRefusedError(f"{path} is {size:,} bytes; the asset limit is {MAX_ASSET_BYTES:,} bytes.",
+                                        code="file_too_large")
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
+        except IsADirectoryError:
+            raise InputRefusedError(f"{path} is a directory.", code="unsupported_file") from None
+        except OSError as exc:
+            raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+        return self._entry(vault_id).vault.add_many(
+            [("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)])[0]
+
+    # -- ingest ---------------------------------------------------------------------------
+    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
+               progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[IngestResult]:
+        """Import text files as knowledge cards: every file is checked first, then all accepted
+        files are written in one transaction (all or nothing; see ingest.py)."""
+        if not paths:
+            raise UsageError("Name at least one file to ingest.")
+        sources: list[SourceFile] = []
+        for n, path in enumerate(paths, 1):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError("Ingest cancelled; nothing was written.")
+            sources.append(read_source(Path(path), title))
+            if progress:
+                progress("read", n, len(paths))
+        existing = [r for r in self.records(vault_id).values() if r.kind == "card"]
+        by_path = {r.metadata.get("source_path"): r for r in existing if r.metadata.get("source_path")}
+        by_hash = {r.metadata.get("sha256"): r for r in existing if r.metadata.get("sha256")}
+        to_add: list[tuple[int, SourceFile, dict[str, Any]]] = []
+        to_update: list[tuple[int, SourceFile, Record, dict[str, Any]]] = []
+        results: dict[int, IngestResult] = {}
+        seen: set[tuple[str, str]] = set()
+        for i, src in enumerate(sources):
+            source_path = str(src.path.resolve())
+            meta = {"source": src.path.name, "source_path": source_path, "sha256": src.sha256}
+            old = by_path.get(source_path)
+            if old is None and src.sha256 in by_hash and by_hash[src.sha256].title == src.title:
+                old = by_hash[src.sha256]
+                meta = dict(old.metadata)
+            if old is not None and old.metadata.get("sha256") == src.sha256 and old.title == src.title:
+                results[i] = IngestResult(str(src.path), old.id, old.revision, "unchanged",
+                                          _count_chunks(old.body), old.title)
+            elif (src.sha256, source_path) in seen:
+                results[i] = IngestResult(str(src.path), None, None, "unchanged", 0, src.title)
+            elif old is not None:
+                to_update.append((i, src, old, meta))
+            else:
+                to_add.append((i, src, meta))
+            seen.add((src.sha256, source_path))
+        if cancel is not None and cancel.is_set():
+            raise CancelledError("Ingest cancelled; nothing was written.")
+        vault = self._entry(vault_id).vault
+        added = vault.add_many([("card", s.title, s.body, (), m, None) for _, s, m in to_add]) if to_add else []
+        updated = (vault.update_many([(old.id, s.title, s.body, None, m) for _, s, old, m in to_update])
+                   if to_update else [])
+        for (i, src, *_), record, status in [(a, r, "created") for a, r in zip(to_add, added, strict=True)] + \
+                [(u, r, "updated") for u, r in zip(to_update, updated, strict=True)]:
+            results[i] = IngestResult(str(src.path), record.id, record.revision, status,
+                                      _count_chunks(record.body), record.title)
+        if progress:
+            progress("written", len(paths), len(paths))
+        return [results[i] for i in range(len(sources))]
+
+    def import_samples(self, vault_id: str) -> list[IngestResult]:
+        """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows something real."""
+        folder = resources.files("memories_tui").joinpath("samples")
+        target = self.home / "samples"
+        target.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for item in sorted(folder.iterdir(), key=lambda p: p.name):
+            if item.name.endswith(".md"):
+                dest = target / item.name
+                with resources.as_file(item) as src:
+                    shutil.copyfile(src, dest)
+                paths.append(dest)
+        return self.ingest(vault_id, paths)
+
+    # -- index ----------------------------------------------------------------------------
+    def index(self, vault_id: str) -> VaultIndex:
+        """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
+        vault_id = self.vault_id_of(vault_id)
+        records = self.records(vault_id)
+        index = self.indexes.get(vault_id)
+        try:
+            index.sync(records.values())
+        except LimitError:
+            self.indexes.drop(vault_id)
+            raise
+        return index
+
+    # -- search ---------------------------------------------------------------------------
+    def search(self, vault_id: str, query: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10,
+               cards_only: bool = False, rerank: bool = True) -> SearchResponse:
+        check_request(query, mode, match_mode, limit)
+        index = self.index(vault_id)
+        return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
+                      rerank=rerank)
+
+    def memory_search(self, vault_id: str, query: str, *, limit: int = 10, match_mode: str = "any") -> list[dict[str, Any]]:
+        """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
+        check_request(query, "bm25", match_mode, limit)
+        response = search(self.index(vault_id), query, mode="bm25", match_mode=match_mode,
+                          limit=MAX_RESULTS, rerank=False)
+        return group_by_record(response, limit)
+
+    def status(self, vault_id: str) -> dict[str, Any]:
+        vault_id = self.vault_id_of(vault_id)
+        index = self.index(vault_id)
+        limits = self.config.rag.limits
+        return {
+            "vault_id": vault_id,
+            "chunks": len(index.chunks),
+            "records_indexed": len(index.record_revisions()),
+            "limits": {"chunks": limits.chunks, "source_mib": limits.source_mib, "vector_mib": limits.vector_mib,
+                       "cached_vaults": limits.cached_vaults},
+            "usage": {"chunks": len(index.chunks), "source_mib": round(index.source_bytes / MIB, 3),
+                      "cached_vaults": len(self.indexes.cached())},
+            "last_build": index.built_at,
+            "last_build_seconds": round(index.build_seconds, 3),
+        }
+
+
+def _count_chunks(body: str) -> int:
+    from .text.chunking import chunk_text
+
+    return len(chunk_text(body))
+
+
+def _check_body(body: str) -> None:
+    if "\x00" in body:
+        raise InputRefusedError("The text contains NUL characters; only text can be stored as a body.",
+                                code="invalid_text")
+
+
+def _check_record_input(kind: str, title: str, body: str) -> None:
+    if kind not in KINDS or kind == "asset":
+        raise InputRefusedError(
+            f"Unknown record kind {kind!r}; use memory, card, private or credential (assets: `asset add`).",
+            code="bad_kind")
+    if not title.strip():
+        raise InputRefusedError("A record needs a non-empty title (--title).", code="bad_title")
+    _check_body(body)
+
+
+def _restrict(path: Path) -> None:
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass

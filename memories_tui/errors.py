@@ -1,0 +1,97 @@
+"""The one error tree every front end understands.
+
+Each error carries a human sentence (never vault plaintext), a stable snake_case code for
+`--json` output and MCP, and the process exit status the CLI should use.
+"""
+
+from __future__ import annotations
+
+
+class MemoriesError(Exception):
+    """Base class: a failure we expected and can explain to the user."""
+
+    code: str = "error"
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def to_json(self) -> dict[str, dict[str, str]]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class UsageError(MemoriesError):
+    """Bad command line: wrong arguments, unknown verb, missing value."""
+
+    code = "usage_error"
+    exit_code = 2
+
+
+class ConfigError(MemoriesError):
+    """The config file is missing a value, has a bad value or is not valid TOML."""
+
+    code = "config_invalid"
+
+
+class NotFoundError(MemoriesError):
+    code = "not_found"
+
+
+class VaultError(MemoriesError):
+    """A vault file cannot be used: not ours, a newer format, truncated."""
+
+    code = "vault_invalid"
+
+
+class WrongPassphraseError(VaultError):
+    code = "wrong_passphrase"
+
+
+class TamperError(VaultError):
+    """Authenticated data failed to verify: the file was edited, swapped or rolled back."""
+
+    code = "vault_tampered"
+
+
+class LockedError(MemoriesError):
+    code = "vault_locked"
+
+
+class InputRefusedError(MemoriesError):
+    """An input file or value we will not take (binary, invalid UTF-8, too large)."""
+
+    code = "input_refused"
+
+
+class LimitError(MemoriesError):
+    """A request or an index is over a documented limit; the message names the limit."""
+
+    code = "limit_exceeded"
+
+
+class PolicyError(MemoriesError):
+    """A vault policy or security rule forbids the operation (device-only, URL policy)."""
+
+    code = "policy_denied"
+
+
+class NetworkError(MemoriesError):
+    code = "network_error"
+
+
+class ModelError(MemoriesError):
+    """A model is missing, mismatching, or returned something we refuse to use."""
+
+    code = "model_error"
+
+
+class CancelledError(MemoriesError):
+    code = "cancelled"
+    exit_code = 130
+
+
+class BudgetExceededError(MemoriesError):
+    code = "budget_exceeded"

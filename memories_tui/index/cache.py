@@ -1,0 +1,150 @@
+"""In-memory per-vault indexes with R-CACHE-2 limits, LRU and change tracking (R-CACHE-1…3).
+
+A `VaultIndex` mirrors the searchable records of one unlocked vault: their chunks, the FTS5
+index and (once embedded) their vectors. `sync()` brings it up to date with the current
+records by removing what changed and adding only new revisions, so one edit never
+re-segments the whole vault. Excluded kinds never get here (R-SEC-1).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..config import Limits
+from ..errors import LimitError
+from ..text.chunking import Chunk, chunk_text
+from ..vault.records import Record, is_searchable
+from .lexical import LexicalDoc, LexicalIndex
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class IndexedChunk:
+    key: int
+    record_id: str
+    revision: int
+    kind: str
+    title: str
+    chunk: Chunk
+
+
+def safe_metadata_text(record: Record) -> str:
+    """What of a record's metadata is searchable: its tags and the source file name."""
+    parts = list(record.tags)
+    source = record.metadata.get("source") if isinstance(record.metadata, dict) else None
+    if isinstance(source, str):
+        parts.append(source)
+    return " ".join(parts)
+
+
+class VaultIndex:
+    def __init__(self, vault_id: str, limits: Limits) -> None:
+        self.vault_id = vault_id
+        self.limits = limits
+        self.lexical = LexicalIndex()
+        self.chunks: dict[int, IndexedChunk] = {}
+        self._by_record: dict[str, tuple[int, list[int], int]] = {}  # record_id → (revision, keys, bytes)
+        self._next_key = 1
+        self.source_bytes = 0
+        self.built_at: float | None = None
+        self.build_seconds = 0.0
+        self.lock = threading.RLock()
+        self.on_remove: list[Callable[[list[int]], None]] = []
+
+    def sync(self, records: Iterable[Record]) -> None:
+        """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
+        started = time.perf_counter()
+        with self.lock:
+            current = {r.id: r for r in records if is_searchable(r.kind)}
+            stale = [rid for rid, (rev, _, _) in self._by_record.items()
+                     if rid not in current or current[rid].revision != rev]
+            fresh = [r for rid, r in current.items()
+                     if rid not in self._by_record or self._by_record[rid][0] != r.revision]
+            if not stale and not fresh:
+                return
+            removed: list[int] = []
+            for rid in stale:
+                _, keys, nbytes = self._by_record.pop(rid)
+                self.source_bytes -= nbytes
+                for key in keys:
+                    del self.chunks[key]
+                removed.extend(keys)
+            if removed:
+                self.lexical.remove(removed)
+                for callback in self.on_remove:
+                    callback(removed)
+            docs: list[LexicalDoc] = []
+            for record in fresh:
+                meta = safe_metadata_text(record)
+                keys = []
+                for chunk in chunk_text(record.body):
+                    key = self._next_key
+                    self._next_key += 1
+                    item = IndexedChunk(key, record.id, record.revision, record.kind, record.title, chunk)
+                    self.chunks[key] = item
+                    keys.append(key)
+                    docs.append(LexicalDoc(key=key, title=record.title, body=chunk.text, meta=meta,
+                                           is_card=record.kind == "card"))
+                nbytes = len(record.body.encode()) + len(record.title.encode()) + len(meta.encode())
+                self._by_record[record.id] = (record.revision, keys, nbytes)
+                self.source_bytes += nbytes
+            self._check_limits()
+            self.lexical.add(docs)
+            self.built_at = time.time()
+            self.build_seconds = time.perf_counter() - started
+
+    def _check_limits(self) -> None:
+        if len(self.chunks) > self.limits.chunks:
+            raise LimitError(
+                f"This vault has {len(self.chunks):,} chunks; the cache limit is {self.limits.chunks:,} chunks "
+                "per vault ([rag.limits] chunks in the config)."
+            )
+        if self.source_bytes > self.limits.source_mib * MIB:
+            raise LimitError(
+                f"This vault has {self.source_bytes / MIB:.1f} MiB of source text and metadata; the cache "
+                f"limit is {self.limits.source_mib:g} MiB per vault ([rag.limits] source_mib in the config)."
+            )
+
+    def record_revisions(self) -> dict[str, int]:
+        with self.lock:
+            return {rid: rev for rid, (rev, _, _) in self._by_record.items()}
+
+
+class IndexCache:
+    """At most `limits.cached_vaults` vault indexes; least recently used is dropped."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._items: OrderedDict[str, VaultIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, vault_id: str) -> VaultIndex:
+        with self._lock:
+            index = self._items.get(vault_id)
+            if index is None:
+                index = VaultIndex(vault_id, self.limits)
+                self._items[vault_id] = index
+            self._items.move_to_end(vault_id)
+            while len(self._items) > self.limits.cached_vaults:
+                self._items.popitem(last=False)
+            return index
+
+    def peek(self, vault_id: str) -> VaultIndex | None:
+        with self._lock:
+            return self._items.get(vault_id)
+
+    def cached(self) -> list[str]:
+        with self._lock:
+            return list(self._items)
+
+    def drop(self, vault_id: str | None = None) -> None:
+        with self._lock:
+            if vault_id is None:
+                self._items.clear()
+            else:
+                self._items.pop(vault_id, None)

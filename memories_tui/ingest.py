@@ -1,0 +1,82 @@
+"""Reading files for `rag ingest` (R-ING-1): text in, everything else refused with a reason.
+
+The whole batch is read and checked before anything is written; the engine then writes all
+accepted files in one transaction. A batch with any refused file writes nothing, so a
+mixed batch never leaves the vault half-imported (the user fixes or drops the bad file and
+runs the same command again; files already imported then report `unchanged`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputRefusedError
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+# Signatures of common binary formats users try to ingest, with the name we tell them.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP-based file (DOCX, XLSX, ODT, EPUB or ZIP)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office document (DOC/XLS/PPT)"),
+    (b"{\\rtf", "an RTF document"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x7fELF", "an executable"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
+_CONVERT_HINT = "Memories ingests UTF-8 text and Markdown only; convert it to text first, then ingest the text file."
+_HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    title: str
+    body: str
+    sha256: str
+
+
+def read_source(path: Path, title: str | None = None) -> SourceFile:
+    """Read one file as UTF-8 text or raise InputRefusedError naming the file and the fix."""
+    try:
+        if path.is_dir():
+            raise InputRefusedError(f"{path} is a directory; pass the text files inside it.", code="unsupported_file")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputRefusedError(
+                f"{path} is {size:,} bytes; the ingest limit is {MAX_FILE_BYTES:,} bytes per file. "
+                "Split it into smaller text files.", code="file_too_large")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
+    except OSError as exc:
+        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+    for magic, kind in _SIGNATURES:
+        if raw.startswith(magic):
+            raise InputRefusedError(f"{path} is {kind}. {_CONVERT_HINT}", code="unsupported_file")
+    if b"\x00" in raw:
+        raise InputRefusedError(f"{path} contains NUL bytes, so it is a binary file. {_CONVERT_HINT}",
+                                code="unsupported_file")
+    try:
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputRefusedError(
+            f"{path} is not valid UTF-8 (bad byte at offset {exc.start}). {_CONVERT_HINT} "
+            "If it is text in another encoding, re-save it as UTF-8.", code="invalid_utf8") from None
+    if body.startswith("\ufeff"):
+        body = body[1:]
+    return SourceFile(path=path, title=title or derive_title(body, path), body=body,
+                      sha256=hashlib.sha256(raw).hexdigest())
+
+
+def derive_title(body: str, path: Path) -> str:
+    """The first Markdown heading, else the file name."""
+    match = _HEADING.search(body)
+    if match and match.group(1).strip():
+        return match.group(1).strip()
+    return path.name

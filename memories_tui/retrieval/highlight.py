@@ -1,0 +1,42 @@
+"""Where query terms occur in original text, for snippets and highlighting.
+
+Terms are folded (script-folded, case-folded, possibly stemmed); we search the folded text
+and map positions back, which is exact when folding kept the length (it does for case and
+for Traditional↔Simplified character conversion), and falls back to no highlight otherwise.
+"""
+
+from __future__ import annotations
+
+from ..text.segment import fold
+
+
+def term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Character spans of every term occurrence in `text`, merged and sorted."""
+    folded = fold(text)
+    if len(folded) != len(text):
+        return []
+    spans = []
+    for term in terms:
+        if not term:
+            continue
+        start = folded.find(term)
+        while start != -1:
+            spans.append((start, start + len(term)))
+            start = folded.find(term, start + len(term))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def snippet(text: str, terms: list[str], width: int = 160) -> str:
+    """A one-line window of `text` around its first matched term."""
+    flat = " ".join(text.split())
+    spans = term_spans(flat, terms)
+    start = max(0, spans[0][0] - width // 3) if spans else 0
+    out = flat[start:start + width]
+    return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")

@@ -1,0 +1,158 @@
+"""Key derivation, key wrapping and per-record AEAD (R-VAULT-3, DESIGN §2).
+
+Passphrase --Argon2id--> KEK --AES-256-GCM wrap--> random vault key (VK).
+VK --HKDF(label)--> subkeys: one for record AEAD, one for the manifest MAC, one for
+cached index/vector blobs. `vault passwd` re-wraps VK and never re-encrypts records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import struct
+import unicodedata
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ..errors import InputRefusedError, TamperError, VaultError, WrongPassphraseError
+
+KEY_BYTES = 32
+NONCE_BYTES = 12
+SALT_BYTES = 16
+
+# Creation floor and opening ceiling (DESIGN §2). The ceiling is checked before any KDF
+# work so a hostile header cannot make us allocate 1 TiB.
+MIN_MEMORY_KIB = 64 * 1024
+MIN_ITERATIONS = 3
+MAX_MEMORY_KIB = 4 * 1024 * 1024
+MAX_ITERATIONS = 16
+MAX_LANES = 64
+
+
+@dataclass(frozen=True)
+class KdfParams:
+    memory_kib: int = 256 * 1024
+    iterations: int = 3
+    lanes: int = 4
+
+    def to_dict(self) -> dict[str, int | str]:
+        return {"alg": "argon2id", "m": self.memory_kib, "t": self.iterations, "p": self.lanes}
+
+    @classmethod
+    def from_dict(cls, data: object) -> KdfParams:
+        if not isinstance(data, dict) or data.get("alg") != "argon2id":
+            raise VaultError("The vault header names an unknown key derivation function.")
+        try:
+            params = cls(int(data["m"]), int(data["t"]), int(data["p"]))
+        except (KeyError, TypeError, ValueError):
+            raise VaultError("The vault header has malformed key derivation parameters.") from None
+        params.check_openable()
+        return params
+
+    def check_openable(self) -> None:
+        if not (8 <= self.memory_kib <= MAX_MEMORY_KIB and 1 <= self.iterations <= MAX_ITERATIONS
+                and 1 <= self.lanes <= MAX_LANES):
+            raise VaultError(
+                "The vault header asks for key derivation parameters beyond the safe ceiling "
+                f"(m ≤ {MAX_MEMORY_KIB} KiB, t ≤ {MAX_ITERATIONS}, p ≤ {MAX_LANES}); refusing to open it."
+            )
+
+    def check_creatable(self) -> None:
+        if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:
+            raise VaultError(
+                f"Argon2id parameters below m = {MIN_MEMORY_KIB} KiB, t = {MIN_ITERATIONS} are too weak."
+            )
+        self.check_openable()
+
+
+# Test-only hook: tests set this to cheap parameters. It is a module attribute, so no TOML,
+# environment variable or command-line flag can reach it.
+_TEST_KDF_OVERRIDE: KdfParams | None = None
+
+
+def creation_params() -> KdfParams:
+    if _TEST_KDF_OVERRIDE is not None:
+        return _TEST_KDF_OVERRIDE
+    params = KdfParams()
+    params.check_creatable()
+    return params
+
+
+def normalize_passphrase(passphrase: str) -> bytes:
+    """NFC then UTF-8, so the same passphrase typed on macOS (NFD) and Linux (NFC) agrees."""
+    if not passphrase:
+        raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
+    return unicodedata.normalize("NFC", passphrase).encode("utf-8")
+
+
+def derive_kek(passphrase: str, salt: bytes, params: KdfParams) -> bytearray:
+    params.check_openable()
+    kdf = Argon2id(salt=salt, length=KEY_BYTES, iterations=params.iterations, lanes=params.lanes,
+                   memory_cost=params.memory_kib)
+    return bytearray(kdf.derive(normalize_passphrase(passphrase)))
+
+
+def wrap_key(kek: bytes | bytearray, vault_key: bytes | bytearray, header_ad: bytes) -> bytes:
+    nonce = os.urandom(NONCE_BYTES)
+    return nonce + AESGCM(bytes(kek)).encrypt(nonce, bytes(vault_key), header_ad)
+
+
+def unwrap_key(kek: bytes | bytearray, wrapped: bytes, header_ad: bytes) -> bytearray:
+    if len(wrapped) != NONCE_BYTES + KEY_BYTES + 16:
+        raise VaultError("The vault header's wrapped key has the wrong length; the file is damaged.")
+    try:
+        return bytearray(AESGCM(bytes(kek)).decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], header_ad))
+    except InvalidTag:
+        raise WrongPassphraseError(
+            "Wrong passphrase (or the vault header was altered): the vault key could not be unlocked."
+        ) from None
+
+
+def subkey(vault_key: bytes | bytearray, label: str) -> bytearray:
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=f"memories/{label}".encode())
+    return bytearray(hkdf.derive(bytes(vault_key)))
+
+
+def length_prefixed(*parts: str | bytes | int) -> bytes:
+    """Unambiguous encoding of associated data: each part is 4-byte length + bytes."""
+    out = bytearray()
+    for part in parts:
+        if isinstance(part, int):
+            raw = str(part).encode()
+        elif isinstance(part, str):
+            raw = part.encode("utf-8")
+        else:
+            raw = part
+        out += struct.pack(">I", len(raw)) + raw
+    return bytes(out)
+
+
+def seal(key: bytes | bytearray, plaintext: bytes, ad: bytes) -> tuple[bytes, bytes]:
+    nonce = os.urandom(NONCE_BYTES)
+    return nonce, AESGCM(bytes(key)).encrypt(nonce, plaintext, ad)
+
+
+def open_sealed(key: bytes | bytearray, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytes:
+    try:
+        return AESGCM(bytes(key)).decrypt(nonce, ciphertext, ad)
+    except (InvalidTag, ValueError):
+        raise TamperError(
+            f"{what} failed authentication: the vault file was altered, swapped or damaged. "
+            "Nothing from it is shown."
+        ) from None
+
+
+def mac(key: bytes | bytearray, data: bytes) -> bytes:
+    return hmac.new(bytes(key), data, hashlib.sha256).digest()
+
+
+def zero(buf: bytearray | None) -> None:
+    if buf is not None:
+        for i in range(len(buf)):
+            buf[i] = 0

@@ -1,0 +1,74 @@
+"""Where a passphrase comes from, in R-VAULT-2's order.
+
+`--passphrase-file`, `$MEMORIES_PASSPHRASE_FILE`, `$MEMORIES_PASSPHRASE_COMMAND` (stdout of a
+command, like restic), `$MEMORIES_PASSPHRASE`, else a no-echo prompt (twice when creating).
+A file or command output loses one trailing newline, nothing else.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import InputRefusedError, UsageError
+
+
+def _strip_newline(text: str) -> str:
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith("\n") else text
+
+
+def read_passphrase_file(path: str | os.PathLike[str]) -> str:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputRefusedError(f"Cannot read passphrase file {path}: {exc.strerror}.", code="passphrase_source") from None
+    try:
+        return _strip_newline(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputRefusedError(f"Passphrase file {path} is not UTF-8 text.", code="passphrase_source") from None
+
+
+def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: str = "Passphrase: ",
+                   environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    if file:
+        return _nonempty(read_passphrase_file(file))
+    if env.get("MEMORIES_PASSPHRASE_FILE"):
+        return _nonempty(read_passphrase_file(env["MEMORIES_PASSPHRASE_FILE"]))
+    if env.get("MEMORIES_PASSPHRASE_COMMAND"):
+        command = env["MEMORIES_PASSPHRASE_COMMAND"]
+        try:
+            done = subprocess.run(shlex.split(command), capture_output=True, timeout=120, check=False)
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            raise InputRefusedError(f"MEMORIES_PASSPHRASE_COMMAND could not run: {exc}.", code="passphrase_source") from None
+        if done.returncode != 0:
+            raise InputRefusedError(f"MEMORIES_PASSPHRASE_COMMAND exited with status {done.returncode}.",
+                                    code="passphrase_source")
+        try:
+            return _nonempty(_strip_newline(done.stdout.decode("utf-8")))
+        except UnicodeDecodeError:
+            raise InputRefusedError("MEMORIES_PASSPHRASE_COMMAND printed non-UTF-8 output.", code="passphrase_source") from None
+    if "MEMORIES_PASSPHRASE" in env:
+        return _nonempty(env["MEMORIES_PASSPHRASE"])
+    if not sys.stdin.isatty():
+        raise UsageError(
+            "No passphrase given: use --passphrase-file, MEMORIES_PASSPHRASE_FILE, "
+            "MEMORIES_PASSPHRASE_COMMAND or MEMORIES_PASSPHRASE, or run in a terminal to be asked."
+        )
+    first = _nonempty(getpass.getpass(prompt))
+    if confirm and getpass.getpass("Repeat passphrase: ") != first:
+        raise InputRefusedError("The two passphrases differ; nothing was changed.", code="passphrase_mismatch")
+    return first
+
+
+def _nonempty(value: str) -> str:
+    if not value:
+        raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
+    return value

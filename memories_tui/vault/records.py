@@ -1,0 +1,51 @@
+"""Record kinds and who may see them (R-VAULT-4, R-SEC-1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+GENERAL_KINDS = ("memory", "card")
+EXCLUDED_KINDS = ("private", "credential", "asset")
+KINDS = GENERAL_KINDS + EXCLUDED_KINDS
+
+
+def sensitivity_for(kind: str) -> str:
+    """`general` records may be indexed and searched; `excluded` ones never leave the vault."""
+    return "general" if kind in GENERAL_KINDS else "excluded"
+
+
+def is_searchable(kind: str) -> bool:
+    return kind in GENERAL_KINDS
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    revision: int
+    kind: str
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created: str = ""
+    updated: str = ""
+    data: bytes | None = None  # raw bytes of a file asset; body is then empty
+
+    @property
+    def sensitivity(self) -> str:
+        return sensitivity_for(self.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
+            "body": self.body, "tags": list(self.tags), "metadata": self.metadata,
+            "created": self.created, "updated": self.updated,
+        }
+        if self.data is not None:
+            out["bytes"] = len(self.data)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
+                "updated": self.updated}

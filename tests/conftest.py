@@ -1,0 +1,51 @@
+"""Shared fixtures. Every test runs with a guard that refuses non-loopback connections."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _is_loopback_host(host: object) -> bool:
+    if not isinstance(host, str):
+        return False
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _guard(address: object) -> None:
+    if isinstance(address, tuple) and address and not _is_loopback_host(address[0]):
+        raise RuntimeError(f"test tried to open a non-loopback connection to {address!r}")
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        _guard(address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        _guard(address)
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that opens a non-loopback connection (DESIGN §8)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                "MEMORIES_HOME", "MEMORIES_PASSPHRASE", "MEMORIES_PASSPHRASE_FILE",
+                "MEMORIES_PASSPHRASE_COMMAND"):
+        monkeypatch.delenv(var, raising=False)
