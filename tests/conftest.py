@@ -49,3 +49,25 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
                 "MEMORIES_HOME", "MEMORIES_PASSPHRASE", "MEMORIES_PASSPHRASE_FILE",
                 "MEMORIES_PASSPHRASE_COMMAND"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def cheap_kdf():
+    """Cheap Argon2id for vaults created in this test (test-only module hook)."""
+    from tests.helpers.vaults import cheap_kdf as _cheap
+
+    with _cheap():
+        yield
+
+
+@pytest.fixture
+def engine(tmp_path, cheap_kdf):
+    """An engine on a fresh temp home with one unlocked vault named `notes`."""
+    from memories_tui.engine import Engine
+
+    eng = Engine.open(tmp_path / "home")
+    info = eng.create_vault("notes", "correct horse")
+    eng.unlock(info.vault_id, "correct horse")
+    eng.test_vault_id = info.vault_id
+    yield eng
+    eng.close()

@@ -1,0 +1,460 @@
+"""The one httpx client factory and the network rules every outbound call follows.
+
+SPEC R-REM-4 (URL policy), R-HTTP-1 (proxies, TLS), R-HTTP-2 (timeouts, retries);
+DESIGN §5.
+
+Decisions worth knowing:
+
+* Loopback is decided from the URL text alone, failing closed: only the name ``localhost``
+  (any case, no trailing dot), IPv4 literals in 127.0.0.0/8 written as four decimal octets,
+  and ``::1``. ``127.1``, ``2130706433``, ``0x7f.0.0.1`` (forms the OS resolver would
+  turn into 127.0.0.1) are *not* IP literals to :mod:`ipaddress`, so they are treated as
+  host names and are not loopback: plain HTTP to them is refused. ``::ffff:127.0.0.1``
+  (IPv4-mapped IPv6) is not loopback either, on every Python version.
+* ``trust_env=False`` always; proxies are chosen here by :func:`proxy_for`. Loopback always
+  goes direct, an explicit ``proxy_url`` beats the environment, the environment is read
+  only when ``use_env_proxy`` is true.
+* Redirects are never followed by httpx. Model API callers treat a 3xx as an error; the
+  model installer follows them itself (see ``install.py``) with :func:`check_redirect`.
+* Deadlines are absolute :func:`time.monotonic` values. They are checked before every
+  attempt and between body chunks, and each attempt's timeouts are capped at the time
+  left; a read that stalls can therefore overrun the deadline by at most the remaining
+  time at the start of the attempt (httpx has no way to shorten a read in progress).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from ..config import PROXY_SCHEMES, HttpSettings
+from ..errors import CancelledError, ConfigError, ModelError, NetworkError, PolicyError
+
+USER_AGENT = "memories-tui/0.1"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_RETRY_AFTER_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 30.0
+MAX_REDIRECTS = 5
+
+# Connect and read failures: the request may be sent again. Everything else (TLS
+# verification failures show up as ConnectError too, and are retried like any connect
+# failure; they fail the same way each time, which only costs the retry budget).
+RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.ReadError,
+    httpx.ReadTimeout,
+    httpx.RemoteProtocolError,
+)
+
+
+# --------------------------------------------------------------------------- URL policy
+
+
+def is_loopback_host(host: str) -> bool:
+    """True only for `localhost`, a dotted-quad 127.0.0.0/8 literal, or ``::1`` (fail closed)."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    if "%" in host:  # IPv6 zone ids are never loopback
+        return False
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return False  # ::ffff:127.0.0.1 — decided: not loopback (fail closed)
+    return addr.is_loopback
+
+
+def _parse(url: str, what: str) -> httpx.URL:
+    if not isinstance(url, str) or not url:
+        raise PolicyError(f"{what} is empty.")
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        raise PolicyError(f"{what} must not contain spaces or control characters.")
+    try:
+        return httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise PolicyError(f"{what} is not a valid URL ({exc}).") from None
+
+
+def is_loopback_url(url: str) -> bool:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.host) and is_loopback_host(parsed.host)
+
+
+def check_endpoint_url(url: str, *, what: str, allow_query: bool = False) -> None:
+    """R-REM-4: HTTPS, or plain HTTP to loopback; no credentials, query or fragment.
+
+    `allow_query` is only for download redirect hops (CDNs sign their URLs with a query
+    string); configured URLs never get it.
+    """
+    parsed = _parse(url, what)
+    if parsed.scheme not in ("http", "https"):
+        raise PolicyError(f"{what} must be an https:// URL (http:// only for loopback); got scheme {parsed.scheme!r}.")
+    if not parsed.host:
+        raise PolicyError(f"{what} has no host.")
+    if parsed.userinfo or "@" in url.split("//", 1)[-1].split("/", 1)[0]:
+        raise PolicyError(f"{what} must not contain credentials; keys go in the environment variable named by api_key_env.")
+    if "#" in url:
+        raise PolicyError(f"{what} must not contain a fragment (#...).")
+    if not allow_query and "?" in url:
+        raise PolicyError(f"{what} must not contain a query string (?...).")
+    if parsed.scheme == "http" and not is_loopback_host(parsed.host):
+        raise PolicyError(
+            f"{what} uses plain http:// to {parsed.host}, which is not loopback; remote services must use https:// "
+            "(plain http is allowed only for 127.0.0.0/8, ::1 and localhost)."
+        )
+
+
+def check_redirect(current: str, location: str, *, what: str = "download") -> str:
+    """Resolve and vet one redirect hop; return the absolute target URL.
+
+    Rules: the target must itself pass :func:`check_endpoint_url` (query allowed); a
+    target on plain http is allowed only if the current hop is plain http on loopback and
+    the target has the same scheme, host and port (a loopback mirror redirecting within
+    itself). Anything else — https→http, http to another loopback port — is refused.
+    """
+    try:
+        target = httpx.URL(current).join(location)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise PolicyError(f"{what}: refused a redirect to an invalid location {location!r} ({exc}).") from None
+    target_str = str(target)
+    try:
+        check_endpoint_url(target_str, what=f"{what} redirect target", allow_query=True)
+    except PolicyError as exc:
+        raise PolicyError(f"{what}: refused an unsafe redirect to {target_str}: {exc.message}") from None
+    if target.scheme == "http":
+        cur = httpx.URL(current)
+        same_origin = (cur.scheme, cur.host, cur.port) == (target.scheme, target.host, target.port)
+        if not (cur.scheme == "http" and same_origin):
+            raise PolicyError(
+                f"{what}: refused a redirect to plain http ({target_str}); downloads only follow redirects to https."
+            )
+    return target_str
+
+
+# --------------------------------------------------------------------------- proxies
+
+
+def _no_proxy_matches(host: str, port: int, no_proxy: str) -> bool:
+    host = host.strip("[]").lower()
+    try:
+        host_ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        host_ip = None
+    for raw in no_proxy.split(","):
+        entry = raw.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        if "://" in entry:
+            entry = entry.split("://", 1)[1]
+        entry = entry.rstrip("/")
+        entry_port: int | None = None
+        if entry.startswith("["):  # [v6]:port
+            inner, _, rest = entry[1:].partition("]")
+            entry = inner
+            if rest.startswith(":") and rest[1:].isdigit():
+                entry_port = int(rest[1:])
+        elif entry.count(":") == 1:
+            name, _, p = entry.partition(":")
+            if p.isdigit():
+                entry, entry_port = name, int(p)
+        if entry_port is not None and entry_port != port:
+            continue
+        if host_ip is not None:
+            try:
+                if host_ip in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        if entry.startswith("*."):
+            entry = entry[1:]
+        domain = entry.lstrip(".")
+        if domain and (host == domain or host.endswith("." + domain)):
+            return True
+    return False
+
+
+def _env(environ: Mapping[str, str], name: str) -> tuple[str, str] | None:
+    for var in (name.lower(), name.upper()):
+        value = environ.get(var)
+        if value and value.strip():
+            return var, value.strip()
+    return None
+
+
+def proxy_for(url: str, settings: HttpSettings, environ: Mapping[str, str] | None = None) -> str | None:
+    """The proxy URL to use for `url`, or None for a direct connection (R-HTTP-1)."""
+    if environ is None:
+        environ = os.environ
+    if is_loopback_url(url):
+        return None
+    if settings.proxy_url:
+        return settings.proxy_url
+    if not settings.use_env_proxy:
+        return None
+    parsed = httpx.URL(url)
+    no_proxy = _env(environ, "no_proxy")
+    if no_proxy and _no_proxy_matches(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80),
+                                      no_proxy[1]):
+        return None
+    found = _env(environ, f"{parsed.scheme}_proxy") or _env(environ, "all_proxy")
+    if found is None:
+        return None
+    var, value = found
+    if "://" not in value:
+        value = "http://" + value
+    try:
+        proxy = httpx.URL(value)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        raise ConfigError(f"Environment variable {var} is not a valid proxy URL.") from None
+    if proxy.scheme not in PROXY_SCHEMES or not proxy.host:
+        raise ConfigError(
+            f"Environment variable {var} must be an {'/'.join(PROXY_SCHEMES)} proxy URL with a host; "
+            f"got scheme {proxy.scheme!r}. Fix it, or set [rag.http] use_env_proxy = false."
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def make_client(settings: HttpSettings, url: str, *, download: bool = False) -> httpx.Client:
+    """A client for requests to `url`'s origin: no env trust, TLS verified, no auto-redirects.
+
+    The URL is policy-checked here too (download hops may carry a query string).
+    """
+    check_endpoint_url(url, what="download URL" if download else "service URL", allow_query=download)
+    read = settings.timeout_seconds
+    timeout = httpx.Timeout(read, connect=settings.connect_timeout_seconds, pool=settings.connect_timeout_seconds)
+    return httpx.Client(
+        trust_env=False,
+        verify=True,
+        proxy=proxy_for(url, settings),
+        timeout=timeout,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    )
+
+
+# --------------------------------------------------------------------------- retries
+
+
+def _sleep(seconds: float, cancel: threading.Event | None) -> None:
+    """Sleep, waking early (and raising) if `cancel` is set. Tests monkeypatch this."""
+    if seconds <= 0:
+        return
+    if cancel is None:
+        time.sleep(seconds)
+    elif cancel.wait(seconds):
+        raise CancelledError("Cancelled.")
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """`Retry-After` in delta-seconds form, capped at 30 s; dates and junk are ignored."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    if not value.isdigit():
+        return None
+    return min(float(int(value)), MAX_RETRY_AFTER_SECONDS)
+
+
+def backoff_seconds(settings: HttpSettings, attempt: int) -> float:
+    """Delay before retry number `attempt` (1-based): backoff_ms · 2^(attempt-1), capped."""
+    return min(settings.backoff_ms / 1000.0 * (2 ** (attempt - 1)), MAX_BACKOFF_SECONDS)
+
+
+def attempt_timeout(settings: HttpSettings, deadline: float | None) -> httpx.Timeout:
+    """Per-attempt timeouts, each capped at the time left before `deadline`."""
+    read = settings.timeout_seconds
+    connect = settings.connect_timeout_seconds
+    if deadline is not None:
+        left = max(deadline - time.monotonic(), 0.001)
+        read, connect = min(read, left), min(connect, left)
+    return httpx.Timeout(read, connect=connect, pool=connect)
+
+
+def _deadline_error(what: str) -> NetworkError:
+    return NetworkError(f"{what} timed out (the time budget for this request ran out).", code="network_timeout")
+
+
+def _check_state(cancel: threading.Event | None, check: Callable[[], None] | None,
+                 deadline: float | None, what: str) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("Cancelled.")
+    if check is not None:
+        check()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise _deadline_error(what)
+
+
+def describe_transport_error(exc: Exception) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        kind = "connect" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read"
+        return f"{kind} timed out"
+    if isinstance(exc, httpx.ConnectError):
+        return f"could not connect ({exc})"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"the connection broke ({exc})"
+    if isinstance(exc, httpx.ProxyError):
+        return f"proxy error ({exc})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def send_with_retries(
+    client: httpx.Client,
+    request_factory: Callable[[], httpx.Request],
+    *,
+    settings: HttpSettings,
+    cancel: threading.Event | None = None,
+    deadline: float | None = None,
+    check: Callable[[], None] | None = None,
+    stream: bool = False,
+    what: str = "request",
+) -> httpx.Response:
+    """Send a request with R-HTTP-2 retries and return the final response.
+
+    * Retried: connect/read failures and statuses 429, 500, 502, 503, 504 — at most
+      ``settings.retries`` extra attempts, sleeping ``backoff_ms·2^n`` or the server's
+      ``Retry-After`` seconds (capped at 30 s). Nothing else is retried.
+    * Before every attempt: `cancel` (→ CancelledError), `check()` (an authorization
+      callback; whatever it raises propagates) and `deadline` (→ NetworkError).
+    * Statuses are not turned into errors here: when retries are exhausted (or waiting
+      would pass the deadline) the last response is returned; use :func:`status_error`.
+      Transport failures that exhaust the retries raise NetworkError.
+    * ``stream=False`` reads the body (checking cancel/deadline between chunks);
+      ``stream=True`` returns an open response the caller must close.
+    `request_factory` is called for every attempt, so it may change headers (e.g. Range).
+    """
+    attempt = 0
+    while True:
+        _check_state(cancel, check, deadline, what)
+        request = request_factory()
+        request.extensions["timeout"] = attempt_timeout(settings, deadline).as_dict()
+        delay: float | None = None
+        response: httpx.Response | None = None
+        try:
+            response = client.send(request, stream=True)
+            if response.status_code in RETRY_STATUSES and attempt < settings.retries:
+                ra = retry_after_seconds(response)
+                delay = ra if ra is not None else backoff_seconds(settings, attempt + 1)
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    delay = None  # cannot wait that long: hand back this response
+            if delay is None:
+                if not stream:
+                    _read_body(response, cancel, deadline, what)
+                return response
+            response.close()
+        except RETRYABLE_ERRORS as exc:
+            if response is not None:
+                response.close()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise _deadline_error(what) from None
+            if attempt >= settings.retries:
+                tries = f" after {attempt + 1} attempts" if attempt else ""
+                raise NetworkError(
+                    f"{what} failed{tries}: {describe_transport_error(exc)}.",
+                    code="network_timeout" if isinstance(exc, httpx.TimeoutException) else None,
+                ) from None
+            delay = backoff_seconds(settings, attempt + 1)
+        except httpx.TransportError as exc:
+            if response is not None:
+                response.close()
+            raise NetworkError(f"{what} failed: {describe_transport_error(exc)}.") from None
+        except BaseException:
+            if response is not None:
+                response.close()
+            raise
+        attempt += 1
+        if deadline is not None:
+            delay = min(delay, max(deadline - time.monotonic(), 0.0))
+        _sleep(delay, cancel)
+
+
+def _read_body(response: httpx.Response, cancel: threading.Event | None, deadline: float | None, what: str) -> None:
+    chunks: list[bytes] = []
+    try:
+        for chunk in response.iter_bytes():
+            if cancel is not None and cancel.is_set():
+                raise CancelledError("Cancelled.")
+            if deadline is not None and time.monotonic() >= deadline:
+                raise _deadline_error(what)
+            chunks.append(chunk)
+    finally:
+        response.close()
+    # Same as Response.read() does after iterating; lets callers use .content/.json().
+    response._content = b"".join(chunks)
+
+
+def status_error(response: httpx.Response, *, what: str) -> NetworkError:
+    """A clear NetworkError for an unexpected HTTP status (the body is not echoed)."""
+    code = response.status_code
+    if code in REDIRECT_STATUSES:
+        return NetworkError(f"{what}: the server answered with a redirect (HTTP {code}); redirects are not followed.")
+    if code in (401, 403):
+        return NetworkError(f"{what}: not authorized (HTTP {code}); check the API key environment variable.",
+                            code="network_unauthorized")
+    if code == 429:
+        return NetworkError(f"{what}: rate limited (HTTP 429) and retries ran out.")
+    if code >= 500:
+        return NetworkError(f"{what}: the server failed (HTTP {code}) and retries ran out.")
+    return NetworkError(f"{what}: unexpected HTTP {code}.")
+
+
+# --------------------------------------------------------------------------- strict JSON
+
+
+def _reject_constant(name: str) -> Any:
+    raise ModelError(f"The service returned JSON with a non-finite number ({name}).")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ModelError("The service returned JSON with a number out of range.")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ModelError(f"The service returned JSON with a duplicate key {key[:40]!r}.")
+        out[key] = value
+    return out
+
+
+def strict_json(text: str | bytes) -> Any:
+    """Parse JSON, rejecting duplicate keys, NaN/Infinity and overflowing numbers (ModelError)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ModelError("The service returned a body that is not UTF-8 JSON.") from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                          parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"The service returned malformed JSON ({exc.msg} at position {exc.pos}).") from None
+    except RecursionError:
+        raise ModelError("The service returned JSON nested too deeply.") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        raise ModelError(f"The service returned JSON we cannot use ({exc}).") from None

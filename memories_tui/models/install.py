@@ -1,0 +1,506 @@
+"""`memories rag model-install`: download, verify and place the pinned model files (R-EMB-3).
+
+Per file, in manifest order:
+
+* a final file that already exists is hashed: a match is *reused*; a mismatch *fails* that
+  file with a message saying which file and what to do — the file is never touched;
+* otherwise the file is fetched from ``{base}/{path}`` into ``<target>/<path>.part``,
+  resuming an existing ``.part`` with ``Range: bytes=N-`` (a 206 must start exactly at N; a
+  200 answer to a Range request restarts from byte 0), within a per-file deadline of
+  ``download_timeout_seconds``; transfer failures resume from the bytes already written (up
+  to ``retries`` extra times);
+* the finished ``.part`` is SHA-256-checked and moved into place without ever replacing a
+  file that appeared meanwhile (hard link + unlink; ``os.replace`` only where links are not
+  supported and the final name is still free).
+
+Every file is attempted and reported; ``InstallReport.ok`` is False if any failed. A
+``cancel`` event stops the run with CancelledError and keeps the ``.part`` for a resume.
+
+Redirects (max 5 hops) are followed by hand, each hop re-checked: to https anywhere, or
+to plain http only on the same loopback origin as the current plain-http hop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import httpx
+
+from ..config import HttpSettings
+from ..errors import CancelledError, MemoriesError, ModelError, NetworkError
+from . import http as nethttp
+from .manifest import (
+    MODEL_CARD_FILENAME,
+    NOTICE_FILENAME,
+    PINNED,
+    ModelFile,
+    ModelManifest,
+    model_card_text,
+    notice_text,
+)
+
+PROGRESS_INTERVAL_SECONDS = 0.1  # at most ~10 progress callbacks per second
+_CHUNK = 1 << 16
+_CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
+
+
+@dataclass
+class FileProgress:
+    path: str
+    bytes_done: int
+    bytes_total: int
+    state: str  # pending | downloading | verifying | downloaded | reused | failed
+
+
+@dataclass
+class InstallProgress:
+    files: list[FileProgress]
+    bytes_done: int
+    bytes_total: int
+    rate_bps: float
+    eta_seconds: float | None
+    current: str | None
+
+
+@dataclass
+class FileResult:
+    path: str
+    bytes: int
+    sha256: str
+    status: str  # downloaded | reused | failed
+    error: str | None = None
+
+
+@dataclass
+class InstallReport:
+    directory: Path
+    files: list[FileResult]
+    ok: bool
+
+
+class _FileFailed(Exception):
+    """This file cannot be installed in this run; the message is for the user."""
+
+
+class _Transient(Exception):
+    """A transfer broke part-way; resume (or restart) if the retry budget allows."""
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class _Tracker:
+    def __init__(self, files: list[FileProgress], callback: Callable[[InstallProgress], None] | None) -> None:
+        self.files = files
+        self.callback = callback
+        self.current: str | None = None
+        self.session_bytes = 0  # bytes received over the network in this run
+        self._last_emit = float("-inf")
+        now = time.monotonic()
+        self._samples: deque[tuple[float, int]] = deque([(now, 0)])
+
+    def emit(self, force: bool = False) -> None:
+        if self.callback is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_emit < PROGRESS_INTERVAL_SECONDS:
+            return
+        self._last_emit = now
+        self._samples.append((now, self.session_bytes))
+        while len(self._samples) > 2 and now - self._samples[0][0] > 5.0:
+            self._samples.popleft()
+        t0, b0 = self._samples[0]
+        rate = (self.session_bytes - b0) / (now - t0) if now - t0 > 0 else 0.0
+        done = sum(f.bytes_done for f in self.files)
+        total = sum(f.bytes_total for f in self.files)
+        remaining = max(total - done, 0)
+        eta = 0.0 if remaining == 0 else (remaining / rate if rate > 0 else None)
+        self.callback(InstallProgress(
+            files=[dataclasses.replace(f) for f in self.files],
+            bytes_done=done, bytes_total=total, rate_bps=rate, eta_seconds=eta, current=self.current,
+        ))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_manifest_path(path: str) -> None:
+    p = PurePosixPath(path)
+    if not path or "\\" in path or p.is_absolute() or any(part in ("..", ".", "") for part in path.split("/")):
+        raise ModelError(f"Manifest path {path!r} is not a safe relative path.")
+
+
+def _sha256_file(path: Path, cancel: threading.Event | None) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while True:
+            block = f.read(1 << 20)
+            if not block:
+                break
+            h.update(block)
+            if cancel is not None and cancel.is_set():
+                raise CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
+    return h.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _mismatch_message(mf: ModelFile, final: Path, got: str) -> str:
+    return (
+        f"{mf.path}: the existing file {final} does not match the pinned SHA-256 (expected {mf.sha256}, "
+        f"found {got}); it was left untouched. Move it away (or delete it) and run model-install again, "
+        "or point [rag] local_model_dir at another folder."
+    )
+
+
+def _cancelled() -> CancelledError:
+    return CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
+
+
+# --------------------------------------------------------------------------- installer
+
+
+class _Installer:
+    def __init__(self, target: Path, base: str, http: HttpSettings, cancel: threading.Event | None,
+                 tracker: _Tracker) -> None:
+        self.target = target
+        self.base = base
+        self.http = http
+        self.cancel = cancel
+        self.tracker = tracker
+        self._clients: dict[str | None, httpx.Client] = {}
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+
+    def client_for(self, url: str) -> httpx.Client:
+        key = nethttp.proxy_for(url, self.http)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = nethttp.make_client(self.http, url, download=True)
+        return client
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise _cancelled()
+
+    # ---- one file
+
+    def install_one(self, mf: ModelFile, fp: FileProgress) -> FileResult:
+        final = self.target / mf.path
+        part = final.with_name(final.name + ".part")
+        self.tracker.current = mf.path
+        try:
+            if final.exists() or final.is_symlink():
+                return self._verify_existing(mf, fp, final)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            digest = self._download(mf, fp, part)
+            return self._place(mf, fp, part, final, digest)
+        except _FileFailed as exc:
+            return self._failed(mf, fp, str(exc))
+        except CancelledError:
+            raise
+        except MemoriesError as exc:
+            return self._failed(mf, fp, f"{mf.path}: {exc.message}")
+        except OSError as exc:
+            return self._failed(mf, fp, f"{mf.path}: cannot write {exc.filename or final}: {exc.strerror or exc}.")
+
+    def _failed(self, mf: ModelFile, fp: FileProgress, message: str, sha: str = "") -> FileResult:
+        fp.state = "failed"
+        self.tracker.emit(force=True)
+        return FileResult(mf.path, fp.bytes_done, sha, "failed", message)
+
+    def _verify_existing(self, mf: ModelFile, fp: FileProgress, final: Path) -> FileResult:
+        fp.state = "verifying"
+        self.tracker.emit(force=True)
+        if not final.is_file():
+            raise _FileFailed(
+                f"{mf.path}: {final} exists but is not a regular file; it was left untouched. Move it away "
+                "and run model-install again, or point [rag] local_model_dir at another folder."
+            )
+        size = final.stat().st_size
+        digest = _sha256_file(final, self.cancel)
+        if size != mf.bytes or digest != mf.sha256:
+            fp.state = "failed"
+            self.tracker.emit(force=True)
+            return FileResult(mf.path, size, digest, "failed", _mismatch_message(mf, final, digest))
+        fp.bytes_done = mf.bytes
+        fp.state = "reused"
+        self.tracker.emit(force=True)
+        return FileResult(mf.path, mf.bytes, digest, "reused")
+
+    def _place(self, mf: ModelFile, fp: FileProgress, part: Path, final: Path, digest: str) -> FileResult:
+        try:
+            os.link(part, final)
+        except FileExistsError:
+            return self._appeared(mf, fp, part, final)
+        except OSError:
+            if final.exists() or final.is_symlink():
+                return self._appeared(mf, fp, part, final)
+            os.replace(part, final)  # no hard links here; the name was free a moment ago
+        else:
+            part.unlink()
+        _fsync_dir(final.parent)
+        fp.bytes_done = mf.bytes
+        fp.state = "downloaded"
+        self.tracker.emit(force=True)
+        return FileResult(mf.path, mf.bytes, digest, "downloaded")
+
+    def _appeared(self, mf: ModelFile, fp: FileProgress, part: Path, final: Path) -> FileResult:
+        """Someone created the final file while we downloaded: never replace it."""
+        result = self._verify_existing(mf, fp, final)
+        if result.status == "reused":
+            part.unlink(missing_ok=True)
+        return result
+
+    # ---- download
+
+    def _download(self, mf: ModelFile, fp: FileProgress, part: Path) -> str:
+        deadline = time.monotonic() + self.http.download_timeout_seconds
+        failures = 0
+        resumed = False
+        restarted_after_mismatch = False
+        while True:
+            self._check_cancel()
+            offset = part.stat().st_size if part.exists() else 0
+            if offset > mf.bytes:  # ours, and longer than the pinned file: useless
+                part.unlink()
+                offset = 0
+            if offset == mf.bytes:
+                fp.bytes_done = offset
+                fp.state = "verifying"
+                self.tracker.emit(force=True)
+                digest = _sha256_file(part, self.cancel)
+                if digest == mf.sha256:
+                    return digest
+                part.unlink()
+                fp.bytes_done = 0
+                if resumed and not restarted_after_mismatch:
+                    # The mismatch may come from joining bytes of two different transfers.
+                    restarted_after_mismatch = True
+                    resumed = False
+                    continue
+                raise _FileFailed(
+                    f"{mf.path}: the downloaded bytes do not match the pinned SHA-256 (expected {mf.sha256}, "
+                    f"got {digest}); nothing was installed for this file. The server at {self.base} does not "
+                    "serve the pinned file: check [rag] model_download_base_url."
+                )
+            resumed = resumed or offset > 0
+            fp.bytes_done = offset
+            fp.state = "downloading"
+            self.tracker.emit(force=True)
+            try:
+                self._fetch(mf, fp, part, offset, deadline)
+            except _Transient as exc:
+                failures += 1
+                if time.monotonic() >= deadline:
+                    raise _FileFailed(self._timeout_message(mf)) from None
+                if failures > self.http.retries:
+                    raise _FileFailed(
+                        f"{mf.path}: download failed after {failures} attempt(s): {exc}. Run model-install again "
+                        "to resume."
+                    ) from None
+                delay = min(nethttp.backoff_seconds(self.http, failures), max(deadline - time.monotonic(), 0.0))
+                try:
+                    nethttp._sleep(delay, self.cancel)
+                except CancelledError:
+                    raise _cancelled() from None
+
+    def _timeout_message(self, mf: ModelFile) -> str:
+        return (
+            f"{mf.path}: download timed out (per-file budget [rag.http] download_timeout_seconds = "
+            f"{self.http.download_timeout_seconds:g} s). Partial data was kept; run model-install again to resume, "
+            "or raise the budget."
+        )
+
+    def _open(self, mf: ModelFile, offset: int, deadline: float) -> httpx.Response:
+        url = f"{self.base}/{mf.path}"
+        what = f"download of {mf.path}"
+        headers = {"Accept-Encoding": "identity"}
+        if offset:
+            headers["Range"] = f"bytes={offset}-"
+        for _hop in range(nethttp.MAX_REDIRECTS + 1):
+            client = self.client_for(url)
+            hop_url = url
+            try:
+                response = nethttp.send_with_retries(
+                    client, lambda c=client, u=hop_url: c.build_request("GET", u, headers=headers),
+                    settings=self.http, cancel=self.cancel, deadline=deadline, stream=True, what=what,
+                )
+            except CancelledError:
+                raise _cancelled() from None
+            except NetworkError as exc:
+                if exc.code == "network_timeout" and time.monotonic() >= deadline - 0.05:
+                    raise _FileFailed(self._timeout_message(mf)) from None
+                if exc.code == "network_timeout":
+                    raise _FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
+                raise _FileFailed(f"{mf.path}: {exc.message}") from None
+            if response.status_code not in nethttp.REDIRECT_STATUSES:
+                return response
+            location = response.headers.get("location")
+            response.close()
+            if not location:
+                raise _FileFailed(f"{mf.path}: the server sent a redirect without a Location.")
+            url = nethttp.check_redirect(url, location, what=what)
+        raise _FileFailed(f"{mf.path}: more than {nethttp.MAX_REDIRECTS} redirects; refused.")
+
+    def _fetch(self, mf: ModelFile, fp: FileProgress, part: Path, offset: int, deadline: float) -> None:
+        response = self._open(mf, offset, deadline)
+        try:
+            self._receive(mf, fp, part, offset, deadline, response)
+        finally:
+            response.close()
+
+    def _receive(self, mf: ModelFile, fp: FileProgress, part: Path, offset: int, deadline: float,
+                 response: httpx.Response) -> None:
+        status = response.status_code
+        mode = "wb"
+        if status == 206:
+            m = _CONTENT_RANGE.match(response.headers.get("content-range", ""))
+            if not m or offset == 0:
+                part.unlink(missing_ok=True)
+                raise _Transient("the server answered a range request with an unusable Content-Range")
+            start, total = int(m.group(1)), m.group(3)
+            if total != "*" and int(total) != mf.bytes:
+                raise _FileFailed(
+                    f"{mf.path}: the server's file has {int(total):,} bytes but the pinned file has "
+                    f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
+                )
+            if start != offset:
+                part.unlink(missing_ok=True)
+                raise _Transient(f"the server resumed at byte {start} instead of {offset}")
+            mode = "ab"
+        elif status == 200:
+            length = response.headers.get("content-length")
+            if length is not None and length.strip().isdigit() and int(length) != mf.bytes:
+                part.unlink(missing_ok=True)
+                raise _FileFailed(
+                    f"{mf.path}: the server's file has {int(length):,} bytes but the pinned file has "
+                    f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
+                )
+            offset = 0  # a 200 to a Range request: the whole file again, start over
+        elif status == 416 and offset:
+            part.unlink(missing_ok=True)
+            raise _Transient("the server refused the resume range (HTTP 416); starting over")
+        elif status == 404:
+            raise _FileFailed(
+                f"{mf.path}: not found at {self.base}/{mf.path} (HTTP 404); the mirror must hold the pinned "
+                "files under the same relative paths."
+            )
+        else:
+            raise _FileFailed(f"{mf.path}: {nethttp.status_error(response, what='download').message}")
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise _FileFailed(f"{mf.path}: the server sent the file {encoding}-encoded; expected raw bytes.")
+        fp.bytes_done = offset
+        written = offset
+        try:
+            with part.open(mode) as f:
+                try:
+                    for chunk in response.iter_raw(_CHUNK):
+                        if self.cancel is not None and self.cancel.is_set():
+                            raise _cancelled()
+                        if written + len(chunk) > mf.bytes:
+                            f.close()
+                            part.unlink(missing_ok=True)
+                            fp.bytes_done = 0
+                            raise _FileFailed(
+                                f"{mf.path}: the server sent more than the pinned {mf.bytes:,} bytes; "
+                                f"nothing was installed for this file. The server at {self.base} does not "
+                                "serve the pinned file."
+                            )
+                        f.write(chunk)
+                        written += len(chunk)
+                        fp.bytes_done = written
+                        self.tracker.session_bytes += len(chunk)
+                        self.tracker.emit()
+                        if time.monotonic() >= deadline:
+                            raise _FileFailed(self._timeout_message(mf))
+                finally:
+                    if not f.closed:
+                        f.flush()
+                        os.fsync(f.fileno())
+        except nethttp.RETRYABLE_ERRORS as exc:
+            raise _Transient(nethttp.describe_transport_error(exc)) from None
+        except httpx.TransportError as exc:
+            raise _Transient(nethttp.describe_transport_error(exc)) from None
+        if written < mf.bytes:
+            raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
+
+
+def install_model(
+    target: Path,
+    *,
+    base_url: str | None,
+    http: HttpSettings,
+    progress: Callable[[InstallProgress], None] | None = None,
+    cancel: threading.Event | None = None,
+    manifest: ModelManifest = PINNED,
+) -> InstallReport:
+    """Install `manifest`'s files into `target`; see the module docstring for the rules.
+
+    Raises PolicyError for a base URL that breaks the URL policy, ConfigError for an unusable
+    proxy environment variable, ModelError if `target`
+    cannot be written, CancelledError when `cancel` is set. Per-file problems do not raise:
+    they are in the report, and ``report.ok`` is False.
+    """
+    base = (base_url or manifest.default_base_url).rstrip("/")
+    nethttp.check_endpoint_url(base, what="Model download base URL")
+    nethttp.proxy_for(base, http)  # a malformed proxy environment variable fails here, once
+    for mf in manifest.files:
+        _check_manifest_path(mf.path)
+    target = Path(target)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        _write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
+        _write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
+    except OSError as exc:
+        raise ModelError(f"Cannot write into the model folder {target}: {exc.strerror or exc}.") from None
+
+    files = [FileProgress(mf.path, 0, mf.bytes, "pending") for mf in manifest.files]
+    tracker = _Tracker(files, progress)
+    installer = _Installer(target, base, http, cancel, tracker)
+    results: list[FileResult] = []
+    try:
+        tracker.emit(force=True)
+        for mf, fp in zip(manifest.files, files, strict=True):
+            if cancel is not None and cancel.is_set():
+                raise _cancelled()
+            results.append(installer.install_one(mf, fp))
+    finally:
+        installer.close()
+    tracker.current = None
+    tracker.emit(force=True)
+    ok = all(r.status in ("downloaded", "reused") for r in results)
+    return InstallReport(directory=target, files=results, ok=ok)

@@ -1,0 +1,247 @@
+"""The vault file: golden format, tamper detection, wrong passphrase, truncation (R-VAULT, R-SEC-2)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memories_tui.errors import NotFoundError, TamperError, VaultError, WrongPassphraseError
+from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
+
+GOLDEN = Path(__file__).parents[1] / "golden" / "format-v1.mvault"
+GOLDEN_PASS = "golden passphrase 金庫"
+
+
+def _golden_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "golden.mvault"
+    shutil.copyfile(GOLDEN, dest)
+    return dest
+
+
+def test_golden_format_v1_still_opens(tmp_path):
+    path = _golden_copy(tmp_path)
+    header = read_header(path)
+    assert (header.vault_id, header.name, header.format) == ("f15b8e550dded3c5", "golden", 1)
+    vault = UnlockedVault(path, GOLDEN_PASS)
+    try:
+        records = {r.title: r for r in vault.read_many()}
+        note = records["First note 第一則"]
+        assert note.id == "c6a2590d3e212836"
+        assert note.revision == 2
+        assert note.body == "Hello vault, revision two.\n你好，第二版。"
+        assert note.tags == ("t1",) and note.metadata == {"source": "a.md"}
+        assert vault.read(note.id, 1).body == "Hello vault.\n你好，保管庫。"
+        assert records["Card"].kind == "card"
+        assert records["API key"].kind == "credential" and records["API key"].body == "sk-golden-credential"
+        assert records["blob.bin"].data == bytes(range(256))
+        assert vault.settings() == {"device_only": False}
+    finally:
+        vault.close()
+
+
+def _make(tmp_path: Path, cheap: None = None) -> tuple[Path, list[str]]:
+    path = tmp_path / "v.mvault"
+    create_vault_file(path, "t", "pw")
+    vault = UnlockedVault(path, "pw")
+    a = vault.add("memory", "alpha", "alpha body")
+    vault.update(a.id, body="alpha body v2")
+    b = vault.add("credential", "bank", "PIN 1234")
+    c = vault.add("memory", "gamma", "gamma body")
+    vault.close()
+    return path, [a.id, b.id, c.id]
+
+
+def _sql(path: Path, statement: str, *params: object) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+def _open_all(path: Path) -> None:
+    vault = UnlockedVault(path, "pw")
+    try:
+        vault.read_many()
+    finally:
+        vault.close()
+
+
+def test_round_trip_and_revisions(tmp_path, cheap_kdf):
+    path, (a, b, c) = _make(tmp_path)
+    vault = UnlockedVault(path, "pw")
+    assert vault.read(a).body == "alpha body v2"
+    assert vault.read(a, 1).body == "alpha body"
+    assert vault.revisions(a) == [1, 2]
+    with pytest.raises(NotFoundError):
+        vault.read(a, 3)
+    vault.delete(c)
+    with pytest.raises(NotFoundError):
+        vault.read(c)
+    vault.close()
+
+
+def test_wrong_passphrase_changes_nothing(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    before = path.read_bytes()
+    with pytest.raises(WrongPassphraseError):
+        UnlockedVault(path, "not it")
+    assert path.read_bytes() == before
+
+
+def test_flipped_record_ciphertext_detected(tmp_path, cheap_kdf):
+    path, (a, _, _) = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    ct = bytearray(conn.execute("SELECT ciphertext FROM records WHERE record_id=? AND revision=2", (a,)).fetchone()[0])
+    ct[5] ^= 0x01
+    conn.execute("UPDATE records SET ciphertext=? WHERE record_id=? AND revision=2", (bytes(ct), a))
+    conn.commit()
+    conn.close()
+    with pytest.raises(TamperError):
+        _open_all(path)
+
+
+def test_flipped_record_ciphertext_with_recomputed_digest_still_detected(tmp_path, cheap_kdf):
+    import hashlib
+
+    path, (a, _, _) = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    nonce, ct = conn.execute("SELECT nonce, ciphertext FROM records WHERE record_id=? AND revision=2", (a,)).fetchone()
+    ct = bytearray(ct)
+    ct[-1] ^= 0x80
+    conn.execute("UPDATE records SET ciphertext=?, digest=? WHERE record_id=? AND revision=2",
+                 (bytes(ct), hashlib.sha256(bytes(nonce) + bytes(ct)).digest(), a))
+    conn.commit()
+    conn.close()
+    with pytest.raises(TamperError):
+        _open_all(path)
+
+
+def test_flipped_header_detected(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    salt = bytearray(conn.execute("SELECT salt FROM header").fetchone()[0])
+    salt[0] ^= 0xFF
+    conn.execute("UPDATE header SET salt=?", (bytes(salt),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(TamperError, match="header"):
+        UnlockedVault(path, "pw")
+
+
+def test_renamed_vault_header_detected(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    _sql(path, "UPDATE header SET name='evil'")
+    with pytest.raises(TamperError):
+        read_header(path)
+
+
+def test_flipped_sqlite_file_header_refused(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    raw = bytearray(path.read_bytes())
+    raw[0] ^= 0xFF  # "SQLite format 3\0" magic
+    path.write_bytes(bytes(raw))
+    with pytest.raises(VaultError, match="not a Memories vault"):
+        UnlockedVault(path, "pw")
+
+
+def test_swapped_ciphertexts_detected(tmp_path, cheap_kdf):
+    path, (a, _, c) = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    ra = conn.execute("SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", (a,)).fetchone()
+    rc = conn.execute("SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", (c,)).fetchone()
+    conn.execute("UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", (*rc, a))
+    conn.execute("UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", (*ra, c))
+    conn.commit()
+    conn.close()
+    with pytest.raises(TamperError):
+        _open_all(path)
+
+
+def test_credential_relabelled_as_memory_detected(tmp_path, cheap_kdf):
+    path, (_, b, _) = _make(tmp_path)
+    _sql(path, "UPDATE records SET kind='memory' WHERE record_id=?", b)
+    with pytest.raises(TamperError):
+        _open_all(path)
+
+
+def test_deleted_row_detected(tmp_path, cheap_kdf):
+    path, (_, _, c) = _make(tmp_path)
+    _sql(path, "DELETE FROM records WHERE record_id=?", c)
+    with pytest.raises(TamperError, match="manifest"):
+        UnlockedVault(path, "pw")
+
+
+def test_rolled_back_row_detected(tmp_path, cheap_kdf):
+    path, (a, _, _) = _make(tmp_path)
+    _sql(path, "DELETE FROM records WHERE record_id=? AND revision=2", a)  # back to revision 1
+    with pytest.raises(TamperError, match="manifest"):
+        UnlockedVault(path, "pw")
+
+
+def test_rolled_back_settings_detected(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    old = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name='settings'").fetchone()
+    conn.close()
+    vault = UnlockedVault(path, "pw")
+    vault.set_settings({"device_only": True})
+    vault.close()
+    _sql(path, "UPDATE blobs SET nonce=?, ciphertext=?, digest=? WHERE name='settings'", *old)
+    with pytest.raises(TamperError):
+        UnlockedVault(path, "pw")
+
+
+def test_truncated_file_refused(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 3])
+    with pytest.raises(VaultError):
+        _open_all(path)
+
+
+def test_plaintext_sqlite_and_random_files_refused(tmp_path):
+    plain = tmp_path / "plain.mvault"
+    conn = sqlite3.connect(plain)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(VaultError, match="not a Memories vault"):
+        read_header(plain)
+    text = tmp_path / "text.mvault"
+    text.write_text("just some notes\n")
+    with pytest.raises(VaultError, match="not a Memories vault"):
+        read_header(text)
+
+
+def test_newer_format_refused(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    _sql(path, "UPDATE header SET format=99")
+    with pytest.raises(VaultError, match="newer version"):
+        read_header(path)
+
+
+def test_passwd_rewraps_without_reencrypting(tmp_path, cheap_kdf):
+    path, (a, _, _) = _make(tmp_path)
+    conn = sqlite3.connect(path)
+    before = conn.execute("SELECT ciphertext FROM records ORDER BY record_id, revision").fetchall()
+    conn.close()
+    vault = UnlockedVault(path, "pw")
+    vault.change_passphrase("pw", "new pass")
+    vault.close()
+    with pytest.raises(WrongPassphraseError):
+        UnlockedVault(path, "pw")
+    vault = UnlockedVault(path, "new pass")
+    assert vault.read(a).body == "alpha body v2"
+    vault.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT ciphertext FROM records ORDER BY record_id, revision").fetchall() == before
+    conn.close()
+
+
+def test_create_refuses_to_overwrite(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    with pytest.raises(VaultError, match="already exists"):
+        create_vault_file(path, "again", "pw")

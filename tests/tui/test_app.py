@@ -1,0 +1,357 @@
+"""TUI end to end through App.run_test() + Pilot, on temp homes with a cheap KDF."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from rich.text import Text
+from textual.widgets import Checkbox, DataTable, Input, Static, TextArea
+
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp, main
+from memories_tui.tui.screens.ingest import IngestScreen
+from memories_tui.tui.screens.model import ModelInstallScreen
+from memories_tui.tui.screens.records import RecordsScreen
+from memories_tui.tui.screens.search import ChunkDetailScreen, SearchScreen
+from memories_tui.tui.screens.status import StatusScreen
+from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from memories_tui.tui.text import byte_range_to_chars, snippet_text
+from memories_tui.tui.widgets.results import ResultsPane
+from memories_tui.vault import crypto
+
+PASS = "correct horse battery staple"
+SIZE = (160, 48)
+
+
+@pytest.fixture(autouse=True)
+def cheap_kdf():
+    old = crypto._TEST_KDF_OVERRIDE
+    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
+    yield
+    crypto._TEST_KDF_OVERRIDE = old
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    eng = Engine.open(tmp_path / "home")
+    yield eng
+    eng.lock()
+
+
+def one_vault(engine: Engine, name: str = "Personal") -> str:
+    return engine.create_vault(name, PASS).vault_id
+
+
+async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached in time; screen={pilot.app.screen!r} stack={pilot.app.screen_stack}")
+        await pilot.pause(0.02)
+
+
+def static_text(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+async def type_text(pilot, widget: Input, text: str) -> None:
+    widget.focus()
+    widget.value = text
+    await pilot.pause()
+
+
+async def unlock(pilot, app: MemoriesApp, passphrase: str = PASS) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+    field = app.screen.query_one("#passphrase", Input)
+    await type_text(pilot, field, passphrase)
+    await pilot.press("enter")
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def test_text_helpers() -> None:
+    body = "中文 abc [S1]"
+    data = body.encode()
+    start = data.index(b"abc")
+    assert byte_range_to_chars(body, start, start + 3) == (3, 6)
+    snip = snippet_text("line one\nhas [b]x[/b] and [S1]", ["x"])
+    assert snip.plain == "line one has [b]x[/b] and [S1]"
+    assert any(span.start == 16 and span.end == 17 for span in snip.spans)
+
+
+async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, engine: Engine) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "garden.md").write_text("# Garden\n\nTomatoes need sun. Literal [S1] and [@click=app.quit]x[/] and "
+                                     "[b]x[/b] stay text.\n", encoding="utf-8")
+    (notes / "tea.md").write_text("# 茶\n\n烏龍茶 oolong tea notes: steep 3 minutes.\n", encoding="utf-8")
+    app = MemoriesApp(engine, browse_root=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        # first run → create screen, samples offered; untick to keep this vault small
+        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
+        screen = app.screen
+        screen.query_one("#samples", Checkbox).value = False
+        screen.query_one("#name", Input).value = "Mine"
+        screen.query_one("#pass1", Input).value = PASS
+        screen.query_one("#pass2", Input).value = PASS
+        screen.query_one("#pass2", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        assert app.vault is not None and engine.is_unlocked(app.vault.vault_id)
+        vault_id = app.vault.vault_id
+
+        # lock, then unlock through the unlock screen
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert not engine.is_unlocked(vault_id)
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+
+        # ingest two real files
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        paths = app.screen.query_one("#paths", Input)
+        await type_text(pilot, paths, f"{notes / 'garden.md'} {notes / 'tea.md'}")
+        await pilot.press("enter")
+        table = app.screen.query_one("#ingest-results", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        statuses = [table.get_row_at(n)[1].plain for n in range(2)]
+        assert statuses == ["created", "created"]
+        # a refused file: inline message, nothing written
+        await type_text(pilot, paths, str(notes / "missing.md"))
+        await pilot.press("enter")
+        message = app.screen.query_one("#ingest-message", Static)
+        await wait_for(pilot, lambda: "does not exist" in static_text(message))
+        await pilot.press("escape")
+
+        # read: the record list shows both, the reader shows the body literally
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and len(app.screen.records) == 2)
+        records = app.screen
+        garden_row = next(n for n, r in enumerate(records.records) if r.title == "Garden")
+        records.query_one("#records", DataTable).move_cursor(row=garden_row)
+        await pilot.pause()
+        body = static_text(records.query_one("#reader-body", Static))
+        assert "[S1]" in body and "[@click=app.quit]x[/]" in body and "[b]x[/b]" in body
+
+        # search: BM25 hit with citation label; vector pane shows the model error in place
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        await type_text(pilot, search.query_one("#query", Input), "tomatoes")
+        await pilot.press("enter")
+        bm25 = search.query_one("#pane-bm25", ResultsPane)
+        await wait_for(pilot, lambda: bm25.hits)
+        assert bm25.hits[0].citation == "S1" and bm25.hits[0].title == "Garden"
+        prompt = bm25.option_list.get_option_at_index(0).prompt
+        assert isinstance(prompt, Text) and prompt.plain.startswith("[S1] Garden")
+        vector = search.query_one("#pane-vector", ResultsPane)
+        await wait_for(pilot, lambda: "Searching" not in static_text(vector.state))
+
+        # markup-looking queries render literally
+        for query in ("[S1]", "[b]x[/b]"):
+            await type_text(pilot, search.query_one("#query", Input), query)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "Searching" not in static_text(bm25.state))
+            assert bm25.hits, query
+            assert "[S1]" in bm25.option_list.get_option_at_index(0).prompt.plain
+
+        # chunk detail: selection is the chunk (byte offsets → characters)
+        bm25.option_list.focus()
+        bm25.option_list.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChunkDetailScreen))
+        area = app.screen.query_one("#detail-body", TextArea)
+        assert area.selected_text == bm25.hits[0].text
+
+        # lock pops everything and forgets the vault
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert not engine.is_unlocked(vault_id)
+        assert [type(s) for s in app.screen_stack] == [VaultPickerScreen, UnlockScreen]
+        assert app.screen.query_one("#passphrase", Input).has_focus
+
+
+async def test_wrong_passphrase_shows_inline_error(engine: Engine) -> None:
+    one_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app, "not the passphrase")
+        error = app.screen.query_one("#unlock-error", Static)
+        await wait_for(pilot, lambda: static_text(error) != "")
+        assert "passphrase" in static_text(error).lower()
+        field = app.screen.query_one("#passphrase", Input)
+        assert field.has_focus and field.value == "" and not field.disabled
+        assert isinstance(app.screen, UnlockScreen)
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+
+
+async def test_first_run_offers_creation_and_samples(engine: Engine) -> None:
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
+        screen = app.screen
+        assert screen.query_one("#samples", Checkbox).value is True
+        assert screen.query_one("#pass1", Input).has_focus
+        screen.query_one("#pass1", Input).value = PASS
+        screen.query_one("#pass2", Input).value = PASS
+        await pilot.click("#create")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records)
+        titles = {r.title for r in app.screen.records}
+        assert len(titles) == 5
+        assert app.screen.query_one("#records", DataTable).row_count == 5
+
+
+async def test_create_vault_mismatch_is_inline(engine: Engine) -> None:
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
+        screen = app.screen
+        screen.query_one("#pass1", Input).value = "a"
+        screen.query_one("#pass2", Input).value = "b"
+        await pilot.click("#create")
+        assert "differ" in static_text(screen.query_one("#create-error", Static))
+        assert engine.list_vaults() == []
+
+
+async def test_one_vault_opens_on_unlock_with_focus(engine: Engine) -> None:
+    one_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        await pilot.pause()
+        assert app.screen.query_one("#passphrase", Input).has_focus
+
+
+async def test_several_vaults_show_picker(engine: Engine) -> None:
+    one_vault(engine, "Alpha")
+    one_vault(engine, "Beta")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, VaultPickerScreen)
+        assert app.screen.query_one("#vaults", DataTable).row_count == 2
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert app.screen.info.name == "Beta"
+
+
+async def test_idle_lock_and_status(engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+        table = app.screen.query_one("#status-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 3)
+        keys = [table.get_row_at(n)[0].plain for n in range(table.row_count)]
+        assert "chunks" in keys and "vault.name" in keys
+        app.idle_lock_seconds = 0.05
+        await app.check_idle_lock()
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert not engine.is_unlocked(vault_id)
+
+
+async def test_late_search_results_after_lock_are_dropped(engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    engine.unlock(vault_id, PASS)
+    engine.add_record(vault_id, kind="memory", title="Note", body="apples and pears")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.vault_unlocked(engine.resolve_vault(vault_id))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        epoch = engine.lock_epoch
+        engine.lock()
+        from memories_tui.tui.messages import SearchDone
+
+        assert not screen.epoch_live(epoch)
+        screen.post_if_live(SearchDone(epoch, mode="bm25", generation=0, response=None))
+        await pilot.pause()
+        assert screen.query_one("#pane-bm25", ResultsPane).hits == []
+
+
+class FakeInstaller:
+    """Only for rendering: the real installer is tested in tests/integration/test_install.py."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def __call__(self, progress=None, cancel=None):
+        files = [SimpleNamespace(path="onnx/model_q4.onnx", bytes_done=0, bytes_total=2048, state="pending"),
+                 SimpleNamespace(path="tokenizer.json", bytes_done=0, bytes_total=1024, state="pending")]
+
+        def emit(current):
+            progress(SimpleNamespace(files=[SimpleNamespace(**vars(f)) for f in files],
+                                     bytes_done=sum(f.bytes_done for f in files),
+                                     bytes_total=sum(f.bytes_total for f in files),
+                                     rate_bps=1024.0, eta_seconds=2.0, current=current))
+
+        files[0].state, files[0].bytes_done = "downloading", 1024
+        emit("onnx/model_q4.onnx")
+        self.release.wait(5)
+        if cancel is not None and cancel.is_set():
+            from memories_tui.errors import CancelledError
+
+            raise CancelledError("Model install cancelled; finished files are kept.")
+        files[0].state, files[0].bytes_done = "downloaded", 2048
+        files[1].state, files[1].bytes_done = "verifying", 1024
+        emit("tokenizer.json")
+        results = [SimpleNamespace(path=f.path, bytes=f.bytes_total, sha256="0" * 64, status="downloaded", error=None)
+                   for f in files]
+        return SimpleNamespace(directory=Path("/tmp/model"), files=results, ok=True)
+
+
+async def test_model_install_screen_progress_and_cancel(engine: Engine) -> None:
+    fake = FakeInstaller()
+    engine.install_model = fake  # injected for rendering only
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.run_action("open_model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
+        screen = app.screen
+        await pilot.click("#start")
+        table = screen.query_one("#model-files", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        assert "1.0 KiB/s" in static_text(screen.query_one("#model-rate", Static))
+        assert table.get_row_at(0)[3].plain == "downloading"
+        await pilot.click("#cancel")
+        fake.release.set()
+        message = screen.query_one("#model-message", Static)
+        await wait_for(pilot, lambda: "cancelled" in static_text(message))
+        assert str(screen.query_one("#start").label) == "Resume"
+        fake.release.clear()
+        await pilot.click("#start")
+        fake.release.set()
+        await wait_for(pilot, lambda: "installed" in static_text(message))
+        assert table.get_row_at(1)[3].plain == "downloaded"
+
+
+async def test_model_install_unavailable(engine: Engine) -> None:
+    app = MemoriesApp(engine)
+    if hasattr(engine, "install_model"):
+        pytest.skip("the engine has an installer now")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.run_action("open_model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
+        assert "unavailable" in static_text(app.screen.query_one("#model-message", Static))
+
+
+def test_main_bad_config_exits_cleanly(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tui]\nidle_lock_minutes = 'soon'\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(["--home", str(tmp_path / "home"), "--config", str(bad)])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memories-tui: ") and "Traceback" not in err
