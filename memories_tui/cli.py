@@ -427,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)
+    except BrokenPipeError:  # `memories … | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         from .errors import CancelledError
 
@@ -435,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(exc.to_json(), ensure_ascii=False))
+        print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False))
     else:
         print(f"memories: error: {clean(exc.message)}", file=sys.stderr)
     return exc.exit_code

@@ -105,9 +105,76 @@ def cmd_rag_status(ctx: Context) -> dict[str, Any]:
     vault_id = ctx.unlock(ctx.args.vault)
     status = ctx.engine.status(vault_id)
     if not ctx.json:
-        for key, value in status.items():
-            print(f"{key:>20}  {value}")
+        limits, usage = status["limits"], status["usage"]
+        lines = [
+            ("backend", f"{status['backend']} ({status['profile']})"),
+            ("model", status["model"] + ("" if status["installed"] else f" — {status.get('problem', '')}")),
+            ("vector space", status["vector_space"] or "-"),
+            ("dimensions", status["dimensions"] or "-"),
+            ("chunks", f"{status['chunks']:,} lexical · {status['embedded']:,} embedded · "
+                       f"{status['missing']:,} missing · {status['truncated']:,} truncated (> {status['max_tokens']} tokens)"),
+            ("cache", f"{usage['chunks']:,}/{limits['chunks']:,} chunks · {usage['source_mib']:.2f}/{limits['source_mib']:g} MiB text · "
+                      f"{usage['vector_mib']:.2f}/{limits['vector_mib']:g} MiB vectors · "
+                      f"{usage['cached_vaults']}/{limits['cached_vaults']} vaults"),
+            ("last build", f"{status['last_build_seconds']} s"),
+        ]
+        for key, value in lines:
+            print(f"{ctx.bold(key.rjust(12))}  {value}")
     return status
+
+
+def cmd_rag_index(ctx: Context) -> dict[str, Any]:
+    vault_id = ctx.unlock(ctx.args.vault)
+
+    def progress(p: Any) -> None:
+        eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
+        ctx.progress(f"embedded {p.done:,}/{p.total:,} chunks, {p.tokens_per_second:,.0f} tokens/s{eta}")
+
+    report = ctx.engine.build_vector_index(vault_id, progress=progress)
+    if not ctx.json:
+        print(f"Embedded {report.embedded:,}, reused {report.reused:,} from the encrypted cache, "
+              f"{report.missing:,} missing, {report.truncated:,} truncated, in {report.seconds:.1f} s")
+    return report.to_json()
+
+
+def cmd_rag_model_install(ctx: Context) -> dict[str, Any]:
+    import threading
+    import time
+
+    from .errors import ModelError
+
+    cancel = threading.Event()
+    last = [0.0]
+
+    def progress(p: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5 and p.bytes_done < p.bytes_total:
+            return
+        last[0] = now
+        eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
+        ctx.progress(f"{p.bytes_done / 2**20:,.1f}/{p.bytes_total / 2**20:,.1f} MiB at "
+                     f"{p.rate_bps / 2**20:,.2f} MiB/s{eta}  {p.current or ''}")
+
+    try:
+        report = ctx.engine.install_model(progress=progress, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    files = [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "status": f.status,
+              **({"error": f.error} if f.error else {})} for f in report.files]
+    if not ctx.json:
+        from .cli import _table
+
+        _table(ctx, ["STATUS", "BYTES", "FILE", "PROBLEM"],
+               [[f["status"], f"{f['bytes']:,}", f["path"], f.get("error", "")] for f in files])
+        print(f"Model folder: {report.directory}")
+    if not report.ok:
+        failed = [f for f in files if f["status"] == "failed"]
+        detail = "; ".join(f"{f['path']}: {f.get('error', 'failed')}" for f in failed)
+        error = ModelError(f"Model install failed for {len(failed)} file(s): {detail}", code="model_install_failed")
+        error.extra = {"files": files, "directory": str(report.directory)}  # type: ignore[attr-defined]
+        raise error
+    return {"files": files, "directory": str(report.directory)}
 
 
 def register(rag: Any, memory: Any, verb: Any) -> None:
@@ -125,6 +192,13 @@ def register(rag: Any, memory: Any, verb: Any) -> None:
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
+    p = verb(rag, "index", cmd_rag_index,
+             "Embed every chunk that has no vector yet (resumable; 5-minute budget per run).",
+             "memories rag index notes")
+    p.add_argument("vault", metavar="VAULT_ID")
+    verb(rag, "model-install", cmd_rag_model_install,
+         "Download and verify the pinned EmbeddingGemma files (~209 MiB; resumes; never replaces a mismatching file).",
+         "memories rag model-install", unlocks=False)
     p = verb(rag, "status", cmd_rag_status, "Show index, embedding and cache status for a vault.",
              "memories rag status notes --json")
     p.add_argument("vault", metavar="VAULT_ID")

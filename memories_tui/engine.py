@@ -15,18 +15,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
 from .errors import CancelledError, InputRefusedError, LimitError, LockedError, NotFoundError, UsageError
 from .home import resolve_config, resolve_home
 from .index.cache import MIB, IndexCache, VaultIndex
+from .index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
 from .ingest import SourceFile, read_source
 from .retrieval.search import SearchResponse, check_request, group_by_record, search
 from .text.segment import MAX_RESULTS
 from .vault import store
 from .vault.records import KINDS, Record
 from .vault.store import UnlockedVault
+
+if TYPE_CHECKING:  # heavy imports (onnxruntime, httpx) load only when a command needs them
+    from .models.install import InstallProgress, InstallReport
+    from .models.local_onnx import LocalEmbedder
 
 VAULT_SUFFIX = ".mvault"
 MAX_ASSET_BYTES = 64 * 1024 * 1024
@@ -79,6 +84,8 @@ class Engine:
         self._lock = threading.RLock()
         self.indexes = IndexCache(config.rag.limits)
         self.lock_epoch = 0
+        self._embedder: LocalEmbedder | None = None
+        self._embedder_lock = threading.Lock()
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None) -> Engine:
@@ -352,13 +359,70 @@ class Engine:
             raise
         return index
 
+    # -- embeddings -----------------------------------------------------------------------
+    def embedder(self) -> LocalEmbedder:
+        """The local embedding model, loaded once per process (R-EMB-1)."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                from .models.local_onnx import LocalEmbedder
+
+                rag = self.config.rag
+                self._embedder = LocalEmbedder(rag.local_model_dir, profile=rag.local_model_profile,
+                                               threads=rag.local_threads, max_tokens=rag.max_tokens)
+            return self._embedder
+
+    def ensure_vectors(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
+                       progress: Callable[[EmbedProgress], None] | None = None,
+                       cancel: threading.Event | None = None, embed_missing: bool = True) -> IndexReport:
+        """Embed every chunk that has no vector yet (cache first); `rag index` and on-demand search."""
+        vault_id = self.vault_id_of(vault_id)
+        embedder = self.embedder()
+        index = self.index(vault_id)
+        epoch = self.lock_epoch
+        vault = self._entry(vault_id).vault
+        return ensure_vectors(index, embedder, vault, budget_seconds=budget_seconds, progress=progress,
+                              cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
+                              embed_missing=embed_missing)
+
+    def build_vector_index(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
+                           progress: Callable[[EmbedProgress], None] | None = None,
+                           cancel: threading.Event | None = None) -> IndexReport:
+        """`rag index`: embed what is missing, then drop cached vectors of text that no longer exists."""
+        report = self.ensure_vectors(vault_id, budget_seconds=budget_seconds, progress=progress, cancel=cancel)
+        vault_id = self.vault_id_of(vault_id)
+        index = self.index(vault_id)
+        vault = self._entry(vault_id).vault
+        with index.lock:
+            hashes = [c.chunk.chunk_hash for c in index.chunks.values()]
+        vault.prune_cache_blobs("emb:", set(vault.embedding_names(self.embedder().space_key, hashes)))
+        return report
+
+    def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
+                      cancel: threading.Event | None = None) -> InstallReport:
+        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma)."""
+        from .models.install import install_model
+
+        rag = self.config.rag
+        report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
+                               progress=progress, cancel=cancel)
+        with self._embedder_lock:
+            self._embedder = None  # files may have changed
+        return report
+
     # -- search ---------------------------------------------------------------------------
     def search(self, vault_id: str, query: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10,
-               cards_only: bool = False, rerank: bool = True) -> SearchResponse:
+               cards_only: bool = False, rerank: bool = True,
+               budget_seconds: float = BUDGET_SECONDS) -> SearchResponse:
         check_request(query, mode, match_mode, limit)
+        vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
+        if mode == "bm25":
+            return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
+                          rerank=rerank)
+        embedder = self.embedder()
         return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
-                      rerank=rerank)
+                      rerank=rerank, embed_query=embedder.embed_query,
+                      ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds))
 
     def memory_search(self, vault_id: str, query: str, *, limit: int = 10, match_mode: str = "any") -> list[dict[str, Any]]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
@@ -368,17 +432,47 @@ class Engine:
         return group_by_record(response, limit)
 
     def status(self, vault_id: str) -> dict[str, Any]:
+        """R-EMB-5: model, vector space, chunk counts and cache use against the limits."""
+        from .errors import ModelError
+
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
-        limits = self.config.rag.limits
+        rag = self.config.rag
+        limits = rag.limits
+        model: dict[str, Any] = {"backend": "local-onnx", "profile": rag.local_model_profile,
+                                 "directory": str(rag.local_model_dir)}
+        try:
+            embedder = self.embedder()
+        except ModelError as exc:
+            embedder = None
+            model.update(installed=False, model="not installed", problem=exc.message)
+        else:
+            self.ensure_vectors(vault_id, embed_missing=False)  # count what the encrypted cache holds
+            model.update(installed=True, pinned=embedder.pinned,
+                         model=("EmbeddingGemma 300M Q4 (pinned build)" if embedder.pinned else
+                                f"{rag.local_model_profile} model in {rag.local_model_dir}"
+                                + (" — not the pinned build" if rag.local_model_profile == "embeddinggemma" else "")))
+        with index.lock:
+            chunks = len(index.chunks)
+            same_space = embedder is not None and index.vector_space == embedder.space_key
+            embedded = len(index.vectors) if (index.vectors is not None and same_space) else 0
+            truncated = len(index.truncated_keys) if same_space else 0
+            vector_bytes = index.vectors.nbytes if index.vectors is not None else 0
         return {
             "vault_id": vault_id,
-            "chunks": len(index.chunks),
+            **model,
+            "vector_space": embedder.space_key if embedder else None,
+            "dimensions": embedder.dims if embedder else None,
+            "max_tokens": embedder.max_tokens if embedder else rag.max_tokens,
+            "chunks": chunks,
             "records_indexed": len(index.record_revisions()),
+            "embedded": embedded,
+            "missing": chunks - embedded,
+            "truncated": truncated,
             "limits": {"chunks": limits.chunks, "source_mib": limits.source_mib, "vector_mib": limits.vector_mib,
                        "cached_vaults": limits.cached_vaults},
-            "usage": {"chunks": len(index.chunks), "source_mib": round(index.source_bytes / MIB, 3),
-                      "cached_vaults": len(self.indexes.cached())},
+            "usage": {"chunks": chunks, "source_mib": round(index.source_bytes / MIB, 3),
+                      "vector_mib": round(vector_bytes / MIB, 3), "cached_vaults": len(self.indexes.cached())},
             "last_build": index.built_at,
             "last_build_seconds": round(index.build_seconds, 3),
         }

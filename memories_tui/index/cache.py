@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..config import Limits
@@ -19,6 +19,7 @@ from ..errors import LimitError
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Record, is_searchable
 from .lexical import LexicalDoc, LexicalIndex
+from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
 
@@ -54,7 +55,9 @@ class VaultIndex:
         self.built_at: float | None = None
         self.build_seconds = 0.0
         self.lock = threading.RLock()
-        self.on_remove: list[Callable[[list[int]], None]] = []
+        self.vectors: VectorMatrix | None = None  # filled by index.embedding.ensure_vectors
+        self.vector_space: str | None = None
+        self.truncated_keys: set[int] = set()
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
@@ -76,8 +79,9 @@ class VaultIndex:
                 removed.extend(keys)
             if removed:
                 self.lexical.remove(removed)
-                for callback in self.on_remove:
-                    callback(removed)
+                if self.vectors is not None:
+                    self.vectors.remove(removed)
+                self.truncated_keys.difference_update(removed)
             docs: list[LexicalDoc] = []
             for record in fresh:
                 meta = safe_metadata_text(record)

