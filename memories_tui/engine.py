@@ -351,7 +351,12 @@ class Engine:
         """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
         vault_id = self.vault_id_of(vault_id)
         records = self.records(vault_id)
+        tag = self._entry(vault_id).vault.policy_tag()
         index = self.indexes.get(vault_id)
+        if index.policy_tag not in (None, tag):  # policy or passphrase changed: start over
+            self.indexes.drop(vault_id)
+            index = self.indexes.get(vault_id)
+        index.policy_tag = tag
         try:
             index.sync(records.values())
         except LimitError:

@@ -58,6 +58,7 @@ class VaultIndex:
         self.vectors: VectorMatrix | None = None  # filled by index.embedding.ensure_vectors
         self.vector_space: str | None = None
         self.truncated_keys: set[int] = set()
+        self.policy_tag: bytes | None = None  # set by the engine; see UnlockedVault.policy_tag
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""

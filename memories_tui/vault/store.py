@@ -316,6 +316,14 @@ class UnlockedVault:
         with self._lock:
             return self._conn.execute("SELECT change_counter FROM state").fetchone()[0]
 
+    def policy_tag(self) -> bytes:
+        """Changes whenever the settings record or the header (passphrase) changes: cached
+        indexes are dropped on such changes even though no record changed (R-CACHE-3)."""
+        with self._lock:
+            settings = self._conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
+            header = self._conn.execute("SELECT checksum FROM header").fetchone()
+        return hashlib.sha256(bytes(settings[0] if settings else b"") + bytes(header[0] if header else b"")).digest()
+
     def verify(self) -> int:
         with self._read() as conn:
             return self._verify_manifest(conn)

@@ -1,0 +1,146 @@
+"""The in-memory index cache: invalidation, limits, LRU, lock (R-CACHE-1…3, R-SEC-1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memories_tui.engine import Engine
+from memories_tui.errors import LimitError
+
+
+def _titles(engine, vid, query, **kw):
+    return [h.title for h in engine.search(vid, query, **kw).results]
+
+
+def test_add_update_delete_are_seen_by_the_next_query(engine):
+    vid = engine.test_vault_id
+    rec = engine.add_record(vid, kind="memory", title="Fruit", body="apples and pears")
+    assert _titles(engine, vid, "apples") == ["Fruit"]
+    engine.update_record(vid, rec.id, body="bananas only")
+    assert _titles(engine, vid, "apples") == []
+    assert _titles(engine, vid, "bananas") == ["Fruit"]
+    engine.delete_record(vid, rec.id)
+    assert _titles(engine, vid, "bananas") == []
+
+
+def test_ingest_is_seen(engine, tmp_path):
+    vid = engine.test_vault_id
+    engine.search(vid, "anything")
+    note = tmp_path / "n.md"
+    note.write_text("# 茶葉\n\n烏龍茶的香氣", encoding="utf-8")
+    engine.ingest(vid, [note])
+    assert _titles(engine, vid, "烏龍茶") == ["茶葉"]
+
+
+def test_unchanged_vault_reuses_the_index_and_policy_change_drops_it(engine):
+    vid = engine.test_vault_id
+    engine.add_record(vid, kind="memory", title="t", body="words")
+    first = engine.index(vid)
+    assert engine.index(vid) is first  # reused between queries
+    engine.set_device_only(vid, True)
+    assert engine.index(vid) is not first
+    assert _titles(engine, vid, "words") == ["t"]
+
+
+WRITER = """
+import sys
+from memories_tui.engine import Engine
+eng = Engine.open(sys.argv[1]); eng.unlock(sys.argv[2], "correct horse")
+eng.add_record(sys.argv[2], kind="memory", title="From another process", body="zeppelin airship")
+eng.close()
+"""
+
+
+def test_write_by_another_process_is_seen(engine):
+    vid = engine.test_vault_id
+    assert _titles(engine, vid, "zeppelin") == []
+    subprocess.run([sys.executable, "-c", WRITER, str(engine.home), vid], check=True)
+    assert _titles(engine, vid, "zeppelin") == ["From another process"]
+
+
+def test_lru_keeps_at_most_two_vaults_and_lock_clears(tmp_path, cheap_kdf):
+    eng = Engine.open(tmp_path / "home")
+    ids = []
+    for name in ("a", "b", "c"):
+        vid = eng.create_vault(name, "pw").vault_id
+        eng.unlock(vid, "pw")
+        eng.add_record(vid, kind="memory", title=name, body=f"vault {name}")
+        eng.search(vid, "vault")
+        ids.append(vid)
+    assert eng.indexes.cached() == ids[1:]  # `a` was least recently used
+    assert _titles(eng, ids[0], "vault") == ["a"]  # rebuilt on demand
+    assert eng.indexes.cached() == [ids[2], ids[0]]
+    eng.lock()
+    assert eng.indexes.cached() == [] and not any(eng.is_unlocked(v) for v in ids)
+    eng.close()
+
+
+def test_over_limit_is_a_clear_error_never_a_partial_index(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[rag.limits]\nchunks = 2\n")
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    for i in range(3):
+        eng.add_record(vid, kind="memory", title=f"r{i}", body="text")
+    with pytest.raises(LimitError, match="2 chunks"):
+        eng.search(vid, "text")
+    assert eng.indexes.peek(vid) is None
+    eng.close()
+
+
+def test_source_limit(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[rag.limits]\nsource_mib = 0.001\n")
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    eng.add_record(vid, kind="memory", title="big", body="x " * 2000)
+    with pytest.raises(LimitError, match="source_mib"):
+        eng.search(vid, "x")
+    eng.close()
+
+
+@pytest.mark.parametrize("mode", ["any", "all", "phrase"])
+def test_excluded_kinds_never_indexed_or_returned(engine, mode):
+    vid = engine.test_vault_id
+    canary = "canary 金絲雀 secret"
+    for kind in ("private", "credential"):
+        engine.add_record(vid, kind=kind, title=canary, body=canary)
+    engine.add_record(vid, kind="memory", title="ok", body="nothing here")
+    assert engine.search(vid, canary, match_mode=mode).results == []
+    assert engine.memory_search(vid, canary, match_mode=mode) == []
+    index = engine.index(vid)
+    assert all(c.kind in ("memory", "card") for c in index.chunks.values())
+    assert all("canary" not in c.chunk.text for c in index.chunks.values())
+
+
+def test_memory_search_groups_by_record(engine):
+    vid = engine.test_vault_id
+    long_body = "\n\n".join(f"Paragraph {i} mentions the lighthouse keeper." for i in range(80))
+    engine.add_record(vid, kind="memory", title="Long", body=long_body)
+    engine.add_record(vid, kind="memory", title="Short", body="a lighthouse")
+    rows = engine.memory_search(vid, "lighthouse")
+    assert sorted(r["title"] for r in rows) == ["Long", "Short"]
+    long_row = next(r for r in rows if r["title"] == "Long")
+    assert len(long_row["chunks"]) > 1 and "lighthouse" in long_row["snippet"]
+    assert {"id", "revision", "title", "score", "snippet", "chunks"} <= set(long_row)
+
+
+def test_search_results_carry_offsets_and_citations(engine):
+    vid = engine.test_vault_id
+    body = "前言。\n\n咖啡豆 coffee beans 的烘焙。"
+    rec = engine.add_record(vid, kind="memory", title="咖啡", body=body)
+    hits = engine.search(vid, "coffee").results
+    assert [h.citation for h in hits] == ["S1"]
+    hit = hits[0]
+    assert hit.asset_id == rec.id and hit.revision == 1
+    assert body.encode()[hit.byte_start:hit.byte_end].decode() == hit.text
+    import hashlib
+
+    assert hit.chunk_hash == hashlib.sha256(hit.text.encode()).hexdigest()
