@@ -404,6 +404,31 @@ def _add_search_verbs(rag: Any, memory: Any) -> None:
     cli_search.register(rag, memory, _verb)
 
 
+_LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that came after `--`
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    # argparse cannot fill an optional positional after an option (`rag search V --json Q`);
+    # one leftover word is that query.
+    if len(extras) == 1 and getattr(args, "query", "") is None and not extras[0].startswith("-"):
+        args.query, extras = extras[0], []
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(e.replace(_LITERAL, '') for e in extras)}")
+    for key, value in vars(args).items():
+        if isinstance(value, str) and value.startswith(_LITERAL):
+            setattr(args, key, value[len(_LITERAL):])
+        elif isinstance(value, list):
+            setattr(args, key, [v[len(_LITERAL):] if isinstance(v, str) and v.startswith(_LITERAL) else v
+                                for v in value])
+    return args
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     return "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]
 
@@ -412,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(argv)
         if args.handler is None:
             args.group_parser.print_help(sys.stderr)
             raise UsageError(f"{args.group_parser.prog}: choose a command.")

@@ -83,6 +83,9 @@ def test_text_helpers() -> None:
     snip = snippet_text("line one\nhas [b]x[/b] and [S1]", ["x"])
     assert snip.plain == "line one has [b]x[/b] and [S1]"
     assert any(span.start == 16 and span.end == 17 for span in snip.spans)
+    long = snippet_text("前言" * 200 + "咖啡" + "後記" * 200, ["咖啡"], cells=60)
+    assert "咖啡" in long.plain and long.plain.startswith("…") and long.plain.endswith("…")
+    assert long.cell_len <= 62
 
 
 async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, engine: Engine) -> None:
@@ -322,29 +325,42 @@ async def test_model_install_screen_progress_and_cancel(engine: Engine) -> None:
         screen = app.screen
         await pilot.click("#start")
         table = screen.query_one("#model-files", DataTable)
-        await wait_for(pilot, lambda: table.row_count == 2)
-        assert "1.0 KiB/s" in static_text(screen.query_one("#model-rate", Static))
-        assert table.get_row_at(0)[3].plain == "downloading"
+        rate = screen.query_one("#model-rate", Static)
+        await wait_for(pilot, lambda: "KiB/s" in static_text(rate))
+        assert "1.0 KiB of 3.0 KiB" in static_text(rate) and "ETA 2s" in static_text(rate)
+        assert table.get_row("onnx/model_q4.onnx")[3].plain == "downloading"
         await pilot.click("#cancel")
         fake.release.set()
         message = screen.query_one("#model-message", Static)
         await wait_for(pilot, lambda: "cancelled" in static_text(message))
         assert str(screen.query_one("#start").label) == "Resume"
+        assert table.get_row("onnx/model_q4.onnx")[3].plain == "cancelled"
         fake.release.clear()
         await pilot.click("#start")
         fake.release.set()
         await wait_for(pilot, lambda: "installed" in static_text(message))
-        assert table.get_row_at(1)[3].plain == "downloaded"
+        assert table.get_row("tokenizer.json")[3].plain == "downloaded"
+
+
+class WithoutInstaller:
+    """The engine as it was before `install_model` existed."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str):
+        if name == "install_model":
+            raise AttributeError(name)
+        return getattr(self._engine, name)
 
 
 async def test_model_install_unavailable(engine: Engine) -> None:
-    app = MemoriesApp(engine)
-    if hasattr(engine, "install_model"):
-        pytest.skip("the engine has an installer now")
+    app = MemoriesApp(WithoutInstaller(engine))
     async with app.run_test(size=SIZE) as pilot:
         await app.run_action("open_model")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
         assert "unavailable" in static_text(app.screen.query_one("#model-message", Static))
+        assert app.screen.query_one("#start").disabled
 
 
 def test_main_bad_config_exits_cleanly(tmp_path: Path, capsys) -> None:
@@ -355,3 +371,20 @@ def test_main_bad_config_exits_cleanly(tmp_path: Path, capsys) -> None:
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert err.startswith("memories-tui: ") and "Traceback" not in err
+
+
+async def test_command_palette_opens_screens(engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    engine.unlock(vault_id, PASS)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.vault_unlocked(engine.resolve_vault(vault_id))
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.1)
+        await pilot.press(*"ingest files")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        bindings = {b.id for _, b, *_ in app.active_bindings.values() if b.id}
+        assert {"lock", "back", "ingest.run"} <= bindings

@@ -1,0 +1,90 @@
+"""Typed messages thread workers post back to the UI thread.
+
+Every message carries the engine's `lock_epoch` at the time the work started; handlers drop
+messages whose epoch no longer matches (the vault was locked meanwhile: R-TUI-2, R-CACHE-3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+def describe(exc: BaseException) -> str:
+    """The message to show for a worker failure: engine errors carry a safe sentence; anything
+    else is a bug, shown by type so the UI never hangs in a busy state."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        return message
+    return f"Unexpected error ({type(exc).__name__}): {exc}"
+
+
+class WorkerMessage(Message):
+    def __init__(self, epoch: int) -> None:
+        super().__init__()
+        self.epoch = epoch
+
+
+class UnlockDone(WorkerMessage):
+    def __init__(self, epoch: int, *, vault_id: str = "", error: str | None = None,
+                 wrong_passphrase: bool = False) -> None:
+        super().__init__(epoch)
+        self.vault_id = vault_id
+        self.error = error
+        self.wrong_passphrase = wrong_passphrase
+
+
+class VaultCreated(WorkerMessage):
+    def __init__(self, epoch: int, *, vault_id: str = "", samples: int = 0, error: str | None = None) -> None:
+        super().__init__(epoch)
+        self.vault_id = vault_id
+        self.samples = samples
+        self.error = error
+
+
+class IngestProgress(WorkerMessage):
+    def __init__(self, epoch: int, *, stage: str = "", done: int = 0, total: int = 0) -> None:
+        super().__init__(epoch)
+        self.stage = stage
+        self.done = done
+        self.total = total
+
+
+class IngestDone(WorkerMessage):
+    def __init__(self, epoch: int, *, results: list[Any] | None = None, error: str | None = None) -> None:
+        super().__init__(epoch)
+        self.results = results or []
+        self.error = error
+
+
+class SearchDone(WorkerMessage):
+    def __init__(self, epoch: int, *, mode: str, generation: int, response: Any = None, error: str | None = None,
+                 seconds: float = 0.0) -> None:
+        super().__init__(epoch)
+        self.mode = mode
+        self.generation = generation
+        self.response = response
+        self.error = error
+        self.seconds = seconds
+
+
+class InstallProgressMessage(WorkerMessage):
+    def __init__(self, epoch: int, *, progress: Any) -> None:
+        super().__init__(epoch)
+        self.progress = progress
+
+
+class InstallDone(WorkerMessage):
+    def __init__(self, epoch: int, *, report: Any = None, error: str | None = None, cancelled: bool = False) -> None:
+        super().__init__(epoch)
+        self.report = report
+        self.error = error
+        self.cancelled = cancelled
+
+
+class StatusDone(WorkerMessage):
+    def __init__(self, epoch: int, *, status: dict[str, Any] | None = None, error: str | None = None) -> None:
+        super().__init__(epoch)
+        self.status = status
+        self.error = error

@@ -1,0 +1,47 @@
+"""Shared screen plumbing: the engine, the lock epoch, and dropping late worker results."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.screen import Screen
+
+from ..messages import WorkerMessage
+
+if TYPE_CHECKING:
+    from ...engine import Engine
+    from ..app import MemoriesApp
+
+
+class EngineScreen(Screen):
+    """A screen that talks to the engine."""
+
+    @property
+    def memories(self) -> MemoriesApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def engine(self) -> Engine:
+        return self.memories.engine
+
+    def epoch(self) -> int:
+        return self.engine.lock_epoch
+
+    def epoch_live(self, epoch: int) -> bool:
+        return epoch == self.engine.lock_epoch
+
+    def post_if_live(self, message: WorkerMessage) -> None:
+        """Called from a worker thread: post only if nothing was locked since the work started."""
+        if self.epoch_live(message.epoch):
+            self.post_message(message)
+
+
+class VaultScreen(EngineScreen):
+    """A screen showing data of one unlocked vault; every VaultScreen is popped on lock."""
+
+    def __init__(self, vault_id: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.vault_id = vault_id
+
+    def epoch_live(self, epoch: int) -> bool:
+        return epoch == self.engine.lock_epoch and self.engine.is_unlocked(self.vault_id)

@@ -1,0 +1,147 @@
+"""Ingest: pick text files (typed paths and/or a directory tree), run in a worker, show results."""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, DirectoryTree, Footer, Header, Input, ProgressBar, Static
+
+from ..messages import IngestDone, IngestProgress, describe
+from ..text import plain
+from .base import VaultScreen
+
+STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
+
+
+def parse_paths(value: str) -> list[Path]:
+    """Paths separated by spaces; quote a path that contains spaces. `~` is expanded."""
+    return [Path(p).expanduser() for p in shlex.split(value)]
+
+
+class IngestScreen(VaultScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back / cancel", id="back"),
+        Binding("ctrl+r", "run", "Ingest", id="ingest.run"),
+        Binding("ctrl+t", "toggle_tree", "Files", id="ingest.tree"),
+    ]
+
+    def __init__(self, vault_id: str, root: Path | None = None) -> None:
+        super().__init__(vault_id)
+        self.root = root or Path.cwd()
+        self.cancel_event: threading.Event | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="ingest"):
+            yield Static(Text("Text files to import as knowledge cards (space-separated; quote paths with spaces). "
+                              "Pick files in the tree to add them. All or nothing: a refused file stops the import."),
+                         id="ingest-help")
+            with Horizontal(id="ingest-row"):
+                yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"")
+                yield Button("Ingest", id="run", variant="primary")
+            with Horizontal(id="ingest-body"):
+                yield DirectoryTree(self.root, id="tree")
+                with Vertical(id="ingest-out"):
+                    yield ProgressBar(id="ingest-progress", show_eta=False)
+                    yield Static(id="ingest-message")
+                    yield DataTable(id="ingest-results", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#ingest-results", DataTable)
+        table.add_columns("File", "Status", "Chunks", "Title", "Record")
+        self.query_one("#ingest-progress").display = False
+        self.query_one("#paths", Input).focus()
+
+    def action_toggle_tree(self) -> None:
+        tree = self.query_one("#tree", DirectoryTree)
+        tree.display = not tree.display
+
+    def action_back(self) -> None:
+        if self.cancel_event is not None:
+            self.cancel_event.set()
+            self.query_one("#ingest-message", Static).update(Text("Cancelling…"))
+            return
+        self.dismiss()
+
+    @on(DirectoryTree.FileSelected, "#tree")
+    def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        field = self.query_one("#paths", Input)
+        try:
+            current = parse_paths(field.value)
+        except ValueError:
+            current = []
+        if event.path not in current:
+            quoted = shlex.quote(str(event.path))
+            field.value = f"{field.value.rstrip()} {quoted}".lstrip()
+
+    @on(Input.Submitted, "#paths")
+    @on(Button.Pressed, "#run")
+    def action_run(self) -> None:
+        if self.cancel_event is not None:
+            return
+        message = self.query_one("#ingest-message", Static)
+        try:
+            paths = parse_paths(self.query_one("#paths", Input).value)
+        except ValueError as exc:
+            message.update(Text(f"Cannot read the paths: {exc}.", style="bold red"))
+            return
+        if not paths:
+            message.update(Text("Name at least one file (type a path or pick one in the tree).", style="bold red"))
+            return
+        self.cancel_event = threading.Event()
+        bar = self.query_one("#ingest-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=len(paths), progress=0)
+        message.update(Text(f"Reading {len(paths)} file(s)…"))
+        self.query_one("#ingest-results", DataTable).clear()
+        self.query_one("#run", Button).disabled = True
+        self.ingest_worker(paths, self.cancel_event, self.epoch())
+
+    @work(thread=True, exclusive=True, group="ingest", exit_on_error=False)
+    def ingest_worker(self, paths: list[Path], cancel: threading.Event, epoch: int) -> None:
+        def progress(stage: str, done: int, total: int) -> None:
+            self.post_if_live(IngestProgress(epoch, stage=stage, done=done, total=total))
+
+        try:
+            results = self.engine.ingest(self.vault_id, paths, progress=progress, cancel=cancel)
+        except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
+            self.post_if_live(IngestDone(epoch, error=describe(exc)))
+            return
+        self.post_if_live(IngestDone(epoch, results=results))
+
+    def on_ingest_progress(self, message: IngestProgress) -> None:
+        if self.epoch_live(message.epoch):
+            self.query_one("#ingest-progress", ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_ingest_done(self, message: IngestDone) -> None:
+        self.cancel_event = None
+        self.query_one("#run", Button).disabled = False
+        if not self.epoch_live(message.epoch):
+            return
+        out = self.query_one("#ingest-message", Static)
+        if message.error:
+            self.query_one("#ingest-progress").display = False
+            out.update(Text(message.error, style="bold red"))
+            return
+        table = self.query_one("#ingest-results", DataTable)
+        counts: dict[str, int] = {}
+        for result in message.results:
+            counts[result.status] = counts.get(result.status, 0) + 1
+            table.add_row(plain(Path(result.file).name), plain(result.status, STATUS_STYLE.get(result.status, "")),
+                          plain(result.chunks), plain(result.title), plain(result.id or "", "dim"))
+        summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+        out.update(Text(f"Done: {summary}.", style="bold green"))
+        self.query_one("#paths", Input).value = ""
+
+    def on_unmount(self) -> None:
+        if self.cancel_event is not None:
+            self.cancel_event.set()
+

@@ -1,0 +1,234 @@
+"""Vault picker, create-vault and unlock screens."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Center, Horizontal, Vertical
+from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, LoadingIndicator, Static, Switch
+
+from ...engine import VaultInfo
+from ...errors import MemoriesError, WrongPassphraseError
+from ..messages import UnlockDone, VaultCreated, describe
+from ..text import plain
+from .base import EngineScreen
+
+
+class VaultPickerScreen(EngineScreen):
+    """The bottom of the screen stack: every vault in the home."""
+
+    BINDINGS = [
+        Binding("n", "create", "New vault", id="vault.new"),
+        Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
+        Binding("ctrl+q", "app.quit", "Quit", id="quit"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="picker"):
+            yield Static(id="picker-intro")
+            yield DataTable(id="vaults", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#vaults", DataTable)
+        table.add_columns("Name", "Records", "Vault id")
+        self.refresh_vaults()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_vaults()
+
+    def refresh_vaults(self) -> None:
+        try:
+            self.vaults = self.engine.list_vaults()
+        except MemoriesError as exc:
+            self.vaults = []
+            self.query_one("#picker-intro", Static).update(Text(exc.message, style="bold red"))
+            return
+        table = self.query_one("#vaults", DataTable)
+        table.clear()
+        for info in self.vaults:
+            table.add_row(plain(info.name), plain(info.records), plain(info.vault_id, "dim"), key=info.vault_id)
+        intro = self.query_one("#picker-intro", Static)
+        if self.vaults:
+            intro.update(Text.assemble(("Vaults in ", ""), (str(self.engine.home), "bold"),
+                                       ("  ·  enter unlocks, n creates a new vault", "dim")))
+            table.focus()
+        else:
+            intro.update(Text.assemble(("No vault yet in ", ""), (str(self.engine.home), "bold"),
+                                       (".  Press n to create one.", "")))
+
+    def action_create(self) -> None:
+        self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
+
+    def action_unlock(self) -> None:
+        table = self.query_one("#vaults", DataTable)
+        if not self.vaults or table.cursor_row < 0:
+            return
+        self.app.push_screen(UnlockScreen(self.vaults[table.cursor_row]))
+
+    @on(DataTable.RowSelected, "#vaults")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_unlock()
+
+
+class CreateVaultScreen(EngineScreen):
+    BINDINGS = [Binding("escape", "back", "Back", id="back")]
+
+    def __init__(self, first_run: bool = False) -> None:
+        super().__init__()
+        self.first_run = first_run
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Center(), Vertical(id="create-form", classes="form"):
+            if self.first_run:
+                yield Static(Text("Welcome to Memories. Create your first vault: everything in it is encrypted "
+                                  "with a key derived from your passphrase, and nothing leaves this machine."),
+                             id="welcome")
+            yield Label("Vault name")
+            yield Input(value="Personal" if self.first_run else "", id="name", placeholder="e.g. Personal")
+            yield Label("Passphrase")
+            yield Input(password=True, id="pass1", placeholder="passphrase")
+            yield Label("Passphrase again")
+            yield Input(password=True, id="pass2", placeholder="repeat the passphrase")
+            with Horizontal(classes="switch-row"):
+                yield Switch(value=False, id="device-only")
+                yield Label("Device-only: never send this vault's text to remote services")
+            yield Checkbox("Import the bundled sample notes (English, 中文, mixed)", value=self.first_run,
+                           id="samples")
+            yield Static(id="create-error", classes="error")
+            yield LoadingIndicator(id="create-loading")
+            yield Button("Create vault", id="create", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#create-loading").display = False
+        self.query_one("#pass1" if self.first_run else "#name", Input).focus()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        order = ["name", "pass1", "pass2"]
+        if event.input.id in order[:-1]:
+            self.query_one(f"#{order[order.index(event.input.id) + 1]}", Input).focus()
+        else:
+            self.submit()
+
+    @on(Button.Pressed, "#create")
+    def submit(self) -> None:
+        name = self.query_one("#name", Input).value.strip()
+        p1 = self.query_one("#pass1", Input).value
+        p2 = self.query_one("#pass2", Input).value
+        if not name:
+            return self.show_error("Give the vault a name.", "#name")
+        if not p1:
+            return self.show_error("An empty passphrase is not allowed.", "#pass1")
+        if p1 != p2:
+            self.query_one("#pass2", Input).value = ""
+            return self.show_error("The two passphrases differ.", "#pass2")
+        self.show_error("")
+        self.set_busy(True)
+        self.create_worker(name, p1, self.query_one("#device-only", Switch).value,
+                           self.query_one("#samples", Checkbox).value, self.epoch())
+
+    def set_busy(self, busy: bool) -> None:
+        self.query_one("#create-loading").display = busy
+        self.query_one("#create", Button).disabled = busy
+        for widget in self.query(Input):
+            widget.disabled = busy
+
+    def show_error(self, message: str, focus: str | None = None) -> None:
+        self.query_one("#create-error", Static).update(Text(message))
+        if focus:
+            self.query_one(focus, Input).focus()
+
+    @work(thread=True, exclusive=True, group="create-vault", exit_on_error=False)
+    def create_worker(self, name: str, passphrase: str, device_only: bool, samples: bool, epoch: int) -> None:
+        engine = self.engine
+        try:
+            info = engine.create_vault(name, passphrase, device_only=device_only)
+            engine.unlock(info.vault_id, passphrase)
+            count = len(engine.import_samples(info.vault_id)) if samples else 0
+            if engine.lock_epoch != epoch:  # locked meanwhile: do not leave it open
+                engine.lock(info.vault_id)
+                return
+        except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
+            self.post_message(VaultCreated(epoch, error=describe(exc)))
+            return
+        self.post_message(VaultCreated(epoch, vault_id=info.vault_id, samples=count))
+
+    def on_vault_created(self, message: VaultCreated) -> None:
+        self.set_busy(False)
+        if message.error:
+            self.show_error(message.error)
+            return
+        if message.samples:
+            self.notify(f"Imported {message.samples} sample notes.")
+        self.memories.vault_unlocked(self.engine.resolve_vault(message.vault_id))
+
+
+class UnlockScreen(EngineScreen):
+    BINDINGS = [Binding("escape", "back", "Vaults", id="back")]
+
+    def __init__(self, info: VaultInfo) -> None:
+        super().__init__()
+        self.info = info
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Center(), Vertical(id="unlock-form", classes="form"):
+            yield Static(Text.assemble(("Unlock ", ""), (self.info.name, "bold"),
+                                       (f"  ({self.info.vault_id})", "dim")), id="unlock-title")
+            yield Input(password=True, id="passphrase", placeholder="passphrase")
+            yield Static(id="unlock-error", classes="error")
+            yield LoadingIndicator(id="unlock-loading")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#unlock-loading").display = False
+        self.query_one("#passphrase", Input).focus()
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.dismiss()
+
+    @on(Input.Submitted, "#passphrase")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if not event.value:
+            self.query_one("#unlock-error", Static).update(Text("Type the vault's passphrase."))
+            return
+        self.query_one("#unlock-error", Static).update("")
+        self.query_one("#unlock-loading").display = True
+        event.input.disabled = True
+        self.unlock_worker(event.value, self.epoch())
+
+    @work(thread=True, exclusive=True, group="unlock", exit_on_error=False)
+    def unlock_worker(self, passphrase: str, epoch: int) -> None:
+        try:
+            self.engine.unlock(self.info.vault_id, passphrase)
+            if self.engine.lock_epoch != epoch:  # locked while the KDF ran: do not leave it open
+                self.engine.lock(self.info.vault_id)
+                return
+        except WrongPassphraseError as exc:
+            self.post_message(UnlockDone(epoch, error=describe(exc), wrong_passphrase=True))
+        except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
+            self.post_message(UnlockDone(epoch, error=describe(exc)))
+        else:
+            self.post_message(UnlockDone(epoch, vault_id=self.info.vault_id))
+
+    def on_unlock_done(self, message: UnlockDone) -> None:
+        self.query_one("#unlock-loading").display = False
+        field = self.query_one("#passphrase", Input)
+        field.disabled = False
+        if message.error:
+            self.query_one("#unlock-error", Static).update(Text(message.error))
+            field.value = ""
+            field.focus()
+            return
+        self.memories.vault_unlocked(self.info)

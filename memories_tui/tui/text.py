@@ -1,0 +1,72 @@
+"""Turn engine text into Rich `Text` objects: never markup, offsets in characters.
+
+Document text can contain `[S1]`, `[b]x[/b]` or `[@click=…]`; all of it must show literally,
+so nothing here ever parses markup.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from ..retrieval.highlight import term_spans
+
+HIGHLIGHT = "bold black on yellow"
+CHUNK = "on #2f4f6f"
+
+
+def byte_to_char(text: str, byte_offset: int) -> int:
+    """The character offset of a UTF-8 byte offset into `text` (clamped; a cut inside a
+    character counts as the character's start)."""
+    data = text.encode("utf-8")
+    byte_offset = max(0, min(byte_offset, len(data)))
+    return len(data[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def byte_range_to_chars(text: str, byte_start: int, byte_end: int) -> tuple[int, int]:
+    return byte_to_char(text, byte_start), byte_to_char(text, byte_end)
+
+
+def highlighted(text: str, terms: list[str], style: str = HIGHLIGHT) -> Text:
+    out = Text(text, no_wrap=False)
+    for start, end in term_spans(text, terms):
+        out.stylize(style, start, end)
+    return out
+
+
+def snippet_text(text: str, terms: list[str], cells: int = 150) -> Text:
+    """A window of `text` around its first matched term, at most `cells` terminal cells wide
+    (CJK characters take two), terms highlighted.
+
+    Whitespace is replaced one character for one, so spans computed on the original text
+    stay valid."""
+    spans = term_spans(text, terms)
+    start = 0
+    if spans:
+        # back up about a third of the budget before the first match
+        start, budget = spans[0][0], cells // 3
+        while start > 0 and budget > 0:
+            budget -= cell_len(text[start - 1])
+            start -= 1
+    while start < len(text) and text[start].isspace() and (not spans or start < spans[0][0]):
+        start += 1
+    end, used = start, 0
+    while end < len(text) and used + cell_len(text[end]) <= cells:
+        used += cell_len(text[end])
+        end += 1
+    flat = "".join(" " if ch.isspace() else ch for ch in text[start:end])
+    out = Text("…" if start > 0 else "")
+    offset = len(out)
+    out.append(flat)
+    for s, e in spans:
+        if e <= start or s >= end:
+            continue
+        out.stylize(HIGHLIGHT, offset + max(s, start) - start, offset + min(e, end) - start)
+    if end < len(text):
+        out.append("…")
+    return out
+
+
+def plain(value: object, style: str = "") -> Text:
+    """Any value as literal text (for DataTable cells, which parse plain `str` as markup)."""
+    return Text("" if value is None else str(value), style=style)

@@ -1,0 +1,122 @@
+"""Search verbs through the CLI: fields of SPEC §15, batch mode, limits and escaping (R-LEX-3/4/5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+
+@pytest.fixture(scope="module")
+def searchable(tmp_path_factory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("search")
+    home = root / "home"
+    vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    notes = {
+        "coffee.md": "# 手沖咖啡\n\n水溫控制在攝氏九十二度左右。粉水比大約一比十五。",
+        "bread.md": "# Sourdough\n\nFeed the starter twice a day. Bake at 250 degrees.",
+        "mixed.md": "# 會議 Meeting\n\n搜尋功能改用 hybrid search 混合排序。",
+    }
+    paths = []
+    for name, text in notes.items():
+        (root / name).write_text(text, encoding="utf-8")
+        paths.append(str(root / name))
+    assert run_cli(home, "rag", "ingest", vault, *paths).code == 0
+    run_cli(home, "memory", "add", vault, "--title", "咖啡 secret", "--kind", "credential", "--text", "咖啡 PIN 0000")
+    return home, vault
+
+
+def test_rag_search_fields(searchable):
+    home, vault = searchable
+    out = run_cli(home, "rag", "search", vault, "咖啡", "--mode", "bm25", "--json").json
+    assert {"vault_id", "query", "mode", "match_mode", "results"} <= set(out)
+    assert out["mode"] == "bm25" and out["match_mode"] == "any" and out["query"] == "咖啡"
+    hit = out["results"][0]
+    assert {"citation", "asset_id", "revision", "chunk_hash", "byte_start", "byte_end", "score", "title", "text",
+            "scores"} <= set(hit)
+    assert hit["citation"] == "S1" and hit["title"] == "手沖咖啡"
+    assert all(r["title"] != "咖啡 secret" for r in out["results"])
+
+
+def test_match_modes_and_cards_only(searchable):
+    home, vault = searchable
+    titles = lambda *a: [r["title"] for r in run_cli(home, "rag", "search", vault, *a, "--json").json["results"]]  # noqa: E731
+    assert titles("hybrid search", "--match-mode", "phrase") == ["會議 Meeting"]
+    assert titles("search hybrid", "--match-mode", "phrase") == []
+    assert titles("starter 咖啡", "--match-mode", "all") == []
+    assert set(titles("starter 咖啡", "--match-mode", "any")) == {"Sourdough", "手沖咖啡"}
+    assert set(titles("starter 咖啡", "--cards-only")) == {"Sourdough", "手沖咖啡"}
+
+
+def test_memory_search_verb(searchable):
+    home, vault = searchable
+    out = run_cli(home, "memory", "search", vault, "混合排序", "--json").json
+    assert out["results"][0]["title"] == "會議 Meeting"
+    human = run_cli(home, "memory", "search", vault, "混合排序")
+    assert "會議 Meeting" in human.stdout and human.code == 0
+
+
+def test_batch_queries_one_unlock(searchable, tmp_path):
+    home, vault = searchable
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
+        {"id": "q1", "text": "咖啡"}, {"id": "q2", "text": "sourdough starter"}, {"id": 3, "text": "nothing-matches"},
+    ]) + "\n", encoding="utf-8")
+    out = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
+    assert out.code == 0 and out.stdout.count("\n") == 1
+    got = {q["id"]: [r["title"] for r in q["results"]] for q in out.json["queries"]}
+    assert got["q1"][0] == "手沖咖啡" and got["q2"][0] == "Sourdough" and got["3"] == []
+
+
+def test_batch_queries_bad_file(searchable, tmp_path):
+    home, vault = searchable
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "text": "ok"}\nnot json\n')
+    out = run_cli(home, "rag", "search", vault, "--queries", str(bad), "--json")
+    assert out.code == 1 and out.json["error"]["code"] == "bad_queries_file" and "line 2" in out.json["error"]["message"]
+    both = run_cli(home, "rag", "search", vault, "q", "--queries", str(bad), "--json")
+    assert both.code == 2
+
+
+@pytest.mark.parametrize("query", ['NEAR(a b)', '"unbalanced', "star*", "a AND b", "x OR y", "NOT z", "-x",
+                                   "body:咖啡", "^start", "(paren", "title:secret", "a:b:c", "{x}"])
+def test_fts_syntax_is_never_interpreted(searchable, query):
+    home, vault = searchable
+    args = ("--json", "--", query) if query.startswith("-") else (query, "--json")
+    out = run_cli(home, "rag", "search", vault, *args)
+    assert out.code == 0, out.stdout
+    assert isinstance(out.json["results"], list)
+
+
+def test_limits_name_the_limit(searchable):
+    home, vault = searchable
+    too_long = run_cli(home, "rag", "search", vault, "字" * 400, "--json")
+    assert too_long.code == 1 and too_long.json["error"]["code"] == "limit_exceeded"
+    assert "1,024" in too_long.json["error"]["message"] or "1024" in too_long.json["error"]["message"]
+    many = run_cli(home, "rag", "search", vault, " ".join(f"w{i}" for i in range(70)), "--json")
+    assert many.json["error"]["code"] == "limit_exceeded" and "64" in many.json["error"]["message"]
+    big = run_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
+    assert big.json["error"]["code"] == "limit_exceeded" and "100" in big.json["error"]["message"]
+    zero = run_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
+    assert zero.json["error"]["code"] == "limit_exceeded"
+
+
+def test_status_lexical_part(searchable):
+    home, vault = searchable
+    out = run_cli(home, "rag", "status", vault, "--json").json
+    for key in ("backend", "model", "installed", "vector_space", "dimensions", "chunks", "embedded", "missing",
+                "truncated", "limits", "usage"):
+        assert key in out
+    assert out["chunks"] == 3 and out["limits"]["chunks"] == 10_000 and out["usage"]["chunks"] == 3
+    assert out["installed"] is False and out["missing"] == 3
+
+
+def test_options_between_vault_and_query(searchable):
+    home, vault = searchable
+    out = run_cli(home, "rag", "search", vault, "--json", "--limit", "1", "咖啡")
+    assert out.code == 0 and len(out.json["results"]) == 1
+    extra = run_cli(home, "rag", "search", vault, "one", "two", "--json")
+    assert extra.code == 2 and "unrecognized" in extra.json["error"]["message"]
