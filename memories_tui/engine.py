@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import CancelledError, InputRefusedError, LimitError, LockedError, NotFoundError, UsageError
+from .errors import (
+    BudgetExceededError,
+    CancelledError,
+    InputRefusedError,
+    LimitError,
+    LockedError,
+    NotFoundError,
+    UsageError,
+)
 from .home import resolve_config, resolve_home
 from .index.cache import MIB, IndexCache, VaultIndex
 from .index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
@@ -389,6 +397,18 @@ class Engine:
                               cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
                               embed_missing=embed_missing)
 
+    def embed_in_background(self, vault_id: str, *, progress: Callable[[EmbedProgress], None] | None = None,
+                            cancel: threading.Event | None = None) -> IndexReport:
+        """Call from a worker thread after unlock: lowers this thread's CPU priority (so searches
+        stay fast meanwhile) and embeds in budgeted slices until every chunk has a vector.
+        Resumable across restarts through the encrypted cache."""
+        _lower_thread_priority()
+        while True:
+            try:
+                return self.ensure_vectors(vault_id, progress=progress, cancel=cancel)
+            except BudgetExceededError:
+                continue  # nobody waits on background work: go on with the next slice
+
     def build_vector_index(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
                            progress: Callable[[EmbedProgress], None] | None = None,
                            cancel: threading.Event | None = None) -> IndexReport:
@@ -416,8 +436,9 @@ class Engine:
 
     # -- search ---------------------------------------------------------------------------
     def search(self, vault_id: str, query: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10,
-               cards_only: bool = False, rerank: bool = True,
-               budget_seconds: float = BUDGET_SECONDS) -> SearchResponse:
+               cards_only: bool = False, rerank: bool = True, budget_seconds: float = BUDGET_SECONDS,
+               progress: Callable[[EmbedProgress], None] | None = None,
+               cancel: threading.Event | None = None) -> SearchResponse:
         check_request(query, mode, match_mode, limit)
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
@@ -427,7 +448,8 @@ class Engine:
         embedder = self.embedder()
         return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
                       rerank=rerank, embed_query=embedder.embed_query,
-                      ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds))
+                      ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
+                                                                 progress=progress, cancel=cancel))
 
     def memory_search(self, vault_id: str, query: str, *, limit: int = 10, match_mode: str = "any") -> list[dict[str, Any]]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
@@ -503,6 +525,15 @@ def _check_record_input(kind: str, title: str, body: str) -> None:
     if not title.strip():
         raise InputRefusedError("A record needs a non-empty title (--title).", code="bad_title")
     _check_body(body)
+
+
+def _lower_thread_priority(niceness: int = 10) -> None:
+    """Linux nice values are per thread: lower only the calling thread's priority."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
+    except (AttributeError, OSError):
+        pass  # not supported here: background work simply runs at normal priority
 
 
 def _restrict(path: Path) -> None:

@@ -257,3 +257,25 @@ def test_cli_model_install_reports_every_file_and_fails_on_mismatch(tmp_path):
     assert (target / "tokenizer.json").read_bytes() == files["tokenizer.json"]
     assert not (target / "onnx" / "model_q4.onnx").exists()
     assert (target / "NOTICE.md").is_file()
+
+
+@needs_minilm
+def test_background_embedding_runs_niced_and_completes(minilm_engine):
+    import os
+    import threading
+
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    seen = {}
+
+    def work():
+        seen["report"] = eng.embed_in_background(vid)
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(60)
+    assert seen["report"].embedded == 4 and seen["report"].missing == 0
+    assert seen["nice"] > base or seen["nice"] == 19
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # only the worker was lowered
