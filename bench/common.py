@@ -1,0 +1,100 @@
+"""Shared benchmark helpers: dataset loading, nDCG/Recall, latency percentiles, peak RSS."""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+
+
+@dataclass
+class Collection:
+    name: str
+    corpus: dict[str, dict[str, str]]  # doc id -> {"title", "text"}
+    queries: dict[str, str]  # query id -> text
+    qrels: dict[str, dict[str, int]]  # query id -> {doc id: relevance}
+
+
+def load_collection(data_dir: Path, name: str) -> Collection | None:
+    root = data_dir / name
+    if not (root / "corpus.jsonl").exists():
+        print(f"[skip] {name}: no corpus at {root}", file=sys.stderr)
+        return None
+    corpus: dict[str, dict[str, str]] = {}
+    with open(root / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            corpus[str(d["id"])] = {"title": d.get("title", ""), "text": d.get("text", "")}
+    queries: dict[str, str] = {}
+    with open(root / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            queries[str(q["id"])] = q["text"]
+    qrels: dict[str, dict[str, int]] = {}
+    with open(root / "qrels.tsv", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            qid, did, rel = line.rstrip("\n").split("\t")
+            if int(rel) > 0:
+                qrels.setdefault(qid, {})[did] = int(rel)
+    queries = {q: t for q, t in queries.items() if q in qrels}
+    return Collection(name, corpus, queries, qrels)
+
+
+def ndcg_at_k(ranked: list[str], rels: dict[str, int], k: int = 10) -> float:
+    """trec_eval nDCG: linear gain, log2(rank + 1) discount."""
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rels.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at_k(ranked: list[str], rels: dict[str, int], k: int = 100) -> float:
+    relevant = {d for d, g in rels.items() if g > 0}
+    if not relevant:
+        return 0.0
+    return len(relevant & set(ranked[:k])) / len(relevant)
+
+
+def evaluate(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
+    """Mean nDCG@10 and Recall@100 over the queries of ``run``."""
+    if not run:
+        return 0.0, 0.0
+    nd = [ndcg_at_k(run[q], qrels[q]) for q in run]
+    rc = [recall_at_k(run[q], qrels[q]) for q in run]
+    return sum(nd) / len(nd), sum(rc) / len(rc)
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    idx = min(len(s) - 1, max(0, math.ceil(p / 100 * len(s)) - 1))
+    return s[idx]
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def print_table(headers: list[str], rows: list[list[object]]) -> None:
+    def fmt(v: object) -> str:
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "-"
+            return f"{v:.4f}" if v < 10 else f"{v:,.1f}"
+        return str(v)
+
+    cells = [[fmt(v) for v in r] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for c in cells:
+        print("| " + " | ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)) + " |")

@@ -1,0 +1,301 @@
+"""Segmentation and folding for the lexical index (R-SEG-1, R-LEX-3, R-LEX-4).
+
+* ``fold`` maps Traditional Chinese to Simplified (OpenCC ``hk2s`` then ``tw2s``, which
+  measured best for Simplified/Traditional/Taiwan/Hong Kong round trips), full-width ASCII
+  to ASCII and Latin letters to lower case. It is length-preserving character by character,
+  so positions in ``fold(text)`` are positions in ``text``.
+* ``index_tokens`` is Jieba search mode (``cut_for_search``: words and their parts) over the
+  folded text, punctuation dropped, pure-Latin words stemmed with the Snowball English
+  stemmer. Stopwords are kept in the index so a query made only of common words still works.
+* ``phrase_tokens`` is the precise token stream used for contiguous phrase matching:
+  every CJK ideograph/kana is its own token, other runs of letters/digits are words
+  (folded, not stemmed). Any substring of Chinese text is therefore a contiguous token
+  sequence, whatever Jieba would have done with it.
+* ``query_terms`` validates the query limits and returns distinct folded terms.
+
+The segmenter is ``rjieba`` (jieba-rs) when importable and ``jieba`` otherwise; it is loaded
+once per process, lazily and under a lock (``warm_up`` does it ahead of time).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Callable
+
+from memories_tui.errors import LimitError
+
+MAX_QUERY_BYTES = 1024
+MAX_QUERY_TERMS = 64
+MAX_RESULTS = 100
+MATCH_MODES = ("any", "all", "phrase")
+
+# OpenCC configurations applied in order by ``fold``.
+OPENCC_CHAIN = ("hk2s", "tw2s")
+
+# Lucene's English stopword list (the one bm25s calls "en").
+STOPWORDS_EN = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+# Chinese function words and question words that carry no topic (folded/Simplified forms).
+STOPWORDS_ZH = frozenset(
+    "的 了 是 在 和 与 及 或 也 都 而 之 其 这 那 这个 那个 这些 那些 被 把 为 对 由 从 以 于 "
+    "吗 呢 吧 啊 呀 哪 哪个 哪些 哪里 哪儿 什么 谁 怎么 怎样 如何 几 多少 为什么 着 过 "
+    "就 还 又 等 所 该 此".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_ZH
+
+_lock = threading.Lock()
+_cut_for_search: Callable[[str], list[str]] | None = None
+_backend_name: str | None = None
+_converters: list | None = None
+
+# Pieces FTS5's unicode61 tokenizer keeps as tokens: letters and numbers (no underscore).
+_WORD_PIECE = re.compile(r"[^\W_]+")
+_CJK_CHARS = (
+    "\u3040-\u30ff"  # kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\U00020000-\U0003134f"
+)
+_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_SPLIT = re.compile(f"([{_CJK_CHARS}]+)")
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_MARK = re.compile(f"[{_MARKS}]")
+_WORD_WITH_MARKS = re.compile(f"[^\\W_]+(?:[{_MARKS}]+[^\\W_]*)*")
+
+# Full-width ASCII (U+FF01..U+FF5E) to ASCII, ideographic space to space.
+_WIDTH_TABLE = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}
+_WIDTH_TABLE[0x3000] = 0x20
+
+
+def _load_converters() -> list:
+    global _converters
+    if _converters is None:
+        with _lock:
+            if _converters is None:
+                import opencc
+
+                _converters = [opencc.OpenCC(name) for name in OPENCC_CHAIN]
+    return _converters
+
+
+def _load_backend(name: str) -> Callable[[str], list[str]]:
+    if name == "rjieba":
+        import rjieba
+
+        rjieba.cut_for_search("预热")
+        return rjieba.cut_for_search
+    if name == "jieba":
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        return jieba.lcut_for_search
+    raise ValueError(f"unknown segmentation backend {name!r}")
+
+
+def _load_segmenter() -> Callable[[str], list[str]]:
+    global _cut_for_search, _backend_name
+    if _cut_for_search is None:
+        with _lock:
+            if _cut_for_search is None:
+                try:
+                    cut, name = _load_backend("rjieba"), "rjieba"
+                except ImportError:
+                    cut, name = _load_backend("jieba"), "jieba"
+                _backend_name = name
+                _cut_for_search = cut
+    return _cut_for_search
+
+
+def set_backend(name: str) -> None:
+    """Force the segmentation backend ("rjieba" or "jieba"); for benchmarks and tests.
+
+    An index must be queried with the backend it was built with.
+    """
+    global _cut_for_search, _backend_name
+    with _lock:
+        cut = _load_backend(name)
+        _cut_for_search, _backend_name = cut, name
+
+
+def backend() -> str:
+    """Name of the segmentation backend in use ("rjieba" or "jieba")."""
+    _load_segmenter()
+    assert _backend_name is not None
+    return _backend_name
+
+
+def warm_up() -> None:
+    """Load the segmenter dictionary, OpenCC tables and the stemmer (call off the UI thread)."""
+    _load_segmenter()
+    _load_converters()
+    _stem_words(["warm"])
+
+
+_stemmer_local = threading.local()
+
+
+def _stem_words(words: list[str]) -> list[str]:
+    stemmer = getattr(_stemmer_local, "stemmer", None)
+    if stemmer is None:  # PyStemmer objects are not thread-safe: one per thread
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+        _stemmer_local.stemmer = stemmer
+    return stemmer.stemWords(words)
+
+
+def _convert_script(text: str) -> str:
+    if not _HAS_CJK.search(text):
+        return text
+    out = text
+    for conv in _load_converters():
+        out = conv.convert(out)
+    if len(out) == len(text):
+        return out
+    # A phrase rule changed the length: fall back to character-by-character conversion.
+    chars = []
+    for ch in text:
+        c = ch
+        for conv in _load_converters():
+            c = conv.convert(c)
+        chars.append(c if len(c) == 1 else ch)
+    return "".join(chars)
+
+
+def fold(text: str) -> str:
+    """Traditional→Simplified, full-width→ASCII, lower case; same length as ``text``."""
+    out = _convert_script(text).translate(_WIDTH_TABLE)
+    lowered = out.lower()
+    if len(lowered) != len(out):
+        lowered = "".join(low if len(low := ch.lower()) == 1 else ch for ch in out)
+    return lowered
+
+
+def _strip_marks(piece: str) -> str:
+    decomposed = unicodedata.normalize("NFD", piece)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _latin_words(part: str) -> list[str]:
+    """Letter/digit words of a non-CJK stretch; combining marks stay attached to their word."""
+    if _MARK.search(part):
+        return _WORD_WITH_MARKS.findall(part)
+    return _WORD_PIECE.findall(part)
+
+
+def _tokens_from_folded(folded: str) -> list[str]:
+    """CJK runs go through Jieba search mode; everything else is split into letter/digit words."""
+    cut = _load_segmenter()
+    tokens: list[str] = []
+    latin: list[int] = []
+    for i, part in enumerate(_CJK_SPLIT.split(folded)):
+        if not part:
+            continue
+        if i % 2:  # a run of CJK characters: every Jieba token is made of word characters
+            tokens.extend(cut(part))
+            continue
+        for word in _latin_words(part):
+            if not word.isascii():
+                bare = _strip_marks(word)
+                if bare.isascii() and bare.isalnum():
+                    word = bare
+            if word.isalpha() and word.isascii():
+                latin.append(len(tokens))
+            tokens.append(word)
+    if latin:
+        stems = _stem_words([tokens[i] for i in latin])
+        for i, s in zip(latin, stems, strict=True):
+            tokens[i] = s
+    return tokens
+
+
+def index_tokens(text: str) -> list[str]:
+    """Search-mode tokens for indexing and ranking (folded, stemmed, punctuation dropped)."""
+    if not text:
+        return []
+    return _tokens_from_folded(fold(text))
+
+
+def _phrase_from_folded(folded: str) -> list[str]:
+    out: list[str] = []
+    for i, part in enumerate(_CJK_SPLIT.split(folded)):
+        if i % 2:
+            out.extend(part)
+        elif part:
+            out.extend(_latin_words(part))
+    return out
+
+
+def phrase_tokens(text: str) -> list[str]:
+    """Precise token stream for phrase matching: CJK one character per token, other words whole."""
+    if not text:
+        return []
+    return _phrase_from_folded(fold(text))
+
+
+def index_and_phrase_tokens(text: str) -> tuple[list[str], list[str]]:
+    """``(index_tokens(text), phrase_tokens(text))`` folding the text only once."""
+    if not text:
+        return [], []
+    folded = fold(text)
+    return _tokens_from_folded(folded), _phrase_from_folded(folded)
+
+
+_stop_cache: frozenset[str] | None = None
+
+
+def _stopwords() -> frozenset[str]:
+    """Stopwords as they appear in token streams (raw and stemmed forms)."""
+    global _stop_cache
+    if _stop_cache is None:
+        en = sorted(STOPWORDS_EN)
+        _stop_cache = STOPWORDS | frozenset(_stem_words(en))
+    return _stop_cache
+
+
+def check_query_bytes(query: str) -> None:
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise LimitError(f"Query is {size:,} bytes; the limit is {MAX_QUERY_BYTES:,} query bytes.")
+
+
+def _check_terms(count: int) -> None:
+    if count > MAX_QUERY_TERMS:
+        raise LimitError(f"Query has {count:,} terms; the limit is {MAX_QUERY_TERMS:,} query terms.")
+
+
+def query_terms(query: str) -> list[str]:
+    """Validate the query limits and return its distinct folded (and stemmed) terms, in order.
+
+    Raises ``LimitError`` over 1,024 bytes or 64 distinct terms. Stopwords are kept here;
+    ``search_terms`` drops them for ranking when other terms remain.
+    """
+    check_query_bytes(query)
+    terms = list(dict.fromkeys(index_tokens(query)))
+    _check_terms(len(terms))
+    return terms
+
+
+def search_terms(query: str) -> list[str]:
+    """``query_terms`` without stopwords (unless the query is nothing but stopwords)."""
+    terms = query_terms(query)
+    stops = _stopwords()
+    kept = [t for t in terms if t not in stops]
+    return kept or terms
+
+
+def query_phrase(query: str) -> list[str]:
+    """Validate limits and return the phrase token sequence of the raw query."""
+    query_terms(query)  # the same byte and term limits as the other modes
+    return phrase_tokens(query)
+
+
+def is_cjk(token: str) -> bool:
+    """True when the token contains a CJK ideograph or kana."""
+    return bool(_HAS_CJK.search(token))

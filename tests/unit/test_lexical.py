@@ -1,0 +1,277 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from memories_tui.errors import LimitError, UsageError
+from memories_tui.index import lexical
+from memories_tui.index.lexical import LexicalDoc, LexicalHit, LexicalIndex
+
+DOCS = [
+    LexicalDoc(1, "清华大学", "我来到北京清华大学读书。校园很美。", "tag:学校", True),
+    LexicalDoc(2, "Notes", "中华人民共和国成立于1949年。", "", False),
+    LexicalDoc(3, "繁體筆記", "我來到北京清華大學，學習軟體開發。", "", False),
+    LexicalDoc(4, "Running", "Running fast is fun. The cats sat on the mat.", "sport", True),
+    LexicalDoc(5, "Mixed", "我用Python编程，也写 machine learning 的代码。", "tag:python", False),
+    LexicalDoc(6, "Order", "fun is fast running", "", False),
+    LexicalDoc(7, "Weights", "nothing here", "python", False),
+]
+
+
+@pytest.fixture()
+def index() -> LexicalIndex:
+    ix = LexicalIndex()
+    ix.add(DOCS)
+    return ix
+
+
+def keys(hits: list[LexicalHit]) -> list[int]:
+    return [h.key for h in hits]
+
+
+def test_len_add_replace_remove(index: LexicalIndex) -> None:
+    assert len(index) == 7
+    index.add([LexicalDoc(2, "Notes", "completely different text", "", False)])
+    assert len(index) == 7
+    assert index.search("中华人民共和国") == [] or 2 not in keys(index.search("中华人民共和国"))
+    assert keys(index.search("completely")) == [2]
+    index.remove([2, 99])
+    assert len(index) == 6
+    assert index.search("completely") == []
+    index.add([])
+    index.remove([])
+    assert len(index) == 6
+
+
+def test_any_mode_chinese_english_mixed(index: LexicalIndex) -> None:
+    assert set(keys(index.search("清华"))) == {1, 3}
+    assert set(keys(index.search("running"))) >= {4, 6}
+    assert set(keys(index.search("run"))) >= {4, 6}  # stemming
+    assert 5 in keys(index.search("Python 编程"))
+    assert 5 in keys(index.search("MACHINE"))
+    hits = index.search("清华 running")
+    assert {1, 3, 4} <= set(keys(hits))
+    assert all(h.score > 0 for h in hits)
+    assert hits == sorted(hits, key=lambda h: -h.score)
+
+
+def test_all_mode(index: LexicalIndex) -> None:
+    assert set(keys(index.search("北京 清华", "all"))) == {1, 3}
+    assert keys(index.search("北京 python", "all")) == []
+    assert keys(index.search("python 代码", "all")) == [5]
+    assert set(keys(index.search("fun running", "all"))) == {4, 6}
+    assert index.matching_keys("北京 清华", "all") == {1, 3}
+
+
+def test_phrase_mode(index: LexicalIndex) -> None:
+    # Contiguous Chinese substrings match whatever Jieba made of them.
+    assert keys(index.search("民共和", "phrase")) == [2]
+    assert set(keys(index.search("华大", "phrase"))) == {1, 3}
+    # Word order matters for English phrases.
+    assert keys(index.search("running fast", "phrase")) == [4]
+    assert keys(index.search("fast running", "phrase")) == [6]
+    assert set(keys(index.search("running fast", "any"))) == {4, 6}
+    # Mixed script, spacing and case differences are ignored.
+    assert keys(index.search("python编程", "phrase")) == [5]
+    assert keys(index.search("Python 编程", "phrase")) == [5]
+    assert keys(index.search("编程 python", "phrase")) == []
+    assert index.matching_keys("running fast", "phrase") == {4}
+    assert index.matching_keys("running fast", "any") is None
+
+
+def test_traditional_simplified_cross_matching(index: LexicalIndex) -> None:
+    assert set(keys(index.search("學習"))) == {3}
+    assert set(keys(index.search("学习"))) == {3}
+    assert set(keys(index.search("清華大學", "all"))) == {1, 3}
+    assert set(keys(index.search("软体开发", "phrase"))) == {3}
+    assert set(keys(index.search("中華人民共和國", "phrase"))) == {2}
+    assert 3 in keys(index.search("笔记"))  # title written in Traditional
+
+
+def test_title_weight_beats_body(index: LexicalIndex) -> None:
+    index.add([LexicalDoc(10, "zebra", "other words", "", False), LexicalDoc(11, "other", "zebra words", "", False)])
+    assert keys(index.search("zebra"))[:2] == [10, 11]
+
+
+def test_meta_is_searchable_and_cards_only(index: LexicalIndex) -> None:
+    assert set(keys(index.search("python"))) == {5, 7}
+    assert set(keys(index.search("学校"))) == {1}
+    assert set(keys(index.search("清华", cards_only=True))) == {1}
+    assert keys(index.search("python", cards_only=True)) == []
+
+
+INJECTIONS = [
+    "NEAR(",
+    "NEAR(a b",
+    '"',
+    '""',
+    '"unbalanced',
+    "*",
+    "run*",
+    "AND",
+    "OR",
+    "NOT",
+    "a AND",
+    "OR b",
+    "NOT running",
+    "-x",
+    "-running",
+    "body:",
+    "body:running",
+    "terms:running",
+    "terms : (running)",
+    "title:清华",
+    "{title body}: x",
+    "^running",
+    "(",
+    ")",
+    "(running",
+    "running)",
+    "fast + running",
+    'col:"x" NEAR("a" "b", 3)',
+    "\x00",
+    "'; DROP TABLE lex; --",
+    "\ue000",
+]
+
+
+@pytest.mark.parametrize("query", INJECTIONS)
+@pytest.mark.parametrize("mode", ["any", "all", "phrase"])
+def test_injection_strings_are_plain_text(index: LexicalIndex, query: str, mode: str) -> None:
+    hits = index.search(query, mode, limit=100)
+    index.matching_keys(query, mode)
+    assert len(index) == 7
+    # Operator words are ordinary words: only documents containing them can match.
+    if query in ("AND", "OR", "NOT", "*", "(", ")", '"', "NEAR(", "\ue000", "\x00"):
+        assert hits == []
+
+
+def test_operator_words_are_matched_as_words(index: LexicalIndex) -> None:
+    index.add([LexicalDoc(20, "", "salt and pepper or not", "", False)])
+    assert keys(index.search("AND", "any")) == [20]
+    assert keys(index.search("NOT", "all")) == [20]
+    assert keys(index.search("or not", "phrase")) == [20]
+    # "-running" and "body:running" search the words, not a column or exclusion.
+    assert set(keys(index.search("-running"))) == {4, 6}
+    assert 4 in keys(index.search("body:running"))
+    # "not" is a stopword here (dropped beside other terms), never an exclusion operator.
+    assert set(keys(index.search("NOT running", "all"))) == {4, 6}
+    assert set(keys(index.search("running NOT", "any"))) == {4, 6}
+    assert keys(index.search("pepper NOT salt", "all")) == [20]
+
+
+def test_limits(index: LexicalIndex) -> None:
+    assert len(index.search("清华", limit=100)) == 2
+    with pytest.raises(LimitError) as err:
+        index.search("清华", limit=101)
+    assert "100 results" in err.value.message
+    with pytest.raises(LimitError) as err:
+        index.search("x" * 1025)
+    assert "1,024 query bytes" in err.value.message
+    with pytest.raises(LimitError) as err:
+        index.search(" ".join(f"t{i}" for i in range(65)), "all")
+    assert "64 query terms" in err.value.message
+    with pytest.raises(LimitError):
+        index.matching_keys(" ".join(f"t{i}" for i in range(65)), "any")
+    with pytest.raises(LimitError):
+        index.search("字" * 400, "phrase")
+    assert index.search("清华", limit=0) == []
+    with pytest.raises(UsageError):
+        index.search("清华", limit=-1)
+
+
+def test_limit_caps_results() -> None:
+    ix = LexicalIndex()
+    ix.add(LexicalDoc(i, "", f"common word number {i}", "", False) for i in range(150))
+    assert len(ix.search("common", limit=100)) == 100
+    assert len(ix.search("common", limit=5)) == 5
+
+
+def test_invalid_mode(index: LexicalIndex) -> None:
+    with pytest.raises(UsageError):
+        index.search("清华", "fuzzy")
+    with pytest.raises(UsageError):
+        index.matching_keys("清华", "ANY")
+
+
+def test_zero_usable_terms_is_empty(index: LexicalIndex) -> None:
+    for mode in ("any", "all", "phrase"):
+        assert index.search("", mode) == []
+        assert index.search("！？。，", mode) == []
+    assert index.matching_keys("", "all") == set()
+
+
+def test_stopwords_dropped_only_when_other_terms_remain(index: LexicalIndex) -> None:
+    index.add([LexicalDoc(30, "", "the", "", False)])
+    assert keys(index.search("the cats", "all")) == [4]  # "the" dropped beside "cats"
+    assert set(keys(index.search("the"))) == {4, 30}
+
+
+def test_serialize_round_trip(index: LexicalIndex) -> None:
+    data = index.serialize()
+    assert isinstance(data, bytes)
+    copy = LexicalIndex.deserialize(data)
+    assert len(copy) == len(index)
+    for q, mode in [("清华", "any"), ("北京 清华", "all"), ("running fast", "phrase"), ("學習", "any")]:
+        assert copy.search(q, mode) == index.search(q, mode)
+    copy.add([LexicalDoc(40, "", "brand new", "", True)])
+    assert keys(copy.search("brand")) == [40]
+    assert index.search("brand") == []
+    copy.remove([1])
+    assert 1 not in keys(copy.search("清华"))
+
+
+def test_highlight_terms(index: LexicalIndex) -> None:
+    terms = index.highlight_terms("Running 清華大学")
+    assert "running" in terms
+    assert "清华大学" in terms
+    assert terms == sorted(terms, key=len, reverse=True)
+
+
+def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rare-term plan must give the same top hits and scores as scoring every matching row."""
+    rare = {i for i in range(3000) if i % 97 == 0}
+    rows = [
+        LexicalDoc(i, "", f"common filler words {'unusual' if i in rare else ''} item{i} w{i % 7}", "", False)
+        for i in range(3000)
+    ]
+    ix = LexicalIndex()
+    ix.add(rows)
+    assert len(ix) >= lexical._DRIVER_MIN_ROWS
+    for query in ("common unusual", "common filler w3 unusual"):
+        planned = ix.search(query, limit=20)
+        monkeypatch.setattr(lexical, "_DRIVER_MIN_ROWS", 10**9)
+        full = ix.search(query, limit=20)
+        monkeypatch.undo()
+        assert {h.key for h in planned} <= rare
+        assert sorted(h.score for h in planned) == pytest.approx(sorted(h.score for h in full))
+        assert {h.key for h in planned} == {h.key for h in full}
+
+
+def test_thread_safe_concurrent_use() -> None:
+    ix = LexicalIndex()
+    errors: list[BaseException] = []
+
+    def writer(base: int) -> None:
+        try:
+            for i in range(50):
+                ix.add([LexicalDoc(base + i, "t", f"并发 测试 word{i}", "", False)])
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    def reader() -> None:
+        try:
+            for _ in range(50):
+                ix.search("并发 测试", "all", limit=10)
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(k * 1000,)) for k in range(3)]
+    threads += [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(ix) == 150
