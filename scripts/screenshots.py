@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """Regenerate screenshots/*.svg from the real app (R-TUI-3).
 
-Builds a throw-away home with a cheap-KDF vault (test-only hook, so this takes seconds),
-imports the bundled sample notes, drives MemoriesApp through every screen with
+Builds a throw-away home in a fixed folder (/tmp/memories-shots, wiped first, so paths in
+the SVGs do not change from run to run) with a cheap-KDF vault (test-only hook, so this takes
+seconds), imports the bundled sample notes, drives MemoriesApp through every screen with
 `run_test()` + Pilot, and saves one SVG per screen.
+
+When the MiniLM test model is present (tests/.models/minilm, fetched by
+scripts/fetch-test-models) the home's config points `[rag] local_model_dir` at it, the vector
+index is built before the search screenshot, and the vector and hybrid panes show real
+results; otherwise they show the "no model" message. The model-install screenshots always
+download (from a loopback mirror) into the home's own default model folder.
 
     .venv/bin/python scripts/screenshots.py [--out screenshots]
 """
@@ -12,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from memories_tui.config import default_model_dir
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ingest import IngestScreen
@@ -32,6 +41,9 @@ SIZE = (150, 42)
 PASS = "correct horse battery staple"
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_MODEL_FILES = ROOT.parent / "shared" / "models" / "embeddinggemma-small-files"
+MINILM = ROOT / "tests" / ".models" / "minilm"
+WORK_DIR = Path("/tmp/memories-shots")  # fixed, so regenerated SVGs do not differ by a random path
+SEARCH_QUERY = "how to bake bread at home"  # English: the MiniLM test model is English-only
 
 
 def start_mirror():
@@ -72,13 +84,35 @@ async def first_run(home: Path, out: Path) -> None:
         shot(app, out, "01-first-run")
 
 
+def write_config(home: Path, mirror_url: str) -> bool:
+    """The home's config: the loopback mirror, plus the MiniLM model when present. True if it is."""
+    lines = ["[rag]", f'model_download_base_url = "{mirror_url}"']
+    real_model = (MINILM / "model.onnx").is_file()
+    if real_model:
+        lines += [f'local_model_dir = "{MINILM}"', 'local_model_profile = "sentence-transformers"',
+                  "local_threads = 2"]
+    (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return real_model
+
+
+async def embedding_settled(pilot, app: MemoriesApp) -> None:
+    """Wait until the app's background embedding (if any) has finished."""
+    await wait_for(pilot, lambda: app.vault is None or not app.embedding_active(app.vault.vault_id), timeout=60)
+    await pilot.pause(0.1)
+
+
 async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None:
     home.mkdir(parents=True)
-    (home / "config.toml").write_text(f'[rag]\nmodel_download_base_url = "{mirror_url}"\n', encoding="utf-8")
+    real_model = write_config(home, mirror_url)
     engine = Engine.open(home)
     info = engine.create_vault("Personal", PASS)
     engine.unlock(info.vault_id, PASS)
     engine.import_samples(info.vault_id)
+    if real_model:
+        report = engine.build_vector_index(info.vault_id)  # `rag index`: the vectors go to the encrypted cache
+        print(f"  vector index: {report.embedded} chunks embedded with {MINILM}")
+    else:
+        print(f"  no {MINILM / 'model.onnx'}: vector and hybrid panes will show the no-model message")
     engine.lock()
     engine.create_vault("Work", PASS)
 
@@ -101,6 +135,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         table = app.screen.query_one("#records")
         row = next((n for n, r in enumerate(app.screen.records) if "會議" in r.title or "sync" in r.title), 0)
         table.move_cursor(row=row)
+        await embedding_settled(pilot, app)  # after unlock: vectors come back from the encrypted cache
         await pilot.pause(0.3)
         shot(app, out, "04-records-reader")
 
@@ -111,6 +146,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
                                                f"{home / 'samples' / '03-coffee.md'}"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.query_one("#ingest-results").row_count == 3)
+        await embedding_settled(pilot, app)  # the new notes are embedded in the background
         await pilot.pause(0.3)
         shot(app, out, "05-ingest-results")
         await pilot.press("escape")
@@ -119,10 +155,11 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         search = app.screen
-        search.query_one("#query").value = "咖啡 coffee"
+        await embedding_settled(pilot, app)
+        search.query_one("#query").value = SEARCH_QUERY
         await pilot.press("enter")
         panes = list(search.query(ResultsPane))
-        await wait_for(pilot, lambda: all("Searching" not in str(p.state.content) for p in panes))
+        await wait_for(pilot, lambda: all(p.shown for p in panes), timeout=30)
         await pilot.pause(0.3)
         shot(app, out, "06-search-three-panes")
 
@@ -136,6 +173,11 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.press("escape", "escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        # the install screenshots download the pinned files into the home's own model folder,
+        # never into the MiniLM test folder the config points at
+        config = engine.config
+        engine.config = dataclasses.replace(config, rag=dataclasses.replace(
+            config.rag, local_model_dir=default_model_dir(home)))
         await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
         model = app.screen
@@ -149,6 +191,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.pause(0.2)
         shot(app, out, "08b-model-install-cancelled")
         await pilot.press("escape")
+        engine.config = config
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
@@ -170,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # screenshots only
-    with tempfile.TemporaryDirectory(prefix="memories-shots-") as tmp:
-        base = Path(tmp)
+    shutil.rmtree(WORK_DIR, ignore_errors=True)
+    WORK_DIR.mkdir(mode=0o700, parents=True)
+    try:
+        base = WORK_DIR
         notes = base / "notes"
         notes.mkdir()
         (notes / "garden.md").write_text(
@@ -188,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             mirror.release.set()
             mirror.stop()
+    finally:
+        shutil.rmtree(WORK_DIR, ignore_errors=True)
     return 0
 
 

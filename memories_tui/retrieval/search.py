@@ -79,6 +79,14 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
            cards_only: bool = False, rerank: bool = True, embed_query: QueryEmbedder | None = None,
            ensure_vectors: Callable[[], None] | None = None) -> SearchResponse:
     terms = check_request(query, mode, match_mode, limit)
+    if mode in ("vector", "hybrid"):
+        if embed_query is None:
+            from ..errors import ModelError
+
+            raise ModelError("Vector search needs an embedding model; run `memories rag model-install`.")
+        if ensure_vectors is not None:
+            ensure_vectors()  # outside the index lock: BM25 queries keep being served meanwhile
+        qvec = embed_query(query)
     with index.lock:
         lexical_scores: dict[int, float] = {}
         lexical_rank: list[int] = []
@@ -89,18 +97,11 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
                 lexical_rank.append(hit.key)
         vector_scores: dict[int, float] = {}
         vector_rank: list[int] = []
-        if mode in ("vector", "hybrid"):
-            if embed_query is None:
-                from ..errors import ModelError
-
-                raise ModelError("Vector search needs an embedding model; run `memories rag model-install`.")
-            if ensure_vectors is not None:
-                ensure_vectors()
+        if mode in ("vector", "hybrid") and index.vectors is not None:
             allowed = index.lexical.matching_keys(query, match_mode)
             if cards_only:
                 cards = {k for k, c in index.chunks.items() if c.kind == "card"}
                 allowed = cards if allowed is None else allowed & cards
-            qvec = embed_query(query)
             for key, score in index.vectors.top_k(qvec, max(CANDIDATES, limit), allowed):
                 vector_scores[key] = score
                 vector_rank.append(key)

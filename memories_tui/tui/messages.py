@@ -88,3 +88,34 @@ class StatusDone(WorkerMessage):
         super().__init__(epoch)
         self.status = status
         self.error = error
+
+
+class SearchProgress(WorkerMessage):
+    """On-demand embedding inside a vector/hybrid pane search (EmbedProgress)."""
+
+    def __init__(self, epoch: int, *, mode: str, generation: int, progress: Any) -> None:
+        super().__init__(epoch)
+        self.mode = mode
+        self.generation = generation
+        self.progress = progress
+
+
+class EmbedProgressMessage(WorkerMessage):
+    """Background embedding after unlock / ingest / a record change (EmbedProgress)."""
+
+    def __init__(self, epoch: int, *, job: int, progress: Any) -> None:
+        super().__init__(epoch)
+        self.job = job
+        self.progress = progress
+
+
+class EmbedDone(WorkerMessage):
+    def __init__(self, epoch: int, *, job: int, report: Any = None, vectors: int = 0, error: str | None = None,
+                 not_installed: bool = False, cancelled: bool = False) -> None:
+        super().__init__(epoch)
+        self.job = job
+        self.report = report
+        self.vectors = vectors
+        self.error = error
+        self.not_installed = not_installed
+        self.cancelled = cancelled

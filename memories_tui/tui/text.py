@@ -27,9 +27,23 @@ def byte_range_to_chars(text: str, byte_start: int, byte_end: int) -> tuple[int,
     return byte_to_char(text, byte_start), byte_to_char(text, byte_end)
 
 
+def _word_char(ch: str) -> bool:
+    """A letter or digit of a space-separated script (below the CJK blocks)."""
+    return ch.isalnum() and ord(ch) < 0x2E80
+
+
+def match_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """`term_spans` without matches that start inside a word ("at" in "water", "to" in "Kyoto").
+
+    Engine terms are stems or CJK n-grams: they match as word prefixes ("appl" in "apples") in
+    space-separated text and anywhere in CJK text, which has no word boundaries."""
+    return [(start, end) for start, end in term_spans(text, terms)
+            if start == 0 or not (_word_char(text[start]) and _word_char(text[start - 1]))]
+
+
 def highlighted(text: str, terms: list[str], style: str = HIGHLIGHT) -> Text:
     out = Text(text, no_wrap=False)
-    for start, end in term_spans(text, terms):
+    for start, end in match_spans(text, terms):
         out.stylize(style, start, end)
     return out
 
@@ -40,7 +54,7 @@ def snippet_text(text: str, terms: list[str], cells: int = 150) -> Text:
 
     Whitespace is replaced one character for one, so spans computed on the original text
     stay valid."""
-    spans = term_spans(text, terms)
+    spans = match_spans(text, terms)
     start = 0
     if spans:
         # back up about a third of the budget before the first match
@@ -65,6 +79,17 @@ def snippet_text(text: str, terms: list[str], cells: int = 150) -> Text:
     if end < len(text):
         out.append("…")
     return out
+
+
+def human_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
 
 
 def plain(value: object, style: str = "") -> Text:

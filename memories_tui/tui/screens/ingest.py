@@ -15,6 +15,7 @@ from textual.widgets import Button, DataTable, DirectoryTree, Footer, Header, In
 
 from ..messages import IngestDone, IngestProgress, describe
 from ..text import plain
+from ..widgets.embed_status import EmbedStatus
 from .base import VaultScreen
 
 STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
@@ -52,6 +53,7 @@ class IngestScreen(VaultScreen):
                     yield ProgressBar(id="ingest-progress", show_eta=False)
                     yield Static(id="ingest-message")
                     yield DataTable(id="ingest-results", cursor_type="row", zebra_stripes=True)
+            yield EmbedStatus(id="ingest-embed-status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -140,6 +142,8 @@ class IngestScreen(VaultScreen):
         summary = ", ".join(f"{n} {status}" for status, n in counts.items())
         out.update(Text(f"Done: {summary}.", style="bold green"))
         self.query_one("#paths", Input).value = ""
+        if counts.get("created") or counts.get("updated"):
+            self.memories.request_embedding()  # new text: give it vectors in the background
 
     def on_unmount(self) -> None:
         if self.cancel_event is not None:

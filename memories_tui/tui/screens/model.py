@@ -14,7 +14,7 @@ from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Stat
 
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage, describe
-from ..text import plain
+from ..text import human_eta, plain
 from .base import EngineScreen
 
 STATE_STYLE = {"pending": "dim", "downloading": "cyan", "verifying": "yellow", "downloaded": "green",
@@ -27,17 +27,6 @@ def human_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"
-
-
-def human_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
 
 
 def _pinned_manifest() -> Any:
@@ -190,7 +179,11 @@ class ModelInstallScreen(EngineScreen):
                 failed.append(f"{f.path}: {f.error}")
         if report.ok:
             start.label = "Verify again"
-            out.update(Text(f"Model installed and verified in {report.directory}.", style="bold green"))
+            done = Text(f"Model installed and verified in {report.directory}.", style="bold green")
+            if self.memories.vault is not None:
+                done.append("\nThe unlocked vault is being embedded in the background.", style="green")
+                self.memories.request_embedding()
+            out.update(done)
         else:
             start.label = "Resume"
             out.update(Text("Some files failed:\n" + "\n".join(failed), style="bold red"))

@@ -13,6 +13,7 @@ from ...errors import MemoriesError
 from ...vault.records import Record
 from ..messages import WorkerMessage, describe
 from ..text import plain
+from ..widgets.embed_status import EmbedStatus
 from .base import VaultScreen
 
 
@@ -39,6 +40,7 @@ class RecordsScreen(VaultScreen):
         self.records: list[Record] = []
         self.shown: Record | None = None
         self.revision_list: list[int] = []
+        self.signature: frozenset[tuple[str, int]] | None = None  # (id, revision) of the last load
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -47,6 +49,7 @@ class RecordsScreen(VaultScreen):
             with VerticalScroll(id="reader"):
                 yield Static(id="reader-meta")
                 yield Static(id="reader-body")
+        yield EmbedStatus(id="records-embed-status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -84,6 +87,10 @@ class RecordsScreen(VaultScreen):
             return
         selected = self.shown.id if self.shown else None
         self.records = message.records
+        signature = frozenset((r.id, r.revision) for r in self.records)
+        if self.signature is not None and signature != self.signature:
+            self.memories.request_embedding()  # records changed (here or by another process)
+        self.signature = signature
         table.clear()
         for record in self.records:
             table.add_row(plain(record.kind, "cyan"), plain(record.title), plain(record.updated[:19].replace("T", " ")),

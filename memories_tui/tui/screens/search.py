@@ -1,9 +1,17 @@
-"""Search: one query, three panes side by side (BM25 | Vector | Hybrid), and chunk detail."""
+"""Search: one query, three panes side by side (BM25 | Vector | Hybrid), and chunk detail.
+
+Vector and hybrid panes pass a cancel Event to the engine (set when a newer query supersedes
+them) and show on-demand embedding progress. While the app's background embedding runs they
+wait for it instead of embedding the same chunks again, and re-run when it ends.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,12 +20,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static, TextArea
 
 from ...errors import MemoriesError
-from ..messages import SearchDone
-from ..text import byte_range_to_chars
+from ..messages import SearchDone, SearchProgress
+from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
+from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
 from ..widgets.results import ResultsPane
 from .base import VaultScreen
 
 MODES = ("bm25", "vector", "hybrid")
+SEMANTIC = ("vector", "hybrid")
 MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
 
 
@@ -31,6 +41,9 @@ class SearchScreen(VaultScreen):
         super().__init__(vault_id)
         self.limit = limit
         self.generation = dict.fromkeys(MODES, 0)
+        self.cancels: dict[str, threading.Event | None] = dict.fromkeys(MODES)
+        self.last_query: tuple[str, str] | None = None  # (query, match mode) of the latest search
+        self.waiting: set[str] = set()  # panes waiting for the background embedding
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -41,11 +54,18 @@ class SearchScreen(VaultScreen):
             with Horizontal(id="panes"):
                 for mode in MODES:
                     yield ResultsPane(mode)
+            yield EmbedStatus(id="search-embed-status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = self.engine.vault_name(self.vault_id)
         self.query_one("#query", Input).focus()
+        self.watch(self.app, "embed_state", self._embed_state_changed, init=False)
+
+    def on_unmount(self) -> None:
+        for event in self.cancels.values():
+            if event is not None:
+                event.set()
 
     def action_back(self) -> None:
         self.dismiss()
@@ -62,36 +82,80 @@ class SearchScreen(VaultScreen):
         if self.query_one("#query", Input).value.strip():
             self.run_search()
 
-    def run_search(self, query: str | None = None) -> None:
+    def pane(self, mode: str) -> ResultsPane:
+        return self.query_one(f"#pane-{mode}", ResultsPane)
+
+    def run_search(self, query: str | None = None, modes: tuple[str, ...] = MODES) -> None:
         query = self.query_one("#query", Input).value if query is None else query
         if not query.strip():
             return
         match_mode = str(self.query_one("#match-mode", Select).value)
+        self.last_query = (query, match_mode)
         epoch = self.epoch()
-        for mode in MODES:
+        wait = self.memories.embedding_active(self.vault_id)
+        for mode in modes:
             self.generation[mode] += 1
-            self.query_one(f"#pane-{mode}", ResultsPane).set_busy()
-        self.search_bm25(query, match_mode, self.generation["bm25"], epoch)
-        self.search_vector(query, match_mode, self.generation["vector"], epoch)
-        self.search_hybrid(query, match_mode, self.generation["hybrid"], epoch)
+            old = self.cancels[mode]
+            if old is not None:
+                old.set()  # superseded: stop its on-demand embedding between batches
+            self.cancels[mode] = None
+            self.waiting.discard(mode)
+            pane = self.pane(mode)
+            if mode in SEMANTIC and wait:
+                self.waiting.add(mode)
+                pane.set_waiting(self._waiting_text(self.memories.embed_state))
+                continue
+            pane.set_busy()
+            cancel = threading.Event() if mode in SEMANTIC else None
+            self.cancels[mode] = cancel
+            worker = {"bm25": self.search_bm25, "vector": self.search_vector, "hybrid": self.search_hybrid}[mode]
+            worker(query, match_mode, self.generation[mode], epoch, cancel)
+
+    @staticmethod
+    def _waiting_text(state: EmbedState) -> str:
+        return f"Waiting for the background embedding ({progress_text(state)})"
+
+    def _embed_state_changed(self, state: EmbedState) -> None:
+        if state.active:
+            for mode in self.waiting:
+                self.pane(mode).set_waiting(self._waiting_text(state))
+
+    def embedding_finished(self) -> None:
+        """Background embedding ended (or failed): re-run the semantic panes that waited for it
+        or show results from before it."""
+        if self.last_query is None:
+            return
+        modes = tuple(m for m in SEMANTIC if m in self.waiting or self.pane(m).shown)
+        if modes:
+            self.run_search(self.last_query[0], modes)
 
     # one exclusive worker group per pane, so BM25 shows at once even when vector is slow or failing
     @work(thread=True, exclusive=True, group="search-bm25", exit_on_error=False)
-    def search_bm25(self, query: str, match_mode: str, generation: int, epoch: int) -> None:
-        self._search("bm25", query, match_mode, generation, epoch)
+    def search_bm25(self, query: str, match_mode: str, generation: int, epoch: int,
+                    cancel: threading.Event | None) -> None:
+        self._search("bm25", query, match_mode, generation, epoch, cancel)
 
     @work(thread=True, exclusive=True, group="search-vector", exit_on_error=False)
-    def search_vector(self, query: str, match_mode: str, generation: int, epoch: int) -> None:
-        self._search("vector", query, match_mode, generation, epoch)
+    def search_vector(self, query: str, match_mode: str, generation: int, epoch: int,
+                      cancel: threading.Event | None) -> None:
+        self._search("vector", query, match_mode, generation, epoch, cancel)
 
     @work(thread=True, exclusive=True, group="search-hybrid", exit_on_error=False)
-    def search_hybrid(self, query: str, match_mode: str, generation: int, epoch: int) -> None:
-        self._search("hybrid", query, match_mode, generation, epoch)
+    def search_hybrid(self, query: str, match_mode: str, generation: int, epoch: int,
+                      cancel: threading.Event | None) -> None:
+        self._search("hybrid", query, match_mode, generation, epoch, cancel)
 
-    def _search(self, mode: str, query: str, match_mode: str, generation: int, epoch: int) -> None:
+    def _search(self, mode: str, query: str, match_mode: str, generation: int, epoch: int,
+                cancel: threading.Event | None) -> None:
         started = time.perf_counter()
+
+        def progress(p: Any) -> None:
+            if cancel is None or not cancel.is_set():
+                self.post_if_live(SearchProgress(epoch, mode=mode, generation=generation, progress=p))
+
         try:
-            response = self.engine.search(self.vault_id, query, mode=mode, match_mode=match_mode, limit=self.limit)
+            response = self.engine.search(self.vault_id, query, mode=mode, match_mode=match_mode, limit=self.limit,
+                                          progress=progress, cancel=cancel)
         except MemoriesError as exc:
             self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.message,
                                          seconds=time.perf_counter() - started))
@@ -104,10 +168,18 @@ class SearchScreen(VaultScreen):
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,
                                      seconds=time.perf_counter() - started))
 
+    def on_search_progress(self, message: SearchProgress) -> None:
+        if not self.epoch_live(message.epoch) or message.generation != self.generation.get(message.mode):
+            return
+        p = message.progress
+        self.pane(message.mode).set_progress(
+            f"Embedding {p.done:,}/{p.total:,} chunks for this search · ETA {human_eta(p.eta_seconds)}…")
+
     def on_search_done(self, message: SearchDone) -> None:
         if not self.epoch_live(message.epoch) or message.generation != self.generation.get(message.mode):
             return  # locked meanwhile, or a newer query superseded this one
-        pane = self.query_one(f"#pane-{message.mode}", ResultsPane)
+        self.cancels[message.mode] = None
+        pane = self.pane(message.mode)
         if message.error is not None:
             pane.set_error(message.error)
         else:
@@ -118,8 +190,43 @@ class SearchScreen(VaultScreen):
         self.app.push_screen(ChunkDetailScreen(self.vault_id, event.hit, event.terms, event.pane.mode))
 
 
+TERM_HIGHLIGHT = "memories.term"
+
+
+class TermTextArea(TextArea):
+    """A read-only TextArea that also paints query-term matches over the chunk selection.
+
+    Term spans are character offsets into the text; Textual's highlight map wants per-line
+    UTF-8 byte columns and a theme style name, so they are converted here."""
+
+    term_char_spans: list[tuple[int, int]] = []
+
+    def set_term_spans(self, spans: list[tuple[int, int]]) -> None:
+        self.term_char_spans = list(spans)
+        self._build_highlight_map()
+        self.refresh()
+
+    def _set_theme(self, theme: str) -> None:
+        super()._set_theme(theme)
+        # a copy: the builtin theme objects share their syntax_styles dict
+        self._theme.syntax_styles = {**self._theme.syntax_styles, TERM_HIGHLIGHT: Style.parse(HIGHLIGHT)}
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()
+        doc = self.document
+        for start, end in self.term_char_spans:
+            (row0, col0), (row1, col1) = doc.get_location_from_index(start), doc.get_location_from_index(end)
+            for row in range(row0, row1 + 1):
+                line = doc.get_line(row)
+                a = col0 if row == row0 else 0
+                b = col1 if row == row1 else len(line)
+                if b > a:
+                    self._highlights[row].append((len(line[:a].encode()), len(line[:b].encode()), TERM_HIGHLIGHT))
+
+
 class ChunkDetailScreen(VaultScreen):
-    """The chunk inside its document: the record body with the chunk's byte range selected."""
+    """The chunk inside its document: the record body with the chunk's byte range selected and
+    the query terms inside the chunk highlighted."""
 
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
 
@@ -129,18 +236,19 @@ class ChunkDetailScreen(VaultScreen):
         self.terms = terms
         self.mode = mode
         self.char_range = (0, 0)
+        self.term_matches: list[tuple[int, int]] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="detail"):
             yield Static(id="detail-meta")
-            yield TextArea(id="detail-body", read_only=True, soft_wrap=True, show_line_numbers=True)
+            yield TermTextArea(id="detail-body", read_only=True, soft_wrap=True, show_line_numbers=True)
         yield Footer()
 
     def on_mount(self) -> None:
         hit = self.hit
         meta = self.query_one("#detail-meta", Static)
-        area = self.query_one("#detail-body", TextArea)
+        area = self.query_one("#detail-body", TermTextArea)
         head = Text()
         head.append(f"[{hit.citation}]", style="bold magenta")  # type: ignore[attr-defined]
         head.append(f" {hit.title}", style="bold")  # type: ignore[attr-defined]
@@ -156,9 +264,16 @@ class ChunkDetailScreen(VaultScreen):
             return
         start, end = byte_range_to_chars(record.body, hit.byte_start, hit.byte_end)  # type: ignore[attr-defined]
         self.char_range = (start, end)
+        self.term_matches = [(start + a, start + b) for a, b in match_spans(record.body[start:end], self.terms)]
         head.append(f" · chars {start}–{end} (selected below)", style="dim")
+        if self.term_matches:
+            count = len(self.term_matches)
+            head.append("\n")
+            head.append(f"{count} query term match{'es' if count != 1 else ''}", style=HIGHLIGHT)
+            head.append(" in the chunk · terms: " + ", ".join(self.terms), style="dim")
         meta.update(head)
         area.load_text(record.body)
+        area.set_term_spans(self.term_matches)
         doc = area.document
         area.selection = self._selection(doc, start, end)
         area.focus()

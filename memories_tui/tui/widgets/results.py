@@ -47,6 +47,7 @@ class ResultsPane(Vertical):
         self.mode = mode
         self.hits: list[Any] = []
         self.terms: list[str] = []
+        self.shown = False  # showing results or an error (not idle, busy or waiting)
 
     def compose(self) -> ComposeResult:
         yield Static(Text(MODE_TITLES.get(self.mode, self.mode), style="bold"), classes="pane-title")
@@ -62,16 +63,31 @@ class ResultsPane(Vertical):
         return self.query_one(".pane-hits", OptionList)
 
     def set_busy(self) -> None:
+        self.shown = False
         self.state.update(Text("Searching…", style="italic"))
         self.option_list.loading = True
 
+    def set_progress(self, message: str) -> None:
+        """On-demand embedding inside this pane's search."""
+        self.state.update(Text(message, style="italic"))
+
+    def set_waiting(self, message: str) -> None:
+        """Waiting for the background embedding before searching (old hits belong to another query)."""
+        self.shown = False
+        self.hits = []
+        self.option_list.clear_options()
+        self.option_list.loading = True
+        self.state.update(Text(message, style="italic"))
+
     def set_error(self, message: str) -> None:
+        self.shown = True
         self.option_list.loading = False
         self.hits = []
         self.option_list.clear_options()
         self.state.update(Text(message, style="bold red"))
 
     def set_results(self, response: Any, seconds: float) -> None:
+        self.shown = True
         self.option_list.loading = False
         self.hits = list(response.results)
         self.terms = list(response.terms)

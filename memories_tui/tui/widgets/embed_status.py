@@ -1,0 +1,82 @@
+"""The one-line status of background embedding (after unlock, ingest or a record change).
+
+The app holds one `EmbedState` in its `embed_state` reactive; every `EmbedStatus` line (on
+the records, ingest and search screens) watches it. Hidden when there is nothing to say
+(no model installed, or nothing happened since unlock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ..text import human_eta
+
+
+@dataclass(frozen=True)
+class EmbedState:
+    phase: str = "idle"  # idle | starting | running | done | failed
+    done: int = 0
+    total: int = 0
+    tokens_per_second: float = 0.0
+    eta_seconds: float | None = None
+    report: Any = None
+    vectors: int = 0  # chunks with a vector once done
+    message: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.phase in ("starting", "running")
+
+
+def progress_text(state: EmbedState) -> str:
+    """`48/120 chunks · 1,234 tok/s · ETA 6s` (or `preparing…` before the first batch)."""
+    if state.phase != "running" or not state.total:
+        return "preparing…"
+    return (f"{state.done:,}/{state.total:,} chunks · {state.tokens_per_second:,.0f} tok/s · "
+            f"ETA {human_eta(state.eta_seconds)}")
+
+
+def status_text(state: EmbedState) -> Text | None:
+    if state.active:
+        line = Text("Semantic index: ", style="bold")
+        line.append(f"embedding {progress_text(state)}" if state.phase == "running" else "preparing…")
+        line.append("  (background; searches keep working)", style="dim")
+        return line
+    if state.phase == "done":
+        report = state.report
+        line = Text("Semantic index ready", style="green")
+        parts = []
+        if state.vectors:
+            parts.append(f"{state.vectors:,} chunk{'s' if state.vectors != 1 else ''} with vectors")
+        if report is not None and report.embedded:
+            parts.append(f"{report.embedded:,} embedded in {report.seconds:.1f} s")
+        if report is not None and report.reused:
+            parts.append(f"{report.reused:,} from the encrypted cache")
+        if report is not None and report.truncated:
+            parts.append(f"{report.truncated:,} truncated")
+        if parts:
+            line.append(" · " + " · ".join(parts), style="dim")
+        return line
+    if state.phase == "failed":
+        return Text(f"Background embedding stopped: {state.message}", style="yellow")
+    return None
+
+
+class EmbedStatus(Static):
+    """Mirrors `app.embed_state`; literal text only."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, classes="embed-status", **kwargs)
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "embed_state", self.show_state, init=True)
+
+    def show_state(self, state: EmbedState) -> None:
+        text = status_text(state)
+        self.display = text is not None
+        if text is not None:
+            self.update(text)
