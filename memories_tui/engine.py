@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,11 +25,12 @@ from .errors import (
     InputRefusedError,
     LimitError,
     LockedError,
+    MemoriesError,
     NotFoundError,
     UsageError,
 )
 from .home import resolve_config, resolve_home
-from .index.cache import MIB, IndexCache, VaultIndex
+from .index.cache import MIB, SNAPSHOT_BLOB, IndexCache, VaultIndex
 from .index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
 from .ingest import SourceFile, read_source
 from .retrieval.search import SearchResponse, check_request, group_by_record, search
@@ -176,6 +178,7 @@ class Engine:
     def lock(self, vault_id: str | None = None) -> None:
         """Zero keys, forget decrypted records, drop indexes and bump the lock epoch (R-CACHE-3)."""
         with self._lock:
+            self.save_indexes()
             ids = list(self._open) if vault_id is None else [vault_id]
             for vid in ids:
                 entry = self._open.pop(vid, None)
@@ -188,6 +191,26 @@ class Engine:
 
     def close(self) -> None:
         self.lock()
+
+    def _restore_index(self, vault_id: str, vault: UnlockedVault, records: dict[str, Record]) -> VaultIndex | None:
+        """The encrypted snapshot of the last built index, so an unchanged vault is searchable
+        right after unlock and only changed records are re-segmented."""
+        data = vault.get_blob(SNAPSHOT_BLOB)
+        if data is None:
+            return None
+        return VaultIndex.restore(vault_id, self.config.rag.limits, data, records)
+
+    def save_indexes(self) -> None:
+        """Persist changed lexical indexes as AEAD blobs inside their vaults (before lock/exit)."""
+        for vault_id in self.indexes.cached():
+            index = self.indexes.peek(vault_id)
+            entry = self._open.get(vault_id)
+            if index is None or entry is None or not index.dirty:
+                continue
+            try:
+                entry.vault.put_cache_blob(SNAPSHOT_BLOB, index.snapshot())
+            except (MemoriesError, sqlite3.Error):
+                pass  # a cache: failing to save it only costs a rebuild next time
 
     def change_passphrase(self, ref: str, old: str, new: str) -> None:
         info = self.resolve_vault(ref)
@@ -359,12 +382,18 @@ class Engine:
         """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
         vault_id = self.vault_id_of(vault_id)
         records = self.records(vault_id)
-        tag = self._entry(vault_id).vault.policy_tag()
-        index = self.indexes.get(vault_id)
-        if index.policy_tag not in (None, tag):  # policy or passphrase changed: start over
+        vault = self._entry(vault_id).vault
+        tag = vault.policy_tag()
+        index = self.indexes.peek(vault_id)
+        if index is not None and index.policy_tag != tag:  # policy or passphrase changed: start over
             self.indexes.drop(vault_id)
-            index = self.indexes.get(vault_id)
-        index.policy_tag = tag
+            index = None
+        if index is None:
+            index = self._restore_index(vault_id, vault, records) or VaultIndex(vault_id, self.config.rag.limits)
+            index.policy_tag = tag
+            self.indexes.put(index)
+        else:
+            self.indexes.get(vault_id)  # mark as most recently used
         try:
             index.sync(records.values())
         except LimitError:

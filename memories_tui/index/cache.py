@@ -8,6 +8,9 @@ re-segments the whole vault. Excluded kinds never get here (R-SEC-1).
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -16,12 +19,16 @@ from dataclasses import dataclass
 
 from ..config import Limits
 from ..errors import LimitError
+from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Record, is_searchable
 from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
+SNAPSHOT_FORMAT = 1
+SNAPSHOT_BLOB = "lexical-index"
+_SNAPSHOT_MAGIC = b"MLX1"
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class VaultIndex:
         self.vector_space: str | None = None
         self.truncated_keys: set[int] = set()
         self.policy_tag: bytes | None = None  # set by the engine; see UnlockedVault.policy_tag
+        self.dirty = False  # changed since the last snapshot
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
@@ -76,7 +84,7 @@ class VaultIndex:
                 _, keys, nbytes = self._by_record.pop(rid)
                 self.source_bytes -= nbytes
                 for key in keys:
-                    del self.chunks[key]
+                    self.chunks.pop(key, None)  # absent when restored from an older snapshot
                 removed.extend(keys)
             if removed:
                 self.lexical.remove(removed)
@@ -100,8 +108,53 @@ class VaultIndex:
                 self.source_bytes += nbytes
             self._check_limits()
             self.lexical.add(docs)
+            self.dirty = True
             self.built_at = time.time()
             self.build_seconds = time.perf_counter() - started
+
+    # -- persistence (AEAD-encrypted by the caller; R-CACHE-1 forbids only plaintext) -------
+    def snapshot(self) -> bytes:
+        """The built index as bytes: FTS5 database + chunk table (offsets only, no text)."""
+        with self.lock:
+            meta = {
+                "format": SNAPSHOT_FORMAT, "segmenter": segment.backend(), "next_key": self._next_key,
+                "records": {rid: [rev, nbytes, [[k, c.chunk.index, c.chunk.char_start, c.chunk.char_end,
+                                                 c.chunk.byte_start, c.chunk.byte_end, c.chunk.chunk_hash]
+                                                for k in keys for c in (self.chunks[k],)]]
+                            for rid, (rev, keys, nbytes) in self._by_record.items()},
+            }
+            head = json.dumps(meta, separators=(",", ":")).encode()
+            self.dirty = False
+            return _SNAPSHOT_MAGIC + struct.pack(">I", len(head)) + head + self.lexical.serialize()
+
+    @classmethod
+    def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
+        """Rebuild from a snapshot; records whose revision moved on are left for sync() to
+        replace. Returns None when the snapshot is unusable (other format or segmenter)."""
+        if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
+            return None
+        (size,) = struct.unpack(">I", data[4:8])
+        try:
+            meta = json.loads(data[8:8 + size])
+            if meta.get("format") != SNAPSHOT_FORMAT or meta.get("segmenter") != segment.backend():
+                return None
+            index = cls(vault_id, limits)
+            index.lexical = LexicalIndex.deserialize(data[8 + size:])
+        except (ValueError, sqlite3.DatabaseError):
+            return None
+        index._next_key = int(meta["next_key"])
+        for rid, (rev, nbytes, rows) in meta["records"].items():
+            record = records.get(rid)
+            keys = []
+            for key, n, cs, ce, bs, be, digest in rows:
+                keys.append(key)
+                if record is not None and record.revision == rev:
+                    chunk = Chunk(n, record.body[cs:ce], cs, ce, bs, be, digest)
+                    index.chunks[key] = IndexedChunk(key, rid, rev, record.kind, record.title, chunk)
+            index._by_record[rid] = (rev, keys, nbytes)
+            index.source_bytes += nbytes
+        index.built_at = time.time()
+        return index
 
     def _check_limits(self) -> None:
         if len(self.chunks) > self.limits.chunks:
@@ -138,6 +191,13 @@ class IndexCache:
             while len(self._items) > self.limits.cached_vaults:
                 self._items.popitem(last=False)
             return index
+
+    def put(self, index: VaultIndex) -> None:
+        with self._lock:
+            self._items[index.vault_id] = index
+            self._items.move_to_end(index.vault_id)
+            while len(self._items) > self.limits.cached_vaults:
+                self._items.popitem(last=False)
 
     def peek(self, vault_id: str) -> VaultIndex | None:
         with self._lock:

@@ -144,3 +144,68 @@ def test_search_results_carry_offsets_and_citations(engine):
     import hashlib
 
     assert hit.chunk_hash == hashlib.sha256(hit.text.encode()).hexdigest()
+
+
+def test_encrypted_snapshot_restores_and_only_changed_records_are_resegmented(tmp_path, cheap_kdf, monkeypatch):
+    from memories_tui.index import lexical
+
+    home = tmp_path / "home"
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    recs = [eng.add_record(vid, kind="memory", title=f"t{i}", body=f"lighthouse keeper {i}") for i in range(20)]
+    assert len(eng.search(vid, "lighthouse", limit=100).results) == 20
+    eng.close()  # saves the snapshot
+
+    added: list[int] = []
+    real_add = lexical.LexicalIndex.add
+
+    def counting_add(self, docs):
+        docs = list(docs)
+        added.append(len(docs))
+        return real_add(self, docs)
+
+    monkeypatch.setattr(lexical.LexicalIndex, "add", counting_add)
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    assert len(eng.search(vid, "lighthouse", limit=100).results) == 20
+    assert sum(added) == 0  # nothing re-segmented
+    eng.update_record(vid, recs[3].id, body="submarine captain")
+    eng.delete_record(vid, recs[4].id)
+    assert [h.title for h in eng.search(vid, "submarine").results] == ["t3"]
+    assert len(eng.search(vid, "lighthouse", limit=100).results) == 18
+    assert sum(added) == 1  # only the updated record
+    hit = eng.search(vid, "submarine").results[0]
+    assert hit.text == "submarine captain" and hit.byte_end == len(b"submarine captain")
+    eng.close()
+    # a restored index answers like a fresh one
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    assert [h.title for h in eng.search(vid, "submarine").results] == ["t3"]
+    eng.close()
+
+
+def test_tampered_snapshot_is_refused(tmp_path, cheap_kdf):
+    import sqlite3
+
+    from memories_tui.errors import TamperError
+
+    home = tmp_path / "home"
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    eng.add_record(vid, kind="memory", title="t", body="words")
+    eng.search(vid, "words")
+    eng.close()
+    path = home / "vaults" / f"{vid}.mvault"
+    conn = sqlite3.connect(path)
+    ct = bytearray(conn.execute("SELECT ciphertext FROM blobs WHERE name='lexical-index'").fetchone()[0])
+    ct[100] ^= 1
+    conn.execute("UPDATE blobs SET ciphertext=? WHERE name='lexical-index'", (bytes(ct),))
+    conn.commit()
+    conn.close()
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    with pytest.raises(TamperError):
+        eng.search(vid, "words")
+    eng.close()
