@@ -253,15 +253,12 @@ class Engine:
         """Latest revision of every record, refreshed when any process changed the vault."""
         entry = self._entry(vault_id)
         with entry.lock:
-            counter = entry.vault.change_counter()
-            if counter != entry.counter:
-                rows = entry.vault.latest_rows()
-                changed = [rid for rid, (rev, _) in rows.items()
-                           if rid not in entry.records or entry.records[rid].revision != rev]
-                for rid in list(entry.records):
-                    if rid not in rows:
-                        del entry.records[rid]
-                for record in entry.vault.read_many(changed) if changed else []:
+            if entry.vault.change_counter() != entry.counter:
+                known = {rid: r.revision for rid, r in entry.records.items()}
+                counter, live, changed = entry.vault.refresh(known)
+                for rid in [rid for rid in entry.records if rid not in live]:
+                    del entry.records[rid]
+                for record in changed:
                     entry.records[record.id] = record
                 entry.counter = counter
             return dict(entry.records)

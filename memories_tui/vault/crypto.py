@@ -133,14 +133,18 @@ def length_prefixed(*parts: str | bytes | int) -> bytes:
     return bytes(out)
 
 
-def seal(key: bytes | bytearray, plaintext: bytes, ad: bytes) -> tuple[bytes, bytes]:
+def _aead(key: bytes | bytearray | AESGCM) -> AESGCM:
+    return key if isinstance(key, AESGCM) else AESGCM(bytes(key))
+
+
+def seal(key: bytes | bytearray | AESGCM, plaintext: bytes, ad: bytes) -> tuple[bytes, bytes]:
     nonce = os.urandom(NONCE_BYTES)
-    return nonce, AESGCM(bytes(key)).encrypt(nonce, plaintext, ad)
+    return nonce, _aead(key).encrypt(nonce, plaintext, ad)
 
 
-def open_sealed(key: bytes | bytearray, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytes:
+def open_sealed(key: bytes | bytearray | AESGCM, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytes:
     try:
-        return AESGCM(bytes(key)).decrypt(nonce, ciphertext, ad)
+        return _aead(key).decrypt(nonce, ciphertext, ad)
     except (InvalidTag, ValueError):
         raise TamperError(
             f"{what} failed authentication: the vault file was altered, swapped or damaged. "

@@ -1,0 +1,103 @@
+"""Time from unlock to a searchable lexical index: cold build vs encrypted snapshot restore.
+
+Builds a mixed zh/en vault of about 10,000 chunks from ../shared/data (SciFact abstracts and
+CMRC paragraphs), then measures in one run: the cold build, saving the snapshot, restoring it
+after a fresh unlock (KDF excluded, reported separately), and a restore after one record changed.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memories_tui.engine import Engine  # noqa: E402
+from memories_tui.vault import crypto  # noqa: E402
+
+
+def load_docs(data: Path, target_chars: int) -> list[tuple[str, str]]:
+    docs: list[tuple[str, str]] = []
+    sources = [data / "zh-cmrc2018" / "corpus.jsonl", data / "scifact" / "corpus.jsonl"]
+    rows = [[json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()] for src in sources if src.exists()]
+    total = 0
+    i = 0
+    while total < target_chars and any(rows):
+        for rowset in rows:
+            if i < len(rowset):
+                doc = rowset[i]
+                docs.append((doc.get("title") or "untitled", doc["text"]))
+                total += len(doc["text"])
+        i += 1
+    return docs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--chars", type=int, default=7_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="memories-bench-unlock-"))
+    (home / "config.toml").write_text("[rag.limits]\nchunks = 50000\nsource_mib = 64\n")
+    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # KDF timed separately
+    try:
+        eng = Engine.open(home)
+        vid = eng.create_vault("bench", "pw").vault_id
+        eng.unlock(vid, "pw")
+        docs = load_docs(args.data, args.chars)
+        vault = eng._entry(vid).vault
+        for start in range(0, len(docs), 500):
+            vault.add_many([("card", t, b, (), {}, None) for t, b in docs[start:start + 500]])
+        t0 = time.perf_counter()
+        index = eng.index(vid)
+        cold = time.perf_counter() - t0
+        chunks = len(index.chunks)
+        t0 = time.perf_counter()
+        eng.close()
+        save = time.perf_counter() - t0
+        restores, changed = [], []
+        for _ in range(args.repeat):
+            eng = Engine.open(home)
+            eng.unlock(vid, "pw")
+            t0 = time.perf_counter()
+            eng.search(vid, "protein 蛋白質")
+            restores.append(time.perf_counter() - t0)
+            rid = next(iter(eng.records(vid)))
+            eng.update_record(vid, rid, body="a changed body 改過的內容")
+            eng.close()
+            eng = Engine.open(home)
+            eng.unlock(vid, "pw")
+            t0 = time.perf_counter()
+            eng.search(vid, "protein 蛋白質")
+            changed.append(time.perf_counter() - t0)
+            eng.close()
+        real = crypto.KdfParams()
+        t0 = time.perf_counter()
+        crypto.derive_kek("pw", bytes(16), real)
+        kdf = time.perf_counter() - t0
+        size_mb = sum(len(b) for _, b in docs) / 1e6
+        print(f"vault: {len(docs):,} records, {chunks:,} chunks, {size_mb:.1f} M chars")
+        print(f"{'step':<52}{'seconds':>10}")
+        print(f"{'cold build (segment + FTS5), first search':<52}{cold:>10.2f}")
+        print(f"{'save encrypted snapshot (on lock)':<52}{save:>10.2f}")
+        print(f"{'unlock → first search, snapshot restore (median)':<52}{statistics.median(restores):>10.2f}")
+        print(f"{'unlock → first search, one record changed (median)':<52}{statistics.median(changed):>10.2f}")
+        print(f"{'reference: Argon2id KDF at the default cost':<52}{kdf:>10.2f}")
+        print(f"ratio restore / cold build: {statistics.median(restores) / cold:.3f}")
+        print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
