@@ -391,11 +391,14 @@ class Engine:
             self.indexes.put(index)
         else:
             self.indexes.get(vault_id)  # mark as most recently used
-        try:
-            index.sync(records.values())
-        except LimitError:
-            self.indexes.drop(vault_id)
-            raise
+        counter = self._entry(vault_id).counter
+        if index.synced_counter != counter:  # skip the O(records) diff when nothing changed
+            try:
+                index.sync(records.values())
+            except LimitError:
+                self.indexes.drop(vault_id)
+                raise
+            index.synced_counter = counter
         return index
 
     # -- embeddings -----------------------------------------------------------------------

@@ -67,6 +67,8 @@ class VaultIndex:
         self.truncated_keys: set[int] = set()
         self.policy_tag: bytes | None = None  # set by the engine; see UnlockedVault.policy_tag
         self.dirty = False  # changed since the last snapshot
+        self.synced_counter: int | None = None  # vault change counter at the last sync
+        self._folded: dict[int, str] = {}
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
@@ -85,6 +87,7 @@ class VaultIndex:
                 self.source_bytes -= nbytes
                 for key in keys:
                     self.chunks.pop(key, None)  # absent when restored from an older snapshot
+                    self._folded.pop(key, None)
                 removed.extend(keys)
             if removed:
                 self.lexical.remove(removed)
@@ -167,6 +170,14 @@ class VaultIndex:
                 f"This vault has {self.source_bytes / MIB:.1f} MiB of source text and metadata; the cache "
                 f"limit is {self.limits.source_mib:g} MiB per vault ([rag.limits] source_mib in the config)."
             )
+
+    def folded_text(self, key: int) -> str:
+        """Script- and case-folded title + text of a chunk, memoised for the rerank."""
+        text = self._folded.get(key)
+        if text is None:
+            item = self.chunks[key]
+            text = self._folded[key] = " ".join(segment.fold(f"{item.title}\n{item.chunk.text}").split())
+        return text
 
     def record_revisions(self) -> dict[str, int]:
         with self.lock:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import LimitError, UsageError
 from ..index.cache import IndexedChunk, VaultIndex
-from ..text.segment import MATCH_MODES, MAX_RESULTS, query_terms
+from ..text.segment import MATCH_MODES, MAX_RESULTS, query_terms, search_terms
 from .fusion import reciprocal_rank_fusion
 from .rerank import heuristic_rerank
 
@@ -114,8 +114,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
         if rerank and ranked and terms:
-            texts = {k: (index.chunks[k].title, index.chunks[k].chunk.text) for k, _ in ranked}
-            ranked, rerank_scores = heuristic_rerank(query, terms, ranked, texts)
+            ranked, rerank_scores = heuristic_rerank(query, search_terms(query), ranked, index.folded_text)
         hits = []
         for n, (key, score) in enumerate(ranked[:limit], 1):
             item: IndexedChunk = index.chunks[key]
