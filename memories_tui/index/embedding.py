@@ -85,6 +85,11 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
     started = time.monotonic()
     report = IndexReport()
     with index.lock:
+        if (index.vectors is not None and index.vector_space == embedder.space_key
+                and len(index.vectors) == len(index.chunks)):
+            # fast path for every query once all is embedded (removals keep both in step)
+            report.truncated = len(index.truncated_keys)
+            return report
         if index.vectors is None or index.vector_space != embedder.space_key:
             # a different model or dims: never mix spaces, start a fresh matrix
             index.vectors = VectorMatrix(embedder.dims)

@@ -1,4 +1,4 @@
-"""The default lightweight rerank (R-HYB-2).
+"""The default lightweight rerank (R-HYB-2), applied to vector and hybrid results.
 
 A documented heuristic, not a learned cross-encoder: the top RERANK_WINDOW candidates keep
 their rank-based base score 1/(60 + rank) and get a multiplicative boost for lexical

@@ -91,7 +91,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         lexical_scores: dict[int, float] = {}
         lexical_rank: list[int] = []
         if mode in ("bm25", "hybrid"):
-            depth = limit if mode == "bm25" and not rerank else max(CANDIDATES, limit)
+            depth = limit if mode == "bm25" else max(CANDIDATES, limit)
             for hit in index.lexical.search(query, match_mode, depth, cards_only):
                 lexical_scores[hit.key] = hit.score
                 lexical_rank.append(hit.key)
@@ -113,7 +113,9 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
             ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
-        if rerank and ranked and terms:
+        # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
+        # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
+        if rerank and mode != "bm25" and ranked and terms:
             ranked, rerank_scores = heuristic_rerank(query, search_terms(query), ranked, index.folded_text)
         hits = []
         for n, (key, score) in enumerate(ranked[:limit], 1):

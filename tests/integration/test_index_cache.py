@@ -209,3 +209,13 @@ def test_tampered_snapshot_is_refused(tmp_path, cheap_kdf):
     with pytest.raises(TamperError):
         eng.search(vid, "words")
     eng.close()
+
+
+def test_bm25_keeps_bm25_order_and_scores(engine):
+    vid = engine.test_vault_id
+    engine.add_record(vid, kind="memory", title="a", body="tea tea tea green")
+    engine.add_record(vid, kind="memory", title="b", body="tea")
+    hits = engine.search(vid, "tea green").results
+    assert [h.title for h in hits] == ["a", "b"]
+    assert all(h.scores["rerank"] is None and h.score == h.scores["bm25"] for h in hits)
+    assert hits[0].score > hits[1].score
