@@ -8,7 +8,6 @@ only in this process's memory; `lock()` zeroes keys and drops indexes.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import threading
 import time
@@ -361,18 +360,10 @@ class Engine:
         return [results[i] for i in range(len(sources))]
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
-        """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows something real."""
-        folder = resources.files("memories_tui").joinpath("samples")
-        target = self.home / "samples"
-        target.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for item in sorted(folder.iterdir(), key=lambda p: p.name):
-            if item.name.endswith(".md"):
-                dest = target / item.name
-                with resources.as_file(item) as src:
-                    shutil.copyfile(src, dest)
-                paths.append(dest)
-        return self.ingest(vault_id, paths)
+        """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows
+        something real. Read in place from the package: no plaintext copy lands in the home."""
+        with resources.as_file(resources.files("memories_tui").joinpath("samples")) as folder:
+            return self.ingest(vault_id, sorted(Path(folder).glob("*.md")))
 
     # -- index ----------------------------------------------------------------------------
     def index(self, vault_id: str) -> VaultIndex:
