@@ -30,6 +30,8 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
         response = engine.search(vault_id, args.query, mode=args.mode, match_mode=args.match_mode,
                                  limit=args.limit, cards_only=args.cards_only, rerank=not args.no_rerank)
         if not ctx.json:
+            for note in response.notes:
+                ctx.progress(f"note: {note}")
             _print_hits(ctx, response.results, response.terms, clean)
         return response.to_json()
     out = []

@@ -467,7 +467,7 @@ class Engine:
                           rerank=rerank)
         embedder = self.embedder()
         return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
-                      rerank=rerank, embed_query=embedder.embed_query,
+                      rerank=rerank, embed_query=embedder.embed_query, unknown_share=embedder.unknown_share(query),
                       ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
                                                                  progress=progress, cancel=cancel))
 

@@ -241,6 +241,8 @@ class LocalEmbedder:
             if pad_id is not None:
                 break
         self._pad_id = int(pad_id) if pad_id is not None else 0
+        unk = [tok.token_to_id(name) for name in ("[UNK]", "<unk>", "<UNK>")]
+        self._unk_id = next((int(u) for u in unk if u is not None), None)
         return tok
 
     def _check_inputs(self) -> None:
@@ -290,6 +292,14 @@ class LocalEmbedder:
 
     def query_token_ids(self, text: str) -> list[int]:
         return list(self._tok.encode(self.query_text(self.profile, text)).ids)
+
+    def unknown_share(self, text: str) -> float:
+        """Share of the text's tokens the model cannot read ([UNK]): an English-only model
+        turns about half of Chinese characters into [UNK], and its vectors then say little."""
+        ids = self._tok.encode(text, add_special_tokens=False).ids
+        if not ids or self._unk_id is None:
+            return 0.0
+        return sum(1 for i in ids if i == self._unk_id) / len(ids)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` alone: no prefix, no special tokens, not truncated."""

@@ -22,6 +22,7 @@ from .rerank import heuristic_rerank
 
 MODES = ("bm25", "vector", "hybrid")
 CANDIDATES = 100  # per stage, before fusion and rerank
+UNREADABLE_QUERY = 0.25
 
 
 @dataclass
@@ -54,10 +55,14 @@ class SearchResponse:
     match_mode: str
     results: list[SearchHit]
     terms: list[str]
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"vault_id": self.vault_id, "query": self.query, "mode": self.mode, "match_mode": self.match_mode,
-                "results": [h.to_json() for h in self.results]}
+        out = {"vault_id": self.vault_id, "query": self.query, "mode": self.mode, "match_mode": self.match_mode,
+               "results": [h.to_json() for h in self.results]}
+        if self.notes:
+            out["notes"] = self.notes
+        return out
 
 
 def check_request(query: str, mode: str, match_mode: str, limit: int) -> list[str]:
@@ -77,9 +82,19 @@ QueryEmbedder = Callable[[str], np.ndarray]
 
 def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10,
            cards_only: bool = False, rerank: bool = True, embed_query: QueryEmbedder | None = None,
-           ensure_vectors: Callable[[], None] | None = None) -> SearchResponse:
+           ensure_vectors: Callable[[], None] | None = None, unknown_share: float = 0.0) -> SearchResponse:
+    """`unknown_share`: share of the query's tokens the embedding model cannot read; above
+    UNREADABLE_QUERY hybrid leaves the vector ranking out (its vectors would be noise)."""
     terms = check_request(query, mode, match_mode, limit)
-    if mode in ("vector", "hybrid"):
+    notes: list[str] = []
+    if mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
+        notes.append(f"Vector ranking left out: the embedding model cannot read {unknown_share:.0%} of "
+                     "this query's tokens, so hybrid shows BM25 order.")
+        embed_query, ensure_vectors = None, None
+        vector_off = True
+    else:
+        vector_off = False
+    if mode in ("vector", "hybrid") and not vector_off:
         if embed_query is None:
             from ..errors import ModelError
 
@@ -97,7 +112,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
                 lexical_rank.append(hit.key)
         vector_scores: dict[int, float] = {}
         vector_rank: list[int] = []
-        if mode in ("vector", "hybrid") and index.vectors is not None:
+        if mode in ("vector", "hybrid") and not vector_off and index.vectors is not None:
             allowed = index.lexical.matching_keys(query, match_mode)
             if cards_only:
                 cards = {k for k, c in index.chunks.items() if c.kind == "card"}
@@ -115,7 +130,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
-        if rerank and mode != "bm25" and ranked and terms:
+        if rerank and mode != "bm25" and not vector_off and ranked and terms:
             ranked, rerank_scores = heuristic_rerank(query, search_terms(query), ranked, index.folded_text)
         hits = []
         for n, (key, score) in enumerate(ranked[:limit], 1):
@@ -129,7 +144,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
                 citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
                 byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
                 title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key))
-    return SearchResponse(index.vault_id, query, mode, match_mode, hits, terms)
+    return SearchResponse(index.vault_id, query, mode, match_mode, hits, terms, notes)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[dict[str, Any]]:

@@ -279,3 +279,20 @@ def test_background_embedding_runs_niced_and_completes(minilm_engine):
     assert seen["report"].embedded == 4 and seen["report"].missing == 0
     assert seen["nice"] > base or seen["nice"] == 19
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # only the worker was lowered
+
+
+@needs_minilm
+def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    eng.add_record(vid, kind="memory", title="咖啡", body="手沖咖啡的水溫約九十二度")
+    eng.add_record(vid, kind="memory", title="茶", body="烏龍茶要用熱水沖泡")
+    assert eng.embedder().unknown_share("手沖咖啡的水溫") > 0.25  # an English-only model
+    assert eng.embedder().unknown_share("bake bread") == 0.0
+    hybrid = eng.search(vid, "手沖咖啡 水溫", mode="hybrid")
+    bm25 = eng.search(vid, "手沖咖啡 水溫", mode="bm25")
+    assert [h.asset_id for h in hybrid.results] == [h.asset_id for h in bm25.results]
+    assert hybrid.notes and "cannot read" in hybrid.notes[0]
+    assert all(h.scores["vector"] is None for h in hybrid.results)
+    english = eng.search(vid, "bake bread", mode="hybrid")
+    assert not english.notes and english.results[0].scores["vector"] is not None

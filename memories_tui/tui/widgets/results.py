@@ -98,7 +98,10 @@ class ResultsPane(Vertical):
         label = f"{count} result{'s' if count != 1 else ''} · {seconds * 1000:.0f} ms"
         if not count:
             label = f"No match · {seconds * 1000:.0f} ms"
-        self.state.update(Text(label, style="dim"))
+        state = Text(label, style="dim")
+        for note in getattr(response, "notes", []):
+            state.append("\n" + note, style="yellow")
+        self.state.update(state)
         if count:
             options.highlighted = 0
 
