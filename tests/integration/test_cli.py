@@ -82,7 +82,8 @@ def test_usage_error_without_json_is_a_sentence_on_stderr(home):
 def test_every_verb_has_help_with_an_example(home):
     verbs = [["init"], ["tui"], ["vault", "create"], ["vault", "list"], ["vault", "passwd"], ["vault", "policy"],
              ["memory", "add"], ["memory", "read"], ["memory", "update"], ["memory", "delete"], ["memory", "list"],
-             ["memory", "search"], ["asset", "add"], ["rag", "ingest"], ["rag", "search"], ["rag", "status"]]
+             ["memory", "search"], ["asset", "add"], ["rag", "ingest"], ["rag", "search"], ["rag", "status"],
+             ["rag", "index"], ["rag", "model-install"]]
     for verb in verbs:
         result = run_cli(home, *verb, "--help")
         assert result.code == 0, verb
