@@ -283,7 +283,8 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
 
     variants: list[tuple[str, str, bool, tuple]] = [
         ("hybrid rerank off (RRF k=60)", "hybrid", False, ()),
-        ("hybrid rerank on (cov 0.3, phrase 0.3)", "hybrid", True, ()),
+        (f"hybrid rerank on (product: cov {getattr(rerank_mod, 'COVERAGE_WEIGHT', '?')}, "
+         f"phrase {getattr(rerank_mod, 'PHRASE_WEIGHT', '?')})", "hybrid", True, ()),
     ]
     for cov in (0.0, 0.05, 0.1, 0.2, 0.5, 1.0):
         variants.append((f"hybrid rerank cov {cov:g}", "hybrid", True, ((rerank_mod, "COVERAGE_WEIGHT", cov),)))
