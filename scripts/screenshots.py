@@ -63,6 +63,9 @@ def start_mirror():
     return mirror
 
 
+SAMPLES = Path(__file__).resolve().parents[1] / "memories_tui" / "samples"  # re-ingested: unchanged
+
+
 async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -143,7 +146,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         app.screen.query_one("#tree").root.expand()
         app.screen.query_one("#paths").value = f"{notes / 'garden.md'} {notes / 'reading-list.md'} " \
-                                               f"{home / 'samples' / '03-coffee.md'}"
+                                               f"{SAMPLES / '03-coffee.md'}"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.query_one("#ingest-results").row_count == 3)
         await embedding_settled(pilot, app)  # the new notes are embedded in the background

@@ -144,7 +144,8 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
                 citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
                 byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
                 title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key))
-    return SearchResponse(index.vault_id, query, mode, match_mode, hits, terms, notes)
+    # highlight what carried the match: stopwords ("to", "at") stay unmarked unless that is all there is
+    return SearchResponse(index.vault_id, query, mode, match_mode, hits, search_terms(query), notes)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[dict[str, Any]]:
