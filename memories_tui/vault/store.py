@@ -338,10 +338,6 @@ class UnlockedVault:
             header = self._conn.execute("SELECT checksum FROM header").fetchone()
         return hashlib.sha256(bytes(settings[0] if settings else b"") + bytes(header[0] if header else b"")).digest()
 
-    def verify(self) -> int:
-        with self._read() as conn:
-            return self._verify_manifest(conn)
-
     def close(self) -> None:
         with self._lock:
             if self._keys is not None:
@@ -364,18 +360,6 @@ class UnlockedVault:
         return Record(id=record_id, revision=revision, kind=kind, title=payload["title"], body=payload["body"],
                       tags=tuple(payload.get("tags", ())), metadata=payload.get("metadata", {}),
                       created=payload.get("created", ""), updated=payload.get("updated", ""), data=data)
-
-    def latest_rows(self) -> dict[str, tuple[int, bytes]]:
-        """record_id → (latest revision, digest): cheap, no decryption; used to find what changed."""
-        with self._read() as conn:
-            self._verify_manifest(conn)
-            return {
-                rid: (rev, bytes(dig)) for rid, rev, dig in conn.execute(
-                    "SELECT r.record_id, r.revision, r.digest FROM records r JOIN "
-                    "(SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id) m "
-                    "ON r.record_id = m.record_id AND r.revision = m.rev"
-                )
-            }
 
     def refresh(self, known: dict[str, int]) -> tuple[int, set[str], list[Record]]:
         """One verified read: (change counter, ids of all live records, decrypted latest
