@@ -90,6 +90,7 @@ class VaultIndex:
                     self._folded.pop(key, None)
                 removed.extend(keys)
             if removed:
+                self.dirty = True  # the saved snapshot must not keep tokens of deleted text
                 self.lexical.remove(removed)
                 if self.vectors is not None:
                     self.vectors.remove(removed)

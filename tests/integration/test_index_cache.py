@@ -219,3 +219,24 @@ def test_bm25_keeps_bm25_order_and_scores(engine):
     assert [h.title for h in hits] == ["a", "b"]
     assert all(h.scores["rerank"] is None and h.score == h.scores["bm25"] for h in hits)
     assert hits[0].score > hits[1].score
+
+
+def test_snapshot_is_rewritten_after_a_delete(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "pw").vault_id
+    eng.unlock(vid, "pw")
+    keep = eng.add_record(vid, kind="memory", title="keep", body="kept words")
+    gone = eng.add_record(vid, kind="memory", title="gone", body="zeppelin words")
+    eng.search(vid, "words")
+    eng.close()
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    eng.delete_record(vid, gone.id)
+    assert [h.asset_id for h in eng.search(vid, "words").results] == [keep.id]
+    eng.close()
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
+    data = eng._entry(vid).vault.get_blob("lexical-index")
+    assert gone.id.encode() not in data and b"zeppelin" not in data
+    eng.close()
