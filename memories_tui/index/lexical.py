@@ -75,6 +75,8 @@ class LexicalIndex:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        # the database is serialized into the vault: freed pages must not keep deleted text
+        self._conn.execute("PRAGMA secure_delete=ON")
         self._keys: set[int] = set()
         self._df: Counter[str] = Counter()  # term -> number of rows holding it (for query planning)
         # After deserialize the counts are fetched per term on first use (a full vocabulary
