@@ -26,9 +26,14 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
         ctx_check(args.query, args)
     vault_id = ctx.unlock(args.vault)
     engine = ctx.engine
+
+    def progress(p: Any) -> None:  # on-demand embedding of chunks that have no vector yet
+        ctx.progress("embedding missing chunks: " + _embed_line(p))
+
     if args.queries is None:
         response = engine.search(vault_id, args.query, mode=args.mode, match_mode=args.match_mode,
-                                 limit=args.limit, cards_only=args.cards_only, rerank=not args.no_rerank)
+                                 limit=args.limit, cards_only=args.cards_only, rerank=not args.no_rerank,
+                                 progress=progress)
         if not ctx.json:
             for note in response.notes:
                 ctx.progress(f"note: {note}")
@@ -37,12 +42,17 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
     out = []
     for qid, text in queries:
         response = engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
-                                 cards_only=args.cards_only, rerank=not args.no_rerank)
+                                 cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
         out.append({"id": qid, "results": response.to_json()["results"]})
         if not ctx.json:
             print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
             _print_hits(ctx, response.results, response.terms, clean)
     return {"vault_id": vault_id, "mode": args.mode, "match_mode": args.match_mode, "queries": out}
+
+
+def _embed_line(p: Any) -> str:
+    eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
+    return f"embedded {p.done:,}/{p.total:,} chunks, {p.tokens_per_second:,.0f} tokens/s{eta}"
 
 
 def ctx_check(query: str, args: Any) -> None:
@@ -128,11 +138,7 @@ def cmd_rag_status(ctx: Context) -> dict[str, Any]:
 def cmd_rag_index(ctx: Context) -> dict[str, Any]:
     vault_id = ctx.unlock(ctx.args.vault)
 
-    def progress(p: Any) -> None:
-        eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
-        ctx.progress(f"embedded {p.done:,}/{p.total:,} chunks, {p.tokens_per_second:,.0f} tokens/s{eta}")
-
-    report = ctx.engine.build_vector_index(vault_id, progress=progress)
+    report = ctx.engine.build_vector_index(vault_id, progress=lambda p: ctx.progress(_embed_line(p)))
     if not ctx.json:
         print(f"Embedded {report.embedded:,}, reused {report.reused:,} from the encrypted cache, "
               f"{report.missing:,} missing, {report.truncated:,} truncated, in {report.seconds:.1f} s")
