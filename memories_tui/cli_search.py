@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputRefusedError, UsageError
+from .errors import InputRefusedError, LimitError, UsageError
 
 if TYPE_CHECKING:
     from .cli import Context
@@ -20,8 +20,7 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
         raise UsageError("Give either a QUERY or --queries FILE.jsonl.")
     if args.queries is not None:
         queries = _read_queries(Path(args.queries))
-        for _qid, text in queries:  # validate every query before unlocking
-            ctx_check(text, args)
+        ctx_check("x", args)  # mode, match mode and --limit hold for the whole batch
     else:
         ctx_check(args.query, args)
     vault_id = ctx.unlock(args.vault)
@@ -41,13 +40,25 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
         return response.to_json()
     out = []
     for qid, text in queries:
-        response = engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
-                                 cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
-        out.append({"id": qid, "results": response.to_json()["results"]})
         if not ctx.json:
             print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
+        try:
+            response = engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
+                                     cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
+        except LimitError as exc:  # one over-limit query must not sink a batch of thousands
+            out.append({"id": qid, "results": [], **exc.to_json()})
+            if not ctx.json:
+                print(f"    error: {clean(exc.message)}")
+            continue
+        item: dict[str, Any] = {"id": qid, "results": response.to_json()["results"]}
+        if response.notes:
+            item["notes"] = response.notes
+        out.append(item)
+        if not ctx.json:
             _print_hits(ctx, response.results, response.terms, clean)
-    return {"vault_id": vault_id, "mode": args.mode, "match_mode": args.match_mode, "queries": out}
+    failed = sum(1 for item in out if "error" in item)
+    return {"vault_id": vault_id, "mode": args.mode, "match_mode": args.match_mode, "queries": out,
+            "failed": failed}
 
 
 def _embed_line(p: Any) -> str:

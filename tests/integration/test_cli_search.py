@@ -120,3 +120,20 @@ def test_options_between_vault_and_query(searchable):
     assert out.code == 0 and len(out.json["results"]) == 1
     extra = run_cli(home, "rag", "search", vault, "one", "two", "--json")
     assert extra.code == 2 and "unrecognized" in extra.json["error"]["message"]
+
+
+def test_batch_over_limit_query_fails_alone(searchable, tmp_path):
+    home, vault = searchable
+    queries = tmp_path / "q.jsonl"
+    long = " ".join(f"word{i}" for i in range(80))
+    queries.write_text("\n".join(json.dumps(q) for q in [
+        {"id": "ok", "text": "咖啡"}, {"id": "long", "text": long}, {"id": "ok2", "text": "sourdough"}]) + "\n",
+        encoding="utf-8")
+    out = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
+    assert out.code == 0 and out.json["failed"] == 1
+    by_id = {q["id"]: q for q in out.json["queries"]}
+    assert by_id["long"]["error"]["code"] == "limit_exceeded" and "64" in by_id["long"]["error"]["message"]
+    assert by_id["long"]["results"] == []
+    assert by_id["ok"]["results"] and by_id["ok2"]["results"]
+    bad_mode = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--limit", "500", "--json")
+    assert bad_mode.code == 1 and bad_mode.json["error"]["code"] == "limit_exceeded"
