@@ -27,6 +27,8 @@ from common import (  # noqa: E402
     DEFAULT_DATA,
     Collection,
     evaluate,
+    find_collections,
+    is_chinese,
     load_collection,
     peak_rss_mib,
     percentile,
@@ -264,10 +266,10 @@ def convert_collection(coll: Collection, corpus_cfg: str | None, query_cfg: str 
 
 def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int, rows: list[list[object]]) -> None:
     """10,000 chunks of mixed zh/en text (~7M chars) built from the collections' text."""
-    zh = [c for c in collections if c.name.startswith("zh")]
-    en = [c for c in collections if not c.name.startswith("zh")]
+    zh = [c for c in collections if is_chinese(c)]
+    en = [c for c in collections if not is_chinese(c)]
     if not zh or not en:
-        print("[skip] synthetic speed case needs both scifact and zh-cmrc2018", file=sys.stderr)
+        print("[skip] synthetic speed case needs a Chinese and an English collection", file=sys.stderr)
         return
     zh_chunks = [ch.text for d in zh[0].corpus.values() for ch in chunk_text(d["text"])]
     en_chunks = [ch.text for d in en[0].corpus.values() for ch in chunk_text(d["text"])]
@@ -344,7 +346,7 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory holding scifact/ and zh-cmrc2018/")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory of collections (each a folder with corpus.jsonl, queries.jsonl, qrels.tsv)")
     ap.add_argument("--quick", action="store_true", help="subsample queries (300 per collection)")
     ap.add_argument("--segmenter", choices=("rjieba", "jieba"), help="force the segmentation backend")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the 10,000-chunk speed case")
@@ -361,38 +363,31 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[object]] = []
     loaded: list[Collection] = []
 
-    sci = load_collection(args.data, "scifact")
-    if sci:
-        loaded.append(sci)
-        bench_collection(sci, "scifact", subsample(sci.queries, n_q), rows, chinese=False)
-    zh = load_collection(args.data, "zh-cmrc2018")
-    if zh:
-        loaded.append(zh)
-        qs = subsample(zh.queries, n_q)
-        bench_collection(zh, "zh-cmrc2018", qs, rows, chinese=True)
+    for name in find_collections(args.data):
+        coll = load_collection(args.data, name)
+        if coll is None:
+            continue
+        loaded.append(coll)
+        chinese = is_chinese(coll)
+        qs = subsample(coll.queries, n_q)
+        bench_collection(coll, name, qs, rows, chinese=chinese)
+        if not chinese:
+            continue
         latin = {k: v for k, v in qs.items() if re.search(r"[A-Za-z]{2,}", v)}
-        index, owner, _, _ = build_fts(zh)
-        run, lat = run_fts(index, owner, latin, "any")
-        nd, rc = evaluate(run, zh.qrels)
-        rows.append(
-            [
-                "zh-cmrc2018 (Latin-word queries)",
-                "FTS5 any",
-                len(latin),
-                nd,
-                rc,
-                percentile(lat, 50),
-                percentile(lat, 95),
-                float("nan"),
-                float("nan"),
-                peak_rss_mib(),
-            ]
-        )
-        index.close()
-        trad_corpus = convert_collection(zh, "s2t", None, "zh-trad-corpus")
-        bench_collection(trad_corpus, "zh: Trad corpus, Simp queries", subsample(trad_corpus.queries, n_q), rows, True)
-        trad_q = convert_collection(zh, None, "s2t", "zh-trad-queries")
-        bench_collection(trad_q, "zh: Simp corpus, Trad queries", subsample(trad_q.queries, n_q), rows, True)
+        if latin:
+            index, owner, _, _ = build_fts(coll)
+            run, lat = run_fts(index, owner, latin, "any")
+            nd, rc = evaluate(run, coll.qrels)
+            rows.append([f"{name} (Latin-word queries)", "FTS5 any", len(latin), nd, rc, percentile(lat, 50),
+                         percentile(lat, 95), float("nan"), float("nan"), peak_rss_mib()])
+            index.close()
+        # script-insensitivity: the corpus and the queries in the other script
+        trad_corpus = convert_collection(coll, "s2t", "t2s", f"{name}-trad-corpus")
+        bench_collection(trad_corpus, f"{name}: Trad corpus, Simp queries", subsample(trad_corpus.queries, n_q),
+                         rows, True)
+        simp_corpus = convert_collection(coll, "t2s", "s2t", f"{name}-simp-corpus")
+        bench_collection(simp_corpus, f"{name}: Simp corpus, Trad queries", subsample(simp_corpus.queries, n_q),
+                         rows, True)
     if not args.no_synthetic:
         synthetic_speed(loaded, 10_000, 300 if args.quick else 1000, rows)
     print()

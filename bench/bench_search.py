@@ -1,7 +1,7 @@
 """End-to-end search benchmark of the product's own path (DESIGN §9). Prints figures, asserts nothing.
 
     .venv/bin/python bench/bench_search.py [--data ../shared/data] [--model tests/.models/minilm]
-        [--profile sentence-transformers] [--threads 2] [--quick] [--collections scifact,zh-cmrc2018]
+        [--profile sentence-transformers] [--threads 2] [--quick] [--collections NAME,…]
         [--home DIR] [--sweep] [--max-docs N]
 
 For each collection in ``--data`` (skipped with a message when absent):
@@ -49,6 +49,7 @@ from common import (  # noqa: E402
     DEFAULT_DATA,
     Collection,
     evaluate,
+    find_collections,
     load_collection,
     peak_rss_mib,
     percentile,
@@ -423,7 +424,7 @@ def main() -> None:
     p.add_argument("--profile", default="sentence-transformers", choices=("sentence-transformers", "embeddinggemma"))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--quick", action="store_true", help=f"a fixed sample of {QUICK_QUERIES} queries per collection")
-    p.add_argument("--collections", default="scifact,zh-cmrc2018")
+    p.add_argument("--collections", default="", help="comma-separated names (default: every collection in --data)")
     p.add_argument("--home", type=Path, default=None, help="keep and reuse this home (default: a temp dir)")
     p.add_argument("--sweep", action="store_true", help="hybrid/rerank diagnostics (monkeypatched constants)")
     p.add_argument("--max-docs", type=int, default=0, help="smoke test only: shrink the corpus")
@@ -443,7 +444,8 @@ def main() -> None:
     else:
         home_root = args.home.resolve()
     try:
-        for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
+        names = [c.strip() for c in args.collections.split(",") if c.strip()] or find_collections(args.data)
+        for name in names:
             bench_collection(args, name, home_root)
     finally:
         if tmp is not None:

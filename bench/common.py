@@ -30,21 +30,39 @@ def load_collection(data_dir: Path, name: str) -> Collection | None:
     with open(root / "corpus.jsonl", encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
-            corpus[str(d["id"])] = {"title": d.get("title", ""), "text": d.get("text", "")}
+            corpus[str(d.get("id", d.get("_id")))] = {"title": d.get("title") or "", "text": d.get("text") or ""}
     queries: dict[str, str] = {}
     with open(root / "queries.jsonl", encoding="utf-8") as f:
         for line in f:
             q = json.loads(line)
-            queries[str(q["id"])] = q["text"]
+            queries[str(q.get("id", q.get("_id")))] = q["text"]
     qrels: dict[str, dict[str, int]] = {}
     with open(root / "qrels.tsv", encoding="utf-8") as f:
-        next(f)
         for line in f:
-            qid, did, rel = line.rstrip("\n").split("\t")
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 3 or not parts[2].lstrip("-").isdigit():
+                continue  # header line ("query-id corpus-id score") or blank
+            qid, did, rel = parts
             if int(rel) > 0:
                 qrels.setdefault(qid, {})[did] = int(rel)
     queries = {q: t for q, t in queries.items() if q in qrels}
     return Collection(name, corpus, queries, qrels)
+
+
+def find_collections(data_dir: Path) -> list[str]:
+    """Every folder under `data_dir` holding corpus.jsonl, queries.jsonl and qrels.tsv."""
+    if not data_dir.is_dir():
+        print(f"[skip] no data directory at {data_dir}", file=sys.stderr)
+        return []
+    return sorted(p.name for p in data_dir.iterdir()
+                  if all((p / f).is_file() for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv")))
+
+
+def is_chinese(coll: Collection, sample: int = 200) -> bool:
+    """True when CJK ideographs make up a fifth or more of a sample of the corpus text."""
+    text = "".join(d["title"] + d["text"] for d in list(coll.corpus.values())[:sample])
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+    return bool(text) and cjk / len(text) >= 0.2
 
 
 def ndcg_at_k(ranked: list[str], rels: dict[str, int], k: int = 10) -> float:
