@@ -176,6 +176,7 @@ def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bo
             conn.close()
         for suffix in ("-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
+        os.chmod(tmp, 0o600)  # SQLite gives -wal/-shm files the database file's permissions
         os.replace(tmp, path)
     finally:
         crypto.zero(kek)

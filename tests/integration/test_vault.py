@@ -245,3 +245,8 @@ def test_create_refuses_to_overwrite(tmp_path, cheap_kdf):
     path, _ = _make(tmp_path)
     with pytest.raises(VaultError, match="already exists"):
         create_vault_file(path, "again", "pw")
+
+
+def test_vault_files_are_private_to_the_user(tmp_path, cheap_kdf):
+    path, _ = _make(tmp_path)
+    assert path.stat().st_mode & 0o077 == 0
