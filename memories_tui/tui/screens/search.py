@@ -167,6 +167,12 @@ class SearchScreen(VaultScreen):
             return
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,
                                      seconds=time.perf_counter() - started))
+        if mode == "bm25":
+            # Save a freshly built index now, off the UI thread, so ctrl+l never waits for it.
+            try:
+                self.engine.save_indexes()
+            except Exception:  # noqa: BLE001 - a cache; lock may have closed the vault meanwhile
+                pass
 
     def on_search_progress(self, message: SearchProgress) -> None:
         if not self.epoch_live(message.epoch) or message.generation != self.generation.get(message.mode):
