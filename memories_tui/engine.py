@@ -459,23 +459,23 @@ class Engine:
                cards_only: bool = False, rerank: bool = True, budget_seconds: float = BUDGET_SECONDS,
                progress: Callable[[EmbedProgress], None] | None = None,
                cancel: threading.Event | None = None) -> SearchResponse:
-        check_request(query, mode, match_mode, limit)
+        terms = check_request(query, mode, match_mode, limit)  # before any index or model work
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
         if mode == "bm25":
             return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
-                          rerank=rerank)
+                          rerank=rerank, terms=terms)
         embedder = self.embedder()
         return search(index, query, mode=mode, match_mode=match_mode, limit=limit, cards_only=cards_only,
-                      rerank=rerank, embed_query=embedder.embed_query, unknown_share=embedder.unknown_share(query),
+                      rerank=rerank, terms=terms, embed_query=embedder.embed_query, unknown_share=embedder.unknown_share(query),
                       ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
                                                                  progress=progress, cancel=cancel))
 
     def memory_search(self, vault_id: str, query: str, *, limit: int = 10, match_mode: str = "any") -> list[dict[str, Any]]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
-        check_request(query, "bm25", match_mode, limit)
+        terms = check_request(query, "bm25", match_mode, limit)
         response = search(self.index(vault_id), query, mode="bm25", match_mode=match_mode,
-                          limit=MAX_RESULTS, rerank=False)
+                          limit=MAX_RESULTS, rerank=False, terms=terms)
         return group_by_record(response, limit)
 
     def status(self, vault_id: str) -> dict[str, Any]:

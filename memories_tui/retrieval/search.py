@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import LimitError, UsageError
 from ..index.cache import IndexedChunk, VaultIndex
-from ..text.segment import MATCH_MODES, MAX_RESULTS, query_terms, search_terms
+from ..text.segment import MATCH_MODES, MAX_RESULTS, search_terms
 from .fusion import reciprocal_rank_fusion
 from .rerank import heuristic_rerank
 
@@ -66,7 +66,8 @@ class SearchResponse:
 
 
 def check_request(query: str, mode: str, match_mode: str, limit: int) -> list[str]:
-    """Validate a request before any work; returns the folded query terms (R-LEX-4)."""
+    """Validate a request before any work (R-LEX-4); returns the folded query terms that carry
+    the match (stopwords dropped unless that is all there is), for rerank and highlighting."""
     if mode not in MODES:
         raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     if match_mode not in MATCH_MODES:
@@ -74,7 +75,7 @@ def check_request(query: str, mode: str, match_mode: str, limit: int) -> list[st
     if limit < 1 or limit > MAX_RESULTS:
         raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
                          "(and at least 1).")
-    return query_terms(query)
+    return search_terms(query)
 
 
 QueryEmbedder = Callable[[str], np.ndarray]
@@ -82,10 +83,13 @@ QueryEmbedder = Callable[[str], np.ndarray]
 
 def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10,
            cards_only: bool = False, rerank: bool = True, embed_query: QueryEmbedder | None = None,
-           ensure_vectors: Callable[[], None] | None = None, unknown_share: float = 0.0) -> SearchResponse:
+           ensure_vectors: Callable[[], None] | None = None, unknown_share: float = 0.0,
+           terms: list[str] | None = None) -> SearchResponse:
     """`unknown_share`: share of the query's tokens the embedding model cannot read; above
-    UNREADABLE_QUERY hybrid leaves the vector ranking out (its vectors would be noise)."""
-    terms = check_request(query, mode, match_mode, limit)
+    UNREADABLE_QUERY hybrid leaves the vector ranking out (its vectors would be noise).
+    `terms`: the result of check_request when the caller has already validated the request."""
+    if terms is None:
+        terms = check_request(query, mode, match_mode, limit)
     notes: list[str] = []
     if mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
         notes.append(f"Vector ranking left out: the embedding model cannot read {unknown_share:.0%} of "
@@ -131,7 +135,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
         if rerank and mode != "bm25" and not vector_off and ranked and terms:
-            ranked, rerank_scores = heuristic_rerank(query, search_terms(query), ranked, index.folded_text)
+            ranked, rerank_scores = heuristic_rerank(query, terms, ranked, index.folded_text)
         hits = []
         for n, (key, score) in enumerate(ranked[:limit], 1):
             item: IndexedChunk = index.chunks[key]
@@ -144,8 +148,7 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
                 citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
                 byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
                 title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key))
-    # highlight what carried the match: stopwords ("to", "at") stay unmarked unless that is all there is
-    return SearchResponse(index.vault_id, query, mode, match_mode, hits, search_terms(query), notes)
+    return SearchResponse(index.vault_id, query, mode, match_mode, hits, terms, notes)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[dict[str, Any]]:
