@@ -31,7 +31,7 @@ from .errors import (
 from .home import resolve_config, resolve_home
 from .index.cache import MIB, SNAPSHOT_BLOB, IndexCache, VaultIndex
 from .index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
-from .ingest import SourceFile, read_source
+from .ingest import SourceFile, read_file, read_source
 from .retrieval.search import SearchResponse, check_request, group_by_record, search
 from .text.segment import MAX_RESULTS
 from .vault import store
@@ -292,18 +292,7 @@ class Engine:
         return self._entry(vault_id).vault.revisions(record_id)
 
     def add_asset(self, vault_id: str, path: Path, title: str | None = None) -> Record:
-        try:
-            size = path.stat().st_size
-            if size > MAX_ASSET_BYTES:
-                raise InputRefusedError(f"{path} is {size:,} bytes; the asset limit is {MAX_ASSET_BYTES:,} bytes.",
-                                        code="file_too_large")
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
-        except IsADirectoryError:
-            raise InputRefusedError(f"{path} is a directory.", code="unsupported_file") from None
-        except OSError as exc:
-            raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+        data = read_file(path, MAX_ASSET_BYTES, "asset")
         return self._entry(vault_id).vault.add_many(
             [("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)])[0]
 

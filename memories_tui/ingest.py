@@ -41,21 +41,26 @@ class SourceFile:
     sha256: str
 
 
-def read_source(path: Path, title: str | None = None) -> SourceFile:
-    """Read one file as UTF-8 text or raise InputRefusedError naming the file and the fix."""
+def read_file(path: Path, limit: int, what: str, advice: str = "") -> bytes:
+    """A file's bytes, or InputRefusedError naming the file: missing, a folder, unreadable or
+    over `limit` bytes (`what` names the limit; `advice` says what to do about it)."""
     try:
         if path.is_dir():
-            raise InputRefusedError(f"{path} is a directory; pass the text files inside it.", code="unsupported_file")
+            raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file")
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputRefusedError(
-                f"{path} is {size:,} bytes; the ingest limit is {MAX_FILE_BYTES:,} bytes per file. "
-                "Split it into smaller text files.", code="file_too_large")
-        raw = path.read_bytes()
+        if size > limit:
+            raise InputRefusedError(f"{path} is {size:,} bytes; the {what} limit is {limit:,} bytes. {advice}".rstrip(),
+                                    code="file_too_large")
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
     except OSError as exc:
         raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+
+
+def read_source(path: Path, title: str | None = None) -> SourceFile:
+    """Read one file as UTF-8 text or raise InputRefusedError naming the file and the fix."""
+    raw = read_file(path, MAX_FILE_BYTES, "ingest", "Split it into smaller text files.")
     for magic, kind in _SIGNATURES:
         if raw.startswith(magic):
             raise InputRefusedError(f"{path} is {kind}. {_CONVERT_HINT}", code="unsupported_file")
