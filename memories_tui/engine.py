@@ -511,6 +511,7 @@ class Engine:
                       "vector_mib": round(vector_bytes / MIB, 3), "cached_vaults": len(self.indexes.cached())},
             "last_build": index.built_at,
             "last_build_seconds": round(index.build_seconds, 3),
+            "cache_repairs": list(self._entry(vault_id).vault.cache_repairs),
         }
 
 

@@ -32,7 +32,7 @@ def _all_records_decrypt(home: Path, vault: str) -> list[Record]:
         engine.close()
 
 
-def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path):
+def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     files = []
@@ -73,6 +73,8 @@ def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path):
 WRITER = """
 import sys
 from memories_tui.engine import Engine
+from memories_tui.vault import crypto
+crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)  # the vault was made with cheap test params
 eng = Engine.open(sys.argv[1])
 eng.unlock(sys.argv[2], sys.argv[3])
 shared = sys.argv[4]
@@ -83,7 +85,7 @@ eng.close()
 """
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+def test_two_processes_writing_at_once_lose_nothing(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     shared = run_cli(home, "memory", "add", vault, "--title", "shared", "--text", "v0", "--json").json["id"]
