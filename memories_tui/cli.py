@@ -26,9 +26,15 @@ Handler = Callable[["Context"], Payload]
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f\x9b]")
 
 
-def clean(text: object) -> str:
-    """Strip terminal escape sequences and control characters from anything we print."""
-    return _ESCAPES.sub("", str(text))
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\t": " ", "\u0085": "\\n", "\u2028": "\\n", "\u2029": "\\n"})
+
+
+def clean(text: object, *, multiline: bool = False) -> str:
+    """Strip terminal escape sequences and control characters from anything we print. Line
+    breaks become a visible `\\n` unless `multiline` (a record body), so a file name or title
+    cannot forge a table row or an output line."""
+    out = _ESCAPES.sub("", str(text))
+    return out if multiline else out.translate(_LINE_BREAKS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +95,7 @@ def cmd_vault_create(ctx: Context) -> Payload:
 
     passphrase = get_passphrase(file=ctx.args.passphrase_file, confirm=True,
                                 prompt=f"New passphrase for vault {ctx.args.name}: ")
+    _check_strength(passphrase, ctx.args.allow_weak_passphrase)
     info = ctx.engine.create_vault(ctx.args.name, passphrase, device_only=ctx.args.device_only)
     payload = {"vault_id": info.vault_id, "name": info.name, "device_only": ctx.args.device_only}
     if not ctx.json:
@@ -98,15 +105,18 @@ def cmd_vault_create(ctx: Context) -> Payload:
 
 
 def cmd_vault_list(ctx: Context) -> Payload:
-    vaults = ctx.engine.list_vaults()
-    rows = [{"vault_id": v.vault_id, "name": v.name, "records": v.records, "device_only": None} for v in vaults]
+    scan = ctx.engine.scan_vaults()
+    rows = [{"vault_id": v.vault_id, "name": v.name, "records": v.records, "device_only": None} for v in scan.vaults]
     if not ctx.json:
         if not rows:
             print("No vaults yet. Create one with: memories vault create NAME")
         else:
             _table(ctx, ["VAULT_ID", "NAME", "RECORDS"], [[r["vault_id"], r["name"], r["records"]] for r in rows])
             print(ctx.dim("(device-only flags are encrypted; `vault policy VAULT_ID` shows one after unlock)"))
-    return {"vaults": rows}
+        for problem in scan.problems:
+            print(f"memories: warning: {clean(problem.file)} is not a usable vault ({problem.code}): "
+                  f"{clean(problem.message)}", file=sys.stderr)
+    return {"vaults": rows, "problems": [p.to_json() for p in scan.problems]}
 
 
 def cmd_vault_passwd(ctx: Context) -> Payload:
@@ -122,10 +132,19 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
             raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
     else:
         new = get_passphrase(confirm=True, prompt="New passphrase: ", environ={})
+    _check_strength(new, ctx.args.allow_weak_passphrase)
     ctx.engine.change_passphrase(info.vault_id, old, new)
     if not ctx.json:
         print(f"Passphrase changed for vault {clean(info.name)} (records were not re-encrypted; the vault key was re-wrapped).")
     return {"vault_id": info.vault_id, "changed": True}
+
+
+def _check_strength(passphrase: str, allowed: bool) -> None:
+    from .vault.passphrase import MIN_PASSPHRASE_CHARS
+
+    if len(passphrase) < MIN_PASSPHRASE_CHARS and not allowed:
+        raise UsageError(f"The passphrase is shorter than {MIN_PASSPHRASE_CHARS} characters; choose a longer one, "
+                         "or confirm with --allow-weak-passphrase.")
 
 
 def cmd_vault_policy(ctx: Context) -> Payload:
@@ -153,7 +172,12 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
         return None
     if sys.stdin.isatty():
         raise UsageError("Give the body with --text, --file, or on standard input.")
-    raw = sys.stdin.buffer.read()
+    from .ingest import MAX_FILE_BYTES
+
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputRefusedError(f"Standard input is over the {MAX_FILE_BYTES:,}-byte limit for a body.",
+                                code="file_too_large")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -182,7 +206,7 @@ def cmd_memory_read(ctx: Context) -> Payload:
         if record.data is not None:
             print(f"[file asset, {len(record.data):,} bytes]")
         else:
-            print(clean(record.body).replace("\r", "") if record.body else ctx.dim("(empty)"))
+            print(clean(record.body, multiline=True) if record.body else ctx.dim("(empty)"))
     return payload
 
 
@@ -276,6 +300,8 @@ def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
     parser.add_argument("--config", metavar="FILE", default=default, help="config file (default: HOME/config.toml)")
     parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
                         help="print exactly one JSON object on stdout")
+    parser.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="on an unexpected error, print the full traceback on stderr")
 
 
 def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
@@ -334,12 +360,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--device-only", action="store_true",
                    help="never send this vault's data to a non-loopback model endpoint")
+    p.add_argument("--allow-weak-passphrase", action="store_true",
+                   help="accept a passphrase shorter than 8 characters")
     _verb(vault, "list", cmd_vault_list, "List vaults (no passphrase needed).", "memories vault list --json",
           unlocks=False)
     p = _verb(vault, "passwd", cmd_vault_passwd, "Change a vault's passphrase (re-wraps the key; fast).",
               "memories vault passwd notes --new-passphrase-file new.txt")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--new-passphrase-file", metavar="FILE", help="read the new passphrase from FILE (else a prompt)")
+    p.add_argument("--allow-weak-passphrase", action="store_true",
+                   help="accept a new passphrase shorter than 8 characters")
     p = _verb(vault, "policy", cmd_vault_policy, "Show or set a vault's device-only policy.",
               "memories vault policy notes --device-only on")
     p.add_argument("vault", metavar="VAULT_ID")
@@ -429,8 +459,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _options(argv: Sequence[str]) -> Sequence[str]:
+    return argv[: argv.index("--") if "--" in argv else len(argv)]
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    return "--json" in _options(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -459,6 +493,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .errors import CancelledError
 
         return _fail(CancelledError("Interrupted."), as_json)
+    except Exception as exc:  # last resort: one line (and a code), never a traceback unless --debug
+        return _internal_error(exc, as_json, "--debug" in _options(argv))
+
+
+def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
+    import traceback
+
+    from .errors import InternalError
+
+    # the exception's text may quote vault content, so only its type and place are shown
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "memories_tui" in f.filename] or frames
+    where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    error = InternalError(f"Unexpected {type(exc).__name__}{where}. This is a bug in Memories; run the "
+                          "command again with --debug for the full traceback and report it.")
+    if debug:
+        from .errors import redact
+
+        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
+    return _fail(error, as_json)
 
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:

@@ -11,16 +11,18 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from .errors import ConfigError
+from .errors import ConfigError, InputRefusedError
+from .files import read_limited
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
 PROTOCOLS = ("gemini", "compatible")
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -88,14 +90,16 @@ def default_model_dir(home: Path) -> Path:
 def load_config(path: Path, home: Path) -> Config:
     """Read and validate `path`; a missing file means all defaults."""
     data: dict[str, Any] = {}
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Cannot read config file {path}: {exc}") from None
+            text = read_limited(path, MAX_CONFIG_BYTES, what="config file").decode("utf-8")
+        except InputRefusedError as exc:
+            raise ConfigError(f"Cannot read the config file: {exc.message}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
         try:
             data = tomlkit.parse(text).unwrap()
-        except TOMLKitError as exc:
+        except (TOMLKitError, ValueError, RecursionError) as exc:
             raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
     return parse_config(data, path, home)
 
@@ -160,7 +164,7 @@ def _http(value: Any) -> HttpSettings:
     proxy = t.get("proxy_url")
     if proxy is not None:
         proxy = _str(proxy, "rag.http.proxy_url")
-        parts = urlsplit(proxy)
+        parts = _split(proxy, "rag.http.proxy_url")
         if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
             raise ConfigError(
                 f"rag.http.proxy_url must be an {'/'.join(PROXY_SCHEMES)} URL with a host; got {proxy!r}."
@@ -200,8 +204,9 @@ def _service(value: Any, name: str, dims: bool = False) -> RemoteService | None:
     key_env = t.get("api_key_env")
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
-        if not key_env.replace("_", "").isalnum() or key_env[0].isdigit():
-            raise ConfigError(f"{name}.api_key_env must be an environment variable name; got {key_env!r}.")
+        if not key_env.isascii() or not key_env.replace("_", "").isalnum() or key_env[0].isdigit():
+            raise ConfigError(f"{name}.api_key_env must be the NAME of an environment variable (letters, digits "
+                              "and _), not the key itself; the value given is not shown.")
     dimensions = t.get("dimensions")
     if dimensions is not None:
         dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
@@ -216,7 +221,7 @@ def _service(value: Any, name: str, dims: bool = False) -> RemoteService | None:
 
 def _url(url: str, name: str, allow_query: bool) -> str:
     """Shape check only; the loopback/HTTPS policy is applied by models.http at call time."""
-    parts = urlsplit(url)
+    parts = _split(url, name)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{name} must be an http(s) URL with a host; got {url!r}.")
     if parts.username or parts.password:
@@ -224,6 +229,16 @@ def _url(url: str, name: str, allow_query: bool) -> str:
     if not allow_query and (parts.query or parts.fragment):
         raise ConfigError(f"{name} must not contain a query string or fragment.")
     return url
+
+
+def _split(url: str, name: str) -> SplitResult:
+    """urlsplit plus the checks that raise later (bad IPv6 brackets, a port out of range)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.hostname, parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{name} is not a valid URL ({exc}); got {url!r}.") from None
+    return parts
 
 
 def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:

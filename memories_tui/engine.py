@@ -28,13 +28,14 @@ from .errors import (
     NotFoundError,
     UsageError,
 )
-from .home import resolve_config, resolve_home
+from .home import ensure_private_dir, resolve_config, resolve_home, write_new_private_file
 from .index.cache import MIB, SNAPSHOT_BLOB, IndexCache, VaultIndex
 from .index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
 from .ingest import SourceFile, read_file, read_source
 from .retrieval.search import SearchResponse, check_request, group_by_record, search
 from .text.segment import MAX_RESULTS
 from .vault import store
+from .vault.header import VaultProblem
 from .vault.records import KINDS, Record
 from .vault.store import UnlockedVault
 
@@ -58,6 +59,12 @@ class VaultInfo:
         if device_only is not None:
             out["device_only"] = device_only
         return out
+
+
+@dataclass(frozen=True)
+class VaultScan:
+    vaults: list[VaultInfo]
+    problems: list[VaultProblem]
 
 
 @dataclass(frozen=True)
@@ -110,28 +117,28 @@ class Engine:
         return self.home / "vaults"
 
     def init_home(self) -> dict[str, Any]:
-        """Create the home and a commented config; never overwrite an existing config."""
-        self.vaults_dir.mkdir(parents=True, exist_ok=True)
-        _restrict(self.home)
+        """Create the home and a commented config; never overwrite an existing config and
+        never chmod an existing folder (only folders created here get 0700; config 0600)."""
+        ensure_private_dir(self.home)
+        ensure_private_dir(self.vaults_dir)
         config_path = self.config.path
         created = False
         if not config_path.exists():
-            config_path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(config_path.parent)
             text = resources.files("memories_tui").joinpath("config.example.toml").read_text(encoding="utf-8")
-            with open(config_path, "x", encoding="utf-8") as fh:
-                fh.write(text)
-            created = True
+            created = write_new_private_file(config_path, text)
         return {"home": str(self.home), "config": str(config_path), "config_created": created}
 
     # -- vaults ---------------------------------------------------------------------------
+    def scan_vaults(self) -> VaultScan:
+        """Vaults in the home, read-only, plus the `*.mvault` files that are not vaults: one
+        bad file never hides the others and is never modified."""
+        found, problems = store.scan_folder(self.vaults_dir, VAULT_SUFFIX)
+        vaults = [VaultInfo(header.vault_id, header.name, path, count) for path, header, count in found]
+        return VaultScan(sorted(vaults, key=lambda v: v.name.casefold()), problems)
+
     def list_vaults(self) -> list[VaultInfo]:
-        if not self.vaults_dir.is_dir():
-            return []
-        out = []
-        for path in sorted(self.vaults_dir.glob(f"*{VAULT_SUFFIX}")):
-            header = store.read_header(path)
-            out.append(VaultInfo(header.vault_id, header.name, path, store.count_records(path)))
-        return sorted(out, key=lambda v: v.name.casefold())
+        return self.scan_vaults().vaults
 
     def resolve_vault(self, ref: str) -> VaultInfo:
         """A VAULT_ID, or a unique vault name."""
@@ -336,6 +343,8 @@ class Engine:
             seen.add((src.sha256, source_path))
         if cancel is not None and cancel.is_set():
             raise CancelledError("Ingest cancelled; nothing was written.")
+        self._check_batch_fits(vault_id, [s.body for _, s, _ in to_add] + [s.body for _, s, _, _ in to_update],
+                               [old.body for _, _, old, _ in to_update])
         vault = self._entry(vault_id).vault
         added = vault.add_many([("card", s.title, s.body, (), m, None) for _, s, m in to_add]) if to_add else []
         updated = (vault.update_many([(old.id, s.title, s.body, None, m) for _, s, old, m in to_update])
@@ -347,6 +356,23 @@ class Engine:
         if progress:
             progress("written", len(paths), len(paths))
         return [results[i] for i in range(len(sources))]
+
+    def _check_batch_fits(self, vault_id: str, new_bodies: list[str], replaced_bodies: list[str]) -> None:
+        """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`
+        (a vault no search could load any more)."""
+        if not new_bodies:
+            return
+        limit = self.config.rag.limits.chunks
+        try:
+            current = len(self.index(vault_id).chunks)
+        except LimitError as exc:
+            raise LimitError(f"{exc.message} Nothing was written.") from None
+        after = current + sum(map(_count_chunks, new_bodies)) - sum(map(_count_chunks, replaced_bodies))
+        if after > limit:
+            raise LimitError(
+                f"This batch would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per vault "
+                "([rag.limits] chunks in the config). Nothing was written: ingest fewer or smaller files, "
+                "or raise the limit.")
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
         """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows
@@ -544,10 +570,3 @@ def _lower_thread_priority(niceness: int = 10) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
     except (AttributeError, OSError):
         pass  # not supported here: background work simply runs at normal priority
-
-
-def _restrict(path: Path) -> None:
-    try:
-        os.chmod(path, 0o700)
-    except OSError:
-        pass

@@ -72,7 +72,11 @@ def check_request(query: str, mode: str, match_mode: str, limit: int) -> list[st
         raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     if match_mode not in MATCH_MODES:
         raise UsageError(f"Unknown match mode {match_mode!r}; use one of {', '.join(MATCH_MODES)}.")
-    if limit < 1 or limit > MAX_RESULTS:
+    if type(limit) is not int or limit < 1:
+        raise UsageError(f"--limit must be a whole number from 1 to {MAX_RESULTS}; got {limit!r}.")
+    if not query or not query.strip():
+        raise UsageError("The query is empty; give some words to search for.")
+    if limit > MAX_RESULTS:
         raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
                          "(and at least 1).")
     return search_terms(query)

@@ -162,3 +162,36 @@ def header_from(conn: sqlite3.Connection, path: Path) -> Header:
     if checksum != row[8]:
         raise TamperError(f"{path.name}: the vault header is damaged or was edited (checksum mismatch).")
     return header
+
+
+@dataclass(frozen=True)
+class VaultProblem:
+    """A `*.mvault` file that is not a usable vault, reported beside the good ones."""
+
+    file: str
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "code": self.code, "message": self.message}
+
+
+def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int]], list[VaultProblem]]:
+    """Every `*<suffix>` file in `folder`, read-only: the vaults, and the files that are not
+    (each with its error). Hidden files (vaults being created) are skipped."""
+    found: list[tuple[Path, Header, int]] = []
+    problems: list[VaultProblem] = []
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and not p.name.startswith("."))
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise VaultError(f"Cannot list {folder}: {exc.strerror}.", code="vault_unreadable") from None
+    for path in paths:
+        try:
+            header, count = scan_vault_file(path)
+        except (VaultError, NotFoundError) as exc:
+            problems.append(VaultProblem(path.name, exc.code, exc.message))
+            continue
+        found.append((path, header, count))
+    return found, problems

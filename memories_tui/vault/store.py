@@ -38,6 +38,7 @@ from .header import (
     connect_readwrite,
     header_from,
     read_header,
+    scan_folder,
     scan_vault_file,
     sqlite_errors,
 )
@@ -56,7 +57,7 @@ from .keys import VaultKeys, disable_core_dumps
 from .records import KINDS, Record
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "SETTINGS_BLOB", "Header", "UnlockedVault", "create_vault_file",
-           "read_header", "scan_vault_file"]
+           "read_header", "scan_folder", "scan_vault_file"]
 
 _SCHEMA = """
 CREATE TABLE header (

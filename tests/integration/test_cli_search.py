@@ -101,7 +101,7 @@ def test_limits_name_the_limit(searchable):
     big = run_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
     assert big.json["error"]["code"] == "limit_exceeded" and "100" in big.json["error"]["message"]
     zero = run_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
-    assert zero.json["error"]["code"] == "limit_exceeded"
+    assert zero.code == 2 and zero.json["error"]["code"] == "usage_error"  # issue 8: not a limit, a mistake
 
 
 def test_status_lexical_part(searchable):
