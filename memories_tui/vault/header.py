@@ -47,10 +47,12 @@ class Header:
         return hashlib.sha256(self.associated_data() + self.wrapped_key).digest()
 
 
-def vault_error_from(exc: sqlite3.Error, path: Path) -> VaultError:
+def vault_error_from(exc: sqlite3.Error | UnicodeDecodeError, path: Path) -> VaultError:
     """A stable code for an SQLite failure: busy (try again) or damaged (restore a backup)."""
     text = str(exc).split(" with text ")[0][:160]  # SQLite may quote raw column bytes; never echo them
     text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if isinstance(exc, UnicodeDecodeError):
+        text = "a text column is not valid UTF-8"
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return VaultError(f"{path.name} is busy (another process holds it): {text}. Try again.", code="vault_busy")
     return VaultError(f"{path.name} is damaged or unreadable (SQLite: {text}). Restore it from a backup.",
@@ -62,7 +64,7 @@ def sqlite_errors(path: Path) -> Iterator[None]:
     """SQLite failures become VaultErrors with stable codes, never tracebacks."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise vault_error_from(exc, path) from None
 
 
@@ -100,9 +102,9 @@ def connect_readwrite(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA secure_delete=ON")
         conn.execute("PRAGMA temp_store=MEMORY")
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         conn.close()
-        raise VaultError(f"{path.name} is not a Memories vault (or it is damaged): {exc}.") from None
+        raise vault_error_from(exc, path) from None
     return conn
 
 
@@ -132,7 +134,7 @@ def header_from(conn: sqlite3.Connection, path: Path) -> Header:
         row = conn.execute(
             "SELECT magic, format, vault_id, name, kdf, salt, wrapped_key, created, checksum FROM header"
         ).fetchone()
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if isinstance(exc, sqlite3.OperationalError) and ("no such table" in str(exc) or "no such column" in str(exc)):
             raise VaultError(
                 f"{path.name} is not a Memories vault (no vault header); refusing to open or change it."
