@@ -108,7 +108,7 @@ def derive_kek(passphrase: str, salt: bytes, params: KdfParams) -> bytearray:
     secret = normalize_passphrase(passphrase)
     kek = bytearray(KEY_BYTES)
     try:
-        kdf.derive_into(secret, kek)
+        kdf.derive_into(secret, kek)  # type: ignore[arg-type]  # the stub says bytes; any buffer works
     finally:
         zero(secret)
     return kek

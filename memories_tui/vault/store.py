@@ -408,7 +408,7 @@ class UnlockedVault:
                                (SETTINGS_BLOB,)).fetchone()
         if row is None:
             raise TamperError(f"{what} is missing; the file was altered.")
-        nonce, ct = checked_blob_row(*row, what)
+        nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
         raw = crypto.open_sealed(self.keys.blob, nonce, ct, blob_ad(self.vault_id, SETTINGS_BLOB), what)
         try:
             settings = json.loads(raw)
@@ -455,8 +455,9 @@ class UnlockedVault:
                     what = f"Cache blob {name!r}"
                     try:
                         checked = checked_blob_row(nonce, ct, row_digest, what)
-                        out[name] = bytes(crypto.open_sealed(self.keys.blob, *checked,
-                                                             blob_ad(self.vault_id, name), what))
+                        raw = crypto.open_sealed(self.keys.blob, *checked, blob_ad(self.vault_id, name), what)
+                        out[name] = bytes(raw)
+                        crypto.zero(raw)
                     except TamperError:
                         bad.append((name, nonce, ct))
         if bad:
