@@ -23,6 +23,7 @@ to plain http only on the same loopback origin as the current plain-http hop.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -355,7 +356,7 @@ class _Installer:
             hop_url = url
             try:
                 response = nethttp.send_with_retries(
-                    client, lambda c=client, u=hop_url: c.build_request("GET", u, headers=headers),
+                    client, functools.partial(client.build_request, "GET", hop_url, headers=headers),
                     settings=self.http, cancel=self.cancel, deadline=deadline, stream=True, what=what,
                 )
             except CancelledError:

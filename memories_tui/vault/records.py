@@ -49,3 +49,26 @@ class Record:
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
                 "updated": self.updated}
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """What the store needs to write revision 1 of a record (id and timestamps are its own)."""
+
+    kind: str
+    title: str
+    body: str = ""
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    data: bytes | None = None  # a file asset's bytes
+
+
+@dataclass(frozen=True)
+class RecordUpdate:
+    """A new revision of an existing record: None keeps that field as it was."""
+
+    record_id: str
+    title: str | None = None
+    body: str | None = None
+    tags: tuple[str, ...] | None = None
+    metadata: dict[str, Any] | None = None

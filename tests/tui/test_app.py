@@ -481,7 +481,7 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         assert any(hit.title == "Bicycle repair" for hit in hybrid.hits)
         line = search.query_one("#search-embed-status", EmbedStatus)
         assert line.display and static_text(line).startswith("Semantic index ready")
-        assert engine.status(vault_id)["missing"] == 0
+        assert engine.status(vault_id).missing == 0
 
         # later queries run at once (nothing to wait for), each semantic pane search with a cancel
         # event that is set when a newer query supersedes it
@@ -490,6 +490,7 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         real_search = engine.search
 
         def held_search(vault_id, query, **kwargs):
+            query = query.text  # the panes share one parsed Query
             calls.append((query, kwargs["mode"], kwargs.get("cancel")))
             if query == "how do I make a loaf" and kwargs["mode"] != "bm25":
                 hold.wait(5)  # still running when the next query comes
@@ -549,7 +550,7 @@ async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) 
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
         assert fake.calls[0].is_set() and not app.embedding_active(vault_id)
         fake.release.set()
-        await wait_for(pilot, lambda: not app._embed_thread.is_alive())
+        await wait_for(pilot, lambda: not app.embedding.thread.is_alive())
         await pilot.pause(0.05)
         assert app.embed_state.phase == "idle"
 
@@ -568,7 +569,7 @@ async def test_no_model_means_no_background_status(engine: Engine) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await unlock(pilot, app)
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        await wait_for(pilot, lambda: app._embed_running is None)
+        await wait_for(pilot, lambda: app.embedding.running is None)
         assert app.embed_state.phase == "idle"
         assert not app.screen.query_one("#records-embed-status", EmbedStatus).display
 
