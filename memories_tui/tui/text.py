@@ -31,13 +31,6 @@ def byte_range_to_chars(text: str, byte_start: int, byte_end: int) -> tuple[int,
     return byte_to_char(text, byte_start), byte_to_char(text, byte_end)
 
 
-def highlighted(text: str, terms: Sequence[str], style: str = HIGHLIGHT) -> Text:
-    out = Text(text, no_wrap=False)
-    for start, end in match_spans(text, terms):
-        out.stylize(style, start, end)
-    return out
-
-
 def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
                  spans: Sequence[tuple[int, int]] | None = None) -> Text:
     """A window of `text` around its first matched term, at most `cells` terminal cells wide
