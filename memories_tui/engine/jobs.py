@@ -78,9 +78,9 @@ class BackgroundEmbedding:
             self._cancel, self.running, self._again = cancel, (job, vault_id, epoch), False
             # A dedicated daemon thread, not a pooled worker: the job lowers its thread's
             # priority for good, and quitting must never wait for a long embedding.
-            self.thread = threading.Thread(target=self._run, args=(vault_id, job, epoch, cancel),
-                                           name=f"memories-embed-{job}", daemon=True)
-        self.thread.start()
+            thread = self.thread = threading.Thread(target=self._run, args=(vault_id, job, epoch, cancel),
+                                                    name=f"memories-embed-{job}", daemon=True)
+        thread.start()
         return True
 
     def active(self, vault_id: str) -> bool:
