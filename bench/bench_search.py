@@ -262,10 +262,10 @@ def rrf_with_k(fusion_k: int):
 def rerank_without_stopwords():
     original = rerank_mod.heuristic_rerank
 
-    def patched(query, terms, ranked, texts):
+    def patched(query, terms, ranked, texts, **kwargs):
         stops = segment._stopwords()
         kept = [t for t in terms if t not in stops] or terms
-        return original(query, kept, ranked, texts)
+        return original(query, kept, ranked, texts, **kwargs)
 
     return patched
 
