@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import InputRefusedError, UsageError
-from ..files import read_limited
+from ..engine import read_limited
 
 
 def _strip_newline(text: str) -> str:

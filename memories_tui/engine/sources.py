@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputRefusedError
-from .files import read_limited
+from ..errors import InputRefusedError
+from ..files import read_limited
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
