@@ -31,6 +31,7 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import InputRefusedError, NotFoundError, TamperError, VaultError
+from ..testhooks import pause_point
 from . import crypto
 from .records import KINDS, Record, sensitivity_for
 
@@ -421,6 +422,7 @@ class UnlockedVault:
         with self._write() as conn:
             for record in records:
                 self._insert(conn, record)
+            pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
     def update(self, record_id: str, *, title: str | None = None, body: str | None = None,

