@@ -7,13 +7,13 @@ EmbeddingGemma-shaped graph for the default profile.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from memories_tui.engine import Engine
-from memories_tui.errors import BudgetExceededError, ModelError
+from memories_tui.errors import BudgetExceededError, LimitError, ModelError
+from memories_tui.index import embedding
 from tests.helpers.cli import run_cli
 from tests.helpers.onnx_models import build_gemma_shaped_model
 from tests.helpers.paths import MINILM_DIR as MINILM
@@ -43,6 +43,16 @@ def _write_notes(folder: Path) -> list[str]:
         (folder / name).write_text(text, encoding="utf-8")
         paths.append(str(folder / name))
     return paths
+
+
+class FakeClock:
+    """Stands in for the `time` module of memories_tui.index.embedding (monotonic only)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
 
 
 @pytest.fixture
@@ -152,16 +162,19 @@ def test_budget_expiry_then_resume_reuses_finished_batches(minilm_engine, monkey
     for i in range(40):
         eng.add_record(vid, kind="memory", title=f"n{i}", body=f"Note number {i} about topic {i % 7}.")
     real = eng.embedder().embed_documents
+    clock = FakeClock()
 
     def slow(items, **kw):
-        time.sleep(0.3)
+        clock.now += 10.0  # every batch "takes" ten seconds on the fake clock
         return real(items, **kw)
 
+    monkeypatch.setattr(embedding, "time", clock)
     monkeypatch.setattr(eng.embedder(), "embed_documents", slow)
-    with pytest.raises(BudgetExceededError, match="Run the same command again"):
-        eng.build_vector_index(vid, budget_seconds=0.2)
+    with pytest.raises(BudgetExceededError, match="Run the same command again") as err:
+        eng.build_vector_index(vid, budget_seconds=5)
+    assert err.value.code == "budget_exceeded"
     done = len(eng.index(vid).vectors)
-    assert 0 < done < 44
+    assert 0 < done < 44  # exactly one batch finished: the budget is checked between batches
     monkeypatch.setattr(eng.embedder(), "embed_documents", real)
     report = eng.build_vector_index(vid)
     assert report.embedded == 44 - done and report.missing == 0
@@ -223,8 +236,9 @@ def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
     vid = eng.create_vault("v", "pw").vault_id
     eng.unlock(vid, "pw")
     eng.add_record(vid, kind="memory", title="a", body="some text")
-    with pytest.raises(Exception, match="vector_mib"):
+    with pytest.raises(LimitError, match="vector_mib") as err:
         eng.build_vector_index(vid)
+    assert err.value.code == "limit_exceeded"
     eng.close()
 
 

@@ -1,22 +1,17 @@
 """BM25 column weights title/body/metadata = 5/1/2 (R-LEX-2), checked against a reference.
 
-The reference is SQLite's documented FTS5 bm25 (k1 = 1.2, b = 0.75), written out here:
-    score = Σ_q IDF(q) · f(q,D)·(k1+1) / (f(q,D) + k1·(1 − b + b·|D|/avgdl))
-    IDF(q) = ln((N − n(q) + 0.5) / (n(q) + 0.5)),   f(q,D) = Σ_column weight · count
-|D| counts every token of the row, including the zero-weight `terms` column, which holds each
-distinct token of the row once. The documents use plain English words that segment to
-themselves, so the token lists below are written by hand.
+The reference is SQLite's documented FTS5 bm25 written out in tests/helpers/bm25_reference.py.
+The documents use plain English words that segment to themselves, so the token lists below are
+written by hand.
 """
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from tests.helpers.bm25_reference import fts5_bm25, ranking
 
-K1, B = 1.2, 0.75
 # key: (title, body, meta)
 DOCS = {
     1: ("zebra", "pear plum kiwi fig lime", ""),       # query term in the title
@@ -32,31 +27,7 @@ DOCS = {
 
 
 def reference_scores(query: str, weights: tuple[float, float, float]) -> dict[int, float]:
-    rows = {}
-    for key, cols in DOCS.items():
-        tokens = [c.split() for c in cols]
-        distinct = list(dict.fromkeys(t for col in tokens for t in col))
-        rows[key] = (tokens, sum(len(t) for t in tokens) + len(distinct))
-    n_rows = len(rows)
-    avgdl = sum(length for _, length in rows.values()) / n_rows
-    scores: dict[int, float] = {}
-    for key, (tokens, length) in rows.items():
-        total = 0.0
-        matched = False
-        for term in query.split():
-            holders = sum(1 for t, _ in rows.values() if any(term in col for col in t))
-            idf = math.log((n_rows - holders + 0.5) / (holders + 0.5))
-            idf = idf if idf > 0 else 1e-6
-            freq = sum(w * col.count(term) for w, col in zip(weights, tokens, strict=True))
-            matched = matched or any(term in col for col in tokens)
-            total += idf * freq * (K1 + 1) / (freq + K1 * (1 - B + B * length / avgdl))
-        if matched:
-            scores[key] = total
-    return scores
-
-
-def ranking(scores: dict[int, float]) -> list[int]:
-    return sorted(scores, key=lambda k: (-scores[k], k))
+    return fts5_bm25(DOCS, query.split(), weights)
 
 
 @pytest.fixture(scope="module")

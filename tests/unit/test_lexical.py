@@ -7,6 +7,7 @@ import pytest
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.index import lexical
 from memories_tui.index.lexical import LexicalDoc, LexicalHit, LexicalIndex
+from tests.helpers.bm25_reference import fts5_bm25
 
 DOCS = [
     LexicalDoc(1, "清华大学", "我来到北京清华大学读书。校园很美。", "tag:学校", True),
@@ -218,7 +219,10 @@ def test_serialize_round_trip(index: LexicalIndex) -> None:
     assert isinstance(data, bytes)
     copy = LexicalIndex.deserialize(data)
     assert len(copy) == len(index)
-    for q, mode in [("清华", "any"), ("北京 清华", "all"), ("running fast", "phrase"), ("學習", "any")]:
+    # expected keys by hand from DOCS, then the same ranking and scores as the original
+    for q, mode, want in [("清华", "any", {1, 3}), ("北京 清华", "all", {1, 3}), ("running fast", "phrase", {4}),
+                          ("學習", "any", {3}), ("python", "any", {5, 7})]:
+        assert set(keys(copy.search(q, mode))) == want
         assert copy.search(q, mode) == index.search(q, mode)
     copy.add([LexicalDoc(40, "", "brand new", "", True)])
     assert keys(copy.search("brand")) == [40]
@@ -241,6 +245,9 @@ def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch)
         LexicalDoc(i, "", f"common filler words {'unusual' if i in rare else ''} item{i} w{i % 7}", "", False)
         for i in range(3000)
     ]
+    # the same rows tokenised by hand ("words" → "word", "unusual" → "unusu": Snowball stems)
+    reference_rows = {i: ("", f"common filler word {'unusu' if i in rare else ''} item{i} w{i % 7}", "")
+                      for i in range(3000)}
     ix = LexicalIndex()
     ix.add(rows)
     assert len(ix) >= lexical._DRIVER_MIN_ROWS
@@ -252,6 +259,12 @@ def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch)
         assert {h.key for h in planned} <= rare
         assert sorted(h.score for h in planned) == pytest.approx(sorted(h.score for h in full))
         assert {h.key for h in planned} == {h.key for h in full}
+        # and both agree with the FTS5 bm25 formula written out by hand
+        want = fts5_bm25(reference_rows, query.replace("unusual", "unusu").split())
+        for hit in planned:
+            assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
+        cutoff = sorted(want.values(), reverse=True)[len(planned) - 1]
+        assert len(planned) == 20 and all(want[h.key] >= cutoff * (1 - 1e-9) for h in planned)  # a true top 20
 
 
 def test_thread_safe_concurrent_use() -> None:
