@@ -149,6 +149,24 @@ MUTANTS: tuple[Mutant, ...] = (
              "                if record is records[-1]:\n"
              "                    pause_point("),),
            ("tests/integration/test_crash_and_concurrency.py::test_kill_9_mid_ingest_leaves_all_or_nothing",)),
+    Mutant("backoff-ignores-cancel", "the retry backoff sleeps through a cancel (checked only afterwards)",
+           "memories_tui/models/http.py",
+           (("    elif cancel.wait(seconds):\n        raise CancelledError(\"Cancelled.\")\n",
+             "    else:\n        time.sleep(seconds)\n"),),
+           ("tests/unit/test_http.py::test_cancel_interrupts_backoff",)),
+    Mutant("search-limit-off-by-one", "a search asks for 101 results without error",
+           "memories_tui/retrieval/search.py",
+           (("if limit < 1 or limit > MAX_RESULTS:", "if limit < 1 or limit > MAX_RESULTS + 1:"),),
+           ("tests/unit/test_search_fusion.py", "tests/integration/test_cli_search.py")),
+    Mutant("passphrase-not-normalised", "passphrases are not NFC-normalised before Argon2id",
+           "memories_tui/vault/crypto.py",
+           (('return unicodedata.normalize("NFC", passphrase).encode("utf-8")',
+             'return passphrase.encode("utf-8")'),),
+           ("tests/unit/test_crypto.py",)),
+    Mutant("phrase-mode-as-all", "phrase queries match the words in any order (like all)",
+           "memories_tui/index/lexical.py",
+           (('        if match_mode == "phrase":\n', '        if match_mode == "phrase" and False:\n'),),
+           ("tests/unit/test_lexical.py",)),
 )
 
 

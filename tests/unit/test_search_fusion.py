@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from memories_tui.config import Limits
+from memories_tui.errors import LimitError
 from memories_tui.index.cache import VaultIndex
 from memories_tui.index.vectors import VectorMatrix
 from memories_tui.retrieval.fusion import reciprocal_rank_fusion
@@ -74,3 +75,19 @@ def test_hybrid_scores_are_rrf_with_k_60(index):
 def test_fusion_default_k_is_60():
     fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
     assert fused == pytest.approx({"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62})
+
+
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+@pytest.mark.parametrize("limit", [0, 101])
+def test_result_limit_is_checked_before_any_work(index, mode, limit):
+    embedded: list[str] = []
+
+    def embed(query: str) -> np.ndarray:
+        embedded.append(query)
+        return query_vector(query)
+
+    with pytest.raises(LimitError) as err:
+        search(index, "apple", mode=mode, limit=limit, embed_query=embed)
+    assert err.value.code == "limit_exceeded" and "100" in err.value.message
+    assert embedded == []  # refused before the query was embedded
+    assert search(index, "apple", mode=mode, limit=100, embed_query=embed).results  # 100 itself is fine
