@@ -18,6 +18,7 @@ Exit status 0 only when every selected mutant is killed.
 Usage:
     .venv/bin/python scripts/mutants.py            # every mutant (~10-17 min on 2 shared cores)
     .venv/bin/python scripts/mutants.py --list     # ids and descriptions
+    .venv/bin/python scripts/mutants.py --check    # does every edit still apply? (after a refactor)
     .venv/bin/python scripts/mutants.py rrf-k1-search bm25-weights-equal   # a subset
     .venv/bin/python scripts/mutants.py --no-baseline rrf-k1-search        # skip the unmutated run
 
@@ -156,7 +157,7 @@ MUTANTS: tuple[Mutant, ...] = (
              "    else:\n        time.sleep(seconds)\n"),),
            ("tests/unit/test_http.py::test_cancel_interrupts_backoff",)),
     Mutant("search-limit-off-by-one", "a search asks for 101 results without error",
-           "memories_tui/retrieval/search.py",
+           "memories_tui/text/query.py",
            (("if limit < 1 or limit > MAX_RESULTS:", "if limit < 1 or limit > MAX_RESULTS + 1:"),),
            ("tests/unit/test_search_fusion.py", "tests/integration/test_cli_search.py")),
     Mutant("passphrase-not-normalised", "passphrases are not NFC-normalised before Argon2id",
@@ -271,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ids", nargs="*", help="mutant ids to run (default: all)")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutant still applies to the current code (no tests run)")
     ap.add_argument("--keep", action="store_true", help="keep the mutated copies for inspection")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the unmutated run (only when the suite is known to be green)")
@@ -279,6 +282,18 @@ def main(argv: list[str] | None = None) -> int:
         for m in MUTANTS:
             print(f"{m.id:28} {m.description}\n{'':28} {m.file} → {' '.join(m.tests)}")
         return 0
+    if args.check:
+        stale = 0
+        for m in MUTANTS:
+            with tempfile.TemporaryDirectory() as tmp:
+                target = Path(tmp) / m.file
+                target.parent.mkdir(parents=True)
+                if (ROOT / m.file).is_file():
+                    shutil.copy2(ROOT / m.file, target)
+                reason = _apply(Path(tmp), m)
+            stale += reason is not None
+            print(f"{'STALE' if reason else 'ok':6} {m.id}{': ' + reason if reason else ''}")
+        return 1 if stale else 0
     known = {m.id: m for m in MUTANTS}
     unknown = [i for i in args.ids if i not in known]
     if unknown:

@@ -16,6 +16,7 @@ import pytest
 
 from memories_tui.errors import TamperError
 from memories_tui.vault import store
+from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault, create_vault_file
 
 PW = "pw"
@@ -27,10 +28,10 @@ def made(tmp_path: Path, cheap_kdf) -> Iterator[tuple[Path, UnlockedVault, dict[
     path = tmp_path / "v.mvault"
     create_vault_file(path, "t", PW)
     vault = UnlockedVault(path, PW)
-    alpha = vault.add("memory", "alpha", "alpha revision one")
-    vault.update(alpha.id, body="alpha revision two")
-    beta = vault.add("memory", "beta", "beta body")
-    private = vault.add("private", "diary", "private body")
+    alpha = vault.add(NewRecord("memory", "alpha", "alpha revision one"))
+    vault.update(RecordUpdate(alpha.id, body="alpha revision two"))
+    beta = vault.add(NewRecord("memory", "beta", "beta body"))
+    private = vault.add(NewRecord("private", "diary", "private body"))
     ids = {"alpha": alpha.id, "beta": beta.id, "private": private.id}
     yield path, vault, ids
     vault.close()

@@ -14,6 +14,7 @@ import pytest
 
 from memories_tui.errors import VaultError
 from memories_tui.vault import crypto
+from memories_tui.vault.records import NewRecord
 from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
 
 # Hand-written from DESIGN §2 / README "Security model", not read from the code under test.
@@ -34,7 +35,7 @@ def test_real_defaults_create_and_open_a_vault(tmp_path):
     assert (header.kdf.memory_kib, header.kdf.iterations, header.kdf.lanes) == (256 * 1024, 3, 4)
     vault = UnlockedVault(path, "a real passphrase")  # derives again with the stored parameters
     try:
-        record = vault.add("memory", "title", "body")
+        record = vault.add(NewRecord("memory", "title", "body"))
         assert vault.read(record.id).body == "body"
     finally:
         vault.close()

@@ -16,6 +16,7 @@ from memories_tui.index.cache import VaultIndex
 from memories_tui.index.vectors import VectorMatrix
 from memories_tui.retrieval.fusion import reciprocal_rank_fusion
 from memories_tui.retrieval.search import search
+from memories_tui.text.query import parse_query
 from memories_tui.vault.records import Record
 
 # bm25 order for "apple" is d1 > d2 > d3 > d4 (term frequency 4, 3, 2, 1 in equally long
@@ -51,15 +52,15 @@ def query_vector(_: str) -> np.ndarray:
 
 
 def test_the_two_input_rankings_are_as_constructed(index):
-    bm25 = search(index, "apple", mode="bm25", limit=10)
+    bm25 = search(index, parse_query("apple", mode="bm25"))
     assert [h.asset_id for h in bm25.results] == ["d1", "d2", "d3", "d4"]
-    vec = search(index, "apple", mode="vector", limit=10, rerank=False, embed_query=query_vector)
+    vec = search(index, parse_query("apple", mode="vector"), rerank=False, embed_query=query_vector)
     assert [h.asset_id for h in vec.results] == ["d5", "d4", "d3", "d2", "d1"]
     assert [h.score for h in vec.results] == pytest.approx([0.9, 0.7, 0.5, 0.3, 0.1], abs=1e-6)
 
 
 def test_hybrid_scores_are_rrf_with_k_60(index):
-    hybrid = search(index, "apple", mode="hybrid", limit=10, rerank=False, embed_query=query_vector)
+    hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector)
     got = {h.asset_id: h for h in hybrid.results}
     assert set(got) == set(BODIES)
     for rid, hit in got.items():
@@ -79,15 +80,9 @@ def test_fusion_default_k_is_60():
 
 @pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
 @pytest.mark.parametrize("limit", [0, 101])
-def test_result_limit_is_checked_before_any_work(index, mode, limit):
-    embedded: list[str] = []
-
-    def embed(query: str) -> np.ndarray:
-        embedded.append(query)
-        return query_vector(query)
-
+def test_result_limit_is_checked_when_the_query_is_parsed(index, mode, limit):
     with pytest.raises(LimitError) as err:
-        search(index, "apple", mode=mode, limit=limit, embed_query=embed)
+        parse_query("apple", mode=mode, limit=limit)
     assert err.value.code == "limit_exceeded" and "100" in err.value.message
-    assert embedded == []  # refused before the query was embedded
-    assert search(index, "apple", mode=mode, limit=100, embed_query=embed).results  # 100 itself is fine
+    parsed = parse_query("apple", mode=mode, limit=100)  # 100 itself is fine
+    assert search(index, parsed, embed_query=query_vector).results
