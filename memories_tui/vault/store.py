@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError, VaultError
+from ..testhooks import pause_point
 from . import crypto
 from .header import (
     FORMAT_VERSION,
@@ -352,6 +353,7 @@ class UnlockedVault:
         with self._write() as conn:
             for record in records:
                 self._insert(conn, record)
+            pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
     def update(self, change: RecordUpdate) -> Record:
