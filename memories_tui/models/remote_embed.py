@@ -121,7 +121,8 @@ class RemoteEmbedder:
             if ctx.cancel is not None and ctx.cancel.is_set():
                 raise CancelledError("Embedding was cancelled.")
             batch = wire[start:start + step]
-            batch_titles = list(titles[start:start + step]) if titles is not None else [None] * len(batch)
+            batch_titles: list[str | None] = (list(titles[start:start + step]) if titles is not None
+                                              else [None] * len(batch))
             if s.protocol == "gemini":
                 rows = self._gemini(batch, batch_titles, query, ctx)
             else:
