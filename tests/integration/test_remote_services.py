@@ -340,3 +340,21 @@ def test_rerank_nan_score_refused(srv):
     srv.queue(RERANK, 200, {}, b'{"results": [{"index": 0, "relevance_score": NaN}]}')
     with pytest.raises(ModelError, match="non-finite"):
         Reranker(compat(srv.rerank_url), FAST, ENV).rerank("q", ["a"], CallContext())
+
+
+def test_service_rerank_reorders_and_relabels(srv):
+    from types import SimpleNamespace
+
+    from memories_tui.retrieval.service_rerank import rerank_with_service
+
+    hits = [SimpleNamespace(citation=f"S{i + 1}", text=t, score=1.0 - i / 10, scores={})
+            for i, t in enumerate(["zzz", "abc abc", "ab"])]
+    resp = SimpleNamespace(query="abc", results=hits)
+    srv.rerank = lambda q, docs, n: [{"index": 1, "relevance_score": 0.9}, {"index": 2, "relevance_score": 0.5}]
+    rerank_with_service(resp, Reranker(compat(srv.rerank_url), FAST, ENV), CallContext(), limit=3)
+    assert [h.text for h in resp.results] == ["abc abc", "ab", "zzz"]
+    assert [h.citation for h in resp.results] == ["S1", "S2", "S3"]
+    assert resp.results[0].scores["service"] == 0.9 and resp.results[2].scores["service"] is None
+    srv.rerank = lambda q, docs, n: [{"index": 7, "relevance_score": 0.9}]
+    with pytest.raises(ModelError):
+        rerank_with_service(resp, Reranker(compat(srv.rerank_url), FAST, ENV), CallContext(), limit=3)
