@@ -127,11 +127,24 @@ def bench(coll: Collection, answers: dict[str, list[str]], max_questions: int | 
     }
 
 
+def traditional(coll: Collection, answers: dict[str, list[str]]) -> tuple[Collection, dict[str, list[str]]]:
+    """The same collection in Traditional script: checks nothing is tuned to one script."""
+    import opencc
+
+    conv = opencc.OpenCC("s2t").convert
+    corpus = {d: {"title": conv(v["title"]), "text": conv(v["text"])} for d, v in coll.corpus.items()}
+    queries = {q: conv(t) for q, t in coll.queries.items()}
+    golds = {q: [conv(a) for a in spans] for q, spans in answers.items()}
+    return Collection(coll.name + " (s2t)", corpus, queries, coll.qrels), golds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of collections (default ../shared/data)")
     ap.add_argument("--collections", nargs="*", help="only these collection folders")
     ap.add_argument("--max-questions", type=int, default=None, help="first N questions only (smoke runs)")
+    ap.add_argument("--traditional", action="store_true",
+                    help="also run a Traditional-script copy (corpus, questions and answers through OpenCC s2t)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
@@ -144,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         if coll is None or not (args.data / name / "answers.jsonl").is_file():
             print(f"[skip] {name}: no answers.jsonl", file=sys.stderr)
             continue
-        results.append(bench(coll, load_answers(args.data / name), args.max_questions))
+        answers = load_answers(args.data / name)
+        results.append(bench(coll, answers, args.max_questions))
+        if args.traditional:
+            results.append(bench(*traditional(coll, answers), args.max_questions))
     if args.json:
         print(json.dumps({"results": results}, ensure_ascii=False))
         return 0
