@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.segment import fold, is_cjk, search_terms
+from ..text.segment import fold, search_terms
 from .types import EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Source
 
 MAX_SENTENCES = 3
@@ -63,7 +63,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _bigrams(folded: str) -> set[str]:
-    chars = [c for c in folded if is_cjk(c) or c.isalnum()]
+    chars = [c for c in folded if c.isalnum()]  # CJK ideographs are alphanumeric too
     return {chars[i] + chars[i + 1] for i in range(len(chars) - 1)}
 
 
