@@ -326,7 +326,8 @@ class Engine:
         index = self.index(vault_id)
         try:
             embedder: AnyEmbedder | None = self.vault_embedder(vault_id)
-            if embedder is not None:
+            if embedder is not None and hasattr(embedder, "check_policy"):
+                embedder.check_policy()  # a device-only vault cannot use a non-loopback service
                 embedder.space_key  # noqa: B018 - a remote service without configured dims is asked once here
             problem = None
         except MemoriesError as exc:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..config import HttpSettings, RemoteService
 from ..errors import CancelledError, ModelError
-from .remote import CallContext, ServiceClient, bad_response, field, with_context
+from .remote import CallContext, ServiceClient, bad_response, field, refuse_if_device_only, with_context
 
 GEMINI_QUERY_TASK = "RETRIEVAL_QUERY"
 GEMINI_DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
@@ -89,6 +89,10 @@ class RemoteEmbedder:
 
     def describe(self) -> str:
         return f"{self.service.protocol} {self.service.model} at {self.client.what.split('(')[-1].rstrip(')')}"
+
+    def check_policy(self) -> None:
+        """Raise PolicyError now if this view's vault may not send data to the service."""
+        refuse_if_device_only(self.service.url, self.ctx.device_only, "embedding")
 
     def unknown_share(self, text: str) -> float:
         return 0.0  # remote models are assumed to read any script
