@@ -31,6 +31,7 @@ BIGRAM_WEIGHT = 0.5
 _CLOSERS = "\"'”’」』）)]】》〉"
 _SENTENCE_END = re.compile(rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n+")
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
+_HEADING = re.compile(r"#{1,6}\s")  # a Markdown heading repeats the title: not a supporting sentence
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             a += 1
         while b > a and text[b - 1].isspace():
             b -= 1
-        if b > a and not _PUNCT_ONLY.match(text[a:b]):
+        if b > a and not _PUNCT_ONLY.match(text[a:b]) and not _HEADING.match(text, a):
             out.append((a, b))
     return out
 

@@ -171,3 +171,8 @@ def test_extractive_respects_budget_and_sentence_cap():
 
 def test_extractive_with_no_overlap_is_insufficient():
     assert extract_answer("quantum chromodynamics", [src("S1", "貓咪很可愛。")]).status == INSUFFICIENT
+
+
+def test_markdown_headings_are_not_sentences():
+    text = "# 手沖咖啡筆記\n\n水溫控制在九十二度。"
+    assert [text[a:b] for a, b in split_sentences(text)] == ["水溫控制在九十二度。"]

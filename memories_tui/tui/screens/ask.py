@@ -170,7 +170,8 @@ class AskScreen(VaultScreen):
             self.post_message(self.Shown())
             return
         answer = self.answer = message.answer
-        self._show_state(answer.status, " · ".join(n for n in answer.notes if n != CHECK_LINE))
+        notes = [n for n in answer.notes if n != CHECK_LINE and not n.startswith("Extractive answer:")]
+        self._show_state(answer.status, " · ".join(notes))
         self.query_one("#ask-answer", Static).update(answer_text(answer.answer))
         quotes = Text()
         for q in answer.quotes:
