@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from .errors import ConfigError, PolicyError
+from .errors import ConfigError
+from .loopback import is_loopback_host
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
 PROTOCOLS = ("gemini", "compatible")
@@ -249,12 +250,10 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
     if dimensions is not None:
         dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
     url = _url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False)
-    from .models.http import check_endpoint_url  # late: models.http imports this module
-
-    try:
-        check_endpoint_url(url, what=f"{name}.url")
-    except PolicyError as exc:
-        raise ConfigError(exc.message) from None
+    host = urlsplit(url).hostname or ""
+    if urlsplit(url).scheme == "http" and not is_loopback_host(host):
+        raise ConfigError(f"{name} uses plain http:// to {host}, which is not loopback; remote services must use "
+                          "https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost).")
     _check_operation(protocol, url, name)
     json_mode = t.get("json_mode", True)
     if not isinstance(json_mode, bool):
@@ -298,7 +297,7 @@ def _prefix(value: Any, name: str) -> str:
 
 
 def _url(url: str, name: str, allow_query: bool) -> str:
-    """Shape check only; the loopback/HTTPS policy is applied by models.http at call time."""
+    """Shape check; the loopback/HTTPS rule is checked in `_service` and again by models.http at call time."""
     try:
         parts = urlsplit(url)
         host = parts.hostname

@@ -28,6 +28,7 @@ def answer_question(question: str, sources: Sequence[Source], generator: Generat
         return Answer(INSUFFICIENT, "", notes=["Nothing relevant was retrieved; no service was called."])
     if generator is None:
         answer = extract_answer(question, sources)
+        answer.notes.append("No [rag.generation] service is configured; add one to the config for generated answers.")
     else:
         prompt = build_prompt(question, sources)
         reply = generator.generate(prompt.system, prompt.user, ctx)

@@ -185,12 +185,6 @@ def check_answer(reply: str, sources: Sequence[Source]) -> tuple[ModelAnswer, li
     return parsed, citations, verify_quotes(parsed.quotes, sources)
 
 
-def char_range_to_bytes(text: str, start: int, end: int) -> tuple[int, int]:
-    """Character offsets → UTF-8 byte offsets within `text`."""
-    b0 = len(text[:start].encode("utf-8"))
-    return b0, b0 + len(text[start:end].encode("utf-8"))
-
-
 def bytes_to_char_range(text: str, byte_start: int, byte_end: int) -> tuple[int, int]:
     """UTF-8 byte offsets within `text` → character offsets (for Rich/Textual highlighting)."""
     data = text.encode("utf-8")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..retrieval.search import SearchHit
 
 ANSWERED = "answered"
 INSUFFICIENT = "insufficient_evidence"
@@ -25,12 +28,12 @@ class Source:
     chunk_hash: str = ""
 
     @classmethod
-    def from_hit(cls, hit: Any) -> Source:
+    def from_hit(cls, hit: SearchHit) -> Source:
         """From a search hit (anything with citation, asset_id, revision, byte range, title, text)."""
         return cls(label=hit.citation, record_id=hit.asset_id, revision=hit.revision, byte_start=hit.byte_start,
                    byte_end=hit.byte_end, title=hit.title, text=hit.text, chunk_hash=getattr(hit, "chunk_hash", ""))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"citation": self.label, "record_id": self.record_id, "revision": self.revision,
                 "byte_start": self.byte_start, "byte_end": self.byte_end, "title": self.title,
                 "chunk_hash": self.chunk_hash, "text": self.text}
@@ -53,7 +56,7 @@ class Citation:
                    source.byte_start if byte_start is None else byte_start,
                    source.byte_end if byte_end is None else byte_end, source.title)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"citation": self.label, "record_id": self.record_id, "revision": self.revision,
                 "byte_start": self.byte_start, "byte_end": self.byte_end, "title": self.title}
 
@@ -69,7 +72,7 @@ class Quote:
     byte_start: int | None = None  # into the record's UTF-8 body
     byte_end: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"source": self.source, "text": self.text, "verified": self.verified, "record_id": self.record_id,
                 "byte_start": self.byte_start, "byte_end": self.byte_end}
 
@@ -101,7 +104,7 @@ class Answer:
     def has_unverified_quote(self) -> bool:
         return any(not q.verified for q in self.quotes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"status": self.status, "answer": self.answer,
                 "citations": [c.to_json() for c in self.citations],
                 "quotes": [q.to_json() for q in self.quotes],

@@ -12,10 +12,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from ..answer.ask import answer_question
 from ..answer.types import Answer, Source
 from ..errors import CancelledError
-from ..models.remote import CallContext, refuse_if_device_only
 
 if TYPE_CHECKING:
     from .facade import Engine
@@ -26,6 +24,9 @@ DEFAULT_ASK_LIMIT = 10
 def ask_vault(engine: Engine, vault_id: str, question: str, *, mode: str = "bm25", match_mode: str = "any",
               limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True,
               cancel: threading.Event | None = None) -> Answer:
+    from ..answer.ask import answer_question  # httpx loads only when a command asks
+    from ..models.remote import CallContext, refuse_if_device_only
+
     vault_id = engine.vault_id_of(vault_id)
     epoch = engine.lock_epoch
     rag = engine.config.rag

@@ -8,10 +8,11 @@ that breaks the contract fails the request (`Reranker` raises): never a silent r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models.remote import CallContext
-from ..models.remote_generate import Reranker
+if TYPE_CHECKING:  # httpx loads only when a rerank service is configured
+    from ..models.remote import CallContext
+    from ..models.remote_generate import Reranker
 
 MAX_CANDIDATES = 50
 
