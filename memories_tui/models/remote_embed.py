@@ -35,6 +35,14 @@ GEMINI_DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
 PROBE_TEXT = "dimension probe"
 
 
+@dataclass
+class _Learned:
+    """What every view of one embedder shares: the dimensions, once known."""
+
+    dims: int | None
+    lock: threading.Lock
+
+
 @dataclass(frozen=True)
 class RemoteEmbedResult:
     vectors: np.ndarray  # float32 (n, dims), L2-normalised, in input order
@@ -53,29 +61,22 @@ class RemoteEmbedder:
         self.service = service
         self.client = ServiceClient(service, http, "embedding", environ)
         self.ctx = ctx or CallContext()
-        self._dims: int | None = service.dimensions
-        self._lock = threading.Lock()
+        self._learned = _Learned(service.dimensions, threading.Lock())
 
     def bind(self, ctx: CallContext) -> RemoteEmbedder:
         """The same embedder calling with `ctx` (device-only policy, lock check, cancel)."""
         view = RemoteEmbedder.__new__(RemoteEmbedder)
-        view.service, view.client, view.ctx = self.service, self.client, ctx
-        view._dims, view._lock = self._dims, self._lock
-        view._parent = self  # type: ignore[attr-defined]
+        view.service, view.client, view.ctx, view._learned = self.service, self.client, ctx, self._learned
         return view
 
     # --- identity ----------------------------------------------------------------------
 
     @property
     def dims(self) -> int:
-        if self._dims is None:
-            parent = getattr(self, "_parent", None)
-            if parent is not None and parent._dims is not None:
-                self._dims = parent._dims
-            else:
-                self._embed([PROBE_TEXT], query=True, ctx=self.ctx)
-        assert self._dims is not None
-        return self._dims
+        if self._learned.dims is None:
+            self._embed([PROBE_TEXT], query=True, ctx=self.ctx)
+        assert self._learned.dims is not None
+        return self._learned.dims
 
     @property
     def space_key(self) -> str:
@@ -115,7 +116,7 @@ class RemoteEmbedder:
     def _embed(self, texts: list[str], *, query: bool, ctx: CallContext,
                titles: Sequence[str | None] | None = None) -> np.ndarray:
         if not texts:
-            return np.zeros((0, self._dims or 0), dtype=np.float32)
+            return np.zeros((0, self._learned.dims or 0), dtype=np.float32)
         s = self.service
         prefix = s.query_prefix if query else s.document_prefix
         wire = [prefix + t for t in texts]
@@ -181,8 +182,8 @@ class RemoteEmbedder:
 
     def _checked(self, rows: list[Any], count: int) -> np.ndarray:
         """Finite numbers, the expected dimensions, non-zero; L2-normalised float32."""
-        with self._lock:
-            expected = self._dims
+        with self._learned.lock:
+            expected = self._learned.dims
             for i, row in enumerate(rows):
                 if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in row):
                     raise bad_response(self.client, f"embedding {i} holds a value that is not a finite number")
@@ -196,11 +197,7 @@ class RemoteEmbedder:
                         "run rag index again.", code="dimension_mismatch")
             if expected is None or expected == 0:
                 raise bad_response(self.client, "empty embeddings")
-            if self._dims is None:
-                self._dims = expected
-                parent = getattr(self, "_parent", None)
-                if parent is not None and parent._dims is None:
-                    parent._dims = expected
+            self._learned.dims = expected
         matrix = np.asarray(rows, dtype=np.float64).reshape(count, expected)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         if not np.all(norms > 0):
@@ -208,4 +205,4 @@ class RemoteEmbedder:
         return (matrix / norms).astype(np.float32)
 
     def __repr__(self) -> str:
-        return f"RemoteEmbedder({self.service.protocol!r}, model={self.service.model!r}, dims={self._dims})"
+        return f"RemoteEmbedder({self.service.protocol!r}, model={self.service.model!r}, dims={self._learned.dims})"

@@ -358,3 +358,10 @@ def test_service_rerank_reorders_and_relabels(srv):
     srv.rerank = lambda q, docs, n: [{"index": 7, "relevance_score": 0.9}]
     with pytest.raises(ModelError):
         rerank_with_service(resp, Reranker(compat(srv.rerank_url), FAST, ENV), CallContext(), limit=3)
+
+
+def test_views_share_learned_dimensions(srv):
+    base = RemoteEmbedder(compat(srv.compat_embed_url), FAST, ENV)
+    base.bind(CallContext()).embed_query("x")
+    assert base.dims == 8 and len(srv.requests) == 1  # no probe: the view's response fixed it
+    assert base.bind(CallContext()).space_key == base.space_key
