@@ -89,6 +89,10 @@ class ExtractedSentence:
     byte_end: int
     score: float
 
+    def to_json(self) -> dict[str, object]:
+        return {"citation": self.label, "text": self.text, "record_id": self.record_id, "revision": self.revision,
+                "byte_start": self.byte_start, "byte_end": self.byte_end, "score": self.score}
+
 
 @dataclass
 class Answer:
@@ -109,5 +113,6 @@ class Answer:
                 "citations": [c.to_json() for c in self.citations],
                 "quotes": [q.to_json() for q in self.quotes],
                 "unverified_quotes": self.has_unverified_quote,
+                "sentences": [s.to_json() for s in self.sentences],
                 "sources": [s.to_json() for s in self.sources],
                 "notes": list(self.notes)}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..engine import Answer, check_options
+from ..engine import DEFAULT_ASK_LIMIT, Answer, check_options
 from ..errors import LimitError, MemoriesError, UsageError
 from .context import Context
 from .output import Payload, clean
-from .search_verbs import _read_queries, _search_options
+from .search_verbs import _read_queries
 
 STATUS_LABEL = {"answered": "Answer (generated, citations checked)",
                 "extractive": "Extractive answer (sentences copied from your notes, not generated)",
@@ -65,7 +65,8 @@ def _print_answer(ctx: Context, answer: Answer) -> None:
         where = f" bytes {q.byte_start}-{q.byte_end}" if q.verified else ""
         print(f"  quote [{q.source}] {mark}{where}: {clean(q.text)}")
     for note in answer.notes:
-        print(ctx.dim(f"note: {clean(note)}"))
+        if not note.startswith("Extractive answer:"):  # the heading line says it already
+            print(ctx.dim(f"note: {clean(note)}"))
 
 
 def register(rag: Any, verb: Any) -> None:
@@ -75,5 +76,8 @@ def register(rag: Any, verb: Any) -> None:
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("question", metavar="QUESTION", nargs="?")
     p.add_argument("--questions", metavar="FILE.jsonl", help="answer every {\"id\",\"text\"} line with one unlock")
-    _search_options(p)
+    p.add_argument("--mode", default="bm25", choices=("bm25", "vector", "hybrid"), help="retrieval mode (default bm25)")
+    p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
+    p.add_argument("--limit", type=int, default=DEFAULT_ASK_LIMIT,
+                   help=f"chunks retrieved and sent as sources (1–100, default {DEFAULT_ASK_LIMIT})")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stages")

@@ -19,6 +19,7 @@ from ..retrieval.highlight import match_spans, term_spans
 from ..text.query import MODES, check_options, parse_query
 from ..text.segment import MATCH_MODES, MAX_RESULTS
 from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS
+from .asking import DEFAULT_ASK_LIMIT
 from .facade import Engine
 from .ingest import read_text_file
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
 
 __all__ = [
-    "ANSWERED", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation", "ExtractedSentence", "Quote", "Source",
+    "ANSWERED", "DEFAULT_ASK_LIMIT", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation", "ExtractedSentence", "Quote", "Source",
     "EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "MATCH_MODES", "MAX_RESULTS", "MODES", "PINNED_MODEL",
     "BackgroundEmbedding", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
     "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",

@@ -76,6 +76,9 @@ def test_extractive_answer_without_generation(make_home):
     cite = out["citations"][0]
     assert set(cite) >= {"record_id", "revision", "byte_start", "byte_end", "title"} and cite["title"] == "混合搜尋"
     assert not any(c in r.stdout for c in CANARIES)
+    sentence = out["sentences"][0]
+    body = run_cli(home, "--json", "memory", "read", "notes", sentence["record_id"]).json["body"].encode()
+    assert body[sentence["byte_start"]:sentence["byte_end"]].decode() == sentence["text"]
     human = run_cli(home, "rag", "ask", "notes", "混合搜尋用什麼融合？")
     assert "Extractive answer" in human.stdout and "not generated" in human.stdout
 
