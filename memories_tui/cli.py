@@ -394,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", metavar="FILE", nargs="+")
     p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
     _add_search_verbs(rag, memory)
+    from .skill import inject
+
+    inject.register(sub, _verb)
     return parser
 
 
