@@ -397,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .skill import inject
 
     inject.register(sub, _verb)
+    from .mcp import command as mcp_command
+
+    mcp_command.register(sub, _verb)
     return parser
 
 
