@@ -153,6 +153,7 @@ def running_servers(home: Path, vault_id: str | None = None) -> list[ServerRecor
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if not _alive(record.pid):
+            path.unlink(missing_ok=True)  # a server that was killed could not remove its record
             continue
         live = [v for v in record.vaults
                 if (record.expires_at is None or now < record.expires_at)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -72,15 +73,30 @@ def serve(home: str | None, config: str | None, vault_refs: list[str], *, expire
         if failure:
             raise failure[0]
         grants = Grants(engine.home, unlocked, expires_in=expires_in)
-        grants.register()
-        threading.Thread(target=_warm_indexes, args=(engine, list(grants.vaults)), name="memories-warm",
-                         daemon=True).start()
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)  # clients stop servers this way: still clean up
         try:
+            grants.register()
+            threading.Thread(target=_warm_indexes, args=(engine, list(grants.vaults)), name="memories-warm",
+                             daemon=True).start()
             build_server(engine, grants).run("stdio")
+        except BaseException:
+            if not _TERMINATED.is_set():
+                raise
         finally:
             grants.unregister()
     finally:
-        engine.close()
+        engine.close()  # keys zeroed, indexes dropped
+    if _TERMINATED.is_set():  # a worker thread may sit in a blocking read of stdin: do not wait for it
+        sys.stderr.flush()
+        os._exit(0)
+
+
+_TERMINATED = threading.Event()
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    _TERMINATED.set()
+    raise SystemExit(0)
 
 
 def _warm_indexes(engine: Any, vault_ids: list[str]) -> None:

@@ -36,8 +36,8 @@ class MemoryTools:
             response = self.engine.search(vid, query, mode=mode, match_mode=match_mode, limit=limit,
                                           cards_only=cards_only, budget_seconds=EMBED_BUDGET_SECONDS,
                                           progress=lambda _p: self._watch(vid, cancel), cancel=cancel)
-            chunks, omitted = [], 0
-            used = 0
+            chunks: list[Chunk] = []
+            omitted = used = 0
             for hit in response.results:
                 if hit.kind in EXCLUDED:  # defence in depth: the index never holds them
                     continue
@@ -60,7 +60,8 @@ class MemoryTools:
     def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> SearchResult:
         def work(vid: str) -> SearchResult:
             rows = self.engine.memory_search(vid, query, limit=limit, match_mode=match_mode)
-            records, omitted, used = [], 0, 0
+            records: list[RecordHit] = []
+            omitted = used = 0
             for row in rows:
                 row = _as_dict(row)
                 size = len(row["snippet"].encode("utf-8")) + len(row["title"].encode("utf-8"))

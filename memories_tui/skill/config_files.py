@@ -69,7 +69,7 @@ def plan_toml(path: Path, section: str, name: str, entry: Entry, force: bool) ->
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: `{section}` is not a TOML table; fix it by hand, nothing was changed.")
     current = servers.get(name)
-    existing = current.unwrap() if hasattr(current, "unwrap") else current
+    existing = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
     status = "created" if not path.exists() else _decide(existing, entry, force)
     if status in ("unchanged", "kept"):
         return MergePlan(status, None, existing)

@@ -302,3 +302,24 @@ def _server_record(home: Path) -> dict:
                 return record
         time.sleep(0.05)
     raise AssertionError("the server wrote no grant record")
+
+
+def test_sigterm_ends_the_server_and_removes_its_record(world):
+    home = world["home"]
+    proc = subprocess.Popen([sys.executable, str(SERVER), "mcp", "--home", str(home), "--vault", "work"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_server_env(home))
+    record = home / "mcp" / "servers" / f"{proc.pid}.json"
+    try:
+        deadline = time.time() + 60
+        while not record.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert record.exists(), proc.stderr.read().decode() if proc.poll() is not None else "no record"
+        proc.terminate()  # stdin stays open: the server is idle in a blocking read
+        assert proc.wait(30) == 0
+        assert not record.exists()
+        assert proc.stdout.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdin.close()
