@@ -23,7 +23,7 @@ from pydantic import Field
 
 from ..errors import MemoriesError, UsageError
 from .grants import GrantedVault, Grants, parse_duration
-from .models import ReadResult, RetrieveResult, SearchResult
+from .models import AskResult, ReadResult, RetrieveResult, SearchResult
 
 log = logging.getLogger("memories.mcp")
 T = TypeVar("T")
@@ -209,6 +209,23 @@ def build_server(engine: Any, grants: Grants) -> Any:
         """Read one note's text (a whole revision, or a byte range of it) with its title, tags, dates and
         the list of revisions. Long bodies come in pieces: when truncated, call again from byte_end."""
         return tools.read(vault_id, id, revision, byte_start, byte_end)
+
+    if tools.can_ask:
+        @server.tool(annotations=read_only.model_copy(update={"open_world_hint": True, "idempotent_hint": False}))
+        @errors_as_tool_errors
+        def memory_ask(
+            vault_id: VaultId,
+            question: Annotated[str, Field(description="The user's question, in the notes' language.")],
+            mode: Annotated[Mode, Field(description="Retrieval mode for the evidence, as in memory_retrieve.")]
+            = "bm25",
+            limit: Annotated[int, Field(ge=1, le=20, description="How many chunks of evidence at most.")] = 8,
+        ) -> AskResult:
+            """Answer a question from the user's notes in one step: retrieves evidence, then the user's
+            configured answer service writes an answer whose [S#] citations are checked against the sources
+            (or, with no service configured, an extractive answer of quoted sentences). status
+            insufficient_evidence means the notes hold nothing on it. To write the answer yourself, use
+            memory_retrieve instead."""
+            return tools.ask(vault_id, question, mode, limit)
 
     return server
 

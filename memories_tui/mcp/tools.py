@@ -14,7 +14,18 @@ from typing import Any
 
 from ..errors import CancelledError, NotFoundError, UsageError
 from .grants import GrantError, Grants
-from .models import Chunk, ChunkRef, ReadResult, RecordHit, RetrieveResult, SearchResult
+from .models import (
+    AskCitation,
+    AskQuote,
+    AskResult,
+    AskSource,
+    Chunk,
+    ChunkRef,
+    ReadResult,
+    RecordHit,
+    RetrieveResult,
+    SearchResult,
+)
 
 EXCLUDED = frozenset({"private", "credential", "asset"})
 RETRIEVE_BUDGET = 24_000  # bytes of chunk text per memory_retrieve answer
@@ -109,6 +120,31 @@ class MemoryTools:
 
         return self._run(vault_id, work)
 
+    # -- memory_ask -----------------------------------------------------------------------
+    @property
+    def can_ask(self) -> bool:
+        return hasattr(self.engine, "ask")
+
+    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
+        def work(vid: str) -> AskResult:
+            cancel = threading.Event()
+            stop = threading.Event()
+            watcher = threading.Thread(target=self._watch_until, args=(vid, cancel, stop), daemon=True)
+            watcher.start()
+            try:
+                answer = self.engine.ask(vid, question, mode=mode, limit=limit, cancel=cancel)
+            finally:
+                stop.set()
+            data = answer.to_json()
+            return AskResult(vault_id=vid, question=question, status=data["status"], answer=data["answer"],
+                             citations=[AskCitation(**c) for c in data["citations"]],
+                             quotes=[AskQuote(**q) for q in data["quotes"]],
+                             unverified_quotes=bool(data.get("unverified_quotes")),
+                             sources=[AskSource(**{k: src[k] for k in AskSource.model_fields}) for src in data["sources"]],
+                             notes=list(data.get("notes", [])))
+
+        return self._run(vault_id, work)
+
     # -- shared ---------------------------------------------------------------------------
     def _run(self, vault_id: str, work: Any) -> Any:
         try:
@@ -123,6 +159,14 @@ class MemoryTools:
             self.grants.check(vault_id)
         except GrantError:
             cancel.set()
+
+
+    def _watch_until(self, vault_id: str, cancel: threading.Event, stop: threading.Event) -> None:
+        """While a call waits on a remote service, cancel it (no further request) once the grant ends."""
+        while not stop.wait(0.25):
+            self._watch(vault_id, cancel)
+            if cancel.is_set():
+                return
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
