@@ -144,6 +144,10 @@ async def test_tools_schemas_and_every_tool(world):
                                                                  "byte_start": first["byte_start"],
                                                                  "byte_end": first["byte_end"]}))
         assert part["text"] == first["text"] and part["revision"] == 2
+        zh_start = body.index("酸".encode())
+        char = structured(await client.call_tool("memory_read", {"vault_id": "notes", "id": world["memory"],
+                                                                 "byte_start": zh_start + 1, "byte_end": zh_start + 2}))
+        assert (char["text"], char["byte_start"], char["byte_end"]) == ("酸", zh_start, zh_start + 3)  # whole chars
 
         # bounded output: a long card fills the byte budget and says so
         many = structured(await client.call_tool("memory_retrieve", {"vault_id": "notes", "query": "lantern river",
@@ -246,6 +250,23 @@ async def test_revoke_from_another_process(world):
     # a server started after the revocation is a fresh grant
     async with connect(world, "--vault", "notes") as client:
         structured(await client.call_tool("memory_search", {"vault_id": "notes", "query": "lantern"}))
+
+
+async def test_passphrase_command_cannot_read_protocol_input(world, tmp_path):
+    """The command runs while stdin is pointed at the null device: reading it gets EOF at once
+    instead of eating the client's first request."""
+    script = tmp_path / "pass.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('correct horse')\n", encoding="utf-8")
+    home = world["home"]
+    env = _server_env(home)
+    del env["MEMORIES_PASSPHRASE"]
+    env["MEMORIES_PASSPHRASE_COMMAND"] = f"{sys.executable} {script}"
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "mcp", "--home", str(home),
+                                                                 "--vault", "notes"], env=env)
+    with open(tmp_path / "stderr.log", "w+", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+            found = structured(await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"}))
+    assert [r["id"] for r in found["records"]] == [world["memory"]]
 
 
 def test_stdout_carries_only_protocol_frames(world):
