@@ -17,13 +17,19 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
 from ..errors import MemoriesError, UsageError
-from .grants import GrantedVault, Grants, parse_duration
+from ..frontend.durations import parse_duration
+from .grants import GrantedVault, Grants
 from .models import AskResult, ReadResult, RetrieveResult, SearchResult
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from ..engine import Engine, VaultInfo
 
 log = logging.getLogger("memories.mcp")
 T = TypeVar("T")
@@ -99,7 +105,7 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(0)
 
 
-def _warm_indexes(engine: Any, vault_ids: list[str]) -> None:
+def _warm_indexes(engine: Engine, vault_ids: list[str]) -> None:
     """Restore (or build) each lexical index in the background, so the first call is quick
     without making the client wait for it at start-up."""
     for vault_id in vault_ids:
@@ -109,9 +115,9 @@ def _warm_indexes(engine: Any, vault_ids: list[str]) -> None:
             log.warning("index of %s not ready: %s", vault_id, getattr(exc, "message", type(exc).__name__))
 
 
-def _prepare(engine: Any, refs: list[str], passphrase_file: str | None) -> tuple[list[Any], str]:
+def _prepare(engine: Engine, refs: list[str], passphrase_file: str | None) -> tuple[list[VaultInfo], str]:
     """The vaults to unlock and the passphrase, from sources that need no terminal."""
-    from ..vault.passphrase import get_passphrase
+    from ..frontend.passphrase import get_passphrase
 
     infos = list({info.vault_id: info for info in (engine.resolve_vault(ref) for ref in refs)}.values())
     if not (passphrase_file or any(os.environ.get(k) for k in ("MEMORIES_PASSPHRASE_FILE",
@@ -141,7 +147,7 @@ def _std_streams_away() -> Iterator[None]:
             os.close(fd)
 
 
-def build_server(engine: Any, grants: Grants) -> Any:
+def build_server(engine: Engine, grants: Grants) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations

@@ -10,7 +10,8 @@ Excluded kinds (private, credential, asset) never leave: search never indexes th
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import CancelledError, NotFoundError, UsageError
 from .grants import GrantError, Grants
@@ -27,6 +28,10 @@ from .models import (
     SearchResult,
 )
 
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+T = TypeVar("T")
 EXCLUDED = frozenset({"private", "credential", "asset"})
 RETRIEVE_BUDGET = 24_000  # bytes of chunk text per memory_retrieve answer
 SEARCH_BUDGET = 16_000  # bytes of snippets per memory_search answer
@@ -35,7 +40,7 @@ EMBED_BUDGET_SECONDS = 30.0  # on-demand embedding inside one call; the cache ke
 
 
 class MemoryTools:
-    def __init__(self, engine: Any, grants: Grants) -> None:
+    def __init__(self, engine: Engine, grants: Grants) -> None:
         self.engine = engine
         self.grants = grants
 
@@ -74,15 +79,15 @@ class MemoryTools:
             records: list[RecordHit] = []
             omitted = used = 0
             for row in rows:
-                row = _as_dict(row)
-                size = len(row["snippet"].encode("utf-8")) + len(row["title"].encode("utf-8"))
+                size = len(row.snippet.encode("utf-8")) + len(row.title.encode("utf-8"))
                 if records and used + size > SEARCH_BUDGET:
                     omitted += 1
                     continue
                 used += size
-                records.append(RecordHit(id=row["id"], revision=row["revision"], title=row["title"],
-                                         score=row["score"], snippet=row["snippet"],
-                                         chunks=[ChunkRef(**_as_dict(c)) for c in row["chunks"]]))
+                records.append(RecordHit(id=row.id, revision=row.revision, title=row.title, score=row.score,
+                                         snippet=row.snippet,
+                                         chunks=[ChunkRef(chunk_hash=c.chunk_hash, byte_start=c.byte_start,
+                                                          byte_end=c.byte_end, score=c.score) for c in row.chunks]))
             return SearchResult(vault_id=vid, query=query, records=records, truncated=omitted > 0, omitted=omitted)
 
         return self._run(vault_id, work)
@@ -123,7 +128,7 @@ class MemoryTools:
     # -- memory_ask -----------------------------------------------------------------------
     @property
     def can_ask(self) -> bool:
-        return hasattr(self.engine, "ask")
+        return callable(getattr(self.engine, "ask", None))
 
     def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
         def work(vid: str) -> AskResult:
@@ -132,7 +137,8 @@ class MemoryTools:
             watcher = threading.Thread(target=self._watch_until, args=(vid, cancel, stop), daemon=True)
             watcher.start()
             try:
-                answer = self.engine.ask(vid, question, mode=mode, limit=limit, cancel=cancel)
+                ask: Callable[..., Any] = getattr(self.engine, "ask")  # noqa: B009 - present from issue 9 on
+                answer = ask(vid, question, mode=mode, limit=limit, cancel=cancel)
             finally:
                 stop.set()
             data = answer.to_json()
@@ -146,7 +152,7 @@ class MemoryTools:
         return self._run(vault_id, work)
 
     # -- shared ---------------------------------------------------------------------------
-    def _run(self, vault_id: str, work: Any) -> Any:
+    def _run(self, vault_id: str, work: Callable[[str], T]) -> T:
         try:
             return self.grants.run(vault_id, work)
         except CancelledError:
@@ -167,12 +173,6 @@ class MemoryTools:
             self._watch(vault_id, cancel)
             if cancel.is_set():
                 return
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    return {key: getattr(value, key) for key in value.__dataclass_fields__}
 
 
 def _char_start(data: bytes, offset: int) -> int:

@@ -1,4 +1,5 @@
-"""`memories inject all|CLIENT`: install the Memories skill and register the MCP server.
+"""`memories inject all|CLIENT` (its verb is in cli/ai_verbs.py): install the Memories skill and
+register the MCP server.
 
 For every target file: absent → written; same content → left alone; different → kept and
 reported (or, with `--force`, replaced after a backup). Other servers and the rest of each
@@ -12,14 +13,11 @@ import sys
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import ConfigError, MemoriesError, UsageError
+from ..errors import ConfigError
 from . import config_files
-from .clients import CLIENTS, SERVER_NAME, Launch, Roots, Target, targets
-
-if TYPE_CHECKING:
-    from ..cli import Context
+from .clients import SERVER_NAME, Launch, Roots, Target, targets
 
 _WHY = {
     "created": "new file",
@@ -119,86 +117,3 @@ def _apply(target: Target, skill: str, force: bool, dry_run: bool) -> InjectResu
                             message=f"Cannot write {path}: {exc.strerror}.", entry=entry)
     return InjectResult(target.client, target.what, str(path), plan.status,
                         str(backup) if backup else None, _WHY[plan.status], entry)
-
-
-# -- CLI -------------------------------------------------------------------------------------
-
-def register(sub: Any, verb: Any) -> None:
-    """Add `memories inject` to the CLI parser (`verb` is cli._verb)."""
-    p = verb(sub, "inject", cmd_inject,
-             "Install the Memories skill and register the MCP server for AI clients.",
-             "memories inject claude-code --vault notes --passphrase-command \"pass show memories\"", unlocks=False)
-    p.add_argument("client", metavar="CLIENT", choices=("all", *CLIENTS),
-                   help="all, or one of: " + ", ".join(CLIENTS))
-    p.add_argument("--vault", action="append", metavar="VAULT_ID",
-                   help="vault the server may read (repeat for several; default: the only vault in the home)")
-    p.add_argument("--force", action="store_true", help="replace a different existing entry or skill (after a backup)")
-    p.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
-    p.add_argument("--target", metavar="DIR", help="use DIR as both the home and the project folder")
-    p.add_argument("--scope", choices=("user", "project"), default="user",
-                   help="user config (default) or the project in the current folder (.mcp.json, .cursor/, …)")
-    p.add_argument("--expires", metavar="DURATION", help="pass --expires to the server (e.g. 8h)")
-    p.add_argument("--passphrase-file", metavar="FILE", help="the server reads the vault passphrase from FILE")
-    p.add_argument("--passphrase-command", metavar="CMD",
-                   help="the server runs CMD for the passphrase ($MEMORIES_PASSPHRASE_COMMAND)")
-
-
-def cmd_inject(ctx: Context) -> dict[str, Any]:
-    args = ctx.args
-    if args.passphrase_file and args.passphrase_command:
-        raise UsageError("Give --passphrase-file or --passphrase-command, not both.")
-    if args.expires:
-        from ..mcp.grants import parse_duration
-
-        parse_duration(args.expires)
-    passphrase_file = None
-    if args.passphrase_file:
-        passphrase_file = Path(args.passphrase_file).expanduser().resolve()
-        if not passphrase_file.is_file():
-            raise UsageError(f"Passphrase file {passphrase_file} does not exist.")
-    vault_ids = _vault_ids(ctx, args.vault)
-    launch = build_launch(ctx.engine.home, vault_ids, expires=args.expires, passphrase_file=passphrase_file,
-                          passphrase_command=args.passphrase_command)
-    clients = list(CLIENTS) if args.client == "all" else [args.client]
-    report = inject(clients, Roots.for_target(args.target), launch, scope=args.scope, force=args.force,
-                    dry_run=args.dry_run)
-    if not ctx.json:
-        _print(ctx, report)
-    if report.failed:
-        paths = ", ".join(str(r.path) for r in report.failed)
-        error = ConfigError(f"Left as they were, because they could not be updated: {paths}. "
-                            "The other targets were handled.")
-        error.extra = report.to_json()  # type: ignore[attr-defined]
-        raise error
-    return report.to_json()
-
-
-def _vault_ids(ctx: Context, refs: list[str] | None) -> list[str]:
-    engine = ctx.engine
-    if refs:
-        return list(dict.fromkeys(engine.resolve_vault(ref).vault_id for ref in refs))
-    vaults = engine.list_vaults()
-    if len(vaults) == 1:
-        return [vaults[0].vault_id]
-    if not vaults:
-        raise MemoriesError(f"No vault in {engine.home}; create one with `memories vault create NAME` first.",
-                            code="not_found")
-    names = ", ".join(v.name for v in vaults)
-    raise UsageError(f"Several vaults ({names}): choose the ones the AI client may read with --vault.")
-
-
-def _print(ctx: Context, report: InjectReport) -> None:
-    from ..cli import clean
-
-    rows = [(r.client, r.what, ("would be " if report.dry_run and r.status in ("created", "added", "replaced")
-                                else "") + r.status, r.path or "-", r.message) for r in report.results]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
-        print(clean(f"{line}  {row[3]}"))
-        if row[4] and row[2].endswith(("kept", "skipped", "error")):
-            print(ctx.dim(clean(f"    {row[4]}")))
-    for note in report.notes:
-        print(clean(f"note: {note}"), file=sys.stderr)
-    if report.dry_run:
-        print("dry run: nothing was written.", file=sys.stderr)

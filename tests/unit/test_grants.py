@@ -10,15 +10,9 @@ import threading
 import pytest
 
 from memories_tui.errors import UsageError
-from memories_tui.mcp.grants import (
-    GrantedVault,
-    GrantError,
-    Grants,
-    parse_duration,
-    revoke,
-    revoked_at,
-    running_servers,
-)
+from memories_tui.frontend.durations import parse_duration
+from memories_tui.frontend.grant_records import revoke, revoked_at, running_servers
+from memories_tui.mcp.grants import GrantedVault, GrantError, Grants
 
 NOTES = GrantedVault("a1b2c3d4e5f60718", "notes")
 WORK = GrantedVault("0f1e2d3c4b5a6978", "work")
@@ -68,7 +62,7 @@ def test_expiry_ends_the_grant(tmp_path):
 
 def test_revocation_from_another_process_ends_only_that_vault(tmp_path):
     grants = Grants(tmp_path, [NOTES, WORK])
-    code = ("import sys; from pathlib import Path; from memories_tui.mcp.grants import revoke; "
+    code = ("import sys; from pathlib import Path; from memories_tui.frontend.grant_records import revoke; "
             "revoke(Path(sys.argv[1]), sys.argv[2])")
     subprocess.run([sys.executable, "-c", code, str(tmp_path), NOTES.vault_id], check=True)
     with pytest.raises(GrantError) as caught:

@@ -1,0 +1,233 @@
+"""`memories` — the command line (SPEC §15): the parser, dispatch and error output.
+
+Every verb takes `--home`, `--config` and `--json` before or after it. With `--json` a call
+prints exactly one JSON object on stdout (UTF-8, not ASCII-escaped); a failure prints
+`{"error": {"code", "message"}}` and exits non-zero (2 for usage errors). Without it the
+output is for people, with progress on stderr. The verbs live in *_verbs.py by area. The TUI
+and MCP server are imported lazily, inside their commands, so the CLI never loads Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import CancelledError, MemoriesError, UsageError
+from . import ai_verbs, search_verbs
+from .context import Context, Handler
+from .output import clean
+from .record_verbs import (
+    cmd_asset_add,
+    cmd_memory_add,
+    cmd_memory_delete,
+    cmd_memory_list,
+    cmd_memory_read,
+    cmd_memory_update,
+    cmd_rag_ingest,
+)
+from .vault_verbs import cmd_init, cmd_tui, cmd_vault_create, cmd_vault_list, cmd_vault_passwd, cmd_vault_policy
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing and exiting, so --json sees it."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}. Try `{self.prog} --help`.")
+
+
+# -- parser -----------------------------------------------------------------------------
+
+def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    default = None if top else argparse.SUPPRESS
+    parser.add_argument("--home", metavar="DIR", default=default,
+                        help="home folder (default: $MEMORIES_HOME, else the platform data dir)")
+    parser.add_argument("--config", metavar="FILE", default=default, help="config file (default: HOME/config.toml)")
+    parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="print exactly one JSON object on stdout")
+
+
+def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--passphrase-file", metavar="FILE",
+                        help="read the passphrase from FILE (else $MEMORIES_PASSPHRASE_FILE, "
+                             "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, or a prompt)")
+
+
+def _verb(sub: Any, name: str, handler: Handler, help_text: str, example: str,
+          unlocks: bool = True) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_text, description=help_text,
+                            epilog=f"example:\n  {example}\n", formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(parser)
+    if unlocks:
+        _passphrase_opt(parser)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _group(sub: Any, name: str, help_text: str, examples: str) -> Any:
+    parser = sub.add_parser(name, help=help_text, description=help_text, epilog=f"examples:\n{examples}\n",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(parser)
+    parser.set_defaults(handler=None, group_parser=parser)
+    return parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="memories",
+        description="Memories: an encrypted personal memory vault with Chinese/English keyword and "
+                    "semantic search. With no command, opens the TUI.",
+        epilog="examples:\n"
+               "  memories init\n"
+               "  memories vault create notes\n"
+               "  memories rag ingest notes ~/notes/*.md\n"
+               "  memories rag search notes \"keywords\" --mode bm25\n"
+               "  memories --json vault list\n\n"
+               "Passphrases come from --passphrase-file, $MEMORIES_PASSPHRASE_FILE,\n"
+               "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, else a prompt.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(parser, top=True)
+    parser.set_defaults(handler=cmd_tui)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+
+    _verb(sub, "init", cmd_init, "Create the home folder and a commented config.toml (never overwrites).",
+          "memories init --home ~/memories", unlocks=False)
+    _verb(sub, "tui", cmd_tui, "Open the terminal UI.", "memories tui --home ~/memories", unlocks=False)
+
+    vault = _group(sub, "vault", "Create, list and manage encrypted vaults.",
+                   "  memories vault create notes\n  memories vault list\n  memories vault passwd notes\n"
+                   "  memories vault policy notes --device-only on")
+    p = _verb(vault, "create", cmd_vault_create, "Create a vault and print its VAULT_ID.",
+              "memories vault create notes --device-only")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--device-only", action="store_true",
+                   help="never send this vault's data to a non-loopback model endpoint")
+    _verb(vault, "list", cmd_vault_list, "List vaults (no passphrase needed).", "memories vault list --json",
+          unlocks=False)
+    p = _verb(vault, "passwd", cmd_vault_passwd, "Change a vault's passphrase (re-wraps the key; fast).",
+              "memories vault passwd notes --new-passphrase-file new.txt")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--new-passphrase-file", metavar="FILE", help="read the new passphrase from FILE (else a prompt)")
+    p = _verb(vault, "policy", cmd_vault_policy, "Show or set a vault's device-only policy.",
+              "memories vault policy notes --device-only on")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--device-only", choices=("on", "off"), default=None)
+
+    memory = _group(sub, "memory", "Add, read, update, delete, list and search records.",
+                    "  memories memory add notes --title \"Idea\" --text \"…\"\n  memories memory list notes\n"
+                    "  memories memory read notes ID --revision 1\n  memories memory search notes \"關鍵字\"")
+    p = _verb(memory, "add", cmd_memory_add, "Add a record (body from --text, --file or standard input).",
+              "echo \"密碼在保險箱\" | memories memory add notes --title \"Safe\" --kind private")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--title", required=True)
+    p.add_argument("--kind", default="memory", choices=("memory", "card", "private", "credential"))
+    p.add_argument("--text")
+    p.add_argument("--file", metavar="FILE")
+    p.add_argument("--tag", action="append", help="a tag (repeat for several)")
+    p = _verb(memory, "read", cmd_memory_read, "Print a record (latest revision unless --revision).",
+              "memories memory read notes 3f2a9c0d1e2b4a5f --revision 1")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--revision", type=int)
+    p = _verb(memory, "update", cmd_memory_update, "Write a new revision of a record.",
+              "memories memory update notes 3f2a9c0d1e2b4a5f --file note.md")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--title")
+    p.add_argument("--text")
+    p.add_argument("--file", metavar="FILE")
+    p.add_argument("--tag", action="append")
+    p = _verb(memory, "delete", cmd_memory_delete, "Delete a record and all its revisions.",
+              "memories memory delete notes 3f2a9c0d1e2b4a5f")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("id", metavar="ID")
+    p = _verb(memory, "list", cmd_memory_list, "List records, newest first.", "memories memory list notes --kind card")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--kind", choices=("memory", "card", "private", "credential", "asset"))
+
+    asset = _group(sub, "asset", "Store binary file assets (encrypted, never indexed).",
+                   "  memories asset add notes scan.pdf")
+    p = _verb(asset, "add", cmd_asset_add, "Store a file as an encrypted asset.", "memories asset add notes scan.pdf")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--title")
+
+    rag = _group(sub, "rag", "Ingest documents and search them (BM25, vector, hybrid).",
+                 "  memories rag ingest notes notes.md --title \"Research notes\"\n"
+                 "  memories rag search notes \"keywords\" --mode bm25 --match-mode all")
+    p = _verb(rag, "ingest", cmd_rag_ingest,
+              "Import UTF-8 text/Markdown files as encrypted knowledge cards (all files or none).",
+              "memories rag ingest notes notes.md --title \"Research notes\"")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("files", metavar="FILE", nargs="+")
+    p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
+    search_verbs.register(rag, memory, _verb)
+    ai_verbs.register(sub, _verb)
+    return parser
+
+
+_LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that came after `--`
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    # argparse cannot fill an optional positional after an option (`rag search V --json Q`);
+    # one leftover word is that query.
+    if len(extras) == 1 and getattr(args, "query", "") is None and not extras[0].startswith("-"):
+        args.query, extras = extras[0], []
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(e.replace(_LITERAL, '') for e in extras)}")
+    for key, value in vars(args).items():
+        if isinstance(value, str) and value.startswith(_LITERAL):
+            setattr(args, key, value[len(_LITERAL):])
+        elif isinstance(value, list):
+            setattr(args, key, [v[len(_LITERAL):] if isinstance(v, str) and v.startswith(_LITERAL) else v
+                                for v in value])
+    return args
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(argv)
+    try:
+        args = _parse(argv)
+        if args.handler is None:
+            args.group_parser.print_help(sys.stderr)
+            raise UsageError(f"{args.group_parser.prog}: choose a command.")
+        ctx = Context(args)
+        try:
+            payload = args.handler(ctx)
+        finally:
+            if ctx.opened is not None:
+                ctx.opened.close()
+        if as_json:
+            print(json.dumps(payload, ensure_ascii=False))
+        return 0
+    except MemoriesError as exc:
+        return _fail(exc, as_json)
+    except BrokenPipeError:  # `memories … | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return _fail(CancelledError("Interrupted."), as_json)
+
+
+def _fail(exc: MemoriesError, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False))
+    else:
+        print(f"memories: error: {clean(exc.message)}", file=sys.stderr)
+    return exc.exit_code
+
