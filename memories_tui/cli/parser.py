@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
-from . import ask_verbs, search_verbs
+from . import ai_verbs, ask_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
     search_verbs.register(rag, memory, _verb)
     ask_verbs.register(rag, _verb)
+    ai_verbs.register(sub, _verb)
     return parser
 
 

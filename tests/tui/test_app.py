@@ -731,3 +731,31 @@ async def test_three_panes_share_one_parse(engine: Engine, monkeypatch) -> None:
         await wait_for(pilot, lambda: all(p.shown for p in panes), timeout=8)
         assert panes[0].hits and panes[0].hits[0].title == "咖啡"
         assert len(calls) == 1, calls
+
+
+async def test_status_shows_and_revokes_mcp_access(engine: Engine) -> None:
+    import os
+
+    from memories_tui.frontend.grant_records import revoked_at, write_server_record
+
+    vault_id = one_vault(engine)
+    started = time.time() - 1
+    write_server_record(engine.home, os.getpid(), [vault_id], started, None)  # a live pid: this test's
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+        table = app.screen.query_one("#status-table", DataTable)
+
+        def mcp_row() -> str:
+            rows = {table.get_row_at(n)[0].plain: table.get_row_at(n)[1].plain for n in range(table.row_count)}
+            return rows.get("mcp.servers", "")
+
+        await wait_for(pilot, lambda: mcp_row().startswith("pid "))
+        assert mcp_row() == f"pid {os.getpid()}"
+        await pilot.press("x")
+        await wait_for(pilot, lambda: mcp_row().startswith("none"))
+        revoked = revoked_at(engine.home, vault_id)
+        assert revoked is not None and revoked >= started

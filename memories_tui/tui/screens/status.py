@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ...frontend.grant_records import revoke, running_servers
 from ..messages import StatusDone, describe
 from ..text import plain
 from .base import VaultScreen
@@ -46,6 +47,7 @@ class StatusScreen(VaultScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
         Binding("r", "refresh_status", "Refresh", id="status.refresh"),
+        Binding("x", "revoke_mcp", "Revoke MCP access", id="status.revoke_mcp"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -79,10 +81,22 @@ class StatusScreen(VaultScreen):
             status["home"] = str(engine.home)
             status["config"] = str(engine.config.path)
             status["tui.idle_lock_minutes"] = engine.config.tui.idle_lock_minutes
+            servers = running_servers(engine.home, self.vault_id)
+            status["mcp.servers"] = ", ".join(
+                f"pid {s.pid}" + (f" (until {show_value('expires_at', s.expires_at)})" if s.expires_at else "")
+                for s in servers) or "none (x revokes a running server's access)"
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=describe(exc)))
             return
         self.post_if_live(StatusDone(epoch, status=status))
+
+    def action_revoke_mcp(self) -> None:
+        """End the grant of every MCP server reading this vault (they refuse from their next call)."""
+        servers = running_servers(self.engine.home, self.vault_id)
+        revoke(self.engine.home, self.vault_id)
+        self.notify(f"MCP access to this vault revoked ({len(servers)} running server(s))." if servers
+                    else "No MCP server was reading this vault; any started earlier is revoked too.")
+        self.action_refresh_status()
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):
