@@ -40,10 +40,10 @@ import gemma_costs as costs  # noqa: E402
 import gemma_replica  # noqa: E402
 from common import DEFAULT_DATA, print_table  # noqa: E402
 
-from memories_tui.config import RagSettings  # noqa: E402
+from memories_tui.config import default_local_threads  # noqa: E402
 from memories_tui.models.local_onnx import LocalEmbedder  # noqa: E402
 
-PRODUCT_THREADS = next(f.default for f in dataclasses.fields(RagSettings) if f.name == "local_threads")
+PRODUCT_THREADS = default_local_threads()  # what [rag] local_threads defaults to on this machine
 FULL = {"reps": 2, "shapes": [(1, 128), (8, 128), (1, 512), (2, 512)], "threads_list": "1,2,4",
         "pipeline_chunks": 16, "pipeline_reps": 2, "queries": 30, "idle_queries": 20, "busy_seconds": 30.0,
         "big_records": 200, "small_records": 8}

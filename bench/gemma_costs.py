@@ -138,29 +138,24 @@ def throughput_grid(model_path: Path, threads_list: list[int], shapes: list[tupl
 
 @dataclass(frozen=True)
 class CostModel:
-    """seconds(batch, width) = overhead + batch*width*(per_token + per_token_pair*width)."""
+    """seconds(batch, width) = batch * width * (per_token + per_token_pair * width): the
+    projections cost per token, attention per token *pair*; padding counts like real tokens.
+    No per-run term: a run's fixed cost is milliseconds, below the noise of these timings."""
 
-    overhead: float
     per_token: float
     per_token_pair: float
 
     @classmethod
     def fit(cls, rows: list[dict]) -> CostModel:
-        x = np.array([[1.0, r["batch"] * r["seq"], r["batch"] * r["seq"] ** 2] for r in rows])
+        x = np.array([[r["batch"] * r["seq"], r["batch"] * r["seq"] ** 2] for r in rows], dtype=float)
         y = np.array([r["seconds"] for r in rows])
-        coef, *_ = np.linalg.lstsq(x, y, rcond=None)
-        o, a, c = (float(v) for v in coef)
-        if o < 0 or c < 0:  # noise can make a term negative: refit without it
-            keep = [i for i, v in enumerate((o, a, c)) if v >= 0 or i == 1]
-            sub, *_ = np.linalg.lstsq(x[:, keep], y, rcond=None)
-            full = [0.0, 0.0, 0.0]
-            for i, v in zip(keep, sub, strict=True):
-                full[i] = max(0.0, float(v))
-            o, a, c = full
-        return cls(o, a, c)
+        (a, c), *_ = np.linalg.lstsq(x, y, rcond=None)
+        if c < 0 or a < 0:  # noise: fall back to a flat per-token cost
+            a, c = float(y.sum() / x[:, 0].sum()), 0.0
+        return cls(float(a), float(c))
 
     def seconds(self, batch: int, width: int) -> float:
-        return self.overhead + batch * width * (self.per_token + self.per_token_pair * width)
+        return batch * width * (self.per_token + self.per_token_pair * width)
 
 
 # --- the product's batching -------------------------------------------------------------
