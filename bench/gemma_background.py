@@ -96,10 +96,11 @@ def search_while_embedding(model_dir: Path, threads: int, small_docs: list[tuple
         worker.join()
         cancel_wait = time.perf_counter() - stop
         last = progress[-1] if progress else None
+        done = engine.status(b).get("embedded", 0)  # finished groups of 16 (a cancelled group is dropped)
         return {
             "threads": threads, "vault_a_chunks": report_a.embedded, "vault_b_records": len(big_docs),
             "busy_seconds": round(stop - started, 1), "cancel_wait_s": cancel_wait,
-            "background_chunks_done": last.done if last else 0,
+            "background_chunks_done": done,
             "background_tokens_per_s": last.tokens_per_second if last else None,
             "bm25": {"idle": _stats(idle_bm25), "busy": _stats(busy_bm25)},
             "vector": {"idle": _stats(idle_vec), "busy": _stats(busy_vec)},

@@ -189,25 +189,30 @@ def vault_batches(lengths: list[int], group: int = BATCH_CHUNKS, batch_size: int
 
 def pipeline_vs_raw(emb: LocalEmbedder, session, items: list[tuple[str, str]], batch_size: int,
                     reps: int) -> dict:
-    """The product's embed_documents against raw session.run over identical batches."""
+    """The product's embed_documents against raw session.run over identical batches. Each
+    batch is timed both ways back to back (alternating which goes first), so a change in the
+    machine's load hits both sides alike."""
     seqs = [emb.document_token_ids(t, x) for t, x in items]
-    feeds = [padded_feeds([seqs[i] for i in idx], emb._pad_id) for idx in product_batches([len(s) for s in seqs],
-                                                                                         batch_size)]
+    batches = product_batches([len(s) for s in seqs], batch_size)
+    feeds = [padded_feeds([seqs[i] for i in idx], emb._pad_id) for idx in batches]
     tokens = sum(len(s) for s in seqs)
     emb.embed_documents(items[:2], batch_size=batch_size)  # warm-up
-    pipe, raw = [], []
-    for _ in range(reps):  # interleaved so both see the same background load
-        raw.append(sum(timed_run(session, f) for f in feeds))
-        t = time.perf_counter()
-        emb.embed_documents(items, batch_size=batch_size)
-        pipe.append(time.perf_counter() - t)
+    raw = pipe = 0.0
+    for rep in range(reps):
+        for n, (idx, feed) in enumerate(zip(batches, feeds, strict=True)):
+            part = [items[i] for i in idx]
+            for side in ((0, 1) if (n + rep) % 2 == 0 else (1, 0)):
+                if side == 0:
+                    raw += timed_run(session, feed)
+                else:
+                    t = time.perf_counter()
+                    emb.embed_documents(part, batch_size=batch_size)
+                    pipe += time.perf_counter() - t
+    raw, pipe = raw / reps, pipe / reps
     shapes = [(int(f["input_ids"].shape[0]), int(f["input_ids"].shape[1])) for f in feeds]
     return {"chunks": len(items), "tokens": tokens, "threads": emb.threads, "batch_size": batch_size,
-            "batches": len(feeds), "shapes": shapes, "rounds": reps,
-            "raw_s": statistics.median(raw), "pipeline_s": statistics.median(pipe),
-            "raw_tokens_per_s": tokens / statistics.median(raw),
-            "pipeline_tokens_per_s": tokens / statistics.median(pipe),
-            "ratio": statistics.median(raw) / statistics.median(pipe)}
+            "batches": len(feeds), "shapes": shapes, "rounds": reps, "raw_s": raw, "pipeline_s": pipe,
+            "raw_tokens_per_s": tokens / raw, "pipeline_tokens_per_s": tokens / pipe, "ratio": raw / pipe}
 
 
 # --- queries --------------------------------------------------------------------------
