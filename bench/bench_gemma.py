@@ -79,9 +79,14 @@ def measure(args: argparse.Namespace, log) -> dict:
     load = {kind: costs.run_probe(kind, model_dir, args.threads) for kind in ("raw", "product")}
 
     log("2/6 raw session.run throughput")
+    variants = {}
+    if args.accuracy_level4 and replica is not None:
+        level4 = gemma_replica.ensure_replica(log=log, accuracy_level=4)
+        variants["accuracy_level=4"] = level4 / "onnx" / "model_q4.onnx"
     grid, sessions = costs.throughput_grid(model_dir / "onnx" / "model_q4.onnx", threads_list, plan["shapes"],
-                                           plan["reps"], log)
-    models = {t: costs.CostModel.fit([r for r in grid if r["threads"] == t]) for t in threads_list}
+                                           plan["reps"], log, variants)
+    default_rows = [r for r in grid if r["variant"] == "default"]
+    models = {t: costs.CostModel.fit([r for r in default_rows if r["threads"] == t]) for t in threads_list}
 
     log(f"3/6 product pipeline vs raw ({args.threads} threads)")
     emb = LocalEmbedder(model_dir, profile="embeddinggemma", threads=args.threads)
@@ -111,7 +116,7 @@ def measure(args: argparse.Namespace, log) -> dict:
 
     best = {}
     for shape in plan["shapes"]:
-        rows = [r for r in grid if (r["batch"], r["seq"]) == shape]
+        rows = [r for r in default_rows if (r["batch"], r["seq"]) == shape]
         best[f"{shape[0]}x{shape[1]}"] = max(rows, key=lambda r: r["tokens_per_s"])["threads"]
     return {
         "model": {"dir": str(model_dir), "replica": replica is not None,
@@ -140,8 +145,9 @@ def report(res: dict) -> None:
     print(f"of which: tokenizer.json load {prod['tokenizer_load_s']:.2f} s, sha256 of the model files "
           f"{prod['sha256_files_s']:.2f} s (vector space key)")
     print("\n## Raw session.run throughput (median of rounds)")
-    print_table(["threads", "batch x seq", "seconds", "tokens/s"],
-                [[r["threads"], f"{r['batch']}x{r['seq']}", r["seconds"], r["tokens_per_s"]] for r in res["throughput"]])
+    print_table(["model", "threads", "batch x seq", "seconds", "tokens/s"],
+                [[r["variant"], r["threads"], f"{r['batch']}x{r['seq']}", r["seconds"], r["tokens_per_s"]]
+                 for r in res["throughput"]])
     print(f"best thread count per shape: {res['best_threads_by_shape']}")
     p = res["pipeline"]
     print(f"\n## Product pipeline vs raw session.run: {p['chunks']} real chunks, {p['tokens']:,} tokens, "
@@ -184,6 +190,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller samples (about a minute)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the replica")
+    ap.add_argument("--accuracy-level4", action="store_true",
+                    help="also time a replica quantized with MatMulNBits accuracy_level 4 (int8 compute), 1 thread")
     ap.add_argument("--probe", choices=("raw", "product"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.probe:

@@ -117,23 +117,26 @@ def run_probe(kind: str, model_dir: Path, threads: int) -> dict:
 # --- raw throughput ---------------------------------------------------------------------
 
 def throughput_grid(model_path: Path, threads_list: list[int], shapes: list[tuple[int, int]], reps: int,
-                    log) -> tuple[list[dict], dict[int, object]]:
+                    log, variants: dict[str, Path] | None = None) -> tuple[list[dict], dict[int, object]]:
     """tokens/s of raw session.run per (threads, batch, seq); rounds interleave the settings
-    so that load from other processes hits them alike. Returns the rows and the sessions."""
-    sessions = {t: create_session(model_path, t) for t in threads_list}
+    so that load from other processes hits them alike. `variants` (label -> another build of
+    the model) run at 1 thread in the same rounds. Returns the rows and the default sessions."""
+    sessions = {("default", t): create_session(model_path, t) for t in threads_list}
+    for label, path in (variants or {}).items():
+        sessions[(label, 1)] = create_session(path, 1)
     rng = np.random.default_rng(1)
     feeds = {shape: random_feeds(rng, *shape) for shape in shapes}
     for session in sessions.values():
         session.run([OUTPUT], random_feeds(rng, 1, 16))  # warm-up: first-run allocations
-    seconds: dict[tuple[int, int, int], list[float]] = {}
+    seconds: dict[tuple[str, int, int, int], list[float]] = {}
     for rep in range(reps):
         log(f"  throughput round {rep + 1}/{reps}")
-        for t, session in sessions.items():
+        for (label, t), session in sessions.items():
             for shape in shapes:
-                seconds.setdefault((t, *shape), []).append(timed_run(session, feeds[shape]))
-    rows = [{"threads": t, "batch": b, "seq": s, "seconds": statistics.median(v),
-             "tokens_per_s": b * s / statistics.median(v)} for (t, b, s), v in seconds.items()]
-    return rows, sessions
+                seconds.setdefault((label, t, *shape), []).append(timed_run(session, feeds[shape]))
+    rows = [{"variant": label, "threads": t, "batch": b, "seq": s, "seconds": statistics.median(v),
+             "tokens_per_s": b * s / statistics.median(v)} for (label, t, b, s), v in seconds.items()]
+    return rows, {t: session for (label, t), session in sessions.items() if label == "default"}
 
 
 @dataclass(frozen=True)

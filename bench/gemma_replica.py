@@ -209,13 +209,15 @@ def build_float_model(arch: Arch = Arch(), seed: int = 300):
     return model
 
 
-def quantize(model, arch: Arch = Arch()):
-    """onnxruntime's MatMulNBits quantizer: 4-bit symmetric blocks for MatMul and Gather."""
+def quantize(model, arch: Arch = Arch(), accuracy_level: int | None = None):
+    """onnxruntime's MatMulNBits quantizer: 4-bit symmetric blocks for MatMul and Gather.
+    `accuracy_level` None leaves the attribute out (fp32 compute, the quantizer's default);
+    4 lets the CPU kernels compute in int8."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
     quantizer = MatMulNBitsQuantizer(model, bits=4, block_size=arch.block_size, is_symmetric=True,
-                                     op_types_to_quantize=("MatMul", "Gather"),
+                                     accuracy_level=accuracy_level, op_types_to_quantize=("MatMul", "Gather"),
                                      quant_axes=(("MatMul", 0), ("Gather", 1)))
     quantizer.process()
     return quantizer.model.model
@@ -240,8 +242,8 @@ def copy_tokenizer_files(folder: Path, source: Path = SMALL_FILES) -> None:
         shutil.copyfile(source / name, folder / name)
 
 
-def write_replica(folder: Path, arch: Arch = Arch(), seed: int = 300,
-                  log: Callable[[str], None] = print, tokenizer_source: Path = SMALL_FILES) -> dict:
+def write_replica(folder: Path, arch: Arch = Arch(), seed: int = 300, log: Callable[[str], None] = print,
+                  tokenizer_source: Path = SMALL_FILES, accuracy_level: int | None = None) -> dict:
     """Build the quantized replica into ``folder`` (``onnx/model_q4.onnx`` + data, tokenizer)."""
     import onnx
 
@@ -251,7 +253,7 @@ def write_replica(folder: Path, arch: Arch = Arch(), seed: int = 300,
     model = build_float_model(arch, seed)
     log(f"  float graph built in {time.perf_counter() - started:.1f} s; quantizing (4-bit, blocks of {arch.block_size})")
     t = time.perf_counter()
-    model = quantize(model, arch)
+    model = quantize(model, arch, accuracy_level)
     log(f"  quantized in {time.perf_counter() - t:.1f} s; saving")
     onnx.save_model(model, str(folder / MODEL), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=Path(DATA).name, size_threshold=1024)
@@ -259,22 +261,25 @@ def write_replica(folder: Path, arch: Arch = Arch(), seed: int = 300,
     ops: dict[str, int] = {}
     for node in model.graph.node:
         ops[node.op_type] = ops.get(node.op_type, 0) + 1
-    info = {"version": VERSION, "arch": asdict(arch), "seed": seed, "files": files, "ops": ops,
+    info = {"version": VERSION, "arch": asdict(arch), "seed": seed, "accuracy_level": accuracy_level,
+            "files": files, "ops": ops,
             "build_seconds": round(time.perf_counter() - started, 1),
             "note": "random weights: measures cost (speed, memory), not quality"}
     (folder / MARKER).write_text(json.dumps(info, indent=1), "utf-8")
     return info
 
 
-def ensure_replica(cache: Path = DEFAULT_CACHE, rebuild: bool = False, log: Callable[[str], None] = print) -> Path:
+def ensure_replica(cache: Path = DEFAULT_CACHE, rebuild: bool = False, log: Callable[[str], None] = print,
+                   accuracy_level: int | None = None) -> Path:
     """The replica's model folder, built on first use and reused while VERSION is unchanged."""
-    folder = cache / VERSION
+    name = VERSION + (f"-accuracy{accuracy_level}" if accuracy_level else "")
+    folder = cache / name
     if not rebuild and _marker_ok(folder):
         return folder
-    tmp = cache / (VERSION + ".building")
+    tmp = cache / (name + ".building")
     shutil.rmtree(tmp, ignore_errors=True)
     log(f"building the EmbeddingGemma-300m replica in {folder} (once; ~0.5-2 minutes, ~4 GB peak RAM)")
-    write_replica(tmp, log=log)
+    write_replica(tmp, log=log, accuracy_level=accuracy_level)
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
     return folder
@@ -308,9 +313,11 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="cache root (default: .cache/bench)")
     ap.add_argument("--rebuild", action="store_true", help="build again even when the cache is valid")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--accuracy-level", type=int, choices=(1, 2, 3, 4), default=None,
+                    help="MatMulNBits accuracy_level (default: unset, fp32 compute, as the quantizer does)")
     args = ap.parse_args()
     log = (lambda msg: print(msg, file=sys.stderr)) if args.json else print
-    folder = ensure_replica(args.cache, args.rebuild, log=log)
+    folder = ensure_replica(args.cache, args.rebuild, log=log, accuracy_level=args.accuracy_level)
     info = replica_info(folder)
     check = check_with_product(folder)
     if args.json:
