@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from common import percentile  # noqa: E402
 
-from memories_tui.engine import Engine  # noqa: E402
+from memories_tui.engine import Engine, NewRecord  # noqa: E402
 
 PASSPHRASE = "bench passphrase, not a secret"
 
@@ -53,8 +53,7 @@ def search_while_embedding(model_dir: Path, threads: int, small_docs: list[tuple
         for name, docs in (("a", small_docs), ("b", big_docs)):
             vid = engine.create_vault(name, PASSPHRASE).vault_id
             engine.unlock(vid, PASSPHRASE)
-            for title, body in docs:
-                engine.add_record(vid, kind="card", title=title, body=body)
+            engine.add_records(vid, [NewRecord(kind="card", title=title, body=body) for title, body in docs])
             engine.index(vid)
             ids[name] = vid
         a, b = ids["a"], ids["b"]
@@ -96,7 +95,7 @@ def search_while_embedding(model_dir: Path, threads: int, small_docs: list[tuple
         worker.join()
         cancel_wait = time.perf_counter() - stop
         last = progress[-1] if progress else None
-        done = engine.status(b).get("embedded", 0)  # finished groups of 16 (a cancelled group is dropped)
+        done = engine.status(b).embedded  # finished groups of 16 (a cancelled group is dropped)
         return {
             "threads": threads, "vault_a_chunks": report_a.embedded, "vault_b_records": len(big_docs),
             "busy_seconds": round(stop - started, 1), "cancel_wait_s": cancel_wait,
