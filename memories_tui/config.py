@@ -8,6 +8,7 @@ TOML; only the *name* of the environment variable that holds one does.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -73,7 +74,7 @@ class RemoteService:
 class RagSettings:
     local_model_dir: Path
     local_model_profile: str = "embeddinggemma"
-    local_threads: int = 4
+    local_threads: int = field(default_factory=lambda: default_local_threads())
     max_tokens: int = 2048
     model_download_base_url: str | None = None
     limits: Limits = field(default_factory=Limits)
@@ -93,6 +94,13 @@ class Config:
     path: Path
     rag: RagSettings
     tui: TuiSettings = field(default_factory=TuiSettings)
+
+
+def default_local_threads() -> int:
+    """Half the logical CPUs, 1 to 4. More onnxruntime threads than cores made EmbeddingGemma
+    slower, not faster, and its pool threads are not niced, so background embedding would take
+    the cores that searches and the TUI need (bench/bench_gemma.py)."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
 def default_model_dir(home: Path) -> Path:
@@ -139,7 +147,7 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     settings = RagSettings(
         local_model_dir=model_dir,
         local_model_profile=profile,
-        local_threads=_int(rag.get("local_threads", 4), "rag.local_threads", 1, 64),
+        local_threads=_int(rag.get("local_threads", default_local_threads()), "rag.local_threads", 1, 64),
         max_tokens=_int(rag.get("max_tokens", 2048), "rag.max_tokens", 16, 8192),
         model_download_base_url=base_url,
         limits=_limits(rag.get("limits", {})),

@@ -163,7 +163,10 @@ class Engine:
         return self._vault(vault_id).add_many(items)
 
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
-        return self._vault(vault_id).read(record_id, revision)
+        entry = self._vaults.get(vault_id)
+        record = entry.vault.read(record_id, revision)
+        entry.note_read(record.id)  # read records are embedded first in the background
+        return record
 
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
                       tags: Sequence[str] | None = None) -> Record:
@@ -257,9 +260,10 @@ class Engine:
         embedder = self.vault_embedder(vault_id, cancel)
         index = self.index(vault_id)
         epoch = self.lock_epoch
-        return ensure_vectors(index, embedder, self._vault(vault_id), budget_seconds=budget_seconds,
+        entry = self._vaults.get(vault_id)
+        return ensure_vectors(index, embedder, entry.vault, budget_seconds=budget_seconds,
                               progress=progress, cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
-                              embed_missing=embed_missing)
+                              embed_missing=embed_missing, priority=entry.embed_priority())
 
     def embed_in_background(self, vault_id: str, *, progress: EmbedProgressFn | None = None,
                             cancel: threading.Event | None = None) -> IndexReport:
