@@ -35,6 +35,7 @@ from ..errors import CancelledError, MemoriesError, ModelError
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage, describe
 from .screens.base import VaultScreen
+from .screens.help import HelpScreen
 from .screens.ingest import IngestScreen
 from .screens.model import ModelInstallScreen
 from .screens.records import RecordsScreen
@@ -55,7 +56,12 @@ class MemoriesApp(App):
     TITLE = "Memories"
     COMMANDS = App.COMMANDS | {MemoriesCommands}
     BINDINGS = [
+        Binding("f1", "help", "Help", id="help"),
+        Binding("question_mark", "help", "Help", id="help.question", show=False),
         Binding("ctrl+l", "lock", "Lock", id="lock", priority=True),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        # closes Textual's key panel (palette → "Keys"); inactive, so esc goes on, when it is not shown
+        Binding("escape", "hide_help_panel", "Close keys", id="keys.close", show=False, priority=True),
     ]
 
     embed_state: reactive[EmbedState] = reactive(EmbedState, always_update=True)
@@ -74,6 +80,19 @@ class MemoriesApp(App):
         self._embed_cancel: threading.Event | None = None
         self._embed_again = False
         self._embed_thread: threading.Thread | None = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide what cannot work now: lock with nothing unlocked, closing a key panel that is not shown."""
+        if action == "lock":
+            return self.vault is not None
+        if action == "hide_help_panel":
+            return bool(self.screen.query("HelpPanel"))
+        if action == "help":
+            return not isinstance(self.screen, HelpScreen)
+        return True
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.screen))
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -128,6 +147,7 @@ class MemoriesApp(App):
         self.vault = info
         self._last_activity = time.monotonic()
         self.sub_title = info.name
+        self.refresh_bindings()
         if isinstance(self.screen, UnlockScreen | CreateVaultScreen):
             self.switch_screen(RecordsScreen(info.vault_id))
         else:
@@ -252,6 +272,7 @@ class MemoriesApp(App):
         self.engine.lock()
         self.vault = None
         self.sub_title = ""
+        self.refresh_bindings()
         if info is None and not any(isinstance(s, VaultScreen) for s in self.screen_stack):
             return
         while len(self.screen_stack) > 1:
@@ -264,6 +285,7 @@ class MemoriesApp(App):
         self.engine.lock()
         self.vault = None
         self.sub_title = ""
+        self.refresh_bindings()
         while len(self.screen_stack) > 1:
             await self.pop_screen()
 

@@ -71,6 +71,28 @@ def static_text(widget: Static) -> str:
     return content.plain if isinstance(content, Text) else str(content)
 
 
+def markdown_text(screen) -> str:
+    """The plain text of every rendered Markdown block in the reader."""
+    from textual.widgets._markdown import MarkdownBlock
+
+    return "\n".join(block._content.plain for block in screen.query("#reader-markdown MarkdownBlock")
+                     if isinstance(block, MarkdownBlock))
+
+
+def live_actions(screen) -> list[str]:
+    """Click actions inside the rendered Markdown (Markdown links become `link(...)`, nothing else may)."""
+    from textual.widgets._markdown import MarkdownBlock
+
+    actions = []
+    for block in screen.query("#reader-markdown MarkdownBlock"):
+        if isinstance(block, MarkdownBlock):
+            for span in block._content.spans:
+                meta = getattr(span.style, "meta", None) or {}
+                if "@click" in meta and not str(meta["@click"]).startswith("link("):
+                    actions.append(meta["@click"])
+    return actions
+
+
 async def type_text(pilot, widget: Input, text: str) -> None:
     widget.focus()
     widget.value = text
@@ -155,8 +177,14 @@ async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, e
         garden_row = next(n for n, r in enumerate(records.records) if r.title == "Garden")
         records.query_one("#records", DataTable).move_cursor(row=garden_row)
         await pilot.pause()
+        await wait_for(pilot, lambda: "[@click=app.quit]x[/]" in markdown_text(records))
+        rendered = markdown_text(records)
+        assert "[S1]" in rendered and "[b]x[/b]" in rendered and "# Garden" not in rendered
+        assert not live_actions(records), "document text must never become a live action"
+        await pilot.press("v")  # raw view: the literal text, heading marks included
         body = static_text(records.query_one("#reader-body", Static))
-        assert "[S1]" in body and "[@click=app.quit]x[/]" in body and "[b]x[/b]" in body
+        assert "# Garden" in body and "[S1]" in body and "[@click=app.quit]x[/]" in body and "[b]x[/b]" in body
+        await pilot.press("v")
 
         # search: BM25 hit with citation label; vector pane shows the model error in place
         await pilot.press("s")

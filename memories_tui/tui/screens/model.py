@@ -44,6 +44,11 @@ class ModelInstallScreen(EngineScreen):
         Binding("ctrl+x", "cancel", "Cancel download", id="model.cancel"),
     ]
 
+    HELP_TITLE = "Embedding model"
+    GUIDE = ("Vector and hybrid search need the embedding model (EmbeddingGemma, about 200 MiB, downloaded "
+             "once). ctrl+r starts or resumes the download; every file is checked against its pinned "
+             "SHA-256 hash. ctrl+x cancels (partial files are kept for a resume).")
+
     def __init__(self) -> None:
         super().__init__()
         self.cancel_event: threading.Event | None = None

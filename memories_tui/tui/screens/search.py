@@ -37,6 +37,12 @@ class SearchScreen(VaultScreen):
         Binding("ctrl+f", "focus_query", "Query", id="search.query"),
     ]
 
+    HELP_TITLE = "Search"
+    GUIDE = ("Type a query (English, 中文 or both) and press enter: BM25 (keywords), Vector (meaning) and "
+             "Hybrid (both, fused) run side by side. To open a result: tab into a pane, ↑/↓ pick a row, "
+             "enter shows that chunk inside its document with the matched terms highlighted (esc comes "
+             "back). The selector beside the query switches between any term, all terms and phrase.")
+
     def __init__(self, vault_id: str, limit: int = 10) -> None:
         super().__init__(vault_id)
         self.limit = limit
@@ -235,6 +241,9 @@ class ChunkDetailScreen(VaultScreen):
     the query terms inside the chunk highlighted."""
 
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
+    HELP_TITLE = "Result in its document"
+    GUIDE = ("The whole document, with the result's chunk selected and the query terms in it highlighted. "
+             "Arrow keys, page up/down and the mouse scroll; esc goes back to the results.")
 
     def __init__(self, vault_id: str, hit: object, terms: list[str], mode: str = "") -> None:
         super().__init__(vault_id)

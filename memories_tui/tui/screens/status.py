@@ -49,6 +49,9 @@ class StatusScreen(VaultScreen):
         Binding("r", "refresh_status", "Refresh", id="status.refresh"),
     ]
 
+    HELP_TITLE = "Status"
+    GUIDE = "What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes."
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="status"):

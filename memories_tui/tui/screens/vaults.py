@@ -22,8 +22,10 @@ class VaultPickerScreen(EngineScreen):
     BINDINGS = [
         Binding("n", "create", "New vault", id="vault.new"),
         Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
-        Binding("ctrl+q", "app.quit", "Quit", id="quit"),
     ]
+    HELP_TITLE = "Vaults"
+    GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
+             "passphrase next); n creates a new vault.")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,6 +79,10 @@ class VaultPickerScreen(EngineScreen):
 
 class CreateVaultScreen(EngineScreen):
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
+    HELP_TITLE = "Create a vault"
+    GUIDE = ("Give the vault a name and a passphrase (twice); tab and shift+tab move between fields, enter "
+             "in the last field creates the vault. Everything in the vault is encrypted with a key derived "
+             "from the passphrase: it cannot be recovered if you forget it.")
 
     def __init__(self, first_run: bool = False) -> None:
         super().__init__()
@@ -175,6 +181,8 @@ class CreateVaultScreen(EngineScreen):
 
 class UnlockScreen(EngineScreen):
     BINDINGS = [Binding("escape", "back", "Vaults", id="back")]
+    HELP_TITLE = "Unlock"
+    GUIDE = "Type the vault's passphrase and press enter. esc goes back to the list of vaults."
 
     def __init__(self, info: VaultInfo) -> None:
         super().__init__()
