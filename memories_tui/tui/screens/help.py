@@ -17,9 +17,8 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-# Keys that belong to the app but are not in any binding map.
-EXTRA_KEYS = [("tab / shift+tab", "Move between fields, panes and lists"),
-              ("ctrl+p", "Command palette: every action by name")]
+# Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
+GENERIC_ACTIONS = frozenset(b.action for b in Screen.BINDINGS if isinstance(b, Binding))
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,9 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
                     by_action[slot] = KeyHelp(shown, binding.tooltip or binding.description)
                 elif shown not in old.keys.split(" / "):
                     by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
-    return list(by_action.values()) + [KeyHelp(k, d) for k, d in EXTRA_KEYS]
+    specific = [help for (_, action), help in by_action.items() if action not in GENERIC_ACTIONS]
+    generic = [help for (_, action), help in by_action.items() if action in GENERIC_ACTIONS]
+    return specific + generic
 
 
 def screen_title(screen: Screen) -> str:
@@ -73,8 +74,9 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    #help-box { width: 90%; max-width: 96; height: 90%; border: round $accent; background: $surface;
-                padding: 0 1; }
+    #help-box { width: 90%; max-width: 96; height: auto; max-height: 90%; border: round $accent;
+                background: $surface; padding: 0 1; }
+    #help-scroll { height: auto; max-height: 1fr; }
     #help-title { text-style: bold; height: auto; margin-bottom: 1; }
     #help-guide { height: auto; margin-bottom: 1; }
     #help-keys { height: auto; }

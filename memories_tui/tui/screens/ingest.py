@@ -36,9 +36,9 @@ class FileTree(DirectoryTree):
 
 class IngestScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back / cancel", id="back"),
-        Binding("ctrl+r", "run", "Ingest", id="ingest.run"),
-        Binding("ctrl+t", "toggle_tree", "Files ⇄ paths", id="ingest.tree"),
+        Binding("escape", "back", "Back", tooltip="Back (cancels a running import)", id="back"),
+        Binding("ctrl+r", "run", "Import", id="ingest.run"),
+        Binding("ctrl+t", "toggle_tree", "Files", tooltip="Into the file tree, or back to the path field", id="ingest.tree"),
     ]
     HELP_TITLE = "Ingest"
     GUIDE = ("Import UTF-8 text and Markdown files as knowledge cards. Type paths in the field (separated by "
@@ -55,7 +55,8 @@ class IngestScreen(VaultScreen):
         yield Header()
         with Vertical(id="ingest"):
             yield Static(Text("Text files to import as knowledge cards (space-separated; quote paths with spaces). "
-                              "Pick files in the tree to add them. All or nothing: a refused file stops the import."),
+                              "ctrl+t moves into the file tree (enter adds a file). All or nothing: a refused file stops the import. "
+                              "F1 lists every key."),
                          id="ingest-help")
             with Horizontal(id="ingest-row"):
                 yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"")
