@@ -146,7 +146,6 @@ class MemoriesApp(App):
         """Called by the unlock / create screens once the engine holds the vault open."""
         self.vault = info
         self._last_activity = time.monotonic()
-        self.sub_title = info.name
         self.refresh_bindings()
         if isinstance(self.screen, UnlockScreen | CreateVaultScreen):
             self.switch_screen(RecordsScreen(info.vault_id))
@@ -271,7 +270,6 @@ class MemoriesApp(App):
         self.stop_embedding()
         self.engine.lock()
         self.vault = None
-        self.sub_title = ""
         self.refresh_bindings()
         if info is None and not any(isinstance(s, VaultScreen) for s in self.screen_stack):
             return
@@ -284,7 +282,6 @@ class MemoriesApp(App):
         self.stop_embedding()
         self.engine.lock()
         self.vault = None
-        self.sub_title = ""
         self.refresh_bindings()
         while len(self.screen_stack) > 1:
             await self.pop_screen()

@@ -35,6 +35,14 @@ class UnlockDone(WorkerMessage):
         self.wrong_passphrase = wrong_passphrase
 
 
+class CreateProgress(WorkerMessage):
+    """What vault creation is doing now, for the line beside the spinner."""
+
+    def __init__(self, epoch: int, *, step: str) -> None:
+        super().__init__(epoch)
+        self.step = step
+
+
 class VaultCreated(WorkerMessage):
     def __init__(self, epoch: int, *, vault_id: str = "", samples: int = 0, error: str | None = None) -> None:
         super().__init__(epoch)

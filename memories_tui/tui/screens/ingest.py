@@ -12,11 +12,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, DirectoryTree, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import Button, DataTable, DirectoryTree, Footer, Input, ProgressBar, Static
 
 from ..messages import IngestDone, IngestProgress, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.header import AppHeader
 from .base import VaultScreen
 
 STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
@@ -52,7 +53,7 @@ class IngestScreen(VaultScreen):
         self.cancel_event: threading.Event | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="ingest"):
             yield Static(Text("Text files to import as knowledge cards (space-separated; quote paths with spaces). "
                               "ctrl+t moves into the file tree (enter adds a file). All or nothing: a refused file stops the import. "
@@ -75,6 +76,7 @@ class IngestScreen(VaultScreen):
         table.add_columns("File", "Status", "Chunks", "Title", "Record")
         self.query_one("#ingest-progress").display = False
         self.query_one("#paths", Input).focus()
+        self.sub_title = self.engine.vault_name(self.vault_id)
 
     def action_toggle_tree(self) -> None:
         """Into the file tree, or back to the path field when the tree has the focus."""

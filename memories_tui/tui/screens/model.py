@@ -10,11 +10,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import Button, DataTable, Footer, ProgressBar, Static
 
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage, describe
 from ..text import human_eta, plain
+from ..widgets.header import AppHeader
 from .base import EngineScreen
 
 STATE_STYLE = {"pending": "dim", "downloading": "cyan", "verifying": "yellow", "downloaded": "green",
@@ -56,7 +57,7 @@ class ModelInstallScreen(EngineScreen):
         self.file_states: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="model"):
             yield Static(id="model-intro")
             yield ProgressBar(id="model-progress", show_eta=False)

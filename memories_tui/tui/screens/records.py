@@ -10,13 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Footer
 
 from ...errors import MemoriesError
 from ...vault.records import Record
 from ..messages import WorkerMessage, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.header import AppHeader
 from ..widgets.reader import RecordReader
 from .base import VaultScreen
 
@@ -57,7 +58,7 @@ class RecordsScreen(VaultScreen):
         self._rows_shown: list[tuple[str, int]] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="records-layout"):
             yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
             yield RecordReader(id="reader")

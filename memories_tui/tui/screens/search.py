@@ -17,12 +17,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, Select, Static, TextArea
+from textual.widgets import Footer, Input, Select, Static, TextArea
 
 from ...errors import MemoriesError
 from ..messages import SearchDone, SearchProgress
 from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
 from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
+from ..widgets.header import AppHeader
 from ..widgets.results import ResultsPane
 from .base import VaultScreen
 
@@ -52,7 +53,7 @@ class SearchScreen(VaultScreen):
         self.waiting: set[str] = set()  # panes waiting for the background embedding
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="search"):
             with Horizontal(id="search-row"):
                 yield Input(id="query", placeholder="Search (English, 中文, or both) and press enter")
@@ -254,7 +255,7 @@ class ChunkDetailScreen(VaultScreen):
         self.term_matches: list[tuple[int, int]] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="detail"):
             yield Static(id="detail-meta")
             yield TermTextArea(id="detail-body", read_only=True, soft_wrap=True, show_line_numbers=True)

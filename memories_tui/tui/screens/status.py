@@ -10,10 +10,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from ..messages import StatusDone, describe
 from ..text import plain
+from ..widgets.header import AppHeader
 from .base import VaultScreen
 
 
@@ -53,7 +54,7 @@ class StatusScreen(VaultScreen):
     GUIDE = "What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes."
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="status"):
             yield Static(id="status-head")
             yield DataTable(id="status-table", cursor_type="row", zebra_stripes=True)
