@@ -374,7 +374,7 @@ class _Installer:
                 if exc.code == "network_timeout":
                     raise _FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
                 if exc.code == "network_unreachable":
-                    raise _Unreachable(exc.message) from None
+                    raise _Unreachable(exc.message.split(": ", 1)[-1]) from None  # the cause, not the file
                 raise _FileFailed(f"{mf.path}: {exc.message}") from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
                 return response

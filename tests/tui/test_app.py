@@ -374,6 +374,9 @@ async def test_model_install_screen_progress_and_cancel(engine: Engine) -> None:
         await wait_for(pilot, lambda: "KiB/s" in static_text(rate))
         assert "1.0 KiB of 3.0 KiB" in static_text(rate) and "ETA 2s" in static_text(rate)
         assert table.get_row("onnx/model_q4.onnx")[3].plain == "downloading"
+        assert screen.query_one("#cancel").display
+        for line in ("#model-rate", "#model-message"):  # the file name is in its table row only
+            assert "model_q4" not in static_text(screen.query_one(line, Static))
         await pilot.click("#cancel")
         fake.release.set()
         message = screen.query_one("#model-message", Static)

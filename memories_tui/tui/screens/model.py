@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -38,6 +39,26 @@ def _pinned_manifest() -> Any:
     return PINNED
 
 
+def terms_text() -> Text:
+    from ...models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL
+
+    text = Text()
+    text.append("Gemma Terms of Use\n", style="bold")
+    text.append("EmbeddingGemma is a Gemma model by Google. By downloading it you accept the Gemma Terms of Use ")
+    text.append(GEMMA_TERMS_URL, style="underline")
+    text.append(" and agree to follow the Gemma Prohibited Use Policy ")
+    text.append(GEMMA_PROHIBITED_USE_URL, style="underline")
+    text.append(". A copy of this notice is kept beside the files (NOTICE.md).")
+    return text
+
+
+def terms_accepted(model_dir: Path) -> bool:
+    """The installer writes the notice before its first download; its presence means the terms were accepted."""
+    from ...models.manifest import NOTICE_FILENAME
+
+    return (model_dir / NOTICE_FILENAME).is_file()
+
+
 class ModelInstallScreen(EngineScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
@@ -60,13 +81,14 @@ class ModelInstallScreen(EngineScreen):
         yield AppHeader()
         with Vertical(id="model"):
             yield Static(id="model-intro")
-            yield ProgressBar(id="model-progress", show_eta=False)
-            yield Static(id="model-rate")
-            yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
-            yield Static(id="model-message")
+            yield Static(id="model-terms")
             with Horizontal(id="model-buttons"):
                 yield Button("Start", id="start", variant="primary")
-                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+                yield Button("Cancel", id="cancel", variant="error")
+            yield ProgressBar(id="model-progress", show_eta=False)
+            yield Static(id="model-rate")
+            yield Static(id="model-message")
+            yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     @property
@@ -75,10 +97,10 @@ class ModelInstallScreen(EngineScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#model-files", DataTable)
-        table.add_column("File", key="file", width=40)
-        table.add_column("Size", key="size", width=11)
-        table.add_column("Done", key="done", width=11)
-        table.add_column("State", key="state", width=12)
+        table.add_column("File", key="file", width=30)
+        table.add_column("Size", key="size", width=10)
+        table.add_column("Done", key="done", width=10)
+        table.add_column("State", key="state", width=11)
         intro = Text("The embedding model enables vector and hybrid search. Files are downloaded once, "
                      "checked against pinned SHA-256 hashes, and can be resumed after a cancel or a failure.")
         manifest = _pinned_manifest()
@@ -91,29 +113,68 @@ class ModelInstallScreen(EngineScreen):
                 table.add_row(plain(mf.path), plain(human_bytes(mf.bytes)), plain("–"),
                               plain("pending", STATE_STYLE["pending"]), key=mf.path)
         self.query_one("#model-intro", Static).update(intro)
+        self.query_one("#cancel", Button).display = False
+        self.query_one("#model-progress").display = False
+        self.say("#model-rate", Text(""))
+        if self.available:
+            self.say("#model-message", Text(""))
+        self.show_terms()
         if not self.available:
-            self.query_one("#model-message", Static).update(
+            self.say("#model-message",
                 Text("The model installer is unavailable in this build.", style="bold red"))
             self.query_one("#start", Button).disabled = True
 
+    @property
+    def model_dir(self) -> Path:
+        return Path(self.engine.config.rag.local_model_dir)
+
+    def show_terms(self) -> None:
+        """The Gemma terms stay on screen until the first download starts (accepting them)."""
+        accepted = terms_accepted(self.model_dir)
+        terms = self.query_one("#model-terms", Static)
+        terms.display = not accepted
+        terms.update(terms_text() if not accepted else Text(""))
+        if not accepted:
+            self.query_one("#start", Button).label = "Accept the terms and download"
+
+    @property
+    def message_line(self) -> Static:
+        return self.query_one("#model-message", Static)
+
+    def say(self, selector: str, text: Text) -> None:
+        """Update a status line; an empty line takes no room."""
+        line = self.query_one(selector, Static)
+        line.update(text)
+        line.display = bool(text.plain)
+
     def action_back(self) -> None:
         self.dismiss()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return self.cancel_event is not None  # the footer offers cancel only while something runs
+        return True
+
+    def set_running(self, running: bool) -> None:
+        self.query_one("#start", Button).disabled = running
+        self.query_one("#cancel", Button).display = running
+        self.refresh_bindings()
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:
         if not self.available or self.cancel_event is not None:
             return
         self.cancel_event = threading.Event()
-        self.query_one("#start", Button).disabled = True
-        self.query_one("#cancel", Button).disabled = False
-        self.query_one("#model-message", Static).update(Text("Starting…"))
+        self.set_running(True)
+        self.query_one("#model-terms", Static).display = False
+        self.say("#model-message", Text("Starting…"))
         self.install_worker(self.cancel_event, self.epoch())
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         if self.cancel_event is not None:
             self.cancel_event.set()
-            self.query_one("#model-message", Static).update(Text("Cancelling…"))
+            self.say("#model-message", Text("Cancelling…"))
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
     def install_worker(self, cancel: threading.Event, epoch: int) -> None:
@@ -134,17 +195,15 @@ class ModelInstallScreen(EngineScreen):
 
     def show_progress(self, p: Any) -> None:
         bar = self.query_one("#model-progress", ProgressBar)
+        bar.display = True
         bar.update(total=max(p.bytes_total, 1), progress=p.bytes_done)
         line = Text()
         line.append(f"{human_bytes(p.bytes_done)} of {human_bytes(p.bytes_total)}", style="bold")
         line.append(f"  ·  {human_bytes(p.rate_bps)}/s  ·  ETA {human_eta(p.eta_seconds)}")
-        if p.current:
-            line.append(f"  ·  {p.current}", style="dim")
-        self.query_one("#model-rate", Static).update(line)
+        self.say("#model-rate", line)
         if self.cancel_event is not None and not self.cancel_event.is_set():
-            active = next((f for f in p.files if f.state in ("downloading", "verifying")), None)
-            status = f"{active.state.capitalize()} {active.path}…" if active else "Working…"
-            self.query_one("#model-message", Static).update(Text(status))
+            finished = sum(f.state in ("downloaded", "reused", "copied") for f in p.files)
+            self.say("#model-message", Text(f"{finished} of {len(p.files)} files ready…"))
         self.file_states = {f.path: f.state for f in p.files}
         table = self.query_one("#model-files", DataTable)
         for f in p.files:
@@ -159,21 +218,20 @@ class ModelInstallScreen(EngineScreen):
 
     def on_install_done(self, message: InstallDone) -> None:
         self.cancel_event = None
-        self.query_one("#cancel", Button).disabled = True
+        self.set_running(False)
+        self.show_terms()
         start = self.query_one("#start", Button)
-        start.disabled = False
-        out = self.query_one("#model-message", Static)
         if message.cancelled:
             start.label = "Resume"
             table = self.query_one("#model-files", DataTable)
             for path, state in self.file_states.items():
                 if state in ("downloading", "verifying") and path in self.rows:
                     table.update_cell(path, "state", plain("cancelled", "yellow"))
-            out.update(Text(message.error or "Cancelled.", style="yellow"))
+            self.say("#model-message", Text(message.error or "Cancelled.", style="yellow"))
             return
         if message.error:
             start.label = "Retry"
-            out.update(Text(message.error, style="bold red"))
+            self.say("#model-message", Text(message.error, style="bold red"))
             return
         report = message.report
         table = self.query_one("#model-files", DataTable)
@@ -189,10 +247,10 @@ class ModelInstallScreen(EngineScreen):
             if self.memories.vault is not None:
                 done.append("\nThe unlocked vault is being embedded in the background.", style="green")
                 self.memories.request_embedding()
-            out.update(done)
+            self.say("#model-message", done)
         else:
             start.label = "Resume"
-            out.update(Text("Some files failed:\n" + "\n".join(failed), style="bold red"))
+            self.say("#model-message", Text("Some files failed:\n" + "\n".join(failed), style="bold red"))
 
     def on_unmount(self) -> None:
         if self.cancel_event is not None:
