@@ -20,6 +20,8 @@ from ..widgets.embed_status import EmbedStatus
 from ..widgets.header import AppHeader
 from ..widgets.reader import RecordReader
 from .base import VaultScreen
+from .confirm import ConfirmScreen
+from .editor import RecordEditorScreen, RevisionsScreen
 
 
 class RecordsLoaded(WorkerMessage):
@@ -29,12 +31,28 @@ class RecordsLoaded(WorkerMessage):
         self.error = error
 
 
+class RecordTable(DataTable):
+    """The record list; tells its screen when its width changes so the columns can follow."""
+
+    def on_resize(self) -> None:
+        screen = self.screen
+        if isinstance(screen, RecordsScreen):
+            screen.fill_table()
+
+
 class RecordsScreen(VaultScreen):
     BINDINGS = [
         Binding("s", "app.open_search", "Search", id="search"),
-        Binding("i", "app.open_ingest", "Ingest", id="ingest"),
-        Binding("m", "app.open_model", "Model", id="model"),
-        Binding("t", "app.open_status", "Status", id="status"),
+        Binding("a", "add", "Add", tooltip="Write a new memory or card", id="records.add"),
+        Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit"),
+        Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete"),
+        Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest"),
+        Binding("h", "history", "Revisions", tooltip="List the shown record's revisions", id="records.history",
+                show=False),
+        Binding("m", "app.open_model", "Model", tooltip="Install the embedding model for vector search", id="model",
+                show=False),
+        Binding("t", "app.open_status", "Status", tooltip="Vault, index and model status", id="status",
+                show=False),
         Binding("v", "toggle_raw", "Raw / Markdown", id="records.raw", show=False),
         Binding("r", "reload", "Reload", id="records.reload", show=False),
         Binding("left_square_bracket", "revision(-1)", "Older revision", id="records.older", show=False),
@@ -44,8 +62,8 @@ class RecordsScreen(VaultScreen):
     HELP_TITLE = "Records"
     GUIDE = ("The list shows every record of the vault; ↑/↓ move and the reader beside it shows the "
              "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
-             "older and newer revisions and v switches the reader between rendered Markdown and the raw "
-             "text. s searches, i imports text files, m installs the embedding model "
+             "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
+             "text. a adds a memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
              "for vector search, t shows the vault's status.")
 
     def __init__(self, vault_id: str) -> None:
@@ -60,7 +78,7 @@ class RecordsScreen(VaultScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Horizontal(id="records-layout"):
-            yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
+            yield RecordTable(id="records", cursor_type="row", zebra_stripes=True)
             yield RecordReader(id="reader")
         yield EmbedStatus(id="records-embed-status")
         yield Footer()
@@ -68,7 +86,6 @@ class RecordsScreen(VaultScreen):
     def on_mount(self) -> None:
         table = self.query_one("#records", DataTable)
         self.fill_table()
-        self.call_after_refresh(self.fill_table)
         table.loading = True
         self.sub_title = self.engine.vault_name(self.vault_id)
 
@@ -100,7 +117,8 @@ class RecordsScreen(VaultScreen):
         selected = self.shown.id if self.shown else None
         self.records = message.records
         signature = frozenset((r.id, r.revision) for r in self.records)
-        if self.signature is not None and signature != self.signature:
+        unchanged = signature == self.signature
+        if self.signature is not None and not unchanged:
             self.memories.request_embedding()  # records changed (here or by another process)
         self.signature = signature
         self.fill_table()
@@ -110,7 +128,8 @@ class RecordsScreen(VaultScreen):
             return
         index = next((n for n, r in enumerate(self.records) if r.id == selected), 0)
         table.move_cursor(row=index)
-        self.show_record(self.records[index])
+        if not (unchanged and self.shown is not None and self.shown.id == self.records[index].id):
+            self.show_record(self.records[index])  # else keep what is shown (e.g. an older revision)
         table.focus()
 
     @on(DataTable.RowHighlighted, "#records")
@@ -125,9 +144,6 @@ class RecordsScreen(VaultScreen):
     @property
     def reader(self) -> RecordReader:
         return self.query_one("#reader", RecordReader)
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.fill_table)  # the table's new width is known after the layout
 
     def widths(self) -> tuple[int, ...]:
         """(kind, title[, updated]) column widths for the table's current width."""
@@ -197,3 +213,77 @@ class RecordsScreen(VaultScreen):
                 self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
             except MemoriesError as exc:
                 self.notify(exc.message, severity="error")
+
+    # -- add, edit, delete, revisions -------------------------------------------------------------
+    def _editable(self) -> Record | None:
+        if self.shown is None:
+            self.notify("No record is shown.", severity="warning")
+            return None
+        if self.shown.kind == "asset":
+            self.notify("File assets cannot be edited here.", severity="warning")
+            return None
+        return self.shown
+
+    def action_add(self) -> None:
+        self.app.push_screen(RecordEditorScreen(self.vault_id), self._saved)
+
+    def action_edit(self) -> None:
+        record = self._editable()
+        if record is None:
+            return
+        try:
+            latest = self.engine.read_record(self.vault_id, record.id)
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)
+            return
+        self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+
+    def _saved(self, record: Record | None) -> None:
+        if record is None:
+            return
+        self.shown = record
+        self.notify(f"Saved revision {record.revision}." if record.revision > 1 else "Saved.", timeout=3)
+        self.action_reload()
+
+    def action_delete(self) -> None:
+        record = self.shown
+        if record is None:
+            return
+        count = len(self.revision_list)
+        question = ConfirmScreen(
+            "Delete this record?",
+            f"“{record.title}” ({record.kind}) and all {count} of its revision{'s' if count != 1 else ''} are "
+            "removed from the vault and from search. This cannot be undone.",
+            yes="Delete", no="Keep it", danger=True)
+        self.app.push_screen(question, lambda yes: self._delete(record) if yes else None)
+
+    def _delete(self, record: Record) -> None:
+        try:
+            self.engine.delete_record(self.vault_id, record.id)
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)
+            return
+        self.shown = None
+        self.notify("Deleted.", timeout=3)
+        self.action_reload()
+
+    def action_history(self) -> None:
+        record = self.shown
+        if record is None:
+            return
+        rows = []
+        for revision in self.revision_list[-50:]:
+            try:
+                old = self.engine.read_record(self.vault_id, record.id, revision)
+            except MemoriesError:
+                continue
+            rows.append((revision, old.updated, old.title))
+        self.app.push_screen(RevisionsScreen(record.title, rows, record.revision), self._show_revision)
+
+    def _show_revision(self, revision: int | None) -> None:
+        if revision is None or self.shown is None:
+            return
+        try:
+            self.show_record(self.engine.read_record(self.vault_id, self.shown.id, revision))
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)
