@@ -50,7 +50,8 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
                 slot = (id(node), binding.action)
                 old = by_action.get(slot)
                 if old is None:
-                    by_action[slot] = KeyHelp(shown, binding.tooltip or binding.description)
+                    detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
+                    by_action[slot] = KeyHelp(shown, detail)
                 elif shown not in old.keys.split(" / "):
                     by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
     specific = [help for (_, action), help in by_action.items() if action not in GENERIC_ACTIONS]
