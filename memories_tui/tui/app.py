@@ -59,6 +59,7 @@ class MemoriesApp(App):
         Binding("f1", "help", "Help", id="help"),
         Binding("question_mark", "help", "Help", id="help.question", show=False),
         Binding("ctrl+l", "lock", "Lock", id="lock", priority=True),
+        Binding("f2", "open_model", "Model", tooltip="Install the embedding model", id="model.open", show=False),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
         # closes Textual's key panel (palette → "Keys"); inactive, so esc goes on, when it is not shown
         Binding("escape", "hide_help_panel", "Close keys", id="keys.close", show=False, priority=True),

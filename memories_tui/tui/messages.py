@@ -67,14 +67,21 @@ class IngestDone(WorkerMessage):
 
 
 class SearchDone(WorkerMessage):
+    """One pane's results. `stage` names the score that ranked them (bm25, vector, fusion); a
+    hybrid search without a model falls back to BM25 and says so in `note`; `no_model` marks a
+    vector search that could not run because no model is installed."""
+
     def __init__(self, epoch: int, *, mode: str, generation: int, response: Any = None, error: str | None = None,
-                 seconds: float = 0.0) -> None:
+                 seconds: float = 0.0, stage: str = "", note: str = "", no_model: bool = False) -> None:
         super().__init__(epoch)
         self.mode = mode
         self.generation = generation
         self.response = response
         self.error = error
         self.seconds = seconds
+        self.stage = stage
+        self.note = note
+        self.no_model = no_model
 
 
 class InstallProgressMessage(WorkerMessage):
