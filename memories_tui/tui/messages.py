@@ -99,9 +99,9 @@ class InstallDone(WorkerMessage):
 
 
 class StatusDone(WorkerMessage):
-    def __init__(self, epoch: int, *, status: dict[str, Any] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, status: list[Any] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
-        self.status = status
+        self.status = status or []  # status_view.Section list
         self.error = error
 
 
