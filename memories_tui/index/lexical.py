@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.text import segment
+from memories_tui.text.query import Query
 from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta (lex has a fourth, zero-weight "terms" column)
@@ -220,19 +221,21 @@ class LexicalIndex:
 
     # -- queries ------------------------------------------------------------------------
 
-    def _expression(self, query: str, match_mode: str) -> tuple[str, str, list[str]] | None:
-        """(table, MATCH expression, terms) for the query, or None when nothing usable is left."""
-        _check_mode(match_mode)
-        if match_mode == "phrase":
-            tokens = segment.query_phrase(query)
-            if not tokens:
-                return None
-            return "phr", _quote(" ".join(tokens)), tokens
-        terms = segment.search_terms(query)
-        if not terms:
+    def _expression(self, query: str | Query, match_mode: str) -> tuple[str, str, list[str]] | None:
+        """(table, MATCH expression, terms) for the query, or None when nothing usable is left.
+        A parsed `Query` brings its own terms and match mode (no second segmentation)."""
+        if isinstance(query, Query):
+            match_mode = query.match_mode
+            tokens = list(query.phrase if match_mode == "phrase" else query.terms)
+        else:
+            _check_mode(match_mode)
+            tokens = segment.query_phrase(query) if match_mode == "phrase" else segment.search_terms(query)
+        if not tokens:
             return None
+        if match_mode == "phrase":
+            return "phr", _quote(" ".join(tokens)), tokens
         joiner = " AND " if match_mode == "all" else " OR "
-        return "lex", joiner.join(_quote(t) for t in terms), terms
+        return "lex", joiner.join(_quote(t) for t in tokens), tokens
 
     def _any_expression(self, terms: list[str]) -> str:
         """OR of the terms; on big indexes only rows with one of the rarer terms are scored."""
@@ -257,9 +260,12 @@ class LexicalIndex:
         return "terms : (" + " OR ".join(_quote(t) for t in drivers) + ") AND (" + every + ")"
 
     def search(
-        self, query: str, match_mode: str = "any", limit: int = 10, cards_only: bool = False
+        self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False
     ) -> list[LexicalHit]:
-        """Best chunks first; score is the negated FTS5 bm25 (higher is better)."""
+        """Best chunks first; score is the negated FTS5 bm25 (higher is better). With a parsed
+        `Query`, its match mode is used and `match_mode` is ignored."""
+        if isinstance(query, Query):
+            match_mode = query.match_mode
         _check_mode(match_mode)
         _check_limit(limit)
         with self._lock:
@@ -279,11 +285,14 @@ class LexicalIndex:
                 rows = self._conn.execute(sql, (full, limit)).fetchall()
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
-    def matching_keys(self, query: str, match_mode: str) -> set[int] | None:
+    def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
         """Keys of every chunk the query matches under a strict mode; None for ``any``."""
+        if isinstance(query, Query):
+            match_mode = query.match_mode
         _check_mode(match_mode)
         if match_mode == "any":
-            segment.query_terms(query)  # same limits as search
+            if not isinstance(query, Query):
+                segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
         expr = self._expression(query, match_mode)
         if expr is None:
@@ -293,12 +302,3 @@ class LexicalIndex:
             self._maybe_optimize()
             rows = self._conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}
-
-    def highlight_terms(self, query: str) -> list[str]:
-        """Folded query terms (unstemmed surface forms and phrase words) for highlighting."""
-        segment.check_query_bytes(query)
-        folded = segment.fold(query)
-        words = [w for w in segment.phrase_tokens(query) if len(w) > 1 or not w.isascii()]
-        terms = [t for t in segment.query_terms(query) if t in folded]
-        # Longest first so a highlighter prefers "清华大学" over "大学".
-        return sorted(dict.fromkeys(terms + [w for w in words if not segment.is_cjk(w)]), key=len, reverse=True)

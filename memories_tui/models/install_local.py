@@ -18,17 +18,16 @@ from pathlib import Path
 
 from ..config import HttpSettings
 from ..errors import CancelledError, MemoriesError, ModelError
-from .install import (
+from .install import _FileFailed, _Installer
+from .install_files import (
     FileProgress,
     FileResult,
     InstallProgress,
     InstallReport,
-    _cancelled,
-    _check_manifest_path,
-    _FileFailed,
-    _Installer,
-    _Tracker,
-    _write_text_atomic,
+    ProgressTracker,
+    cancelled_error,
+    check_manifest_path,
+    write_text_atomic,
 )
 from .manifest import (
     MODEL_CARD_FILENAME,
@@ -44,7 +43,7 @@ _BLOCK = 1 << 20
 
 
 class _FolderInstaller(_Installer):
-    def __init__(self, target: Path, source: Path, cancel: threading.Event | None, tracker: _Tracker) -> None:
+    def __init__(self, target: Path, source: Path, cancel: threading.Event | None, tracker: ProgressTracker) -> None:
         super().__init__(target, "", HttpSettings(), cancel, tracker)
         self.source = source
 
@@ -93,7 +92,7 @@ class _FolderInstaller(_Installer):
                 if self.cancel is not None and self.cancel.is_set():
                     writer.close()
                     part.unlink(missing_ok=True)
-                    raise _cancelled()
+                    raise cancelled_error()
                 digest.update(block)
                 writer.write(block)
                 fp.bytes_done += len(block)
@@ -125,21 +124,21 @@ def install_from_folder(
     if not source.is_dir():
         raise ModelError(f"{source} is not a folder; give the folder that holds the downloaded model files.")
     for mf in manifest.files:
-        _check_manifest_path(mf.path)
+        check_manifest_path(mf.path)
     try:
         target.mkdir(parents=True, exist_ok=True)
-        _write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
-        _write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
+        write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
+        write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
     except OSError as exc:
         raise ModelError(f"Cannot write into the model folder {target}: {exc.strerror or exc}.") from None
     files = [FileProgress(mf.path, 0, mf.bytes, "pending") for mf in manifest.files]
-    tracker = _Tracker(files, progress)
+    tracker = ProgressTracker(files, progress)
     installer = _FolderInstaller(target, source, cancel, tracker)
     results: list[FileResult] = []
     tracker.emit(force=True)
     for mf, fp in zip(manifest.files, files, strict=True):
         if cancel is not None and cancel.is_set():
-            raise _cancelled()
+            raise cancelled_error()
         results.append(installer.install_one(mf, fp))
     tracker.current = None
     tracker.emit(force=True)

@@ -6,18 +6,19 @@ messages whose epoch no longer matches (the vault was locked meanwhile: R-TUI-2,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from ..engine import EmbedFinished, EmbedProgress, EmbedRunning, IngestResult, SearchResponse
+from ..errors import describe_error
 
-def describe(exc: BaseException) -> str:
-    """The message to show for a worker failure: engine errors carry a safe sentence; anything
-    else is a bug, shown by type so the UI never hangs in a busy state."""
-    message = getattr(exc, "message", None)
-    if isinstance(message, str):
-        return message
-    return f"Unexpected error ({type(exc).__name__}): {exc}"
+if TYPE_CHECKING:
+    from ..engine import InstallProgress, InstallReport
+    from .status_view import Section
+
+
+describe = describe_error  # the sentence to show for a worker failure
 
 
 class WorkerMessage(Message):
@@ -60,7 +61,7 @@ class IngestProgress(WorkerMessage):
 
 
 class IngestDone(WorkerMessage):
-    def __init__(self, epoch: int, *, results: list[Any] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, results: list[IngestResult] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
         self.results = results or []
         self.error = error
@@ -71,8 +72,9 @@ class SearchDone(WorkerMessage):
     hybrid search without a model falls back to BM25 and says so in `note`; `no_model` marks a
     vector search that could not run because no model is installed."""
 
-    def __init__(self, epoch: int, *, mode: str, generation: int, response: Any = None, error: str | None = None,
-                 seconds: float = 0.0, stage: str = "", note: str = "", no_model: bool = False) -> None:
+    def __init__(self, epoch: int, *, mode: str, generation: int, response: SearchResponse | None = None,
+                 error: str | None = None, seconds: float = 0.0, stage: str = "", note: str = "",
+                 no_model: bool = False) -> None:
         super().__init__(epoch)
         self.mode = mode
         self.generation = generation
@@ -85,13 +87,14 @@ class SearchDone(WorkerMessage):
 
 
 class InstallProgressMessage(WorkerMessage):
-    def __init__(self, epoch: int, *, progress: Any) -> None:
+    def __init__(self, epoch: int, *, progress: InstallProgress) -> None:
         super().__init__(epoch)
         self.progress = progress
 
 
 class InstallDone(WorkerMessage):
-    def __init__(self, epoch: int, *, report: Any = None, error: str | None = None, cancelled: bool = False) -> None:
+    def __init__(self, epoch: int, *, report: InstallReport | None = None, error: str | None = None,
+                 cancelled: bool = False) -> None:
         super().__init__(epoch)
         self.report = report
         self.error = error
@@ -99,7 +102,7 @@ class InstallDone(WorkerMessage):
 
 
 class StatusDone(WorkerMessage):
-    def __init__(self, epoch: int, *, status: list[Any] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, status: list[Section] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
         self.status = status or []  # status_view.Section list
         self.error = error
@@ -108,29 +111,22 @@ class StatusDone(WorkerMessage):
 class SearchProgress(WorkerMessage):
     """On-demand embedding inside a vector/hybrid pane search (EmbedProgress)."""
 
-    def __init__(self, epoch: int, *, mode: str, generation: int, progress: Any) -> None:
+    def __init__(self, epoch: int, *, mode: str, generation: int, progress: EmbedProgress) -> None:
         super().__init__(epoch)
         self.mode = mode
         self.generation = generation
         self.progress = progress
 
 
-class EmbedProgressMessage(WorkerMessage):
-    """Background embedding after unlock / ingest / a record change (EmbedProgress)."""
+class EmbedProgressMessage(Message):
+    """Background embedding after unlock / ingest / a record change (from engine/jobs.py)."""
 
-    def __init__(self, epoch: int, *, job: int, progress: Any) -> None:
-        super().__init__(epoch)
-        self.job = job
-        self.progress = progress
+    def __init__(self, event: EmbedRunning) -> None:
+        super().__init__()
+        self.event = event
 
 
-class EmbedDone(WorkerMessage):
-    def __init__(self, epoch: int, *, job: int, report: Any = None, vectors: int = 0, error: str | None = None,
-                 not_installed: bool = False, cancelled: bool = False) -> None:
-        super().__init__(epoch)
-        self.job = job
-        self.report = report
-        self.vectors = vectors
-        self.error = error
-        self.not_installed = not_installed
-        self.cancelled = cancelled
+class EmbedDone(Message):
+    def __init__(self, event: EmbedFinished) -> None:
+        super().__init__()
+        self.event = event

@@ -27,6 +27,7 @@ def normalize(svg: str, masks: dict[str, str]) -> str:
     for real, placeholder in sorted(masks.items(), key=lambda kv: -len(kv[0])):
         assert len(real) == len(placeholder), (real, placeholder)
         svg = svg.replace(real, placeholder)
+        svg = svg.replace(real.replace(" ", "&#160;"), placeholder.replace(" ", "&#160;"))  # as the SVG spells it
     # Rich names its CSS classes after a hash of the content: recompute-free, stable name
     return re.sub(r"terminal-\d+", "terminal", svg)
 

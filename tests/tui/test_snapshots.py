@@ -20,11 +20,13 @@ from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens import search as search_screen
 from memories_tui.tui.screens.confirm import ConfirmScreen
+from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import ChunkDetailScreen, SearchScreen
+from memories_tui.tui.screens.status import StatusScreen
 from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import store
@@ -161,6 +163,19 @@ async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
         await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
         await snap("model-install-terms")
+        await pilot.press("escape")
+
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+        timing = next(row.value for section in app.screen.view for row in section.rows if row.label == "last built")
+        failures.append(await check(pilot, "status", {**masks_for(engine, snap_home), timing: "#" * len(timing)}))
+        await pilot.press("escape")
+
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        await snap("record-editor")
     engine.lock()
     problems = [f for f in failures if f]
     assert not problems, "\n".join(problems)

@@ -222,13 +222,6 @@ def test_serialize_round_trip(index: LexicalIndex) -> None:
     assert 1 not in keys(copy.search("清华"))
 
 
-def test_highlight_terms(index: LexicalIndex) -> None:
-    terms = index.highlight_terms("Running 清華大学")
-    assert "running" in terms
-    assert "清华大学" in terms
-    assert terms == sorted(terms, key=len, reverse=True)
-
-
 def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rare-term plan must give the same top hits and scores as scoring every matching row."""
     rare = {i for i in range(3000) if i % 97 == 0}

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
-from ...vault.records import Record
+from ...engine import Record
 from ..messages import WorkerMessage, describe
 from ..widgets.header import AppHeader
 from .base import VaultScreen
@@ -145,7 +145,11 @@ class RecordEditorScreen(VaultScreen):
             return
         question = ConfirmScreen("Unsaved changes", "Leave without saving? What you typed here is lost.",
                                  yes="Discard changes", no="Keep editing", danger=True)
-        self.app.push_screen(question, lambda discard: self.dismiss(None) if discard else None)
+        self.app.push_screen(question, self._leave_if)
+
+    def _leave_if(self, discard: bool | None) -> None:
+        if discard:
+            self.dismiss(None)
 
 
 class RevisionsScreen(ModalScreen[int | None]):

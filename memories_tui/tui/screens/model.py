@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -13,11 +12,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, ProgressBar, Static
 
+from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage, describe
 from ..text import human_eta, plain
 from ..widgets.header import AppHeader
 from .base import EngineScreen
+
+if TYPE_CHECKING:  # httpx loads only when the install starts
+    from ...engine import InstallProgress
 
 STATE_STYLE = {"pending": "dim", "downloading": "cyan", "verifying": "yellow", "downloaded": "green",
                "reused": "green", "failed": "bold red"}
@@ -31,17 +34,11 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} GiB"
 
 
-def _pinned_manifest() -> Any:
-    try:
-        from ...models.manifest import PINNED
-    except ImportError:  # pragma: no cover - the manifest ships with the package
-        return None
-    return PINNED
+def _pinned_manifest() -> ModelManifest | None:
+    return PINNED_MODEL
 
 
 def terms_text() -> Text:
-    from ...models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL
-
     text = Text()
     text.append("Gemma Terms of Use\n", style="bold")
     text.append("EmbeddingGemma is a Gemma model by Google. By downloading it you accept the Gemma Terms of Use ")
@@ -50,13 +47,6 @@ def terms_text() -> Text:
     text.append(GEMMA_PROHIBITED_USE_URL, style="underline")
     text.append(". A copy of this notice is kept beside the files (NOTICE.md).")
     return text
-
-
-def terms_accepted(model_dir: Path) -> bool:
-    """The installer writes the notice before its first download; its presence means the terms were accepted."""
-    from ...models.manifest import NOTICE_FILENAME
-
-    return (model_dir / NOTICE_FILENAME).is_file()
 
 
 class ModelInstallScreen(EngineScreen):
@@ -124,13 +114,9 @@ class ModelInstallScreen(EngineScreen):
                 Text("The model installer is unavailable in this build.", style="bold red"))
             self.query_one("#start", Button).disabled = True
 
-    @property
-    def model_dir(self) -> Path:
-        return Path(self.engine.config.rag.local_model_dir)
-
     def show_terms(self) -> None:
         """The Gemma terms stay on screen until the first download starts (accepting them)."""
-        accepted = terms_accepted(self.model_dir)
+        accepted = self.engine.model_terms_accepted()
         terms = self.query_one("#model-terms", Static)
         terms.display = not accepted
         terms.update(terms_text() if not accepted else Text(""))
@@ -178,11 +164,11 @@ class ModelInstallScreen(EngineScreen):
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
     def install_worker(self, cancel: threading.Event, epoch: int) -> None:
-        def progress(p: Any) -> None:
+        def progress(p: InstallProgress) -> None:
             self.post_message(InstallProgressMessage(epoch, progress=p))
 
         try:
-            report = self.engine.install_model(progress=progress, cancel=cancel)  # type: ignore[attr-defined]
+            report = self.engine.install_model(progress=progress, cancel=cancel)
         except CancelledError as exc:
             self.post_message(InstallDone(epoch, error=describe(exc), cancelled=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
@@ -193,7 +179,7 @@ class ModelInstallScreen(EngineScreen):
     def on_install_progress_message(self, message: InstallProgressMessage) -> None:
         self.show_progress(message.progress)
 
-    def show_progress(self, p: Any) -> None:
+    def show_progress(self, p: InstallProgress) -> None:
         bar = self.query_one("#model-progress", ProgressBar)
         bar.display = True
         bar.update(total=max(p.bytes_total, 1), progress=p.bytes_done)
@@ -234,6 +220,8 @@ class ModelInstallScreen(EngineScreen):
             self.say("#model-message", Text(message.error, style="bold red"))
             return
         report = message.report
+        if report is None:
+            return
         table = self.query_one("#model-files", DataTable)
         failed = []
         for f in report.files:

@@ -11,23 +11,22 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...engine import SearchHit, SearchResponse
 from ..text import snippet_text
 
 MODE_TITLES = {"bm25": "BM25", "vector": "Vector", "hybrid": "Hybrid"}
 STAGE_LABELS = {"bm25": "bm25", "vector": "cosine", "fusion": "fusion", "rerank": "rerank"}
-SHORT = {"bm25": "B", "vector": "V", "hybrid": "H"}
 
 
-def stage_score(hit: Any, stage: str) -> tuple[str, float]:
+def stage_score(hit: SearchHit, stage: str) -> tuple[str, float]:
     """The score that ranked this pane (BM25, cosine or fusion), falling back to the final score."""
-    scores = getattr(hit, "scores", None) or {}
-    value = scores.get(stage)
+    value = hit.scores.get(stage)
     if value is None:
         return "score", float(hit.score)
     return STAGE_LABELS.get(stage, stage), float(value)
 
 
-def hit_row(hit: Any, terms: list[str], cells: int = 150, *, stage: str = "", also_in: list[str] | None = None) -> Text:
+def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[str] | None = None) -> Text:
     """Citation label, title, the ranking stage's score, byte range, other panes with this chunk, snippet."""
     row = Text()
     row.append(f"[{hit.citation}]", style="bold magenta")
@@ -43,11 +42,11 @@ def hit_row(hit: Any, terms: list[str], cells: int = 150, *, stage: str = "", al
         row.append("  also in ", style="green")
         row.append("+".join(MODE_TITLES[m] for m in also_in), style="bold green")
     row.append("\n")
-    row.append_text(snippet_text(hit.text, terms, cells))
+    row.append_text(snippet_text(hit.text, cells=cells, spans=hit.spans))
     return row
 
 
-def chunk_key(hit: Any) -> tuple[str, int, str]:
+def chunk_key(hit: SearchHit) -> tuple[str, int, str]:
     return (hit.asset_id, hit.revision, hit.chunk_hash)
 
 
@@ -55,16 +54,16 @@ class ResultsPane(Vertical):
     """Results of one search mode."""
 
     class HitChosen(Message):
-        def __init__(self, pane: ResultsPane, hit: Any, terms: list[str]) -> None:
+        def __init__(self, pane: ResultsPane, hit: SearchHit, terms: list[str]) -> None:
             super().__init__()
             self.pane = pane
             self.hit = hit
             self.terms = terms
 
-    def __init__(self, mode: str, **kwargs: Any) -> None:
+    def __init__(self, mode: str, **kwargs: Any) -> None:  # Vertical's own keyword arguments
         super().__init__(id=f"pane-{mode}", classes="pane", **kwargs)
         self.mode = mode
-        self.hits: list[Any] = []
+        self.hits: list[SearchHit] = []
         self.terms: list[str] = []
         self.stage = ""
         self.shared: dict[int, list[str]] = {}  # row → other panes holding the same chunk
@@ -115,7 +114,7 @@ class ResultsPane(Vertical):
         self.option_list.clear_options()
         self.state.update(Text(message, style="bold red"))
 
-    def set_results(self, response: Any, seconds: float, *, stage: str = "", note: str = "") -> None:
+    def set_results(self, response: SearchResponse, seconds: float, *, stage: str = "", note: str = "") -> None:
         self.shown = True
         self.option_list.loading = False
         self.hits = list(response.results)
@@ -130,7 +129,7 @@ class ResultsPane(Vertical):
         if not count:
             label = f"No match · {seconds * 1000:.0f} ms"
         state = Text(label, style="dim")
-        for line in ([note] if note else []) + list(getattr(response, "notes", [])):
+        for line in ([note] if note else []) + list(response.notes):
             state.append("\n" + line, style="yellow")
         self.state.update(state)
         if count:
@@ -139,7 +138,7 @@ class ResultsPane(Vertical):
     def row(self, n: int) -> Text:
         # about three lines of snippet, whatever the pane's width (80 columns give ~25 per pane)
         cells = max(48, (self.size.width - 6) * 3) if self.size.width else 150
-        return hit_row(self.hits[n], self.terms, min(cells, 150), stage=self.stage, also_in=self.shared.get(n))
+        return hit_row(self.hits[n], min(cells, 150), stage=self.stage, also_in=self.shared.get(n))
 
     def chunk_keys(self) -> list[tuple[str, int, str]]:
         return [chunk_key(hit) for hit in self.hits] if self.shown else []
