@@ -35,12 +35,10 @@ from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
-from .screens.ingest import IngestScreen
-from .screens.model import ModelInstallScreen
-from .screens.records import RecordsScreen
-from .screens.search import SearchScreen
-from .screens.status import StatusScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+
+# The screens behind the unlock screen load on first use (local imports below): the first
+# frame waits for nothing it does not show (R-TUI-2; bench/bench_tui_start.py measures it).
 from .widgets.embed_status import EmbedState
 
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
@@ -139,6 +137,8 @@ class MemoriesApp(App):
     # -- vault life cycle -------------------------------------------------------------------------
     def vault_unlocked(self, info: VaultInfo) -> None:
         """Called by the unlock / create screens once the engine holds the vault open."""
+        from .screens.records import RecordsScreen
+
         self.vault = info
         self._last_activity = time.monotonic()
         self.refresh_bindings()
@@ -200,6 +200,8 @@ class MemoriesApp(App):
         if again and not event.not_installed:
             self.request_embedding()
             return
+        from .screens.search import SearchScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, SearchScreen):
                 screen.embedding_finished()
@@ -237,6 +239,8 @@ class MemoriesApp(App):
         return self.vault.vault_id
 
     async def _open(self, make: Callable[[str], Screen]) -> None:
+        from .screens.records import RecordsScreen
+
         vault_id = self._unlocked_id()
         if vault_id is None:
             return
@@ -245,21 +249,31 @@ class MemoriesApp(App):
         await self.push_screen(make(vault_id))
 
     async def action_open_search(self) -> None:
+        from .screens.search import SearchScreen
+
         await self._open(SearchScreen)
 
     async def action_open_ingest(self) -> None:
+        from .screens.ingest import IngestScreen
+
         await self._open(lambda vid: IngestScreen(vid, self.browse_root))
 
     async def action_open_status(self) -> None:
+        from .screens.status import StatusScreen
+
         await self._open(StatusScreen)
 
     async def action_open_records(self) -> None:
+        from .screens.records import RecordsScreen
+
         if self._unlocked_id() is None:
             return
         while len(self.screen_stack) > 1 and not isinstance(self.screen, RecordsScreen):
             await self.pop_screen()
 
     async def action_open_model(self) -> None:
+        from .screens.model import ModelInstallScreen
+
         if isinstance(self.screen, ModelInstallScreen):
             return
         await self.push_screen(ModelInstallScreen())
