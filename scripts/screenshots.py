@@ -211,8 +211,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen)
-                       and app.screen.query_one("#status-table").row_count > 0)
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         await pilot.pause(0.3)
         shot(app, out, "09-status")
 

@@ -27,6 +27,8 @@ from .ingest import read_text_file
 from .sources import MAX_FILE_BYTES
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 from .types import (
+    GEMMA_PROHIBITED_USE_URL,
+    GEMMA_TERMS_URL,
     PINNED_MODEL,
     CacheFigures,
     ChunkRef,
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERED", "DEFAULT_ASK_LIMIT", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation", "ExtractedSentence", "Quote", "Source",
-    "EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "MATCH_MODES", "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL",
+    "EXCLUDED_KINDS", "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "GENERAL_KINDS", "KINDS", "MATCH_MODES",
+    "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL",
     "BackgroundEmbedding", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
     "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",

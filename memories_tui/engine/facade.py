@@ -291,16 +291,29 @@ class Engine:
         return report
 
     def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
-                      cancel: threading.Event | None = None) -> InstallReport:
-        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma)."""
-        from ..models.install import install_model
-
+                      cancel: threading.Event | None = None, source: Path | None = None) -> InstallReport:
+        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma):
+        downloaded, or with `source` copied from a folder of already-downloaded files (same hash checks)."""
         rag = self.config.rag
-        report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
-                               progress=progress, cancel=cancel)
+        if source is not None:
+            from ..models.install_local import install_from_folder
+
+            report = install_from_folder(rag.local_model_dir, source, progress=progress, cancel=cancel)
+        else:
+            from ..models.install import install_model
+
+            report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
+                                   progress=progress, cancel=cancel)
         with self._embedder_lock:
             self._embedder = None  # files may have changed
         return report
+
+    def model_terms_accepted(self) -> bool:
+        """True once an install has started in the model folder: the installer writes the Gemma
+        terms notice there before its first download (front ends show the terms until then)."""
+        from ..models.manifest import NOTICE_FILENAME
+
+        return (Path(self.config.rag.local_model_dir) / NOTICE_FILENAME).is_file()
 
     # -- search and status ----------------------------------------------------------------
     def search(self, vault_id: str, query: str | Query, *, mode: str | None = None, match_mode: str | None = None,

@@ -304,6 +304,15 @@ def describe_transport_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _failure_code(exc: Exception) -> str | None:
+    """`network_unreachable` when no connection could be made at all, `network_timeout` for a timeout."""
+    if isinstance(exc, httpx.ConnectError):
+        return "network_unreachable"
+    if isinstance(exc, httpx.TimeoutException):
+        return "network_timeout"
+    return None
+
+
 def send_with_retries(
     client: httpx.Client,
     request_factory: Callable[[], httpx.Request],
@@ -357,7 +366,7 @@ def send_with_retries(
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise NetworkError(
                     f"{what} failed{tries}: {describe_transport_error(exc)}.",
-                    code="network_timeout" if isinstance(exc, httpx.TimeoutException) else None,
+                    code=_failure_code(exc),
                 ) from None
             delay = backoff_seconds(settings, attempt + 1)
         except httpx.TransportError as exc:
