@@ -26,7 +26,7 @@ from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2  # 2: the lexical image carries the numpy BM25 index (no FTS5 lex table)
 SNAPSHOT_BLOB = "lexical-index"
 _SNAPSHOT_MAGIC = b"MLX1"
 
@@ -143,7 +143,7 @@ class VaultIndex:
             if meta.get("format") != SNAPSHOT_FORMAT or meta.get("segmenter") != segment.backend():
                 return None
             index = cls(vault_id, limits)
-            index.lexical = LexicalIndex.deserialize(data[8 + size:])
+            index.lexical = LexicalIndex.deserialize(memoryview(data)[8 + size:])
         except (ValueError, sqlite3.DatabaseError):
             return None
         index._next_key = int(meta["next_key"])

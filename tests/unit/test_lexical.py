@@ -5,7 +5,6 @@ import threading
 import pytest
 
 from memories_tui.errors import LimitError, UsageError
-from memories_tui.index import lexical
 from memories_tui.index.lexical import LexicalDoc, LexicalHit, LexicalIndex
 
 DOCS = [
@@ -227,26 +226,6 @@ def test_highlight_terms(index: LexicalIndex) -> None:
     assert "running" in terms
     assert "清华大学" in terms
     assert terms == sorted(terms, key=len, reverse=True)
-
-
-def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rare-term plan must give the same top hits and scores as scoring every matching row."""
-    rare = {i for i in range(3000) if i % 97 == 0}
-    rows = [
-        LexicalDoc(i, "", f"common filler words {'unusual' if i in rare else ''} item{i} w{i % 7}", "", False)
-        for i in range(3000)
-    ]
-    ix = LexicalIndex()
-    ix.add(rows)
-    assert len(ix) >= lexical._DRIVER_MIN_ROWS
-    for query in ("common unusual", "common filler w3 unusual"):
-        planned = ix.search(query, limit=20)
-        monkeypatch.setattr(lexical, "_DRIVER_MIN_ROWS", 10**9)
-        full = ix.search(query, limit=20)
-        monkeypatch.undo()
-        assert {h.key for h in planned} <= rare
-        assert sorted(h.score for h in planned) == pytest.approx(sorted(h.score for h in full))
-        assert {h.key for h in planned} == {h.key for h in full}
 
 
 def test_thread_safe_concurrent_use() -> None:
