@@ -22,6 +22,7 @@ from ..errors import LimitError
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Record, is_searchable
+from . import chunk_table
 from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
@@ -118,18 +119,31 @@ class VaultIndex:
 
     # -- persistence (AEAD-encrypted by the caller; R-CACHE-1 forbids only plaintext) -------
     def snapshot(self) -> bytes:
-        """The built index as bytes: FTS5 database + chunk table (offsets only, no text)."""
+        """The built index as bytes: a short JSON head, the chunk table (offsets and hashes,
+        no text; see chunk_table.py) and the lexical index image."""
         with self.lock:
-            meta = {
-                "format": SNAPSHOT_FORMAT, "segmenter": segment.backend(), "next_key": self._next_key,
-                "records": {rid: [rev, nbytes, [[k, c.chunk.index, c.chunk.char_start, c.chunk.char_end,
-                                                 c.chunk.byte_start, c.chunk.byte_end, c.chunk.chunk_hash]
-                                                for k in keys for c in (self.chunks[k],)]]
-                            for rid, (rev, keys, nbytes) in self._by_record.items()},
-            }
-            head = json.dumps(meta, separators=(",", ":")).encode()
+            table = chunk_table.ChunkTable([], [], [], [], [], [], [], [], [], [], "")
+            hashes = []
+            for rid, (rev, keys, nbytes) in self._by_record.items():
+                table.record_ids.append(rid)
+                table.revisions.append(rev)
+                table.source_bytes.append(nbytes)
+                table.counts.append(len(keys))
+                for k in keys:
+                    c = self.chunks[k].chunk
+                    table.keys.append(k)
+                    table.indexes.append(c.index)
+                    table.char_starts.append(c.char_start)
+                    table.char_ends.append(c.char_end)
+                    table.byte_starts.append(c.byte_start)
+                    table.byte_ends.append(c.byte_end)
+                    hashes.append(c.chunk_hash)
+            table.hashes = "".join(hashes)
+            head = json.dumps({"format": SNAPSHOT_FORMAT, "segmenter": segment.backend(),
+                               "next_key": self._next_key}).encode()
             self.dirty = False
-            return _SNAPSHOT_MAGIC + struct.pack(">I", len(head)) + head + self.lexical.serialize()
+            return b"".join((_SNAPSHOT_MAGIC, struct.pack(">I", len(head)), head, chunk_table.encode(table),
+                             self.lexical.serialize()))
 
     @classmethod
     def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
@@ -137,26 +151,36 @@ class VaultIndex:
         replace. Returns None when the snapshot is unusable (other format or segmenter)."""
         if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
             return None
-        (size,) = struct.unpack(">I", data[4:8])
+        view = memoryview(data)
+        (size,) = struct.unpack(">I", view[4:8])
         try:
-            meta = json.loads(data[8:8 + size])
+            meta = json.loads(bytes(view[8:8 + size]))
             if meta.get("format") != SNAPSHOT_FORMAT or meta.get("segmenter") != segment.backend():
                 return None
+            table, used = chunk_table.decode(view[8 + size:])
             index = cls(vault_id, limits)
-            index.lexical = LexicalIndex.deserialize(memoryview(data)[8 + size:])
+            index.lexical = LexicalIndex.deserialize(view[8 + size + used:])
         except (ValueError, sqlite3.DatabaseError):
             return None
         index._next_key = int(meta["next_key"])
-        for rid, (rev, nbytes, rows) in meta["records"].items():
+        chunks = index.chunks
+        by_record = index._by_record
+        keys, idx, cs, ce, bs, be = (table.keys, table.indexes, table.char_starts, table.char_ends,
+                                     table.byte_starts, table.byte_ends)
+        hashes = table.hashes
+        pos = 0
+        for rid, rev, nbytes, count in zip(table.record_ids, table.revisions, table.source_bytes, table.counts,
+                                           strict=True):
+            end = pos + count
             record = records.get(rid)
-            keys = []
-            for key, n, cs, ce, bs, be, digest in rows:
-                keys.append(key)
-                if record is not None and record.revision == rev:
-                    chunk = Chunk(n, record.body[cs:ce], cs, ce, bs, be, digest)
-                    index.chunks[key] = IndexedChunk(key, rid, rev, record.kind, record.title, chunk)
-            index._by_record[rid] = (rev, keys, nbytes)
+            if record is not None and record.revision == rev:
+                body, kind, title = record.body, record.kind, record.title
+                for j in range(pos, end):
+                    chunk = Chunk(idx[j], body[cs[j]:ce[j]], cs[j], ce[j], bs[j], be[j], hashes[j * 64:j * 64 + 64])
+                    chunks[keys[j]] = IndexedChunk(keys[j], rid, rev, kind, title, chunk)
+            by_record[rid] = (rev, keys[pos:end], nbytes)
             index.source_bytes += nbytes
+            pos = end
         index.built_at = time.time()
         return index
 

@@ -111,13 +111,13 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         lexical_rank: list[int] = []
         if mode in ("bm25", "hybrid"):
             depth = limit if mode == "bm25" else max(CANDIDATES, limit)
-            for hit in index.lexical.search(query, match_mode, depth, cards_only):
+            for hit in index.lexical.search(query, match_mode, depth, cards_only, terms=terms):
                 lexical_scores[hit.key] = hit.score
                 lexical_rank.append(hit.key)
         vector_scores: dict[int, float] = {}
         vector_rank: list[int] = []
         if mode in ("vector", "hybrid") and not vector_off and index.vectors is not None:
-            allowed = index.lexical.matching_keys(query, match_mode)
+            allowed = index.lexical.matching_keys(query, match_mode, terms=terms)
             if cards_only:
                 cards = {k for k, c in index.chunks.items() if c.kind == "card"}
                 allowed = cards if allowed is None else allowed & cards
