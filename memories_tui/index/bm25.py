@@ -92,13 +92,6 @@ class BM25Index:
             arr[:cap] = old
             setattr(self, name, arr)
 
-    def _term_id(self, term: str) -> int:
-        tid = self._vocab.get(term)
-        if tid is None:
-            tid = self._vocab[term] = len(self._terms)
-            self._terms.append(term)
-        return tid
-
     def add(self, rows: Sequence[BM25Row]) -> None:
         """Add rows; a key already present is replaced (the last one wins)."""
         if not rows:
@@ -111,23 +104,27 @@ class BM25Index:
         rows = list(last.values())
         start = self._n_slots
         self._grow(start + len(rows))
-        tids: list[int] = []
+        terms: list[str] = []
         prow: list[int] = []
         ptf: list[float] = []
-        vocab = self._vocab
         for slot, r in enumerate(rows, start):
-            self._row_key[slot] = r.key
-            self._row_len[slot] = r.length
-            self._row_card[slot] = r.card
-            self._row_alive[slot] = True
             self._key_row[r.key] = slot
-            self._total_len += r.length
-            for term in r.freqs:
-                tid = vocab.get(term)
-                tids.append(self._term_id(term) if tid is None else tid)
+            terms.extend(r.freqs)
             prow.extend([slot] * len(r.freqs))
             ptf.extend(r.freqs.values())
-        self._n_slots = start + len(rows)
+        end = start + len(rows)
+        lengths = [r.length for r in rows]
+        self._row_key[start:end] = [r.key for r in rows]
+        self._row_len[start:end] = lengths
+        self._row_card[start:end] = [r.card for r in rows]
+        self._row_alive[start:end] = True
+        self._total_len += sum(lengths)
+        vocab = self._vocab
+        fresh = [t for t in dict.fromkeys(terms) if t not in vocab]
+        vocab.update(zip(fresh, range(len(self._terms), len(self._terms) + len(fresh)), strict=True))
+        self._terms.extend(fresh)
+        tids = list(map(vocab.__getitem__, terms))
+        self._n_slots = end
         self._stale()
         if len(self._prow) == 0 and not self._delta:
             self._set_base(np.asarray(tids, np.int64), np.asarray(prow, np.int32), np.asarray(ptf, np.float32))

@@ -218,6 +218,7 @@ def _ascii_index_tokens(words: list[str]) -> list[str]:
         fresh.setdefault(w, w)
     if len(cache) < _ASCII_TOKEN_MAX:
         cache.update(fresh)
+        return list(map(cache.__getitem__, words))
     return [fresh.get(w) or cache[w] for w in words]
 
 
