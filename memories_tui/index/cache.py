@@ -23,6 +23,7 @@ from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Record, is_searchable
 from . import chunk_table
+from .gcpause import gc_paused
 from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
@@ -74,7 +75,7 @@ class VaultIndex:
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
         started = time.perf_counter()
-        with self.lock:
+        with self.lock, gc_paused():
             current = {r.id: r for r in records if is_searchable(r.kind)}
             stale = [rid for rid, (rev, _, _) in self._by_record.items()
                      if rid not in current or current[rid].revision != rev]
@@ -149,6 +150,11 @@ class VaultIndex:
     def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
         """Rebuild from a snapshot; records whose revision moved on are left for sync() to
         replace. Returns None when the snapshot is unusable (other format or segmenter)."""
+        with gc_paused():
+            return cls._restore(vault_id, limits, data, records)
+
+    @classmethod
+    def _restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
         if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
             return None
         view = memoryview(data)
