@@ -197,7 +197,7 @@ class Engine:
         data = vault.get_blob(SNAPSHOT_BLOB)
         if data is None:
             return None
-        return VaultIndex.restore(vault_id, self.config.rag.limits, data, records)
+        return VaultIndex.restore(vault_id, self.config.rag.limits, data, records, load_blob=vault.get_blob)
 
     def save_indexes(self) -> None:
         """Persist changed lexical indexes as AEAD blobs inside their vaults (before lock/exit)."""
@@ -207,7 +207,7 @@ class Engine:
             if index is None or entry is None or not index.dirty:
                 continue
             try:
-                entry.vault.put_cache_blob(SNAPSHOT_BLOB, index.snapshot())
+                entry.vault.put_cache_blobs(index.snapshot_blobs())
             except (MemoriesError, sqlite3.Error):
                 pass  # a cache: failing to save it only costs a rebuild next time
 

@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..config import Limits
@@ -28,8 +28,9 @@ from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
-SNAPSHOT_FORMAT = 2  # 2: the lexical image carries the numpy BM25 index (no FTS5 lex table)
+SNAPSHOT_FORMAT = 3  # 3: BM25 part here, the FTS5 phrase image in PHRASE_BLOB (loaded on first use)
 SNAPSHOT_BLOB = "lexical-index"
+PHRASE_BLOB = "lexical-phrase"
 _SNAPSHOT_MAGIC = b"MLX1"
 
 
@@ -71,6 +72,8 @@ class VaultIndex:
         self.dirty = False  # changed since the last snapshot
         self.synced_counter: int | None = None  # vault change counter at the last sync
         self._folded: dict[int, str] = {}
+        self._meta: dict[str, str] = {}  # record id -> searchable metadata text (phrase rebuild)
+        self._meta_source: dict[str, Record] = {}  # records given to restore(), for the same
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
@@ -109,6 +112,7 @@ class VaultIndex:
                     keys.append(key)
                     docs.append(LexicalDoc(key=key, title=record.title, body=chunk.text, meta=meta,
                                            is_card=record.kind == "card"))
+                self._meta[record.id] = meta
                 nbytes = len(record.body.encode()) + len(record.title.encode()) + len(meta.encode())
                 self._by_record[record.id] = (record.revision, keys, nbytes)
                 self.source_bytes += nbytes
@@ -119,9 +123,25 @@ class VaultIndex:
             self.build_seconds = time.perf_counter() - started
 
     # -- persistence (AEAD-encrypted by the caller; R-CACHE-1 forbids only plaintext) -------
-    def snapshot(self) -> bytes:
-        """The built index as bytes: a short JSON head, the chunk table (offsets and hashes,
-        no text; see chunk_table.py) and the lexical index image."""
+    def _phrase_docs(self, keys: set[int]) -> list[LexicalDoc]:
+        """Documents of the given keys, for rebuilding the phrase table of a restored index
+        whose phrase blob is missing or belongs to another build."""
+        self.dirty = True  # save the rebuilt part with the next snapshot
+        docs = []
+        for key in keys:
+            item = self.chunks.get(key)
+            if item is None:
+                continue  # a restored chunk of a record that changed: sync() removes it
+            meta = self._meta.get(item.record_id)
+            if meta is None:
+                source = self._meta_source.get(item.record_id)
+                meta = safe_metadata_text(source) if source is not None else ""
+            docs.append(LexicalDoc(key, item.title, item.chunk.text, meta, item.kind == "card"))
+        return docs
+
+    def snapshot_blobs(self) -> dict[str, bytes]:
+        """The built index as vault blobs: SNAPSHOT_BLOB (a short JSON head, the chunk table of
+        offsets and hashes, no text, see chunk_table.py, and the BM25 part) and PHRASE_BLOB."""
         with self.lock:
             table = chunk_table.ChunkTable([], [], [], [], [], [], [], [], [], [], "")
             hashes = []
@@ -142,19 +162,24 @@ class VaultIndex:
             table.hashes = "".join(hashes)
             head = json.dumps({"format": SNAPSHOT_FORMAT, "segmenter": segment.backend(),
                                "next_key": self._next_key}).encode()
+            main, phrase = self.lexical.serialize_parts()
             self.dirty = False
-            return b"".join((_SNAPSHOT_MAGIC, struct.pack(">I", len(head)), head, chunk_table.encode(table),
-                             self.lexical.serialize()))
+            return {SNAPSHOT_BLOB: b"".join((_SNAPSHOT_MAGIC, struct.pack(">I", len(head)), head,
+                                             chunk_table.encode(table), main)),
+                    PHRASE_BLOB: phrase}
 
     @classmethod
-    def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
+    def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
+                load_blob: Callable[[str], bytes | None] | None = None) -> VaultIndex | None:
         """Rebuild from a snapshot; records whose revision moved on are left for sync() to
-        replace. Returns None when the snapshot is unusable (other format or segmenter)."""
+        replace. Returns None when the snapshot is unusable (other format or segmenter).
+        ``load_blob(PHRASE_BLOB)`` is called on the first phrase query or write."""
         with gc_paused():
-            return cls._restore(vault_id, limits, data, records)
+            return cls._restore(vault_id, limits, data, records, load_blob)
 
     @classmethod
-    def _restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
+    def _restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
+                 load_blob: Callable[[str], bytes | None] | None) -> VaultIndex | None:
         if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
             return None
         view = memoryview(data)
@@ -165,10 +190,13 @@ class VaultIndex:
                 return None
             table, used = chunk_table.decode(view[8 + size:])
             index = cls(vault_id, limits)
-            index.lexical = LexicalIndex.deserialize(view[8 + size + used:])
+            index.lexical = LexicalIndex.deserialize_parts(
+                view[8 + size + used:], (lambda: load_blob(PHRASE_BLOB)) if load_blob else (lambda: None),
+                index._phrase_docs)
         except (ValueError, sqlite3.DatabaseError):
             return None
         index._next_key = int(meta["next_key"])
+        index._meta_source = records
         chunks = index.chunks
         by_record = index._by_record
         keys, idx, cs, ce, bs, be = (table.keys, table.indexes, table.char_starts, table.char_ends,

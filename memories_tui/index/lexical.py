@@ -17,11 +17,12 @@ internal quotes doubled, and its tokens only ever contain letters and digits any
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memories_tui.errors import LimitError, UsageError
@@ -31,6 +32,12 @@ from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
 _SERIAL_MAGIC = b"MLI2"  # + u64 length of the SQLite image + the image + the BM25 index
+# Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
+# part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
+# loaded on first use. Both carry one random build id, so parts of different builds never mix.
+_MAIN_MAGIC = b"MLB3"
+_PHRASE_MAGIC = b"MLP3"
+_BUILD_ID = 16
 _TOKENIZE = "unicode61 remove_diacritics 2"
 # Merge the FTS5 b-trees after this many inserted/removed rows (faster queries).
 _OPTIMIZE_AFTER = 256
@@ -76,6 +83,10 @@ class LexicalIndex:
         self._keys: set[int] = set()
         self._bm25 = BM25Index()
         self._dirty = 0
+        # Set by deserialize_parts until the phrase image is loaded (see _ensure_phrase).
+        self._phrase_loader: Callable[[], bytes | None] | None = None
+        self._phrase_rebuild: Callable[[set[int]], Iterable[LexicalDoc]] | None = None
+        self._build_id = b""
         self._create_schema()
 
     # -- schema and persistence -------------------------------------------------------
@@ -87,6 +98,7 @@ class LexicalIndex:
 
     def serialize(self) -> bytes:
         with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize(force=True)
             image = self._conn.serialize()
             return b"".join((_SERIAL_MAGIC, struct.pack("<Q", len(image)), image, self._bm25.to_bytes()))
@@ -107,6 +119,65 @@ class LexicalIndex:
             index._bm25 = BM25Index.from_bytes(view[12 + size:])
             index._keys = set(index._bm25._key_row)
         return index
+
+    def serialize_parts(self) -> tuple[bytes, bytes]:
+        """(BM25 part, phrase part) for ``deserialize_parts``; a fresh build id ties them."""
+        with self._lock:
+            self._ensure_phrase()
+            self._maybe_optimize(force=True)
+            build = os.urandom(_BUILD_ID)
+            image = self._conn.serialize()
+            return (b"".join((_MAIN_MAGIC, build, self._bm25.to_bytes())),
+                    b"".join((_PHRASE_MAGIC, build, image)))
+
+    @classmethod
+    def deserialize_parts(cls, main: bytes | memoryview, load_phrase: Callable[[], bytes | None],
+                          rebuild: Callable[[set[int]], Iterable[LexicalDoc]]) -> LexicalIndex:
+        """The BM25 part now; the phrase part through ``load_phrase`` on first use. When that
+        part is missing or from another build, ``rebuild(keys)`` gives the documents of those
+        keys and the phrase table is built again from them."""
+        view = memoryview(main)
+        if bytes(view[:4]) != _MAIN_MAGIC or len(view) < 4 + _BUILD_ID:
+            raise ValueError("not a lexical index image")
+        index = cls()
+        with index._lock:
+            index._bm25 = BM25Index.from_bytes(view[4 + _BUILD_ID:])
+            index._keys = set(index._bm25._key_row)
+            index._build_id = bytes(view[4:4 + _BUILD_ID])
+            index._phrase_loader, index._phrase_rebuild = load_phrase, rebuild
+        return index
+
+    def _ensure_phrase(self) -> None:
+        """Load the pending phrase image (caller holds the lock); rebuild it when unusable."""
+        loader, rebuild = self._phrase_loader, self._phrase_rebuild
+        if loader is None or rebuild is None:
+            return
+        data = loader()  # may raise (e.g. the vault was locked): then it is tried again later
+        self._phrase_loader = self._phrase_rebuild = None
+        head = 4 + _BUILD_ID
+        if data is not None and data[:4] == _PHRASE_MAGIC and data[4:head] == self._build_id:
+            try:
+                self._conn.deserialize(memoryview(data)[head:])
+                self._conn.execute("PRAGMA secure_delete=ON")
+                self._create_schema()
+                return
+            except sqlite3.DatabaseError:
+                self._conn.close()
+                self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+                self._conn.execute("PRAGMA secure_delete=ON")
+                self._create_schema()
+        docs = list(rebuild(set(self._keys)))
+        rows_phr, rows_docs = [], []
+        for d in docs:
+            title, body, meta = (" ".join(segment.phrase_tokens(x)) for x in (d.title, d.body, d.meta))
+            rows_phr.append((d.key, title, body, meta))
+            rows_docs.append((d.key, 1 if d.is_card else 0))
+        c = self._conn
+        c.execute("BEGIN")
+        c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
+        c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
+        c.execute("COMMIT")
+        self._dirty += len(rows_phr)
 
     def close(self) -> None:
         with self._lock:
@@ -146,6 +217,7 @@ class LexicalIndex:
         if not rows_docs:
             return
         with self._lock:
+            self._ensure_phrase()
             c = self._conn
             c.execute("BEGIN")
             try:
@@ -180,6 +252,7 @@ class LexicalIndex:
             present = [(int(k),) for k in set(keys) if int(k) in self._keys]
             if not present:
                 return
+            self._ensure_phrase()
             c = self._conn
             c.execute("BEGIN")
             try:
@@ -236,6 +309,7 @@ class LexicalIndex:
         card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""
         sql = f"SELECT rowid, bm25(phr, {w}) AS s FROM phr WHERE phr MATCH ?{card} ORDER BY s LIMIT ?"
         with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize()
             rows = self._conn.execute(sql, (match, limit)).fetchall()
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
@@ -256,6 +330,7 @@ class LexicalIndex:
         if match is None:
             return set()
         with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize()
             rows = self._conn.execute("SELECT rowid FROM phr WHERE phr MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}
