@@ -209,9 +209,10 @@ class VaultIndex:
             record = records.get(rid)
             if record is not None and record.revision == rev:
                 body, kind, title = record.body, record.kind, record.title
-                for j in range(pos, end):
-                    chunk = Chunk(idx[j], body[cs[j]:ce[j]], cs[j], ce[j], bs[j], be[j], hashes[j * 64:j * 64 + 64])
-                    chunks[keys[j]] = IndexedChunk(keys[j], rid, rev, kind, title, chunk)
+                for j, key, n, a, b, c, d in zip(range(pos, end), keys[pos:end], idx[pos:end], cs[pos:end],
+                                                 ce[pos:end], bs[pos:end], be[pos:end], strict=True):
+                    chunk = Chunk(n, body[a:b], a, b, c, d, hashes[j * 64:j * 64 + 64])
+                    chunks[key] = IndexedChunk(key, rid, rev, kind, title, chunk)
             by_record[rid] = (rev, keys[pos:end], nbytes)
             index.source_bytes += nbytes
             pos = end

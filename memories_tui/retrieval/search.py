@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import LimitError, UsageError
 from ..index.cache import IndexedChunk, VaultIndex
 from ..text.segment import MATCH_MODES, MAX_RESULTS, search_terms
-from .fusion import reciprocal_rank_fusion
+from .fusion import hybrid_fusion
 from .rerank import heuristic_rerank
 
 MODES = ("bm25", "vector", "hybrid")
@@ -129,7 +129,8 @@ def search(index: VaultIndex, query: str, *, mode: str = "bm25", match_mode: str
         elif mode == "vector":
             ranked = [(k, vector_scores[k]) for k in vector_rank]
         else:
-            ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
+            ranked = hybrid_fusion([(k, lexical_scores[k]) for k in lexical_rank],
+                                   [(k, vector_scores[k]) for k in vector_rank])
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
