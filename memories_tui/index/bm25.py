@@ -31,8 +31,11 @@ import numpy as np
 
 K1 = 1.2
 B = 0.75
-_MAGIC = b"MBM1"
-_HEAD = struct.Struct("<4sQQQ")  # magic, rows, terms, postings
+_MAGIC = b"MBM2"
+_HEAD = struct.Struct("<4sQQQ2s")  # magic, rows, terms, postings, dtype codes of (row, tf) columns
+# Postings are stored as narrow as they fit (the snapshot is read at every unlock):
+# row numbers as uint16 below 65,536 rows, frequencies as uint16 when whole numbers.
+_CODES = {b"H": "<u2", b"i": "<i4", b"f": "<f4"}
 _MERGE_MIN = 20_000  # delta postings before merging, or a quarter of the base if larger
 # Per-term (rows, contributions) are memoised until the next write: queries share terms,
 # and a hit saves ~8 numpy calls. Bounded by the postings held.
@@ -307,14 +310,17 @@ class BM25Index:
         np.cumsum(counts[used], out=ptr[1:])
         terms = self._terms
         vocab = "\x00".join([terms[i] for i in used.tolist()]).encode("utf-8")
+        row_code = b"H" if len(alive) <= 65536 else b"i"
+        tfs = self._ptf
+        tf_code = b"H" if len(tfs) == 0 or (float(tfs.max()) <= 65535 and bool(np.all(tfs == np.floor(tfs)))) else b"f"
         parts = [
-            _HEAD.pack(_MAGIC, len(alive), len(used), len(rows)),
+            _HEAD.pack(_MAGIC, len(alive), len(used), len(rows), row_code + tf_code),
             self._row_key[alive].astype("<i8").tobytes(),
             self._row_len[alive].astype("<i4").tobytes(),
             self._row_card[alive].astype(np.uint8).tobytes(),
             ptr.astype("<i8").tobytes(),
-            rows.astype("<i4").tobytes(),
-            self._ptf.astype("<f4").tobytes(),
+            rows.astype(_CODES[row_code]).tobytes(),
+            tfs.astype(_CODES[tf_code]).tobytes(),
             vocab,
         ]
         return b"".join(parts)
@@ -325,8 +331,8 @@ class BM25Index:
         view = memoryview(data)
         if len(view) < _HEAD.size:
             raise ValueError("truncated BM25 index")
-        magic, n_rows, n_terms, n_post = _HEAD.unpack_from(view)
-        if magic != _MAGIC:
+        magic, n_rows, n_terms, n_post, codes = _HEAD.unpack_from(view)
+        if magic != _MAGIC or codes[:1] not in (b"H", b"i") or codes[1:] not in (b"H", b"f"):
             raise ValueError("not a BM25 index")
         index = cls()
         off = _HEAD.size
@@ -344,8 +350,8 @@ class BM25Index:
         lens = take("<i4", n_rows)
         cards = take("u1", n_rows)
         ptr = take("<i8", n_terms + 1)
-        rows = take("<i4", n_post)
-        tfs = take("<f4", n_post)
+        rows = take(_CODES[codes[:1]], n_post)
+        tfs = take(_CODES[codes[1:]], n_post)
         terms = bytes(view[off:]).decode("utf-8").split("\x00") if n_terms else []
         if len(terms) != n_terms or int(ptr[-1]) != n_post or (n_post and int(rows.max()) >= n_rows):
             raise ValueError("inconsistent BM25 index")
