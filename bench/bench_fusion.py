@@ -28,7 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_search import DEFAULT_MODEL, DOC_KEY, PASSPHRASE, ingest, pick_queries, write_config  # noqa: E402
+from bench_search import (  # noqa: E402
+    DEFAULT_MODEL,
+    DOC_KEY,
+    PASSPHRASE,
+    ingest,
+    pick_queries,
+    shrink_corpus,
+    write_config,
+)
 from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table  # noqa: E402
 
 from memories_tui.engine import Engine  # noqa: E402
@@ -125,7 +133,9 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
         return
     queries = pick_queries(coll, args.quick)
     qrels = {q: coll.qrels[q] for q in queries}
-    home = home_root / name
+    if args.max_docs:
+        shrink_corpus(coll, queries, args.max_docs)
+    home = home_root / (f"{name}-{args.max_docs}docs" if args.max_docs else name)
     engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads))
     try:
         vault_name = f"bench-{name}"
@@ -164,7 +174,9 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
                             fused, _ = heuristic_rerank(queries[q], terms, fused, index.folded_text)
                         run[q] = docs(fused)
                     rows.append([label, "on" if rerank else "off", "on" if guard else "off", *evaluate(run, qrels)])
-        print(f"\n## {name}: {len(data):,} queries, {len(index.chunks):,} chunks, model {args.model.name}; "
+        subset = f" (subset: every judged document + a fixed sample, {len(coll.corpus):,} documents)" \
+            if args.max_docs else ""
+        print(f"\n## {name}{subset}: {len(data):,} queries, {len(index.chunks):,} chunks, model {args.model.name}; "
               f"the [UNK] guard keeps BM25 order for {guarded} queries the model cannot read")
         print_table(["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"], rows)
         sys.stdout.flush()
@@ -180,6 +192,8 @@ def main() -> None:
     ap.add_argument("--collections", default="")
     ap.add_argument("--home", type=Path, default=None, help="keep and reuse this home (vaults and vectors)")
     ap.add_argument("--quick", action="store_true", help="a fixed sample of 100 queries per collection")
+    ap.add_argument("--max-docs", type=int, default=0,
+                    help="keep every judged document plus a fixed random sample up to this many documents")
     args = ap.parse_args()
     args.data = args.data.resolve()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
