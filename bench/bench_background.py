@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memories_tui.engine import Engine  # noqa: E402
+from memories_tui.engine import Engine, NewRecord  # noqa: E402
 from memories_tui.vault import crypto  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main() -> None:
         for name in ("a", "b"):
             vid = eng.create_vault(name, "pw").vault_id
             eng.unlock(vid, "pw")
-            eng._entry(vid).vault.add_many([("card", d["title"], d["text"], (), {}, None) for d in docs])
+            eng.add_records(vid, [NewRecord("card", d["title"], d["text"]) for d in docs])
             vids.append(vid)
         a, b = vids
         eng.index(a)

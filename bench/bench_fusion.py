@@ -145,7 +145,7 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
         if not known or not known[0].records:
             ingest(engine, vid, coll)
         engine.build_vector_index(vid, budget_seconds=1e9)
-        records = engine.records(vid)
+        records = engine.current_records(vid)
         index = engine.index(vid)
         owner = {k: records[c.record_id].metadata[DOC_KEY] for k, c in index.chunks.items()}
         data = collect(engine, vid, queries)

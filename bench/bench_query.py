@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import DEFAULT_DATA, evaluate, find_collections, load_collection, percentile, print_table  # noqa: E402
 
-from memories_tui.engine import Engine  # noqa: E402
+from memories_tui.engine import Engine, NewRecord  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
 from memories_tui.vault import crypto  # noqa: E402
@@ -54,12 +54,11 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
     try:
         vid = engine.create_vault(f"bench-{name}", "pw").vault_id
         engine.unlock(vid, "pw")
-        items = [("card", d["title"].strip() or did, d["text"], (), {DOC_KEY: did}, None)
+        items = [NewRecord("card", d["title"].strip() or did, d["text"], metadata={DOC_KEY: did})
                  for did, d in coll.corpus.items()]
-        vault = engine._entry(vid).vault  # the batch write API; the search path below is public
         for start in range(0, len(items), 500):
-            vault.add_many(items[start:start + 500])
-        owner = {rid: r.metadata[DOC_KEY] for rid, r in engine.records(vid).items()}
+            engine.add_records(vid, items[start:start + 500])
+        owner = {rid: r.metadata[DOC_KEY] for rid, r in engine.current_records(vid).items()}
         t = time.perf_counter()
         engine.search(vid, "warm up", limit=1)
         build_s = time.perf_counter() - t

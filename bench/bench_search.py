@@ -56,9 +56,8 @@ from common import (  # noqa: E402
     print_table,
 )
 
-from memories_tui.engine import Engine  # noqa: E402
+from memories_tui.engine import EmbedProgress, Engine, NewRecord  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
-from memories_tui.index.embedding import EmbedProgress  # noqa: E402
 from memories_tui.retrieval import rerank as rerank_mod  # noqa: E402
 from memories_tui.retrieval import search as search_mod  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
@@ -117,7 +116,7 @@ def open_vault(engine: Engine, name: str) -> tuple[str, bool]:
     for info in engine.list_vaults():
         if info.name == name:
             engine.unlock(info.vault_id, PASSPHRASE)
-            return info.vault_id, info.records > 0
+            return info.vault_id, info.record_count > 0
     info = engine.create_vault(name, PASSPHRASE)
     engine.unlock(info.vault_id, PASSPHRASE)
     return info.vault_id, False
@@ -125,13 +124,12 @@ def open_vault(engine: Engine, name: str) -> tuple[str, bool]:
 
 def ingest(engine: Engine, vid: str, coll: Collection) -> tuple[float, int]:
     """Write every document as a card through the batch API; (seconds, bytes)."""
-    vault = engine._entry(vid).vault
-    items = [("card", d["title"].strip() or did, d["text"], (), {DOC_KEY: did}, None)
+    items = [NewRecord("card", d["title"].strip() or did, d["text"], metadata={DOC_KEY: did})
              for did, d in coll.corpus.items()]
-    nbytes = sum(len(t.encode()) + len(b.encode()) for _, t, b, *_ in items)
+    nbytes = sum(len(item.title.encode()) + len(item.body.encode()) for item in items)
     t = time.perf_counter()
     for start in range(0, len(items), WRITE_BATCH):
-        vault.add_many(items[start:start + WRITE_BATCH])
+        engine.add_records(vid, items[start:start + WRITE_BATCH])
     return time.perf_counter() - t, nbytes
 
 
@@ -263,10 +261,10 @@ def rrf_with_k(fusion_k: int):
 def rerank_without_stopwords():
     original = rerank_mod.heuristic_rerank
 
-    def patched(query, terms, ranked, texts):
+    def patched(query, terms, ranked, texts, **kwargs):
         stops = segment._stopwords()
         kept = [t for t in terms if t not in stops] or terms
-        return original(query, kept, ranked, texts)
+        return original(query, kept, ranked, texts, **kwargs)
 
     return patched
 
@@ -335,7 +333,7 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
             notes.append(f"ingest: {len(coll.corpus):,} cards, {nbytes / 1e6:.2f} MB in {secs:.1f} s "
                          f"({nbytes / 1e6 / secs:.2f} MB/s, batches of {WRITE_BATCH})")
         t = time.perf_counter()
-        records = engine.records(vid)
+        records = engine.current_records(vid)
         dec_s = time.perf_counter() - t
         owner = {rid: r.metadata[DOC_KEY] for rid, r in records.items()}
         t = time.perf_counter()
@@ -371,8 +369,8 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
             notes.append(f"embedding: all {report.reused:,} vectors reused from the encrypted cache "
                          f"in {emb_s:.1f} s (nothing embedded; run without --home for throughput)")
         status = engine.status(vid)
-        notes.append(f"status: {status['chunks']:,} chunks, {status['embedded']:,} embedded, "
-                     f"{status['usage']['vector_mib']} MiB vectors, {status['usage']['source_mib']} MiB source")
+        notes.append(f"status: {status.chunks:,} chunks, {status.embedded:,} embedded, "
+                     f"{status.usage.vector_mib} MiB vectors, {status.usage.source_mib} MiB source")
         gc.collect()
 
         rows: list[list[object]] = []

@@ -80,7 +80,7 @@ def main() -> None:
             t0 = time.perf_counter()
             eng.search(vid, "protein 蛋白質")
             restores.append(time.perf_counter() - t0)
-            rid = next(iter(eng.records(vid)))
+            rid = next(iter(eng.current_records(vid)))
             eng.update_record(vid, rid, body="a changed body 改過的內容")
             eng.close()
             eng = Engine.open(home)

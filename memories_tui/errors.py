@@ -95,3 +95,12 @@ class CancelledError(MemoriesError):
 
 class BudgetExceededError(MemoriesError):
     code = "budget_exceeded"
+
+
+def describe_error(exc: BaseException) -> str:
+    """The sentence to show for a failure: engine errors carry a safe message; anything else
+    is a bug, shown by type so a front end never hangs in a busy state."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        return message
+    return f"Unexpected error ({type(exc).__name__}): {exc}"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +45,7 @@ _MEMO_POSTINGS = 2_000_000
 @dataclass(frozen=True)
 class BM25Row:
     key: int
-    freqs: dict[str, float]  # term -> column-weighted frequency (> 0)
+    freqs: Mapping[str, float]  # term -> column-weighted frequency (> 0)
     length: int  # token count used for length normalisation
     card: bool = False
 

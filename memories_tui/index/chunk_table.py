@@ -67,4 +67,5 @@ def decode(view: memoryview) -> tuple[ChunkTable, int]:
     off += HASH_CHARS * n_chunk
     if len(ids) != n_rec or sum(cols[2]) != n_chunk:
         raise ValueError("inconsistent chunk table")
-    return ChunkTable(ids, *cols, hashes), off
+    revs, nbytes, counts, keys, indexes, cs, ce, bs, be = cols
+    return ChunkTable(ids, revs, nbytes, counts, keys, indexes, cs, ce, bs, be, hashes), off

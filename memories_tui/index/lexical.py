@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.text import segment
+from memories_tui.text.query import Query
 from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
@@ -280,22 +281,26 @@ class LexicalIndex:
 
     # -- queries ------------------------------------------------------------------------
 
-    def _phrase_expression(self, query: str) -> str | None:
+    def _phrase_expression(self, query: str | Query) -> str | None:
         """The FTS5 MATCH string of a ``phrase`` query, or None when nothing usable is left."""
-        tokens = segment.query_phrase(query)
+        tokens = list(query.phrase) if isinstance(query, Query) else segment.query_phrase(query)
         return _quote(" ".join(tokens)) if tokens else None
 
+    @staticmethod
+    def _terms(query: str | Query) -> list[str]:
+        return list(query.terms) if isinstance(query, Query) else segment.search_terms(query)
+
     def search(
-        self, query: str, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
-        terms: list[str] | None = None,
+        self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False
     ) -> list[LexicalHit]:
         """Best chunks first; score is the BM25 score (FTS5's bm25() negated: higher is better).
-        ``terms``: the query's ``segment.search_terms`` when the caller already has them."""
+        With a parsed `Query`, its terms and match mode are used and `match_mode` is ignored."""
+        if isinstance(query, Query):
+            match_mode = query.match_mode
         _check_mode(match_mode)
         _check_limit(limit)
         if match_mode != "phrase":
-            if terms is None:
-                terms = segment.search_terms(query)
+            terms = self._terms(query)
             if not terms or limit == 0:
                 return []
             with self._lock:
@@ -314,16 +319,17 @@ class LexicalIndex:
             rows = self._conn.execute(sql, (match, limit)).fetchall()
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
-    def matching_keys(self, query: str, match_mode: str, terms: list[str] | None = None) -> set[int] | None:
+    def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
         """Keys of every chunk the query matches under a strict mode; None for ``any``."""
+        if isinstance(query, Query):
+            match_mode = query.match_mode
         _check_mode(match_mode)
         if match_mode == "any":
-            if terms is None:
-                segment.query_terms(query)  # same limits as search
+            if not isinstance(query, Query):
+                segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
         if match_mode == "all":
-            if terms is None:
-                terms = segment.search_terms(query)
+            terms = self._terms(query)
             with self._lock:
                 return self._bm25.matching(terms) if terms else set()
         match = self._phrase_expression(query)
@@ -334,12 +340,3 @@ class LexicalIndex:
             self._maybe_optimize()
             rows = self._conn.execute("SELECT rowid FROM phr WHERE phr MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}
-
-    def highlight_terms(self, query: str) -> list[str]:
-        """Folded query terms (unstemmed surface forms and phrase words) for highlighting."""
-        segment.check_query_bytes(query)
-        folded = segment.fold(query)
-        words = [w for w in segment.phrase_tokens(query) if len(w) > 1 or not w.isascii()]
-        terms = [t for t in segment.query_terms(query) if t in folded]
-        # Longest first so a highlighter prefers "清华大学" over "大学".
-        return sorted(dict.fromkeys(terms + [w for w in words if not segment.is_cjk(w)]), key=len, reverse=True)

@@ -22,22 +22,32 @@ to plain http only on the same loopback origin as the current plain-http hop.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
+import functools
 import os
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import httpx
 
 from ..config import HttpSettings
 from ..errors import CancelledError, MemoriesError, ModelError, NetworkError
 from . import http as nethttp
+from .install_files import (
+    FileProgress,
+    FileResult,
+    InstallProgress,
+    InstallReport,
+    ProgressTracker,
+    cancelled_error,
+    check_manifest_path,
+    fsync_dir,
+    mismatch_message,
+    sha256_file,
+    write_text_atomic,
+)
 from .manifest import (
     MODEL_CARD_FILENAME,
     NOTICE_FILENAME,
@@ -48,43 +58,8 @@ from .manifest import (
     notice_text,
 )
 
-PROGRESS_INTERVAL_SECONDS = 0.1  # at most ~10 progress callbacks per second
 _CHUNK = 1 << 16
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
-
-
-@dataclass
-class FileProgress:
-    path: str
-    bytes_done: int
-    bytes_total: int
-    state: str  # pending | downloading | verifying | downloaded | reused | failed
-
-
-@dataclass
-class InstallProgress:
-    files: list[FileProgress]
-    bytes_done: int
-    bytes_total: int
-    rate_bps: float
-    eta_seconds: float | None
-    current: str | None
-
-
-@dataclass
-class FileResult:
-    path: str
-    bytes: int
-    sha256: str
-    status: str  # downloaded | reused | failed
-    error: str | None = None
-
-
-@dataclass
-class InstallReport:
-    directory: Path
-    files: list[FileResult]
-    ok: bool
 
 
 class _FileFailed(Exception):
@@ -95,103 +70,12 @@ class _Transient(Exception):
     """A transfer broke part-way; resume (or restart) if the retry budget allows."""
 
 
-# --------------------------------------------------------------------------- progress
-
-
-class _Tracker:
-    def __init__(self, files: list[FileProgress], callback: Callable[[InstallProgress], None] | None) -> None:
-        self.files = files
-        self.callback = callback
-        self.current: str | None = None
-        self.session_bytes = 0  # bytes received over the network in this run
-        self._last_emit = float("-inf")
-        now = time.monotonic()
-        self._samples: deque[tuple[float, int]] = deque([(now, 0)])
-
-    def emit(self, force: bool = False) -> None:
-        if self.callback is None:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_emit < PROGRESS_INTERVAL_SECONDS:
-            return
-        self._last_emit = now
-        self._samples.append((now, self.session_bytes))
-        while len(self._samples) > 2 and now - self._samples[0][0] > 5.0:
-            self._samples.popleft()
-        t0, b0 = self._samples[0]
-        rate = (self.session_bytes - b0) / (now - t0) if now - t0 > 0 else 0.0
-        done = sum(f.bytes_done for f in self.files)
-        total = sum(f.bytes_total for f in self.files)
-        remaining = max(total - done, 0)
-        eta = 0.0 if remaining == 0 else (remaining / rate if rate > 0 else None)
-        self.callback(InstallProgress(
-            files=[dataclasses.replace(f) for f in self.files],
-            bytes_done=done, bytes_total=total, rate_bps=rate, eta_seconds=eta, current=self.current,
-        ))
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _check_manifest_path(path: str) -> None:
-    p = PurePosixPath(path)
-    if not path or "\\" in path or p.is_absolute() or any(part in ("..", ".", "") for part in path.split("/")):
-        raise ModelError(f"Manifest path {path!r} is not a safe relative path.")
-
-
-def _sha256_file(path: Path, cancel: threading.Event | None) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while True:
-            block = f.read(1 << 20)
-            if not block:
-                break
-            h.update(block)
-            if cancel is not None and cancel.is_set():
-                raise CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
-    return h.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _mismatch_message(mf: ModelFile, final: Path, got: str) -> str:
-    return (
-        f"{mf.path}: the existing file {final} does not match the pinned SHA-256 (expected {mf.sha256}, "
-        f"found {got}); it was left untouched. Move it away (or delete it) and run model-install again, "
-        "or point [rag] local_model_dir at another folder."
-    )
-
-
-def _cancelled() -> CancelledError:
-    return CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
-
-
 # --------------------------------------------------------------------------- installer
 
 
 class _Installer:
     def __init__(self, target: Path, base: str, http: HttpSettings, cancel: threading.Event | None,
-                 tracker: _Tracker) -> None:
+                 tracker: ProgressTracker) -> None:
         self.target = target
         self.base = base
         self.http = http
@@ -213,7 +97,7 @@ class _Installer:
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
-            raise _cancelled()
+            raise cancelled_error()
 
     # ---- one file
 
@@ -250,11 +134,11 @@ class _Installer:
                 "and run model-install again, or point [rag] local_model_dir at another folder."
             )
         size = final.stat().st_size
-        digest = _sha256_file(final, self.cancel)
+        digest = sha256_file(final, self.cancel)
         if size != mf.bytes or digest != mf.sha256:
             fp.state = "failed"
             self.tracker.emit(force=True)
-            return FileResult(mf.path, size, digest, "failed", _mismatch_message(mf, final, digest))
+            return FileResult(mf.path, size, digest, "failed", mismatch_message(mf, final, digest))
         fp.bytes_done = mf.bytes
         fp.state = "reused"
         self.tracker.emit(force=True)
@@ -271,7 +155,7 @@ class _Installer:
             os.replace(part, final)  # no hard links here; the name was free a moment ago
         else:
             part.unlink()
-        _fsync_dir(final.parent)
+        fsync_dir(final.parent)
         fp.bytes_done = mf.bytes
         fp.state = "downloaded"
         self.tracker.emit(force=True)
@@ -301,7 +185,7 @@ class _Installer:
                 fp.bytes_done = offset
                 fp.state = "verifying"
                 self.tracker.emit(force=True)
-                digest = _sha256_file(part, self.cancel)
+                digest = sha256_file(part, self.cancel)
                 if digest == mf.sha256:
                     return digest
                 part.unlink()
@@ -335,7 +219,7 @@ class _Installer:
                 try:
                     nethttp._sleep(delay, self.cancel)
                 except CancelledError:
-                    raise _cancelled() from None
+                    raise cancelled_error() from None
 
     def _timeout_message(self, mf: ModelFile) -> str:
         return (
@@ -355,11 +239,11 @@ class _Installer:
             hop_url = url
             try:
                 response = nethttp.send_with_retries(
-                    client, lambda c=client, u=hop_url: c.build_request("GET", u, headers=headers),
+                    client, functools.partial(client.build_request, "GET", hop_url, headers=headers),
                     settings=self.http, cancel=self.cancel, deadline=deadline, stream=True, what=what,
                 )
             except CancelledError:
-                raise _cancelled() from None
+                raise cancelled_error() from None
             except NetworkError as exc:
                 if exc.code == "network_timeout" and time.monotonic() >= deadline - 0.05:
                     raise _FileFailed(self._timeout_message(mf)) from None
@@ -430,7 +314,7 @@ class _Installer:
                 try:
                     for chunk in response.iter_raw(_CHUNK):
                         if self.cancel is not None and self.cancel.is_set():
-                            raise _cancelled()
+                            raise cancelled_error()
                         if written + len(chunk) > mf.bytes:
                             f.close()
                             part.unlink(missing_ok=True)
@@ -479,24 +363,24 @@ def install_model(
     nethttp.check_endpoint_url(base, what="Model download base URL")
     nethttp.proxy_for(base, http)  # a malformed proxy environment variable fails here, once
     for mf in manifest.files:
-        _check_manifest_path(mf.path)
+        check_manifest_path(mf.path)
     target = Path(target)
     try:
         target.mkdir(parents=True, exist_ok=True)
-        _write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
-        _write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
+        write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
+        write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
     except OSError as exc:
         raise ModelError(f"Cannot write into the model folder {target}: {exc.strerror or exc}.") from None
 
     files = [FileProgress(mf.path, 0, mf.bytes, "pending") for mf in manifest.files]
-    tracker = _Tracker(files, progress)
+    tracker = ProgressTracker(files, progress)
     installer = _Installer(target, base, http, cancel, tracker)
     results: list[FileResult] = []
     try:
         tracker.emit(force=True)
         for mf, fp in zip(manifest.files, files, strict=True):
             if cancel is not None and cancel.is_set():
-                raise _cancelled()
+                raise cancelled_error()
             results.append(installer.install_one(mf, fp))
     finally:
         installer.close()

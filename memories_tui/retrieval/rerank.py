@@ -21,9 +21,11 @@ RERANK_WINDOW = 50
 
 
 def heuristic_rerank(query: str, terms: list[str], ranked: list[tuple[int, float]],
-                     folded_text: Callable[[int], str]) -> tuple[list[tuple[int, float]], dict[int, float]]:
-    """Return the new ranking and the rerank score of each candidate in the window."""
-    phrase = " ".join(fold(query).split())
+                     folded_text: Callable[[int], str], *,
+                     folded: str | None = None) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """Return the new ranking and the rerank score of each candidate in the window.
+    `folded`: the query already folded with whitespace collapsed (a parsed Query has it)."""
+    phrase = " ".join(fold(query).split()) if folded is None else folded
     scores: dict[int, float] = {}
     for rank, (key, _) in enumerate(ranked[:RERANK_WINDOW], 1):
         haystack = folded_text(key)

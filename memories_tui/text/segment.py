@@ -346,8 +346,3 @@ def query_phrase(query: str) -> list[str]:
     """Validate limits and return the phrase token sequence of the raw query."""
     query_terms(query)  # the same byte and term limits as the other modes
     return phrase_tokens(query)
-
-
-def is_cjk(token: str) -> bool:
-    """True when the token contains a CJK ideograph or kana."""
-    return bool(_HAS_CJK.search(token))

@@ -6,9 +6,9 @@ install) runs in thread workers that post typed messages (messages.py) back. Loc
 (`ctrl+l` or the idle timer) zeroes keys in the engine, pops every screen that shows vault
 data and returns to the unlock screen; results of workers started before the lock are dropped.
 
-Background embedding: after unlock, an ingest, a record change or a model install, one daemon
-thread runs `engine.embed_in_background` (low thread priority) when a model is installed; its
-progress is the `embed_state` reactive, shown by the `EmbedStatus` line. Lock cancels it.
+Background embedding: after unlock, an ingest, a record change or a model install, the engine's
+`BackgroundEmbedding` runs one low-priority job when a model is installed; its progress is the
+`embed_state` reactive, shown by the `EmbedStatus` line. Lock cancels it.
 Vector/hybrid panes wait for it instead of embedding on their own, and re-run when it ends.
 The idle timer treats running ingest / model install / vault creation as activity.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,10 +29,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from ..engine import Engine, VaultInfo
-from ..errors import CancelledError, MemoriesError, ModelError
+from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, VaultInfo
+from ..errors import MemoriesError
 from .commands import MemoriesCommands
-from .messages import EmbedDone, EmbedProgressMessage, describe
+from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.ingest import IngestScreen
 from .screens.model import ModelInstallScreen
@@ -68,12 +67,7 @@ class MemoriesApp(App):
         self.browse_root = browse_root
         self.idle_lock_seconds = float(self.engine.config.tui.idle_lock_minutes) * 60.0
         self._last_activity = time.monotonic()
-        # background embedding: (job number, vault id, lock epoch) of the running job, if any
-        self._embed_job = 0
-        self._embed_running: tuple[int, str, int] | None = None
-        self._embed_cancel: threading.Event | None = None
-        self._embed_again = False
-        self._embed_thread: threading.Thread | None = None
+        self.embedding = BackgroundEmbedding(self.engine, self._deliver_embedding)
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -134,7 +128,7 @@ class MemoriesApp(App):
             self.push_screen(RecordsScreen(info.vault_id))
         self.request_embedding()
 
-    # -- background embedding --------------------------------------------------------------------
+    # -- background embedding (engine/jobs.py schedules; this shows it) ---------------------------
     def request_embedding(self) -> None:
         """Embed every chunk of the unlocked vault that has no vector yet, in the background.
 
@@ -142,103 +136,48 @@ class MemoriesApp(App):
         a request while one runs makes it run once more when it ends (to pick up new chunks)."""
         if self.vault is None or not self.engine.is_unlocked(self.vault.vault_id):
             return
-        vault_id, epoch = self.vault.vault_id, self.engine.lock_epoch
-        running = self._embed_running
-        if running is not None and running[1:] == (vault_id, epoch):
-            self._embed_again = True
-            return
-        self._embed_job += 1
-        self._embed_cancel = threading.Event()
-        self._embed_running = (self._embed_job, vault_id, epoch)
-        self._embed_again = False
-        self.embed_state = EmbedState("starting")
-        self.embed_worker(vault_id, self._embed_job, epoch, self._embed_cancel)
+        if self.embedding.request(self.vault.vault_id):
+            self.embed_state = EmbedState("starting")
 
     def embedding_active(self, vault_id: str) -> bool:
-        running = self._embed_running
-        return running is not None and running[1:] == (vault_id, self.engine.lock_epoch)
+        return self.embedding.active(vault_id)
 
     def stop_embedding(self) -> None:
         """Cancel the background job (lock, switch vault); whatever it reports later is dropped."""
-        if self._embed_cancel is not None:
-            self._embed_cancel.set()
-        self._embed_cancel = None
-        self._embed_running = None
-        self._embed_again = False
+        self.embedding.stop()
         self.embed_state = EmbedState()
 
-    def embed_worker(self, vault_id: str, job: int, epoch: int, cancel: threading.Event) -> None:
-        """A dedicated daemon thread, not a pooled Textual worker: `embed_in_background` lowers its
-        thread's priority for good (a pooled thread would keep it for later searches), and quitting
-        must never wait for a long embedding."""
-        thread = threading.Thread(target=self._embed, args=(vault_id, job, epoch, cancel),
-                                  name=f"memories-embed-{job}", daemon=True)
-        self._embed_thread = thread
-        thread.start()
-
-    def _embed(self, vault_id: str, job: int, epoch: int, cancel: threading.Event) -> None:
-        engine = self.engine
-
-        def post(message: EmbedDone | EmbedProgressMessage) -> None:
-            if engine.lock_epoch == epoch and not cancel.is_set():
-                try:
-                    self.post_message(message)
-                except RuntimeError:  # the app's loop is gone (quitting)
-                    cancel.set()
-
+    def _deliver_embedding(self, event: EmbedEvent) -> bool:
+        """From the job's thread: hand its event to the UI thread (False once the app is gone)."""
         try:
-            engine.embedder()  # raises ModelError when no usable model is installed
-        except ModelError as exc:
-            post(EmbedDone(epoch, job=job, error=describe(exc), not_installed=True))
-            return
-        except Exception as exc:  # noqa: BLE001 - shown in the status line, never a hung UI
-            post(EmbedDone(epoch, job=job, error=describe(exc)))
-            return
-        try:
-            report = engine.embed_in_background(
-                vault_id, progress=lambda p: post(EmbedProgressMessage(epoch, job=job, progress=p)), cancel=cancel)
-        except CancelledError:
-            post(EmbedDone(epoch, job=job, cancelled=True))
-        except Exception as exc:  # noqa: BLE001 - shown in the status line, never a hung UI
-            post(EmbedDone(epoch, job=job, error=describe(exc)))
-        else:
-            try:
-                matrix = engine.index(vault_id).vectors
-                vectors = len(matrix) if matrix is not None else 0
-            except MemoriesError:  # locked meanwhile: dropped anyway
-                vectors = 0
-            post(EmbedDone(epoch, job=job, report=report, vectors=vectors))
+            self.post_message(EmbedDone(event) if isinstance(event, EmbedFinished) else EmbedProgressMessage(event))
+        except RuntimeError:  # the app's loop is gone (quitting)
+            return False
+        return True
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self.stop_embedding()
         super().exit(*args, **kwargs)
 
-    def _embed_message_live(self, message: EmbedDone | EmbedProgressMessage) -> bool:
-        running = self._embed_running
-        return (running is not None and running[0] == message.job and running[2] == message.epoch
-                and message.epoch == self.engine.lock_epoch)
-
     def on_embed_progress_message(self, message: EmbedProgressMessage) -> None:
-        if not self._embed_message_live(message):
+        if not self.embedding.is_live(message.event):
             return
-        p = message.progress
+        p = message.event.progress
         self.embed_state = EmbedState("running", done=p.done, total=p.total, tokens_per_second=p.tokens_per_second,
                                       eta_seconds=p.eta_seconds)
 
     def on_embed_done(self, message: EmbedDone) -> None:
-        if not self._embed_message_live(message):
+        event = message.event
+        if not self.embedding.is_live(event):
             return
-        again = self._embed_again
-        self._embed_running = None
-        self._embed_cancel = None
-        self._embed_again = False
-        if message.not_installed or message.cancelled:
+        again = self.embedding.finish(event)
+        if event.not_installed or event.cancelled:
             self.embed_state = EmbedState()
-        elif message.error is not None:
-            self.embed_state = EmbedState("failed", message=message.error)
+        elif event.error is not None:
+            self.embed_state = EmbedState("failed", message=event.error)
         else:
-            self.embed_state = EmbedState("done", report=message.report, vectors=message.vectors)
-        if again and not message.not_installed:
+            self.embed_state = EmbedState("done", report=event.report, vectors=event.vectors)
+        if again and not event.not_installed:
             self.request_embedding()
             return
         for screen in self.screen_stack:

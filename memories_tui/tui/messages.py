@@ -6,19 +6,18 @@ messages whose epoch no longer matches (the vault was locked meanwhile: R-TUI-2,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from ..engine import EmbedFinished, EmbedProgress, EmbedRunning, IngestResult, SearchResponse
+from ..errors import describe_error
 
-def describe(exc: BaseException) -> str:
-    """The message to show for a worker failure: engine errors carry a safe sentence; anything
-    else is a bug, shown by type so the UI never hangs in a busy state."""
-    message = getattr(exc, "message", None)
-    if isinstance(message, str):
-        return message
-    return f"Unexpected error ({type(exc).__name__}): {exc}"
+if TYPE_CHECKING:
+    from ..engine import InstallProgress, InstallReport
 
+
+describe = describe_error  # the sentence to show for a worker failure
 
 class WorkerMessage(Message):
     def __init__(self, epoch: int) -> None:
@@ -52,14 +51,14 @@ class IngestProgress(WorkerMessage):
 
 
 class IngestDone(WorkerMessage):
-    def __init__(self, epoch: int, *, results: list[Any] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, results: list[IngestResult] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
         self.results = results or []
         self.error = error
 
 
 class SearchDone(WorkerMessage):
-    def __init__(self, epoch: int, *, mode: str, generation: int, response: Any = None, error: str | None = None,
+    def __init__(self, epoch: int, *, mode: str, generation: int, response: SearchResponse | None = None, error: str | None = None,
                  seconds: float = 0.0) -> None:
         super().__init__(epoch)
         self.mode = mode
@@ -70,13 +69,14 @@ class SearchDone(WorkerMessage):
 
 
 class InstallProgressMessage(WorkerMessage):
-    def __init__(self, epoch: int, *, progress: Any) -> None:
+    def __init__(self, epoch: int, *, progress: InstallProgress) -> None:
         super().__init__(epoch)
         self.progress = progress
 
 
 class InstallDone(WorkerMessage):
-    def __init__(self, epoch: int, *, report: Any = None, error: str | None = None, cancelled: bool = False) -> None:
+    def __init__(self, epoch: int, *, report: InstallReport | None = None, error: str | None = None,
+                 cancelled: bool = False) -> None:
         super().__init__(epoch)
         self.report = report
         self.error = error
@@ -84,7 +84,7 @@ class InstallDone(WorkerMessage):
 
 
 class StatusDone(WorkerMessage):
-    def __init__(self, epoch: int, *, status: dict[str, Any] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, status: dict[str, object] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
         self.status = status
         self.error = error
@@ -93,29 +93,22 @@ class StatusDone(WorkerMessage):
 class SearchProgress(WorkerMessage):
     """On-demand embedding inside a vector/hybrid pane search (EmbedProgress)."""
 
-    def __init__(self, epoch: int, *, mode: str, generation: int, progress: Any) -> None:
+    def __init__(self, epoch: int, *, mode: str, generation: int, progress: EmbedProgress) -> None:
         super().__init__(epoch)
         self.mode = mode
         self.generation = generation
         self.progress = progress
 
 
-class EmbedProgressMessage(WorkerMessage):
-    """Background embedding after unlock / ingest / a record change (EmbedProgress)."""
+class EmbedProgressMessage(Message):
+    """Background embedding after unlock / ingest / a record change (from engine/jobs.py)."""
 
-    def __init__(self, epoch: int, *, job: int, progress: Any) -> None:
-        super().__init__(epoch)
-        self.job = job
-        self.progress = progress
+    def __init__(self, event: EmbedRunning) -> None:
+        super().__init__()
+        self.event = event
 
 
-class EmbedDone(WorkerMessage):
-    def __init__(self, epoch: int, *, job: int, report: Any = None, vectors: int = 0, error: str | None = None,
-                 not_installed: bool = False, cancelled: bool = False) -> None:
-        super().__init__(epoch)
-        self.job = job
-        self.report = report
-        self.vectors = vectors
-        self.error = error
-        self.not_installed = not_installed
-        self.cancelled = cancelled
+class EmbedDone(Message):
+    def __init__(self, event: EmbedFinished) -> None:
+        super().__init__()
+        self.event = event

@@ -6,10 +6,14 @@ so nothing here ever parses markup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import cell_len
 from rich.text import Text
 
-from ..retrieval.highlight import term_spans
+from ..engine import match_spans
+
+__all__ = ["match_spans"]  # re-exported: where hit text is highlighted
 
 HIGHLIGHT = "bold black on yellow"
 CHUNK = "on #2f4f6f"
@@ -27,34 +31,15 @@ def byte_range_to_chars(text: str, byte_start: int, byte_end: int) -> tuple[int,
     return byte_to_char(text, byte_start), byte_to_char(text, byte_end)
 
 
-def _word_char(ch: str) -> bool:
-    """A letter or digit of a space-separated script (below the CJK blocks)."""
-    return ch.isalnum() and ord(ch) < 0x2E80
-
-
-def match_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
-    """`term_spans` without matches that start inside a word ("at" in "water", "to" in "Kyoto").
-
-    Engine terms are stems or CJK n-grams: they match as word prefixes ("appl" in "apples") in
-    space-separated text and anywhere in CJK text, which has no word boundaries."""
-    return [(start, end) for start, end in term_spans(text, terms)
-            if start == 0 or not (_word_char(text[start]) and _word_char(text[start - 1]))]
-
-
-def highlighted(text: str, terms: list[str], style: str = HIGHLIGHT) -> Text:
-    out = Text(text, no_wrap=False)
-    for start, end in match_spans(text, terms):
-        out.stylize(style, start, end)
-    return out
-
-
-def snippet_text(text: str, terms: list[str], cells: int = 150) -> Text:
+def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
+                 spans: Sequence[tuple[int, int]] | None = None) -> Text:
     """A window of `text` around its first matched term, at most `cells` terminal cells wide
-    (CJK characters take two), terms highlighted.
+    (CJK characters take two), terms highlighted. A search hit brings its `spans`.
 
     Whitespace is replaced one character for one, so spans computed on the original text
     stay valid."""
-    spans = match_spans(text, terms)
+    if spans is None:
+        spans = match_spans(text, terms)
     start = 0
     if spans:
         # back up about a third of the budget before the first match

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 GENERAL_KINDS = ("memory", "card")
 EXCLUDED_KINDS = ("private", "credential", "asset")
@@ -27,7 +26,7 @@ class Record:
     title: str
     body: str
     tags: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)
     created: str = ""
     updated: str = ""
     data: bytes | None = None  # raw bytes of a file asset; body is then empty
@@ -36,8 +35,8 @@ class Record:
     def sensitivity(self) -> str:
         return sensitivity_for(self.kind)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
             "body": self.body, "tags": list(self.tags), "metadata": self.metadata,
             "created": self.created, "updated": self.updated,
@@ -46,6 +45,29 @@ class Record:
             out["bytes"] = len(self.data)
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {"id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
                 "updated": self.updated}
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """What the store needs to write revision 1 of a record (id and timestamps are its own)."""
+
+    kind: str
+    title: str
+    body: str = ""
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, object] = field(default_factory=dict)
+    data: bytes | None = None  # a file asset's bytes
+
+
+@dataclass(frozen=True)
+class RecordUpdate:
+    """A new revision of an existing record: None keeps that field as it was."""
+
+    record_id: str
+    title: str | None = None
+    body: str | None = None
+    tags: tuple[str, ...] | None = None
+    metadata: dict[str, object] | None = None

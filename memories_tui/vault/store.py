@@ -22,7 +22,7 @@ import secrets
 import sqlite3
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import InputRefusedError, NotFoundError, TamperError, VaultError
 from . import crypto
-from .records import KINDS, Record, sensitivity_for
+from .records import KINDS, NewRecord, Record, RecordUpdate, sensitivity_for
 
 MAGIC = "memories-vault"
 FORMAT_VERSION = 1
@@ -195,15 +195,16 @@ class _Keys:
         blob = crypto.subkey(vault_key, "blob")
         # AEAD contexts built once (key schedule per record would cost ~10 µs each); the raw
         # subkey bytes are zeroed at once, the contexts are dropped on close.
-        self.record: AESGCM | None = AESGCM(bytes(record))
-        self.blob: AESGCM | None = AESGCM(bytes(blob))
+        self.record: AESGCM = AESGCM(bytes(record))
+        self.blob: AESGCM = AESGCM(bytes(blob))
         crypto.zero(record)
         crypto.zero(blob)
 
     def zero(self) -> None:
         crypto.zero(self.manifest)
         crypto.zero(self.blob_mac)
-        self.record = self.blob = None
+        self.__dict__.pop("record", None)  # drop the AEAD contexts
+        self.__dict__.pop("blob", None)
 
 
 def _record_ad(vault_id: str, record_id: str, kind: str, revision: int) -> bytes:
@@ -406,34 +407,33 @@ class UnlockedVault:
         wanted = set(record_ids) if record_ids is not None else None
         return [self._decrypt_row(*row) for row in rows if wanted is None or row[0] in wanted]
 
-    def add(self, kind: str, title: str, body: str = "", *, tags: tuple[str, ...] = (),
-            metadata: dict[str, Any] | None = None, data: bytes | None = None) -> Record:
-        return self.add_many([(kind, title, body, tags, metadata or {}, data)])[0]
+    def add(self, item: NewRecord) -> Record:
+        return self.add_many([item])[0]
 
-    def add_many(self, items: list[tuple[str, str, str, tuple[str, ...], dict[str, Any], bytes | None]]) -> list[Record]:
+    def add_many(self, items: Sequence[NewRecord]) -> list[Record]:
         """Add several records in one transaction: all of them or none (used by ingest)."""
         stamp = now_iso()
         records = []
-        for kind, title, body, tags, metadata, data in items:
-            _check_kind(kind)
-            records.append(Record(id=secrets.token_hex(8), revision=1, kind=kind, title=title, body=body,
-                                  tags=tuple(tags), metadata=metadata, created=stamp, updated=stamp, data=data))
+        for item in items:
+            _check_kind(item.kind)
+            records.append(Record(id=secrets.token_hex(8), revision=1, kind=item.kind, title=item.title,
+                                  body=item.body, tags=tuple(item.tags), metadata=item.metadata,
+                                  created=stamp, updated=stamp, data=item.data))
         with self._write() as conn:
             for record in records:
                 self._insert(conn, record)
         return records
 
-    def update(self, record_id: str, *, title: str | None = None, body: str | None = None,
-               tags: tuple[str, ...] | None = None, metadata: dict[str, Any] | None = None) -> Record:
-        return self.update_many([(record_id, title, body, tags, metadata)])[0]
+    def update(self, change: RecordUpdate) -> Record:
+        return self.update_many([change])[0]
 
-    def update_many(self, items: list[tuple[str, str | None, str | None, tuple[str, ...] | None,
-                                          dict[str, Any] | None]]) -> list[Record]:
+    def update_many(self, changes: Sequence[RecordUpdate]) -> list[Record]:
         """New revisions of existing records in one transaction. The current revision is read
         inside the write lock, so two concurrent writers both land (no lost update)."""
         out = []
         with self._write() as conn:
-            for record_id, title, body, tags, metadata in items:
+            for change in changes:
+                record_id = change.record_id
                 row = conn.execute(
                     "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records "
                     "WHERE record_id = ? ORDER BY revision DESC LIMIT 1", (record_id,)).fetchone()
@@ -441,10 +441,10 @@ class UnlockedVault:
                     raise NotFoundError(f"No record {record_id} in vault {self.name}.")
                 old = self._decrypt_row(*row)
                 new = Record(id=old.id, revision=old.revision + 1, kind=old.kind,
-                             title=old.title if title is None else title,
-                             body=old.body if body is None else body,
-                             tags=old.tags if tags is None else tuple(tags),
-                             metadata=old.metadata if metadata is None else metadata,
+                             title=old.title if change.title is None else change.title,
+                             body=old.body if change.body is None else change.body,
+                             tags=old.tags if change.tags is None else tuple(change.tags),
+                             metadata=old.metadata if change.metadata is None else change.metadata,
                              created=old.created, updated=now_iso(), data=old.data)
                 self._insert(conn, new)
                 out.append(new)

@@ -256,7 +256,8 @@ def test_canary_never_on_disk_in_plaintext(home, vault, tmp_path):
 
 
 def test_engine_and_cli_never_import_textual():
-    code = ("import sys, memories_tui.engine, memories_tui.cli, memories_tui.cli_search, memories_tui.mcp; "
+    code = ("import sys, memories_tui.engine, memories_tui.engine.jobs, memories_tui.cli, "
+            "memories_tui.cli.search_verbs, memories_tui.cli.record_verbs, memories_tui.cli.vault_verbs; "
             "from memories_tui.cli import build_parser; build_parser(); "
             "assert 'textual' not in sys.modules, 'textual imported'; print('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

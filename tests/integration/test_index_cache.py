@@ -125,7 +125,7 @@ def test_memory_search_groups_by_record(engine):
     long_body = "\n\n".join(f"Paragraph {i} mentions the lighthouse keeper." for i in range(80))
     engine.add_record(vid, kind="memory", title="Long", body=long_body)
     engine.add_record(vid, kind="memory", title="Short", body="a lighthouse")
-    rows = engine.memory_search(vid, "lighthouse")
+    rows = [r.to_json() for r in engine.memory_search(vid, "lighthouse")]
     assert sorted(r["title"] for r in rows) == ["Long", "Short"]
     long_row = next(r for r in rows if r["title"] == "Long")
     assert len(long_row["chunks"]) > 1 and "lighthouse" in long_row["snippet"]
@@ -238,6 +238,6 @@ def test_snapshot_is_rewritten_after_a_delete(tmp_path, cheap_kdf):
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
     for blob in ("lexical-index", "lexical-phrase"):
-        data = eng._entry(vid).vault.get_blob(blob)
+        data = eng._vault(vid).get_blob(blob)
         assert data and gone.id.encode() not in data and b"zeppelin" not in data
     eng.close()

@@ -186,7 +186,7 @@ def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf
     vid = eng.create_vault("notes", "pw").vault_id
     eng.unlock(vid, "pw")
     eng.ingest(vid, [Path(p) for p in _write_notes(tmp_path / "n")])
-    status = eng.status(vid)
+    status = eng.status(vid).to_json()
     assert status["installed"] is True and status["pinned"] is False
     assert "not the pinned build" in status["model"] and status["dimensions"] == 768
     assert eng.build_vector_index(vid).embedded == 4
@@ -211,7 +211,7 @@ def test_model_not_installed_is_clear_and_bm25_still_works(engine):
     with pytest.raises(ModelError, match="model-install"):
         engine.search(vid, "words", mode="vector")
     assert engine.search(vid, "words", mode="bm25").results[0].title == "t"
-    status = engine.status(vid)
+    status = engine.status(vid).to_json()
     assert status["installed"] is False and status["model"] == "not installed" and status["missing"] == 1
 
 

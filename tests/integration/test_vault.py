@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memories_tui.errors import NotFoundError, TamperError, VaultError, WrongPassphraseError
+from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "format-v1.mvault"
@@ -46,10 +47,10 @@ def _make(tmp_path: Path, cheap: None = None) -> tuple[Path, list[str]]:
     path = tmp_path / "v.mvault"
     create_vault_file(path, "t", "pw")
     vault = UnlockedVault(path, "pw")
-    a = vault.add("memory", "alpha", "alpha body")
-    vault.update(a.id, body="alpha body v2")
-    b = vault.add("credential", "bank", "PIN 1234")
-    c = vault.add("memory", "gamma", "gamma body")
+    a = vault.add(NewRecord("memory", "alpha", "alpha body"))
+    vault.update(RecordUpdate(a.id, body="alpha body v2"))
+    b = vault.add(NewRecord("credential", "bank", "PIN 1234"))
+    c = vault.add(NewRecord("memory", "gamma", "gamma body"))
     vault.close()
     return path, [a.id, b.id, c.id]
 

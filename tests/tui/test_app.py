@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widgets import Checkbox, DataTable, Input, Static, TextArea
 
 from memories_tui.engine import Engine
+from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
@@ -481,7 +482,7 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         assert any(hit.title == "Bicycle repair" for hit in hybrid.hits)
         line = search.query_one("#search-embed-status", EmbedStatus)
         assert line.display and static_text(line).startswith("Semantic index ready")
-        assert engine.status(vault_id)["missing"] == 0
+        assert engine.status(vault_id).missing == 0
 
         # later queries run at once (nothing to wait for), each semantic pane search with a cancel
         # event that is set when a newer query supersedes it
@@ -490,6 +491,7 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         real_search = engine.search
 
         def held_search(vault_id, query, **kwargs):
+            query = query.text  # the panes share one parsed Query
             calls.append((query, kwargs["mode"], kwargs.get("cancel")))
             if query == "how do I make a loaf" and kwargs["mode"] != "bm25":
                 hold.wait(5)  # still running when the next query comes
@@ -549,7 +551,7 @@ async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) 
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
         assert fake.calls[0].is_set() and not app.embedding_active(vault_id)
         fake.release.set()
-        await wait_for(pilot, lambda: not app._embed_thread.is_alive())
+        await wait_for(pilot, lambda: not app.embedding.thread.is_alive())
         await pilot.pause(0.05)
         assert app.embed_state.phase == "idle"
 
@@ -568,7 +570,7 @@ async def test_no_model_means_no_background_status(engine: Engine) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await unlock(pilot, app)
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        await wait_for(pilot, lambda: app._embed_running is None)
+        await wait_for(pilot, lambda: app.embedding.running is None)
         assert app.embed_state.phase == "idle"
         assert not app.screen.query_one("#records-embed-status", EmbedStatus).display
 
@@ -662,3 +664,28 @@ async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
         strip = area.render_line(row)  # the row is visible: first lines of a short body
         styled = [seg for seg in strip if seg.text == "Appl"]
         assert styled and styled[0].style.bgcolor is not None and styled[0].style.bgcolor.name == "yellow"
+
+
+async def test_three_panes_share_one_parse(engine: Engine, monkeypatch) -> None:
+    vault_id = one_vault(engine)
+    engine.unlock(vault_id, PASS)
+    engine.add_record(vault_id, kind="memory", title="咖啡", body="咖啡豆 coffee beans 的烘焙。")
+    engine.lock()
+    calls: list[str] = []
+    real = segment._tokens_from_folded
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await unlock(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        engine.index(vault_id)  # built before counting: only the query is segmented below
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        search = app.screen
+        panes = [search.query_one(f"#pane-{mode}", ResultsPane) for mode in ("bm25", "vector", "hybrid")]
+        monkeypatch.setattr(segment, "_tokens_from_folded", lambda folded: (calls.append(folded), real(folded))[1])
+        await type_text(pilot, search.query_one("#query", Input), "咖啡豆 coffee")
+        await pilot.press("enter")
+        # no embedding model here: the vector and hybrid panes end with an error, after the parse
+        await wait_for(pilot, lambda: all(p.shown for p in panes), timeout=8)
+        assert panes[0].hits and panes[0].hits[0].title == "咖啡"
+        assert len(calls) == 1, calls

@@ -221,11 +221,6 @@ def test_serialize_round_trip(index: LexicalIndex) -> None:
     assert 1 not in keys(copy.search("清华"))
 
 
-def test_highlight_terms(index: LexicalIndex) -> None:
-    terms = index.highlight_terms("Running 清華大学")
-    assert "running" in terms
-    assert "清华大学" in terms
-    assert terms == sorted(terms, key=len, reverse=True)
 
 
 def test_thread_safe_concurrent_use() -> None:

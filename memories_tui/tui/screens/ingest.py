@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, DirectoryTree, Footer, Header, Input, ProgressBar, Static
 
+from ...engine import IngestProgress as EngineIngestProgress
 from ..messages import IngestDone, IngestProgress, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
@@ -109,8 +110,8 @@ class IngestScreen(VaultScreen):
 
     @work(thread=True, exclusive=True, group="ingest", exit_on_error=False)
     def ingest_worker(self, paths: list[Path], cancel: threading.Event, epoch: int) -> None:
-        def progress(stage: str, done: int, total: int) -> None:
-            self.post_if_live(IngestProgress(epoch, stage=stage, done=done, total=total))
+        def progress(p: EngineIngestProgress) -> None:
+            self.post_if_live(IngestProgress(epoch, stage=p.stage, done=p.done, total=p.total))
 
         try:
             results = self.engine.ingest(self.vault_id, paths, progress=progress, cancel=cancel)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -12,10 +12,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Static
 
+from ...engine import PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage, describe
 from ..text import human_eta, plain
 from .base import EngineScreen
+
+if TYPE_CHECKING:  # httpx loads only when the install starts
+    from ...engine import InstallProgress
 
 STATE_STYLE = {"pending": "dim", "downloading": "cyan", "verifying": "yellow", "downloaded": "green",
                "reused": "green", "failed": "bold red"}
@@ -29,12 +33,8 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} GiB"
 
 
-def _pinned_manifest() -> Any:
-    try:
-        from ...models.manifest import PINNED
-    except ImportError:  # pragma: no cover - the manifest ships with the package
-        return None
-    return PINNED
+def _pinned_manifest() -> ModelManifest | None:
+    return PINNED_MODEL
 
 
 class ModelInstallScreen(EngineScreen):
@@ -111,11 +111,11 @@ class ModelInstallScreen(EngineScreen):
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
     def install_worker(self, cancel: threading.Event, epoch: int) -> None:
-        def progress(p: Any) -> None:
+        def progress(p: InstallProgress) -> None:
             self.post_message(InstallProgressMessage(epoch, progress=p))
 
         try:
-            report = self.engine.install_model(progress=progress, cancel=cancel)  # type: ignore[attr-defined]
+            report = self.engine.install_model(progress=progress, cancel=cancel)
         except CancelledError as exc:
             self.post_message(InstallDone(epoch, error=describe(exc), cancelled=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
@@ -126,7 +126,7 @@ class ModelInstallScreen(EngineScreen):
     def on_install_progress_message(self, message: InstallProgressMessage) -> None:
         self.show_progress(message.progress)
 
-    def show_progress(self, p: Any) -> None:
+    def show_progress(self, p: InstallProgress) -> None:
         bar = self.query_one("#model-progress", ProgressBar)
         bar.update(total=max(p.bytes_total, 1), progress=p.bytes_done)
         line = Text()
@@ -170,6 +170,8 @@ class ModelInstallScreen(EngineScreen):
             out.update(Text(message.error, style="bold red"))
             return
         report = message.report
+        if report is None:
+            return
         table = self.query_one("#model-files", DataTable)
         failed = []
         for f in report.files:

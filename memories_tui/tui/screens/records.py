@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ...engine import Record
 from ...errors import MemoriesError
-from ...vault.records import Record
 from ..messages import WorkerMessage, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -18,7 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static, TextArea
+from textual.widgets.text_area import Document, Selection
 
+from ...engine import EmbedProgress, Query, SearchHit, parse_query
 from ...errors import MemoriesError
 from ..messages import SearchDone, SearchProgress
 from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
@@ -29,6 +30,30 @@ from .base import VaultScreen
 MODES = ("bm25", "vector", "hybrid")
 SEMANTIC = ("vector", "hybrid")
 MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
+
+
+class SharedQuery:
+    """One query typed once, parsed once for all three panes: the first pane worker to need
+    it parses it (off the UI thread: the first parse loads the segmenter); the others reuse
+    that parse, or its error."""
+
+    def __init__(self, text: str, match_mode: str, limit: int) -> None:
+        self.text, self.match_mode, self.limit = text, match_mode, limit
+        self._lock = threading.Lock()
+        self._parsed: Query | None = None
+        self._error: MemoriesError | None = None
+
+    def for_mode(self, mode: str) -> Query:
+        with self._lock:
+            if self._parsed is None and self._error is None:
+                try:
+                    self._parsed = parse_query(self.text, mode=mode, match_mode=self.match_mode, limit=self.limit)
+                except MemoriesError as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise self._error
+            assert self._parsed is not None
+            return self._parsed.with_mode(mode)
 
 
 class SearchScreen(VaultScreen):
@@ -93,6 +118,7 @@ class SearchScreen(VaultScreen):
         self.last_query = (query, match_mode)
         epoch = self.epoch()
         wait = self.memories.embedding_active(self.vault_id)
+        shared = SharedQuery(query, match_mode, self.limit)
         for mode in modes:
             self.generation[mode] += 1
             old = self.cancels[mode]
@@ -109,7 +135,7 @@ class SearchScreen(VaultScreen):
             cancel = threading.Event() if mode in SEMANTIC else None
             self.cancels[mode] = cancel
             worker = {"bm25": self.search_bm25, "vector": self.search_vector, "hybrid": self.search_hybrid}[mode]
-            worker(query, match_mode, self.generation[mode], epoch, cancel)
+            worker(shared, self.generation[mode], epoch, cancel)
 
     @staticmethod
     def _waiting_text(state: EmbedState) -> str:
@@ -131,31 +157,28 @@ class SearchScreen(VaultScreen):
 
     # one exclusive worker group per pane, so BM25 shows at once even when vector is slow or failing
     @work(thread=True, exclusive=True, group="search-bm25", exit_on_error=False)
-    def search_bm25(self, query: str, match_mode: str, generation: int, epoch: int,
-                    cancel: threading.Event | None) -> None:
-        self._search("bm25", query, match_mode, generation, epoch, cancel)
+    def search_bm25(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
+        self._search("bm25", query, generation, epoch, cancel)
 
     @work(thread=True, exclusive=True, group="search-vector", exit_on_error=False)
-    def search_vector(self, query: str, match_mode: str, generation: int, epoch: int,
-                      cancel: threading.Event | None) -> None:
-        self._search("vector", query, match_mode, generation, epoch, cancel)
+    def search_vector(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
+        self._search("vector", query, generation, epoch, cancel)
 
     @work(thread=True, exclusive=True, group="search-hybrid", exit_on_error=False)
-    def search_hybrid(self, query: str, match_mode: str, generation: int, epoch: int,
-                      cancel: threading.Event | None) -> None:
-        self._search("hybrid", query, match_mode, generation, epoch, cancel)
+    def search_hybrid(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
+        self._search("hybrid", query, generation, epoch, cancel)
 
-    def _search(self, mode: str, query: str, match_mode: str, generation: int, epoch: int,
+    def _search(self, mode: str, query: SharedQuery, generation: int, epoch: int,
                 cancel: threading.Event | None) -> None:
         started = time.perf_counter()
 
-        def progress(p: Any) -> None:
+        def progress(p: EmbedProgress) -> None:
             if cancel is None or not cancel.is_set():
                 self.post_if_live(SearchProgress(epoch, mode=mode, generation=generation, progress=p))
 
         try:
-            response = self.engine.search(self.vault_id, query, mode=mode, match_mode=match_mode, limit=self.limit,
-                                          progress=progress, cancel=cancel)
+            response = self.engine.search(self.vault_id, query.for_mode(mode), mode=mode, progress=progress,
+                                          cancel=cancel)
         except MemoriesError as exc:
             self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.message,
                                          seconds=time.perf_counter() - started))
@@ -168,11 +191,7 @@ class SearchScreen(VaultScreen):
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,
                                      seconds=time.perf_counter() - started))
         if mode == "bm25":
-            # Save a freshly built index now, off the UI thread, so ctrl+l never waits for it.
-            try:
-                self.engine.save_indexes()
-            except Exception:  # noqa: BLE001 - a cache; lock may have closed the vault meanwhile
-                pass
+            self.engine.save_indexes()  # a freshly built index, saved off the UI thread: ctrl+l never waits
 
     def on_search_progress(self, message: SearchProgress) -> None:
         if not self.epoch_live(message.epoch) or message.generation != self.generation.get(message.mode):
@@ -188,7 +207,7 @@ class SearchScreen(VaultScreen):
         pane = self.pane(message.mode)
         if message.error is not None:
             pane.set_error(message.error)
-        else:
+        elif message.response is not None:
             pane.set_results(message.response, message.seconds)
 
     @on(ResultsPane.HitChosen)
@@ -197,6 +216,13 @@ class SearchScreen(VaultScreen):
 
 
 TERM_HIGHLIGHT = "memories.term"
+
+
+def _document(area: TextArea) -> Document:
+    """The area's document (a plain `Document`: these areas have no syntax highlighting)."""
+    doc = area.document
+    assert isinstance(doc, Document)
+    return doc
 
 
 class TermTextArea(TextArea):
@@ -219,7 +245,7 @@ class TermTextArea(TextArea):
 
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
-        doc = self.document
+        doc = _document(self)
         for start, end in self.term_char_spans:
             (row0, col0), (row1, col1) = doc.get_location_from_index(start), doc.get_location_from_index(end)
             for row in range(row0, row1 + 1):
@@ -236,7 +262,7 @@ class ChunkDetailScreen(VaultScreen):
 
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
 
-    def __init__(self, vault_id: str, hit: object, terms: list[str], mode: str = "") -> None:
+    def __init__(self, vault_id: str, hit: SearchHit, terms: list[str], mode: str = "") -> None:
         super().__init__(vault_id)
         self.hit = hit
         self.terms = terms
@@ -256,21 +282,22 @@ class ChunkDetailScreen(VaultScreen):
         meta = self.query_one("#detail-meta", Static)
         area = self.query_one("#detail-body", TermTextArea)
         head = Text()
-        head.append(f"[{hit.citation}]", style="bold magenta")  # type: ignore[attr-defined]
-        head.append(f" {hit.title}", style="bold")  # type: ignore[attr-defined]
-        head.append(f"\n{self.mode} · score {hit.score:.4f} · record {hit.asset_id} rev {hit.revision}"  # type: ignore[attr-defined]
-                    f" · bytes {hit.byte_start}–{hit.byte_end}"  # type: ignore[attr-defined]
-                    f" · chunk {hit.chunk_hash[:12]}", style="dim")  # type: ignore[attr-defined]
+        head.append(f"[{hit.citation}]", style="bold magenta")
+        head.append(f" {hit.title}", style="bold")
+        head.append(f"\n{self.mode} · score {hit.score:.4f} · record {hit.asset_id} rev {hit.revision}"
+                    f" · bytes {hit.byte_start}–{hit.byte_end} · chunk {hit.chunk_hash[:12]}", style="dim")
         try:
-            record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)  # type: ignore[attr-defined]
+            record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
         except MemoriesError as exc:
             head.append(f"\n{exc.message}", style="bold red")
             meta.update(head)
-            area.text = hit.text  # type: ignore[attr-defined]
+            area.text = hit.text
             return
-        start, end = byte_range_to_chars(record.body, hit.byte_start, hit.byte_end)  # type: ignore[attr-defined]
+        start, end = byte_range_to_chars(record.body, hit.byte_start, hit.byte_end)
         self.char_range = (start, end)
-        self.term_matches = [(start + a, start + b) for a, b in match_spans(record.body[start:end], self.terms)]
+        chunk = record.body[start:end]
+        spans = hit.spans if chunk == hit.text else match_spans(chunk, self.terms)
+        self.term_matches = [(start + a, start + b) for a, b in spans]
         head.append(f" · chars {start}–{end} (selected below)", style="dim")
         if self.term_matches:
             count = len(self.term_matches)
@@ -280,20 +307,14 @@ class ChunkDetailScreen(VaultScreen):
         meta.update(head)
         area.load_text(record.body)
         area.set_term_spans(self.term_matches)
-        doc = area.document
-        area.selection = self._selection(doc, start, end)
+        doc = _document(area)
+        area.selection = Selection(doc.get_location_from_index(start), doc.get_location_from_index(end))
         area.focus()
         self.call_after_refresh(self._scroll_to_chunk)
 
-    @staticmethod
-    def _selection(doc: object, start: int, end: int) -> object:
-        from textual.widgets.text_area import Selection
-
-        return Selection(doc.get_location_from_index(start), doc.get_location_from_index(end))  # type: ignore[attr-defined]
-
     def _scroll_to_chunk(self) -> None:
         area = self.query_one("#detail-body", TextArea)
-        start_loc = area.document.get_location_from_index(self.char_range[0])
+        start_loc = _document(area).get_location_from_index(self.char_range[0])
         area.scroll_to(y=max(0, area.wrapped_document.location_to_offset(start_loc).y - 1), animate=False)
 
     def action_back(self) -> None:

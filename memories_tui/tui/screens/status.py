@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -17,9 +16,9 @@ from ..text import plain
 from .base import VaultScreen
 
 
-def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(data: object, prefix: str = "") -> list[tuple[str, object]]:
     if isinstance(data, dict):
-        rows: list[tuple[str, Any]] = []
+        rows: list[tuple[str, object]] = []
         for key, value in data.items():
             rows.extend(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
         return rows
@@ -31,7 +30,7 @@ def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, data)]
 
 
-def show_value(key: str, value: Any) -> str:
+def show_value(key: str, value: object) -> str:
     if value is None:
         return "–"
     if isinstance(value, list | tuple):
@@ -74,9 +73,9 @@ class StatusScreen(VaultScreen):
     def status_worker(self, epoch: int) -> None:
         engine = self.engine
         try:
-            status = {"vault": {"name": engine.vault_name(self.vault_id), "vault_id": self.vault_id,
-                                "device_only": engine.device_only(self.vault_id)}}
-            status.update({k: v for k, v in engine.status(self.vault_id).items() if k != "vault_id"})
+            status: dict[str, object] = {"vault": {"name": engine.vault_name(self.vault_id), "vault_id": self.vault_id,
+                                                   "device_only": engine.device_only(self.vault_id)}}
+            status.update({k: v for k, v in engine.status(self.vault_id).to_json().items() if k != "vault_id"})
             status["home"] = str(engine.home)
             status["config"] = str(engine.config.path)
             status["tui.idle_lock_minutes"] = engine.config.tui.idle_lock_minutes

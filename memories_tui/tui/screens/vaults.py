@@ -50,7 +50,7 @@ class VaultPickerScreen(EngineScreen):
         table = self.query_one("#vaults", DataTable)
         table.clear()
         for info in self.vaults:
-            table.add_row(plain(info.name), plain(info.records), plain(info.vault_id, "dim"), key=info.vault_id)
+            table.add_row(plain(info.name), plain(info.record_count), plain(info.vault_id, "dim"), key=info.vault_id)
         intro = self.query_one("#picker-intro", Static)
         if self.vaults:
             intro.update(Text.assemble(("Vaults in ", ""), (str(self.engine.home), "bold"),

@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from ...engine import IndexReport
 from ..text import human_eta
 
 
@@ -23,7 +24,7 @@ class EmbedState:
     total: int = 0
     tokens_per_second: float = 0.0
     eta_seconds: float | None = None
-    report: Any = None
+    report: IndexReport | None = None
     vectors: int = 0  # chunks with a vector once done
     message: str = ""
 

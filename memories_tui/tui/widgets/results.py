@@ -11,12 +11,13 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...engine import SearchHit, SearchResponse
 from ..text import snippet_text
 
 MODE_TITLES = {"bm25": "BM25", "vector": "Vector", "hybrid": "Hybrid"}
 
 
-def hit_row(hit: Any, terms: list[str], cells: int = 150) -> Text:
+def hit_row(hit: SearchHit, cells: int = 150) -> Text:
     """Citation label, title, score, byte range, then a highlighted snippet."""
     row = Text()
     row.append(f"[{hit.citation}]", style="bold magenta")
@@ -28,7 +29,7 @@ def hit_row(hit: Any, terms: list[str], cells: int = 150) -> Text:
     if hit.kind != "card":
         row.append(f"  {hit.kind}", style="dim")
     row.append("\n")
-    row.append_text(snippet_text(hit.text, terms, cells))
+    row.append_text(snippet_text(hit.text, cells=cells, spans=hit.spans))
     return row
 
 
@@ -36,16 +37,16 @@ class ResultsPane(Vertical):
     """Results of one search mode."""
 
     class HitChosen(Message):
-        def __init__(self, pane: ResultsPane, hit: Any, terms: list[str]) -> None:
+        def __init__(self, pane: ResultsPane, hit: SearchHit, terms: list[str]) -> None:
             super().__init__()
             self.pane = pane
             self.hit = hit
             self.terms = terms
 
-    def __init__(self, mode: str, **kwargs: Any) -> None:
+    def __init__(self, mode: str, **kwargs: Any) -> None:  # Vertical's own keyword arguments
         super().__init__(id=f"pane-{mode}", classes="pane", **kwargs)
         self.mode = mode
-        self.hits: list[Any] = []
+        self.hits: list[SearchHit] = []
         self.terms: list[str] = []
         self.shown = False  # showing results or an error (not idle, busy or waiting)
 
@@ -86,20 +87,20 @@ class ResultsPane(Vertical):
         self.option_list.clear_options()
         self.state.update(Text(message, style="bold red"))
 
-    def set_results(self, response: Any, seconds: float) -> None:
+    def set_results(self, response: SearchResponse, seconds: float) -> None:
         self.shown = True
         self.option_list.loading = False
         self.hits = list(response.results)
         self.terms = list(response.terms)
         options = self.option_list
         options.clear_options()
-        options.add_options([Option(hit_row(hit, self.terms), id=f"{self.mode}-{n}") for n, hit in enumerate(self.hits)])
+        options.add_options([Option(hit_row(hit), id=f"{self.mode}-{n}") for n, hit in enumerate(self.hits)])
         count = len(self.hits)
         label = f"{count} result{'s' if count != 1 else ''} · {seconds * 1000:.0f} ms"
         if not count:
             label = f"No match · {seconds * 1000:.0f} ms"
         state = Text(label, style="dim")
-        for note in getattr(response, "notes", []):
+        for note in response.notes:
             state.append("\n" + note, style="yellow")
         self.state.update(state)
         if count:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputRefusedError
+from ..errors import InputRefusedError
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

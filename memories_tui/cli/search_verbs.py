@@ -1,44 +1,48 @@
-"""Search, index and status verbs of the CLI (kept apart from cli.py's vault/record verbs)."""
+"""Search, index, model and status verbs: `rag search/index/model-install/status`, `memory search`."""
 
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputRefusedError, LimitError, UsageError
+from ..engine import EmbedProgress, Query, SearchHit, check_options, parse_query
+from ..errors import InputRefusedError, LimitError, ModelError, UsageError
+from .context import Context
+from .output import Payload, clean
 
-if TYPE_CHECKING:
-    from .cli import Context
+if TYPE_CHECKING:  # httpx loads only when a model is installed
+    from ..engine import InstallProgress
 
 
-def cmd_rag_search(ctx: Context) -> dict[str, Any]:
-    from .cli import clean
-
+def cmd_rag_search(ctx: Context) -> Payload:
     args = ctx.args
     if (args.query is None) == (args.queries is None):
         raise UsageError("Give either a QUERY or --queries FILE.jsonl.")
+    query: Query | None = None
     if args.queries is not None:
         queries = _read_queries(Path(args.queries))
-        ctx_check("x", args)  # mode, match mode and --limit hold for the whole batch
+        check_options(args.mode, args.match_mode, args.limit)  # they hold for the whole batch
     else:
-        ctx_check(args.query, args)
+        query = parse_query(args.query, mode=args.mode, match_mode=args.match_mode, limit=args.limit)
     vault_id = ctx.unlock(args.vault)
     engine = ctx.engine
 
-    def progress(p: Any) -> None:  # on-demand embedding of chunks that have no vector yet
+    def progress(p: EmbedProgress) -> None:  # on-demand embedding of chunks that have no vector yet
         ctx.progress("embedding missing chunks: " + _embed_line(p))
 
-    if args.queries is None:
-        response = engine.search(vault_id, args.query, mode=args.mode, match_mode=args.match_mode,
-                                 limit=args.limit, cards_only=args.cards_only, rerank=not args.no_rerank,
+    if query is not None:
+        response = engine.search(vault_id, query, cards_only=args.cards_only, rerank=not args.no_rerank,
                                  progress=progress)
         if not ctx.json:
             for note in response.notes:
                 ctx.progress(f"note: {note}")
-            _print_hits(ctx, response.results, response.terms, clean)
+            _print_hits(ctx, response.results)
         return response.to_json()
-    out = []
+    out: list[dict[str, object]] = []
     for qid, text in queries:
         if not ctx.json:
             print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
@@ -50,26 +54,20 @@ def cmd_rag_search(ctx: Context) -> dict[str, Any]:
             if not ctx.json:
                 print(f"    error: {clean(exc.message)}")
             continue
-        item: dict[str, Any] = {"id": qid, "results": response.to_json()["results"]}
+        item: dict[str, object] = {"id": qid, "results": [h.to_json() for h in response.results]}
         if response.notes:
             item["notes"] = response.notes
         out.append(item)
         if not ctx.json:
-            _print_hits(ctx, response.results, response.terms, clean)
+            _print_hits(ctx, response.results)
     failed = sum(1 for item in out if "error" in item)
     return {"vault_id": vault_id, "mode": args.mode, "match_mode": args.match_mode, "queries": out,
             "failed": failed}
 
 
-def _embed_line(p: Any) -> str:
+def _embed_line(p: EmbedProgress) -> str:
     eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
     return f"embedded {p.done:,}/{p.total:,} chunks, {p.tokens_per_second:,.0f} tokens/s{eta}"
-
-
-def ctx_check(query: str, args: Any) -> None:
-    from .retrieval.search import check_request
-
-    check_request(query, args.mode, args.match_mode, args.limit)
 
 
 def _read_queries(path: Path) -> list[tuple[str, str]]:
@@ -95,77 +93,66 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _print_hits(ctx: Context, hits: list[Any], terms: list[str], clean: Any) -> None:
-    from .retrieval.highlight import snippet
-
+def _print_hits(ctx: Context, hits: list[SearchHit]) -> None:
     if not hits:
         print("No results.")
         return
     for hit in hits:
         print(f"{ctx.bold('[' + hit.citation + ']')} {hit.score:.4f}  {clean(hit.title)}  "
               + ctx.dim(f"{hit.asset_id} r{hit.revision} bytes {hit.byte_start}-{hit.byte_end}"))
-        print("    " + clean(snippet(hit.text, terms)))
+        print("    " + clean(hit.snippet))
 
 
-def cmd_memory_search(ctx: Context) -> dict[str, Any]:
-    from .cli import _table
-    from .retrieval.search import check_request
-
+def cmd_memory_search(ctx: Context) -> Payload:
     args = ctx.args
-    check_request(args.query, "bm25", args.match_mode, args.limit)
+    query = parse_query(args.query, mode="bm25", match_mode=args.match_mode, limit=args.limit)
     vault_id = ctx.unlock(args.vault)
-    rows = ctx.engine.memory_search(vault_id, args.query, limit=args.limit, match_mode=args.match_mode)
+    rows = ctx.engine.memory_search(vault_id, query)
     if not ctx.json:
         if not rows:
             print("No results.")
         else:
-            _table(ctx, ["SCORE", "ID", "REV", "TITLE", "SNIPPET"],
-                   [[f"{r['score']:.4f}", r["id"], r["revision"], r["title"], r["snippet"][:80]] for r in rows])
-    return {"vault_id": vault_id, "query": args.query, "results": rows}
+            ctx.table(["SCORE", "ID", "REV", "TITLE", "SNIPPET"],
+                      [[f"{r.score:.4f}", r.id, r.revision, r.title, r.snippet[:80]] for r in rows])
+    return {"vault_id": vault_id, "query": args.query, "results": [r.to_json() for r in rows]}
 
 
-def cmd_rag_status(ctx: Context) -> dict[str, Any]:
+def cmd_rag_status(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     status = ctx.engine.status(vault_id)
     if not ctx.json:
-        limits, usage = status["limits"], status["usage"]
+        limits, usage = status.limits, status.usage
         lines = [
-            ("backend", f"{status['backend']} ({status['profile']})"),
-            ("model", status["model"] + ("" if status["installed"] else f" — {status.get('problem', '')}")),
-            ("vector space", status["vector_space"] or "-"),
-            ("dimensions", status["dimensions"] or "-"),
-            ("chunks", f"{status['chunks']:,} lexical · {status['embedded']:,} embedded · "
-                       f"{status['missing']:,} missing · {status['truncated']:,} truncated (> {status['max_tokens']} tokens)"),
-            ("cache", f"{usage['chunks']:,}/{limits['chunks']:,} chunks · {usage['source_mib']:.2f}/{limits['source_mib']:g} MiB text · "
-                      f"{usage['vector_mib']:.2f}/{limits['vector_mib']:g} MiB vectors · "
-                      f"{usage['cached_vaults']}/{limits['cached_vaults']} vaults"),
-            ("last build", f"{status['last_build_seconds']} s"),
+            ("backend", f"{status.backend} ({status.profile})"),
+            ("model", status.model + ("" if status.installed else f" — {status.problem or ''}")),
+            ("vector space", status.vector_space or "-"),
+            ("dimensions", status.dimensions or "-"),
+            ("chunks", f"{status.chunks:,} lexical · {status.embedded:,} embedded · "
+                       f"{status.missing:,} missing · {status.truncated:,} truncated (> {status.max_tokens} tokens)"),
+            ("cache", f"{usage.chunks:,}/{limits.chunks:,} chunks · {usage.source_mib:.2f}/{limits.source_mib:g} MiB text · "
+                      f"{usage.vector_mib:.2f}/{limits.vector_mib:g} MiB vectors · "
+                      f"{usage.cached_vaults}/{limits.cached_vaults} vaults"),
+            ("last build", f"{status.last_build_seconds} s"),
         ]
         for key, value in lines:
             print(f"{ctx.bold(key.rjust(12))}  {value}")
-    return status
+    return status.to_json()
 
 
-def cmd_rag_index(ctx: Context) -> dict[str, Any]:
+def cmd_rag_index(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
-
     report = ctx.engine.build_vector_index(vault_id, progress=lambda p: ctx.progress(_embed_line(p)))
     if not ctx.json:
         print(f"Embedded {report.embedded:,}, reused {report.reused:,} from the encrypted cache, "
               f"{report.missing:,} missing, {report.truncated:,} truncated, in {report.seconds:.1f} s")
-    return report.to_json()
+    return dict(report.to_json())
 
 
-def cmd_rag_model_install(ctx: Context) -> dict[str, Any]:
-    import threading
-    import time
-
-    from .errors import ModelError
-
+def cmd_rag_model_install(ctx: Context) -> Payload:
     cancel = threading.Event()
     last = [0.0]
 
-    def progress(p: Any) -> None:
+    def progress(p: InstallProgress) -> None:
         now = time.monotonic()
         if now - last[0] < 0.5 and p.bytes_done < p.bytes_total:
             return
@@ -179,24 +166,26 @@ def cmd_rag_model_install(ctx: Context) -> dict[str, Any]:
     except KeyboardInterrupt:
         cancel.set()
         raise
-    files = [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "status": f.status,
-              **({"error": f.error} if f.error else {})} for f in report.files]
+    files: list[dict[str, object]] = [
+        {"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "status": f.status,
+         **({"error": f.error} if f.error else {})} for f in report.files]
     if not ctx.json:
-        from .cli import _table
-
-        _table(ctx, ["STATUS", "BYTES", "FILE", "PROBLEM"],
-               [[f["status"], f"{f['bytes']:,}", f["path"], f.get("error", "")] for f in files])
+        ctx.table(["STATUS", "BYTES", "FILE", "PROBLEM"],
+                  [[f.status, f"{f.bytes:,}", f.path, f.error or ""] for f in report.files])
         print(f"Model folder: {report.directory}")
     if not report.ok:
-        failed = [f for f in files if f["status"] == "failed"]
-        detail = "; ".join(f"{f['path']}: {f.get('error', 'failed')}" for f in failed)
+        failed = [f for f in report.files if f.status == "failed"]
+        detail = "; ".join(f"{f.path}: {f.error or 'failed'}" for f in failed)
         error = ModelError(f"Model install failed for {len(failed)} file(s): {detail}", code="model_install_failed")
         error.extra = {"files": files, "directory": str(report.directory)}  # type: ignore[attr-defined]
         raise error
     return {"files": files, "directory": str(report.directory)}
 
 
-def register(rag: Any, memory: Any, verb: Any) -> None:
+VerbFn = Callable[..., Any]  # parser._verb: argparse's sub-parser objects are untyped
+
+
+def register(rag: Any, memory: Any, verb: VerbFn) -> None:
     p = verb(rag, "search", cmd_rag_search, "Search chunks (BM25, vector or hybrid) with citation labels.",
              "memories rag search notes \"keywords\" --mode bm25 --match-mode all --limit 8")
     p.add_argument("vault", metavar="VAULT_ID")
@@ -227,3 +216,4 @@ def _search_options(p: Any) -> None:
     p.add_argument("--mode", default="bm25", choices=("bm25", "vector", "hybrid"))
     p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
     p.add_argument("--limit", type=int, default=10, help="results to return (1–100)")
+

@@ -1,0 +1,6 @@
+"""The `memories` command line: parser.py (parser, dispatch, error output), context.py (what a
+verb handler gets), output.py (printing), and the verbs by area in *_verbs.py."""
+
+from .parser import build_parser, main
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,51 @@
+"""What every verb handler gets: the parsed arguments, the engine (opened on first use) and
+output helpers that honour --json and NO_COLOR."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from ..engine import Engine
+from ..frontend.passphrase import get_passphrase
+from .output import Payload, clean, print_table
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.json = bool(getattr(args, "json", False))
+        self.opened: Engine | None = None
+        self.color = sys.stdout.isatty() and not self.json and "NO_COLOR" not in os.environ
+
+    @property
+    def engine(self) -> Engine:
+        if self.opened is None:
+            self.opened = Engine.open(getattr(self.args, "home", None), getattr(self.args, "config", None))
+        return self.opened
+
+    def unlock(self, ref: str, *, prompt: str | None = None) -> str:
+        """Unlock `ref` with a passphrase from R-VAULT-2's sources; returns the vault id."""
+        info = self.engine.resolve_vault(ref)
+        passphrase = get_passphrase(file=getattr(self.args, "passphrase_file", None),
+                                    prompt=prompt or f"Passphrase for vault {info.name}: ")
+        self.engine.unlock(info.vault_id, passphrase)
+        return info.vault_id
+
+    def progress(self, text: str) -> None:
+        if not self.json:
+            print(clean(text), file=sys.stderr, flush=True)
+
+    def bold(self, text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if self.color else text
+
+    def dim(self, text: str) -> str:
+        return f"\x1b[2m{text}\x1b[0m" if self.color else text
+
+    def table(self, headers: list[str], rows: Sequence[Sequence[object]]) -> None:
+        print_table(headers, rows, bold=self.color)
+
+
+Handler = Callable[[Context], Payload]

@@ -1,0 +1,109 @@
+"""`memory add/read/update/delete/list`, `asset add` and `rag ingest`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..engine import IngestProgress, read_text_file
+from ..errors import InputRefusedError, UsageError
+from .context import Context
+from .output import Payload, clean
+
+
+def _read_text_input(ctx: Context, required: bool) -> str | None:
+    args = ctx.args
+    if args.text is not None and args.file is not None:
+        raise UsageError("Give either --text or --file, not both.")
+    if args.text is not None:
+        return str(args.text)
+    if args.file is not None:
+        return read_text_file(Path(args.file))
+    if not required:
+        return None
+    if sys.stdin.isatty():
+        raise UsageError("Give the body with --text, --file, or on standard input.")
+    raw = sys.stdin.buffer.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputRefusedError("Standard input is not valid UTF-8 text.", code="invalid_utf8") from None
+
+
+def cmd_memory_add(ctx: Context) -> Payload:
+    body = _read_text_input(ctx, required=True)
+    vault_id = ctx.unlock(ctx.args.vault)
+    record = ctx.engine.add_record(vault_id, kind=ctx.args.kind, title=ctx.args.title, body=body or "",
+                                   tags=ctx.args.tag or ())
+    if not ctx.json:
+        print(f"Added {record.kind} {ctx.bold(record.id)} (revision {record.revision})")
+    return {"id": record.id, "revision": record.revision, "kind": record.kind}
+
+
+def cmd_memory_read(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault)
+    record = ctx.engine.read_record(vault_id, ctx.args.id, ctx.args.revision)
+    payload = record.to_json()
+    if not ctx.json:
+        print(ctx.bold(clean(record.title)))
+        print(ctx.dim(f"{record.kind} {record.id} revision {record.revision} · created {record.created} · "
+                      f"updated {record.updated}" + (f" · tags {', '.join(record.tags)}" if record.tags else "")))
+        print()
+        if record.data is not None:
+            print(f"[file asset, {len(record.data):,} bytes]")
+        else:
+            print(clean(record.body).replace("\r", "") if record.body else ctx.dim("(empty)"))
+    return payload
+
+
+def cmd_memory_update(ctx: Context) -> Payload:
+    body = _read_text_input(ctx, required=False)
+    if body is None and ctx.args.title is None and ctx.args.tag is None:
+        raise UsageError("Nothing to update: give --title, --text, --file or --tag.")
+    vault_id = ctx.unlock(ctx.args.vault)
+    record = ctx.engine.update_record(vault_id, ctx.args.id, title=ctx.args.title, body=body, tags=ctx.args.tag)
+    if not ctx.json:
+        print(f"Updated {ctx.bold(record.id)} → revision {record.revision}")
+    return {"id": record.id, "revision": record.revision, "kind": record.kind}
+
+
+def cmd_memory_delete(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault)
+    ctx.engine.delete_record(vault_id, ctx.args.id)
+    if not ctx.json:
+        print(f"Deleted {ctx.args.id} and all its revisions.")
+    return {"id": ctx.args.id, "deleted": True}
+
+
+def cmd_memory_list(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault)
+    records = ctx.engine.list_records(vault_id, ctx.args.kind)
+    if not ctx.json:
+        if not records:
+            print("No records yet.")
+        else:
+            ctx.table(["ID", "REV", "KIND", "UPDATED", "TITLE"],
+                      [[r.id, r.revision, r.kind, r.updated, r.title] for r in records])
+    return {"records": [r.summary() for r in records]}
+
+
+def cmd_asset_add(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault)
+    record = ctx.engine.add_asset(vault_id, Path(ctx.args.file), ctx.args.title)
+    if not ctx.json:
+        print(f"Stored asset {ctx.bold(record.id)} ({len(record.data or b''):,} bytes, encrypted; never indexed)")
+    return {"id": record.id, "revision": record.revision, "kind": record.kind, "bytes": len(record.data or b"")}
+
+
+def cmd_rag_ingest(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault)
+    paths = [Path(p) for p in ctx.args.files]
+
+    def progress(p: IngestProgress) -> None:
+        ctx.progress(f"[{p.done}/{p.total}] {'checked' if p.stage == 'read' else 'written'}")
+
+    results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
+    if not ctx.json:
+        ctx.table(["STATUS", "ID", "REV", "CHUNKS", "FILE", "TITLE"],
+                  [[r.status, r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])
+    return {"results": [r.to_json() for r in results]}

@@ -1,0 +1,66 @@
+"""The engine's whole public API: the only part of `memories_tui` front ends import (with
+`memories_tui.errors` and `memories_tui.config`). Enforced by tests/unit/test_boundaries.py.
+
+- `Engine` (facade.py): vaults, records, ingest, index, embeddings, model install, search,
+  status. Open one with `Engine.open(home, config)`.
+- `parse_query` / `Query`: a search query checked and segmented once, reusable across modes.
+- `BackgroundEmbedding` (jobs.py): the background embedding scheduler for long-running
+  front ends, with the `EmbedRunning` / `EmbedFinished` events it delivers.
+- Typed results and progress values (types.py); highlight helpers for hit text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..retrieval.highlight import match_spans, term_spans
+from ..text.query import MODES, check_options, parse_query
+from ..text.segment import MATCH_MODES, MAX_RESULTS
+from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS
+from .facade import Engine
+from .ingest import read_text_file
+from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
+from .types import (
+    PINNED_MODEL,
+    CacheFigures,
+    ChunkRef,
+    EmbedProgress,
+    HomeReport,
+    IndexReport,
+    IngestProgress,
+    IngestResult,
+    ModelFile,
+    ModelManifest,
+    NewRecord,
+    Query,
+    Record,
+    RecordHit,
+    RecordUpdate,
+    SearchHit,
+    SearchResponse,
+    StatusReport,
+    VaultInfo,
+)
+
+if TYPE_CHECKING:
+    from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
+
+__all__ = [
+    "EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "MATCH_MODES", "MAX_RESULTS", "MODES", "PINNED_MODEL",
+    "BackgroundEmbedding", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
+    "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
+    "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
+    "Record", "RecordHit", "RecordUpdate", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
+    "check_options", "match_spans", "parse_query", "read_text_file", "term_spans",
+]
+
+_INSTALL_TYPES = frozenset({"FileProgress", "FileResult", "InstallProgress", "InstallReport"})
+
+
+def __getattr__(name: str) -> object:
+    """Model-install types load httpx: import them only when asked for."""
+    if name in _INSTALL_TYPES:
+        from ..models import install
+
+        return getattr(install, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,296 @@
+"""The engine facade every front end (TUI, CLI, MCP server) builds through `Engine.open`.
+
+Synchronous and thread-safe; knows nothing of Textual. Long operations take a `progress`
+callback and a `threading.Event` for cancellation. Unlocked vaults and their indexes live
+only in this process's memory; `lock()` zeroes keys and drops indexes. The work itself is
+done by the modules beside this one; each method here says what it offers.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..config import Config, load_config
+from ..errors import BudgetExceededError, InputRefusedError, ModelError, NotFoundError, UsageError
+from ..home import resolve_config, resolve_home
+from ..index.cache import IndexCache, VaultIndex
+from ..index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
+from ..retrieval.search import RecordHit, SearchResponse, group_by_record, search
+from ..text.query import Query, parse_query
+from ..text.segment import MAX_RESULTS
+from ..vault.records import NewRecord, Record, RecordUpdate
+from ..vault.store import UnlockedVault
+from . import records as checks
+from .indexing import current_index, load_embedder
+from .ingest import IngestProgressFn, ingest_files
+from .jobs import lower_thread_priority, save_index_snapshots
+from .session import OpenVaults
+from .sources import read_file
+from .status import build_status
+from .types import HomeReport, IngestResult, StatusReport, VaultInfo
+from .vaults import VaultFiles
+
+if TYPE_CHECKING:  # heavy imports (onnxruntime, httpx) load only when a command needs them
+    from ..models.install import InstallProgress, InstallReport
+    from ..models.local_onnx import LocalEmbedder
+
+MAX_ASSET_BYTES = 64 * 1024 * 1024
+EmbedProgressFn = Callable[[EmbedProgress], None]
+
+
+class Engine:
+    def __init__(self, home: Path, config: Config) -> None:
+        self.home = home
+        self.config = config
+        self.indexes = IndexCache(config.rag.limits)
+        self.lock_epoch = 0  # bumped by every lock: work started before it must not report
+        self._files = VaultFiles(home, config.path)
+        self._vaults = OpenVaults()
+        self._lock = threading.RLock()
+        self._embedder: LocalEmbedder | None = None
+        self._embedder_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None) -> Engine:
+        home_path = resolve_home(home)
+        config_path = resolve_config(home_path, config)
+        if config is not None and not config_path.exists():
+            raise NotFoundError(f"Config file {config_path} does not exist.")
+        return cls(home_path, load_config(config_path, home_path))
+
+    # -- home and vaults ------------------------------------------------------------------
+    def init_home(self) -> HomeReport:
+        """Create the home and a commented config; never overwrite an existing config."""
+        return self._files.init_home()
+
+    def list_vaults(self) -> list[VaultInfo]:
+        return self._files.list()
+
+    def resolve_vault(self, ref: str) -> VaultInfo:
+        """A VAULT_ID, or a unique vault name."""
+        return self._files.resolve(ref)
+
+    def create_vault(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
+        return self._files.create(name, passphrase, device_only=device_only)
+
+    def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        self._files.change_passphrase(ref, old, new)
+
+    def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+        info = self.resolve_vault(ref)
+        if info.vault_id not in self._vaults:
+            self._vaults.add(info.vault_id, UnlockedVault(info.path, passphrase))
+        return info
+
+    def is_unlocked(self, vault_id: str) -> bool:
+        return vault_id in self._vaults
+
+    def lock(self, vault_id: str | None = None) -> None:
+        """Zero keys, forget decrypted records, drop indexes and bump the lock epoch (R-CACHE-3)."""
+        with self._lock:
+            save_index_snapshots(self.indexes, self._vaults)
+            for vid in self._vaults.ids() if vault_id is None else [vault_id]:
+                self._vaults.close(vid)
+                self.indexes.drop(vid)
+            self.lock_epoch += 1
+
+    def close(self) -> None:
+        self.lock()
+
+    def save_indexes(self) -> None:
+        """Persist changed lexical indexes inside their vaults now (e.g. after a search built
+        one), so a later lock has nothing left to save. Safe from any thread."""
+        with self._lock:
+            save_index_snapshots(self.indexes, self._vaults)
+
+    def vault_name(self, vault_id: str) -> str:
+        return self._vault(vault_id).name
+
+    def vault_id_of(self, vault_ref: str) -> str:
+        return self._vault(vault_ref).vault_id
+
+    def device_only(self, vault_id: str) -> bool:
+        return bool(self._vault(vault_id).settings().get("device_only", False))
+
+    def set_device_only(self, vault_id: str, on: bool) -> None:
+        vault = self._vault(vault_id)
+        settings = vault.settings()
+        settings["device_only"] = bool(on)
+        vault.set_settings(settings)
+
+    # -- records --------------------------------------------------------------------------
+    def current_records(self, vault_id: str) -> dict[str, Record]:
+        """Latest revision of every record by id, refreshed when any process changed the vault."""
+        return self._vaults.get(vault_id).latest_records()
+
+    def list_records(self, vault_id: str, kind: str | None = None) -> list[Record]:
+        records = [r for r in self.current_records(vault_id).values() if kind is None or r.kind == kind]
+        return sorted(records, key=lambda r: (r.updated, r.id), reverse=True)
+
+    def add_record(self, vault_id: str, *, kind: str, title: str, body: str = "", tags: Sequence[str] = (),
+                   metadata: dict[str, str] | None = None) -> Record:
+        return self.add_records(vault_id, [NewRecord(kind, title, body, tuple(tags), dict(metadata or {}))])[0]
+
+    def add_records(self, vault_id: str, items: Sequence[NewRecord]) -> list[Record]:
+        """Several records in one transaction (all or none); not assets (`add_asset`)."""
+        for item in items:
+            checks.check_new_record(item)
+        return self._vault(vault_id).add_many(items)
+
+    def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
+        return self._vault(vault_id).read(record_id, revision)
+
+    def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
+                      tags: Sequence[str] | None = None) -> Record:
+        change = RecordUpdate(record_id, title, body, tuple(tags) if tags is not None else None)
+        checks.check_update(change)
+        return self._vault(vault_id).update(change)
+
+    def delete_record(self, vault_id: str, record_id: str) -> None:
+        self._vault(vault_id).delete(record_id)
+
+    def revisions(self, vault_id: str, record_id: str) -> list[int]:
+        return self._vault(vault_id).revisions(record_id)
+
+    def add_asset(self, vault_id: str, path: Path, title: str | None = None) -> Record:
+        data = read_file(path, MAX_ASSET_BYTES, "asset")
+        item = NewRecord("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)
+        return self._vault(vault_id).add(item)
+
+    # -- ingest ---------------------------------------------------------------------------
+    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
+               progress: IngestProgressFn | None = None, cancel: threading.Event | None = None) -> list[IngestResult]:
+        """Import text files as knowledge cards: every file is checked first, then all accepted
+        files are written in one transaction (all or nothing; see ingest.py)."""
+        if not paths:
+            raise UsageError("Name at least one file to ingest.")
+        return ingest_files(self._vault(vault_id), self.current_records(vault_id), paths, title=title,
+                            progress=progress, cancel=cancel)
+
+    def import_samples(self, vault_id: str) -> list[IngestResult]:
+        """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows
+        something real. Read in place from the package: no plaintext copy lands in the home."""
+        with resources.as_file(resources.files("memories_tui").joinpath("samples")) as folder:
+            return self.ingest(vault_id, sorted(Path(folder).glob("*.md")))
+
+    # -- index and embeddings -------------------------------------------------------------
+    def index(self, vault_id: str) -> VaultIndex:
+        """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
+        entry = self._vaults.get(vault_id)
+        records = entry.latest_records()
+        return current_index(self.indexes, self.config.rag.limits, entry, records)
+
+    def vector_count(self, vault_id: str) -> int:
+        vectors = self.index(vault_id).vectors
+        return len(vectors) if vectors is not None else 0
+
+    def embedder(self) -> LocalEmbedder:
+        """The local embedding model, loaded once per process (R-EMB-1); ModelError if none."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = load_embedder(self.config.rag)
+            return self._embedder
+
+    def ensure_vectors(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
+                       progress: EmbedProgressFn | None = None, cancel: threading.Event | None = None,
+                       embed_missing: bool = True) -> IndexReport:
+        """Embed every chunk that has no vector yet (cache first); `rag index` and on-demand search."""
+        vault_id = self.vault_id_of(vault_id)
+        embedder = self.embedder()
+        index = self.index(vault_id)
+        epoch = self.lock_epoch
+        return ensure_vectors(index, embedder, self._vault(vault_id), budget_seconds=budget_seconds,
+                              progress=progress, cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
+                              embed_missing=embed_missing)
+
+    def embed_in_background(self, vault_id: str, *, progress: EmbedProgressFn | None = None,
+                            cancel: threading.Event | None = None) -> IndexReport:
+        """Call from a worker thread (jobs.BackgroundEmbedding does): lowers this thread's CPU
+        priority (searches stay fast meanwhile) and embeds in budgeted slices until every chunk
+        has a vector. Resumable across restarts through the encrypted cache."""
+        lower_thread_priority()
+        while True:
+            try:
+                return self.ensure_vectors(vault_id, progress=progress, cancel=cancel)
+            except BudgetExceededError:
+                continue  # nobody waits on background work: go on with the next slice
+
+    def build_vector_index(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
+                           progress: EmbedProgressFn | None = None,
+                           cancel: threading.Event | None = None) -> IndexReport:
+        """`rag index`: embed what is missing, then drop cached vectors of text that no longer exists."""
+        report = self.ensure_vectors(vault_id, budget_seconds=budget_seconds, progress=progress, cancel=cancel)
+        index = self.index(vault_id)
+        vault = self._vault(vault_id)
+        with index.lock:
+            hashes = [c.chunk.chunk_hash for c in index.chunks.values()]
+        vault.prune_cache_blobs("emb:", set(vault.embedding_names(self.embedder().space_key, hashes)))
+        return report
+
+    def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
+                      cancel: threading.Event | None = None) -> InstallReport:
+        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma)."""
+        from ..models.install import install_model
+
+        rag = self.config.rag
+        report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
+                               progress=progress, cancel=cancel)
+        with self._embedder_lock:
+            self._embedder = None  # files may have changed
+        return report
+
+    # -- search and status ----------------------------------------------------------------
+    def search(self, vault_id: str, query: str | Query, *, mode: str | None = None, match_mode: str | None = None,
+               limit: int | None = None, cards_only: bool = False, rerank: bool = True,
+               budget_seconds: float = BUDGET_SECONDS, progress: EmbedProgressFn | None = None,
+               cancel: threading.Event | None = None) -> SearchResponse:
+        """Chunks for a query text (defaults: bm25, any, 10) or a `parse_query` value (then
+        `mode` may pick another mode for the same parse; match mode and limit are its own)."""
+        parsed = _parsed(query, mode, match_mode, limit)
+        vault_id = self.vault_id_of(vault_id)
+        index = self.index(vault_id)
+        if parsed.mode == "bm25":
+            return search(index, parsed, cards_only=cards_only, rerank=rerank)
+        embedder = self.embedder()
+        return search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
+                      unknown_share=embedder.unknown_share(parsed.text),
+                      ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
+                                                                 progress=progress, cancel=cancel))
+
+    def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
+                      match_mode: str | None = None) -> list[RecordHit]:
+        """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
+        parsed = _parsed(query, "bm25", match_mode, limit)
+        response = search(self.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
+        return group_by_record(response, parsed.limit)
+
+    def status(self, vault_id: str) -> StatusReport:
+        """R-EMB-5: model, vector space, chunk counts and cache use against the limits."""
+        vault_id = self.vault_id_of(vault_id)
+        index = self.index(vault_id)
+        try:
+            embedder: LocalEmbedder | None = self.embedder()
+            problem = None
+        except ModelError as exc:
+            embedder, problem = None, exc.message
+        else:
+            self.ensure_vectors(vault_id, embed_missing=False)  # count what the encrypted cache holds
+        return build_status(vault_id, index, self.config.rag, embedder, problem, len(self.indexes.cached()))
+
+    def _vault(self, vault_ref: str) -> UnlockedVault:
+        return self._vaults.get(vault_ref).vault
+
+
+def _parsed(query: str | Query, mode: str | None, match_mode: str | None, limit: int | None) -> Query:
+    if not isinstance(query, Query):
+        return parse_query(query, mode=mode or "bm25", match_mode=match_mode or "any",
+                           limit=10 if limit is None else limit)
+    if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
+        raise InputRefusedError("A parsed query carries its own match mode and limit; parse it again to change them.",
+                                code="bad_query")
+    return query if mode in (None, query.mode) else query.with_mode(mode)

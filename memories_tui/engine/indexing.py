@@ -1,0 +1,52 @@
+"""Keeping one unlocked vault's in-memory index current, and loading the embedding model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..config import Limits, RagSettings
+from ..errors import LimitError
+from ..index.cache import SNAPSHOT_BLOB, IndexCache, VaultIndex
+from ..vault.records import Record
+from .session import OpenVault
+
+if TYPE_CHECKING:
+    from ..models.local_onnx import LocalEmbedder
+
+
+def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records: dict[str, Record]) -> VaultIndex:
+    """The vault's index, restored from its encrypted snapshot or built, then synced with
+    `records` (only changed records are re-segmented)."""
+    vault = entry.vault
+    vault_id = vault.vault_id
+    tag = vault.policy_tag()
+    index = indexes.peek(vault_id)
+    if index is not None and index.policy_tag != tag:  # policy or passphrase changed: start over
+        indexes.drop(vault_id)
+        index = None
+    if index is None:
+        data = vault.get_blob(SNAPSHOT_BLOB)
+        restored = (VaultIndex.restore(vault_id, limits, data, records, load_blob=vault.get_blob)
+                    if data is not None else None)
+        index = restored or VaultIndex(vault_id, limits)
+        index.policy_tag = tag
+        indexes.put(index)
+    else:
+        indexes.get(vault_id)  # mark as most recently used
+    counter = entry.counter
+    if index.synced_counter != counter:  # skip the O(records) diff when nothing changed
+        try:
+            index.sync(records.values())
+        except LimitError:
+            indexes.drop(vault_id)
+            raise
+        index.synced_counter = counter
+    return index
+
+
+def load_embedder(rag: RagSettings) -> LocalEmbedder:
+    """The local ONNX model named by `[rag]`; raises ModelError when none is usable."""
+    from ..models.local_onnx import LocalEmbedder
+
+    return LocalEmbedder(rag.local_model_dir, profile=rag.local_model_profile, threads=rag.local_threads,
+                         max_tokens=rag.max_tokens)

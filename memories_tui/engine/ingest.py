@@ -1,0 +1,86 @@
+"""`rag ingest`: read and check every file first, then write all accepted files at once.
+
+A file already imported from the same path with the same bytes and title is `unchanged`;
+the same bytes and title from another path is the same card (found by hash); a changed
+file at a known path gets a new revision. All writes go in one transaction, so a batch is
+imported whole or not at all (see sources.py for what is refused and why).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..errors import CancelledError, UsageError
+from ..text.chunking import chunk_text
+from ..vault.records import NewRecord, Record, RecordUpdate
+from ..vault.store import UnlockedVault
+from .sources import SourceFile, read_source
+from .types import IngestProgress, IngestResult
+
+IngestProgressFn = Callable[[IngestProgress], None]
+
+
+def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
+                 title: str | None = None, progress: IngestProgressFn | None = None,
+                 cancel: threading.Event | None = None) -> list[IngestResult]:
+    """Import text files as knowledge cards into `vault`, whose latest records are `current`."""
+    if not paths:
+        raise UsageError("Name at least one file to ingest.")
+    sources: list[SourceFile] = []
+    for n, path in enumerate(paths, 1):
+        _check_cancel(cancel)
+        sources.append(read_source(Path(path), title))
+        if progress:
+            progress(IngestProgress("read", n, len(paths)))
+    existing = [r for r in current.values() if r.kind == "card"]
+    by_path = {r.metadata.get("source_path"): r for r in existing if r.metadata.get("source_path")}
+    by_hash = {r.metadata.get("sha256"): r for r in existing if r.metadata.get("sha256")}
+    to_add: list[tuple[int, SourceFile, dict[str, object]]] = []
+    to_update: list[tuple[int, SourceFile, Record, dict[str, object]]] = []
+    results: dict[int, IngestResult] = {}
+    seen: set[tuple[str, str]] = set()
+    for i, src in enumerate(sources):
+        source_path = str(src.path.resolve())
+        meta: dict[str, object] = {"source": src.path.name, "source_path": source_path, "sha256": src.sha256}
+        old = by_path.get(source_path)
+        if old is None and src.sha256 in by_hash and by_hash[src.sha256].title == src.title:
+            old = by_hash[src.sha256]
+            meta = dict(old.metadata)
+        if old is not None and old.metadata.get("sha256") == src.sha256 and old.title == src.title:
+            results[i] = IngestResult(str(src.path), old.id, old.revision, "unchanged", count_chunks(old.body),
+                                      old.title)
+        elif (src.sha256, source_path) in seen:
+            results[i] = IngestResult(str(src.path), None, None, "unchanged", 0, src.title)
+        elif old is not None:
+            to_update.append((i, src, old, meta))
+        else:
+            to_add.append((i, src, meta))
+        seen.add((src.sha256, source_path))
+    _check_cancel(cancel)
+    added = vault.add_many([NewRecord("card", s.title, s.body, metadata=m) for _, s, m in to_add]) if to_add else []
+    updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m)
+                                  for _, s, old, m in to_update]) if to_update else [])
+    written = [(a[0], a[1], r, "created") for a, r in zip(to_add, added, strict=True)]
+    written += [(u[0], u[1], r, "updated") for u, r in zip(to_update, updated, strict=True)]
+    for i, src, record, status in written:
+        results[i] = IngestResult(str(src.path), record.id, record.revision, status, count_chunks(record.body),
+                                  record.title)
+    if progress:
+        progress(IngestProgress("written", len(paths), len(paths)))
+    return [results[i] for i in range(len(sources))]
+
+
+def count_chunks(body: str) -> int:
+    return len(chunk_text(body))
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("Ingest cancelled; nothing was written.")
+
+
+def read_text_file(path: Path) -> str:
+    """A record body from a file, with the same checks and refusals as ingest."""
+    return read_source(path).body

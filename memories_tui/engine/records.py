@@ -1,0 +1,29 @@
+"""Checks on record input before anything reaches the store (clear refusals, R-SEC-2)."""
+
+from __future__ import annotations
+
+from ..errors import InputRefusedError
+from ..vault.records import KINDS, NewRecord, RecordUpdate
+
+
+def check_new_record(item: NewRecord) -> None:
+    if item.kind not in KINDS or item.kind == "asset":
+        raise InputRefusedError(
+            f"Unknown record kind {item.kind!r}; use memory, card, private or credential (assets: `asset add`).",
+            code="bad_kind")
+    if not item.title.strip():
+        raise InputRefusedError("A record needs a non-empty title (--title).", code="bad_title")
+    check_body(item.body)
+
+
+def check_update(change: RecordUpdate) -> None:
+    if change.title is not None and not change.title.strip():
+        raise InputRefusedError("A title cannot be empty.", code="bad_title")
+    if change.body is not None:
+        check_body(change.body)
+
+
+def check_body(body: str) -> None:
+    if "\x00" in body:
+        raise InputRefusedError("The text contains NUL characters; only text can be stored as a body.",
+                                code="invalid_text")

@@ -1,0 +1,82 @@
+"""The vaults this process holds unlocked, each with a cache of its latest records.
+
+Decrypted records and keys live only here, in memory; `close` zeroes the keys and forgets
+the records. The cache is refreshed when any process changed the vault (change counter).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..errors import LockedError
+from ..vault.records import Record
+from ..vault.store import UnlockedVault
+
+
+@dataclass
+class OpenVault:
+    vault: UnlockedVault
+    latest: dict[str, Record] = field(default_factory=dict)  # record id -> latest revision
+    counter: int = -1  # the vault's change counter when `latest` was last refreshed
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def latest_records(self) -> dict[str, Record]:
+        """Latest revision of every record, refreshed when any process changed the vault."""
+        with self.lock:
+            if self.vault.change_counter() != self.counter:
+                known = {rid: r.revision for rid, r in self.latest.items()}
+                counter, live, changed = self.vault.refresh(known)
+                for rid in [rid for rid in self.latest if rid not in live]:
+                    del self.latest[rid]
+                for record in changed:
+                    self.latest[record.id] = record
+                self.counter = counter
+            return dict(self.latest)
+
+
+class OpenVaults:
+    def __init__(self) -> None:
+        self._open: dict[str, OpenVault] = {}
+        self._lock = threading.RLock()
+
+    def add(self, vault_id: str, vault: UnlockedVault) -> None:
+        with self._lock:
+            if vault_id in self._open:
+                vault.close()
+            else:
+                self._open[vault_id] = OpenVault(vault)
+
+    def __contains__(self, vault_id: object) -> bool:
+        with self._lock:
+            return vault_id in self._open
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._open)
+
+    def peek(self, vault_id: str) -> OpenVault | None:
+        with self._lock:
+            return self._open.get(vault_id)
+
+    def get(self, vault_ref: str) -> OpenVault:
+        """The open vault with this id (or name), else LockedError."""
+        with self._lock:
+            entry = self._open.get(vault_ref)
+            if entry is None:
+                for candidate in self._open.values():
+                    if candidate.vault.name == vault_ref:
+                        entry = candidate
+                        break
+        if entry is None:
+            raise LockedError(f"Vault {vault_ref} is locked; unlock it first.")
+        return entry
+
+    def close(self, vault_id: str) -> None:
+        """Zero the vault's keys and forget its decrypted records."""
+        with self._lock:
+            entry = self._open.pop(vault_id, None)
+        if entry is not None:
+            with entry.lock:
+                entry.latest.clear()
+                entry.vault.close()

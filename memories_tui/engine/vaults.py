@@ -1,0 +1,93 @@
+"""The vault files in a home folder: list, resolve by id or name, create, change passphrase.
+
+Nothing here needs an unlocked vault; headers and record counts are readable without the
+passphrase (the device-only flag is not: it is encrypted).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from importlib import resources
+from pathlib import Path
+
+from ..errors import InputRefusedError, NotFoundError, UsageError
+from ..vault import store
+from ..vault.store import UnlockedVault
+from .types import HomeReport, VaultInfo
+
+VAULT_SUFFIX = ".mvault"
+
+
+class VaultFiles:
+    def __init__(self, home: Path, config_path: Path) -> None:
+        self.home = home
+        self.config_path = config_path
+
+    @property
+    def folder(self) -> Path:
+        return self.home / "vaults"
+
+    def init_home(self) -> HomeReport:
+        """Create the home and a commented config; never overwrite an existing config."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _restrict(self.home)
+        created = False
+        if not self.config_path.exists():
+            self.config_path.parent.mkdir(parents=True, exist_ok=True)
+            text = resources.files("memories_tui").joinpath("config.example.toml").read_text(encoding="utf-8")
+            with open(self.config_path, "x", encoding="utf-8") as fh:
+                fh.write(text)
+            created = True
+        return HomeReport(self.home, self.config_path, created)
+
+    def list(self) -> list[VaultInfo]:
+        if not self.folder.is_dir():
+            return []
+        out = []
+        for path in sorted(self.folder.glob(f"*{VAULT_SUFFIX}")):
+            header = store.read_header(path)
+            out.append(VaultInfo(header.vault_id, header.name, path, store.count_records(path)))
+        return sorted(out, key=lambda v: v.name.casefold())
+
+    def resolve(self, ref: str) -> VaultInfo:
+        """A VAULT_ID, or a unique vault name."""
+        path = self.folder / f"{ref}{VAULT_SUFFIX}"
+        if ref and "/" not in ref and path.is_file():
+            header = store.read_header(path)
+            return VaultInfo(header.vault_id, header.name, path)
+        matches = [v for v in self.list() if v.name == ref]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            ids = ", ".join(v.vault_id for v in matches)
+            raise UsageError(f"Several vaults are named {ref!r} ({ids}); use the VAULT_ID instead.")
+        raise NotFoundError(f"No vault {ref!r} in {self.home}. `memories vault list` shows the vaults.")
+
+    def create(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
+        name = name.strip()
+        if not name or len(name) > 200 or any(ord(c) < 32 for c in name):
+            raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
+        if any(v.name == name for v in self.list()):
+            raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")
+        self.init_home()
+        tmp = self.folder / f".new-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
+        header = store.create_vault_file(tmp, name, passphrase, device_only=device_only)
+        final = self.folder / f"{header.vault_id}{VAULT_SUFFIX}"
+        os.replace(tmp, final)
+        return VaultInfo(header.vault_id, name, final)
+
+    def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        info = self.resolve(ref)
+        vault = UnlockedVault(info.path, old)
+        try:
+            vault.change_passphrase(old, new)
+        finally:
+            vault.close()
+
+
+def _restrict(path: Path) -> None:
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass

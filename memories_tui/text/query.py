@@ -1,0 +1,53 @@
+"""A search query parsed once (R-LEX-4): checked, folded and segmented at the boundary.
+
+The same `Query` value then feeds the lexical index, vector-candidate filtering, rerank and
+highlighting, so one search runs the segmenter once, and the three panes of the TUI share
+one parse (`with_mode`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..errors import LimitError, UsageError
+from . import segment
+from .segment import MATCH_MODES, MAX_RESULTS
+
+MODES = ("bm25", "vector", "hybrid")
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    mode: str
+    match_mode: str
+    limit: int
+    terms: tuple[str, ...]  # folded search terms (stopwords dropped unless that is all there is)
+    phrase: tuple[str, ...]  # the phrase token stream; empty unless match_mode is "phrase"
+    folded: str  # the whole query folded (script, width, case), whitespace collapsed
+
+    def with_mode(self, mode: str) -> Query:
+        """The same parsed query in another search mode (no second segmentation)."""
+        check_options(mode, self.match_mode, self.limit)
+        return dataclasses.replace(self, mode=mode)
+
+
+def check_options(mode: str, match_mode: str, limit: int) -> None:
+    """Mode, match mode and limit, checked before any index or model work."""
+    if mode not in MODES:
+        raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
+    if match_mode not in MATCH_MODES:
+        raise UsageError(f"Unknown match mode {match_mode!r}; use one of {', '.join(MATCH_MODES)}.")
+    if limit < 1 or limit > MAX_RESULTS:
+        raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
+                         "(and at least 1).")
+
+
+def parse_query(text: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10) -> Query:
+    """Check the request and segment the query text once; raises UsageError / LimitError."""
+    check_options(mode, match_mode, limit)
+    terms = segment.search_terms(text)  # also checks the byte and term limits
+    phrase = segment.phrase_tokens(text) if match_mode == "phrase" else []
+    return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
+                 phrase=tuple(phrase), folded=" ".join(segment.fold(text).split()))

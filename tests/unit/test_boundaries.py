@@ -1,0 +1,168 @@
+"""The architecture, enforced: front ends use only the engine's public API, the engine knows
+no front end, runtime imports have no cycle, and the engine's public signatures carry no `Any`.
+
+Reads the source with `ast` (nothing is imported), so a violation names the file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import memories_tui.engine as engine_api
+
+PACKAGE = Path(engine_api.__file__).resolve().parents[1]
+FRONT_ENDS = ("cli", "tui", "mcp", "frontend")
+# what a front end may import from memories_tui (besides its own package)
+FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend")
+# the CLI starts the other front ends (`memories tui`, `memories mcp`)
+LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp")}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> Iterator[tuple[str, Path, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield _module_name(path), path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """ids of import nodes inside `if TYPE_CHECKING:` blocks (never run)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                out.update(id(n) for n in ast.walk(inner))
+    return out
+
+
+def _imports(module: str, path: Path, tree: ast.Module, runtime_only: bool) -> Iterator[tuple[str, int]]:
+    """(imported memories_tui module, line) for every import in the file."""
+    skip = _type_checking_nodes(tree) if runtime_only else set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("memories_tui"):
+                    yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("memories_tui"):
+                continue
+            for alias in node.names:  # `from . import x` may name a module
+                candidate = f"{target}.{alias.name}"
+                as_module = PACKAGE.parent / Path(*candidate.split("."))
+                yield (candidate if as_module.with_suffix(".py").is_file() or as_module.is_dir() else target), node.lineno
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_front_ends_import_only_the_engine_api() -> None:
+    bad = []
+    for module, path, tree in _sources():
+        area = module.split(".")[1] if module.count(".") else ""
+        if area not in FRONT_ENDS:
+            continue
+        allowed = (*FRONT_END_ALLOWED, f"memories_tui.{area}", *LAUNCHES.get(area, ()))
+        for target, line in _imports(module, path, tree, runtime_only=False):
+            # the engine's public API is the package itself, not its modules
+            if target.startswith("memories_tui.engine.") or not _within(target, allowed):
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    assert not bad, "front ends must import only memories_tui.engine, errors and config:\n" + "\n".join(bad)
+
+
+def test_nothing_below_the_front_ends_imports_them() -> None:
+    bad = []
+    for module, path, tree in _sources():
+        if module == "memories_tui.__main__" or _within(module, tuple(f"memories_tui.{f}" for f in FRONT_ENDS)):
+            continue  # `python -m memories_tui` is the CLI's entry point
+        for target, line in _imports(module, path, tree, runtime_only=False):
+            if _within(target, tuple(f"memories_tui.{f}" for f in FRONT_ENDS)):
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {n}"
+                    for n in names if n == "textual" or n.startswith("textual.")]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_runtime_import_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for module, path, tree in _sources():
+        graph[module] = {t for t, _ in _imports(module, path, tree, runtime_only=True) if t != module}
+    # Tarjan's strongly connected components
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in graph:
+                continue
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_engine_public_api_is_named_in_one_place_and_typed_without_any() -> None:
+    names = set(engine_api.__all__)
+    assert {"Engine", "parse_query", "Query", "SearchResponse", "SearchHit", "StatusReport",
+            "BackgroundEmbedding", "VaultInfo", "Record", "NewRecord", "RecordUpdate"} <= names
+    any_word = re.compile(r"\bAny\b")
+    bad = []
+    for name in sorted(names):
+        obj = getattr(engine_api, name)
+        if inspect.isclass(obj):
+            members = [(f"{name}.{m}", f) for m, f in vars(obj).items()
+                       if not m.startswith("_") and callable(f)] + [(name, obj)]
+            annotations = getattr(obj, "__annotations__", {})
+            bad += [f"{name}.{field}: {ann}" for field, ann in annotations.items() if any_word.search(str(ann))]
+        elif callable(obj):
+            members = [(name, obj)]
+        else:
+            continue
+        for label, func in members:
+            try:
+                signature = inspect.signature(func)
+            except (TypeError, ValueError):
+                continue
+            texts = [str(p.annotation) for p in signature.parameters.values()] + [str(signature.return_annotation)]
+            bad += [f"{label}: {t}" for t in texts if any_word.search(t)]
+    assert not bad, "Any in the engine's public API:\n" + "\n".join(bad)
