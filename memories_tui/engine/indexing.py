@@ -27,7 +27,8 @@ def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records
         index = None
     if index is None:
         data = vault.get_blob(SNAPSHOT_BLOB)
-        restored = VaultIndex.restore(vault_id, limits, data, records) if data is not None else None
+        restored = (VaultIndex.restore(vault_id, limits, data, records, load_blob=vault.get_blob)
+                    if data is not None else None)
         index = restored or VaultIndex(vault_id, limits)
         index.policy_tag = tag
         indexes.put(index)

@@ -243,6 +243,7 @@ def test_snapshot_is_rewritten_after_a_delete(tmp_path, cheap_kdf):
     eng.close()
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
-    data = eng._vault(vid).get_blob("lexical-index")
-    assert gone.id.encode() not in data and b"zeppelin" not in data
+    for blob in ("lexical-index", "lexical-phrase"):
+        data = eng._vault(vid).get_blob(blob)
+        assert data and gone.id.encode() not in data and b"zeppelin" not in data
     eng.close()

@@ -5,7 +5,6 @@ import threading
 import pytest
 
 from memories_tui.errors import LimitError, UsageError
-from memories_tui.index import lexical
 from memories_tui.index.lexical import LexicalDoc, LexicalHit, LexicalIndex
 from tests.helpers.bm25_reference import fts5_bm25
 
@@ -231,33 +230,6 @@ def test_serialize_round_trip(index: LexicalIndex) -> None:
     assert 1 not in keys(copy.search("清华"))
 
 
-def test_driver_terms_keep_results_on_big_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rare-term plan must give the same top hits and scores as scoring every matching row."""
-    rare = {i for i in range(3000) if i % 97 == 0}
-    rows = [
-        LexicalDoc(i, "", f"common filler words {'unusual' if i in rare else ''} item{i} w{i % 7}", "", False)
-        for i in range(3000)
-    ]
-    # the same rows tokenised by hand ("words" → "word", "unusual" → "unusu": Snowball stems)
-    reference_rows = {i: ("", f"common filler word {'unusu' if i in rare else ''} item{i} w{i % 7}", "")
-                      for i in range(3000)}
-    ix = LexicalIndex()
-    ix.add(rows)
-    assert len(ix) >= lexical._DRIVER_MIN_ROWS
-    for query in ("common unusual", "common filler w3 unusual"):
-        planned = ix.search(query, limit=20)
-        monkeypatch.setattr(lexical, "_DRIVER_MIN_ROWS", 10**9)
-        full = ix.search(query, limit=20)
-        monkeypatch.undo()
-        assert {h.key for h in planned} <= rare
-        assert sorted(h.score for h in planned) == pytest.approx(sorted(h.score for h in full))
-        assert {h.key for h in planned} == {h.key for h in full}
-        # and both agree with the FTS5 bm25 formula written out by hand
-        want = fts5_bm25(reference_rows, query.replace("unusual", "unusu").split())
-        for hit in planned:
-            assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
-        cutoff = sorted(want.values(), reverse=True)[len(planned) - 1]
-        assert len(planned) == 20 and all(want[h.key] >= cutoff * (1 - 1e-9) for h in planned)  # a true top 20
 
 
 def test_thread_safe_concurrent_use() -> None:
