@@ -6,7 +6,6 @@ import pytest
 
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.lexical import LexicalDoc, LexicalHit, LexicalIndex
-from tests.helpers.bm25_reference import fts5_bm25
 
 DOCS = [
     LexicalDoc(1, "清华大学", "我来到北京清华大学读书。校园很美。", "tag:学校", True),
