@@ -24,8 +24,8 @@ from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS
 from .asking import DEFAULT_ASK_LIMIT
 from .facade import Engine
 from .ingest import read_text_file
-from .sources import MAX_FILE_BYTES
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
+from .sources import MAX_FILE_BYTES
 from .types import (
     GEMMA_PROHIBITED_USE_URL,
     GEMMA_TERMS_URL,

@@ -22,7 +22,6 @@ from ..errors import (
     InputRefusedError,
     LimitError,
     MemoriesError,
-    ModelError,
     NotFoundError,
     UsageError,
 )
