@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memories_tui.errors import TamperError
-from memories_tui.vault import store
+from memories_tui.vault import integrity
 from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault, create_vault_file
 
@@ -43,7 +43,7 @@ def _tamper_and_remac(path: Path, vault: UnlockedVault, *statements: tuple[str, 
         for sql, params in statements:
             conn.execute(sql, params)
         counter = conn.execute("SELECT change_counter FROM state").fetchone()[0]
-        conn.execute("UPDATE state SET manifest = ?", (store._manifest(conn, vault.keys, counter),))
+        conn.execute("UPDATE state SET manifest = ?", (integrity.manifest(conn, vault.keys, counter),))
         conn.commit()
     finally:
         conn.close()
