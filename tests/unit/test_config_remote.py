@@ -99,7 +99,9 @@ def test_key_shaped_values_refused_and_never_echoed(fields):
 
 def test_model_names_are_not_keys():
     for name in ("text-embedding-3-small", "gemini-embedding-001", "intfloat/multilingual-e5-small",
-                 "BAAI/bge-reranker-v2-m3", "Qwen2.5-7B-Instruct-GGUF"):
+                 "BAAI/bge-reranker-v2-m3", "Qwen2.5-7B-Instruct-GGUF",
+                 "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
+                 "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", "https://api.example.com/v1/Models/TextEmbedding3Large"):
         assert not looks_like_key(name)
 
 
