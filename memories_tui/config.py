@@ -215,7 +215,7 @@ _KEY_SHAPES = (
     re.compile(r"\b(?:ghp|gho|xox[abp]|hf)_[A-Za-z0-9_\-]{12,}"),
     re.compile(r"(?i)\bbearer\s+\S+"),
 )
-_OPAQUE = re.compile(r"[A-Za-z0-9_\-+/=]{32,}")
+_OPAQUE = re.compile(r"[A-Za-z0-9_+=]{32,}")  # no "-" or "/": model names are hyphenated paths
 
 
 def looks_like_key(value: str) -> bool:

