@@ -211,7 +211,7 @@ def _pytest(repo: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONPATH")}
     env["PYTHONPATH"] = str(repo)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", "-rN"]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", "-rfE"]
     if first_failure:
         cmd.append("-x")
     try:
@@ -220,7 +220,9 @@ def _pytest(repo: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {TIMEOUT_SECONDS} s"
     lines = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()]
-    return done.returncode, lines[-1] if lines else ""
+    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    summary = lines[-1] if lines else ""
+    return done.returncode, summary + (f" [{'; '.join(failed[:5])}]" if failed else "")
 
 
 def run(selected: list[Mutant], keep: bool, baseline: bool = True) -> int:
