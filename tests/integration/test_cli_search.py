@@ -54,6 +54,9 @@ def test_match_modes_and_cards_only(searchable):
     assert set(titles("starter 咖啡", "--match-mode", "any")) == {"Sourdough", "手沖咖啡", "Memo"}
     assert set(titles("starter 咖啡", "--cards-only")) == {"Sourdough", "手沖咖啡"}
     assert titles("starter 咖啡", "--match-mode", "all", "--cards-only") == []
+    # phrase queries take the FTS5 path, which filters cards in its own SQL
+    assert set(titles("starter", "--match-mode", "phrase")) == {"Sourdough", "Memo"}
+    assert titles("starter", "--match-mode", "phrase", "--cards-only") == ["Sourdough"]
 
 
 def test_memory_search_verb(searchable):
