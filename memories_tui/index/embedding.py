@@ -31,8 +31,11 @@ LENGTH_WINDOW = 64
 
 
 class Embedder(Protocol):
-    dims: int
-    space_key: str
+    @property
+    def dims(self) -> int: ...
+
+    @property
+    def space_key(self) -> str: ...
 
     def embed_documents(self, items: list[tuple[str, str]], batch_size: int = ...,
                         cancel: threading.Event | None = ...) -> object: ...
