@@ -19,6 +19,8 @@ model cannot read (the [UNK] guard) keep BM25 order in every policy, as in the p
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import shutil
 import sys
 import tempfile
@@ -37,7 +39,7 @@ from bench_search import (  # noqa: E402
     shrink_corpus,
     write_config,
 )
-from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table  # noqa: E402
+from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table, rows_json  # noqa: E402
 
 from memories_tui.engine import Engine  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
@@ -126,11 +128,14 @@ def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, tupl
     return out
 
 
-def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
+FUSION_HEADERS = ["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"]
+
+
+def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, object] | None:
     coll = load_collection(args.data, name)
     if coll is None:
         print(f"\n## {name}: skipped (no data)")
-        return
+        return None
     queries = pick_queries(coll, args.quick)
     qrels = {q: coll.qrels[q] for q in queries}
     if args.max_docs:
@@ -178,8 +183,10 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
             if args.max_docs else ""
         print(f"\n## {name}{subset}: {len(data):,} queries, {len(index.chunks):,} chunks, model {args.model.name}; "
               f"the [UNK] guard keeps BM25 order for {guarded} queries the model cannot read")
-        print_table(["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"], rows)
+        print_table(FUSION_HEADERS, rows)
         sys.stdout.flush()
+        return {"collection": name, "queries": len(data), "chunks": len(index.chunks), "documents": len(coll.corpus),
+                "unreadable_queries": guarded, "rows": rows_json(FUSION_HEADERS, rows)}
     finally:
         engine.close()
 
@@ -194,6 +201,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a fixed sample of 100 queries per collection")
     ap.add_argument("--max-docs", type=int, default=0,
                     help="keep every judged document plus a fixed random sample up to this many documents")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (tables go to stderr)")
     args = ap.parse_args()
     args.data = args.data.resolve()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
@@ -201,12 +209,17 @@ def main() -> None:
     tmp = None if args.home else Path(tempfile.mkdtemp(prefix="bench-fusion-"))
     root = args.home.resolve() if args.home else tmp
     assert root is not None
+    results = []
     try:
-        for name in [c for c in args.collections.split(",") if c] or find_collections(args.data):
-            bench(args, name, root)
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            for name in [c for c in args.collections.split(",") if c] or find_collections(args.data):
+                results.append(bench(args, name, root))
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "collections": [r for r in results if r is not None]},
+                         ensure_ascii=False))
 
 
 if __name__ == "__main__":

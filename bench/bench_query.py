@@ -17,6 +17,7 @@ chunk hits are mapped to their documents). Figures only: nothing here asserts ti
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import sys
@@ -27,7 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_DATA, evaluate, find_collections, load_collection, percentile, print_table  # noqa: E402
+from common import (  # noqa: E402
+    DEFAULT_DATA,
+    evaluate,
+    find_collections,
+    load_collection,
+    percentile,
+    print_table,
+    rows_json,
+)
 
 from memories_tui.engine import Engine, NewRecord  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
@@ -110,6 +119,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--collections", default="", help="comma-separated names (default: every collection)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = ap.parse_args()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # the KDF is not measured
     segment.warm_up()
@@ -121,7 +131,10 @@ def main() -> None:
             bench(args.data, name, args.queries, tmp, rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print_table(HEADERS, rows)
+    if args.json:
+        print(json.dumps({"rows": rows_json(HEADERS, rows)}, ensure_ascii=False))
+    else:
+        print_table(HEADERS, rows)
 
 
 if __name__ == "__main__":
