@@ -6,7 +6,8 @@
 
 |D| counts every token of the row. The index's `lex` table has a fourth, zero-weight `terms`
 column holding each distinct token of the row once; it takes part in |D| and avgdl, so the
-reference adds it. Rows are given as already-tokenised text (title, body, meta), written by
+reference adds it (`distinct_column=False` for the phrase table, which has no such column).
+Rows are given as already-tokenised text (title, body, meta), written by
 hand in the tests.
 """
 
@@ -20,13 +21,14 @@ SHIPPED_WEIGHTS = (5.0, 1.0, 2.0)
 
 
 def fts5_bm25(rows: Mapping[int, tuple[str, str, str]], terms: Sequence[str],
-              weights: tuple[float, float, float] = SHIPPED_WEIGHTS) -> dict[int, float]:
+              weights: tuple[float, float, float] = SHIPPED_WEIGHTS, *,
+              distinct_column: bool = True) -> dict[int, float]:
     """Positive scores (higher is better) of every row holding at least one of `terms`."""
     tokenised = {}
     for key, cols in rows.items():
         tokens = [c.split() for c in cols]
         distinct = list(dict.fromkeys(t for col in tokens for t in col))
-        tokenised[key] = (tokens, sum(len(t) for t in tokens) + len(distinct))
+        tokenised[key] = (tokens, sum(len(t) for t in tokens) + (len(distinct) if distinct_column else 0))
     n_rows = len(tokenised)
     avgdl = sum(length for _, length in tokenised.values()) / n_rows
     idf = {}

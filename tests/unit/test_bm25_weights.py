@@ -66,3 +66,14 @@ def test_two_term_query_matches_reference(index):
     assert {h.key for h in hits} == set(want)
     for hit in hits:
         assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
+
+
+def test_phrase_queries_rank_with_the_same_weights(index):
+    """Phrase queries are scored by FTS5 on the phrase table, a separate path with the same
+    weights (that table has no distinct-terms column, so its row lengths are shorter)."""
+    want = fts5_bm25(DOCS, ["zebra"], (5, 1, 2), distinct_column=False)
+    assert ranking(fts5_bm25(DOCS, ["zebra"], (1, 1, 1), distinct_column=False)) != [1, 2, 3, 4]
+    hits = index.search("zebra", "phrase", limit=10)
+    assert [h.key for h in hits] == ranking(want) == [1, 2, 3, 4]
+    for hit in hits:
+        assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
