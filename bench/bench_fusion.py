@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import (  # noqa: E402
     DEFAULT_MODEL,
     DOC_KEY,
-    PASSPHRASE,
     ingest,
+    open_vault,
     pick_queries,
     shrink_corpus,
     write_config,
@@ -138,11 +138,8 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
     home = home_root / (f"{name}-{args.max_docs}docs" if args.max_docs else name)
     engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads))
     try:
-        vault_name = f"bench-{name}"
-        known = [v for v in engine.list_vaults() if v.name == vault_name]
-        vid = known[0].vault_id if known else engine.create_vault(vault_name, PASSPHRASE).vault_id
-        engine.unlock(vid, PASSPHRASE)
-        if not known or not known[0].records:
+        vid, populated = open_vault(engine, f"bench-{name}")
+        if not populated:
             ingest(engine, vid, coll)
         engine.build_vector_index(vid, budget_seconds=1e9)
         records = engine.current_records(vid)
