@@ -47,7 +47,9 @@ def check_options(mode: str, match_mode: str, limit: int) -> None:
 def parse_query(text: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10) -> Query:
     """Check the request and segment the query text once; raises UsageError / LimitError."""
     check_options(mode, match_mode, limit)
-    terms = segment.search_terms(text)  # also checks the byte and term limits
-    phrase = segment.phrase_tokens(text) if match_mode == "phrase" else []
+    segment.check_query_bytes(text)  # before any work
+    folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
+    terms = segment.search_terms(text, folded)  # also checks the term limit
+    phrase = segment.phrase_tokens(text, folded) if match_mode == "phrase" else []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
-                 phrase=tuple(phrase), folded=" ".join(segment.fold(text).split()))
+                 phrase=tuple(phrase), folded=" ".join(folded.split()))

@@ -284,11 +284,11 @@ def _phrase_from_folded(folded: str) -> list[str]:
     return out
 
 
-def phrase_tokens(text: str) -> list[str]:
+def phrase_tokens(text: str, folded: str | None = None) -> list[str]:
     """Precise token stream for phrase matching: CJK one character per token, other words whole."""
     if not text:
         return []
-    return _phrase_from_folded(fold(text))
+    return _phrase_from_folded(fold(text) if folded is None else folded)
 
 
 def index_and_phrase_tokens(text: str) -> tuple[list[str], list[str]]:
@@ -322,21 +322,23 @@ def _check_terms(count: int) -> None:
         raise LimitError(f"Query has {count:,} terms; the limit is {MAX_QUERY_TERMS:,} query terms.")
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, folded: str | None = None) -> list[str]:
     """Validate the query limits and return its distinct folded (and stemmed) terms, in order.
 
     Raises ``LimitError`` over 1,024 bytes or 64 distinct terms. Stopwords are kept here;
-    ``search_terms`` drops them for ranking when other terms remain.
+    ``search_terms`` drops them for ranking when other terms remain. ``folded``: ``fold(query)``
+    when the caller has it already (folding is most of a Chinese query's segmentation cost).
     """
     check_query_bytes(query)
-    terms = list(dict.fromkeys(index_tokens(query)))
+    tokens = index_tokens(query) if folded is None else _tokens_from_folded(folded)
+    terms = list(dict.fromkeys(tokens))
     _check_terms(len(terms))
     return terms
 
 
-def search_terms(query: str) -> list[str]:
+def search_terms(query: str, folded: str | None = None) -> list[str]:
     """``query_terms`` without stopwords (unless the query is nothing but stopwords)."""
-    terms = query_terms(query)
+    terms = query_terms(query, folded)
     stops = _stopwords()
     kept = [t for t in terms if t not in stops]
     return kept or terms
