@@ -103,6 +103,8 @@ POLICIES: list[tuple[str, Policy]] = [
     ("RRF k=60, vector weight 0.5", rrf(1.0, 0.5)),
     ("convex min-max, bm25 weight 0.3", convex_minmax(0.3)),
     ("convex min-max, bm25 weight 0.5", convex_minmax(0.5)),
+    ("convex min-max, bm25 weight 0.6", convex_minmax(0.6)),
+    ("convex min-max, bm25 weight 0.65", convex_minmax(0.65)),
     ("convex min-max, bm25 weight 0.7", convex_minmax(0.7)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.3", convex_maxnorm(0.3)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.5", convex_maxnorm(0.5)),
