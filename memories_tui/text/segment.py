@@ -241,10 +241,17 @@ def _other_index_tokens(words: list[str]) -> list[str]:
 def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[str]:
     """CJK runs go through Jieba search mode; everything else is split into letter/digit words.
     When ``phrase`` is given, the phrase token stream is appended to it in the same pass."""
+    if folded.isascii():
+        words = folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+        if phrase is not None:
+            phrase.extend(words)
+        return _ascii_index_tokens(words)
     cut = _load_segmenter()
     tokens: list[str] = []
-    parts = [folded] if folded.isascii() else _CJK_SPLIT.split(folded)
-    for i, part in enumerate(parts):
+    # ASCII words of every Latin stretch are mapped to index tokens in one call at the end
+    spans: list[tuple[int, int]] = []
+    ascii_words: list[str] = []
+    for i, part in enumerate(_CJK_SPLIT.split(folded)):
         if not part:
             continue
         if i % 2:  # a run of CJK characters
@@ -254,16 +261,25 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[st
             tokens.extend(words)
             if phrase is not None:
                 phrase.extend(part)
-        elif part.isascii():
+            continue
+        if part.isascii():
             words = part.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
-            tokens.extend(_ascii_index_tokens(words))
-            if phrase is not None:
-                phrase.extend(words)
+            if words:
+                spans.append((len(tokens), len(words)))
+                ascii_words.extend(words)
+                tokens.extend(words)
         else:
             words = _latin_words(part)
-            tokens.extend(_other_index_tokens(words))
-            if phrase is not None:
-                phrase.extend(words)
+            if words:
+                tokens.extend(_other_index_tokens(words))
+        if phrase is not None:
+            phrase.extend(words)
+    if ascii_words:
+        mapped = _ascii_index_tokens(ascii_words)
+        done = 0
+        for start, n in spans:
+            tokens[start:start + n] = mapped[done:done + n]
+            done += n
     return tokens
 
 
