@@ -91,6 +91,7 @@ class LexicalIndex:
         self._phrase_loader: Callable[[], bytes | None] | None = None
         self._phrase_rebuild: Callable[[set[int]], Iterable[LexicalDoc]] | None = None
         self._build_id = b""
+        self._phrase_pending: tuple[list[tuple[int, str, str, str]], list[tuple[int, int]]] | None = None
         self._create_schema()
 
     # -- schema and persistence -------------------------------------------------------
@@ -152,7 +153,21 @@ class LexicalIndex:
         return index
 
     def _ensure_phrase(self) -> None:
-        """Load the pending phrase image (caller holds the lock); rebuild it when unusable."""
+        """Make the phrase table current (caller holds the lock): insert the rows of the last
+        add(), or load the pending phrase image of a restored index (rebuilt when unusable)."""
+        if self._phrase_pending is not None:
+            rows_phr, rows_docs = self._phrase_pending
+            c = self._conn
+            c.execute("BEGIN")
+            try:
+                c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
+                c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            self._phrase_pending = None
+            self._dirty += len(rows_docs)
         loader, rebuild = self._phrase_loader, self._phrase_rebuild
         if loader is None or rebuild is None:
             return
@@ -222,29 +237,29 @@ class LexicalIndex:
             return
         with self._lock:
             self._ensure_phrase()
-            c = self._conn
-            c.execute("BEGIN")
-            try:
-                replaced = [(r[0],) for r in rows_docs if r[0] in self._keys]
-                new_keys = [r[0] for r in rows_docs]
-                if len(set(new_keys)) != len(new_keys):
-                    # Last one wins within one batch.
-                    last = {r[0]: i for i, r in enumerate(rows_docs)}
-                    keep = sorted(last.values())
-                    rows_lex = [rows_lex[i] for i in keep]
-                    rows_phr = [rows_phr[i] for i in keep]
-                    rows_docs = [rows_docs[i] for i in keep]
-                if replaced:
+            replaced = [(r[0],) for r in rows_docs if r[0] in self._keys]
+            new_keys = [r[0] for r in rows_docs]
+            if len(set(new_keys)) != len(new_keys):
+                # Last one wins within one batch.
+                last = {r[0]: i for i, r in enumerate(rows_docs)}
+                keep = sorted(last.values())
+                rows_lex = [rows_lex[i] for i in keep]
+                rows_phr = [rows_phr[i] for i in keep]
+                rows_docs = [rows_docs[i] for i in keep]
+            if replaced:
+                c = self._conn
+                c.execute("BEGIN")
+                try:
                     self._delete_rows(replaced)
-                c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
-                c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
+                    c.execute("COMMIT")
+                except BaseException:
+                    c.execute("ROLLBACK")
+                    raise
+            # The FTS5 phrase rows go in on the next phrase query, write or snapshot: a first
+            # BM25 result after a cold build does not wait for them (~1/5 of the build).
+            self._phrase_pending = (rows_phr, rows_docs)
             self._keys.update(r[0] for r in rows_docs)
             self._bm25.add(rows_lex)
-            self._dirty += len(rows_docs)
 
     def _delete_rows(self, keys: list[tuple[int]]) -> None:
         c = self._conn
