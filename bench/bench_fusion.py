@@ -12,7 +12,7 @@ by their best chunk (nDCG@10, Recall@100). The single lists are the references: 
 is hybrid >= max(BM25, vector) - 0.005 everywhere and above both where they are close.
 
 Policies: equal-weight RRF (k = 60, the former rule), weighted RRF, convex combinations of
-per-query min-max normalised scores, and the product's ``fusion.hybrid_fusion``. Queries the
+per-query min-max normalised scores, and the product's RRF (``fusion.py``). Queries the
 model cannot read (the [UNK] guard) keep BM25 order in every policy, as in the product.
 """
 
@@ -95,7 +95,7 @@ def convex_maxnorm(alpha: float) -> Policy:
 
 
 def product(lex: Ranked, vec: Ranked) -> Ranked:
-    return fusion.hybrid_fusion(lex, vec)
+    return fusion.reciprocal_rank_fusion([[k for k, _ in lex], [k for k, _ in vec]], k=60)
 
 
 POLICIES: list[tuple[str, Policy]] = [
@@ -109,7 +109,7 @@ POLICIES: list[tuple[str, Policy]] = [
     ("convex bm25/max + min-max cosine, bm25 weight 0.3", convex_maxnorm(0.3)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.5", convex_maxnorm(0.5)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.7", convex_maxnorm(0.7)),
-    ("product: fusion.hybrid_fusion", product),
+    ("product: fusion.reciprocal_rank_fusion, k=60", product),
 ]
 
 

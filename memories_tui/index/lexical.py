@@ -219,16 +219,20 @@ class LexicalIndex:
                 got = seen[text] = segment.index_and_phrase_tokens(text)
             return got
 
+        w_title, w_body, w_meta = WEIGHTS
         for d in docs:
             key = int(d.key)
             title, ptitle = tokens_of(d.title)
             body, pbody = segment.index_and_phrase_tokens(d.body)
             meta, pmeta = tokens_of(d.meta)
-            freqs: Counter[str] = Counter(body)
+            freqs: Counter[str] = Counter(body)  # column-weighted term frequencies
+            if w_body != 1.0:
+                for t in freqs:
+                    freqs[t] *= w_body  # type: ignore[assignment]
             for t in title:
-                freqs[t] += 5
+                freqs[t] += w_title  # type: ignore[assignment]
             for t in meta:
-                freqs[t] += 2
+                freqs[t] += w_meta  # type: ignore[assignment]
             length = len(title) + len(body) + len(meta) + len(freqs)
             rows_lex.append(BM25Row(key, freqs, length, d.is_card))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
