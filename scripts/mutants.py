@@ -113,7 +113,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # SQLITE_SECURE_DELETE, as on this project's machines: the default is then already on.)
     Mutant("index-no-secure-delete", "the lexical index database runs with secure_delete off",
            "memories_tui/index/lexical.py",
-           (('self._conn.execute("PRAGMA secure_delete=ON")', 'self._conn.execute("PRAGMA secure_delete=OFF")'),),
+           (('    conn.execute("PRAGMA secure_delete=ON")', '    conn.execute("PRAGMA secure_delete=OFF")'),),
            ("tests/unit/test_lexical.py",)),
     Mutant("tui-ignores-lock-epoch", "TUI screens accept worker results from before a lock",
            "memories_tui/tui/screens/base.py",

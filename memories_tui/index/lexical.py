@@ -78,12 +78,21 @@ def _check_limit(limit: int) -> None:
         raise UsageError("The result limit must not be negative.")
 
 
+def _secure_delete(conn: sqlite3.Connection) -> None:
+    # the database is serialized into the vault: freed pages must not keep deleted text
+    conn.execute("PRAGMA secure_delete=ON")
+
+
+def _connect() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    _secure_delete(conn)
+    return conn
+
+
 class LexicalIndex:
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        # the database is serialized into the vault: freed pages must not keep deleted text
-        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn = _connect()
         self._keys: set[int] = set()
         self._bm25 = BM25Index()
         self._dirty = 0
@@ -177,13 +186,12 @@ class LexicalIndex:
         if data is not None and data[:4] == _PHRASE_MAGIC and data[4:head] == self._build_id:
             try:
                 self._conn.deserialize(memoryview(data)[head:])
-                self._conn.execute("PRAGMA secure_delete=ON")
+                _secure_delete(self._conn)
                 self._create_schema()
                 return
             except sqlite3.DatabaseError:
                 self._conn.close()
-                self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-                self._conn.execute("PRAGMA secure_delete=ON")
+                self._conn = _connect()
                 self._create_schema()
         docs = list(rebuild(set(self._keys)))
         rows_phr, rows_docs = [], []
