@@ -12,7 +12,7 @@ by their best chunk (nDCG@10, Recall@100). The single lists are the references: 
 is hybrid >= max(BM25, vector) - 0.005 everywhere and above both where they are close.
 
 Policies: equal-weight RRF (k = 60, the former rule), weighted RRF, convex combinations of
-per-query min-max normalised scores, and the product's ``fusion.hybrid_fusion``. Queries the
+per-query min-max normalised scores, and the product's RRF (``fusion.py``). Queries the
 model cannot read (the [UNK] guard) keep BM25 order in every policy, as in the product.
 """
 
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import (  # noqa: E402
     DEFAULT_MODEL,
     DOC_KEY,
-    PASSPHRASE,
     ingest,
+    open_vault,
     pick_queries,
     shrink_corpus,
     write_config,
@@ -97,7 +97,7 @@ def convex_maxnorm(alpha: float) -> Policy:
 
 
 def product(lex: Ranked, vec: Ranked) -> Ranked:
-    return fusion.hybrid_fusion(lex, vec)
+    return fusion.reciprocal_rank_fusion([[k for k, _ in lex], [k for k, _ in vec]], k=60)
 
 
 POLICIES: list[tuple[str, Policy]] = [
@@ -105,11 +105,13 @@ POLICIES: list[tuple[str, Policy]] = [
     ("RRF k=60, vector weight 0.5", rrf(1.0, 0.5)),
     ("convex min-max, bm25 weight 0.3", convex_minmax(0.3)),
     ("convex min-max, bm25 weight 0.5", convex_minmax(0.5)),
+    ("convex min-max, bm25 weight 0.6", convex_minmax(0.6)),
+    ("convex min-max, bm25 weight 0.65", convex_minmax(0.65)),
     ("convex min-max, bm25 weight 0.7", convex_minmax(0.7)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.3", convex_maxnorm(0.3)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.5", convex_maxnorm(0.5)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.7", convex_maxnorm(0.7)),
-    ("product: fusion.hybrid_fusion", product),
+    ("product: fusion.reciprocal_rank_fusion, k=60", product),
 ]
 
 
@@ -143,11 +145,8 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
     home = home_root / (f"{name}-{args.max_docs}docs" if args.max_docs else name)
     engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads))
     try:
-        vault_name = f"bench-{name}"
-        known = [v for v in engine.list_vaults() if v.name == vault_name]
-        vid = known[0].vault_id if known else engine.create_vault(vault_name, PASSPHRASE).vault_id
-        engine.unlock(vid, PASSPHRASE)
-        if not known or not known[0].records:
+        vid, populated = open_vault(engine, f"bench-{name}")
+        if not populated:
             ingest(engine, vid, coll)
         engine.build_vector_index(vid, budget_seconds=1e9)
         records = engine.current_records(vid)

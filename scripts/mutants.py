@@ -71,11 +71,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/vault/crypto.py",
            (("    iterations: int = 3\n", "    iterations: int = 1\n"),),
            KDF_TESTS),
-    # The search path no longer names k (it fuses with hybrid_fusion); k = 60 lives only in the
-    # fusion default, so this mutant edits that default and is guarded by the search-path tests.
     Mutant("rrf-k1-search", "hybrid search fuses with k = 1 instead of 60",
-           "memories_tui/retrieval/fusion.py",
-           (("k: int = 60", "k: int = 1"),),
+           "memories_tui/retrieval/search.py",
+           (("reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)",
+             "reciprocal_rank_fusion([lexical_rank, vector_rank], k=1)"),),
            ("tests/unit/test_search_fusion.py",)),
     Mutant("rrf-k1-default", "reciprocal_rank_fusion defaults to k = 1",
            "memories_tui/retrieval/fusion.py",
@@ -118,12 +117,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # SQLITE_SECURE_DELETE, as on this project's machines: the default is then already on.)
     Mutant("index-no-secure-delete", "the lexical index database runs with secure_delete off",
            "memories_tui/index/lexical.py",
-           (('pages must not keep deleted text\n        self._conn.execute("PRAGMA secure_delete=ON")',
-             'pages must not keep deleted text\n        self._conn.execute("PRAGMA secure_delete=OFF")'),
-            ('memoryview(data)[head:])\n                self._conn.execute("PRAGMA secure_delete=ON")',
-             'memoryview(data)[head:])\n                self._conn.execute("PRAGMA secure_delete=OFF")'),
-            ('isolation_level=None)\n                self._conn.execute("PRAGMA secure_delete=ON")',
-             'isolation_level=None)\n                self._conn.execute("PRAGMA secure_delete=OFF")')),
+           (('    conn.execute("PRAGMA secure_delete=ON")', '    conn.execute("PRAGMA secure_delete=OFF")'),),
            ("tests/unit/test_lexical.py",)),
     Mutant("tui-ignores-lock-epoch", "TUI screens accept worker results from before a lock",
            "memories_tui/tui/screens/base.py",
