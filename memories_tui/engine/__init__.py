@@ -21,8 +21,8 @@ from ..text.segment import MATCH_MODES, MAX_RESULTS
 from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS
 from .facade import Engine
 from .ingest import read_text_file
-from .sources import MAX_FILE_BYTES
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
+from .sources import MAX_FILE_BYTES
 from .types import (
     PINNED_MODEL,
     CacheFigures,

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import InputRefusedError, UsageError
 from ..engine import read_limited
+from ..errors import InputRefusedError, UsageError
 
 
 def _strip_newline(text: str) -> str:

@@ -208,7 +208,7 @@ def test_tampered_snapshot_is_dropped_reported_and_rebuilt(tmp_path, cheap_kdf):
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
     assert _titles(eng, vid, "words") == ["t"]
-    assert any("lexical-index" in note for note in eng.status(vid)["cache_repairs"])
+    assert any("lexical-index" in note for note in eng.status(vid).cache_repairs)
     eng.close()
 
 
