@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
-from . import search_verbs
+from . import ai_verbs, ask_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rag = _group(sub, "rag", "Ingest documents and search them (BM25, vector, hybrid).",
                  "  memories rag ingest notes notes.md --title \"Research notes\"\n"
-                 "  memories rag search notes \"keywords\" --mode bm25 --match-mode all")
+                 "  memories rag search notes \"keywords\" --mode bm25 --match-mode all\n"
+                 "  memories rag ask notes \"what did I decide about hybrid search?\"")
     p = _verb(rag, "ingest", cmd_rag_ingest,
               "Import UTF-8 text/Markdown files as encrypted knowledge cards (all files or none).",
               "memories rag ingest notes notes.md --title \"Research notes\"")
@@ -172,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", metavar="FILE", nargs="+")
     p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
     search_verbs.register(rag, memory, _verb)
+    ask_verbs.register(rag, _verb)
+    ai_verbs.register(sub, _verb)
     return parser
 
 

@@ -9,6 +9,7 @@ from ..engine import MAX_FILE_BYTES, IngestProgress, read_text_file
 from ..errors import InputRefusedError, UsageError
 from .context import Context
 from .output import Payload, clean
+from .progress import ProgressReport
 
 
 def _read_text_input(ctx: Context, required: bool) -> str | None:
@@ -102,10 +103,11 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     paths = [Path(p) for p in ctx.args.files]
 
-    def progress(p: IngestProgress) -> None:
-        ctx.progress(f"[{p.done}/{p.total}] {'checked' if p.stage == 'read' else 'written'}")
+    with ProgressReport("Ingesting", unit="files", enabled=not ctx.json) as bar:
+        def progress(p: IngestProgress) -> None:
+            bar.update(p.done, p.total, "checked" if p.stage == "read" else "written")
 
-    results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
+        results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
     if not ctx.json:
         ctx.table(["STATUS", "ID", "REV", "CHUNKS", "FILE", "TITLE"],
                   [[r.status, r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..index.embedding import EmbedProgress, IndexReport
+from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
 from ..models.manifest import PINNED as PINNED_MODEL
-from ..models.manifest import ModelFile, ModelManifest
 from ..retrieval.search import ChunkRef, RecordHit, SearchHit, SearchResponse
 from ..text.query import Query
 from ..vault.header import VaultProblem
 from ..vault.records import NewRecord, Record, RecordUpdate
 
 __all__ = [
-    "PINNED_MODEL", "CacheFigures", "ChunkRef", "EmbedProgress", "HomeReport", "IndexReport", "IngestProgress",
+    "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "PINNED_MODEL", "CacheFigures", "ChunkRef", "EmbedProgress", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "ModelFile", "ModelManifest", "NewRecord", "Query", "Record", "RecordHit", "RecordUpdate",
     "SearchHit", "SearchResponse", "StatusReport", "VaultInfo", "VaultProblem", "VaultScan",
 ]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError
+from ..testhooks import pause_point
 from . import crypto
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
@@ -283,6 +284,7 @@ class UnlockedVault:
         with self._write() as conn:
             for record in records:
                 self._insert(conn, record)
+            pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
     def update(self, change: RecordUpdate) -> Record:
