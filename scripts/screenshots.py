@@ -26,6 +26,7 @@ from pathlib import Path
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.ask import AskScreen
 from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.ingest import IngestScreen
@@ -42,6 +43,7 @@ PASS = "correct horse battery staple"
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_MODEL_FILES = ROOT.parent / "shared" / "models" / "embeddinggemma-small-files"
 WORK_DIR = Path("/tmp/memories-shots")  # fixed, so regenerated SVGs do not differ by a random path
+ASK_QUESTION = "手沖咖啡的水溫要多少？"  # no [rag.generation] here: the extractive answer
 SEARCH_QUERY = "sourdough bread 咖啡"
 
 
@@ -200,6 +202,17 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.pause(0.3)
         shot(app, out, "07-chunk-detail")
         await pilot.press("escape", "escape")
+
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        ask = app.screen
+        ask.query_one("#question").value = ASK_QUESTION
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ask.state not in ("idle", "working"), timeout=30)
+        await pilot.pause(0.3)
+        shot(app, out, "07b-ask-extractive")
+        await pilot.press("escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("m")

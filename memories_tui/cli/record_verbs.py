@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..engine import IngestProgress, read_text_file
+from ..engine import MAX_FILE_BYTES, IngestProgress, read_text_file
 from ..errors import InputRefusedError, UsageError
 from .context import Context
 from .output import Payload, clean
@@ -24,7 +24,10 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
         return None
     if sys.stdin.isatty():
         raise UsageError("Give the body with --text, --file, or on standard input.")
-    raw = sys.stdin.buffer.read()
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputRefusedError(f"Standard input is over the {MAX_FILE_BYTES:,}-byte limit for a body.",
+                                code="file_too_large")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -53,7 +56,7 @@ def cmd_memory_read(ctx: Context) -> Payload:
         if record.data is not None:
             print(f"[file asset, {len(record.data):,} bytes]")
         else:
-            print(clean(record.body).replace("\r", "") if record.body else ctx.dim("(empty)"))
+            print(clean(record.body, multiline=True) if record.body else ctx.dim("(empty)"))
     return payload
 
 

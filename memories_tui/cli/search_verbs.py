@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import EmbedProgress, Query, SearchHit, check_options, parse_query
+from ..engine import MAX_FILE_BYTES, EmbedProgress, Query, SearchHit, check_options, parse_query, read_limited
 from ..errors import InputRefusedError, LimitError, ModelError, UsageError
 from .context import Context
 from .output import Payload, clean
@@ -63,7 +63,7 @@ def _batch_item(ctx: Context, qid: str, text: str, vault_id: str,
     try:
         response = ctx.engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
                                      cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
-    except LimitError as exc:  # one over-limit query must not sink a batch of thousands
+    except (LimitError, UsageError) as exc:  # one bad query (too long, empty) must not sink a batch
         if not ctx.json:
             print(f"    error: {clean(exc.message)}")
         return {"id": qid, "results": [], **exc.to_json()}
@@ -81,19 +81,18 @@ def _embed_line(p: EmbedProgress) -> str:
 
 
 def _read_queries(path: Path) -> list[tuple[str, str]]:
+    raw = read_limited(path, MAX_FILE_BYTES, what="queries file")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputRefusedError(f"Cannot read {path} as UTF-8 text: {exc}.", code="file_unreadable") from None
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputRefusedError(f"Cannot read {path} as UTF-8 text: {exc}.", code="invalid_utf8") from None
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise InputRefusedError(f"{path} line {n} is not JSON; each line must be {{\"id\", \"text\"}}.",
                                     code="bad_queries_file") from None
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or "id" not in item:

@@ -37,6 +37,7 @@ import httpx
 
 from ..config import PROXY_SCHEMES, HttpSettings
 from ..errors import CancelledError, ConfigError, ModelError, NetworkError, PolicyError
+from ..loopback import is_loopback_host
 
 USER_AGENT = "memories-tui/0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -58,22 +59,6 @@ RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
 
 
 # --------------------------------------------------------------------------- URL policy
-
-
-def is_loopback_host(host: str) -> bool:
-    """True only for `localhost`, a dotted-quad 127.0.0.0/8 literal, or ``::1`` (fail closed)."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    if "%" in host:  # IPv6 zone ids are never loopback
-        return False
-    try:
-        addr = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return False  # ::ffff:127.0.0.1 — decided: not loopback (fail closed)
-    return addr.is_loopback
 
 
 def _parse(url: str, what: str) -> httpx.URL:

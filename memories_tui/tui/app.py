@@ -33,6 +33,7 @@ from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, Vau
 from ..errors import MemoriesError
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
+from .screens.ask import AskScreen
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
@@ -252,6 +253,9 @@ class MemoriesApp(App):
         from .screens.search import SearchScreen
 
         await self._open(SearchScreen)
+
+    async def action_open_ask(self) -> None:
+        await self._open(AskScreen)
 
     async def action_open_ingest(self) -> None:
         from .screens.ingest import IngestScreen

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import CHEAP_CLI, run_cli
-from tests.integration.test_install import SMALL
+from tests.helpers.paths import GEMMA_SMALL_NAMES, require_gemma_small_files
 
 PASS = "correct horse"
 
@@ -82,16 +82,12 @@ def test_ingest_on_a_terminal_draws_a_rich_bar_on_stderr(vault) -> None:
 
 
 def test_model_install_from_a_folder_checks_every_hash(tmp_path: Path) -> None:
-    names = ["tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
-             "generation_config.json"]
-    if not all((SMALL / n).is_file() for n in names):
-        if os.environ.get("CI"):
-            pytest.fail(f"the small EmbeddingGemma files are missing from {SMALL}")
-        pytest.skip(f"the small EmbeddingGemma files are not present in {SMALL}")
+    names = list(GEMMA_SMALL_NAMES)
+    small = require_gemma_small_files()  # fails under CI, skips with a reason elsewhere
     source = tmp_path / "downloaded"
     (source / "onnx").mkdir(parents=True)
     for n in names:
-        (source / n).write_bytes((SMALL / n).read_bytes())
+        (source / n).write_bytes((small / n).read_bytes())
     (source / "onnx" / "model_q4.onnx").write_bytes(b"not the pinned graph")
     home = tmp_path / "home"
     out = run_cli(home, "--json", "rag", "model-install", "--from", str(source), passphrase=None)
@@ -104,7 +100,7 @@ def test_model_install_from_a_folder_checks_every_hash(tmp_path: Path) -> None:
     assert "not found" in by_path["onnx/model_q4.onnx_data"]["error"]
     model_dir = home / "models" / "embeddinggemma"
     assert not (model_dir / "onnx" / "model_q4.onnx").exists()
-    assert (model_dir / "tokenizer.json").read_bytes() == (SMALL / "tokenizer.json").read_bytes()
+    assert (model_dir / "tokenizer.json").read_bytes() == (small / "tokenizer.json").read_bytes()
 
     missing = run_cli(home, "rag", "model-install", "--from", str(tmp_path / "nowhere"), passphrase=None)
     assert missing.code != 0 and "is not a folder" in missing.stderr and "Traceback" not in missing.stderr

@@ -3,8 +3,7 @@
 A real process in a real pseudo-terminal, driven by `tmux send-keys` and read with
 `tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit
 — and no traceback on the screen or on stderr. tmux runs on a private socket (-L) with no
-config. The vault is made by the CLI with the test-only cheap KDF (its parameters live in
-the vault header, so the unlock in the TUI is quick too). Without tmux the test skips (scripts/test installs it when it runs as root in CI).
+config. The vault is made by the CLI with the real KDF defaults, so the TUI runs with no test hook. Without tmux the test skips (scripts/test installs it when it runs as root in CI).
 """
 
 from __future__ import annotations
@@ -64,10 +63,11 @@ class Terminal:
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("smoke") / "home"
-    created = run_cli(home, "vault", "create", "Personal", passphrase=PASSPHRASE)
+    # The real Argon2id defaults (~1 s each time): the TUI process in tmux has no test hooks.
+    created = run_cli(home, "vault", "create", "Personal", passphrase=PASSPHRASE, real_kdf=True)
     assert created.code == 0, created.stderr
     ingested = run_cli(home, "rag", "ingest", "Personal", *map(str, sorted(SAMPLES.glob("*.md"))),
-                       passphrase=PASSPHRASE)
+                       passphrase=PASSPHRASE, real_kdf=True)
     assert ingested.code == 0, ingested.stderr
     return home
 

@@ -27,7 +27,7 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         records = await unlock_to_records(pilot, app)
 
         # add: title, tags, text; ctrl+s saves and shows the new record
-        await pilot.press("a")
+        await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         editor = app.screen
         assert editor.query_one("#editor-title", Input).has_focus

@@ -15,11 +15,11 @@ from pathlib import Path
 import memories_tui.engine as engine_api
 
 PACKAGE = Path(engine_api.__file__).resolve().parents[1]
-FRONT_ENDS = ("cli", "tui", "mcp", "frontend")
+FRONT_ENDS = ("cli", "tui", "mcp", "skill", "frontend")
 # what a front end may import from memories_tui (besides its own package)
 FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend")
-# the CLI starts the other front ends (`memories tui`, `memories mcp`)
-LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp")}
+# the CLI starts the other front ends (`memories tui`, `memories mcp`, `memories inject`)
+LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill")}
 
 
 def _module_name(path: Path) -> str:

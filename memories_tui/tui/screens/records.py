@@ -43,7 +43,8 @@ class RecordTable(DataTable):
 class RecordsScreen(VaultScreen):
     BINDINGS = [
         Binding("s", "app.open_search", "Search", id="search"),
-        Binding("a", "add", "Add", tooltip="Write a new memory or card", id="records.add"),
+        Binding("a", "app.open_ask", "Ask", tooltip="Ask a question, answered from the vault with citations", id="ask"),
+        Binding("n", "add", "New", tooltip="Write a new memory or card", id="records.add"),
         Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit"),
         Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete"),
         Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest"),
@@ -63,7 +64,7 @@ class RecordsScreen(VaultScreen):
     GUIDE = ("The list shows every record of the vault; ↑/↓ move and the reader beside it shows the "
              "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
              "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
-             "text. a adds a memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
+             "text. a asks a question answered from the vault with [S#] citations, n writes a new memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
              "for vector search, t shows the vault's status.")
 
     def __init__(self, vault_id: str) -> None:

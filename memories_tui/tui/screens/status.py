@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -11,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from ...frontend.grant_records import revoke, running_servers
 from ..messages import StatusDone, describe
 from ..status_view import Section, sections
 from ..widgets.header import AppHeader
@@ -21,6 +24,7 @@ class StatusScreen(VaultScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
         Binding("r", "refresh_status", "Refresh", id="status.refresh"),
+        Binding("x", "revoke_mcp", "Revoke MCP access", id="status.revoke_mcp"),
     ]
 
     HELP_TITLE = "Status"
@@ -50,14 +54,26 @@ class StatusScreen(VaultScreen):
     def status_worker(self, epoch: int) -> None:
         engine = self.engine
         try:
+            servers = running_servers(engine.home, self.vault_id)
+            mcp = ", ".join(
+                f"pid {s.pid}" + (f" (until {datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M})" if s.expires_at else "")
+                for s in servers) or "none"
             view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
                             home=str(engine.home), config=str(engine.config.path),
-                            idle_lock_minutes=float(engine.config.tui.idle_lock_minutes))
+                            idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=describe(exc)))
             return
         self.post_if_live(StatusDone(epoch, status=view))
+
+    def action_revoke_mcp(self) -> None:
+        """End the grant of every MCP server reading this vault (they refuse from their next call)."""
+        servers = running_servers(self.engine.home, self.vault_id)
+        revoke(self.engine.home, self.vault_id)
+        self.notify(f"MCP access to this vault revoked ({len(servers)} running server(s))." if servers
+                    else "No MCP server was reading this vault; any started earlier is revoked too.")
+        self.action_refresh_status()
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):

@@ -1,0 +1,154 @@
+"""AI-client verbs: `inject` (skill + server registration), `mcp` (serve), `mcp revoke`, `mcp status`.
+
+The MCP server and the inject code load only inside their handlers, so other verbs never
+import the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, NotFoundError, UsageError
+from ..frontend.durations import parse_duration
+from ..frontend.grant_records import revoke, running_servers
+from .context import Context
+from .output import Payload, clean
+
+CLIENT_NAMES = ("claude-code", "codex", "cursor", "vscode", "claude-desktop")
+
+
+def register(sub: Any, verb: Any) -> None:
+    """Add the verbs to the parser (`verb` is parser._verb)."""
+    p = verb(sub, "inject", cmd_inject,
+             "Install the Memories skill and register the MCP server for AI clients.",
+             "memories inject claude-code --vault notes --passphrase-command \"pass show memories\"", unlocks=False)
+    p.add_argument("client", metavar="CLIENT", choices=("all", *CLIENT_NAMES),
+                   help="all, or one of: " + ", ".join(CLIENT_NAMES))
+    p.add_argument("--vault", action="append", metavar="VAULT_ID",
+                   help="vault the server may read (repeat for several; default: the only vault in the home)")
+    p.add_argument("--force", action="store_true", help="replace a different existing entry or skill (after a backup)")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    p.add_argument("--target", metavar="DIR", help="use DIR as both the home and the project folder")
+    p.add_argument("--scope", choices=("user", "project"), default="user",
+                   help="user config (default) or the project in the current folder (.mcp.json, .cursor/, …)")
+    p.add_argument("--expires", metavar="DURATION", help="pass --expires to the server (e.g. 8h)")
+    p.add_argument("--passphrase-file", metavar="FILE", help="the server reads the vault passphrase from FILE")
+    p.add_argument("--passphrase-command", metavar="CMD",
+                   help="the server runs CMD for the passphrase ($MEMORIES_PASSPHRASE_COMMAND)")
+
+    p = verb(sub, "mcp", cmd_mcp_serve,
+             "Serve the granted vaults to an AI client over MCP (stdio). Subcommands: revoke, status.",
+             "memories mcp --vault notes --expires 8h --passphrase-file ~/.memories-pass")
+    p.add_argument("--vault", action="append", metavar="VAULT_ID",
+                   help="a vault the client may read (repeat for several)")
+    p.add_argument("--expires", metavar="DURATION", help="end the grant after DURATION, e.g. 30m, 8h, 7d")
+    commands = p.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(p), required=False)
+    r = verb(commands, "revoke", cmd_mcp_revoke,
+             "End every running MCP server's grant for a vault (takes effect at the server's next call).",
+             "memories mcp revoke notes", unlocks=False)
+    r.add_argument("revoke_vault", metavar="VAULT_ID")
+    verb(commands, "status", cmd_mcp_status, "List running MCP servers and the vaults they may read.",
+         "memories mcp status --json", unlocks=False)
+
+
+# -- inject ----------------------------------------------------------------------------------
+
+def cmd_inject(ctx: Context) -> Payload:
+    from ..skill.clients import CLIENTS, Roots
+    from ..skill.inject import InjectReport, build_launch, inject
+
+    args = ctx.args
+    if args.passphrase_file and args.passphrase_command:
+        raise UsageError("Give --passphrase-file or --passphrase-command, not both.")
+    if args.expires:
+        parse_duration(args.expires)
+    passphrase_file = None
+    if args.passphrase_file:
+        passphrase_file = Path(args.passphrase_file).expanduser().resolve()
+        if not passphrase_file.is_file():
+            raise UsageError(f"Passphrase file {passphrase_file} does not exist.")
+    vault_ids = _vault_ids(ctx, args.vault)
+    launch = build_launch(ctx.engine.home, vault_ids, expires=args.expires, passphrase_file=passphrase_file,
+                          passphrase_command=args.passphrase_command)
+    clients = list(CLIENTS) if args.client == "all" else [args.client]
+    report: InjectReport = inject(clients, Roots.for_target(args.target), launch, scope=args.scope,
+                                  force=args.force, dry_run=args.dry_run)
+    if not ctx.json:
+        _print_report(ctx, report)
+    if report.failed:
+        paths = ", ".join(str(r.path) for r in report.failed)
+        error = ConfigError(f"Left as they were, because they could not be updated: {paths}. "
+                            "The other targets were handled.")
+        error.extra = report.to_json()  # type: ignore[attr-defined]
+        raise error
+    return report.to_json()
+
+
+def _vault_ids(ctx: Context, refs: list[str] | None) -> list[str]:
+    engine = ctx.engine
+    if refs:
+        return list(dict.fromkeys(engine.resolve_vault(ref).vault_id for ref in refs))
+    vaults = engine.list_vaults()
+    if len(vaults) == 1:
+        return [vaults[0].vault_id]
+    if not vaults:
+        raise NotFoundError(f"No vault in {engine.home}; create one with `memories vault create NAME` first.")
+    names = ", ".join(v.name for v in vaults)
+    raise UsageError(f"Several vaults ({names}): choose the ones the AI client may read with --vault.")
+
+
+def _print_report(ctx: Context, report: Any) -> None:
+    rows = [(r.client, r.what, ("would be " if report.dry_run and r.status in ("created", "added", "replaced")
+                                else "") + r.status, r.path or "-", r.message) for r in report.results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
+        print(clean(f"{line}  {row[3]}"))
+        if row[4] and row[2].endswith(("kept", "skipped", "error")):
+            print(ctx.dim(clean(f"    {row[4]}")))
+    for note in report.notes:
+        print(clean(f"note: {note}"), file=sys.stderr)
+    if report.dry_run:
+        print("dry run: nothing was written.", file=sys.stderr)
+
+
+# -- mcp -------------------------------------------------------------------------------------
+
+def cmd_mcp_serve(ctx: Context) -> Payload:
+    from ..mcp.server import serve
+
+    args = ctx.args
+    serve(getattr(args, "home", None), getattr(args, "config", None), args.vault or [], expires=args.expires,
+          passphrase_file=getattr(args, "passphrase_file", None))
+    return {}
+
+
+def cmd_mcp_revoke(ctx: Context) -> Payload:
+    engine = ctx.engine
+    info = engine.resolve_vault(ctx.args.revoke_vault)
+    affected = running_servers(engine.home, info.vault_id)
+    when = revoke(engine.home, info.vault_id)
+    if not ctx.json:
+        print(clean(f"Revoked MCP access to {info.name} ({info.vault_id}); {len(affected)} running server(s) "
+                    "lose it at their next call."))
+    return {"vault_id": info.vault_id, "name": info.name, "revoked_at": when, "servers": [s.pid for s in affected]}
+
+
+def cmd_mcp_status(ctx: Context) -> Payload:
+    servers = running_servers(ctx.engine.home)
+    if not ctx.json:
+        if not servers:
+            print("No MCP server is running for this home.")
+        else:
+            ctx.table(["pid", "vaults", "expires"],
+                      [[s.pid, ", ".join(s.vaults), _when(s.expires_at)] for s in servers])
+    return {"servers": [{"pid": s.pid, "vaults": s.vaults, "started_at": s.started_at, "expires_at": s.expires_at}
+                        for s in servers]}
+
+
+def _when(stamp: float | None) -> str:
+    import time
+
+    return "never" if stamp is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))

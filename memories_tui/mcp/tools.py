@@ -1,0 +1,189 @@
+"""What each MCP tool does, on the engine's public API and under the server's grants.
+
+Plain synchronous code (the SDK runs it in a worker thread), separate from the protocol
+wiring in server.py. Every call: check the grant, do the work, check the grant again (a
+result that finishes after the grant ended is dropped), and bound the output size.
+Excluded kinds (private, credential, asset) never leave: search never indexes them and
+`read` answers for them exactly as for a record that does not exist.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import CancelledError, NotFoundError, UsageError
+from .grants import GrantError, Grants
+from .models import (
+    AskCitation,
+    AskQuote,
+    AskResult,
+    AskSource,
+    Chunk,
+    ChunkRef,
+    ReadResult,
+    RecordHit,
+    RetrieveResult,
+    SearchResult,
+)
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+T = TypeVar("T")
+EXCLUDED = frozenset({"private", "credential", "asset"})
+RETRIEVE_BUDGET = 24_000  # bytes of chunk text per memory_retrieve answer
+SEARCH_BUDGET = 16_000  # bytes of snippets per memory_search answer
+READ_BUDGET = 64_000  # bytes of body per memory_read answer
+EMBED_BUDGET_SECONDS = 30.0  # on-demand embedding inside one call; the cache keeps what was done
+
+
+class MemoryTools:
+    def __init__(self, engine: Engine, grants: Grants) -> None:
+        self.engine = engine
+        self.grants = grants
+
+    # -- memory_retrieve ------------------------------------------------------------------
+    def retrieve(self, vault_id: str, query: str, mode: str = "bm25", match_mode: str = "any", limit: int = 8,
+                 cards_only: bool = False) -> RetrieveResult:
+        def work(vid: str) -> RetrieveResult:
+            cancel = threading.Event()
+            response = self.engine.search(vid, query, mode=mode, match_mode=match_mode, limit=limit,
+                                          cards_only=cards_only, budget_seconds=EMBED_BUDGET_SECONDS,
+                                          progress=lambda _p: self._watch(vid, cancel), cancel=cancel)
+            chunks: list[Chunk] = []
+            omitted = used = 0
+            for hit in response.results:
+                if hit.kind in EXCLUDED:  # defence in depth: the index never holds them
+                    continue
+                size = len(hit.text.encode("utf-8")) + len(hit.title.encode("utf-8"))
+                if chunks and used + size > RETRIEVE_BUDGET:
+                    omitted += 1
+                    continue
+                used += size
+                chunks.append(Chunk(citation=hit.citation, id=hit.asset_id, revision=hit.revision, title=hit.title,
+                                    kind=hit.kind, byte_start=hit.byte_start, byte_end=hit.byte_end,
+                                    chunk_hash=hit.chunk_hash, score=round(hit.score, 6),
+                                    scores={k: (None if v is None else round(v, 6)) for k, v in hit.scores.items()},
+                                    text=hit.text))
+            return RetrieveResult(vault_id=vid, query=query, mode=response.mode, match_mode=response.match_mode,
+                                  chunks=chunks, truncated=omitted > 0, omitted=omitted, notes=list(response.notes))
+
+        return self._run(vault_id, work)
+
+    # -- memory_search --------------------------------------------------------------------
+    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> SearchResult:
+        def work(vid: str) -> SearchResult:
+            rows = self.engine.memory_search(vid, query, limit=limit, match_mode=match_mode)
+            records: list[RecordHit] = []
+            omitted = used = 0
+            for row in rows:
+                size = len(row.snippet.encode("utf-8")) + len(row.title.encode("utf-8"))
+                if records and used + size > SEARCH_BUDGET:
+                    omitted += 1
+                    continue
+                used += size
+                records.append(RecordHit(id=row.id, revision=row.revision, title=row.title, score=row.score,
+                                         snippet=row.snippet,
+                                         chunks=[ChunkRef(chunk_hash=c.chunk_hash, byte_start=c.byte_start,
+                                                          byte_end=c.byte_end, score=c.score) for c in row.chunks]))
+            return SearchResult(vault_id=vid, query=query, records=records, truncated=omitted > 0, omitted=omitted)
+
+        return self._run(vault_id, work)
+
+    # -- memory_read ----------------------------------------------------------------------
+    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
+             byte_end: int | None = None) -> ReadResult:
+        if revision is not None and revision < 1:
+            raise UsageError("revision counts from 1.")
+        if byte_start is not None and byte_start < 0 or byte_end is not None and byte_end < 0:
+            raise UsageError("byte_start and byte_end cannot be negative.")
+
+        def work(vid: str) -> ReadResult:
+            try:
+                record = self.engine.read_record(vid, id, revision)
+            except NotFoundError:
+                record = None
+            if record is None or record.kind in EXCLUDED:
+                what = f"record {id!r}" + (f" revision {revision}" if revision is not None else "")
+                raise NotFoundError(f"No {what} in vault {vid} that this server may read. Use ids and revisions "
+                                    "from memory_retrieve or memory_search results.")
+            body = record.body.encode("utf-8")
+            start = _char_start(body, min(byte_start or 0, len(body)))
+            end = len(body) if byte_end is None else _char_end(body, min(byte_end, len(body)))
+            if end < start:
+                raise UsageError(f"byte_end {byte_end} is before byte_start {byte_start}.")
+            truncated = end - start > READ_BUDGET
+            if truncated:
+                end = _char_start(body, start + READ_BUDGET)
+            return ReadResult(vault_id=vid, id=record.id, revision=record.revision,
+                              revisions=self.engine.revisions(vid, record.id), kind=record.kind, title=record.title,
+                              tags=list(record.tags), created=record.created, updated=record.updated,
+                              total_bytes=len(body), byte_start=start, byte_end=end,
+                              text=body[start:end].decode("utf-8"), truncated=truncated)
+
+        return self._run(vault_id, work)
+
+    # -- memory_ask -----------------------------------------------------------------------
+    @property
+    def can_ask(self) -> bool:
+        return callable(getattr(self.engine, "ask", None))
+
+    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
+        def work(vid: str) -> AskResult:
+            cancel = threading.Event()
+            stop = threading.Event()
+            watcher = threading.Thread(target=self._watch_until, args=(vid, cancel, stop), daemon=True)
+            watcher.start()
+            try:
+                ask: Callable[..., Any] = getattr(self.engine, "ask")  # noqa: B009 - present from issue 9 on
+                answer = ask(vid, question, mode=mode, limit=limit, cancel=cancel)
+            finally:
+                stop.set()
+            data = answer.to_json()
+            return AskResult(vault_id=vid, question=question, status=data["status"], answer=data["answer"],
+                             citations=[AskCitation(**c) for c in data["citations"]],
+                             quotes=[AskQuote(**q) for q in data["quotes"]],
+                             unverified_quotes=bool(data.get("unverified_quotes")),
+                             sources=[AskSource(**{k: src[k] for k in AskSource.model_fields}) for src in data["sources"]],
+                             notes=list(data.get("notes", [])))
+
+        return self._run(vault_id, work)
+
+    # -- shared ---------------------------------------------------------------------------
+    def _run(self, vault_id: str, work: Callable[[str], T]) -> T:
+        try:
+            return self.grants.run(vault_id, work)
+        except CancelledError:
+            self.grants.check(vault_id)  # a grant that ended mid-call says so
+            raise
+
+    def _watch(self, vault_id: str, cancel: threading.Event) -> None:
+        """Progress callback of long work: stop it as soon as the grant ends."""
+        try:
+            self.grants.check(vault_id)
+        except GrantError:
+            cancel.set()
+
+
+    def _watch_until(self, vault_id: str, cancel: threading.Event, stop: threading.Event) -> None:
+        """While a call waits on a remote service, cancel it (no further request) once the grant ends."""
+        while not stop.wait(0.25):
+            self._watch(vault_id, cancel)
+            if cancel.is_set():
+                return
+
+
+def _char_start(data: bytes, offset: int) -> int:
+    """Move `offset` back to the first byte of the UTF-8 character it falls in."""
+    while 0 < offset < len(data) and data[offset] & 0xC0 == 0x80:
+        offset -= 1
+    return offset
+
+
+def _char_end(data: bytes, offset: int) -> int:
+    """Move `offset` forward past the UTF-8 character it falls in."""
+    while 0 < offset < len(data) and data[offset] & 0xC0 == 0x80:
+        offset += 1
+    return offset

@@ -1,0 +1,2 @@
+"""The bundled Memories skill (SKILL.md) and `memories inject`, which installs it and registers
+the MCP server in AI clients' configs."""

@@ -1,0 +1,103 @@
+"""`memories inject` through the real CLI: JSON report, vault resolution, refusals, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def create(home: Path, name: str) -> str:
+    result = run_cli(home, "vault", "create", name, "--json")
+    assert result.code == 0, result.stderr
+    return result.json["vault_id"]
+
+
+def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_path):
+    vault_id = create(home, "notes")
+    target = tmp_path / "target"
+    result = run_cli(home, "inject", "all", "--target", str(target), "--vault", "notes",
+                     "--passphrase-command", "pass show memories", "--expires", "8h", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json
+    assert report["dry_run"] is False
+    assert {(t["client"], t["what"]) for t in report["targets"]} == {
+        (c, w) for c in ("claude-code", "codex", "cursor", "vscode", "claude-desktop") for w in ("server", "skill")}
+    codex = tomllib.loads((target / ".codex" / "config.toml").read_text())["mcp_servers"]["memories"]
+    assert codex["args"][-7:] == ["mcp", "--home", str(home), "--vault", vault_id, "--expires", "8h"]
+    assert codex["env"] == {"MEMORIES_PASSPHRASE_COMMAND": "pass show memories"}
+    assert codex["command"] == str(Path(sys.executable).parent / "memories")  # the script beside this Python
+    again = run_cli(home, "inject", "all", "--target", str(target), "--vault", vault_id, "--passphrase-command",
+                    "pass show memories", "--expires", "8h", "--json")
+    assert {t["status"] for t in again.json["targets"]} == {"unchanged", "skipped"}
+
+
+def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_path):
+    vault_id = create(home, "notes")
+    secret = tmp_path / "pass.txt"
+    secret.write_text("correct horse\n")
+    result = run_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"), "--passphrase-file",
+                     str(secret), "--json")
+    assert result.code == 0, result.stderr
+    entry = json.loads((tmp_path / "t" / ".cursor" / "mcp.json").read_text())["mcpServers"]["memories"]
+    assert entry["args"][-4:] == ["--vault", vault_id, "--passphrase-file", str(secret)]
+    assert "correct horse" not in (tmp_path / "t" / ".cursor" / "mcp.json").read_text()
+    assert result.json["notes"] == []
+
+
+def test_dry_run_writes_nothing_and_says_so(home, tmp_path):
+    create(home, "notes")
+    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--dry-run")
+    assert result.code == 0, result.stderr
+    assert "would be created" in result.stdout and "nothing was written" in result.stderr
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize(("args", "code", "words"), [
+    (["inject", "emacs"], "usage_error", "invalid choice"),
+    (["inject", "all", "--vault", "nope"], "not_found", "No vault 'nope'"),
+    (["inject", "all", "--expires", "soon"], "usage_error", "duration"),
+    (["inject", "all", "--passphrase-file", "/no/such/file"], "usage_error", "does not exist"),
+    (["inject", "all", "--passphrase-file", "x", "--passphrase-command", "y"], "usage_error", "not both"),
+])
+def test_bad_input_is_a_clear_error(home, tmp_path, args, code, words):
+    create(home, "notes")
+    result = run_cli(home, *args, "--target", str(tmp_path / "t"), "--json")
+    assert result.code != 0
+    assert result.json["error"]["code"] == code and words in result.json["error"]["message"]
+    assert not (tmp_path / "t").exists()
+
+
+def test_several_vaults_need_a_choice_and_none_is_an_error(home, tmp_path):
+    empty = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    assert empty.code == 1 and "vault create" in empty.json["error"]["message"]
+    create(home, "notes")
+    create(home, "work")
+    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    assert result.code == 2 and "--vault" in result.json["error"]["message"]
+    assert "notes" in result.json["error"]["message"] and "work" in result.json["error"]["message"]
+
+
+def test_a_malformed_config_fails_the_command_but_not_the_others(home, tmp_path):
+    create(home, "notes")
+    bad = tmp_path / "t" / ".cursor" / "mcp.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"mcpServers": {"other": ')
+    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    assert result.code == 1
+    assert result.json["error"]["code"] == "config_invalid" and str(bad) in result.json["error"]["message"]
+    statuses = {(t["client"], t["what"]): t["status"] for t in result.json["targets"]}
+    assert statuses[("cursor", "server")] == "error" and statuses[("codex", "server")] == "created"
+    assert bad.read_text() == '{"mcpServers": {"other": '
+    human = run_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"))
+    assert human.code == 1 and "Traceback" not in human.stderr and "not valid JSON" in human.stdout
