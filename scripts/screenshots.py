@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
-"""Regenerate screenshots/*.svg from the real app (R-TUI-3).
+"""Regenerate screenshots/*.svg (and .png when an SVG renderer is available) from the real app.
 
-Builds a throw-away home in a fixed folder (/tmp/memories-shots, wiped first, so paths in
-the SVGs do not change from run to run) with a cheap-KDF vault (test-only hook, so this takes
-seconds), imports the bundled sample notes, drives MemoriesApp through every screen with
-`run_test()` + Pilot, and saves one SVG per screen.
+What a new user sees: a fresh home in a fixed folder (/tmp/memories-shots, wiped first, so
+paths in the images do not change from run to run) with one vault holding only the bundled
+sample notes, and no embedding model (so the no-model search state is shown). A cheap-KDF
+test hook makes vault creation take milliseconds. MemoriesApp is driven through every screen
+with `run_test()` + Pilot at 150×42, plus the records and search screens at 80×24. The
+model-install shots download from a loopback mirror into the home's own model folder.
 
-When the MiniLM test model is present (tests/.models/minilm, fetched by
-scripts/fetch-test-models) the home's config points `[rag] local_model_dir` at it, the vector
-index is built before the search screenshot, and the vector and hybrid panes show real
-results; otherwise they show the "no model" message. The model-install screenshots always
-download (from a loopback mirror) into the home's own default model folder.
+PNG copies need `cairosvg` (pip) or `rsvg-convert` (librsvg); without either only SVGs are
+written and the script says so.
 
     .venv/bin/python scripts/screenshots.py [--out screenshots]
 """
@@ -19,22 +18,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from memories_tui.config import default_model_dir
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ask import AskScreen
+from memories_tui.tui.screens.editor import RecordEditorScreen
+from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import ChunkDetailScreen, SearchScreen
 from memories_tui.tui.screens.status import StatusScreen
-from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen
+from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import crypto
 
@@ -42,10 +42,9 @@ SIZE = (150, 42)
 PASS = "correct horse battery staple"
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_MODEL_FILES = ROOT.parent / "shared" / "models" / "embeddinggemma-small-files"
-MINILM = ROOT / "tests" / ".models" / "minilm"
 WORK_DIR = Path("/tmp/memories-shots")  # fixed, so regenerated SVGs do not differ by a random path
 ASK_QUESTION = "手沖咖啡的水溫要多少？"  # no [rag.generation] here: the extractive answer
-SEARCH_QUERY = "how to bake bread at home"  # English: the MiniLM test model is English-only
+SEARCH_QUERY = "sourdough bread 咖啡"
 
 
 def start_mirror():
@@ -65,7 +64,6 @@ def start_mirror():
     return mirror
 
 
-SAMPLES = Path(__file__).resolve().parents[1] / "memories_tui" / "samples"  # re-ingested: unchanged
 
 
 async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
@@ -81,6 +79,26 @@ def shot(app: MemoriesApp, out: Path, name: str) -> None:
     print(f"  {out / name}.svg")
 
 
+def to_png(out: Path) -> None:
+    """PNG copies of every SVG, with whichever renderer is installed."""
+    svgs = sorted(out.glob("*.svg"))
+    try:
+        import cairosvg  # type: ignore[import-not-found]
+    except ImportError:
+        cairosvg = None
+    tool = shutil.which("rsvg-convert")
+    if cairosvg is None and tool is None:
+        print("  no PNGs: neither cairosvg nor rsvg-convert is installed (the SVGs are complete)")
+        return
+    for svg in svgs:
+        png = svg.with_suffix(".png")
+        if cairosvg is not None:
+            cairosvg.svg2png(url=str(svg), write_to=str(png))
+        else:
+            subprocess.run([tool, "-o", str(png), str(svg)], check=True)
+        print(f"  {png}")
+
+
 async def first_run(home: Path, out: Path) -> None:
     app = MemoriesApp(Engine.open(home))
     async with app.run_test(size=SIZE) as pilot:
@@ -89,35 +107,47 @@ async def first_run(home: Path, out: Path) -> None:
         shot(app, out, "01-first-run")
 
 
-def write_config(home: Path, mirror_url: str) -> bool:
-    """The home's config: the loopback mirror, plus the MiniLM model when present. True if it is."""
-    lines = ["[rag]", f'model_download_base_url = "{mirror_url}"']
-    real_model = (MINILM / "model.onnx").is_file()
-    if real_model:
-        lines += [f'local_model_dir = "{MINILM}"', 'local_model_profile = "sentence-transformers"',
-                  "local_threads = 2"]
-    (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return real_model
+def write_config(home: Path, mirror_url: str) -> None:
+    """The home's config: only the loopback mirror (a new user's home has no model)."""
+    (home / "config.toml").write_text(f'[rag]\nmodel_download_base_url = "{mirror_url}"\n', encoding="utf-8")
 
 
 async def embedding_settled(pilot, app: MemoriesApp) -> None:
-    """Wait until the app's background embedding (if any) has finished."""
     await wait_for(pilot, lambda: app.vault is None or not app.embedding_active(app.vault.vault_id), timeout=60)
     await pilot.pause(0.1)
 
 
+async def unlock_personal(pilot, app: MemoriesApp) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+    app.screen.query_one("#passphrase").value = PASS
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records)
+
+
+async def show_note(pilot, app: MemoriesApp, title_part: str) -> None:
+    table = app.screen.query_one("#records")
+    row = next((n for n, r in enumerate(app.screen.records) if title_part in r.title), 0)
+    table.move_cursor(row=row)
+    await pilot.pause(0.4)
+
+
+async def search(pilot, app: MemoriesApp) -> None:
+    await pilot.press("s")
+    await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+    app.screen.query_one("#query").value = SEARCH_QUERY
+    await pilot.press("enter")
+    panes = list(app.screen.query(ResultsPane))
+    await wait_for(pilot, lambda: all(p.shown for p in panes), timeout=30)
+    await pilot.pause(0.3)
+
+
 async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None:
     home.mkdir(parents=True)
-    real_model = write_config(home, mirror_url)
+    write_config(home, mirror_url)
     engine = Engine.open(home)
     info = engine.create_vault("Personal", PASS)
     engine.unlock(info.vault_id, PASS)
     engine.import_samples(info.vault_id)
-    if real_model:
-        report = engine.build_vector_index(info.vault_id)  # `rag index`: the vectors go to the encrypted cache
-        print(f"  vector index: {report.embedded} chunks embedded with {MINILM}")
-    else:
-        print(f"  no {MINILM / 'model.onnx'}: vector and hybrid panes will show the no-model message")
     engine.lock()
     engine.create_vault("Work", PASS)
 
@@ -134,41 +164,37 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.pause(0.2)
         shot(app, out, "03-unlock-wrong-passphrase")
 
-        field.value = PASS
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records)
-        table = app.screen.query_one("#records")
-        row = next((n for n, r in enumerate(app.screen.records) if "會議" in r.title or "sync" in r.title), 0)
-        table.move_cursor(row=row)
-        await embedding_settled(pilot, app)  # after unlock: vectors come back from the encrypted cache
-        await pilot.pause(0.3)
+        await unlock_personal(pilot, app)
+        await show_note(pilot, app, "Welcome")
         shot(app, out, "04-records-reader")
+        await show_note(pilot, app, "會議")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        await pilot.pause(0.3)
+        shot(app, out, "04b-record-editor")
+        await pilot.press("escape")
 
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         app.screen.query_one("#tree").root.expand()
-        app.screen.query_one("#paths").value = f"{notes / 'garden.md'} {notes / 'reading-list.md'} " \
-                                               f"{SAMPLES / '03-coffee.md'}"
+        app.screen.query_one("#paths").value = f"{notes / 'garden.md'} {notes / 'reading-list.md'}"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query_one("#ingest-results").row_count == 3)
-        await embedding_settled(pilot, app)  # the new notes are embedded in the background
+        await wait_for(pilot, lambda: app.screen.query_one("#ingest-results").row_count == 2)
         await pilot.pause(0.3)
         shot(app, out, "05-ingest-results")
         await pilot.press("escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
-        search = app.screen
-        await embedding_settled(pilot, app)
-        search.query_one("#query").value = SEARCH_QUERY
-        await pilot.press("enter")
-        panes = list(search.query(ResultsPane))
-        await wait_for(pilot, lambda: all(p.shown for p in panes), timeout=30)
+        await search(pilot, app)
+        shot(app, out, "06-search-no-model")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.pause(0.3)
-        shot(app, out, "06-search-three-panes")
+        shot(app, out, "06b-help")
+        await pilot.press("escape")
 
-        bm25 = search.query_one("#pane-bm25", ResultsPane)
+        bm25 = app.screen.query_one("#pane-bm25", ResultsPane)
         bm25.option_list.focus()
         bm25.option_list.highlighted = 0
         await pilot.press("enter")
@@ -189,25 +215,21 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.press("escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        # the install screenshots download the pinned files into the home's own model folder,
-        # never into the MiniLM test folder the config points at
-        config = engine.config
-        engine.config = dataclasses.replace(config, rag=dataclasses.replace(
-            config.rag, local_model_dir=default_model_dir(home)))
         await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
         model = app.screen
+        await pilot.pause(0.3)
+        shot(app, out, "08-model-install-terms")
         await pilot.click("#start")
         bar = model.query_one("#model-progress")
         await wait_for(pilot, lambda: (bar.progress or 0) > 0 and "/s" in str(model.query_one("#model-rate").content))
         await pilot.pause(0.8)
-        shot(app, out, "08-model-install")
+        shot(app, out, "08b-model-install")
         await pilot.click("#cancel")
         await wait_for(pilot, lambda: model.cancel_event is None)
         await pilot.pause(0.2)
-        shot(app, out, "08b-model-install-cancelled")
+        shot(app, out, "08c-model-install-cancelled")
         await pilot.press("escape")
-        engine.config = config
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
@@ -219,6 +241,16 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
         await pilot.pause(0.2)
         shot(app, out, "10-locked")
+
+    small = MemoriesApp(engine, browse_root=notes)  # what an 80×24 terminal shows
+    async with small.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(small.screen, VaultPickerScreen) and small.screen.vaults)
+        await pilot.press("enter")
+        await unlock_personal(pilot, small)
+        await show_note(pilot, small, "Sourdough")
+        shot(small, out, "11-records-80x24")
+        await search(pilot, small)
+        shot(small, out, "12-search-80x24")
     engine.lock()
 
 
@@ -240,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         (notes / "reading-list.md").write_text(
             "# Reading list 書單\n\n- The Pragmatic Programmer\n- 《活著》余華\n- Designing Data-Intensive Applications\n",
             encoding="utf-8")
+        for old in list(args.out.glob("*.svg")) + list(args.out.glob("*.png")):
+            old.unlink()  # no stale images of screens that changed names
         print(f"writing screenshots to {args.out}")
         asyncio.run(first_run(base / "empty-home", args.out))
         mirror = start_mirror()
@@ -250,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             mirror.stop()
     finally:
         shutil.rmtree(WORK_DIR, ignore_errors=True)
+    to_png(args.out)
     return 0
 
 

@@ -35,12 +35,20 @@ def normalize(svg: str, masks: dict[str, str]) -> str:
 async def check(pilot, name: str, masks: dict[str, str] | None = None) -> str | None:
     """None when the screen matches its stored snapshot, else a sentence saying what to do.
 
-    Blinking cursors are stopped first (shown steadily), so the image does not depend on timing."""
+    Blinking cursors are stopped first (shown steadily) and the image is taken once two exports
+    0.1 s apart agree, so it does not depend on timing."""
     app = pilot.app
     for widget in app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
     await pilot.pause(0.05)
+    # wait until the screen has settled (footer keys, late layout): two exports in a row agree
     svg = normalize(app.export_screenshot(title=name), masks or {})
+    for _ in range(40):
+        await pilot.pause(0.1)
+        again = normalize(app.export_screenshot(title=name), masks or {})
+        if again == svg:
+            break
+        svg = again
     stored = SNAPSHOTS / f"{name}.svg"
     if updating():
         SNAPSHOTS.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -10,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, ProgressBar, Static
+from textual.widgets import Button, DataTable, Footer, Input, ProgressBar, Static
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
@@ -22,8 +23,8 @@ from .base import EngineScreen
 if TYPE_CHECKING:  # httpx loads only when the install starts
     from ...engine import InstallProgress
 
-STATE_STYLE = {"pending": "dim", "downloading": "cyan", "verifying": "yellow", "downloaded": "green",
-               "reused": "green", "failed": "bold red"}
+STATE_STYLE = {"pending": "dim", "downloading": "cyan", "copying": "cyan", "verifying": "yellow",
+               "downloaded": "green", "copied": "green", "reused": "green", "failed": "bold red"}
 
 
 def human_bytes(n: float) -> str:
@@ -59,7 +60,9 @@ class ModelInstallScreen(EngineScreen):
     HELP_TITLE = "Embedding model"
     GUIDE = ("Vector and hybrid search need the embedding model (EmbeddingGemma, about 200 MiB, downloaded "
              "once). ctrl+r starts or resumes the download; every file is checked against its pinned "
-             "SHA-256 hash. ctrl+x cancels (partial files are kept for a resume).")
+             "SHA-256 hash. ctrl+x cancels (partial files are kept for a resume). Without internet, type a "
+             "folder of files downloaded elsewhere in the field beside the buttons and press enter: the same "
+             "checks apply.")
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +78,7 @@ class ModelInstallScreen(EngineScreen):
             with Horizontal(id="model-buttons"):
                 yield Button("Start", id="start", variant="primary")
                 yield Button("Cancel", id="cancel", variant="error")
+                yield Input(placeholder="…or a folder of model files + enter", id="from-dir")
             yield ProgressBar(id="model-progress", show_eta=False)
             yield Static(id="model-rate")
             yield Static(id="model-message")
@@ -147,14 +151,25 @@ class ModelInstallScreen(EngineScreen):
         self.refresh_bindings()
 
     @on(Button.Pressed, "#start")
-    def action_start(self) -> None:
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    def action_start(self, source: Path | None = None) -> None:
         if not self.available or self.cancel_event is not None:
             return
         self.cancel_event = threading.Event()
         self.set_running(True)
         self.query_one("#model-terms", Static).display = False
-        self.say("#model-message", Text("Starting…"))
-        self.install_worker(self.cancel_event, self.epoch())
+        self.say("#model-message", Text(f"Installing from {source}…" if source else "Starting…"))
+        self.install_worker(self.cancel_event, self.epoch(), source)
+
+    @on(Input.Submitted, "#from-dir")
+    def _from_folder(self, event: Input.Submitted) -> None:
+        """Install from a folder of files downloaded elsewhere (each size and SHA-256 checked)."""
+        if not event.value.strip():
+            self.say("#model-message", Text("Type the folder that holds the downloaded model files.", style="yellow"))
+            return
+        self.action_start(Path(event.value.strip()).expanduser())
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -163,12 +178,15 @@ class ModelInstallScreen(EngineScreen):
             self.say("#model-message", Text("Cancelling…"))
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
-    def install_worker(self, cancel: threading.Event, epoch: int) -> None:
+    def install_worker(self, cancel: threading.Event, epoch: int, source: Path | None = None) -> None:
         def progress(p: InstallProgress) -> None:
             self.post_message(InstallProgressMessage(epoch, progress=p))
 
         try:
-            report = self.engine.install_model(progress=progress, cancel=cancel)
+            if source is not None:
+                report = self.engine.install_model(progress=progress, cancel=cancel, source=source)
+            else:
+                report = self.engine.install_model(progress=progress, cancel=cancel)
         except CancelledError as exc:
             self.post_message(InstallDone(epoch, error=describe(exc), cancelled=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
@@ -217,7 +235,10 @@ class ModelInstallScreen(EngineScreen):
             return
         if message.error:
             start.label = "Retry"
-            self.say("#model-message", Text(message.error, style="bold red"))
+            error = Text(message.error, style="bold red")
+            if "--from DIR" in message.error:  # in this screen the folder goes in the field beside the buttons
+                error.append("\nHere: type that folder in the field beside the buttons and press enter.", style="yellow")
+            self.say("#model-message", error)
             return
         report = message.report
         if report is None:
