@@ -363,3 +363,26 @@ def test_sigterm_ends_the_server_and_removes_its_record(world):
         if proc.poll() is None:
             proc.kill()
         proc.stdin.close()
+
+
+@pytest.mark.skipif(not CAN_ASK, reason="remote services and ask come with issue 9")
+async def test_device_only_vault_refuses_non_loopback_services(tmp_path):
+    """R-MCP-2 through MCP: a device-only vault never reaches a non-loopback service (192.0.2.1 is a
+    documentation address: the refusal comes before any connection), local BM25 still works."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[rag.embedding]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/embeddings"\nmodel = "e"\n'
+        'dimensions = 8\n\n'
+        '[rag.generation]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/chat/completions"\nmodel = "g"\n')
+    created = run_cli(home, "vault", "create", "dev", "--device-only", "--json")
+    assert created.code == 0, created.stderr
+    run_cli(home, "memory", "add", "dev", "--title", "Plan", "--text", "The garden plan: tomatoes by the fence.")
+    async with connect({"home": home}, "--vault", "dev") as client:
+        for tool, args in (("memory_ask", {"question": "Where do the tomatoes go?"}),
+                           ("memory_retrieve", {"query": "tomatoes", "mode": "vector"}),
+                           ("memory_retrieve", {"query": "tomatoes", "mode": "hybrid"})):
+            text = error_text(await client.call_tool(tool, {"vault_id": "dev", **args}))
+            assert "device-only" in text and "192.0.2.1" in text and "nothing was sent" in text
+        local = structured(await client.call_tool("memory_retrieve", {"vault_id": "dev", "query": "tomatoes"}))
+        assert [c["title"] for c in local["chunks"]] == ["Plan"]
