@@ -314,6 +314,7 @@ def test_stdout_carries_only_protocol_frames(world):
     ([], {}, "--vault"),
     (["--vault", "notes", "--expires", "soon"], {}, "duration"),
     (["--vault", "notes"], {"MEMORIES_PASSPHRASE": None}, "never prompts"),
+    (["--vault", "notes", "--json"], {}, "--json does not apply"),
 ])
 def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
     environ = _server_env(world["home"])
@@ -322,8 +323,11 @@ def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
     done = subprocess.run([sys.executable, str(SERVER), "mcp", "--home", str(world["home"]), *args],
                           stdin=subprocess.DEVNULL, capture_output=True, env=environ, timeout=120, check=False)
     assert done.returncode != 0
-    assert done.stdout == b""  # nothing but protocol frames ever goes to stdout
     stderr = done.stderr.decode()
+    if "--json" in args:  # a usage error before serving: the one JSON object --json promises
+        assert words in json.loads(done.stdout)["error"]["message"]
+        return
+    assert done.stdout == b""  # nothing but protocol frames ever goes to stdout
     assert words in stderr and "Traceback" not in stderr
 
 
