@@ -7,7 +7,9 @@ Builds a vault from the first --docs SciFact abstracts, then in one run measures
   3. how long after saving a new note it is vector-searchable (on-demand embedding);
   4. unlock → first vector search when every vector is in the encrypted cache.
 Needs a local model (default: the MiniLM test model from scripts/fetch-test-models).
-Prints figures; asserts nothing.
+``--data`` is a folder of collections; ``--collection`` picks one (default: SciFact, else the
+first collection that is not Chinese, which MiniLM cannot read). Prints figures; asserts
+nothing. ``--json`` prints one JSON object (see bench/README.md).
 """
 
 from __future__ import annotations
@@ -24,15 +26,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import find_collections, is_chinese, load_collection  # noqa: E402
 
 from memories_tui.engine import Engine, NewRecord  # noqa: E402
 from memories_tui.vault import crypto  # noqa: E402
 
 
-def percentiles(samples: list[float]) -> str:
+def stats(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-    return f"p50 {statistics.median(ordered):6.2f} ms  p95 {p95:6.2f} ms  (n={len(ordered)})"
+    return {"n": len(ordered), "p50_ms": statistics.median(ordered), "p95_ms": p95}
+
+
+def percentiles(samples: list[float]) -> str:
+    s = stats(samples)
+    return f"p50 {s['p50_ms']:6.2f} ms  p95 {s['p95_ms']:6.2f} ms  (n={s['n']})"
+
+
+def pick_collection(data: Path, name: str | None) -> Path:
+    names = find_collections(data)
+    if name:
+        if name not in names:
+            sys.exit(f"no collection {name!r} in {data} (found: {', '.join(names) or 'none'})")
+        return data / name
+    if "scifact" in names:
+        return data / "scifact"
+    for candidate in names:
+        coll = load_collection(data, candidate)
+        if coll is not None and not is_chinese(coll):
+            return data / candidate
+    sys.exit(f"no non-Chinese collection in {data}; pass --collection")
 
 
 def timed_queries(engine: Engine, vid: str, queries: list[str], mode: str, stop: threading.Event | None = None,
@@ -52,12 +77,15 @@ def timed_queries(engine: Engine, vid: str, queries: list[str], mode: str, stop:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data", help="folder of collections")
+    ap.add_argument("--collection", default=None, help="collection name in --data (default: scifact)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     ap.add_argument("--model", type=Path, default=ROOT / "tests" / ".models" / "minilm")
     ap.add_argument("--profile", default="sentence-transformers")
     ap.add_argument("--docs", type=int, default=600)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    source = pick_collection(args.data, args.collection)
     if not (args.model / "model.onnx").is_file() and not (args.model / "onnx").is_dir():
         sys.exit(f"no model in {args.model}; run scripts/fetch-test-models")
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # KDF not measured here
@@ -66,8 +94,8 @@ def main() -> None:
         f'[rag]\nlocal_model_dir = "{args.model.resolve()}"\nlocal_model_profile = "{args.profile}"\n'
         f"local_threads = {args.threads}\n")
     try:
-        docs = [json.loads(line) for line in (args.data / "corpus.jsonl").read_text().splitlines()[: args.docs]]
-        queries = [json.loads(line)["text"] for line in (args.data / "queries.jsonl").read_text().splitlines()][:100]
+        docs = [json.loads(line) for line in (source / "corpus.jsonl").read_text().splitlines()[: args.docs]]
+        queries = [json.loads(line)["text"] for line in (source / "queries.jsonl").read_text().splitlines()][:100]
         eng = Engine.open(home)
         vids = []
         for name in ("a", "b"):
@@ -124,7 +152,16 @@ def main() -> None:
             eng.close()
 
         chunks = report[a].embedded + report[a].reused  # type: ignore[attr-defined]
-        print(f"vault: {len(docs)} SciFact abstracts, {chunks} chunks; model {args.model.name} ({args.profile}), "
+        if args.json:
+            print(json.dumps({
+                "collection": source.name, "records": len(docs), "chunks": chunks, "model": args.model.name,
+                "profile": args.profile, "threads": args.threads, "background_embed_s": embed_s,
+                "bm25": {"idle": stats(idle_bm25), "busy": stats(busy_bm25)},
+                "vector": {"idle": stats(idle_vector), "busy": stats(busy_vector)},
+                "new_note_to_vector_hit_ms": statistics.median(fresh),
+                "unlock_to_first_vector_search_s": statistics.median(ready)}))
+            return
+        print(f"vault: {len(docs)} {source.name} documents, {chunks} chunks; model {args.model.name} ({args.profile}), "
               f"{args.threads} threads; background embedding took {embed_s:.1f} s")
         print(f"{'BM25, nothing else running (reference)':<48}{percentiles(idle_bm25)}")
         print(f"{'BM25, while the vault embeds in background':<48}{percentiles(busy_bm25)}")

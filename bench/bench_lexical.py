@@ -1,19 +1,22 @@
 """Lexical (FTS5 BM25) benchmark beside bm25s, measured in the same run.
 
-    .venv/bin/python bench/bench_lexical.py [--data ../shared/data] [--quick] [--segmenter jieba]
+    .venv/bin/python bench/bench_lexical.py [--data ../shared/data] [--quick] [--segmenter jieba] [--json]
 
 For each collection every document is chunked with ``chunk_text`` (title as the title
 column, the abstract/paragraph as chunk bodies) and indexed with ``LexicalIndex``; each
 query retrieves 100 chunks and a document scores its best chunk. Prints nDCG@10 (linear
 gain, log2 discount), Recall@100, query latency p50/p95, index build time, segmentation
 throughput and peak RSS, then a synthetic 10,000-chunk mixed zh/en speed case.
-Figures only: nothing here asserts timing.
+Figures only: nothing here asserts timing. ``--json`` prints one JSON object instead of the
+table (see bench/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import math
 import random
 import re
 import sys
@@ -344,12 +347,32 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
     )
 
 
+BM25S_REFERENCE = ("bm25s, stopwords en + stem (SOURCE)", "bm25s, jieba search (SOURCE)", "bm25s single query, k 10")
+
+
+def json_report(rows: list[list[object]]) -> dict:
+    """The --json object: per collection our FTS5 `any` search and the bm25s reference (the
+    SOURCE.md defaults: English stopwords + stemming, Chinese jieba search mode)."""
+
+    def num(v: object) -> float | None:
+        return None if not isinstance(v, float | int) or math.isnan(v) else round(float(v), 4)
+
+    entries: dict[str, dict] = {}
+    for label, system, _n, nd, rc, p50, p95, *_rest in rows:
+        entry = entries.setdefault(str(label), {"collection": str(label)})
+        side = "ours" if str(system).startswith("FTS5 any") else "bm25s" if system in BM25S_REFERENCE else None
+        if side and side not in entry:
+            entry[side] = {"ndcg@10": num(nd), "recall@100": num(rc), "p50_ms": num(p50), "p95_ms": num(p95)}
+    return {"collections": [e for e in entries.values() if "ours" in e and "bm25s" in e]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory of collections (each a folder with corpus.jsonl, queries.jsonl, qrels.tsv)")
     ap.add_argument("--quick", action="store_true", help="subsample queries (300 per collection)")
     ap.add_argument("--segmenter", choices=("rjieba", "jieba"), help="force the segmentation backend")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the 10,000-chunk speed case")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = ap.parse_args(argv)
 
     if args.segmenter:
@@ -357,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     segment.warm_up()
     print(
-        f"segmenter: {segment.backend()} (load {time.perf_counter() - t:.2f} s); fold: OpenCC {'+'.join(segment.OPENCC_CHAIN)}"
+        f"segmenter: {segment.backend()} (load {time.perf_counter() - t:.2f} s); fold: OpenCC {'+'.join(segment.OPENCC_CHAIN)}",
+        file=sys.stderr if args.json else sys.stdout,
     )
     n_q = 300 if args.quick else None
     rows: list[list[object]] = []
@@ -390,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
                          rows, True)
     if not args.no_synthetic:
         synthetic_speed(loaded, 10_000, 300 if args.quick else 1000, rows)
+    if args.json:
+        print(json.dumps(json_report(rows), ensure_ascii=False))
+        return 0
     print()
     print_table(HEADERS, rows)
     return 0

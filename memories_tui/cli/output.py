@@ -11,9 +11,15 @@ Payload = dict[str, object]  # the one JSON object a verb prints with --json
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f\x9b]")
 
 
-def clean(text: object) -> str:
-    """Strip terminal escape sequences and control characters from anything we print."""
-    return _ESCAPES.sub("", str(text))
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\t": " ", "\u0085": "\\n", "\u2028": "\\n", "\u2029": "\\n"})
+
+
+def clean(text: object, *, multiline: bool = False) -> str:
+    """Strip terminal escape sequences and control characters from anything we print. Line
+    breaks become a visible `\\n` unless `multiline` (a record body), so a file name or title
+    cannot forge a table row or an output line."""
+    out = _ESCAPES.sub("", str(text))
+    return out if multiline else out.translate(_LINE_BREAKS)
 
 
 def print_table(headers: list[str], rows: Sequence[Sequence[object]], bold: bool) -> None:

@@ -13,10 +13,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from ..errors import CancelledError, MemoriesError, UsageError
-from . import ai_verbs, search_verbs
+from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
+from . import ai_verbs, ask_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -47,6 +48,8 @@ def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
     parser.add_argument("--config", metavar="FILE", default=default, help="config file (default: HOME/config.toml)")
     parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
                         help="print exactly one JSON object on stdout")
+    parser.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="on an unexpected error, print the full traceback on stderr")
 
 
 def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
@@ -103,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _verb(vault, "create", cmd_vault_create, "Create a vault and print its VAULT_ID.",
               "memories vault create notes --device-only")
     p.add_argument("name", metavar="NAME")
+    p.add_argument("--allow-weak-passphrase", action="store_true",
+                   help="accept a passphrase shorter than 8 characters")
     p.add_argument("--device-only", action="store_true",
                    help="never send this vault's data to a non-loopback model endpoint")
     _verb(vault, "list", cmd_vault_list, "List vaults (no passphrase needed).", "memories vault list --json",
@@ -111,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
               "memories vault passwd notes --new-passphrase-file new.txt")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--new-passphrase-file", metavar="FILE", help="read the new passphrase from FILE (else a prompt)")
+    p.add_argument("--allow-weak-passphrase", action="store_true",
+                   help="accept a new passphrase shorter than 8 characters")
     p = _verb(vault, "policy", cmd_vault_policy, "Show or set a vault's device-only policy.",
               "memories vault policy notes --device-only on")
     p.add_argument("vault", metavar="VAULT_ID")
@@ -157,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rag = _group(sub, "rag", "Ingest documents and search them (BM25, vector, hybrid).",
                  "  memories rag ingest notes notes.md --title \"Research notes\"\n"
-                 "  memories rag search notes \"keywords\" --mode bm25 --match-mode all")
+                 "  memories rag search notes \"keywords\" --mode bm25 --match-mode all\n"
+                 "  memories rag ask notes \"what did I decide about hybrid search?\"")
     p = _verb(rag, "ingest", cmd_rag_ingest,
               "Import UTF-8 text/Markdown files as encrypted knowledge cards (all files or none).",
               "memories rag ingest notes notes.md --title \"Research notes\"")
@@ -165,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", metavar="FILE", nargs="+")
     p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
     search_verbs.register(rag, memory, _verb)
+    ask_verbs.register(rag, _verb)
     ai_verbs.register(sub, _verb)
     return parser
 
@@ -195,7 +204,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    return "--json" in _options(argv)
+
+
+def _options(argv: Sequence[str]) -> Sequence[str]:
+    """The words before `--` (after it everything is a positional, e.g. a query)."""
+    return argv[: argv.index("--") if "--" in argv else len(argv)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -222,6 +236,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return _fail(CancelledError("Interrupted."), as_json)
+    except Exception as exc:  # last resort: one line (and a code), never a traceback unless --debug
+        return _internal_error(exc, as_json, "--debug" in _options(argv))
+
+
+def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
+    """An exception nobody planned for: its type and place only (its text may quote vault
+    content), the redacted traceback on stderr with --debug."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "memories_tui" in f.filename] or frames
+    where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    error = InternalError(f"Unexpected {type(exc).__name__}{where}. This is a bug in Memories; run the "
+                          "command again with --debug for the full traceback and report it.")
+    if debug:
+        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
+    return _fail(error, as_json)
 
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:

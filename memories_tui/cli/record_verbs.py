@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..engine import IngestProgress, read_text_file
+from ..engine import MAX_FILE_BYTES, IngestProgress, read_text_file
 from ..errors import InputRefusedError, UsageError
 from .context import Context
 from .output import Payload, clean
+from .progress import ProgressReport
 
 
 def _read_text_input(ctx: Context, required: bool) -> str | None:
@@ -23,7 +24,10 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
         return None
     if sys.stdin.isatty():
         raise UsageError("Give the body with --text, --file, or on standard input.")
-    raw = sys.stdin.buffer.read()
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputRefusedError(f"Standard input is over the {MAX_FILE_BYTES:,}-byte limit for a body.",
+                                code="file_too_large")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -52,7 +56,7 @@ def cmd_memory_read(ctx: Context) -> Payload:
         if record.data is not None:
             print(f"[file asset, {len(record.data):,} bytes]")
         else:
-            print(clean(record.body).replace("\r", "") if record.body else ctx.dim("(empty)"))
+            print(clean(record.body, multiline=True) if record.body else ctx.dim("(empty)"))
     return payload
 
 
@@ -99,10 +103,11 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     paths = [Path(p) for p in ctx.args.files]
 
-    def progress(p: IngestProgress) -> None:
-        ctx.progress(f"[{p.done}/{p.total}] {'checked' if p.stage == 'read' else 'written'}")
+    with ProgressReport("Ingesting", unit="files", enabled=not ctx.json) as bar:
+        def progress(p: IngestProgress) -> None:
+            bar.update(p.done, p.total, "checked" if p.stage == "read" else "written")
 
-    results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
+        results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
     if not ctx.json:
         ctx.table(["STATUS", "ID", "REV", "CHUNKS", "FILE", "TITLE"],
                   [[r.status, r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import EmbedProgress, Query, SearchHit, check_options, parse_query
+from ..engine import MAX_FILE_BYTES, EmbedProgress, Query, SearchHit, check_options, parse_query, read_limited
 from ..errors import InputRefusedError, LimitError, ModelError, UsageError
 from .context import Context
 from .output import Payload, clean
+from .progress import ProgressReport
 
 if TYPE_CHECKING:  # httpx loads only when a model is installed
     from ..engine import InstallProgress
@@ -43,26 +43,36 @@ def cmd_rag_search(ctx: Context) -> Payload:
             _print_hits(ctx, response.results)
         return response.to_json()
     out: list[dict[str, object]] = []
-    for qid, text in queries:
-        if not ctx.json:
-            print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
-        try:
-            response = engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
-                                     cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
-        except LimitError as exc:  # one over-limit query must not sink a batch of thousands
-            out.append({"id": qid, "results": [], **exc.to_json()})
-            if not ctx.json:
-                print(f"    error: {clean(exc.message)}")
-            continue
-        item: dict[str, object] = {"id": qid, "results": [h.to_json() for h in response.results]}
-        if response.notes:
-            item["notes"] = response.notes
-        out.append(item)
-        if not ctx.json:
-            _print_hits(ctx, response.results)
+    batch = ProgressReport("Searching", unit="queries", enabled=not ctx.json)
+    with batch:
+        for n, (qid, text) in enumerate(queries):
+            batch.update(n, len(queries))
+            out.append(_batch_item(ctx, qid, text, vault_id, progress))
+        batch.update(len(queries), len(queries))
     failed = sum(1 for item in out if "error" in item)
     return {"vault_id": vault_id, "mode": args.mode, "match_mode": args.match_mode, "queries": out,
             "failed": failed}
+
+
+def _batch_item(ctx: Context, qid: str, text: str, vault_id: str,
+                progress: Callable[[EmbedProgress], None]) -> dict[str, object]:
+    """One query of a `--queries` batch; an over-limit query becomes its own error entry."""
+    args = ctx.args
+    if not ctx.json:
+        print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
+    try:
+        response = ctx.engine.search(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
+                                     cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
+    except (LimitError, UsageError) as exc:  # one bad query (too long, empty) must not sink a batch
+        if not ctx.json:
+            print(f"    error: {clean(exc.message)}")
+        return {"id": qid, "results": [], **exc.to_json()}
+    item: dict[str, object] = {"id": qid, "results": [h.to_json() for h in response.results]}
+    if response.notes:
+        item["notes"] = response.notes
+    if not ctx.json:
+        _print_hits(ctx, response.results)
+    return item
 
 
 def _embed_line(p: EmbedProgress) -> str:
@@ -71,19 +81,18 @@ def _embed_line(p: EmbedProgress) -> str:
 
 
 def _read_queries(path: Path) -> list[tuple[str, str]]:
+    raw = read_limited(path, MAX_FILE_BYTES, what="queries file")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputRefusedError(f"Cannot read {path} as UTF-8 text: {exc}.", code="file_unreadable") from None
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputRefusedError(f"Cannot read {path} as UTF-8 text: {exc}.", code="invalid_utf8") from None
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise InputRefusedError(f"{path} line {n} is not JSON; each line must be {{\"id\", \"text\"}}.",
                                     code="bad_queries_file") from None
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or "id" not in item:
@@ -141,7 +150,9 @@ def cmd_rag_status(ctx: Context) -> Payload:
 
 def cmd_rag_index(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
-    report = ctx.engine.build_vector_index(vault_id, progress=lambda p: ctx.progress(_embed_line(p)))
+    with ProgressReport("Embedding", unit="chunks", enabled=not ctx.json) as bar:
+        report = ctx.engine.build_vector_index(
+            vault_id, progress=lambda p: bar.update(p.done, p.total, f"{p.tokens_per_second:,.0f} tokens/s"))
     if not ctx.json:
         print(f"Embedded {report.embedded:,}, reused {report.reused:,} from the encrypted cache, "
               f"{report.missing:,} missing, {report.truncated:,} truncated, in {report.seconds:.1f} s")
@@ -150,22 +161,16 @@ def cmd_rag_index(ctx: Context) -> Payload:
 
 def cmd_rag_model_install(ctx: Context) -> Payload:
     cancel = threading.Event()
-    last = [0.0]
+    source = Path(ctx.args.source).expanduser() if ctx.args.source else None
+    with ProgressReport("Copying" if source else "Downloading", unit="bytes", enabled=not ctx.json) as bar:
+        def progress(p: InstallProgress) -> None:
+            bar.update(p.bytes_done, p.bytes_total, p.current or "")
 
-    def progress(p: InstallProgress) -> None:
-        now = time.monotonic()
-        if now - last[0] < 0.5 and p.bytes_done < p.bytes_total:
-            return
-        last[0] = now
-        eta = f", ETA {p.eta_seconds:.0f} s" if p.eta_seconds is not None else ""
-        ctx.progress(f"{p.bytes_done / 2**20:,.1f}/{p.bytes_total / 2**20:,.1f} MiB at "
-                     f"{p.rate_bps / 2**20:,.2f} MiB/s{eta}  {p.current or ''}")
-
-    try:
-        report = ctx.engine.install_model(progress=progress, cancel=cancel)
-    except KeyboardInterrupt:
-        cancel.set()
-        raise
+        try:
+            report = ctx.engine.install_model(progress=progress, cancel=cancel, source=source)
+        except KeyboardInterrupt:
+            cancel.set()
+            raise
     files: list[dict[str, object]] = [
         {"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "status": f.status,
          **({"error": f.error} if f.error else {})} for f in report.files]
@@ -204,9 +209,12 @@ def register(rag: Any, memory: Any, verb: VerbFn) -> None:
              "Embed every chunk that has no vector yet (resumable; 5-minute budget per run).",
              "memories rag index notes")
     p.add_argument("vault", metavar="VAULT_ID")
-    verb(rag, "model-install", cmd_rag_model_install,
-         "Download and verify the pinned EmbeddingGemma files (~209 MiB; resumes; never replaces a mismatching file).",
-         "memories rag model-install", unlocks=False)
+    p = verb(rag, "model-install", cmd_rag_model_install,
+             "Download and verify the pinned EmbeddingGemma files (~209 MiB; resumes; never replaces a mismatching "
+             "file), or install them from a folder of already-downloaded files with --from.",
+             "memories rag model-install --from ~/Downloads/embeddinggemma", unlocks=False)
+    p.add_argument("--from", dest="source", metavar="DIR",
+                   help="install from this folder instead of downloading (each file's size and SHA-256 is checked)")
     p = verb(rag, "status", cmd_rag_status, "Show index, embedding and cache status for a vault.",
              "memories rag status notes --json")
     p.add_argument("vault", metavar="VAULT_ID")

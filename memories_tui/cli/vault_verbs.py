@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import InputRefusedError
-from ..frontend.passphrase import get_passphrase, read_passphrase_file
+import sys
+
+from ..errors import InputRefusedError, UsageError
+from ..frontend.passphrase import MIN_PASSPHRASE_CHARS, get_passphrase, read_passphrase_file
 from .context import Context
 from .output import Payload, clean
 
@@ -26,6 +28,7 @@ def cmd_tui(ctx: Context) -> Payload:
 def cmd_vault_create(ctx: Context) -> Payload:
     passphrase = get_passphrase(file=ctx.args.passphrase_file, confirm=True,
                                 prompt=f"New passphrase for vault {ctx.args.name}: ")
+    _check_strength(passphrase, ctx.args.allow_weak_passphrase)
     info = ctx.engine.create_vault(ctx.args.name, passphrase, device_only=ctx.args.device_only)
     payload: Payload = {"vault_id": info.vault_id, "name": info.name, "device_only": ctx.args.device_only}
     if not ctx.json:
@@ -35,15 +38,20 @@ def cmd_vault_create(ctx: Context) -> Payload:
 
 
 def cmd_vault_list(ctx: Context) -> Payload:
-    vaults = ctx.engine.list_vaults()
+    scan = ctx.engine.scan_vaults()
+    vaults = scan.vaults
     if not ctx.json:
         if not vaults:
             print("No vaults yet. Create one with: memories vault create NAME")
         else:
             ctx.table(["VAULT_ID", "NAME", "RECORDS"], [[v.vault_id, v.name, v.record_count] for v in vaults])
             print(ctx.dim("(device-only flags are encrypted; `vault policy VAULT_ID` shows one after unlock)"))
+        for problem in scan.problems:  # bad *.mvault files are reported beside the good vaults
+            print(f"memories: warning: {clean(problem.file)} is not a usable vault ({problem.code}): "
+                  f"{clean(problem.message)}", file=sys.stderr)
     # device_only is null: the flag is encrypted and unknown without the passphrase
-    return {"vaults": [{**v.to_json(), "device_only": None} for v in vaults]}
+    return {"vaults": [{**v.to_json(), "device_only": None} for v in vaults],
+            "problems": [p.to_json() for p in scan.problems]}
 
 
 def cmd_vault_passwd(ctx: Context) -> Payload:
@@ -55,10 +63,17 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
             raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
     else:
         new = get_passphrase(confirm=True, prompt="New passphrase: ", environ={})
+    _check_strength(new, ctx.args.allow_weak_passphrase)
     ctx.engine.change_passphrase(info.vault_id, old, new)
     if not ctx.json:
         print(f"Passphrase changed for vault {clean(info.name)} (records were not re-encrypted; the vault key was re-wrapped).")
     return {"vault_id": info.vault_id, "changed": True}
+
+
+def _check_strength(passphrase: str, allowed: bool) -> None:
+    if len(passphrase) < MIN_PASSPHRASE_CHARS and not allowed:
+        raise UsageError(f"The passphrase is shorter than {MIN_PASSPHRASE_CHARS} characters; choose a longer one, "
+                         "or confirm with --allow-weak-passphrase.")
 
 
 def cmd_vault_policy(ctx: Context) -> Payload:

@@ -16,28 +16,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
-from ..errors import BudgetExceededError, InputRefusedError, ModelError, NotFoundError, UsageError
+from ..errors import (
+    BudgetExceededError,
+    CancelledError,
+    InputRefusedError,
+    LimitError,
+    MemoriesError,
+    NotFoundError,
+    UsageError,
+)
 from ..home import resolve_config, resolve_home
 from ..index.cache import IndexCache, VaultIndex
 from ..index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
 from ..retrieval.search import RecordHit, SearchResponse, group_by_record, search
+from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
 from ..text.segment import MAX_RESULTS
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vault.store import UnlockedVault
 from . import records as checks
+from .asking import DEFAULT_ASK_LIMIT, ask_vault
 from .indexing import current_index, load_embedder
-from .ingest import IngestProgressFn, ingest_files
+from .ingest import IngestProgressFn, count_chunks, ingest_files
 from .jobs import lower_thread_priority, save_index_snapshots
 from .session import OpenVaults
 from .sources import read_file
 from .status import build_status
-from .types import HomeReport, IngestResult, StatusReport, VaultInfo
+from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
 from .vaults import VaultFiles
 
 if TYPE_CHECKING:  # heavy imports (onnxruntime, httpx) load only when a command needs them
+    from ..answer.types import Answer
     from ..models.install import InstallProgress, InstallReport
     from ..models.local_onnx import LocalEmbedder
+    from ..models.remote_embed import RemoteEmbedder
+
+    AnyEmbedder = LocalEmbedder | RemoteEmbedder
 
 MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
@@ -52,7 +66,7 @@ class Engine:
         self._files = VaultFiles(home, config.path)
         self._vaults = OpenVaults()
         self._lock = threading.RLock()
-        self._embedder: LocalEmbedder | None = None
+        self._embedder: AnyEmbedder | None = None
         self._embedder_lock = threading.Lock()
 
     @classmethod
@@ -65,8 +79,13 @@ class Engine:
 
     # -- home and vaults ------------------------------------------------------------------
     def init_home(self) -> HomeReport:
-        """Create the home and a commented config; never overwrite an existing config."""
+        """Create the home and a commented config; never overwrite an existing config, never
+        chmod an existing folder."""
         return self._files.init_home()
+
+    def scan_vaults(self) -> VaultScan:
+        """The vaults, and the `*.mvault` files that are not usable vaults (read-only)."""
+        return self._files.scan()
 
     def list_vaults(self) -> list[VaultInfo]:
         return self._files.list()
@@ -143,7 +162,10 @@ class Engine:
         return self._vault(vault_id).add_many(items)
 
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
-        return self._vault(vault_id).read(record_id, revision)
+        entry = self._vaults.get(vault_id)
+        record = entry.vault.read(record_id, revision)
+        entry.note_read(record.id)  # read records are embedded first in the background
+        return record
 
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
                       tags: Sequence[str] | None = None) -> Record:
@@ -170,7 +192,23 @@ class Engine:
         if not paths:
             raise UsageError("Name at least one file to ingest.")
         return ingest_files(self._vault(vault_id), self.current_records(vault_id), paths, title=title,
-                            progress=progress, cancel=cancel)
+                            progress=progress, cancel=cancel,
+                            check_fits=lambda new, replaced: self._check_batch_fits(vault_id, new, replaced))
+
+    def _check_batch_fits(self, vault_id: str, new_bodies: list[str], replaced_bodies: list[str]) -> None:
+        """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`
+        (a vault no search could load any more)."""
+        limit = self.config.rag.limits.chunks
+        try:
+            current = len(self.index(vault_id).chunks)
+        except LimitError as exc:
+            raise LimitError(f"{exc.message} Nothing was written.") from None
+        after = current + sum(map(count_chunks, new_bodies)) - sum(map(count_chunks, replaced_bodies))
+        if after > limit:
+            raise LimitError(
+                f"This batch would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per vault "
+                "([rag.limits] chunks in the config). Nothing was written: ingest fewer or smaller files, "
+                "or raise the limit.")
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
         """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows
@@ -189,24 +227,42 @@ class Engine:
         vectors = self.index(vault_id).vectors
         return len(vectors) if vectors is not None else 0
 
-    def embedder(self) -> LocalEmbedder:
-        """The local embedding model, loaded once per process (R-EMB-1); ModelError if none."""
+    def embedder(self) -> AnyEmbedder:
+        """The embedding model: `[rag.embedding]`'s service, else the local model, loaded once
+        per process (R-EMB-1); ModelError if none. Use `vault_embedder` for a vault's data."""
         with self._embedder_lock:
             if self._embedder is None:
                 self._embedder = load_embedder(self.config.rag)
             return self._embedder
+
+    def vault_embedder(self, vault_id: str, cancel: threading.Event | None = None) -> AnyEmbedder:
+        """The embedder bound to one vault: a remote service refuses a device-only vault's data
+        when it is not on loopback (R-MCP-2) and stops at a lock between HTTP attempts."""
+        embedder = self.embedder()
+        if not hasattr(embedder, "bind"):
+            return embedder
+        from ..models.remote import CallContext
+
+        epoch = self.lock_epoch
+
+        def check() -> None:
+            if self.lock_epoch != epoch:
+                raise CancelledError("The vault was locked; nothing more was sent.")
+
+        return embedder.bind(CallContext(cancel=cancel, check=check, device_only=self.device_only(vault_id)))
 
     def ensure_vectors(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
                        progress: EmbedProgressFn | None = None, cancel: threading.Event | None = None,
                        embed_missing: bool = True) -> IndexReport:
         """Embed every chunk that has no vector yet (cache first); `rag index` and on-demand search."""
         vault_id = self.vault_id_of(vault_id)
-        embedder = self.embedder()
+        embedder = self.vault_embedder(vault_id, cancel)
         index = self.index(vault_id)
         epoch = self.lock_epoch
-        return ensure_vectors(index, embedder, self._vault(vault_id), budget_seconds=budget_seconds,
+        entry = self._vaults.get(vault_id)
+        return ensure_vectors(index, embedder, entry.vault, budget_seconds=budget_seconds,
                               progress=progress, cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
-                              embed_missing=embed_missing)
+                              embed_missing=embed_missing, priority=entry.embed_priority())
 
     def embed_in_background(self, vault_id: str, *, progress: EmbedProgressFn | None = None,
                             cancel: threading.Event | None = None) -> IndexReport:
@@ -229,20 +285,34 @@ class Engine:
         vault = self._vault(vault_id)
         with index.lock:
             hashes = [c.chunk.chunk_hash for c in index.chunks.values()]
-        vault.prune_cache_blobs("emb:", set(vault.embedding_names(self.embedder().space_key, hashes)))
+        space_key = self.vault_embedder(vault_id).space_key
+        vault.prune_cache_blobs("emb:", set(vault.embedding_names(space_key, hashes)))
         return report
 
     def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
-                      cancel: threading.Event | None = None) -> InstallReport:
-        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma)."""
-        from ..models.install import install_model
-
+                      cancel: threading.Event | None = None, source: Path | None = None) -> InstallReport:
+        """`rag model-install` into `[rag] local_model_dir` (default <home>/models/embeddinggemma):
+        downloaded, or with `source` copied from a folder of already-downloaded files (same hash checks)."""
         rag = self.config.rag
-        report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
-                               progress=progress, cancel=cancel)
+        if source is not None:
+            from ..models.install_local import install_from_folder
+
+            report = install_from_folder(rag.local_model_dir, source, progress=progress, cancel=cancel)
+        else:
+            from ..models.install import install_model
+
+            report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
+                                   progress=progress, cancel=cancel)
         with self._embedder_lock:
             self._embedder = None  # files may have changed
         return report
+
+    def model_terms_accepted(self) -> bool:
+        """True once an install has started in the model folder: the installer writes the Gemma
+        terms notice there before its first download (front ends show the terms until then)."""
+        from ..models.manifest import NOTICE_FILENAME
+
+        return (Path(self.config.rag.local_model_dir) / NOTICE_FILENAME).is_file()
 
     # -- search and status ----------------------------------------------------------------
     def search(self, vault_id: str, query: str | Query, *, mode: str | None = None, match_mode: str | None = None,
@@ -254,13 +324,40 @@ class Engine:
         parsed = _parsed(query, mode, match_mode, limit)
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
+        service = self.config.rag.rerank if rerank else None
+        depth = candidate_depth(parsed.limit) if service is not None else None
         if parsed.mode == "bm25":
-            return search(index, parsed, cards_only=cards_only, rerank=rerank)
-        embedder = self.embedder()
-        return search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
-                      unknown_share=embedder.unknown_share(parsed.text),
-                      ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
-                                                                 progress=progress, cancel=cancel))
+            response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
+        else:
+            embedder = self.vault_embedder(vault_id, cancel)
+            response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
+                              unknown_share=embedder.unknown_share(parsed.text), depth=depth,
+                              ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
+                                                                         progress=progress, cancel=cancel))
+        if service is None:
+            return response
+        from ..models.remote import CallContext
+        from ..models.remote_generate import Reranker
+
+        epoch = self.lock_epoch
+
+        def check() -> None:
+            if self.lock_epoch != epoch:
+                raise CancelledError("The vault was locked; nothing more was sent.")
+
+        ctx = CallContext(cancel=cancel, check=check, device_only=self.device_only(vault_id))
+        result: SearchResponse = rerank_with_service(response, Reranker(service, self.config.rag.http), ctx,
+                                                     parsed.limit)
+        if self.lock_epoch != epoch:
+            raise CancelledError("The vault was locked during the search; the late result was dropped.")
+        return result
+
+    def ask(self, vault_id: str, question: str, *, mode: str = "bm25", match_mode: str = "any",
+            limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
+        """R-ASK: retrieve, then a generated answer with checked citations (`[rag.generation]`)
+        or an extractive one; `insufficient_evidence` when nothing is retrieved (asking.py)."""
+        return ask_vault(self, vault_id, question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,
+                         cancel=cancel)
 
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
                       match_mode: str | None = None) -> list[RecordHit]:
@@ -274,13 +371,17 @@ class Engine:
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
         try:
-            embedder: LocalEmbedder | None = self.embedder()
+            embedder: AnyEmbedder | None = self.vault_embedder(vault_id)
+            if embedder is not None and hasattr(embedder, "check_policy"):
+                embedder.check_policy()  # a device-only vault cannot use a non-loopback service
+                embedder.space_key  # noqa: B018 - a remote service without configured dims is asked once here
             problem = None
-        except ModelError as exc:
+        except MemoriesError as exc:
             embedder, problem = None, exc.message
         else:
             self.ensure_vectors(vault_id, embed_missing=False)  # count what the encrypted cache holds
-        return build_status(vault_id, index, self.config.rag, embedder, problem, len(self.indexes.cached()))
+        return build_status(vault_id, index, self.config.rag, embedder, problem, len(self.indexes.cached()),
+                            cache_repairs=list(self._vault(vault_id).cache_repairs))
 
     def _vault(self, vault_ref: str) -> UnlockedVault:
         return self._vaults.get(vault_ref).vault

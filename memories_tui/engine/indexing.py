@@ -12,6 +12,7 @@ from .session import OpenVault
 
 if TYPE_CHECKING:
     from ..models.local_onnx import LocalEmbedder
+    from ..models.remote_embed import RemoteEmbedder
 
 
 def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records: dict[str, Record]) -> VaultIndex:
@@ -26,7 +27,8 @@ def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records
         index = None
     if index is None:
         data = vault.get_blob(SNAPSHOT_BLOB)
-        restored = VaultIndex.restore(vault_id, limits, data, records) if data is not None else None
+        restored = (VaultIndex.restore(vault_id, limits, data, records, load_blob=vault.get_blob)
+                    if data is not None else None)
         index = restored or VaultIndex(vault_id, limits)
         index.policy_tag = tag
         indexes.put(index)
@@ -43,8 +45,13 @@ def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records
     return index
 
 
-def load_embedder(rag: RagSettings) -> LocalEmbedder:
-    """The local ONNX model named by `[rag]`; raises ModelError when none is usable."""
+def load_embedder(rag: RagSettings) -> LocalEmbedder | RemoteEmbedder:
+    """`[rag.embedding]`'s remote service when configured (nothing is sent here), else the
+    local ONNX model named by `[rag]`; raises ModelError when no local model is usable."""
+    if rag.embedding is not None:
+        from ..models.remote_embed import RemoteEmbedder
+
+        return RemoteEmbedder(rag.embedding, rag.http)
     from ..models.local_onnx import LocalEmbedder
 
     return LocalEmbedder(rag.local_model_dir, profile=rag.local_model_profile, threads=rag.local_threads,

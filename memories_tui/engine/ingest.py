@@ -20,12 +20,15 @@ from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
 
 IngestProgressFn = Callable[[IngestProgress], None]
+# (bodies to write, bodies they replace) -> raises LimitError when the vault would be over a limit
+FitCheck = Callable[[list[str], list[str]], None]
 
 
 def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
                  title: str | None = None, progress: IngestProgressFn | None = None,
-                 cancel: threading.Event | None = None) -> list[IngestResult]:
-    """Import text files as knowledge cards into `vault`, whose latest records are `current`."""
+                 cancel: threading.Event | None = None, check_fits: FitCheck | None = None) -> list[IngestResult]:
+    """Import text files as knowledge cards into `vault`, whose latest records are `current`.
+    `check_fits` runs before anything is written (issue 8: never leave an unsearchable vault)."""
     if not paths:
         raise UsageError("Name at least one file to ingest.")
     sources: list[SourceFile] = []
@@ -59,6 +62,9 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
             to_add.append((i, src, meta))
         seen.add((src.sha256, source_path))
     _check_cancel(cancel)
+    if check_fits is not None and (to_add or to_update):
+        check_fits([s.body for _, s, _ in to_add] + [s.body for _, s, _, _ in to_update],
+                   [old.body for _, _, old, _ in to_update])
     added = vault.add_many([NewRecord("card", s.title, s.body, metadata=m) for _, s, m in to_add]) if to_add else []
     updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m)
                                   for _, s, old, m in to_update]) if to_update else [])

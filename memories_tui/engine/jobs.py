@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, MemoriesError, ModelError, describe_error
-from ..index.cache import SNAPSHOT_BLOB, IndexCache
+from ..index.cache import IndexCache
 from ..index.embedding import EmbedProgress, IndexReport
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def save_index_snapshots(indexes: IndexCache, vaults: OpenVaults) -> None:
         if index is None or entry is None or not index.dirty:
             continue
         try:
-            entry.vault.put_cache_blob(SNAPSHOT_BLOB, index.snapshot())
+            entry.vault.put_cache_blobs(index.snapshot_blobs())
         except (MemoriesError, sqlite3.Error):
             pass
 

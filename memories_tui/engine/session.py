@@ -7,7 +7,10 @@ the records. The cache is refreshed when any process changed the vault (change c
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ..errors import LockedError
 from ..vault.records import Record
@@ -20,6 +23,27 @@ class OpenVault:
     latest: dict[str, Record] = field(default_factory=dict)  # record id -> latest revision
     counter: int = -1  # the vault's change counter when `latest` was last refreshed
     lock: threading.RLock = field(default_factory=threading.RLock)
+    read_at: dict[str, float] = field(default_factory=dict)  # record id -> when read in this session
+
+    def note_read(self, record_id: str) -> None:
+        with self.lock:
+            self.read_at[record_id] = time.time()
+
+    def embed_priority(self) -> Callable[[str], float]:
+        """Background embedding order (issue 12): the later of a record's last change and its
+        last read in this session first, so what the user just wrote or opened is searchable
+        by meaning soonest."""
+        ranks: dict[str, float] = {}
+
+        def rank(record_id: str) -> float:  # lazy: searches with every chunk embedded never call it
+            if record_id not in ranks:
+                with self.lock:
+                    record = self.latest.get(record_id)
+                    read = self.read_at.get(record_id, 0.0)
+                ranks[record_id] = max(_epoch(record.updated or record.created) if record else 0.0, read)
+            return ranks[record_id]
+
+        return rank
 
     def latest_records(self) -> dict[str, Record]:
         """Latest revision of every record, refreshed when any process changed the vault."""
@@ -33,6 +57,13 @@ class OpenVault:
                     self.latest[record.id] = record
                 self.counter = counter
             return dict(self.latest)
+
+
+def _epoch(stamp: str) -> float:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 class OpenVaults:
@@ -79,4 +110,5 @@ class OpenVaults:
         if entry is not None:
             with entry.lock:
                 entry.latest.clear()
+                entry.read_at.clear()
                 entry.vault.close()

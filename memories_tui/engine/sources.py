@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputRefusedError
+from ..files import read_limited
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -42,20 +43,9 @@ class SourceFile:
 
 
 def read_file(path: Path, limit: int, what: str, advice: str = "") -> bytes:
-    """A file's bytes, or InputRefusedError naming the file: missing, a folder, unreadable or
-    over `limit` bytes (`what` names the limit; `advice` says what to do about it)."""
-    try:
-        if path.is_dir():
-            raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file")
-        size = path.stat().st_size
-        if size > limit:
-            raise InputRefusedError(f"{path} is {size:,} bytes; the {what} limit is {limit:,} bytes. {advice}".rstrip(),
-                                    code="file_too_large")
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
-    except OSError as exc:
-        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+    """A regular file's bytes, or InputRefusedError naming the file: missing, a folder, a
+    device or FIFO, unreadable or over `limit` bytes (checked while reading; see files.py)."""
+    return read_limited(path, limit, what=what, advice=advice)
 
 
 def read_source(path: Path, title: str | None = None) -> SourceFile:

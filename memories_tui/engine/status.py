@@ -10,14 +10,22 @@ from .types import CacheFigures, StatusReport
 
 if TYPE_CHECKING:  # typing only: onnxruntime loads when a model is used
     from ..models.local_onnx import LocalEmbedder
+    from ..models.remote_embed import RemoteEmbedder
 
 
-def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: LocalEmbedder | None,
-                 problem: str | None, cached_vaults: int) -> StatusReport:
-    """`embedder` is None when no usable model is installed (`problem` says why)."""
+def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: LocalEmbedder | RemoteEmbedder | None,
+                 problem: str | None, cached_vaults: int, cache_repairs: list[str] | None = None) -> StatusReport:
+    """`embedder` is None when no usable model is installed (`problem` says why);
+    `cache_repairs` lists damaged cache blobs that were dropped and rebuilt."""
     limits = rag.limits
+    remote = rag.embedding
+    backend, profile, directory = "local-onnx", rag.local_model_profile, str(rag.local_model_dir)
+    if remote is not None:
+        backend, profile, directory = f"remote-{remote.protocol}", remote.protocol, remote.url
     if embedder is None:
-        pinned, model = None, "not installed"
+        pinned, model = None, ("remote service unusable" if remote is not None else "not installed")
+    elif remote is not None:
+        pinned, model = None, f"{remote.model} ({remote.protocol} service)"
     else:
         pinned = embedder.pinned
         model = ("EmbeddingGemma 300M Q4 (pinned build)" if embedder.pinned else
@@ -30,7 +38,7 @@ def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: L
         truncated = len(index.truncated_keys) if same_space else 0
         vector_bytes = index.vectors.nbytes if index.vectors is not None else 0
     return StatusReport(
-        vault_id=vault_id, backend="local-onnx", profile=rag.local_model_profile, directory=str(rag.local_model_dir),
+        vault_id=vault_id, backend=backend, profile=profile, directory=directory,
         installed=embedder is not None, model=model, pinned=pinned, problem=problem,
         vector_space=embedder.space_key if embedder else None,
         dimensions=embedder.dims if embedder else None,
@@ -40,4 +48,5 @@ def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: L
         limits=CacheFigures(limits.chunks, limits.source_mib, limits.vector_mib, limits.cached_vaults),
         usage=CacheFigures(chunks, round(index.source_bytes / MIB, 3), round(vector_bytes / MIB, 3), cached_vaults),
         last_build=index.built_at, last_build_seconds=round(index.build_seconds, 3),
+        cache_repairs=list(cache_repairs or []),
     )

@@ -7,20 +7,21 @@ beside the code that makes them and re-exported here, so this file names them al
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..index.embedding import EmbedProgress, IndexReport
+from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
 from ..models.manifest import PINNED as PINNED_MODEL
-from ..models.manifest import ModelFile, ModelManifest
 from ..retrieval.search import ChunkRef, RecordHit, SearchHit, SearchResponse
 from ..text.query import Query
+from ..vault.header import VaultProblem
 from ..vault.records import NewRecord, Record, RecordUpdate
 
 __all__ = [
-    "PINNED_MODEL", "CacheFigures", "ChunkRef", "EmbedProgress", "HomeReport", "IndexReport", "IngestProgress",
+    "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "PINNED_MODEL", "CacheFigures", "ChunkRef", "EmbedProgress", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "ModelFile", "ModelManifest", "NewRecord", "Query", "Record", "RecordHit", "RecordUpdate",
-    "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
+    "SearchHit", "SearchResponse", "StatusReport", "VaultInfo", "VaultProblem", "VaultScan",
 ]
 
 
@@ -36,6 +37,14 @@ class VaultInfo:
         if device_only is not None:
             out["device_only"] = device_only
         return out
+
+
+@dataclass(frozen=True)
+class VaultScan:
+    """`vault list`: the vaults, and the `*.mvault` files that are not usable vaults."""
+
+    vaults: list[VaultInfo]
+    problems: list[VaultProblem]
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,7 @@ class StatusReport:
     usage: CacheFigures
     last_build: float | None
     last_build_seconds: float
+    cache_repairs: list[str] = field(default_factory=list)  # damaged cache blobs dropped and rebuilt
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"vault_id": self.vault_id, "backend": self.backend, "profile": self.profile,
@@ -121,5 +131,5 @@ class StatusReport:
                    chunks=self.chunks, records_indexed=self.records_indexed, embedded=self.embedded,
                    missing=self.missing, truncated=self.truncated, limits=self.limits.to_json(),
                    usage=self.usage.to_json(), last_build=self.last_build,
-                   last_build_seconds=self.last_build_seconds)
+                   last_build_seconds=self.last_build_seconds, cache_repairs=list(self.cache_repairs))
         return out

@@ -1,7 +1,7 @@
 """The vault files in a home folder: list, resolve by id or name, create, change passphrase.
 
 Nothing here needs an unlocked vault; headers and record counts are readable without the
-passphrase (the device-only flag is not: it is encrypted).
+passphrase (the device-only flag is not: it is encrypted). Files are opened read-only.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import InputRefusedError, NotFoundError, UsageError
+from ..home import ensure_private_dir, write_new_private_file
 from ..vault import store
 from ..vault.store import UnlockedVault
-from .types import HomeReport, VaultInfo
+from .types import HomeReport, VaultInfo, VaultScan
 
 VAULT_SUFFIX = ".mvault"
 
@@ -29,26 +30,26 @@ class VaultFiles:
         return self.home / "vaults"
 
     def init_home(self) -> HomeReport:
-        """Create the home and a commented config; never overwrite an existing config."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        _restrict(self.home)
+        """Create the home and a commented config; never overwrite an existing config and
+        never chmod an existing folder (only folders created here get 0700; config 0600)."""
+        ensure_private_dir(self.home)
+        ensure_private_dir(self.folder)
         created = False
         if not self.config_path.exists():
-            self.config_path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.config_path.parent)
             text = resources.files("memories_tui").joinpath("config.example.toml").read_text(encoding="utf-8")
-            with open(self.config_path, "x", encoding="utf-8") as fh:
-                fh.write(text)
-            created = True
+            created = write_new_private_file(self.config_path, text)
         return HomeReport(self.home, self.config_path, created)
 
+    def scan(self) -> VaultScan:
+        """The vaults, read-only, plus the `*.mvault` files that are not vaults: one bad file
+        never hides the others and is never modified."""
+        found, problems = store.scan_folder(self.folder, VAULT_SUFFIX)
+        vaults = [VaultInfo(header.vault_id, header.name, path, count) for path, header, count in found]
+        return VaultScan(sorted(vaults, key=lambda v: v.name.casefold()), problems)
+
     def list(self) -> list[VaultInfo]:
-        if not self.folder.is_dir():
-            return []
-        out = []
-        for path in sorted(self.folder.glob(f"*{VAULT_SUFFIX}")):
-            header = store.read_header(path)
-            out.append(VaultInfo(header.vault_id, header.name, path, store.count_records(path)))
-        return sorted(out, key=lambda v: v.name.casefold())
+        return self.scan().vaults
 
     def resolve(self, ref: str) -> VaultInfo:
         """A VAULT_ID, or a unique vault name."""
@@ -84,10 +85,3 @@ class VaultFiles:
             vault.change_passphrase(old, new)
         finally:
             vault.close()
-
-
-def _restrict(path: Path) -> None:
-    try:
-        os.chmod(path, 0o700)
-    except OSError:
-        pass

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..engine import read_limited
 from ..errors import InputRefusedError, UsageError
 
 
@@ -24,11 +25,16 @@ def _strip_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+MAX_PASSPHRASE_FILE_BYTES = 64 * 1024
+MIN_PASSPHRASE_CHARS = 8  # shorter ones need an explicit confirmation (--allow-weak-passphrase)
+
+
 def read_passphrase_file(path: str | os.PathLike[str]) -> str:
+    """A regular file or a pipe (`--passphrase-file <(pass show x)`), at most 64 KiB."""
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputRefusedError(f"Cannot read passphrase file {path}: {exc.strerror}.", code="passphrase_source") from None
+        raw = read_limited(Path(path), MAX_PASSPHRASE_FILE_BYTES, what="passphrase file", allow_pipe=True)
+    except InputRefusedError as exc:
+        raise InputRefusedError(f"Cannot use passphrase file: {exc.message}", code="passphrase_source") from None
     try:
         return _strip_newline(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..config import Limits
@@ -22,12 +22,15 @@ from ..errors import LimitError
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Record, is_searchable
+from . import chunk_table
+from .gcpause import gc_paused
 from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 3  # 3: BM25 part here, the FTS5 phrase image in PHRASE_BLOB (loaded on first use)
 SNAPSHOT_BLOB = "lexical-index"
+PHRASE_BLOB = "lexical-phrase"
 _SNAPSHOT_MAGIC = b"MLX1"
 
 
@@ -69,11 +72,13 @@ class VaultIndex:
         self.dirty = False  # changed since the last snapshot
         self.synced_counter: int | None = None  # vault change counter at the last sync
         self._folded: dict[int, str] = {}
+        self._meta: dict[str, str] = {}  # record id -> searchable metadata text (phrase rebuild)
+        self._meta_source: dict[str, Record] = {}  # records given to restore(), for the same
 
     def sync(self, records: Iterable[Record]) -> None:
         """Make the index match `records` (latest revisions); raises LimitError, never half-built."""
         started = time.perf_counter()
-        with self.lock:
+        with self.lock, gc_paused():
             current = {r.id: r for r in records if is_searchable(r.kind)}
             stale = [rid for rid, (rev, _, _) in self._by_record.items()
                      if rid not in current or current[rid].revision != rev]
@@ -107,6 +112,7 @@ class VaultIndex:
                     keys.append(key)
                     docs.append(LexicalDoc(key=key, title=record.title, body=chunk.text, meta=meta,
                                            is_card=record.kind == "card"))
+                self._meta[record.id] = meta
                 nbytes = len(record.body.encode()) + len(record.title.encode()) + len(meta.encode())
                 self._by_record[record.id] = (record.revision, keys, nbytes)
                 self.source_bytes += nbytes
@@ -117,46 +123,99 @@ class VaultIndex:
             self.build_seconds = time.perf_counter() - started
 
     # -- persistence (AEAD-encrypted by the caller; R-CACHE-1 forbids only plaintext) -------
-    def snapshot(self) -> bytes:
-        """The built index as bytes: FTS5 database + chunk table (offsets only, no text)."""
+    def _phrase_docs(self, keys: set[int]) -> list[LexicalDoc]:
+        """Documents of the given keys, for rebuilding the phrase table of a restored index
+        whose phrase blob is missing or belongs to another build."""
+        self.dirty = True  # save the rebuilt part with the next snapshot
+        docs = []
+        for key in keys:
+            item = self.chunks.get(key)
+            if item is None:
+                continue  # a restored chunk of a record that changed: sync() removes it
+            meta = self._meta.get(item.record_id)
+            if meta is None:
+                source = self._meta_source.get(item.record_id)
+                meta = safe_metadata_text(source) if source is not None else ""
+            docs.append(LexicalDoc(key, item.title, item.chunk.text, meta, item.kind == "card"))
+        return docs
+
+    def snapshot_blobs(self) -> dict[str, bytes]:
+        """The built index as vault blobs: SNAPSHOT_BLOB (a short JSON head, the chunk table of
+        offsets and hashes, no text, see chunk_table.py, and the BM25 part) and PHRASE_BLOB."""
         with self.lock:
-            meta = {
-                "format": SNAPSHOT_FORMAT, "segmenter": segment.backend(), "next_key": self._next_key,
-                "records": {rid: [rev, nbytes, [[k, c.chunk.index, c.chunk.char_start, c.chunk.char_end,
-                                                 c.chunk.byte_start, c.chunk.byte_end, c.chunk.chunk_hash]
-                                                for k in keys for c in (self.chunks[k],)]]
-                            for rid, (rev, keys, nbytes) in self._by_record.items()},
-            }
-            head = json.dumps(meta, separators=(",", ":")).encode()
+            table = chunk_table.ChunkTable([], [], [], [], [], [], [], [], [], [], "")
+            hashes = []
+            for rid, (rev, keys, nbytes) in self._by_record.items():
+                table.record_ids.append(rid)
+                table.revisions.append(rev)
+                table.source_bytes.append(nbytes)
+                table.counts.append(len(keys))
+                for k in keys:
+                    c = self.chunks[k].chunk
+                    table.keys.append(k)
+                    table.indexes.append(c.index)
+                    table.char_starts.append(c.char_start)
+                    table.char_ends.append(c.char_end)
+                    table.byte_starts.append(c.byte_start)
+                    table.byte_ends.append(c.byte_end)
+                    hashes.append(c.chunk_hash)
+            table.hashes = "".join(hashes)
+            head = json.dumps({"format": SNAPSHOT_FORMAT, "segmenter": segment.backend(),
+                               "next_key": self._next_key}).encode()
+            main, phrase = self.lexical.serialize_parts()
             self.dirty = False
-            return _SNAPSHOT_MAGIC + struct.pack(">I", len(head)) + head + self.lexical.serialize()
+            return {SNAPSHOT_BLOB: b"".join((_SNAPSHOT_MAGIC, struct.pack(">I", len(head)), head,
+                                             chunk_table.encode(table), main)),
+                    PHRASE_BLOB: phrase}
 
     @classmethod
-    def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record]) -> VaultIndex | None:
+    def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
+                load_blob: Callable[[str], bytes | None] | None = None) -> VaultIndex | None:
         """Rebuild from a snapshot; records whose revision moved on are left for sync() to
-        replace. Returns None when the snapshot is unusable (other format or segmenter)."""
+        replace. Returns None when the snapshot is unusable (other format or segmenter).
+        ``load_blob(PHRASE_BLOB)`` is called on the first phrase query or write."""
+        with gc_paused():
+            return cls._restore(vault_id, limits, data, records, load_blob)
+
+    @classmethod
+    def _restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
+                 load_blob: Callable[[str], bytes | None] | None) -> VaultIndex | None:
         if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
             return None
-        (size,) = struct.unpack(">I", data[4:8])
+        view = memoryview(data)
+        (size,) = struct.unpack(">I", view[4:8])
         try:
-            meta = json.loads(data[8:8 + size])
+            meta = json.loads(bytes(view[8:8 + size]))
             if meta.get("format") != SNAPSHOT_FORMAT or meta.get("segmenter") != segment.backend():
                 return None
+            table, used = chunk_table.decode(view[8 + size:])
             index = cls(vault_id, limits)
-            index.lexical = LexicalIndex.deserialize(data[8 + size:])
+            index.lexical = LexicalIndex.deserialize_parts(
+                view[8 + size + used:], (lambda: load_blob(PHRASE_BLOB)) if load_blob else (lambda: None),
+                index._phrase_docs)
         except (ValueError, sqlite3.DatabaseError):
             return None
         index._next_key = int(meta["next_key"])
-        for rid, (rev, nbytes, rows) in meta["records"].items():
+        index._meta_source = records
+        chunks = index.chunks
+        by_record = index._by_record
+        keys, idx, cs, ce, bs, be = (table.keys, table.indexes, table.char_starts, table.char_ends,
+                                     table.byte_starts, table.byte_ends)
+        hashes = table.hashes
+        pos = 0
+        for rid, rev, nbytes, count in zip(table.record_ids, table.revisions, table.source_bytes, table.counts,
+                                           strict=True):
+            end = pos + count
             record = records.get(rid)
-            keys = []
-            for key, n, cs, ce, bs, be, digest in rows:
-                keys.append(key)
-                if record is not None and record.revision == rev:
-                    chunk = Chunk(n, record.body[cs:ce], cs, ce, bs, be, digest)
-                    index.chunks[key] = IndexedChunk(key, rid, rev, record.kind, record.title, chunk)
-            index._by_record[rid] = (rev, keys, nbytes)
+            if record is not None and record.revision == rev:
+                body, kind, title = record.body, record.kind, record.title
+                for j, key, n, a, b, c, d in zip(range(pos, end), keys[pos:end], idx[pos:end], cs[pos:end],
+                                                 ce[pos:end], bs[pos:end], be[pos:end], strict=True):
+                    chunk = Chunk(n, body[a:b], a, b, c, d, hashes[j * 64:j * 64 + 64])
+                    chunks[key] = IndexedChunk(key, rid, rev, kind, title, chunk)
+            by_record[rid] = (rev, keys[pos:end], nbytes)
             index.source_bytes += nbytes
+            pos = end
         index.built_at = time.time()
         return index
 

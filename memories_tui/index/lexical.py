@@ -1,41 +1,44 @@
-"""In-memory SQLite FTS5 BM25 index over chunks (R-LEX-1 … R-LEX-4).
+"""In-memory BM25 index over chunks (R-LEX-1 … R-LEX-4).
 
-Two FTS5 tables share the caller's chunk key as rowid:
-
-* ``lex(title, body, meta, terms)`` holds Jieba search-mode tokens (folded, English
-  stemmed) and is ranked with ``bm25(lex, 5.0, 1.0, 2.0, 0.0)``; ``any``/``all`` queries run
-  here. ``terms`` (weight 0) lists each row's distinct tokens once; it lets a big ``any``
-  query score only the rows that hold one of its rarer terms (see ``_any_expression``).
-  Note FTS5's bm25 normalises by the whole row's length, so ``terms`` takes part in length
-  normalisation (measured neutral to slightly positive on SciFact and CMRC).
-* ``phr(title, body, meta)`` holds the precise phrase stream (one token per CJK character,
-  whole Latin words, folded, not stemmed). A ``phrase`` query is the raw query's phrase
+* ``any``/``all`` queries are ranked by ``bm25.BM25Index``: Jieba search-mode tokens
+  (folded, English stemmed) of title, body and metadata weighted 5/1/2, scored with FTS5's
+  bm25 formula in numpy (identical scores, ~10x less time than an FTS5 query). A row's
+  length counts its tokens plus its distinct tokens, as the former FTS5 table with a
+  zero-weight "terms" column did, so rankings did not move.
+* ``phr(title, body, meta)`` is an SQLite FTS5 table holding the precise phrase stream (one
+  token per CJK character, whole Latin words, folded, not stemmed) and ranks ``phrase``
+  queries with ``bm25(phr, 5.0, 1.0, 2.0)``. A phrase query is the raw query's phrase
   stream as one FTS5 phrase, so any contiguous Chinese substring, English word sequence or
   mixed sequence matches regardless of how Jieba would cut it.
 
-User text never reaches ``MATCH`` raw: every term is a double-quoted FTS5 string with
-internal quotes doubled, and terms only ever contain letters and digits anyway.
+User text never reaches ``MATCH`` raw: the phrase is a double-quoted FTS5 string with
+internal quotes doubled, and its tokens only ever contain letters and digits anyway.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import struct
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memories_tui.errors import LimitError, UsageError
+from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.text import segment
 from memories_tui.text.query import Query
 from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
-WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta (lex has a fourth, zero-weight "terms" column)
-# "any" queries on big indexes: terms are taken rarest first until their summed document
-# frequency reaches this fraction of the rows; only rows holding one of those terms are
-# scored (with every term), which keeps bm25() from scoring most of the table.
-_DRIVER_FRACTION = 0.05
-_DRIVER_MIN_ROWS = 2000
+WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
+_SERIAL_MAGIC = b"MLI2"  # + u64 length of the SQLite image + the image + the BM25 index
+# Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
+# part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
+# loaded on first use. Both carry one random build id, so parts of different builds never mix.
+_MAIN_MAGIC = b"MLB3"
+_PHRASE_MAGIC = b"MLP3"
+_BUILD_ID = 16
 _TOKENIZE = "unicode61 remove_diacritics 2"
 # Merge the FTS5 b-trees after this many inserted/removed rows (faster queries).
 _OPTIMIZE_AFTER = 256
@@ -79,46 +82,103 @@ class LexicalIndex:
         # the database is serialized into the vault: freed pages must not keep deleted text
         self._conn.execute("PRAGMA secure_delete=ON")
         self._keys: set[int] = set()
-        self._df: Counter[str] = Counter()  # term -> number of rows holding it (for query planning)
-        # After deserialize the counts are fetched per term on first use (a full vocabulary
-        # scan costs ~0.15 s on 10k chunks, a term lookup ~0.07 ms); add/remove keep
-        # adjusting _df, and a lookup reads the live table, so both stay exact.
-        self._df_known: set[str] | None = None  # None: every count in _df is exact
+        self._bm25 = BM25Index()
         self._dirty = 0
+        # Set by deserialize_parts until the phrase image is loaded (see _ensure_phrase).
+        self._phrase_loader: Callable[[], bytes | None] | None = None
+        self._phrase_rebuild: Callable[[set[int]], Iterable[LexicalDoc]] | None = None
+        self._build_id = b""
         self._create_schema()
 
     # -- schema and persistence -------------------------------------------------------
 
     def _create_schema(self) -> None:
         c = self._conn
-        c.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS lex USING fts5(title, body, meta, terms, tokenize='{_TOKENIZE}')"
-        )
         c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS phr USING fts5(title, body, meta, tokenize='{_TOKENIZE}')")
         c.execute("CREATE TABLE IF NOT EXISTS docs(key INTEGER PRIMARY KEY, card INTEGER NOT NULL)")
 
     def serialize(self) -> bytes:
         with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize(force=True)
-            return bytes(self._conn.serialize())
+            image = self._conn.serialize()
+            return b"".join((_SERIAL_MAGIC, struct.pack("<Q", len(image)), image, self._bm25.to_bytes()))
 
     @classmethod
-    def deserialize(cls, data: bytes) -> LexicalIndex:
+    def deserialize(cls, data: bytes | memoryview) -> LexicalIndex:
+        """Inverse of ``serialize``; raises ValueError or sqlite3.DatabaseError when malformed."""
+        view = memoryview(data)
+        if bytes(view[:4]) != _SERIAL_MAGIC or len(view) < 12:
+            raise ValueError("not a lexical index image")
+        (size,) = struct.unpack_from("<Q", view, 4)
+        if 12 + size > len(view):
+            raise ValueError("truncated lexical index image")
         index = cls()
         with index._lock:
-            index._conn.deserialize(data)
+            index._conn.deserialize(view[12:12 + size])
             index._create_schema()
-            index._keys = {row[0] for row in index._conn.execute("SELECT key FROM docs")}
-            index._conn.execute("CREATE VIRTUAL TABLE temp.lexv USING fts5vocab(main, lex, 'row')")
-            index._df_known = set()
+            index._bm25 = BM25Index.from_bytes(view[12 + size:])
+            index._keys = set(index._bm25._key_row)
         return index
 
-    def _doc_freq(self, term: str) -> int:
-        if self._df_known is not None and term not in self._df_known:
-            row = self._conn.execute("SELECT doc FROM temp.lexv WHERE term = ?", (term,)).fetchone()
-            self._df[term] = row[0] if row else 0
-            self._df_known.add(term)
-        return self._df.get(term, 0)
+    def serialize_parts(self) -> tuple[bytes, bytes]:
+        """(BM25 part, phrase part) for ``deserialize_parts``; a fresh build id ties them."""
+        with self._lock:
+            self._ensure_phrase()
+            self._maybe_optimize(force=True)
+            build = os.urandom(_BUILD_ID)
+            image = self._conn.serialize()
+            return (b"".join((_MAIN_MAGIC, build, self._bm25.to_bytes())),
+                    b"".join((_PHRASE_MAGIC, build, image)))
+
+    @classmethod
+    def deserialize_parts(cls, main: bytes | memoryview, load_phrase: Callable[[], bytes | None],
+                          rebuild: Callable[[set[int]], Iterable[LexicalDoc]]) -> LexicalIndex:
+        """The BM25 part now; the phrase part through ``load_phrase`` on first use. When that
+        part is missing or from another build, ``rebuild(keys)`` gives the documents of those
+        keys and the phrase table is built again from them."""
+        view = memoryview(main)
+        if bytes(view[:4]) != _MAIN_MAGIC or len(view) < 4 + _BUILD_ID:
+            raise ValueError("not a lexical index image")
+        index = cls()
+        with index._lock:
+            index._bm25 = BM25Index.from_bytes(view[4 + _BUILD_ID:])
+            index._keys = set(index._bm25._key_row)
+            index._build_id = bytes(view[4:4 + _BUILD_ID])
+            index._phrase_loader, index._phrase_rebuild = load_phrase, rebuild
+        return index
+
+    def _ensure_phrase(self) -> None:
+        """Load the pending phrase image (caller holds the lock); rebuild it when unusable."""
+        loader, rebuild = self._phrase_loader, self._phrase_rebuild
+        if loader is None or rebuild is None:
+            return
+        data = loader()  # may raise (e.g. the vault was locked): then it is tried again later
+        self._phrase_loader = self._phrase_rebuild = None
+        head = 4 + _BUILD_ID
+        if data is not None and data[:4] == _PHRASE_MAGIC and data[4:head] == self._build_id:
+            try:
+                self._conn.deserialize(memoryview(data)[head:])
+                self._conn.execute("PRAGMA secure_delete=ON")
+                self._create_schema()
+                return
+            except sqlite3.DatabaseError:
+                self._conn.close()
+                self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+                self._conn.execute("PRAGMA secure_delete=ON")
+                self._create_schema()
+        docs = list(rebuild(set(self._keys)))
+        rows_phr, rows_docs = [], []
+        for d in docs:
+            title, body, meta = (" ".join(segment.phrase_tokens(x)) for x in (d.title, d.body, d.meta))
+            rows_phr.append((d.key, title, body, meta))
+            rows_docs.append((d.key, 1 if d.is_card else 0))
+        c = self._conn
+        c.execute("BEGIN")
+        c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
+        c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
+        c.execute("COMMIT")
+        self._dirty += len(rows_phr)
 
     def close(self) -> None:
         with self._lock:
@@ -146,13 +206,19 @@ class LexicalIndex:
             title, ptitle = tokens_of(d.title)
             body, pbody = segment.index_and_phrase_tokens(d.body)
             meta, pmeta = tokens_of(d.meta)
-            distinct = " ".join(dict.fromkeys(title + body + meta))
-            rows_lex.append((key, " ".join(title), " ".join(body), " ".join(meta), distinct))
+            freqs: Counter[str] = Counter(body)
+            for t in title:
+                freqs[t] += 5
+            for t in meta:
+                freqs[t] += 2
+            length = len(title) + len(body) + len(meta) + len(freqs)
+            rows_lex.append(BM25Row(key, freqs, length, d.is_card))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
             rows_docs.append((key, 1 if d.is_card else 0))
         if not rows_docs:
             return
         with self._lock:
+            self._ensure_phrase()
             c = self._conn
             c.execute("BEGIN")
             try:
@@ -167,7 +233,6 @@ class LexicalIndex:
                     rows_docs = [rows_docs[i] for i in keep]
                 if replaced:
                     self._delete_rows(replaced)
-                c.executemany("INSERT INTO lex(rowid, title, body, meta, terms) VALUES (?, ?, ?, ?, ?)", rows_lex)
                 c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
                 c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
                 c.execute("COMMIT")
@@ -175,17 +240,11 @@ class LexicalIndex:
                 c.execute("ROLLBACK")
                 raise
             self._keys.update(r[0] for r in rows_docs)
-            for r in rows_lex:
-                self._df.update(r[4].split())
+            self._bm25.add(rows_lex)
             self._dirty += len(rows_docs)
 
     def _delete_rows(self, keys: list[tuple[int]]) -> None:
         c = self._conn
-        for (key,) in keys:
-            row = c.execute("SELECT terms FROM lex WHERE rowid = ?", (key,)).fetchone()
-            if row:
-                self._df.subtract(row[0].split())
-        c.executemany("DELETE FROM lex WHERE rowid = ?", keys)
         c.executemany("DELETE FROM phr WHERE rowid = ?", keys)
         c.executemany("DELETE FROM docs WHERE key = ?", keys)
 
@@ -194,6 +253,7 @@ class LexicalIndex:
             present = [(int(k),) for k in set(keys) if int(k) in self._keys]
             if not present:
                 return
+            self._ensure_phrase()
             c = self._conn
             c.execute("BEGIN")
             try:
@@ -203,11 +263,11 @@ class LexicalIndex:
                 c.execute("ROLLBACK")
                 raise
             self._keys.difference_update(k for (k,) in present)
+            self._bm25.remove(k for (k,) in present)
             self._dirty += len(present)
 
     def _maybe_optimize(self, force: bool = False) -> None:
         if self._dirty and (force or self._dirty >= _OPTIMIZE_AFTER):
-            self._conn.execute("INSERT INTO lex(lex) VALUES ('optimize')")
             self._conn.execute("INSERT INTO phr(phr) VALUES ('optimize')")
             self._dirty = 0
 
@@ -221,68 +281,42 @@ class LexicalIndex:
 
     # -- queries ------------------------------------------------------------------------
 
-    def _expression(self, query: str | Query, match_mode: str) -> tuple[str, str, list[str]] | None:
-        """(table, MATCH expression, terms) for the query, or None when nothing usable is left.
-        A parsed `Query` brings its own terms and match mode (no second segmentation)."""
-        if isinstance(query, Query):
-            match_mode = query.match_mode
-            tokens = list(query.phrase if match_mode == "phrase" else query.terms)
-        else:
-            _check_mode(match_mode)
-            tokens = segment.query_phrase(query) if match_mode == "phrase" else segment.search_terms(query)
-        if not tokens:
-            return None
-        if match_mode == "phrase":
-            return "phr", _quote(" ".join(tokens)), tokens
-        joiner = " AND " if match_mode == "all" else " OR "
-        return "lex", joiner.join(_quote(t) for t in tokens), tokens
+    def _phrase_expression(self, query: str | Query) -> str | None:
+        """The FTS5 MATCH string of a ``phrase`` query, or None when nothing usable is left."""
+        tokens = list(query.phrase) if isinstance(query, Query) else segment.query_phrase(query)
+        return _quote(" ".join(tokens)) if tokens else None
 
-    def _any_expression(self, terms: list[str]) -> str:
-        """OR of the terms; on big indexes only rows with one of the rarer terms are scored."""
-        every = " OR ".join(_quote(t) for t in terms)
-        n = len(self._keys)
-        if n < _DRIVER_MIN_ROWS or len(terms) < 2:
-            return every
-        ranked = sorted(terms, key=self._doc_freq)
-        budget = _DRIVER_FRACTION * n
-        drivers: list[str] = []
-        total = 0
-        for t in ranked:
-            df = self._doc_freq(t)
-            if drivers and total + df > budget:
-                break
-            drivers.append(t)
-            total += df
-        if len(drivers) == len(terms):
-            return every
-        # Only rows holding a driver term match (the filter runs on the zero-weight "terms"
-        # column, so it adds nothing to the score); every term is still scored once by bm25.
-        return "terms : (" + " OR ".join(_quote(t) for t in drivers) + ") AND (" + every + ")"
+    @staticmethod
+    def _terms(query: str | Query) -> list[str]:
+        return list(query.terms) if isinstance(query, Query) else segment.search_terms(query)
 
     def search(
         self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False
     ) -> list[LexicalHit]:
-        """Best chunks first; score is the negated FTS5 bm25 (higher is better). With a parsed
-        `Query`, its match mode is used and `match_mode` is ignored."""
+        """Best chunks first; score is the BM25 score (FTS5's bm25() negated: higher is better).
+        With a parsed `Query`, its terms and match mode are used and `match_mode` is ignored."""
         if isinstance(query, Query):
             match_mode = query.match_mode
         _check_mode(match_mode)
         _check_limit(limit)
-        with self._lock:
-            expr = self._expression(query, match_mode)
-            if expr is None or limit == 0:
+        if match_mode != "phrase":
+            terms = self._terms(query)
+            if not terms or limit == 0:
                 return []
-            table, full, terms = expr
-            match = self._any_expression(terms) if match_mode == "any" else full
-            w = ", ".join(str(x) for x in WEIGHTS) + (", 0.0" if table == "lex" else "")
-            # The card filter is a correlated lookup so that FTS5 always drives the query.
-            card = f" AND (SELECT card FROM docs WHERE key = {table}.rowid) = 1" if cards_only else ""
-            sql = f"SELECT rowid, bm25({table}, {w}) AS s FROM {table} WHERE {table} MATCH ?{card} ORDER BY s LIMIT ?"
+            with self._lock:
+                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)
+            return [LexicalHit(key=k, score=s) for k, s in ranked]
+        match = self._phrase_expression(query)
+        if match is None or limit == 0:
+            return []
+        w = ", ".join(str(x) for x in WEIGHTS)
+        # The card filter is a correlated lookup so that FTS5 always drives the query.
+        card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""
+        sql = f"SELECT rowid, bm25(phr, {w}) AS s FROM phr WHERE phr MATCH ?{card} ORDER BY s LIMIT ?"
+        with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize()
             rows = self._conn.execute(sql, (match, limit)).fetchall()
-            if match != full and len(rows) < limit:
-                # The rare-term plan found fewer rows than asked for: score every match instead.
-                rows = self._conn.execute(sql, (full, limit)).fetchall()
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
     def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
@@ -294,11 +328,15 @@ class LexicalIndex:
             if not isinstance(query, Query):
                 segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
-        expr = self._expression(query, match_mode)
-        if expr is None:
+        if match_mode == "all":
+            terms = self._terms(query)
+            with self._lock:
+                return self._bm25.matching(terms) if terms else set()
+        match = self._phrase_expression(query)
+        if match is None:
             return set()
-        table, match, _ = expr
         with self._lock:
+            self._ensure_phrase()
             self._maybe_optimize()
-            rows = self._conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,)).fetchall()
+            rows = self._conn.execute("SELECT rowid FROM phr WHERE phr MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}

@@ -37,6 +37,7 @@ import httpx
 
 from ..config import PROXY_SCHEMES, HttpSettings
 from ..errors import CancelledError, ConfigError, ModelError, NetworkError, PolicyError
+from ..loopback import is_loopback_host
 
 USER_AGENT = "memories-tui/0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -58,22 +59,6 @@ RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
 
 
 # --------------------------------------------------------------------------- URL policy
-
-
-def is_loopback_host(host: str) -> bool:
-    """True only for `localhost`, a dotted-quad 127.0.0.0/8 literal, or ``::1`` (fail closed)."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    if "%" in host:  # IPv6 zone ids are never loopback
-        return False
-    try:
-        addr = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return False  # ::ffff:127.0.0.1 — decided: not loopback (fail closed)
-    return addr.is_loopback
 
 
 def _parse(url: str, what: str) -> httpx.URL:
@@ -319,6 +304,15 @@ def describe_transport_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _failure_code(exc: Exception) -> str | None:
+    """`network_unreachable` when no connection could be made at all, `network_timeout` for a timeout."""
+    if isinstance(exc, httpx.ConnectError):
+        return "network_unreachable"
+    if isinstance(exc, httpx.TimeoutException):
+        return "network_timeout"
+    return None
+
+
 def send_with_retries(
     client: httpx.Client,
     request_factory: Callable[[], httpx.Request],
@@ -372,7 +366,7 @@ def send_with_retries(
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise NetworkError(
                     f"{what} failed{tries}: {describe_transport_error(exc)}.",
-                    code="network_timeout" if isinstance(exc, httpx.TimeoutException) else None,
+                    code=_failure_code(exc),
                 ) from None
             delay = backoff_seconds(settings, attempt + 1)
         except httpx.TransportError as exc:

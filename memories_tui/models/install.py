@@ -66,6 +66,10 @@ class _FileFailed(Exception):
     """This file cannot be installed in this run; the message is for the user."""
 
 
+class _Unreachable(Exception):
+    """No connection to the download host at all: every other file would fail the same way."""
+
+
 class _Transient(Exception):
     """A transfer broke part-way; resume (or restart) if the retry budget allows."""
 
@@ -113,6 +117,10 @@ class _Installer:
             return self._place(mf, fp, part, final, digest)
         except _FileFailed as exc:
             return self._failed(mf, fp, str(exc))
+        except _Unreachable:
+            fp.state = "failed"
+            self.tracker.emit(force=True)
+            raise
         except CancelledError:
             raise
         except MemoriesError as exc:
@@ -249,6 +257,8 @@ class _Installer:
                     raise _FileFailed(self._timeout_message(mf)) from None
                 if exc.code == "network_timeout":
                     raise _FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
+                if exc.code == "network_unreachable":
+                    raise _Unreachable(exc.message.split(": ", 1)[-1]) from None  # the cause, not the file
                 raise _FileFailed(f"{mf.path}: {exc.message}") from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
                 return response
@@ -343,6 +353,15 @@ class _Installer:
             raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
 
 
+def unreachable_message(base: str, detail: str) -> str:
+    """What to do when the download host cannot be reached (offline, firewall, blocked host)."""
+    host = httpx.URL(base).host or base
+    return (f"Could not reach {host} to download the model ({detail.rstrip('.')}). Nothing more was tried. "
+            "Use a mirror of the same files: set [rag] model_download_base_url in the config; or download "
+            "the files on another machine and install them from a folder with "
+            "`memories rag model-install --from DIR` (every file's SHA-256 is checked).")
+
+
 def install_model(
     target: Path,
     *,
@@ -382,6 +401,8 @@ def install_model(
             if cancel is not None and cancel.is_set():
                 raise cancelled_error()
             results.append(installer.install_one(mf, fp))
+    except _Unreachable as exc:
+        raise NetworkError(unreachable_message(base, str(exc)), code="network_unreachable") from None
     finally:
         installer.close()
     tracker.current = None

@@ -43,9 +43,11 @@ ST_MODEL_CANDIDATES = ("model.onnx", "onnx/model.onnx")
 # Hard caps on the token window when config.json does not say (max_position_embeddings).
 _DEFAULT_POSITIONS = {"embeddinggemma": 2048, "sentence-transformers": 512}
 
-# Tokens per batch (padded length x batch size). Keeps memory bounded for long chunks:
-# a batch of 2048-token items holds at most 4 of them.
-MAX_BATCH_TOKENS = 8192
+# Tokens per batch (padded length x batch size): 16 x 128, 4 x 512 or one 2048-token item.
+# Larger batches bought no throughput on CPU (EmbeddingGemma: within a few % of batch 1,
+# bench/bench_gemma.py) but hold the cores longer per run, which delays cancel, lock and a
+# query's own embedding, and they pad more.
+MAX_BATCH_TOKENS = 2048
 
 # Pinned sha256 of the EmbeddingGemma files (DESIGN §4, revision 5090578d), from the manifest
 # module; the local copy is a fallback only (same values) so this module never depends on it.

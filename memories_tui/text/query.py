@@ -39,7 +39,9 @@ def check_options(mode: str, match_mode: str, limit: int) -> None:
         raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     if match_mode not in MATCH_MODES:
         raise UsageError(f"Unknown match mode {match_mode!r}; use one of {', '.join(MATCH_MODES)}.")
-    if limit < 1 or limit > MAX_RESULTS:
+    if type(limit) is not int or limit < 1:  # a mistake, not a limit (issue 8)
+        raise UsageError(f"--limit must be a whole number from 1 to {MAX_RESULTS}; got {limit!r}.")
+    if limit > MAX_RESULTS:
         raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
                          "(and at least 1).")
 
@@ -47,6 +49,8 @@ def check_options(mode: str, match_mode: str, limit: int) -> None:
 def parse_query(text: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10) -> Query:
     """Check the request and segment the query text once; raises UsageError / LimitError."""
     check_options(mode, match_mode, limit)
+    if not text or not text.strip():
+        raise UsageError("The query is empty; give some words to search for.")
     terms = segment.search_terms(text)  # also checks the byte and term limits
     phrase = segment.phrase_tokens(text) if match_mode == "phrase" else []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),

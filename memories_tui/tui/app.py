@@ -33,13 +33,13 @@ from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, Vau
 from ..errors import MemoriesError
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
+from .screens.ask import AskScreen
 from .screens.base import VaultScreen
-from .screens.ingest import IngestScreen
-from .screens.model import ModelInstallScreen
-from .screens.records import RecordsScreen
-from .screens.search import SearchScreen
-from .screens.status import StatusScreen
+from .screens.help import HelpScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+
+# The screens behind the unlock screen load on first use (local imports below): the first
+# frame waits for nothing it does not show (R-TUI-2; bench/bench_tui_start.py measures it).
 from .widgets.embed_status import EmbedState
 
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
@@ -54,7 +54,13 @@ class MemoriesApp(App):
     TITLE = "Memories"
     COMMANDS = App.COMMANDS | {MemoriesCommands}
     BINDINGS = [
+        Binding("f1", "help", "Help", id="help"),
+        Binding("question_mark", "help", "Help", id="help.question", show=False),
         Binding("ctrl+l", "lock", "Lock", id="lock", priority=True),
+        Binding("f2", "open_model", "Model", tooltip="Install the embedding model", id="model.open", show=False),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        # closes Textual's key panel (palette → "Keys"); inactive, so esc goes on, when it is not shown
+        Binding("escape", "hide_help_panel", "Close keys", id="keys.close", show=False, priority=True),
     ]
 
     embed_state: reactive[EmbedState] = reactive(EmbedState, always_update=True)
@@ -68,6 +74,19 @@ class MemoriesApp(App):
         self.idle_lock_seconds = float(self.engine.config.tui.idle_lock_minutes) * 60.0
         self._last_activity = time.monotonic()
         self.embedding = BackgroundEmbedding(self.engine, self._deliver_embedding)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide what cannot work now: lock with nothing unlocked, closing a key panel that is not shown."""
+        if action == "lock":
+            return self.vault is not None
+        if action == "hide_help_panel":
+            return bool(self.screen.query("HelpPanel"))
+        if action == "help":
+            return not isinstance(self.screen, HelpScreen)
+        return True
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.screen))
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -119,9 +138,11 @@ class MemoriesApp(App):
     # -- vault life cycle -------------------------------------------------------------------------
     def vault_unlocked(self, info: VaultInfo) -> None:
         """Called by the unlock / create screens once the engine holds the vault open."""
+        from .screens.records import RecordsScreen
+
         self.vault = info
         self._last_activity = time.monotonic()
-        self.sub_title = info.name
+        self.refresh_bindings()
         if isinstance(self.screen, UnlockScreen | CreateVaultScreen):
             self.switch_screen(RecordsScreen(info.vault_id))
         else:
@@ -180,6 +201,8 @@ class MemoriesApp(App):
         if again and not event.not_installed:
             self.request_embedding()
             return
+        from .screens.search import SearchScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, SearchScreen):
                 screen.embedding_finished()
@@ -190,7 +213,7 @@ class MemoriesApp(App):
         self.stop_embedding()
         self.engine.lock()
         self.vault = None
-        self.sub_title = ""
+        self.refresh_bindings()
         if info is None and not any(isinstance(s, VaultScreen) for s in self.screen_stack):
             return
         while len(self.screen_stack) > 1:
@@ -202,7 +225,7 @@ class MemoriesApp(App):
         self.stop_embedding()
         self.engine.lock()
         self.vault = None
-        self.sub_title = ""
+        self.refresh_bindings()
         while len(self.screen_stack) > 1:
             await self.pop_screen()
 
@@ -217,6 +240,8 @@ class MemoriesApp(App):
         return self.vault.vault_id
 
     async def _open(self, make: Callable[[str], Screen]) -> None:
+        from .screens.records import RecordsScreen
+
         vault_id = self._unlocked_id()
         if vault_id is None:
             return
@@ -225,21 +250,34 @@ class MemoriesApp(App):
         await self.push_screen(make(vault_id))
 
     async def action_open_search(self) -> None:
+        from .screens.search import SearchScreen
+
         await self._open(SearchScreen)
 
+    async def action_open_ask(self) -> None:
+        await self._open(AskScreen)
+
     async def action_open_ingest(self) -> None:
+        from .screens.ingest import IngestScreen
+
         await self._open(lambda vid: IngestScreen(vid, self.browse_root))
 
     async def action_open_status(self) -> None:
+        from .screens.status import StatusScreen
+
         await self._open(StatusScreen)
 
     async def action_open_records(self) -> None:
+        from .screens.records import RecordsScreen
+
         if self._unlocked_id() is None:
             return
         while len(self.screen_stack) > 1 and not isinstance(self.screen, RecordsScreen):
             await self.pop_screen()
 
     async def action_open_model(self) -> None:
+        from .screens.model import ModelInstallScreen
+
         if isinstance(self.screen, ModelInstallScreen):
             return
         await self.push_screen(ModelInstallScreen())

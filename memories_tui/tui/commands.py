@@ -9,6 +9,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 # (title, help, app action, needs an unlocked vault)
 COMMANDS = [
     ("Search", "BM25, vector and hybrid results side by side", "open_search", True),
+    ("Ask", "A grounded answer with checked [S#] citations (extractive offline)", "open_ask", True),
     ("Ingest files", "Import text files as knowledge cards", "open_ingest", True),
     ("Records", "List the vault's records with a reader", "open_records", True),
     ("Vault status", "Index, limits and model status", "open_status", True),

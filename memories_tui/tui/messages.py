@@ -15,9 +15,11 @@ from ..errors import describe_error
 
 if TYPE_CHECKING:
     from ..engine import InstallProgress, InstallReport
+    from .status_view import Section
 
 
 describe = describe_error  # the sentence to show for a worker failure
+
 
 class WorkerMessage(Message):
     def __init__(self, epoch: int) -> None:
@@ -32,6 +34,14 @@ class UnlockDone(WorkerMessage):
         self.vault_id = vault_id
         self.error = error
         self.wrong_passphrase = wrong_passphrase
+
+
+class CreateProgress(WorkerMessage):
+    """What vault creation is doing now, for the line beside the spinner."""
+
+    def __init__(self, epoch: int, *, step: str) -> None:
+        super().__init__(epoch)
+        self.step = step
 
 
 class VaultCreated(WorkerMessage):
@@ -58,14 +68,22 @@ class IngestDone(WorkerMessage):
 
 
 class SearchDone(WorkerMessage):
-    def __init__(self, epoch: int, *, mode: str, generation: int, response: SearchResponse | None = None, error: str | None = None,
-                 seconds: float = 0.0) -> None:
+    """One pane's results. `stage` names the score that ranked them (bm25, vector, fusion); a
+    hybrid search without a model falls back to BM25 and says so in `note`; `no_model` marks a
+    vector search that could not run because no model is installed."""
+
+    def __init__(self, epoch: int, *, mode: str, generation: int, response: SearchResponse | None = None,
+                 error: str | None = None, seconds: float = 0.0, stage: str = "", note: str = "",
+                 no_model: bool = False) -> None:
         super().__init__(epoch)
         self.mode = mode
         self.generation = generation
         self.response = response
         self.error = error
         self.seconds = seconds
+        self.stage = stage
+        self.note = note
+        self.no_model = no_model
 
 
 class InstallProgressMessage(WorkerMessage):
@@ -84,9 +102,9 @@ class InstallDone(WorkerMessage):
 
 
 class StatusDone(WorkerMessage):
-    def __init__(self, epoch: int, *, status: dict[str, object] | None = None, error: str | None = None) -> None:
+    def __init__(self, epoch: int, *, status: list[Section] | None = None, error: str | None = None) -> None:
         super().__init__(epoch)
-        self.status = status
+        self.status = status or []  # status_view.Section list
         self.error = error
 
 

@@ -7,7 +7,6 @@ cached index/vector blobs. `vault passwd` re-wraps VK and never re-encrypts reco
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import struct
@@ -50,7 +49,7 @@ class KdfParams:
             raise VaultError("The vault header names an unknown key derivation function.")
         try:
             params = cls(int(data["m"]), int(data["t"]), int(data["p"]))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise VaultError("The vault header has malformed key derivation parameters.") from None
         params.check_openable()
         return params
@@ -62,6 +61,15 @@ class KdfParams:
                 "The vault header asks for key derivation parameters beyond the safe ceiling "
                 f"(m ≤ {MAX_MEMORY_KIB} KiB, t ≤ {MAX_ITERATIONS}, p ≤ {MAX_LANES}); refusing to open it."
             )
+
+    def check_unlockable(self) -> None:
+        """The creation floor holds on unlock too: a vault whose header asks for less memory
+        than we would create with is refused (only while the test-only hook is set is it lifted)."""
+        self.check_openable()
+        if _TEST_KDF_OVERRIDE is None and self.memory_kib < MIN_MEMORY_KIB:
+            raise VaultError(
+                f"The vault header asks for Argon2id memory m = {self.memory_kib} KiB, below the floor of "
+                f"{MIN_MEMORY_KIB} KiB; refusing to unlock it with such weak key derivation.", code="kdf_too_weak")
 
     def check_creatable(self) -> None:
         if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:
@@ -84,39 +92,57 @@ def creation_params() -> KdfParams:
     return params
 
 
-def normalize_passphrase(passphrase: str) -> bytes:
-    """NFC then UTF-8, so the same passphrase typed on macOS (NFD) and Linux (NFC) agrees."""
+def normalize_passphrase(passphrase: str) -> bytearray:
+    """NFC then UTF-8, so the same passphrase typed on macOS (NFD) and Linux (NFC) agrees.
+    A bytearray, so callers can wipe it once the KDF has run."""
     if not passphrase:
         raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
-    return unicodedata.normalize("NFC", passphrase).encode("utf-8")
+    return bytearray(unicodedata.normalize("NFC", passphrase).encode("utf-8"))
 
 
 def derive_kek(passphrase: str, salt: bytes, params: KdfParams) -> bytearray:
+    """Argon2id straight into a wipeable buffer (no immutable copy of the KEK is made)."""
     params.check_openable()
     kdf = Argon2id(salt=salt, length=KEY_BYTES, iterations=params.iterations, lanes=params.lanes,
                    memory_cost=params.memory_kib)
-    return bytearray(kdf.derive(normalize_passphrase(passphrase)))
+    secret = normalize_passphrase(passphrase)
+    kek = bytearray(KEY_BYTES)
+    try:
+        kdf.derive_into(secret, kek)  # type: ignore[arg-type]  # the stub says bytes; any buffer works
+    finally:
+        zero(secret)
+    return kek
 
 
-def wrap_key(kek: bytes | bytearray, vault_key: bytes | bytearray, header_ad: bytes) -> bytes:
+def wrap_key(kek: bytearray, vault_key: bytearray, header_ad: bytes) -> bytes:
     nonce = os.urandom(NONCE_BYTES)
-    return nonce + AESGCM(bytes(kek)).encrypt(nonce, bytes(vault_key), header_ad)
+    return nonce + AESGCM(kek).encrypt(nonce, vault_key, header_ad)
 
 
-def unwrap_key(kek: bytes | bytearray, wrapped: bytes, header_ad: bytes) -> bytearray:
+def unwrap_key(kek: bytearray, wrapped: bytes, header_ad: bytes) -> bytearray:
     if len(wrapped) != NONCE_BYTES + KEY_BYTES + 16:
         raise VaultError("The vault header's wrapped key has the wrong length; the file is damaged.")
+    vault_key = bytearray(KEY_BYTES)
     try:
-        return bytearray(AESGCM(bytes(kek)).decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], header_ad))
+        AESGCM(kek).decrypt_into(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], header_ad, vault_key)
     except InvalidTag:
+        zero(vault_key)
         raise WrongPassphraseError(
             "Wrong passphrase (or the vault header was altered): the vault key could not be unlocked."
         ) from None
+    return vault_key
 
 
-def subkey(vault_key: bytes | bytearray, label: str) -> bytearray:
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=f"memories/{label}".encode())
-    return bytearray(hkdf.derive(bytes(vault_key)))
+def subkey_into(vault_key: bytearray, label: str, out: memoryview) -> None:
+    """HKDF-SHA256(vault key, "memories/<label>") written into `out` (a slice of the key buffer)."""
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=len(out), salt=None, info=f"memories/{label}".encode())
+    hkdf.derive_into(vault_key, out)
+
+
+def subkey(vault_key: bytearray, label: str) -> bytearray:
+    out = bytearray(KEY_BYTES)
+    subkey_into(vault_key, label, memoryview(out))
+    return out
 
 
 def length_prefixed(*parts: str | bytes | int) -> bytes:
@@ -133,30 +159,46 @@ def length_prefixed(*parts: str | bytes | int) -> bytes:
     return bytes(out)
 
 
-def _aead(key: bytes | bytearray | AESGCM) -> AESGCM:
-    return key if isinstance(key, AESGCM) else AESGCM(bytes(key))
-
-
-def seal(key: bytes | bytearray | AESGCM, plaintext: bytes, ad: bytes) -> tuple[bytes, bytes]:
+def seal(aead: AESGCM, plaintext: bytes | bytearray, ad: bytes) -> tuple[bytes, bytes]:
     nonce = os.urandom(NONCE_BYTES)
-    return nonce, _aead(key).encrypt(nonce, plaintext, ad)
+    return nonce, aead.encrypt(nonce, plaintext, ad)
 
 
-def open_sealed(key: bytes | bytearray | AESGCM, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytes:
+def open_sealed(aead: AESGCM, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytearray:
+    """Decrypt into a fresh bytearray the caller wipes once it has parsed the plaintext."""
+    if len(nonce) != NONCE_BYTES or len(ciphertext) < 16:
+        raise TamperError(f"{what} failed authentication: its nonce or ciphertext has the wrong length. "
+                          "Nothing from it is shown.")
+    out = bytearray(len(ciphertext) - 16)
     try:
-        return _aead(key).decrypt(nonce, ciphertext, ad)
+        aead.decrypt_into(nonce, ciphertext, ad, out)
     except (InvalidTag, ValueError):
         raise TamperError(
             f"{what} failed authentication: the vault file was altered, swapped or damaged. "
             "Nothing from it is shown."
         ) from None
+    return out
 
 
-def mac(key: bytes | bytearray, data: bytes) -> bytes:
-    return hmac.new(bytes(key), data, hashlib.sha256).digest()
+def mac(key: bytearray | memoryview, data: bytes) -> bytes:
+    """HMAC-SHA256 through OpenSSL with the key passed as a buffer (no immutable key copy)."""
+    return hmac.digest(key, data, "sha256")
 
 
 def zero(buf: bytearray | None) -> None:
-    if buf is not None:
-        for i in range(len(buf)):
-            buf[i] = 0
+    """Overwrite a mutable buffer in place (works while memoryviews of it exist)."""
+    if buf:
+        buf[:] = bytes(len(buf))
+
+
+def random_key() -> bytearray:
+    """A fresh random key read straight into a wipeable buffer (os.urandom would leave a copy)."""
+    key = bytearray(KEY_BYTES)
+    try:
+        with open("/dev/urandom", "rb", buffering=0) as fh:
+            if fh.readinto(key) == KEY_BYTES:
+                return key
+    except OSError:
+        pass
+    key[:] = os.urandom(KEY_BYTES)
+    return key

@@ -2,8 +2,8 @@
 
 An import watcher on `sys.meta_path` prints `[import-watch] onnxruntime` (or tokenizers) to
 stderr the moment the module is first imported, so a test can prove the server answers
-without loading the model and loads it on the first call that needs it. It changes nothing
-else: no flag, variable or config can reach it.
+without loading the model and loads it on the first call that needs it. It also sets the
+cheap test KDF hook; no flag, variable or config can reach either.
 """
 
 import sys
@@ -20,6 +20,12 @@ class ImportWatch(MetaPathFinder):
 
 
 sys.meta_path.insert(0, ImportWatch())
+
+from memories_tui.vault import crypto  # noqa: E402
+
+# The test vaults were made with cheap Argon2id parameters (tests/helpers/cheap_cli.py); the
+# same in-process hook lets the server open them below the production floor.
+crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
 
 from memories_tui.cli import main  # noqa: E402
 

@@ -28,8 +28,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-GEMMA_SMALL_FILES = Path("/work/shared/models/embeddinggemma-small-files")
-GEMMA_TOKENIZER = GEMMA_SMALL_FILES / "tokenizer.json"
+from tests.helpers.paths import GEMMA_SMALL_FILES, GEMMA_TOKENIZER  # found relative to the repo root
+
 OPSET = 17
 IR_VERSION = 8
 

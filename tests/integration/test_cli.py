@@ -230,10 +230,23 @@ def test_ingest_missing_file_and_directory(home, vault, tmp_path):
 def test_asset_add_stores_binary_and_never_searches_it(home, vault, tmp_path):
     blob = tmp_path / "scan.bin"
     blob.write_bytes(bytes(range(256)) + CANARY.encode())
-    added = run_cli(home, "asset", "add", vault, str(blob), "--json").json
-    assert added["kind"] == "asset" and added["bytes"] == 256 + len(CANARY.encode())
-    read = run_cli(home, "memory", "read", vault, added["id"], "--json").json
-    assert read["kind"] == "asset" and read["bytes"] == added["bytes"]
+    added = run_cli(home, "asset", "add", vault, str(blob), "--json")
+    assert added.code == 0, added.stderr
+    asset = added.json
+    assert asset["kind"] == "asset" and asset["bytes"] == 256 + len(CANARY.encode())
+    read = run_cli(home, "memory", "read", vault, asset["id"], "--json").json
+    assert read["kind"] == "asset" and read["bytes"] == asset["bytes"]
+    # A memory holding the same words proves the searches below can find them at all.
+    memo = run_cli(home, "memory", "add", vault, "--title", "memo", "--text", CANARY, "--json")
+    assert memo.code == 0, memo.stderr
+    # (no model here: vector and hybrid exclusion is tested in test_semantic.py)
+    out = run_cli(home, "rag", "search", vault, CANARY, "--limit", "100", "--json")
+    assert out.code == 0, out.stderr
+    assert [r["asset_id"] for r in out.json["results"]] == [memo.json["id"]]
+    grouped = run_cli(home, "memory", "search", vault, CANARY, "--json")
+    assert [r["id"] for r in grouped.json["results"]] == [memo.json["id"]]
+    status = run_cli(home, "rag", "status", vault, "--json").json
+    assert status["chunks"] == 1  # the asset was never chunked
 
 
 # -- secrets ----------------------------------------------------------------------------
@@ -241,18 +254,26 @@ def test_asset_add_stores_binary_and_never_searches_it(home, vault, tmp_path):
 def test_canary_never_on_disk_in_plaintext(home, vault, tmp_path):
     note = tmp_path / "canary.md"
     note.write_text(f"# {CANARY}\n\n{CANARY} in a body", encoding="utf-8")
-    run_cli(home, "memory", "add", vault, "--title", CANARY, "--text", CANARY, "--tag", CANARY)
-    run_cli(home, "memory", "add", vault, "--title", "cred", "--kind", "credential", "--text", CANARY)
-    run_cli(home, "rag", "ingest", vault, str(note))
-    run_cli(home, "rag", "search", vault, CANARY)
-    run_cli(home, "memory", "search", vault, CANARY)
+    writes = [
+        ("memory", "add", vault, "--title", CANARY, "--text", CANARY, "--tag", CANARY, "--json"),
+        ("memory", "add", vault, "--title", "cred", "--kind", "credential", "--text", CANARY, "--json"),
+        ("rag", "ingest", vault, str(note), "--json"),
+    ]
+    for args in writes:
+        result = run_cli(home, *args)
+        assert result.code == 0, (args, result.stderr)
+    # the canary really is in the vault and searchable (so its absence on disk means something)
+    found = run_cli(home, "rag", "search", vault, CANARY, "--json")
+    assert found.code == 0 and len(found.json["results"]) == 2  # the memory and the ingested card
+    assert run_cli(home, "memory", "search", vault, CANARY, "--json").code == 0
     note.unlink()
     needles = [CANARY.encode("utf-8"), CANARY.encode("utf-16-le"), "金絲雀".encode()]
-    for path in home.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            for needle in needles:
-                assert needle not in data, f"plaintext canary found in {path}"
+    files = [path for path in home.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".mvault" for path in files)
+    for path in files:
+        data = path.read_bytes()
+        for needle in needles:
+            assert needle not in data, f"plaintext canary found in {path}"
 
 
 def test_engine_and_cli_never_import_textual():

@@ -24,8 +24,12 @@ def searchable(tmp_path_factory) -> tuple[Path, str]:
     for name, text in notes.items():
         (root / name).write_text(text, encoding="utf-8")
         paths.append(str(root / name))
-    assert run_cli(home, "rag", "ingest", vault, *paths).code == 0
-    run_cli(home, "memory", "add", vault, "--title", "咖啡 secret", "--kind", "credential", "--text", "咖啡 PIN 0000")
+    assert run_cli(home, "rag", "ingest", vault, *paths).code == 0  # three knowledge cards
+    # a plain memory (not a card), so --cards-only has something to leave out
+    assert run_cli(home, "memory", "add", vault, "--title", "Memo", "--text", "starter 咖啡 memo").code == 0
+    secret = run_cli(home, "memory", "add", vault, "--title", "咖啡 secret", "--kind", "credential",
+                     "--text", "咖啡 PIN 0000")
+    assert secret.code == 0, secret.stderr
     return home, vault
 
 
@@ -46,9 +50,10 @@ def test_match_modes_and_cards_only(searchable):
     titles = lambda *a: [r["title"] for r in run_cli(home, "rag", "search", vault, *a, "--json").json["results"]]  # noqa: E731
     assert titles("hybrid search", "--match-mode", "phrase") == ["會議 Meeting"]
     assert titles("search hybrid", "--match-mode", "phrase") == []
-    assert titles("starter 咖啡", "--match-mode", "all") == []
-    assert set(titles("starter 咖啡", "--match-mode", "any")) == {"Sourdough", "手沖咖啡"}
+    assert titles("starter 咖啡", "--match-mode", "all") == ["Memo"]
+    assert set(titles("starter 咖啡", "--match-mode", "any")) == {"Sourdough", "手沖咖啡", "Memo"}
     assert set(titles("starter 咖啡", "--cards-only")) == {"Sourdough", "手沖咖啡"}
+    assert titles("starter 咖啡", "--match-mode", "all", "--cards-only") == []
 
 
 def test_memory_search_verb(searchable):
@@ -81,14 +86,39 @@ def test_batch_queries_bad_file(searchable, tmp_path):
     assert both.code == 2
 
 
-@pytest.mark.parametrize("query", ['NEAR(a b)', '"unbalanced', "star*", "a AND b", "x OR y", "NOT z", "-x",
-                                   "body:咖啡", "^start", "(paren", "title:secret", "a:b:c", "{x}"])
+# query → expected titles (any mode), by hand: the words are searched as plain text. Read as
+# FTS5 syntax, "star*" would match "starter", "starter NOT 咖啡" would drop the coffee notes and
+# "title:secret" would be a column filter; the credential record is never searchable at all.
+FTS_SYNTAX = {
+    "NEAR(a b)": set(),
+    '"unbalanced': set(),
+    "star*": set(),
+    "feed*": {"Sourdough"},
+    "a AND b": set(),
+    "sourdough AND starter": {"Sourdough", "Memo"},
+    "x OR y": set(),
+    "NOT z": set(),
+    "starter NOT 咖啡": {"Sourdough", "手沖咖啡", "Memo"},
+    "-x": set(),
+    "-starter": {"Sourdough", "Memo"},
+    "body:咖啡": {"手沖咖啡", "Memo"},
+    "^start": set(),
+    "(paren": set(),
+    "title:secret": set(),
+    "title:Sourdough": {"Sourdough"},
+    "a:b:c": set(),
+    "{x}": set(),
+    '"hybrid search"': {"會議 Meeting"},
+}
+
+
+@pytest.mark.parametrize("query", list(FTS_SYNTAX))
 def test_fts_syntax_is_never_interpreted(searchable, query):
     home, vault = searchable
     args = ("--json", "--", query) if query.startswith("-") else (query, "--json")
     out = run_cli(home, "rag", "search", vault, *args)
     assert out.code == 0, out.stdout
-    assert isinstance(out.json["results"], list)
+    assert {r["title"] for r in out.json["results"]} == FTS_SYNTAX[query]
 
 
 def test_limits_name_the_limit(searchable):
@@ -101,7 +131,7 @@ def test_limits_name_the_limit(searchable):
     big = run_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
     assert big.json["error"]["code"] == "limit_exceeded" and "100" in big.json["error"]["message"]
     zero = run_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
-    assert zero.json["error"]["code"] == "limit_exceeded"
+    assert zero.code == 2 and zero.json["error"]["code"] == "usage_error"  # issue 8: not a limit, a mistake
 
 
 def test_status_lexical_part(searchable):
@@ -110,8 +140,8 @@ def test_status_lexical_part(searchable):
     for key in ("backend", "model", "installed", "vector_space", "dimensions", "chunks", "embedded", "missing",
                 "truncated", "limits", "usage"):
         assert key in out
-    assert out["chunks"] == 3 and out["limits"]["chunks"] == 10_000 and out["usage"]["chunks"] == 3
-    assert out["installed"] is False and out["missing"] == 3
+    assert out["chunks"] == 4 and out["limits"]["chunks"] == 10_000 and out["usage"]["chunks"] == 4
+    assert out["installed"] is False and out["missing"] == 4
 
 
 def test_options_between_vault_and_query(searchable):

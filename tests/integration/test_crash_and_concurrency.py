@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from memories_tui import testhooks
 from memories_tui.engine import Engine
 from memories_tui.vault.records import Record
 from tests.helpers.cli import CHEAP_CLI, run_cli
@@ -32,47 +33,64 @@ def _all_records_decrypt(home: Path, vault: str) -> list[Record]:
         engine.close()
 
 
-def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path):
+N_FILES, REPEAT = 100, 800
+
+
+def _wait_for_pause(proc: subprocess.Popen, ready: Path) -> None:
+    """Block until the child reports it reached the pause point (or died trying)."""
+    deadline = time.monotonic() + 300  # only a guard against a hang; never reached when healthy
+    while not ready.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"ingest exited with {proc.returncode} before reaching the pause point")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("ingest never reached the pause point")
+        time.sleep(0.01)
+
+
+def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path, cheap_kdf):
+    """The ingest is stopped by a test hook (memories_tui.testhooks) after every record of the
+    batch is written but before COMMIT, then killed: deterministic, no timing race."""
     home = tmp_path / "home"
     vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     files = []
-    for i in range(150):
+    for i in range(N_FILES):
         path = tmp_path / f"note{i:03}.md"
-        path.write_text(f"# Note {i}\n\n" + ("段落內容 paragraph text. " * 800), encoding="utf-8")
+        path.write_text(f"# Note {i}\n\n" + ("段落內容 paragraph text. " * REPEAT), encoding="utf-8")
         files.append(str(path))
     wal = home / "vaults" / f"{vault}.mvault-wal"
-    killed_mid_write = 0
-    for threshold in (64 * 1024, 512 * 1024, 1024 * 1024):
-        proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ingest", vault, *files],
-                                env=_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # kill once the write transaction has spilled pages into the WAL, before it can commit
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:
-            if wal.exists() and wal.stat().st_size > threshold:
-                break
-            time.sleep(0.002)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            killed_mid_write += 1
-        proc.wait()
-        records = _all_records_decrypt(home, vault)
-        titles = {r.title for r in records}
-        # the batch is one transaction: every file fully present, or none of them
-        assert titles in (set(), {f"Note {i}" for i in range(150)}), len(titles)
-        for record in records:
-            assert record.body.endswith("段落內容 paragraph text. ") and record.body.count("paragraph") == 800
-    assert killed_mid_write >= 1
-    # a final uninterrupted run completes and reports the right statuses
+    ready = tmp_path / "paused"
+    env = _env(home)
+    env[testhooks.ENV] = f"vault-add-before-commit:{ready}"
+    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ingest", vault, *files],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_pause(proc, ready)
+        assert int(ready.read_text()) == proc.pid
+        # ~2.3 MB is more than SQLite's page cache: uncommitted pages have spilled into the WAL
+        assert wal.stat().st_size > 0
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    # the batch is one transaction and it never committed: none of it is visible
+    assert _all_records_decrypt(home, vault) == []
+    # an uninterrupted run then completes and reports the right statuses
     done = run_cli(home, "rag", "ingest", vault, *files, "--json")
-    assert done.code == 0
-    statuses = {r["status"] for r in done.json["results"]}
-    assert statuses <= {"created", "unchanged"}
-    assert len(_all_records_decrypt(home, vault)) == 150
+    assert done.code == 0, done.stderr
+    assert [r["status"] for r in done.json["results"]] == ["created"] * N_FILES
+    records = _all_records_decrypt(home, vault)
+    assert {r.title for r in records} == {f"Note {i}" for i in range(N_FILES)}
+    for record in records:
+        assert record.body.endswith("段落內容 paragraph text. ") and record.body.count("paragraph") == REPEAT
 
 
 WRITER = """
 import sys
+from memories_tui import testhooks
 from memories_tui.engine import Engine
+from memories_tui.vault import crypto
+crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)  # the vault was made with cheap test params
 eng = Engine.open(sys.argv[1])
 eng.unlock(sys.argv[2], sys.argv[3])
 shared = sys.argv[4]
@@ -83,7 +101,7 @@ eng.close()
 """
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+def test_two_processes_writing_at_once_lose_nothing(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     shared = run_cli(home, "memory", "add", vault, "--title", "shared", "--text", "v0", "--json").json["id"]

@@ -18,10 +18,9 @@ from memories_tui.errors import CancelledError, ConfigError, PolicyError
 from memories_tui.models.install import InstallProgress, install_model
 from memories_tui.models.manifest import PINNED, ModelFile
 from tests.helpers.mirror import Mirror
+from tests.helpers.paths import GEMMA_SMALL_NAMES, require_gemma_small_files
 
-SMALL = Path(__file__).resolve().parents[3] / "shared" / "models" / "embeddinggemma-small-files"
-REAL = ["tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
-        "generation_config.json"]
+REAL = list(GEMMA_SMALL_NAMES)
 FAST = HttpSettings(use_env_proxy=False, retries=2, backoff_ms=1, connect_timeout_seconds=2,
                     timeout_seconds=5, download_timeout_seconds=30)
 
@@ -33,9 +32,8 @@ def _standin(name: str, size: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def payload() -> dict[str, bytes]:
-    if not all((SMALL / n).is_file() for n in REAL):
-        pytest.skip(f"the real small EmbeddingGemma files are not present in {SMALL}")
-    files = {n: (SMALL / n).read_bytes() for n in REAL}
+    small = require_gemma_small_files()
+    files = {n: (small / n).read_bytes() for n in REAL}
     for n in REAL:
         assert hashlib.sha256(files[n]).hexdigest() == PINNED.file(n).sha256, n
     files["onnx/model_q4.onnx"] = _standin("graph", 519_322)
@@ -281,3 +279,37 @@ def test_bad_proxy_environment_fails_before_any_request(tmp_path, manifest, monk
     monkeypatch.setenv("HTTPS_PROXY", "socks4://proxy:1080")
     with pytest.raises(ConfigError):
         install_model(tmp_path, base_url="https://mirror.example/models", http=HttpSettings(), manifest=manifest)
+
+
+def test_existing_file_of_the_right_size_but_wrong_bytes_is_not_reused(tmp_path, mirror, manifest, payload):
+    victim = tmp_path / "config.json"
+    wrong = bytes(b ^ 0x01 for b in payload["config.json"])  # same length, every byte different
+    victim.write_bytes(wrong)
+    report = install_model(tmp_path, base_url=mirror.url, http=FAST, manifest=manifest)
+    r = _by_path(report)["config.json"]
+    assert not report.ok and r.status == "failed"
+    assert "does not match the pinned SHA-256" in r.error and "Move it away" in r.error
+    assert victim.read_bytes() == wrong  # never replaced
+    assert not mirror.requests_for("config.json")
+
+
+def test_206_resuming_at_the_wrong_byte_is_refused_at_once(tmp_path, mirror, manifest, payload):
+    """A 206 whose Content-Range starts elsewhere than asked is refused before any byte is
+    appended (here its length would even complete the file, so a late hash check could not
+    tell), and the .part is dropped so the next attempt starts from zero."""
+    name = "tokenizer_config.json"
+    data = payload[name]
+    total = len(data)
+    part = tmp_path / (name + ".part")
+    part.write_bytes(data[:1000])
+    mirror.queue(name, 206, {"Content-Range": f"bytes 500-{total - 501}/{total}"}, data[500:total - 500])
+    report = install_model(tmp_path, base_url=mirror.url, http=dataclasses.replace(FAST, retries=0),
+                           manifest=manifest)
+    r = _by_path(report)[name]
+    assert r.status == "failed" and "resumed at byte 500 instead of 1000" in r.error
+    assert [q.headers.get("range") for q in mirror.requests_for(name)] == ["bytes=1000-"]
+    assert not part.exists() and not (tmp_path / name).exists()
+    report = install_model(tmp_path, base_url=mirror.url, http=FAST, manifest=manifest)
+    assert report.ok, report
+    assert mirror.requests_for(name)[-1].headers.get("range") is None
+    assert (tmp_path / name).read_bytes() == data

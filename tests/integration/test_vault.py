@@ -22,7 +22,8 @@ def _golden_copy(tmp_path: Path) -> Path:
     return dest
 
 
-def test_golden_format_v1_still_opens(tmp_path):
+def test_golden_format_v1_still_opens(tmp_path, cheap_kdf):
+    """The golden file was made with the test-only cheap KDF, so it opens under that hook."""
     path = _golden_copy(tmp_path)
     header = read_header(path)
     assert (header.vault_id, header.name, header.format) == ("f15b8e550dded3c5", "golden", 1)

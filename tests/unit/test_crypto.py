@@ -74,7 +74,7 @@ def test_wrap_unwrap_binds_header_and_passphrase():
 
 
 def test_seal_open_with_associated_data():
-    key = bytes(32)
+    key = AESGCM(bytearray(32))
     ad = crypto.length_prefixed("v", "r", "memory", "general", 1)
     nonce, ct = crypto.seal(key, b"secret text", ad)
     assert crypto.open_sealed(key, nonce, ct, ad, "x") == b"secret text"

@@ -131,3 +131,15 @@ def test_jieba_fallback_backend_gives_similar_tokens() -> None:
 def test_index_and_phrase_tokens_matches_separate_calls() -> None:
     for text in ["", "我來到北京 Running e-mail 3.5 café", "ＡＢＣ 中華人民共和國成立了。"]:
         assert segment.index_and_phrase_tokens(text) == (index_tokens(text), phrase_tokens(text))
+
+
+def test_index_and_phrase_tokens_known_values() -> None:
+    """Written by hand: index tokens are folded to Simplified, cut in Jieba search mode (the long
+    word and its parts), English stemmed and accent-folded; phrase tokens are one per CJK
+    character and whole, unstemmed Latin words; full-width letters become ASCII."""
+    assert segment.index_and_phrase_tokens("我來到北京 Running e-mail 3.5 café") == (
+        ["我", "来到", "北京", "run", "e", "mail", "3", "5", "cafe"],
+        ["我", "来", "到", "北", "京", "running", "e", "mail", "3", "5", "café"])
+    assert segment.index_and_phrase_tokens("ＡＢＣ 中華人民共和國成立了。") == (
+        ["abc", "中华", "华人", "人民", "共和", "共和国", "中华人民共和国", "成立", "了"],
+        ["abc", "中", "华", "人", "民", "共", "和", "国", "成", "立", "了"])

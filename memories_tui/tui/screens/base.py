@@ -45,3 +45,8 @@ class VaultScreen(EngineScreen):
 
     def epoch_live(self, epoch: int) -> bool:
         return epoch == self.engine.lock_epoch and self.engine.is_unlocked(self.vault_id)
+
+    def on_mount(self) -> None:
+        """The header names the vault (Textual runs this besides a subclass's own on_mount)."""
+        if self.engine.is_unlocked(self.vault_id):
+            self.sub_title = self.engine.vault_name(self.vault_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.text import Text
@@ -11,12 +12,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, DirectoryTree, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import Button, DataTable, DirectoryTree, Footer, Input, ProgressBar, Static
 
 from ...engine import IngestProgress as EngineIngestProgress
 from ..messages import IngestDone, IngestProgress, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.header import AppHeader
 from .base import VaultScreen
 
 STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
@@ -27,29 +29,42 @@ def parse_paths(value: str) -> list[Path]:
     return [Path(p).expanduser() for p in shlex.split(value)]
 
 
+class FileTree(DirectoryTree):
+    """A directory tree without hidden (dot) files and folders."""
+
+    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
+        return [path for path in paths if not path.name.startswith(".")]
+
+
 class IngestScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back / cancel", id="back"),
-        Binding("ctrl+r", "run", "Ingest", id="ingest.run"),
-        Binding("ctrl+t", "toggle_tree", "Files", id="ingest.tree"),
+        Binding("escape", "back", "Back", tooltip="Back (cancels a running import)", id="back"),
+        Binding("ctrl+r", "run", "Import", id="ingest.run"),
+        Binding("ctrl+t", "toggle_tree", "Files", tooltip="Into the file tree, or back to the path field", id="ingest.tree"),
     ]
+    HELP_TITLE = "Ingest"
+    GUIDE = ("Import UTF-8 text and Markdown files as knowledge cards. Type paths in the field (separated by "
+             "spaces, quote a path with spaces), or press ctrl+t to move into the file tree: ↑/↓ move, enter "
+             "opens a folder or adds a file to the field; ctrl+t goes back to the field. enter in the field "
+             "or ctrl+r imports. All or nothing: a refused file stops the import and nothing is written.")
 
     def __init__(self, vault_id: str, root: Path | None = None) -> None:
         super().__init__(vault_id)
-        self.root = root or Path.cwd()
+        self.root = root or Path.home()
         self.cancel_event: threading.Event | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="ingest"):
             yield Static(Text("Text files to import as knowledge cards (space-separated; quote paths with spaces). "
-                              "Pick files in the tree to add them. All or nothing: a refused file stops the import."),
+                              "ctrl+t moves into the file tree (enter adds a file). All or nothing: a refused file stops the import. "
+                              "F1 lists every key."),
                          id="ingest-help")
             with Horizontal(id="ingest-row"):
                 yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"")
                 yield Button("Ingest", id="run", variant="primary")
             with Horizontal(id="ingest-body"):
-                yield DirectoryTree(self.root, id="tree")
+                yield FileTree(self.root, id="tree")
                 with Vertical(id="ingest-out"):
                     yield ProgressBar(id="ingest-progress", show_eta=False)
                     yield Static(id="ingest-message")
@@ -62,10 +77,16 @@ class IngestScreen(VaultScreen):
         table.add_columns("File", "Status", "Chunks", "Title", "Record")
         self.query_one("#ingest-progress").display = False
         self.query_one("#paths", Input).focus()
+        self.sub_title = self.engine.vault_name(self.vault_id)
 
     def action_toggle_tree(self) -> None:
-        tree = self.query_one("#tree", DirectoryTree)
-        tree.display = not tree.display
+        """Into the file tree, or back to the path field when the tree has the focus."""
+        tree = self.query_one("#tree", FileTree)
+        if tree.has_focus:
+            self.query_one("#paths", Input).focus()
+            return
+        tree.display = True
+        tree.focus()
 
     def action_back(self) -> None:
         if self.cancel_event is not None:

@@ -10,12 +10,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import Button, DataTable, Footer, ProgressBar, Static
 
-from ...engine import PINNED_MODEL, ModelManifest
+from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage, describe
 from ..text import human_eta, plain
+from ..widgets.header import AppHeader
 from .base import EngineScreen
 
 if TYPE_CHECKING:  # httpx loads only when the install starts
@@ -37,12 +38,28 @@ def _pinned_manifest() -> ModelManifest | None:
     return PINNED_MODEL
 
 
+def terms_text() -> Text:
+    text = Text()
+    text.append("Gemma Terms of Use\n", style="bold")
+    text.append("EmbeddingGemma is a Gemma model by Google. By downloading it you accept the Gemma Terms of Use ")
+    text.append(GEMMA_TERMS_URL, style="underline")
+    text.append(" and agree to follow the Gemma Prohibited Use Policy ")
+    text.append(GEMMA_PROHIBITED_USE_URL, style="underline")
+    text.append(". A copy of this notice is kept beside the files (NOTICE.md).")
+    return text
+
+
 class ModelInstallScreen(EngineScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
         Binding("ctrl+r", "start", "Start / resume", id="model.start"),
         Binding("ctrl+x", "cancel", "Cancel download", id="model.cancel"),
     ]
+
+    HELP_TITLE = "Embedding model"
+    GUIDE = ("Vector and hybrid search need the embedding model (EmbeddingGemma, about 200 MiB, downloaded "
+             "once). ctrl+r starts or resumes the download; every file is checked against its pinned "
+             "SHA-256 hash. ctrl+x cancels (partial files are kept for a resume).")
 
     def __init__(self) -> None:
         super().__init__()
@@ -51,16 +68,17 @@ class ModelInstallScreen(EngineScreen):
         self.file_states: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="model"):
             yield Static(id="model-intro")
-            yield ProgressBar(id="model-progress", show_eta=False)
-            yield Static(id="model-rate")
-            yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
-            yield Static(id="model-message")
+            yield Static(id="model-terms")
             with Horizontal(id="model-buttons"):
                 yield Button("Start", id="start", variant="primary")
-                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+                yield Button("Cancel", id="cancel", variant="error")
+            yield ProgressBar(id="model-progress", show_eta=False)
+            yield Static(id="model-rate")
+            yield Static(id="model-message")
+            yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     @property
@@ -69,10 +87,10 @@ class ModelInstallScreen(EngineScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#model-files", DataTable)
-        table.add_column("File", key="file", width=40)
-        table.add_column("Size", key="size", width=11)
-        table.add_column("Done", key="done", width=11)
-        table.add_column("State", key="state", width=12)
+        table.add_column("File", key="file", width=30)
+        table.add_column("Size", key="size", width=10)
+        table.add_column("Done", key="done", width=10)
+        table.add_column("State", key="state", width=11)
         intro = Text("The embedding model enables vector and hybrid search. Files are downloaded once, "
                      "checked against pinned SHA-256 hashes, and can be resumed after a cancel or a failure.")
         manifest = _pinned_manifest()
@@ -85,29 +103,64 @@ class ModelInstallScreen(EngineScreen):
                 table.add_row(plain(mf.path), plain(human_bytes(mf.bytes)), plain("–"),
                               plain("pending", STATE_STYLE["pending"]), key=mf.path)
         self.query_one("#model-intro", Static).update(intro)
+        self.query_one("#cancel", Button).display = False
+        self.query_one("#model-progress").display = False
+        self.say("#model-rate", Text(""))
+        if self.available:
+            self.say("#model-message", Text(""))
+        self.show_terms()
         if not self.available:
-            self.query_one("#model-message", Static).update(
+            self.say("#model-message",
                 Text("The model installer is unavailable in this build.", style="bold red"))
             self.query_one("#start", Button).disabled = True
 
+    def show_terms(self) -> None:
+        """The Gemma terms stay on screen until the first download starts (accepting them)."""
+        accepted = self.engine.model_terms_accepted()
+        terms = self.query_one("#model-terms", Static)
+        terms.display = not accepted
+        terms.update(terms_text() if not accepted else Text(""))
+        if not accepted:
+            self.query_one("#start", Button).label = "Accept the terms and download"
+
+    @property
+    def message_line(self) -> Static:
+        return self.query_one("#model-message", Static)
+
+    def say(self, selector: str, text: Text) -> None:
+        """Update a status line; an empty line takes no room."""
+        line = self.query_one(selector, Static)
+        line.update(text)
+        line.display = bool(text.plain)
+
     def action_back(self) -> None:
         self.dismiss()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return self.cancel_event is not None  # the footer offers cancel only while something runs
+        return True
+
+    def set_running(self, running: bool) -> None:
+        self.query_one("#start", Button).disabled = running
+        self.query_one("#cancel", Button).display = running
+        self.refresh_bindings()
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:
         if not self.available or self.cancel_event is not None:
             return
         self.cancel_event = threading.Event()
-        self.query_one("#start", Button).disabled = True
-        self.query_one("#cancel", Button).disabled = False
-        self.query_one("#model-message", Static).update(Text("Starting…"))
+        self.set_running(True)
+        self.query_one("#model-terms", Static).display = False
+        self.say("#model-message", Text("Starting…"))
         self.install_worker(self.cancel_event, self.epoch())
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         if self.cancel_event is not None:
             self.cancel_event.set()
-            self.query_one("#model-message", Static).update(Text("Cancelling…"))
+            self.say("#model-message", Text("Cancelling…"))
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
     def install_worker(self, cancel: threading.Event, epoch: int) -> None:
@@ -128,17 +181,15 @@ class ModelInstallScreen(EngineScreen):
 
     def show_progress(self, p: InstallProgress) -> None:
         bar = self.query_one("#model-progress", ProgressBar)
+        bar.display = True
         bar.update(total=max(p.bytes_total, 1), progress=p.bytes_done)
         line = Text()
         line.append(f"{human_bytes(p.bytes_done)} of {human_bytes(p.bytes_total)}", style="bold")
         line.append(f"  ·  {human_bytes(p.rate_bps)}/s  ·  ETA {human_eta(p.eta_seconds)}")
-        if p.current:
-            line.append(f"  ·  {p.current}", style="dim")
-        self.query_one("#model-rate", Static).update(line)
+        self.say("#model-rate", line)
         if self.cancel_event is not None and not self.cancel_event.is_set():
-            active = next((f for f in p.files if f.state in ("downloading", "verifying")), None)
-            status = f"{active.state.capitalize()} {active.path}…" if active else "Working…"
-            self.query_one("#model-message", Static).update(Text(status))
+            finished = sum(f.state in ("downloaded", "reused", "copied") for f in p.files)
+            self.say("#model-message", Text(f"{finished} of {len(p.files)} files ready…"))
         self.file_states = {f.path: f.state for f in p.files}
         table = self.query_one("#model-files", DataTable)
         for f in p.files:
@@ -153,21 +204,20 @@ class ModelInstallScreen(EngineScreen):
 
     def on_install_done(self, message: InstallDone) -> None:
         self.cancel_event = None
-        self.query_one("#cancel", Button).disabled = True
+        self.set_running(False)
+        self.show_terms()
         start = self.query_one("#start", Button)
-        start.disabled = False
-        out = self.query_one("#model-message", Static)
         if message.cancelled:
             start.label = "Resume"
             table = self.query_one("#model-files", DataTable)
             for path, state in self.file_states.items():
                 if state in ("downloading", "verifying") and path in self.rows:
                     table.update_cell(path, "state", plain("cancelled", "yellow"))
-            out.update(Text(message.error or "Cancelled.", style="yellow"))
+            self.say("#model-message", Text(message.error or "Cancelled.", style="yellow"))
             return
         if message.error:
             start.label = "Retry"
-            out.update(Text(message.error, style="bold red"))
+            self.say("#model-message", Text(message.error, style="bold red"))
             return
         report = message.report
         if report is None:
@@ -185,10 +235,10 @@ class ModelInstallScreen(EngineScreen):
             if self.memories.vault is not None:
                 done.append("\nThe unlocked vault is being embedded in the background.", style="green")
                 self.memories.request_embedding()
-            out.update(done)
+            self.say("#model-message", done)
         else:
             start.label = "Resume"
-            out.update(Text("Some files failed:\n" + "\n".join(failed), style="bold red"))
+            self.say("#model-message", Text("Some files failed:\n" + "\n".join(failed), style="bold red"))
 
     def on_unmount(self) -> None:
         if self.cancel_event is not None:

@@ -1,4 +1,7 @@
-"""Record list with a reader pane (body shown literally) and revision browsing."""
+"""Record list with a reader pane (Markdown or raw text) and revision browsing.
+
+The list and the reader share the width: the list takes up to 66 columns and at most about
+half of a narrow terminal; its columns follow its width (the date column goes first)."""
 
 from __future__ import annotations
 
@@ -6,15 +9,19 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer
 
 from ...engine import Record
 from ...errors import MemoriesError
 from ..messages import WorkerMessage, describe
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.header import AppHeader
+from ..widgets.reader import RecordReader
 from .base import VaultScreen
+from .confirm import ConfirmScreen
+from .editor import RecordEditorScreen, RevisionsScreen
 
 
 class RecordsLoaded(WorkerMessage):
@@ -24,16 +31,41 @@ class RecordsLoaded(WorkerMessage):
         self.error = error
 
 
+class RecordTable(DataTable):
+    """The record list; tells its screen when its width changes so the columns can follow."""
+
+    def on_resize(self) -> None:
+        screen = self.screen
+        if isinstance(screen, RecordsScreen):
+            screen.fill_table()
+
+
 class RecordsScreen(VaultScreen):
     BINDINGS = [
         Binding("s", "app.open_search", "Search", id="search"),
-        Binding("i", "app.open_ingest", "Ingest", id="ingest"),
-        Binding("m", "app.open_model", "Model", id="model"),
-        Binding("t", "app.open_status", "Status", id="status"),
-        Binding("r", "reload", "Reload", id="records.reload"),
-        Binding("left_square_bracket", "revision(-1)", "Older rev", id="records.older"),
-        Binding("right_square_bracket", "revision(1)", "Newer rev", id="records.newer"),
+        Binding("a", "app.open_ask", "Ask", tooltip="Ask a question, answered from the vault with citations", id="ask"),
+        Binding("n", "add", "New", tooltip="Write a new memory or card", id="records.add"),
+        Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit"),
+        Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete"),
+        Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest"),
+        Binding("h", "history", "Revisions", tooltip="List the shown record's revisions", id="records.history",
+                show=False),
+        Binding("m", "app.open_model", "Model", tooltip="Install the embedding model for vector search", id="model",
+                show=False),
+        Binding("t", "app.open_status", "Status", tooltip="Vault, index and model status", id="status",
+                show=False),
+        Binding("v", "toggle_raw", "Raw / Markdown", id="records.raw", show=False),
+        Binding("r", "reload", "Reload", id="records.reload", show=False),
+        Binding("left_square_bracket", "revision(-1)", "Older revision", id="records.older", show=False),
+        Binding("right_square_bracket", "revision(1)", "Newer revision", id="records.newer", show=False),
     ]
+
+    HELP_TITLE = "Records"
+    GUIDE = ("The list shows every record of the vault; ↑/↓ move and the reader beside it shows the "
+             "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
+             "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
+             "text. a asks a question answered from the vault with [S#] citations, n writes a new memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
+             "for vector search, t shows the vault's status.")
 
     def __init__(self, vault_id: str) -> None:
         super().__init__(vault_id)
@@ -41,22 +73,20 @@ class RecordsScreen(VaultScreen):
         self.shown: Record | None = None
         self.revision_list: list[int] = []
         self.signature: frozenset[tuple[str, int]] | None = None  # (id, revision) of the last load
+        self.column_widths: tuple[int, ...] = ()
+        self._rows_shown: list[tuple[str, int]] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="records-layout"):
-            yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
-            with VerticalScroll(id="reader"):
-                yield Static(id="reader-meta")
-                yield Static(id="reader-body")
+            yield RecordTable(id="records", cursor_type="row", zebra_stripes=True)
+            yield RecordReader(id="reader")
         yield EmbedStatus(id="records-embed-status")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one("#records", DataTable)
-        table.add_column("Kind", key="kind", width=8)
-        table.add_column("Title", key="title", width=34)
-        table.add_column("Updated", key="updated", width=19)
+        self.fill_table()
         table.loading = True
         self.sub_title = self.engine.vault_name(self.vault_id)
 
@@ -83,26 +113,24 @@ class RecordsScreen(VaultScreen):
         table = self.query_one("#records", DataTable)
         table.loading = False
         if message.error:
-            self.query_one("#reader-meta", Static).update(Text(message.error, style="bold red"))
+            self.reader.show_message(Text(message.error, style="bold red"))
             return
         selected = self.shown.id if self.shown else None
         self.records = message.records
         signature = frozenset((r.id, r.revision) for r in self.records)
-        if self.signature is not None and signature != self.signature:
+        unchanged = signature == self.signature
+        if self.signature is not None and not unchanged:
             self.memories.request_embedding()  # records changed (here or by another process)
         self.signature = signature
-        table.clear()
-        for record in self.records:
-            table.add_row(plain(record.kind, "cyan"), plain(record.title), plain(record.updated[:19].replace("T", " ")),
-                          key=record.id)
+        self.fill_table()
         if not self.records:
-            self.query_one("#reader-meta", Static).update(
-                Text("This vault is empty. Press i to ingest text files, or use the command palette (ctrl+p)."))
-            self.query_one("#reader-body", Static).update("")
+            self.reader.show_message(
+                Text("This vault is empty. Press i to import text files, or ctrl+p for every action; F1 lists the keys."))
             return
         index = next((n for n, r in enumerate(self.records) if r.id == selected), 0)
         table.move_cursor(row=index)
-        self.show_record(self.records[index])
+        if not (unchanged and self.shown is not None and self.shown.id == self.records[index].id):
+            self.show_record(self.records[index])  # else keep what is shown (e.g. an older revision)
         table.focus()
 
     @on(DataTable.RowHighlighted, "#records")
@@ -112,7 +140,38 @@ class RecordsScreen(VaultScreen):
 
     @on(DataTable.RowSelected, "#records")
     def _selected(self, event: DataTable.RowSelected) -> None:
-        self.query_one("#reader", VerticalScroll).focus()
+        self.reader.focus()
+
+    @property
+    def reader(self) -> RecordReader:
+        return self.query_one("#reader", RecordReader)
+
+    def widths(self) -> tuple[int, ...]:
+        """(kind, title[, updated]) column widths for the table's current width."""
+        table = self.query_one("#records", DataTable)
+        inner = max(table.size.width - 2, 20)  # minus the scrollbar
+        kind = max((len(r.kind) for r in self.records), default=4)
+        if inner >= 58:
+            return kind, inner - kind - 16 - 6, 16
+        return kind, max(inner - kind - 4, 8)
+
+    def fill_table(self) -> None:
+        """(Re)build the table when the records or the column widths changed."""
+        table = self.query_one("#records", DataTable)
+        widths = self.widths()
+        rows = [(r.id, r.revision) for r in self.records]
+        if widths == self.column_widths and rows == self._rows_shown:
+            return
+        cursor = table.cursor_row
+        self.column_widths, self._rows_shown = widths, rows
+        table.clear(columns=True)
+        for key, label, width in zip(("kind", "title", "updated"), ("Kind", "Title", "Updated"), widths, strict=False):
+            table.add_column(label, key=key, width=width)
+        for record in self.records:
+            cells = [plain(record.kind, "cyan"), plain(record.title), plain(record.updated[:16].replace("T", " "))]
+            table.add_row(*cells[:len(widths)], key=record.id)
+        if self.records:
+            table.move_cursor(row=min(max(cursor, 0), len(self.records) - 1))
 
     def show_record(self, record: Record) -> None:
         try:
@@ -123,21 +182,25 @@ class RecordsScreen(VaultScreen):
         meta = Text()
         meta.append(record.title, style="bold")
         meta.append("\n")
-        meta.append(f"{record.kind} · {record.id} · revision {record.revision}", style="dim")
+        meta.append(f"{record.kind} · revision {record.revision}", style="dim")
         if len(self.revision_list) > 1:
-            meta.append(f" of {', '.join(map(str, self.revision_list))} ([ older, ] newer)", style="dim")
-        meta.append(f"\ncreated {record.created[:19]} · updated {record.updated[:19]}", style="dim")
+            meta.append(f" of {len(self.revision_list)} ([ older, ] newer)", style="dim")
+        meta.append(f" · updated {record.updated[:16].replace('T', ' ')}", style="dim")
         if record.tags:
             meta.append("\ntags: " + ", ".join(record.tags), style="dim")
         if record.metadata.get("source"):
             meta.append(f"\nsource: {record.metadata['source']}", style="dim")
-        self.query_one("#reader-meta", Static).update(meta)
+        meta.append(f"\nid {record.id}", style="dim")
+        literal = None
         if record.kind == "asset":
-            body = Text(f"(file asset, {len(record.data or b'')} bytes)", style="italic")
-        else:
-            body = Text(record.body)  # literal: never markup
-        self.query_one("#reader-body", Static).update(body)
-        self.query_one("#reader", VerticalScroll).scroll_home(animate=False)
+            literal = Text(f"(file asset, {len(record.data or b'')} bytes)", style="italic")
+        self.reader.show(meta, record.body, literal=literal)
+
+    def action_toggle_raw(self) -> None:
+        raw = self.reader.toggle_raw()
+        if self.shown is not None:
+            self.show_record(self.shown)
+        self.notify("Raw text" if raw else "Rendered Markdown", timeout=2)
 
     def action_revision(self, step: int) -> None:
         if self.shown is None or len(self.revision_list) < 2:
@@ -151,3 +214,77 @@ class RecordsScreen(VaultScreen):
                 self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
             except MemoriesError as exc:
                 self.notify(exc.message, severity="error")
+
+    # -- add, edit, delete, revisions -------------------------------------------------------------
+    def _editable(self) -> Record | None:
+        if self.shown is None:
+            self.notify("No record is shown.", severity="warning")
+            return None
+        if self.shown.kind == "asset":
+            self.notify("File assets cannot be edited here.", severity="warning")
+            return None
+        return self.shown
+
+    def action_add(self) -> None:
+        self.app.push_screen(RecordEditorScreen(self.vault_id), self._saved)
+
+    def action_edit(self) -> None:
+        record = self._editable()
+        if record is None:
+            return
+        try:
+            latest = self.engine.read_record(self.vault_id, record.id)
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)
+            return
+        self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+
+    def _saved(self, record: Record | None) -> None:
+        if record is None:
+            return
+        self.shown = record
+        self.notify(f"Saved revision {record.revision}." if record.revision > 1 else "Saved.", timeout=3)
+        self.action_reload()
+
+    def action_delete(self) -> None:
+        record = self.shown
+        if record is None:
+            return
+        count = len(self.revision_list)
+        question = ConfirmScreen(
+            "Delete this record?",
+            f"“{record.title}” ({record.kind}) and all {count} of its revision{'s' if count != 1 else ''} are "
+            "removed from the vault and from search. This cannot be undone.",
+            yes="Delete", no="Keep it", danger=True)
+        self.app.push_screen(question, lambda yes: self._delete(record) if yes else None)
+
+    def _delete(self, record: Record) -> None:
+        try:
+            self.engine.delete_record(self.vault_id, record.id)
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)
+            return
+        self.shown = None
+        self.notify("Deleted.", timeout=3)
+        self.action_reload()
+
+    def action_history(self) -> None:
+        record = self.shown
+        if record is None:
+            return
+        rows = []
+        for revision in self.revision_list[-50:]:
+            try:
+                old = self.engine.read_record(self.vault_id, record.id, revision)
+            except MemoriesError:
+                continue
+            rows.append((revision, old.updated, old.title))
+        self.app.push_screen(RevisionsScreen(record.title, rows, record.revision), self._show_revision)
+
+    def _show_revision(self, revision: int | None) -> None:
+        if revision is None or self.shown is None:
+            return
+        try:
+            self.show_record(self.engine.read_record(self.vault_id, self.shown.id, revision))
+        except MemoriesError as exc:
+            self.notify(exc.message, severity="error", markup=False)

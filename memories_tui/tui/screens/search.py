@@ -16,7 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, Select, Static, TextArea
+from textual.widgets import Footer, Input, Select, Static, TextArea
 from textual.widgets.text_area import Document, Selection
 
 from ...engine import EmbedProgress, Query, SearchHit, parse_query
@@ -24,12 +24,17 @@ from ...errors import MemoriesError
 from ..messages import SearchDone, SearchProgress
 from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
 from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
-from ..widgets.results import ResultsPane
+from ..widgets.header import AppHeader
+from ..widgets.results import STAGE_LABELS, ResultsPane
 from .base import VaultScreen
 
 MODES = ("bm25", "vector", "hybrid")
+clock = time.perf_counter  # the pane's "N ms"; snapshot tests pin it
 SEMANTIC = ("vector", "hybrid")
 MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
+STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score that ranks each pane
+NO_MODEL_VECTOR = "Needs the embedding model: F2 installs it (about 200 MiB, once)."
+NO_MODEL_HYBRID = "Keyword results: no model yet (F2 installs it)."
 
 
 class SharedQuery:
@@ -60,7 +65,18 @@ class SearchScreen(VaultScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
         Binding("ctrl+f", "focus_query", "Query", id="search.query"),
+        Binding("f2", "app.open_model", "Model", tooltip="Install the embedding model for vector search",
+                id="search.model"),
     ]
+
+    HELP_TITLE = "Search"
+    GUIDE = ("Type a query (English, 中文 or both) and press enter: BM25 (keywords), Vector (meaning) and "
+             "Hybrid (both, fused) run side by side. To open a result: tab into a pane, ↑/↓ pick a row, "
+             "enter shows that chunk inside its document with the matched terms highlighted (esc comes "
+             "back). The selector beside the query switches between any term, all terms and phrase. "
+             "Each row shows the score that ranked its pane (bm25, cosine, fusion) and, in green, the other "
+             "panes that found the same passage. Without the embedding model Hybrid shows keyword results; "
+             "F2 installs the model.")
 
     def __init__(self, vault_id: str, limit: int = 10) -> None:
         super().__init__(vault_id)
@@ -71,7 +87,7 @@ class SearchScreen(VaultScreen):
         self.waiting: set[str] = set()  # panes waiting for the background embedding
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="search"):
             with Horizontal(id="search-row"):
                 yield Input(id="query", placeholder="Search (English, 中文, or both) and press enter")
@@ -170,26 +186,38 @@ class SearchScreen(VaultScreen):
 
     def _search(self, mode: str, query: SharedQuery, generation: int, epoch: int,
                 cancel: threading.Event | None) -> None:
-        started = time.perf_counter()
+        started = clock()
 
         def progress(p: EmbedProgress) -> None:
             if cancel is None or not cancel.is_set():
                 self.post_if_live(SearchProgress(epoch, mode=mode, generation=generation, progress=p))
 
+        stage, note = STAGES[mode], ""
         try:
-            response = self.engine.search(self.vault_id, query.for_mode(mode), mode=mode, progress=progress,
-                                          cancel=cancel)
+            try:
+                response = self.engine.search(self.vault_id, query.for_mode(mode), mode=mode, progress=progress,
+                                              cancel=cancel)
+            except MemoriesError as exc:
+                if exc.code != "model_not_installed":
+                    raise
+                if mode == "vector":
+                    self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, no_model=True,
+                                                 error=NO_MODEL_VECTOR, seconds=clock() - started))
+                    return
+                # hybrid without a model: keyword results (the same parsed query), and one line saying so
+                response = self.engine.search(self.vault_id, query.for_mode("bm25"), mode="bm25")
+                stage, note = "bm25", NO_MODEL_HYBRID
         except MemoriesError as exc:
             self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.message,
-                                         seconds=time.perf_counter() - started))
+                                         seconds=clock() - started))
             return
         except Exception as exc:  # keep one pane's bug from hiding the other panes' results
             self.post_if_live(SearchDone(epoch, mode=mode, generation=generation,
                                          error=f"Internal error in {mode} search: {type(exc).__name__}: {exc}",
-                                         seconds=time.perf_counter() - started))
+                                         seconds=clock() - started))
             return
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,
-                                     seconds=time.perf_counter() - started))
+                                     seconds=clock() - started, stage=stage, note=note))
         if mode == "bm25":
             self.engine.save_indexes()  # a freshly built index, saved off the UI thread: ctrl+l never waits
 
@@ -205,14 +233,40 @@ class SearchScreen(VaultScreen):
             return  # locked meanwhile, or a newer query superseded this one
         self.cancels[message.mode] = None
         pane = self.pane(message.mode)
-        if message.error is not None:
+        if message.no_model:
+            pane.set_hint(message.error or NO_MODEL_VECTOR)
+        elif message.error is not None:
             pane.set_error(message.error)
         elif message.response is not None:
-            pane.set_results(message.response, message.seconds)
+            pane.set_results(message.response, message.seconds, stage=message.stage, note=message.note)
+        self.mark_shared()
+
+    def mark_shared(self) -> None:
+        """Tag each row with the other panes that found the same chunk (R-TUI-1: easy to compare)."""
+        found: dict[tuple[str, int, str], list[str]] = {}
+        for mode in MODES:
+            for key in self.pane(mode).chunk_keys():
+                found.setdefault(key, []).append(mode)
+        for mode in MODES:
+            self.pane(mode).mark_shared(found)
 
     @on(ResultsPane.HitChosen)
     def _hit_chosen(self, event: ResultsPane.HitChosen) -> None:
         self.app.push_screen(ChunkDetailScreen(self.vault_id, event.hit, event.terms, event.pane.mode))
+
+
+def stage_scores(hit: object) -> Text:
+    """Every stage's score of one hit ("–" where a stage did not score it), the final one last."""
+    scores = getattr(hit, "scores", None) or {}
+    out = Text("scores: ", style="dim")
+    for n, stage in enumerate(("bm25", "vector", "fusion", "rerank")):
+        value = scores.get(stage)
+        if n:
+            out.append(" · ", style="dim")
+        out.append(f"{STAGE_LABELS[stage]} ")
+        out.append("–" if value is None else f"{value:.4f}", style="cyan")
+    out.append(f" · final {getattr(hit, 'score', 0.0):.4f}", style="bold cyan")
+    return out
 
 
 TERM_HIGHLIGHT = "memories.term"
@@ -261,6 +315,9 @@ class ChunkDetailScreen(VaultScreen):
     the query terms inside the chunk highlighted."""
 
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
+    HELP_TITLE = "Result in its document"
+    GUIDE = ("The whole document, with the result's chunk selected and the query terms in it highlighted. "
+             "Arrow keys, page up/down and the mouse scroll; esc goes back to the results.")
 
     def __init__(self, vault_id: str, hit: SearchHit, terms: list[str], mode: str = "") -> None:
         super().__init__(vault_id)
@@ -271,7 +328,7 @@ class ChunkDetailScreen(VaultScreen):
         self.term_matches: list[tuple[int, int]] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="detail"):
             yield Static(id="detail-meta")
             yield TermTextArea(id="detail-body", read_only=True, soft_wrap=True, show_line_numbers=True)
@@ -284,8 +341,10 @@ class ChunkDetailScreen(VaultScreen):
         head = Text()
         head.append(f"[{hit.citation}]", style="bold magenta")
         head.append(f" {hit.title}", style="bold")
-        head.append(f"\n{self.mode} · score {hit.score:.4f} · record {hit.asset_id} rev {hit.revision}"
+        head.append(f"\n{self.mode} · record {hit.asset_id} rev {hit.revision}"
                     f" · bytes {hit.byte_start}–{hit.byte_end} · chunk {hit.chunk_hash[:12]}", style="dim")
+        head.append("\n")
+        head.append_text(stage_scores(hit))
         try:
             record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
         except MemoriesError as exc:

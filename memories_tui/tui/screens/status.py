@@ -1,46 +1,23 @@
-"""Status: engine.status() for the unlocked vault, flattened into a table."""
+"""Status of the unlocked vault in sections for people (see status_view.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
 
 from ...frontend.grant_records import revoke, running_servers
 from ..messages import StatusDone, describe
-from ..text import plain
+from ..status_view import Section, sections
+from ..widgets.header import AppHeader
 from .base import VaultScreen
-
-
-def flatten(data: object, prefix: str = "") -> list[tuple[str, object]]:
-    if isinstance(data, dict):
-        rows: list[tuple[str, object]] = []
-        for key, value in data.items():
-            rows.extend(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return rows
-    if isinstance(data, list | tuple) and data and all(isinstance(x, dict) for x in data):
-        rows = []
-        for n, value in enumerate(data):
-            rows.extend(flatten(value, f"{prefix}[{n}]"))
-        return rows
-    return [(prefix, data)]
-
-
-def show_value(key: str, value: object) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, list | tuple):
-        return ", ".join(map(str, value))
-    leaf = key.rsplit(".", 1)[-1]
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 1e9 and (
-            leaf in ("last_build", "built_at") or leaf.endswith("_at")):
-        return datetime.fromtimestamp(value).isoformat(sep=" ", timespec="seconds")
-    return str(value)
 
 
 class StatusScreen(VaultScreen):
@@ -50,17 +27,19 @@ class StatusScreen(VaultScreen):
         Binding("x", "revoke_mcp", "Revoke MCP access", id="status.revoke_mcp"),
     ]
 
+    HELP_TITLE = "Status"
+    GUIDE = "What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes."
+
     def compose(self) -> ComposeResult:
-        yield Header()
-        with Vertical(id="status"):
+        yield AppHeader()
+        with VerticalScroll(id="status"):
             yield Static(id="status-head")
-            yield DataTable(id="status-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="status-body")
         yield Footer()
 
+    view: list[Section] = []
+
     def on_mount(self) -> None:
-        table = self.query_one("#status-table", DataTable)
-        table.add_column("Setting", key="key", width=34)
-        table.add_column("Value", key="value")
         self.sub_title = self.engine.vault_name(self.vault_id)
         self.action_refresh_status()
 
@@ -68,27 +47,25 @@ class StatusScreen(VaultScreen):
         self.dismiss()
 
     def action_refresh_status(self) -> None:
-        self.query_one("#status-table", DataTable).loading = True
+        self.query_one("#status-body", Static).loading = True
         self.status_worker(self.epoch())
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def status_worker(self, epoch: int) -> None:
         engine = self.engine
         try:
-            status: dict[str, object] = {"vault": {"name": engine.vault_name(self.vault_id), "vault_id": self.vault_id,
-                                                   "device_only": engine.device_only(self.vault_id)}}
-            status.update({k: v for k, v in engine.status(self.vault_id).to_json().items() if k != "vault_id"})
-            status["home"] = str(engine.home)
-            status["config"] = str(engine.config.path)
-            status["tui.idle_lock_minutes"] = engine.config.tui.idle_lock_minutes
             servers = running_servers(engine.home, self.vault_id)
-            status["mcp.servers"] = ", ".join(
-                f"pid {s.pid}" + (f" (until {show_value('expires_at', s.expires_at)})" if s.expires_at else "")
-                for s in servers) or "none (x revokes a running server's access)"
+            mcp = ", ".join(
+                f"pid {s.pid}" + (f" (until {datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M})" if s.expires_at else "")
+                for s in servers) or "none"
+            view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
+                            device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
+                            home=str(engine.home), config=str(engine.config.path),
+                            idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=describe(exc)))
             return
-        self.post_if_live(StatusDone(epoch, status=status))
+        self.post_if_live(StatusDone(epoch, status=view))
 
     def action_revoke_mcp(self) -> None:
         """End the grant of every MCP server reading this vault (they refuse from their next call)."""
@@ -101,13 +78,27 @@ class StatusScreen(VaultScreen):
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):
             return
-        table = self.query_one("#status-table", DataTable)
-        table.loading = False
+        body = self.query_one("#status-body", Static)
+        body.loading = False
         head = self.query_one("#status-head", Static)
         if message.error:
             head.update(Text(message.error, style="bold red"))
             return
-        head.update(Text("Vault, index and limits", style="bold"))
-        table.clear()
-        for key, value in flatten(message.status):
-            table.add_row(plain(key, "cyan"), plain(show_value(key, value)))
+        head.update(Text("r refreshes · memories rag status --json prints every key", style="dim"))
+        self.view = message.status
+        body.update(render_sections(self.view))
+
+
+def render_sections(view: list[Section]) -> Group:
+    """One heading and a two-column grid per section; long values wrap under their own column."""
+    width = max((len(row.label) for section in view for row in section.rows), default=10)
+    parts: list[Text | Table] = []
+    for n, section in enumerate(view):
+        parts.append(Text(("\n" if n else "") + section.title, style="bold underline"))
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(width=width, style="cyan", no_wrap=True)
+        grid.add_column(ratio=1, overflow="fold")  # long paths fold, never "…"
+        for row in section.rows:
+            grid.add_row(Text(row.label), Text(row.value, style="yellow" if row.warn else ""))
+        parts.append(grid)
+    return Group(*parts)

@@ -7,13 +7,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Center, Horizontal, Vertical
-from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, LoadingIndicator, Static, Switch
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, LoadingIndicator, Static
 
 from ...engine import VaultInfo
 from ...errors import MemoriesError, WrongPassphraseError
-from ..messages import UnlockDone, VaultCreated, describe
+from ..messages import CreateProgress, UnlockDone, VaultCreated, describe
+from ..strength import SHORT, estimate
 from ..text import plain
+from ..widgets.header import AppHeader
 from .base import EngineScreen
+from .confirm import ConfirmScreen
 
 
 class VaultPickerScreen(EngineScreen):
@@ -22,11 +25,13 @@ class VaultPickerScreen(EngineScreen):
     BINDINGS = [
         Binding("n", "create", "New vault", id="vault.new"),
         Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
-        Binding("ctrl+q", "app.quit", "Quit", id="quit"),
     ]
+    HELP_TITLE = "Vaults"
+    GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
+             "passphrase next); n creates a new vault.")
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="picker"):
             yield Static(id="picker-intro")
             yield DataTable(id="vaults", cursor_type="row", zebra_stripes=True)
@@ -77,13 +82,17 @@ class VaultPickerScreen(EngineScreen):
 
 class CreateVaultScreen(EngineScreen):
     BINDINGS = [Binding("escape", "back", "Back", id="back")]
+    HELP_TITLE = "Create a vault"
+    GUIDE = ("Give the vault a name and a passphrase (twice); tab and shift+tab move between fields, enter "
+             "in the last field creates the vault. Everything in the vault is encrypted with a key derived "
+             "from the passphrase: it cannot be recovered if you forget it.")
 
     def __init__(self, first_run: bool = False) -> None:
         super().__init__()
         self.first_run = first_run
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Center(), Vertical(id="create-form", classes="form"):
             if self.first_run:
                 yield Static(Text("Welcome to Memories. Create your first vault: everything in it is encrypted "
@@ -93,21 +102,42 @@ class CreateVaultScreen(EngineScreen):
             yield Input(value="Personal" if self.first_run else "", id="name", placeholder="e.g. Personal")
             yield Label("Passphrase")
             yield Input(password=True, id="pass1", placeholder="passphrase")
+            yield Static(id="strength")
             yield Label("Passphrase again")
             yield Input(password=True, id="pass2", placeholder="repeat the passphrase")
-            with Horizontal(classes="switch-row"):
-                yield Switch(value=False, id="device-only")
-                yield Label("Device-only: never send this vault's text to remote services")
+            yield Checkbox("Device-only: never send this vault's text to remote services", value=False,
+                           id="device-only")
             yield Checkbox("Import the bundled sample notes (English, 中文, mixed)", value=self.first_run,
                            id="samples")
             yield Static(id="create-error", classes="error")
-            yield LoadingIndicator(id="create-loading")
+            with Horizontal(id="create-busy"):
+                yield LoadingIndicator(id="create-loading")
+                yield Static(id="create-status")
             yield Button("Create vault", id="create", variant="primary")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#create-loading").display = False
-        self.query_one("#pass1" if self.first_run else "#name", Input).focus()
+        self.query_one("#create-busy").display = False
+        self.query_one("#name", Input).focus()
+
+    def on_resize(self) -> None:
+        """Borderless fields on a short terminal, so the whole form fits in 24 rows."""
+        compact = self.size.height < 34
+        self.set_class(compact, "-compact")
+        for widget in self.query("Input, Button, Checkbox"):
+            widget.compact = compact  # type: ignore[attr-defined]
+
+    @on(Input.Changed, "#pass1")
+    def _strength(self, event: Input.Changed) -> None:
+        strength = estimate(event.value)
+        line = Text()
+        if strength.label:
+            line.append("Strength: ", style="dim")
+            line.append(strength.label, style=strength.style)
+            line.append(f" (~{strength.bits} bits)", style="dim")
+            if strength.advice:
+                line.append(f" · {strength.advice}", style="dim")
+        self.query_one("#strength", Static).update(line)
 
     def action_back(self) -> None:
         self.dismiss()
@@ -133,15 +163,38 @@ class CreateVaultScreen(EngineScreen):
             self.query_one("#pass2", Input).value = ""
             return self.show_error("The two passphrases differ.", "#pass2")
         self.show_error("")
+        if len(p1) < SHORT:
+            question = ConfirmScreen(
+                "Short passphrase",
+                f"This passphrase has only {len(p1)} character{'s' if len(p1) != 1 else ''}. Anyone who gets "
+                "the vault file can try passphrases offline, and a short one is found quickly. It cannot be "
+                "recovered if forgotten, but it can be changed later (memories vault passwd).",
+                yes="Use it anyway", no="Choose another")
+            self.app.push_screen(question, lambda yes: self._create(name, p1) if yes else self._retry_short())
+            return
+        self._create(name, p1)
+
+    def _retry_short(self) -> None:
+        for field in ("#pass1", "#pass2"):
+            self.query_one(field, Input).value = ""
+        self.query_one("#pass1", Input).focus()
+
+    def _create(self, name: str, passphrase: str) -> None:
         self.set_busy(True)
-        self.create_worker(name, p1, self.query_one("#device-only", Switch).value,
+        self.create_worker(name, passphrase, self.query_one("#device-only", Checkbox).value,
                            self.query_one("#samples", Checkbox).value, self.epoch())
 
     def set_busy(self, busy: bool) -> None:
-        self.query_one("#create-loading").display = busy
+        self.query_one("#create-busy").display = busy
         self.query_one("#create", Button).disabled = busy
         for widget in self.query(Input):
             widget.disabled = busy
+        if busy:
+            self.query_one("#create-status", Static).update(Text("Starting…"))
+
+    def on_create_progress(self, message: CreateProgress) -> None:
+        if self.epoch_live(message.epoch):
+            self.query_one("#create-status", Static).update(Text(message.step))
 
     def show_error(self, message: str, focus: str | None = None) -> None:
         self.query_one("#create-error", Static).update(Text(message))
@@ -151,9 +204,17 @@ class CreateVaultScreen(EngineScreen):
     @work(thread=True, exclusive=True, group="create-vault", exit_on_error=False)
     def create_worker(self, name: str, passphrase: str, device_only: bool, samples: bool, epoch: int) -> None:
         engine = self.engine
+
+        def step(text: str) -> None:
+            self.post_message(CreateProgress(epoch, step=text))
+
         try:
+            step("Deriving the vault key from your passphrase (Argon2id: a few seconds, on purpose)…")
             info = engine.create_vault(name, passphrase, device_only=device_only)
+            step("Unlocking the new vault (the key is derived once more)…")
             engine.unlock(info.vault_id, passphrase)
+            if samples:
+                step("Importing the sample notes…")
             count = len(engine.import_samples(info.vault_id)) if samples else 0
             if engine.lock_epoch != epoch:  # locked meanwhile: do not leave it open
                 engine.lock(info.vault_id)
@@ -175,13 +236,15 @@ class CreateVaultScreen(EngineScreen):
 
 class UnlockScreen(EngineScreen):
     BINDINGS = [Binding("escape", "back", "Vaults", id="back")]
+    HELP_TITLE = "Unlock"
+    GUIDE = "Type the vault's passphrase and press enter. esc goes back to the list of vaults."
 
     def __init__(self, info: VaultInfo) -> None:
         super().__init__()
         self.info = info
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Center(), Vertical(id="unlock-form", classes="form"):
             yield Static(Text.assemble(("Unlock ", ""), (self.info.name, "bold"),
                                        (f"  ({self.info.vault_id})", "dim")), id="unlock-title")

@@ -15,22 +15,39 @@ from ...engine import SearchHit, SearchResponse
 from ..text import snippet_text
 
 MODE_TITLES = {"bm25": "BM25", "vector": "Vector", "hybrid": "Hybrid"}
+STAGE_LABELS = {"bm25": "bm25", "vector": "cosine", "fusion": "fusion", "rerank": "rerank"}
 
 
-def hit_row(hit: SearchHit, cells: int = 150) -> Text:
-    """Citation label, title, score, byte range, then a highlighted snippet."""
+def stage_score(hit: SearchHit, stage: str) -> tuple[str, float]:
+    """The score that ranked this pane (BM25, cosine or fusion), falling back to the final score."""
+    value = hit.scores.get(stage)
+    if value is None:
+        return "score", float(hit.score)
+    return STAGE_LABELS.get(stage, stage), float(value)
+
+
+def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[str] | None = None) -> Text:
+    """Citation label, title, the ranking stage's score, byte range, other panes with this chunk, snippet."""
     row = Text()
     row.append(f"[{hit.citation}]", style="bold magenta")
     row.append(" ")
     row.append(hit.title, style="bold")
     row.append("\n")
-    row.append(f"score {hit.score:.4f}", style="cyan")
+    label, value = stage_score(hit, stage) if stage else ("score", float(hit.score))
+    row.append(f"{label} {value:.4f}", style="cyan")
     row.append(f"  bytes {hit.byte_start}–{hit.byte_end}", style="dim")
     if hit.kind != "card":
         row.append(f"  {hit.kind}", style="dim")
+    if also_in:
+        row.append("  also in ", style="green")
+        row.append("+".join(MODE_TITLES[m] for m in also_in), style="bold green")
     row.append("\n")
     row.append_text(snippet_text(hit.text, cells=cells, spans=hit.spans))
     return row
+
+
+def chunk_key(hit: SearchHit) -> tuple[str, int, str]:
+    return (hit.asset_id, hit.revision, hit.chunk_hash)
 
 
 class ResultsPane(Vertical):
@@ -48,6 +65,8 @@ class ResultsPane(Vertical):
         self.mode = mode
         self.hits: list[SearchHit] = []
         self.terms: list[str] = []
+        self.stage = ""
+        self.shared: dict[int, list[str]] = {}  # row → other panes holding the same chunk
         self.shown = False  # showing results or an error (not idle, busy or waiting)
 
     def compose(self) -> ComposeResult:
@@ -80,6 +99,14 @@ class ResultsPane(Vertical):
         self.option_list.loading = True
         self.state.update(Text(message, style="italic"))
 
+    def set_hint(self, message: str) -> None:
+        """One short line instead of results (e.g. no model installed for this pane)."""
+        self.shown = True
+        self.option_list.loading = False
+        self.hits = []
+        self.option_list.clear_options()
+        self.state.update(Text(message, style="italic"))
+
     def set_error(self, message: str) -> None:
         self.shown = True
         self.option_list.loading = False
@@ -87,24 +114,45 @@ class ResultsPane(Vertical):
         self.option_list.clear_options()
         self.state.update(Text(message, style="bold red"))
 
-    def set_results(self, response: SearchResponse, seconds: float) -> None:
+    def set_results(self, response: SearchResponse, seconds: float, *, stage: str = "", note: str = "") -> None:
         self.shown = True
         self.option_list.loading = False
         self.hits = list(response.results)
         self.terms = list(response.terms)
+        self.stage = stage
+        self.shared = {}
         options = self.option_list
         options.clear_options()
-        options.add_options([Option(hit_row(hit), id=f"{self.mode}-{n}") for n, hit in enumerate(self.hits)])
+        options.add_options([Option(self.row(n), id=f"{self.mode}-{n}") for n in range(len(self.hits))])
         count = len(self.hits)
         label = f"{count} result{'s' if count != 1 else ''} · {seconds * 1000:.0f} ms"
         if not count:
             label = f"No match · {seconds * 1000:.0f} ms"
         state = Text(label, style="dim")
-        for note in response.notes:
-            state.append("\n" + note, style="yellow")
+        for line in ([note] if note else []) + list(response.notes):
+            state.append("\n" + line, style="yellow")
         self.state.update(state)
         if count:
             options.highlighted = 0
+
+    def row(self, n: int) -> Text:
+        # about three lines of snippet, whatever the pane's width (80 columns give ~25 per pane)
+        cells = max(48, (self.size.width - 6) * 3) if self.size.width else 150
+        return hit_row(self.hits[n], min(cells, 150), stage=self.stage, also_in=self.shared.get(n))
+
+    def chunk_keys(self) -> list[tuple[str, int, str]]:
+        return [chunk_key(hit) for hit in self.hits] if self.shown else []
+
+    def mark_shared(self, found: dict[tuple[str, int, str], list[str]]) -> None:
+        """Show on each row which other panes found the same chunk; redraw only rows that changed."""
+        shared = {n: [m for m in found.get(chunk_key(hit), []) if m != self.mode] for n, hit in enumerate(self.hits)}
+        shared = {n: modes for n, modes in shared.items() if modes}
+        if shared == self.shared:
+            return
+        changed = {n for n in set(shared) | set(self.shared) if shared.get(n) != self.shared.get(n)}
+        self.shared = shared
+        for n in changed:
+            self.option_list.replace_option_prompt_at_index(n, self.row(n))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -1,0 +1,1 @@
+"""Grounded answers: prompt, strict parsing, citation and quote checks, extractive fallback."""

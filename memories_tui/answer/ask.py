@@ -1,0 +1,48 @@
+"""Ask: sources → generation → validated answer, or the offline fallback (R-ASK-1…5, R-PLUS-1).
+
+Engine-independent: the caller retrieves (any mode), turns hits into :class:`Source` s and
+passes the configured :class:`Generator` (or None). Nothing is sent when nothing was
+retrieved (``insufficient_evidence``). ``still_valid`` is asked after the service answers:
+when the vault was locked or changed meanwhile, the late answer is dropped (R-ASK-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..errors import CancelledError
+from ..models.remote import CallContext
+from ..models.remote_generate import Generator
+from .citations import check_answer
+from .extractive import extract_answer
+from .prompt import build_prompt
+from .types import ANSWERED, INSUFFICIENT, Answer, Source
+
+CHECK_NOTE = "Citation checks verify references and quotes, not whether the answer is true."
+
+
+def answer_question(question: str, sources: Sequence[Source], generator: Generator | None, ctx: CallContext,
+                    still_valid: Callable[[], bool] | None = None) -> Answer:
+    sources = list(sources)
+    if not sources:
+        return Answer(INSUFFICIENT, "", notes=["Nothing relevant was retrieved; no service was called."])
+    if generator is None:
+        answer = extract_answer(question, sources)
+        answer.notes.append("No [rag.generation] service is configured; add one to the config for generated answers.")
+    else:
+        prompt = build_prompt(question, sources)
+        reply = generator.generate(prompt.system, prompt.user, ctx)
+        if still_valid is not None and not still_valid():
+            raise CancelledError("The vault was locked or changed during the ask; the late answer was dropped.")
+        parsed, citations, quotes = check_answer(reply, sources)
+        if not citations:
+            answer = Answer(INSUFFICIENT, parsed.answer, quotes=quotes, sources=sources,
+                            notes=["The model cited no source: treated as insufficient evidence."])
+        else:
+            answer = Answer(ANSWERED, parsed.answer, citations=citations, quotes=quotes, sources=sources)
+        if answer.has_unverified_quote:
+            answer.notes.append("The answer carries a quote that was not found in its source.")
+    if still_valid is not None and not still_valid():
+        raise CancelledError("The vault was locked or changed during the ask; the late answer was dropped.")
+    answer.notes.append(CHECK_NOTE)
+    return answer

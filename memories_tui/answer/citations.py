@@ -1,0 +1,192 @@
+"""Parse the model's JSON answer strictly, validate every `[S#]`, verify quotes (R-ASK-3).
+
+* The reply must be one JSON object (a single surrounding ```json fence is tolerated):
+  duplicate keys, NaN/Infinity, trailing text and wrong types are refused.
+* Every `[S#]` in the answer text, every id in `citations` and every quote's `source` must
+  be a source that was sent; one unknown id rejects the whole answer (never shown).
+* A quote is verified when it occurs in its source after NFC, Simplified/Traditional and
+  width folding, case folding and whitespace removal; it is reported with the byte range
+  it covers in the record's UTF-8 body. This checks references, not truth.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ModelError
+from ..models.http import strict_json
+from ..text.segment import fold
+from .prompt import unescape
+from .types import Citation, Quote, Source
+
+MAX_ANSWER_CHARS = 20_000
+MAX_QUOTES = 50
+MAX_QUOTE_CHARS = 2_000
+
+_BRACKETED = re.compile(r"[\[【]([^\[\]【】]{1,80})[\]】]")
+_ID_LIST = re.compile(r"\s*[Ss]\s*\d+(?:\s*[,，;；、]\s*[Ss]\s*\d+)*\s*")
+_ID = re.compile(r"[Ss]\s*(\d+)")
+_LABEL = re.compile(r"\s*\[?\s*[Ss]\s*(\d+)\s*\]?\s*")
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.S)
+
+
+class AnswerRejected(ModelError):
+    """The model's answer broke the contract (bad JSON, unknown source id); it is not shown."""
+
+    code = "answer_rejected"
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    answer: str
+    citations: list[str]
+    quotes: list[tuple[str, str]]  # (source label as written, quote text)
+
+
+def parse_model_answer(text: str) -> ModelAnswer:
+    """The model's reply → typed fields; anything malformed raises AnswerRejected."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = strict_json(body)
+    except ModelError as exc:
+        raise AnswerRejected(f"The model's reply is not the JSON object asked for: {exc.message}") from None
+    if not isinstance(data, dict):
+        raise AnswerRejected("The model's reply is JSON but not an object with answer and citations.")
+    answer = data.get("answer")
+    if not isinstance(answer, str):
+        raise AnswerRejected("The model's reply has no answer string.")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise AnswerRejected(f"The model's answer is longer than {MAX_ANSWER_CHARS:,} characters.")
+    citations = data.get("citations")
+    if not isinstance(citations, list) or not all(isinstance(c, str) for c in citations):
+        raise AnswerRejected("The model's reply has no citations list of strings.")
+    quotes_raw = data.get("quotes", [])
+    if quotes_raw is None:
+        quotes_raw = []
+    if not isinstance(quotes_raw, list) or len(quotes_raw) > MAX_QUOTES:
+        raise AnswerRejected(f"The model's quotes must be a list of at most {MAX_QUOTES} items.")
+    quotes: list[tuple[str, str]] = []
+    for item in quotes_raw:
+        if not (isinstance(item, dict) and isinstance(item.get("source"), str) and isinstance(item.get("text"), str)):
+            raise AnswerRejected("Each quote must be an object with a source and a text string.")
+        if len(item["text"]) > MAX_QUOTE_CHARS:
+            raise AnswerRejected(f"A quote is longer than {MAX_QUOTE_CHARS:,} characters.")
+        quotes.append((item["source"], item["text"]))
+    return ModelAnswer(answer, list(citations), quotes)
+
+
+def cited_in_text(answer: str) -> list[str]:
+    """Source ids cited as `[S1]`, `[S1, S2]`, `【S3】` in answer text, in order, as `S#`."""
+    found: list[str] = []
+    for group in _BRACKETED.finditer(answer):
+        inner = group.group(1)
+        if _ID_LIST.fullmatch(inner):
+            found.extend(f"S{int(n)}" for n in _ID.findall(inner))
+    return list(dict.fromkeys(found))
+
+
+def _label(raw: str, what: str) -> str:
+    m = _LABEL.fullmatch(raw)
+    if not m:
+        raise AnswerRejected(f"The model's {what} {raw[:20]!r} is not a source id like S1; the answer was rejected.")
+    return f"S{int(m.group(1))}"
+
+
+def _describe(labels: Sequence[str]) -> str:
+    if not labels:
+        return "no sources"
+    return ", ".join(labels) if len(labels) <= 4 else f"{labels[0]}–{labels[-1]}"
+
+
+def validate_citations(parsed: ModelAnswer, sources: Sequence[Source]) -> list[Citation]:
+    """Citations (answer text first, then the list) that all name sent sources; else reject."""
+    by_label = {s.label: s for s in sources}
+    labels = cited_in_text(parsed.answer) + [_label(c, "citation") for c in parsed.citations]
+    labels += [_label(src, "quote source") for src, _ in parsed.quotes]
+    labels = list(dict.fromkeys(labels))
+    unknown = [label for label in labels if label not in by_label]
+    if unknown:
+        raise AnswerRejected(
+            f"The model cited {', '.join(unknown[:5])}, which {'is' if len(unknown) == 1 else 'are'} not among the "
+            f"{len(sources)} sources sent ({_describe([s.label for s in sources])}); the whole answer was rejected.")
+    listed = set(cited_in_text(parsed.answer)) | {_label(c, "citation") for c in parsed.citations}
+    return [Citation.of(by_label[label]) for label in labels if label in listed]
+
+
+# --------------------------------------------------------------------------- quotes
+
+
+def normalize_with_map(text: str) -> tuple[str, list[int], list[int]]:
+    """Matching form of `text` and, per output character, the [start, end) of the input
+    characters it came from. NFC per base+combining cluster, then fold, whitespace dropped."""
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        while j < n and unicodedata.combining(text[j]):
+            j += 1
+        for ch in unicodedata.normalize("NFC", text[i:j]):
+            chars.append(ch)
+            starts.append(i)
+            ends.append(j)
+        i = j
+    folded = fold("".join(chars))
+    keep = [k for k, ch in enumerate(folded) if not ch.isspace()]
+    return "".join(folded[k] for k in keep), [starts[k] for k in keep], [ends[k] for k in keep]
+
+
+def normalize(text: str) -> str:
+    return normalize_with_map(text)[0]
+
+
+def locate(quote: str, text: str) -> tuple[int, int] | None:
+    """Character range of `quote` in `text` under normalisation, or None."""
+    needle = normalize(quote)
+    if not needle:
+        return None
+    hay, starts, ends = normalize_with_map(text)
+    pos = hay.find(needle)
+    if pos < 0:
+        return None
+    return starts[pos], ends[pos + len(needle) - 1]
+
+
+def verify_quotes(quotes: Sequence[tuple[str, str]], sources: Sequence[Source]) -> list[Quote]:
+    """Each quote checked in its own source (labels already validated)."""
+    by_label = {s.label: s for s in sources}
+    out: list[Quote] = []
+    for raw_label, text in quotes:
+        source = by_label[_label(raw_label, "quote source")]
+        found = locate(text, source.text)
+        if found is None and unescape(text) != text:
+            found = locate(unescape(text), source.text)
+        if found is None:
+            out.append(Quote(source.label, text, False, source.record_id))
+            continue
+        start, end = found
+        byte_start = source.byte_start + len(source.text[:start].encode("utf-8"))
+        byte_end = byte_start + len(source.text[start:end].encode("utf-8"))
+        out.append(Quote(source.label, text, True, source.record_id, byte_start, byte_end))
+    return out
+
+
+def check_answer(reply: str, sources: Sequence[Source]) -> tuple[ModelAnswer, list[Citation], list[Quote]]:
+    """Parse, validate and verify one reply: the single entry point `ask` uses."""
+    parsed = parse_model_answer(reply)
+    citations = validate_citations(parsed, sources)
+    return parsed, citations, verify_quotes(parsed.quotes, sources)
+
+
+def bytes_to_char_range(text: str, byte_start: int, byte_end: int) -> tuple[int, int]:
+    """UTF-8 byte offsets within `text` → character offsets (for Rich/Textual highlighting)."""
+    data = text.encode("utf-8")
+    return len(data[:byte_start].decode("utf-8", "ignore")), len(data[:byte_end].decode("utf-8", "ignore"))
+

@@ -1,0 +1,83 @@
+"""`rag ask`: grounded answers with validated citations, or extractive answers offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..engine import DEFAULT_ASK_LIMIT, Answer, check_options
+from ..errors import LimitError, MemoriesError, UsageError
+from .context import Context
+from .output import Payload, clean
+from .search_verbs import _read_queries
+
+STATUS_LABEL = {"answered": "Answer (generated, citations checked)",
+                "extractive": "Extractive answer (sentences copied from your notes, not generated)",
+                "insufficient_evidence": "Insufficient evidence"}
+
+
+def cmd_rag_ask(ctx: Context) -> Payload:
+    args = ctx.args
+    if (args.question is None) == (args.questions is None):
+        raise UsageError("Give either a QUESTION or --questions FILE.jsonl.")
+    check_options(args.mode, args.match_mode, args.limit)
+    batch = _read_queries(Path(args.questions)) if args.questions is not None else None
+    vault_id = ctx.unlock(args.vault)
+
+    def ask(text: str) -> Answer:
+        return ctx.engine.ask(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
+                              rerank=not args.no_rerank)
+
+    if batch is None:
+        answer = ask(args.question)
+        if not ctx.json:
+            _print_answer(ctx, answer)
+        return {"vault_id": vault_id, "question": args.question, "mode": args.mode, **answer.to_json()}
+    out: list[dict[str, Any]] = []
+    for qid, text in batch:
+        if not ctx.json:
+            print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
+        try:
+            answer = ask(text)
+        except (LimitError, MemoriesError) as exc:
+            if exc.code in ("cancelled", "vault_locked"):
+                raise
+            out.append({"id": qid, **exc.to_json()})
+            if not ctx.json:
+                print(f"    error: {clean(exc.message)}")
+            continue
+        out.append({"id": qid, **answer.to_json()})
+        if not ctx.json:
+            _print_answer(ctx, answer)
+    failed = sum(1 for item in out if "error" in item)
+    return {"vault_id": vault_id, "mode": args.mode, "answers": out, "failed": failed}
+
+
+def _print_answer(ctx: Context, answer: Answer) -> None:
+    print(ctx.bold(STATUS_LABEL.get(answer.status, answer.status)))
+    if answer.answer:
+        print(clean(answer.answer))
+    for c in answer.citations:
+        print(f"  {ctx.bold('[' + c.label + ']')} {clean(c.title)}  "
+              + ctx.dim(f"{c.record_id} r{c.revision} bytes {c.byte_start}-{c.byte_end}"))
+    for q in answer.quotes:
+        mark = "verified" if q.verified else "NOT FOUND in its source"
+        where = f" bytes {q.byte_start}-{q.byte_end}" if q.verified else ""
+        print(f"  quote [{q.source}] {mark}{where}: {clean(q.text)}")
+    for note in answer.notes:
+        if not note.startswith("Extractive answer:"):  # the heading line says it already
+            print(ctx.dim(f"note: {clean(note)}"))
+
+
+def register(rag: Any, verb: Any) -> None:
+    p = verb(rag, "ask", cmd_rag_ask,
+             "Answer a question from the vault with checked [S#] citations (extractive without [rag.generation]).",
+             "memories rag ask notes \"什麼是混合搜尋？\" --mode hybrid --limit 8")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("question", metavar="QUESTION", nargs="?")
+    p.add_argument("--questions", metavar="FILE.jsonl", help="answer every {\"id\",\"text\"} line with one unlock")
+    p.add_argument("--mode", default="bm25", choices=("bm25", "vector", "hybrid"), help="retrieval mode (default bm25)")
+    p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
+    p.add_argument("--limit", type=int, default=DEFAULT_ASK_LIMIT,
+                   help=f"chunks retrieved and sent as sources (1–100, default {DEFAULT_ASK_LIMIT})")
+    p.add_argument("--no-rerank", action="store_true", help="skip the rerank stages")

@@ -1,0 +1,66 @@
+"""Reading a user-named file safely: regular files only (or a pipe where that is useful),
+never more than a limit, never hanging on a FIFO with no writer (issue 8, item 4).
+
+`st_size` is 0 for devices and pipes, so the limit is enforced while reading, not only
+from `stat`; the file is opened non-blocking so a FIFO cannot stall the open itself.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .errors import InputRefusedError
+
+_CHUNK = 1024 * 1024
+
+
+def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_pipe: bool = False) -> bytes:
+    """The bytes of `path`, or InputRefusedError naming the file: missing, a folder, a device,
+    FIFO or socket (unless `allow_pipe`, for `--passphrase-file <(cmd)`), unreadable, or over
+    `limit` bytes (`what` names the limit; `advice` says what to do about it)."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not allow_pipe:
+        flags |= getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
+    except IsADirectoryError:
+        raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file") from None
+    except OSError as exc:
+        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file")
+        pipe = stat.S_ISFIFO(info.st_mode)
+        if not (stat.S_ISREG(info.st_mode) or (allow_pipe and pipe)):
+            raise InputRefusedError(
+                f"{path} is not a regular file (a device, FIFO or socket); only regular files are read.",
+                code="not_regular_file")
+        if info.st_size > limit:
+            raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code="file_too_large")
+        if not pipe and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            part = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+            if total > limit:
+                raise InputRefusedError(_too_large(path, None, limit, what, advice), code="file_too_large")
+        return b"".join(parts)
+    except OSError as exc:
+        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+    finally:
+        os.close(fd)
+
+
+def _too_large(path: Path, size: int | None, limit: int, what: str, advice: str) -> str:
+    actual = f"{size:,} bytes" if size is not None else f"over {limit:,} bytes"
+    return f"{path} is {actual}; the {what} limit is {limit:,} bytes. {advice}".rstrip()

@@ -1,0 +1,146 @@
+"""One POST to a customer-configured model service, under every network rule (SPEC §7, §8).
+
+Everything remote (embeddings in ``remote_embed``, generation and rerank in
+``remote_generate``) goes through :class:`ServiceClient.post_json`, which:
+
+* refuses a device-only vault's call to a non-loopback URL before anything is built or sent
+  (R-MCP-2), and re-checks that and the caller's ``check`` (lock, authorization) before
+  every attempt;
+* takes the API key only from the environment variable named by ``api_key_env`` and sends
+  it only in the header its protocol names (``x-goog-api-key`` for Gemini, ``Authorization:
+  Bearer`` for compatible servers); a key is never part of a message, a URL or a body;
+* uses the one client factory of :mod:`models.http` (URL policy, proxies, no redirects,
+  retries with Retry-After) and parses the answer with :func:`strict_json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+
+from ..config import HttpSettings, RemoteService
+from ..errors import ConfigError, ModelError, PolicyError
+from .http import is_loopback_url, make_client, send_with_retries, status_error, strict_json
+
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Per-call controls: cancellation, an authorization/lock check, the vault's policy."""
+
+    cancel: threading.Event | None = None
+    check: Callable[[], None] | None = None
+    device_only: bool = False
+    deadline: float | None = None
+
+
+def host_of(url: str) -> str:
+    try:
+        return httpx.URL(url).host or "?"
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return "?"
+
+
+def refuse_if_device_only(url: str, device_only: bool, role: str) -> None:
+    """R-MCP-2: a device-only vault never sends data to a non-loopback endpoint."""
+    if device_only and not is_loopback_url(url):
+        raise PolicyError(
+            f"This vault is device-only: the {role} service at {host_of(url)} is not a loopback address, so "
+            "nothing was sent. Use local inference or a service on 127.0.0.1/::1/localhost.",
+            code="device_only")
+
+
+class ServiceClient:
+    """Posts JSON to one configured service; `role` names it in messages ("embedding", …)."""
+
+    def __init__(self, service: RemoteService, http: HttpSettings, role: str,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.service = service
+        self.http = http
+        self.role = role
+        self._environ = environ if environ is not None else os.environ
+        self.what = f"The {role} service ({host_of(service.url)})"
+
+    @property
+    def table(self) -> str:
+        return f"rag.{self.role}"
+
+    def api_key(self) -> str | None:
+        """The key from the named environment variable (never echoed); optional on loopback."""
+        name = self.service.api_key_env
+        if name is None:
+            if is_loopback_url(self.service.url):
+                return None
+            raise ConfigError(f"{self.table}.api_key_env is required for a non-loopback service: name the "
+                              "environment variable that holds the API key.")
+        value = (self._environ.get(name) or "").strip()
+        if not value:
+            raise ConfigError(f"The environment variable {name} (named by {self.table}.api_key_env) is not set.",
+                              code="api_key_missing")
+        if any(ord(c) < 0x21 or ord(c) > 0x7E for c in value):
+            raise ConfigError(f"The environment variable {name} does not hold a usable API key "
+                              "(it contains spaces or non-ASCII characters; value not shown).",
+                              code="api_key_invalid")
+        return value
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = self.api_key()
+        if key is not None:
+            if self.service.protocol == "gemini":
+                headers["x-goog-api-key"] = key
+            else:
+                headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def post_json(self, payload: Any, ctx: CallContext, url: str | None = None) -> Any:
+        """POST `payload` to `url` (default: the configured one) and return the parsed JSON."""
+        url = url or self.service.url
+        refuse_if_device_only(url, ctx.device_only, self.role)
+        headers = self.headers()
+        body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+        def check() -> None:
+            refuse_if_device_only(url, ctx.device_only, self.role)
+            if ctx.check is not None:
+                ctx.check()
+
+        with make_client(self.http, url) as client:
+            response = send_with_retries(
+                client, lambda: client.build_request("POST", url, headers=headers, content=body),
+                settings=self.http, cancel=ctx.cancel, deadline=ctx.deadline, check=check, what=self.what)
+        if response.status_code != 200:
+            raise status_error(response, what=self.what)
+        if len(response.content) > MAX_RESPONSE_BYTES:
+            raise ModelError(f"{self.what} returned more than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB.")
+        try:
+            return strict_json(response.content)
+        except ModelError as exc:
+            raise ModelError(f"{self.what}: {exc.message}", code="model_bad_response") from None
+
+
+def bad_response(client: ServiceClient, detail: str) -> ModelError:
+    return ModelError(f"{client.what} returned an unusable response: {detail}.", code="model_bad_response")
+
+
+def field(obj: Any, key: str, kind: type | tuple[type, ...], client: ServiceClient, where: str) -> Any:
+    """obj[key] with a type check; a missing key or a wrong type is a clear ModelError."""
+    if not isinstance(obj, dict) or key not in obj:
+        raise bad_response(client, f"{where} has no {key!r}")
+    value = obj[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise bad_response(client, f"{where}.{key} has the wrong type")
+    if not isinstance(value, kind):
+        raise bad_response(client, f"{where}.{key} has the wrong type")
+    return value
+
+
+def with_context(ctx: CallContext | None, **changes: Any) -> CallContext:
+    return replace(ctx or CallContext(), **changes)

@@ -1,0 +1,214 @@
+"""Ask: a question, a grounded answer with `[S#]` highlighted, citations that open their chunk.
+
+The answer is built as a `Text` object, never a markup string: `[S1]` is Textual markup
+syntax (it would vanish) and a source saying `[@click=...]` must never become a live link.
+States: working, generated (citations checked), extractive, insufficient evidence, answer
+rejected (the model broke the citation contract), error. The ask runs in a thread worker,
+is cancelled by a newer question or by leaving the screen, and is dropped on lock.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Footer, Header, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from ...engine import Answer, SearchHit
+from ...errors import MemoriesError
+from ..messages import WorkerMessage
+from ..text import HIGHLIGHT, byte_range_to_chars
+from .base import VaultScreen
+from .search import ChunkDetailScreen, TermTextArea
+
+MODES = [("BM25", "bm25"), ("vector", "vector"), ("hybrid", "hybrid")]
+CHECK_LINE = "Citation checks verify references and quotes, not whether the answer is true."
+STATE_TEXT = {
+    "answered": ("Generated answer — every [S#] is a source that was sent", "bold green"),
+    "extractive": ("Extractive answer — sentences copied from your notes, not generated", "bold cyan"),
+    "insufficient_evidence": ("Insufficient evidence — nothing in the vault answers this", "bold yellow"),
+    "rejected": ("Answer rejected — the model broke the citation rules; nothing of it is shown", "bold red"),
+    "error": ("The ask failed", "bold red"),
+    "working": ("Retrieving and asking…", "dim"),
+}
+_CITE = re.compile(r"\[S\d+(?:\s*[,，]\s*S\d+)*\]|【S\d+】")
+
+
+class AskDone(WorkerMessage):
+    def __init__(self, epoch: int, *, generation: int, answer: Answer | None = None, error: str | None = None,
+                 rejected: bool = False) -> None:
+        super().__init__(epoch)
+        self.generation = generation
+        self.answer = answer
+        self.error = error
+        self.rejected = rejected
+
+
+def answer_text(answer: str) -> Text:
+    """The answer as plain text with `[S#]` styled; nothing in it is parsed as markup."""
+    out = Text()
+    pos = 0
+    for m in _CITE.finditer(answer):
+        out.append(answer[pos:m.start()])
+        out.append(m.group(0), style="bold magenta")
+        pos = m.end()
+    out.append(answer[pos:])
+    return out
+
+
+class QuoteDetailScreen(ChunkDetailScreen):
+    """The cited chunk in its document, with verified quotes of that source highlighted."""
+
+    def __init__(self, vault_id: str, hit: SearchHit, quote_ranges: list[tuple[int, int]]) -> None:
+        super().__init__(vault_id, hit, [], "ask")
+        self.quote_ranges = quote_ranges
+
+    def on_mount(self) -> None:
+        # Textual runs ChunkDetailScreen.on_mount after this one (handlers run down the MRO):
+        # paint the quotes once it has loaded the body.
+        self.call_after_refresh(self._highlight_quotes)
+
+    def _highlight_quotes(self) -> None:
+        if not self.quote_ranges:
+            return
+        try:
+            body = self.engine.read_record(self.vault_id, self.hit.asset_id, self.hit.revision).body
+        except MemoriesError:
+            return
+        spans = [byte_range_to_chars(body, a, b) for a, b in self.quote_ranges]
+        self.query_one("#detail-body", TermTextArea).set_term_spans(spans)
+
+
+class AskScreen(VaultScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("ctrl+f", "focus_question", "Question", id="ask.question"),
+    ]
+
+    class Shown(Message):
+        """Posted after an answer (or state) is shown; tests wait on it."""
+
+    def __init__(self, vault_id: str, limit: int = 10) -> None:
+        super().__init__(vault_id)
+        self.limit = limit
+        self.generation = 0
+        self.cancel: threading.Event | None = None
+        self.answer: Answer | None = None
+        self.state = "idle"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="ask"):
+            with Horizontal(id="ask-row"):
+                yield Input(id="question", placeholder="Ask a question about your notes and press enter")
+                yield Select(MODES, value="bm25", allow_blank=False, id="ask-mode")
+            yield Static(id="ask-state", markup=False)
+            with VerticalScroll(id="ask-body"):
+                yield Static(id="ask-answer", markup=False)
+                yield Static(id="ask-quotes", markup=False)
+            yield OptionList(id="ask-citations")
+            yield Static(Text(CHECK_LINE, style="dim"), id="ask-check")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.engine.vault_name(self.vault_id)
+        self.query_one("#question", Input).focus()
+
+    def on_unmount(self) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_focus_question(self) -> None:
+        self.query_one("#question", Input).focus()
+
+    @on(Input.Submitted, "#question")
+    def _submitted(self) -> None:
+        question = self.query_one("#question", Input).value.strip()
+        if not question:
+            return
+        if self.cancel is not None:
+            self.cancel.set()
+        self.generation += 1
+        self.cancel = threading.Event()
+        self._show_state("working")
+        self.query_one("#ask-answer", Static).update("")
+        self.query_one("#ask-quotes", Static).update("")
+        self.query_one("#ask-citations", OptionList).clear_options()
+        mode = str(self.query_one("#ask-mode", Select).value)
+        self.run_ask(question, mode, self.generation, self.epoch(), self.cancel)
+
+    @work(thread=True, exclusive=True, group="ask", exit_on_error=False)
+    def run_ask(self, question: str, mode: str, generation: int, epoch: int, cancel: threading.Event) -> None:
+        try:
+            answer = self.engine.ask(self.vault_id, question, mode=mode, limit=self.limit, cancel=cancel)
+        except MemoriesError as exc:
+            self.post_if_live(AskDone(epoch, generation=generation, error=exc.message,
+                                      rejected=exc.code == "answer_rejected"))
+            return
+        except Exception as exc:  # a bug must not kill the app: show it as a failed ask
+            self.post_if_live(AskDone(epoch, generation=generation, error=f"Internal error: {type(exc).__name__}"))
+            return
+        if not cancel.is_set():
+            self.post_if_live(AskDone(epoch, generation=generation, answer=answer))
+
+    def on_ask_done(self, message: AskDone) -> None:
+        if not self.epoch_live(message.epoch) or message.generation != self.generation:
+            return  # locked meanwhile, or a newer question superseded this one
+        self.cancel = None
+        if message.answer is None:
+            self._show_state("rejected" if message.rejected else "error", message.error or "")
+            self.post_message(self.Shown())
+            return
+        answer = self.answer = message.answer
+        notes = [n for n in answer.notes if n != CHECK_LINE and not n.startswith("Extractive answer:")]
+        self._show_state(answer.status, " · ".join(notes))
+        self.query_one("#ask-answer", Static).update(answer_text(answer.answer))
+        quotes = Text()
+        for q in answer.quotes:
+            mark, style = ("✓ verified", "green") if q.verified else ("✗ not found in its source", "bold red")
+            quotes.append(f"[{q.source}] ", style="bold magenta")
+            quotes.append(f"{mark}: ", style=style)
+            quotes.append(q.text + "\n", style=HIGHLIGHT if q.verified else "")
+        self.query_one("#ask-quotes", Static).update(quotes)
+        options = self.query_one("#ask-citations", OptionList)
+        for c in answer.citations:
+            label = Text()
+            label.append(f"[{c.label}] ", style="bold magenta")
+            label.append(c.title)
+            label.append(f"  {c.record_id} r{c.revision} bytes {c.byte_start}–{c.byte_end}", style="dim")
+            options.add_option(Option(label, id=c.label))
+        self.post_message(self.Shown())
+
+    def _show_state(self, state: str, detail: str = "") -> None:
+        self.state = state
+        text, style = STATE_TEXT[state]
+        line = Text(text, style=style)
+        if detail:
+            line.append("\n" + detail, style="dim")
+        self.query_one("#ask-state", Static).update(line)
+
+    @on(OptionList.OptionSelected, "#ask-citations")
+    def _citation_chosen(self, event: OptionList.OptionSelected) -> None:
+        answer = self.answer
+        if answer is None:
+            return
+        label = event.option.id
+        source = next((s for s in answer.sources if s.label == label), None)
+        if source is None:
+            return
+        hit = SearchHit(citation=source.label, asset_id=source.record_id, revision=source.revision,
+                        chunk_hash=source.chunk_hash, byte_start=source.byte_start, byte_end=source.byte_end,
+                        score=0.0, title=source.title, text=source.text, kind="")
+        ranges = [(q.byte_start, q.byte_end) for q in answer.quotes
+                  if q.verified and q.source == label and q.byte_start is not None and q.byte_end is not None]
+        self.app.push_screen(QuoteDetailScreen(self.vault_id, hit, ranges))

@@ -1,0 +1,57 @@
+"""A yes/no question in a modal dialog (short passphrase, delete a record).
+
+The safe answer has the focus, so an absent-minded enter never does the risky thing;
+esc answers no.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Dismisses with True for `yes`, False for `no` or esc."""
+
+    BINDINGS = [Binding("escape", "answer(False)", "Cancel", id="confirm.cancel")]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    #confirm-box { width: 64; max-width: 95%; height: auto; border: thick $warning; background: $surface;
+                   padding: 1 2; }
+    #confirm-title { text-style: bold; color: $warning; height: auto; margin-bottom: 1; }
+    #confirm-text { height: auto; margin-bottom: 1; }
+    #confirm-buttons { height: auto; align-horizontal: right; }
+    #confirm-buttons Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, text: str, *, yes: str, no: str = "Cancel", danger: bool = False) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+        self.yes = yes
+        self.no = no
+        self.danger = danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static(Text(self.title_text), id="confirm-title")
+            yield Static(Text(self.text), id="confirm-text")
+            with Horizontal(id="confirm-buttons"):
+                yield Button(self.no, id="no", variant="primary")
+                yield Button(self.yes, id="yes", variant="error" if self.danger else "warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

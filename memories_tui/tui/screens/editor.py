@@ -1,0 +1,198 @@
+"""Write a new record or a new revision of one (issue 11, item 5), and browse its revisions.
+
+Saving runs in a worker (encryption and the vault write are quick, but never on the UI
+thread). Leaving with unsaved changes asks first. Every text is shown literally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets.option_list import Option
+
+from ...engine import Record
+from ..messages import WorkerMessage, describe
+from ..widgets.header import AppHeader
+from .base import VaultScreen
+from .confirm import ConfirmScreen
+
+NEW_KINDS = [("memory", "memory"), ("knowledge card", "card"), ("private (never indexed)", "private")]
+
+
+class RecordSaved(WorkerMessage):
+    def __init__(self, epoch: int, *, record: Record | None = None, error: str | None = None) -> None:
+        super().__init__(epoch)
+        self.record = record
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Draft:
+    kind: str
+    title: str
+    tags: tuple[str, ...]
+    body: str
+
+
+def parse_tags(value: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+
+
+class RecordEditorScreen(VaultScreen):
+    """`record` None: a new record; else a new revision of `record`. Dismisses with the saved record or None."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
+        Binding("escape", "back", "Cancel", id="back"),
+    ]
+    HELP_TITLE = "Edit a record"
+    GUIDE = ("Write the title, optional tags (comma-separated) and the text (Markdown is fine). ctrl+s saves: a "
+             "new record, or a new revision of the one you edit (older revisions stay readable with [ and ] "
+             "or h in the records screen). esc leaves; with unsaved changes it asks first. Tab and shift+tab "
+             "move between the fields.")
+
+    def __init__(self, vault_id: str, record: Record | None = None) -> None:
+        super().__init__(vault_id)
+        self.record = record
+        self.saving = False
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader()
+        with Vertical(id="editor"):
+            with Horizontal(id="editor-row"):
+                if self.record is None:
+                    yield Select(NEW_KINDS, value="memory", allow_blank=False, id="editor-kind")
+                else:
+                    yield Static(Text(f"{self.record.kind} · new revision {self.record.revision + 1}"),
+                                 id="editor-kind-fixed")
+                yield Input(value=self.record.title if self.record else "", placeholder="Title", id="editor-title")
+            yield Input(value=", ".join(self.record.tags) if self.record else "",
+                        placeholder="tags, comma-separated (optional)", id="editor-tags")
+            yield Label("Text")
+            yield TextArea(self.record.body if self.record else "", id="editor-body", soft_wrap=True)
+            yield Static(id="editor-error", classes="error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#editor-title" if self.record is None else "#editor-body").focus()
+        self.original = self.draft()
+
+    def draft(self) -> Draft:
+        kind = self.record.kind if self.record else str(self.query_one("#editor-kind", Select).value)
+        return Draft(kind, self.query_one("#editor-title", Input).value.strip(),
+                     parse_tags(self.query_one("#editor-tags", Input).value),
+                     self.query_one("#editor-body", TextArea).text)
+
+    @on(Input.Submitted, "#editor-title")
+    def _title_done(self) -> None:
+        self.query_one("#editor-tags", Input).focus()
+
+    @on(Input.Submitted, "#editor-tags")
+    def _tags_done(self) -> None:
+        self.query_one("#editor-body", TextArea).focus()
+
+    def action_save(self) -> None:
+        if self.saving:
+            return
+        draft = self.draft()
+        if not draft.title:
+            self.show_error("Give the record a title.")
+            self.query_one("#editor-title", Input).focus()
+            return
+        if self.record is not None and draft == self.original:
+            self.dismiss(None)  # nothing changed: no new revision
+            return
+        self.saving = True
+        self.show_error("Saving…")
+        self.save_worker(draft, self.epoch())
+
+    @work(thread=True, exclusive=True, group="record-save", exit_on_error=False)
+    def save_worker(self, draft: Draft, epoch: int) -> None:
+        try:
+            if self.record is None:
+                saved = self.engine.add_record(self.vault_id, kind=draft.kind, title=draft.title, body=draft.body,
+                                               tags=draft.tags)
+            else:
+                saved = self.engine.update_record(self.vault_id, self.record.id, title=draft.title,
+                                                  body=draft.body, tags=draft.tags)
+        except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
+            self.post_if_live(RecordSaved(epoch, error=describe(exc)))
+            return
+        self.post_if_live(RecordSaved(epoch, record=saved))
+
+    def on_record_saved(self, message: RecordSaved) -> None:
+        self.saving = False
+        if message.error is not None or message.record is None:
+            self.show_error(message.error or "Not saved.")
+            return
+        self.dismiss(message.record)
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#editor-error", Static).update(Text(text))
+
+    def action_back(self) -> None:
+        if self.saving:
+            return
+        if self.draft() == self.original:
+            self.dismiss(None)
+            return
+        question = ConfirmScreen("Unsaved changes", "Leave without saving? What you typed here is lost.",
+                                 yes="Discard changes", no="Keep editing", danger=True)
+        self.app.push_screen(question, self._leave_if)
+
+    def _leave_if(self, discard: bool | None) -> None:
+        if discard:
+            self.dismiss(None)
+
+
+class RevisionsScreen(ModalScreen[int | None]):
+    """Every revision of one record, newest first; enter picks one for the reader."""
+
+    BINDINGS = [Binding("escape", "close", "Close", id="revisions.close")]
+    DEFAULT_CSS = """
+    RevisionsScreen { align: center middle; }
+    #revisions-box { width: 72; max-width: 95%; height: auto; max-height: 80%; border: round $accent;
+                     background: $surface; padding: 0 1; }
+    #revisions-title { text-style: bold; height: auto; margin-bottom: 1; }
+    #revisions-list { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, title: str, revisions: list[tuple[int, str, str]], current: int) -> None:
+        super().__init__()
+        self.title_text = title
+        self.revisions = revisions  # (revision, updated, title), oldest first
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="revisions-box"):
+            yield Static(Text(f"Revisions of {self.title_text}"), id="revisions-title")
+            options = []
+            for revision, updated, title in reversed(self.revisions):
+                row = Text()
+                row.append(f"rev {revision}", style="bold" if revision == self.current else "")
+                row.append(f"  {updated[:16].replace('T', ' ')}  ", style="dim")
+                row.append(title)
+                options.append(Option(row, id=str(revision)))
+            yield OptionList(*options, id="revisions-list")
+
+    def on_mount(self) -> None:
+        options = self.query_one("#revisions-list", OptionList)
+        options.focus()
+        ids = [str(r) for r, _, _ in reversed(self.revisions)]
+        if str(self.current) in ids:
+            options.highlighted = ids.index(str(self.current))
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(int(event.option.id or 0))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

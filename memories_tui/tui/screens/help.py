@@ -1,0 +1,113 @@
+"""F1 / `?`: every key of the screen underneath, and how to use that screen (issue 11, item 3).
+
+The list is built from the live binding maps of that screen and of the app, so it can never
+disagree with the footer: a binding whose action is disabled right now (e.g. lock with no
+vault unlocked) is left out, exactly as the footer leaves it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+# Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
+GENERIC_ACTIONS = frozenset(b.action for b in Screen.BINDINGS if isinstance(b, Binding))
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    keys: str
+    description: str
+
+
+def _enabled(node: DOMNode, binding: Binding) -> bool:
+    action = binding.action
+    target: DOMNode = node
+    if action.startswith("app."):
+        target, action = node.app, action[4:]
+    elif action.startswith("screen."):
+        target, action = node.screen, action[7:]
+    name, _, _args = action.partition("(")
+    return bool(target.check_action(name, ()))
+
+
+def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
+    """Every described, enabled binding of `screen` then of `app`; keys of one action are joined."""
+    by_action: dict[tuple[int, str], KeyHelp] = {}
+    for node in (screen, app):
+        for key, bindings in node._bindings.key_to_bindings.items():
+            for binding in bindings:
+                if not binding.description or binding.system or not _enabled(node, binding):
+                    continue
+                shown = app.get_key_display(Binding(key, binding.action, key_display=binding.key_display))
+                slot = (id(node), binding.action)
+                old = by_action.get(slot)
+                if old is None:
+                    detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
+                    by_action[slot] = KeyHelp(shown, detail)
+                elif shown not in old.keys.split(" / "):
+                    by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
+    specific = [help for (_, action), help in by_action.items() if action not in GENERIC_ACTIONS]
+    generic = [help for (_, action), help in by_action.items() if action in GENERIC_ACTIONS]
+    return specific + generic
+
+
+def screen_title(screen: Screen) -> str:
+    return getattr(screen, "HELP_TITLE", "") or type(screen).__name__.removesuffix("Screen")
+
+
+class HelpScreen(ModalScreen[None]):
+    """A modal over the current screen; esc, F1, `?` or q closes it."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close help", id="help.close"),
+        Binding("f1", "close", "Close help", show=False),
+        Binding("question_mark", "close", "Close help", show=False),
+        Binding("q", "close", "Close help", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help-box { width: 90%; max-width: 96; height: auto; max-height: 90%; border: round $accent;
+                background: $surface; padding: 0 1; }
+    #help-scroll { height: auto; max-height: 1fr; }
+    #help-title { text-style: bold; height: auto; margin-bottom: 1; }
+    #help-guide { height: auto; margin-bottom: 1; }
+    #help-keys { height: auto; }
+    #help-foot { height: 1; color: $text-muted; }
+    """
+
+    def __init__(self, target: Screen) -> None:
+        super().__init__()
+        self.target = target
+        self.keys = screen_keys(target, target.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box"):
+            yield Static(Text(f"Keys · {screen_title(self.target)}"), id="help-title")
+            with VerticalScroll(id="help-scroll"):
+                guide = getattr(self.target, "GUIDE", "")
+                if guide:
+                    yield Static(Text(guide), id="help-guide")
+                yield Static(self._key_table(), id="help-keys")
+            yield Static(Text("esc closes this help"), id="help-foot")
+
+    def _key_table(self) -> Text:
+        width = max((len(k.keys) for k in self.keys), default=8) + 2
+        out = Text()
+        for n, item in enumerate(self.keys):
+            if n:
+                out.append("\n")
+            out.append(item.keys.ljust(width), style="bold cyan")
+            out.append(item.description)
+        return out
+
+    def action_close(self) -> None:
+        self.dismiss(None)

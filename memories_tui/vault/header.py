@@ -1,0 +1,199 @@
+"""Recognising a vault file and reading its clear header, without a key and without writing.
+
+Listing vaults and resolving names open files read-only (`mode=ro` URI, no journal-mode
+switch), after checking that the file is a regular file that starts with the SQLite magic,
+so a file we do not recognise is reported and never changed. Only an unlock opens the file
+for writing, and only after its header was recognised here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import NotFoundError, TamperError, VaultError
+from . import crypto
+
+MAGIC = "memories-vault"
+FORMAT_VERSION = 1
+BUSY_TIMEOUT_S = 30.0
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Header:
+    vault_id: str
+    name: str
+    format: int
+    kdf: crypto.KdfParams
+    salt: bytes
+    wrapped_key: bytes
+    created: str
+
+    def associated_data(self) -> bytes:
+        """Everything but the wrapped key: binds the key wrap to this exact header."""
+        return crypto.length_prefixed(MAGIC, self.format, self.vault_id, self.name,
+                                      json.dumps(self.kdf.to_dict(), sort_keys=True), self.salt, self.created)
+
+    def checksum(self) -> bytes:
+        return hashlib.sha256(self.associated_data() + self.wrapped_key).digest()
+
+
+def vault_error_from(exc: sqlite3.Error | UnicodeDecodeError, path: Path) -> VaultError:
+    """A stable code for an SQLite failure: busy (try again) or damaged (restore a backup)."""
+    text = str(exc).split(" with text ")[0][:160]  # SQLite may quote raw column bytes; never echo them
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if isinstance(exc, UnicodeDecodeError):
+        text = "a text column is not valid UTF-8"
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return VaultError(f"{path.name} is busy (another process holds it): {text}. Try again.", code="vault_busy")
+    return VaultError(f"{path.name} is damaged or unreadable (SQLite: {text}). Restore it from a backup.",
+                      code="vault_damaged")
+
+
+@contextlib.contextmanager
+def sqlite_errors(path: Path) -> Iterator[None]:
+    """SQLite failures become VaultErrors with stable codes, never tracebacks."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise vault_error_from(exc, path) from None
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """A regular file that starts with the SQLite magic, checked before SQLite ever opens it."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise NotFoundError(f"Vault file {path} does not exist.") from None
+    except OSError as exc:
+        raise VaultError(f"Cannot read {path.name}: {exc.strerror}.", code="vault_unreadable") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise VaultError(f"{path.name} is not a regular file, so it is not a Memories vault.")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise VaultError(f"Cannot read {path.name}: {exc.strerror}.", code="vault_unreadable") from None
+    if head != _SQLITE_MAGIC or info.st_size < 512:
+        raise VaultError(f"{path.name} is not a Memories vault (not an SQLite database); it was left untouched.")
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    _check_sqlite_file(path)
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    with sqlite_errors(path):
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+
+
+def connect_readwrite(path: Path) -> sqlite3.Connection:
+    """The unlock/create connection: WAL, synchronous=FULL, secure_delete."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        conn.close()
+        raise vault_error_from(exc, path) from None
+    return conn
+
+
+def read_header(path: Path) -> Header:
+    """Read and sanity-check the clear header without any key, read-only. Refuses foreign/newer files."""
+    conn = connect_readonly(path)
+    try:
+        return header_from(conn, path)
+    finally:
+        conn.close()
+
+
+def scan_vault_file(path: Path) -> tuple[Header, int]:
+    """Header and number of distinct records (for `vault list`), in one read-only open."""
+    conn = connect_readonly(path)
+    try:
+        header = header_from(conn, path)
+        with sqlite_errors(path):
+            count = conn.execute("SELECT COUNT(DISTINCT record_id) FROM records").fetchone()[0]
+        return header, int(count)
+    finally:
+        conn.close()
+
+
+def header_from(conn: sqlite3.Connection, path: Path) -> Header:
+    try:
+        row = conn.execute(
+            "SELECT magic, format, vault_id, name, kdf, salt, wrapped_key, created, checksum FROM header"
+        ).fetchone()
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if isinstance(exc, sqlite3.OperationalError) and ("no such table" in str(exc) or "no such column" in str(exc)):
+            raise VaultError(
+                f"{path.name} is not a Memories vault (no vault header); refusing to open or change it."
+            ) from None
+        raise vault_error_from(exc, path) from None
+    if row is None or row[0] != MAGIC:
+        raise VaultError(f"{path.name} is not a Memories vault; refusing to open or change it.")
+    if type(row[1]) is not int or row[1] > FORMAT_VERSION:
+        raise VaultError(
+            f"{path.name} was written by a newer version of Memories (format {row[1]!r}; this version "
+            f"reads format {FORMAT_VERSION}). Upgrade Memories to open it."
+        )
+    if not (isinstance(row[2], str) and isinstance(row[3], str) and isinstance(row[4], (str, bytes))
+            and isinstance(row[5], bytes) and isinstance(row[6], bytes) and isinstance(row[7], str)
+            and isinstance(row[8], bytes)):
+        raise TamperError(f"{path.name}: the vault header is damaged (a field has the wrong type).")
+    try:
+        kdf = crypto.KdfParams.from_dict(json.loads(row[4]))
+    except (TypeError, ValueError, RecursionError):
+        raise TamperError(f"{path.name}: the vault header is damaged (unreadable KDF parameters).") from None
+    header = Header(vault_id=row[2], name=row[3], format=row[1], kdf=kdf, salt=row[5],
+                    wrapped_key=row[6], created=row[7])
+    try:
+        checksum = header.checksum()
+    except UnicodeEncodeError:
+        raise TamperError(f"{path.name}: the vault header is damaged (invalid text).") from None
+    if checksum != row[8]:
+        raise TamperError(f"{path.name}: the vault header is damaged or was edited (checksum mismatch).")
+    return header
+
+
+@dataclass(frozen=True)
+class VaultProblem:
+    """A `*.mvault` file that is not a usable vault, reported beside the good ones."""
+
+    file: str
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "code": self.code, "message": self.message}
+
+
+def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int]], list[VaultProblem]]:
+    """Every `*<suffix>` file in `folder`, read-only: the vaults, and the files that are not
+    (each with its error). Hidden files (vaults being created) are skipped."""
+    found: list[tuple[Path, Header, int]] = []
+    problems: list[VaultProblem] = []
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and not p.name.startswith("."))
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise VaultError(f"Cannot list {folder}: {exc.strerror}.", code="vault_unreadable") from None
+    for path in paths:
+        try:
+            header, count = scan_vault_file(path)
+        except (VaultError, NotFoundError) as exc:
+            problems.append(VaultProblem(path.name, exc.code, exc.message))
+            continue
+        found.append((path, header, count))
+    return found, problems

@@ -1,0 +1,105 @@
+"""Associated data, digests, the keyed manifest and record payloads: what makes a row trusted.
+
+Every value read from the file is type-checked before use, so an edited column (TEXT where a
+BLOB belongs, a huge integer) is a TamperError, never a TypeError or a giant allocation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import sqlite3
+import struct
+from typing import Any
+
+from ..errors import TamperError
+from . import crypto
+from .keys import VaultKeys
+from .records import Record, sensitivity_for
+
+SETTINGS_BLOB = "settings"
+MAX_REVISION = 2**63 - 1
+_PACK = struct.Struct(">I").pack
+
+
+def record_ad(vault_id: str, record_id: str, kind: str, revision: int) -> bytes:
+    return crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)
+
+
+def blob_ad(vault_id: str, name: str) -> bytes:
+    return crypto.length_prefixed("blob/v1", vault_id, name)
+
+
+def digest(nonce: bytes, ciphertext: bytes) -> bytes:
+    return hashlib.sha256(nonce + ciphertext).digest()
+
+
+def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, what: str) -> tuple[bytes, bytes]:
+    """(nonce, ciphertext) once their types and their digest check out, else TamperError."""
+    if not (isinstance(nonce, bytes) and isinstance(ciphertext, bytes) and isinstance(stored_digest, bytes)):
+        raise TamperError(f"{what} has a column of the wrong type: the vault file was altered.")
+    if digest(nonce, ciphertext) != stored_digest:
+        raise TamperError(f"{what} does not match its digest: the vault file was altered or rolled back.")
+    return nonce, ciphertext
+
+
+def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
+    """Keyed MAC over every (record_id, revision, kind, digest) row and the settings digest."""
+    if type(counter) is not int:
+        raise TamperError("The vault state row has a change counter of the wrong type: the file was altered.")
+    h = hashlib.sha256()
+    h.update(crypto.length_prefixed("manifest/v1", keys.vault_id, counter))
+    for record_id, revision, kind, row_digest in conn.execute(
+        "SELECT record_id, revision, kind, digest FROM records ORDER BY record_id, revision"
+    ):
+        if not (isinstance(record_id, str) and type(revision) is int and isinstance(kind, str)
+                and isinstance(row_digest, bytes)):
+            raise TamperError("A record row has a column of the wrong type: the vault file was altered.")
+        # inlined crypto.length_prefixed(record_id, revision, kind, digest): same bytes, 3x faster
+        rid, rev, knd = record_id.encode("utf-8", "surrogatepass"), str(revision).encode(), kind.encode(
+            "utf-8", "surrogatepass")
+        h.update(b"".join((_PACK(len(rid)), rid, _PACK(len(rev)), rev, _PACK(len(knd)), knd,
+                           _PACK(len(row_digest)), row_digest)))
+    row = conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
+    settings_digest = row[0] if row else b""
+    if not isinstance(settings_digest, bytes):
+        raise TamperError("The settings row has a digest of the wrong type: the vault file was altered.")
+    h.update(crypto.length_prefixed("settings", settings_digest))
+    return crypto.mac(keys.manifest, h.digest())
+
+
+def encode_payload(record: Record) -> bytes:
+    payload: dict[str, Any] = {
+        "kind": record.kind, "sensitivity": record.sensitivity, "title": record.title, "body": record.body,
+        "tags": list(record.tags), "metadata": record.metadata, "created": record.created,
+        "updated": record.updated,
+    }
+    if record.data is not None:
+        payload["data"] = base64.b64encode(record.data).decode("ascii")
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+def decode_payload(raw: bytearray, record_id: str, revision: int, kind: str, what: str) -> Record:
+    """Parse an authenticated payload; its own kind must match the row's label on disk."""
+    try:
+        payload = json.loads(raw)
+        if not isinstance(payload, dict):
+            raise ValueError("not an object")
+        if payload.get("kind") != kind or payload.get("sensitivity") != sensitivity_for(kind):
+            raise TamperError(f"{what}: its stored kind does not match its label on disk; refusing it.")
+        title, body = payload["title"], payload["body"]
+        tags, metadata = payload.get("tags", []), payload.get("metadata", {})
+        created, updated = payload.get("created", ""), payload.get("updated", "")
+        if not (isinstance(title, str) and isinstance(body, str) and isinstance(tags, list)
+                and all(isinstance(t, str) for t in tags) and isinstance(metadata, dict)
+                and isinstance(created, str) and isinstance(updated, str)):
+            raise ValueError("a field has the wrong type")
+        data = base64.b64decode(payload["data"], validate=True) if "data" in payload else None
+    except TamperError:
+        raise
+    except (ValueError, KeyError, TypeError, RecursionError, binascii.Error):
+        raise TamperError(f"{what} decrypted to a malformed record; refusing it.") from None
+    return Record(id=record_id, revision=revision, kind=kind, title=title, body=body, tags=tuple(tags),
+                  metadata=metadata, created=created, updated=updated, data=data)

@@ -1,0 +1,79 @@
+"""The subkeys of one unlocked vault, kept in a single wipeable buffer (issue 8, item 8).
+
+The vault key goes through HKDF straight into slices of one bytearray; the two AES-GCM
+contexts are built from those slices (no `bytes` copy is made) and OpenSSL clears their key
+schedules when they are freed. `wipe()` overwrites the buffer and drops the contexts. What
+Python cannot wipe (the passphrase string, decrypted text in `str` objects) is listed in the
+README's security model.
+"""
+
+from __future__ import annotations
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ..errors import LockedError
+from . import crypto
+
+_LABELS = ("record", "manifest", "blob-name", "blob")
+_core_dumps_disabled = False
+
+
+def disable_core_dumps() -> None:
+    """RLIMIT_CORE soft limit 0 from the first unlock until the process exits: freed memory
+    may still hold decrypted text after lock, so a later crash must not write it to a core file."""
+    global _core_dumps_disabled
+    if _core_dumps_disabled:
+        return
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+        _core_dumps_disabled = True
+    except (ImportError, ValueError, OSError):
+        pass  # not on this platform (Windows): nothing to disable
+
+
+class VaultKeys:
+    def __init__(self, vault_key: bytearray, vault_id: str) -> None:
+        self.vault_id = vault_id
+        self._buffer = bytearray(crypto.KEY_BYTES * len(_LABELS))
+        view = memoryview(self._buffer)
+        self._views = [view[i * crypto.KEY_BYTES:(i + 1) * crypto.KEY_BYTES] for i in range(len(_LABELS))]
+        view.release()
+        for label, out in zip(_LABELS, self._views, strict=True):
+            crypto.subkey_into(vault_key, label, out)
+        self._record: AESGCM | None = AESGCM(self._views[0])
+        self._blob: AESGCM | None = AESGCM(self._views[3])
+
+    @property
+    def record(self) -> AESGCM:
+        if self._record is None:
+            raise LockedError("The vault is locked; unlock it again.")
+        return self._record
+
+    @property
+    def blob(self) -> AESGCM:
+        if self._blob is None:
+            raise LockedError("The vault is locked; unlock it again.")
+        return self._blob
+
+    @property
+    def manifest(self) -> memoryview:
+        return self._live(1)
+
+    @property
+    def blob_mac(self) -> memoryview:
+        return self._live(2)
+
+    def _live(self, index: int) -> memoryview:
+        if self._record is None:
+            raise LockedError("The vault is locked; unlock it again.")
+        return self._views[index]
+
+    def wipe(self) -> None:
+        self._record = self._blob = None
+        crypto.zero(self._buffer)
+        for view in self._views:
+            view.release()
+        self._views = []

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Plant known bugs one at a time and check that the test suite notices each (issue 13).
+
+Each mutant is a small, realistic edit to the product code (a text replacement that must match
+exactly once). For every mutant the script copies the repository to a temporary folder, applies
+the edit there (your working tree is never touched), runs the tests that guard that behaviour
+and reports:
+
+    killed    the tests failed: the bug would be caught
+    SURVIVED  the tests passed with the bug in place: a hole in the suite
+    STALE     the code it edits has moved (the replacement text no longer matches once): update
+              the mutant
+    ERROR     pytest could not run (collection error, timeout, …)
+
+First it runs the same tests on an unmutated copy; they must pass, or no verdict means anything.
+Exit status 0 only when every selected mutant is killed.
+
+Usage:
+    .venv/bin/python scripts/mutants.py            # every mutant (~10-17 min on 2 shared cores)
+    .venv/bin/python scripts/mutants.py --list     # ids and descriptions
+    .venv/bin/python scripts/mutants.py --check    # does every edit still apply? (after a refactor)
+    .venv/bin/python scripts/mutants.py rrf-k1-search bm25-weights-equal   # a subset
+    .venv/bin/python scripts/mutants.py --no-baseline rrf-k1-search        # skip the unmutated run
+
+The copy is laid out as <tmp>/repo with <tmp>/shared linking to the real ../shared and
+tests/.models linking to the real model cache, so tests find their inputs exactly as in the
+repository; PYTHONPATH points at the copy, so CLI subprocesses import the mutated code too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    description: str
+    file: str  # relative to the repository root
+    edits: tuple[tuple[str, str], ...]  # (exact text, replacement); each must occur exactly once
+    tests: tuple[str, ...]  # pytest paths or node ids
+
+
+KDF_TESTS = ("tests/unit/test_kdf_defaults.py", "tests/integration/test_cli_real_kdf.py")
+LEXICAL_TESTS = ("tests/unit/test_bm25_weights.py", "tests/unit/test_lexical.py")
+
+MUTANTS: tuple[Mutant, ...] = (
+    # ---- the bugs listed in issue 13
+    Mutant("kdf-cheap-creation", "creation_params() returns 8 KiB / 1 iteration / 1 lane",
+           "memories_tui/vault/crypto.py",
+           (("    params = KdfParams()\n    params.check_creatable()\n    return params\n",
+             "    return KdfParams(memory_kib=8, iterations=1, lanes=1)\n"),),
+           KDF_TESTS),
+    Mutant("kdf-no-iteration-floor", "the creation floor checks memory only, not iterations",
+           "memories_tui/vault/crypto.py",
+           (("if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:",
+             "if self.memory_kib < MIN_MEMORY_KIB:"),),
+           KDF_TESTS),
+    Mutant("kdf-default-one-iteration", "the default Argon2id iteration count is 1",
+           "memories_tui/vault/crypto.py",
+           (("    iterations: int = 3\n", "    iterations: int = 1\n"),),
+           KDF_TESTS),
+    Mutant("rrf-k1-search", "hybrid search fuses with k = 1 instead of 60",
+           "memories_tui/retrieval/search.py",
+           (("reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)",
+             "reciprocal_rank_fusion([lexical_rank, vector_rank], k=1)"),),
+           ("tests/unit/test_search_fusion.py",)),
+    Mutant("rrf-k1-default", "reciprocal_rank_fusion defaults to k = 1",
+           "memories_tui/retrieval/fusion.py",
+           (("k: int = 60", "k: int = 1"),),
+           ("tests/unit/test_search_fusion.py", "tests/unit/test_fusion_rerank.py")),
+    Mutant("bm25-weights-equal", "BM25 column weights 1/1/1 instead of 5/1/2",
+           "memories_tui/index/lexical.py",
+           (("WEIGHTS = (5.0, 1.0, 2.0)", "WEIGHTS = (1.0, 1.0, 1.0)"),),
+           LEXICAL_TESTS),
+    Mutant("bm25-meta-weight-zero", "the metadata column has BM25 weight 0",
+           "memories_tui/index/lexical.py",
+           (("WEIGHTS = (5.0, 1.0, 2.0)", "WEIGHTS = (5.0, 1.0, 0.0)"),),
+           LEXICAL_TESTS),
+    Mutant("install-size-only-check", "an existing model file is reused when its size matches",
+           "memories_tui/models/install.py",
+           (("if size != mf.bytes or digest != mf.sha256:", "if size != mf.bytes:"),),
+           ("tests/integration/test_install.py",)),
+    Mutant("install-206-wrong-start", "a 206 whose Content-Range start differs from the request is appended",
+           "memories_tui/models/install.py",
+           (("            if start != offset:\n"
+             "                part.unlink(missing_ok=True)\n"
+             "                raise _Transient(f\"the server resumed at byte {start} instead of {offset}\")\n",
+             ""),),
+           ("tests/integration/test_install.py",)),
+    Mutant("record-ad-no-revision", "the record AEAD associated data leaves out the revision",
+           "memories_tui/vault/store.py",
+           (('crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)',
+             'crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind))'),),
+           ("tests/integration/test_record_binding.py",)),
+    Mutant("record-ad-no-kind", "the record AEAD associated data leaves out kind and sensitivity",
+           "memories_tui/vault/store.py",
+           (('crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)',
+             'crypto.length_prefixed("record/v1", vault_id, record_id, revision)'),),
+           ("tests/integration/test_record_binding.py",)),
+    # (Deleting the PRAGMA line instead is an equivalent mutant wherever SQLite is built with
+    # SQLITE_SECURE_DELETE, as on this project's machines: the default is then already on.)
+    Mutant("index-no-secure-delete", "the lexical index database runs with secure_delete off",
+           "memories_tui/index/lexical.py",
+           (('self._conn.execute("PRAGMA secure_delete=ON")', 'self._conn.execute("PRAGMA secure_delete=OFF")'),),
+           ("tests/unit/test_lexical.py",)),
+    Mutant("tui-ignores-lock-epoch", "TUI screens accept worker results from before a lock",
+           "memories_tui/tui/screens/base.py",
+           (("        return epoch == self.engine.lock_epoch\n", "        return True\n"),
+            ("        return epoch == self.engine.lock_epoch and self.engine.is_unlocked(self.vault_id)\n",
+             "        return self.engine.is_unlocked(self.vault_id)\n")),
+           ("tests/tui/test_app.py::test_late_search_results_after_lock_are_dropped",)),
+    # ---- a few more realistic ones
+    Mutant("fts-terms-unquoted", "query terms reach FTS5 MATCH without quoting",
+           "memories_tui/index/lexical.py",
+           ((""" return '"' + term.replace('"', '""') + '"'""", " return term"),),
+           ("tests/unit/test_lexical.py", "tests/integration/test_cli_search.py")),
+    Mutant("cards-only-ignored", "--cards-only does not filter the lexical search",
+           "memories_tui/index/lexical.py",
+           (('card = f" AND (SELECT card FROM docs WHERE key = {table}.rowid) = 1" if cards_only else ""',
+             'card = ""'),),
+           ("tests/integration/test_cli_search.py",)),
+    Mutant("excluded-kinds-searchable", "private/credential/asset records are treated as searchable",
+           "memories_tui/vault/records.py",
+           (("    return kind in GENERAL_KINDS\n", "    return True\n"),),
+           ("tests/integration/test_index_cache.py", "tests/integration/test_cli.py")),
+    Mutant("retry-after-ignored", "a server's Retry-After header is ignored (plain backoff instead)",
+           "memories_tui/models/http.py",
+           (("    return min(float(int(value)), MAX_RETRY_AFTER_SECONDS)\n", "    return None\n"),),
+           ("tests/unit/test_http.py",)),
+    Mutant("ingest-commits-per-file", "a batch (ingest) is committed record by record, not all at once",
+           "memories_tui/vault/store.py",
+           (("        with self._write() as conn:\n"
+             "            for record in records:\n"
+             "                self._insert(conn, record)\n"
+             "            pause_point(",
+             "        for record in records:\n"
+             "            with self._write() as conn:\n"
+             "                self._insert(conn, record)\n"
+             "                if record is records[-1]:\n"
+             "                    pause_point("),),
+           ("tests/integration/test_crash_and_concurrency.py::test_kill_9_mid_ingest_leaves_all_or_nothing",)),
+    Mutant("backoff-ignores-cancel", "the retry backoff sleeps through a cancel (checked only afterwards)",
+           "memories_tui/models/http.py",
+           (("    elif cancel.wait(seconds):\n        raise CancelledError(\"Cancelled.\")\n",
+             "    else:\n        time.sleep(seconds)\n"),),
+           ("tests/unit/test_http.py::test_cancel_interrupts_backoff",)),
+    Mutant("search-limit-off-by-one", "a search asks for 101 results without error",
+           "memories_tui/text/query.py",
+           (("if limit < 1 or limit > MAX_RESULTS:", "if limit < 1 or limit > MAX_RESULTS + 1:"),),
+           ("tests/unit/test_search_fusion.py", "tests/integration/test_cli_search.py")),
+    Mutant("passphrase-not-normalised", "passphrases are not NFC-normalised before Argon2id",
+           "memories_tui/vault/crypto.py",
+           (('return unicodedata.normalize("NFC", passphrase).encode("utf-8")',
+             'return passphrase.encode("utf-8")'),),
+           ("tests/unit/test_crypto.py",)),
+    Mutant("phrase-mode-as-all", "phrase queries match the words in any order (like all)",
+           "memories_tui/index/lexical.py",
+           (('        if match_mode == "phrase":\n', '        if match_mode == "phrase" and False:\n'),),
+           ("tests/unit/test_lexical.py",)),
+)
+
+
+def _copy_repo(dest: Path) -> Path:
+    repo = dest / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".models")
+    repo.mkdir()
+    for name in ("memories_tui", "tests"):
+        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+    for name in ("pyproject.toml", "config.example.toml"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, repo / name)
+    models = ROOT / "tests" / ".models"
+    if models.exists():
+        (repo / "tests" / ".models").symlink_to(models, target_is_directory=True)
+    shared = ROOT.parent / "shared"
+    if shared.exists():
+        (dest / "shared").symlink_to(shared, target_is_directory=True)
+    return repo
+
+
+def _apply(repo: Path, mutant: Mutant) -> str | None:
+    """Apply the edits; return a reason when the mutant is stale."""
+    path = repo / mutant.file
+    if not path.is_file():
+        return f"{mutant.file} does not exist"
+    text = path.read_text(encoding="utf-8")
+    for old, new in mutant.edits:
+        count = text.count(old)
+        if count != 1:
+            return f"{mutant.file}: expected text found {count} times (must be exactly once): {old.strip()[:70]!r}"
+        if old == new:
+            return f"{mutant.file}: the edit changes nothing"
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    return None
+
+
+def _pytest(repo: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(repo)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", "-rfE"]
+    if first_failure:
+        cmd.append("-x")
+    try:
+        done = subprocess.run([*cmd, *tests], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=TIMEOUT_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {TIMEOUT_SECONDS} s"
+    lines = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()]
+    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    summary = lines[-1] if lines else ""
+    return done.returncode, summary + (f" [{'; '.join(failed[:5])}]" if failed else "")
+
+
+def run(selected: list[Mutant], keep: bool, baseline: bool = True) -> int:
+    union = tuple(dict.fromkeys(t for m in selected for t in m.tests))
+    with tempfile.TemporaryDirectory(prefix="memories-mutants-") as tmp:
+        if baseline:
+            base = Path(tmp) / "baseline"
+            base.mkdir()
+            repo = _copy_repo(base)
+            started = time.monotonic()
+            code, tail = _pytest(repo, union, first_failure=False)
+            print(f"baseline (no mutant), {len(union)} test paths: exit {code} · {tail} "
+                  f"({time.monotonic() - started:.0f} s)", flush=True)
+            if code != 0:
+                print("The unmutated code fails these tests; fix that first.", file=sys.stderr)
+                return 2
+        else:
+            print("baseline skipped (--no-baseline): a 'killed' verdict assumes the tests pass unmutated")
+        verdicts: dict[str, str] = {}
+        for mutant in selected:
+            work = Path(tmp) / mutant.id
+            work.mkdir()
+            repo = _copy_repo(work)
+            stale = _apply(repo, mutant)
+            if stale:
+                verdicts[mutant.id] = "STALE"
+                print(f"STALE     {mutant.id}: {stale}", flush=True)
+                continue
+            started = time.monotonic()
+            code, tail = _pytest(repo, mutant.tests, first_failure=True)
+            seconds = time.monotonic() - started
+            verdict = {0: "SURVIVED", 1: "killed"}.get(code, "ERROR")
+            verdicts[mutant.id] = verdict
+            print(f"{verdict:9} {mutant.id}: {mutant.description} · {tail} ({seconds:.0f} s)", flush=True)
+            if not keep:
+                shutil.rmtree(work, ignore_errors=True)
+        if keep:
+            kept = Path(tempfile.mkdtemp(prefix="memories-mutants-kept-"))
+            shutil.copytree(tmp, kept, dirs_exist_ok=True, symlinks=True)
+            print(f"copies kept in {kept}")
+    killed = sum(v == "killed" for v in verdicts.values())
+    print(f"\n{killed}/{len(verdicts)} mutants killed", end="")
+    others = {v: [k for k, x in verdicts.items() if x == v] for v in ("SURVIVED", "STALE", "ERROR")}
+    print("".join(f"; {v.lower()}: {', '.join(ids)}" for v, ids in others.items() if ids))
+    return 0 if killed == len(verdicts) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ids", nargs="*", help="mutant ids to run (default: all)")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutant still applies to the current code (no tests run)")
+    ap.add_argument("--keep", action="store_true", help="keep the mutated copies for inspection")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the unmutated run (only when the suite is known to be green)")
+    args = ap.parse_args(argv)
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.id:28} {m.description}\n{'':28} {m.file} → {' '.join(m.tests)}")
+        return 0
+    if args.check:
+        stale = 0
+        for m in MUTANTS:
+            with tempfile.TemporaryDirectory() as tmp:
+                target = Path(tmp) / m.file
+                target.parent.mkdir(parents=True)
+                if (ROOT / m.file).is_file():
+                    shutil.copy2(ROOT / m.file, target)
+                reason = _apply(Path(tmp), m)
+            stale += reason is not None
+            print(f"{'STALE' if reason else 'ok':6} {m.id}{': ' + reason if reason else ''}")
+        return 1 if stale else 0
+    known = {m.id: m for m in MUTANTS}
+    unknown = [i for i in args.ids if i not in known]
+    if unknown:
+        print(f"unknown mutant id(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    selected = [known[i] for i in args.ids] if args.ids else list(MUTANTS)
+    return run(selected, args.keep, baseline=not args.no_baseline)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""A loopback HTTP server that speaks the model APIs and misbehaves on cue.
+
+    with ModelServer() as srv:
+        srv.compat_embed_url, srv.gemini_embed_url, srv.compat_chat_url, srv.gemini_generate_url,
+        srv.rerank_url
+        srv.queue("v1/embeddings", 429, {"Retry-After": "1"})   # canned replies first (FIFO)
+        srv.reset_once.add("v1/rerank")        # close the connection without answering (once)
+        srv.hang.add("v1/chat/completions")   # never answer (until the server stops)
+        srv.redirect["v1/embeddings"] = "http://127.0.0.1:1/x"
+        srv.embed_dims = 8                     # vectors returned (wrong_dims: set it to something else)
+        srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
+        srv.rerank = lambda query, docs, top_n: [{"index": 0, "relevance_score": 1.0}]
+        srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body
+
+Embeddings are deterministic bags of hashed characters (similar texts → similar vectors).
+The default chat "model" answers from the first source and, like a naive model, obeys a
+source that says "cite S7" (tests prove such an answer is rejected).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+COMPAT_EMBED = "v1/embeddings"
+COMPAT_CHAT = "v1/chat/completions"
+RERANK = "v1/rerank"
+GEMINI_EMBED = "v1beta/models/emb:embedContent"
+GEMINI_BATCH = "v1beta/models/emb:batchEmbedContents"
+GEMINI_GENERATE = "v1beta/models/gen:generateContent"
+
+_SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">\n(.*?)\n</source>', re.S)
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Canned:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+
+def bag_vector(text: str, dims: int) -> list[float]:
+    vec = [0.0] * dims
+    for ch in text:
+        h = int.from_bytes(hashlib.sha256(ch.encode()).digest()[:4], "big")
+        vec[h % dims] += 1.0 if h & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+def sources_in(user: str) -> dict[str, str]:
+    """The source blocks of a prompt, unescaped: label → text."""
+    out = {}
+    for label, text in _SOURCE.findall(user):
+        out[label] = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return out
+
+
+def naive_model(system: str, user: str) -> str:
+    """Answers from S1 with a verbatim quote; obeys "cite S7" inside a source (as a naive model would)."""
+    sources = sources_in(user)
+    if any("cite S7" in text for text in sources.values()):
+        return json.dumps({"answer": "As instructed [S7].", "citations": ["S7"]})
+    if not sources:
+        return json.dumps({"answer": "The sources do not say.", "citations": []})
+    first = sources["S1"]
+    return json.dumps({"answer": f"{first[:40]} [S1]", "citations": ["S1"],
+                       "quotes": [{"source": "S1", "text": first[:20]}]}, ensure_ascii=False)
+
+
+def overlap_rerank(query: str, docs: list[str], top_n: int) -> list[dict[str, Any]]:
+    scores = [len(set(query) & set(d)) / (1 + len(set(query))) for d in docs]
+    order = sorted(range(len(docs)), key=lambda i: -scores[i])[:top_n]
+    return [{"index": i, "relevance_score": scores[i]} for i in order]
+
+
+class ModelServer:
+    def __init__(self) -> None:
+        self.requests: list[Seen] = []
+        self.queued: dict[str, deque[Canned]] = {}
+        self.reset_once: set[str] = set()
+        self.hang: set[str] = set()
+        self.redirect: dict[str, str] = {}
+        self.embed_dims = 8
+        self.chat: Callable[[str, str], str] = naive_model
+        self.rerank: Callable[[str, list[str], int], list[dict[str, Any]]] = overlap_rerank
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # ---- control
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    compat_embed_url = property(lambda self: f"{self.base}/{COMPAT_EMBED}")
+    compat_chat_url = property(lambda self: f"{self.base}/{COMPAT_CHAT}")
+    rerank_url = property(lambda self: f"{self.base}/{RERANK}")
+    gemini_embed_url = property(lambda self: f"{self.base}/{GEMINI_EMBED}")
+    gemini_batch_url = property(lambda self: f"{self.base}/{GEMINI_BATCH}")
+    gemini_generate_url = property(lambda self: f"{self.base}/{GEMINI_GENERATE}")
+
+    def queue(self, path: str, status: int, headers: dict[str, str] | None = None, body: bytes | str = b"") -> None:
+        data = body.encode() if isinstance(body, str) else body
+        with self._lock:
+            self.queued.setdefault(path, deque()).append(Canned(status, dict(headers or {}), data))
+
+    def queue_json(self, path: str, payload: Any, status: int = 200) -> None:
+        self.queue(path, status, {"Content-Type": "application/json"}, json.dumps(payload))
+
+    def requests_for(self, path: str) -> list[Seen]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def all_bodies(self) -> bytes:
+        with self._lock:
+            return b"\n".join(r.body for r in self.requests)
+
+    def __enter__(self) -> ModelServer:
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # ---- serving
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                try:
+                    server._serve(self)
+                except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+                    self.close_connection = True
+
+        return Handler
+
+    def _serve(self, h: BaseHTTPRequestHandler) -> None:
+        path = urlsplit(h.path).path.lstrip("/")
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else b""
+        with self._lock:
+            self.requests.append(Seen(path, {k.lower(): v for k, v in h.headers.items()}, body))
+            canned = self.queued.get(path)
+            reply = canned.popleft() if canned else None
+            reset = path in self.reset_once
+            self.reset_once.discard(path)
+        if path in self.hang:
+            self.release.wait(30)
+            h.close_connection = True
+            return
+        if reset:
+            h.close_connection = True
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            h.connection.close()
+            return
+        if reply is not None:
+            self._send(h, reply.status, reply.headers, reply.body)
+            return
+        if path in self.redirect:
+            self._send(h, 302, {"Location": self.redirect[path]}, b"")
+            return
+        handler = {COMPAT_EMBED: self._compat_embed, GEMINI_EMBED: self._gemini_embed, GEMINI_BATCH: self._gemini_batch,
+                   COMPAT_CHAT: self._compat_chat, GEMINI_GENERATE: self._gemini_generate,
+                   RERANK: self._rerank}.get(path)
+        if handler is None:
+            self._send(h, 404, {}, b"not found")
+            return
+        payload = handler(json.loads(body))
+        self._send(h, 200, {"Content-Type": "application/json"}, json.dumps(payload, ensure_ascii=False).encode())
+
+    def _compat_embed(self, req: dict[str, Any]) -> dict[str, Any]:
+        inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
+        return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": bag_vector(t, self.embed_dims)}
+                                           for i, t in reversed(list(enumerate(inputs)))]}
+
+    def _gemini_embed(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"embedding": {"values": bag_vector(req["content"]["parts"][0]["text"], self.embed_dims)}}
+
+    def _gemini_batch(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"embeddings": [self._gemini_embed(r)["embedding"] for r in req["requests"]]}
+
+    def _compat_chat(self, req: dict[str, Any]) -> dict[str, Any]:
+        msgs = {m["role"]: m["content"] for m in req["messages"]}
+        content = self.chat(msgs.get("system", ""), msgs.get("user", ""))
+        return {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
+
+    def _gemini_generate(self, req: dict[str, Any]) -> dict[str, Any]:
+        system = req["systemInstruction"]["parts"][0]["text"]
+        user = req["contents"][0]["parts"][0]["text"]
+        return {"candidates": [{"finishReason": "STOP",
+                                "content": {"role": "model", "parts": [{"text": self.chat(system, user)}]}}]}
+
+    def _rerank(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"results": self.rerank(req["query"], req["documents"], req["top_n"])}
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
+        h.send_response(status)
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if body:
+            h.wfile.write(body)

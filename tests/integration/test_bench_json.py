@@ -1,0 +1,45 @@
+"""`--json` of the bench scripts is a contract for scripts outside the project (bench/README.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _collection(root: Path) -> Path:
+    """A tiny English collection with BEIR-style ids and a qrels header."""
+    coll = root / "tiny-en"
+    coll.mkdir(parents=True)
+    docs = [("d1", "Bread", "Sourdough bread needs a long fermentation."),
+            ("d2", "Rivers", "Rivers carry stones and sand to the sea."),
+            ("d3", "Gardens", "Tomatoes grow well in sunny gardens."),
+            ("d4", "Music", "A violin has four strings.")]
+    (coll / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n"
+                                               for i, t, x in docs))
+    (coll / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "fermentation of bread"}) + "\n"
+                                        + json.dumps({"_id": "q2", "text": "violin strings"}) + "\n")
+    (coll / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td4\t1\n")
+    return root
+
+
+def test_bench_lexical_json_is_one_object_with_the_documented_keys(tmp_path: Path) -> None:
+    pytest.importorskip("bm25s", reason="bench extra not installed (pip install -e '.[bench]')")
+    pytest.importorskip("Stemmer")
+    data = _collection(tmp_path / "data")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_lexical.py"), "--data", str(data),
+                          "--json", "--no-synthetic"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)  # the whole stdout is exactly one JSON object
+    assert list(report) == ["collections"]
+    (entry,) = report["collections"]
+    assert set(entry) == {"collection", "ours", "bm25s"} and entry["collection"] == "tiny-en"
+    for side in ("ours", "bm25s"):
+        assert set(entry[side]) == {"ndcg@10", "recall@100", "p50_ms", "p95_ms"}
+        assert entry[side]["ndcg@10"] == pytest.approx(1.0)  # each query has one obvious answer
+        assert entry[side]["p50_ms"] > 0

@@ -1,0 +1,58 @@
+"""Background embedding order (issue 12): newest and most recently read records first."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memories_tui.engine import Engine, NewRecord
+from memories_tui.errors import CancelledError
+from tests.helpers.onnx_models import GEMMA_TOKENIZER, build_gemma_shaped_model
+
+
+@pytest.fixture
+def gemma_engine(tmp_path: Path, cheap_kdf):
+    if not GEMMA_TOKENIZER.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI: the shared Gemma tokenizer is missing at {GEMMA_TOKENIZER}")
+        pytest.skip(f"the shared Gemma tokenizer is not at {GEMMA_TOKENIZER}")
+    model = tmp_path / "model"
+    build_gemma_shaped_model(model)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{model}"\nlocal_threads = 1\n')
+    eng = Engine.open(home)
+    vid = eng.create_vault("notes", "pw").vault_id
+    eng.unlock(vid, "pw")
+    yield eng, vid
+    eng.close()
+
+
+def _embedded_titles(eng: Engine, vid: str) -> set[str]:
+    index = eng.index(vid)
+    vectors = index.vectors
+    assert vectors is not None
+    return {c.title for key, c in index.chunks.items() if key in vectors}
+
+
+def test_the_newest_and_the_just_read_records_are_embedded_first(gemma_engine) -> None:
+    eng, vid = gemma_engine
+    old = eng.add_records(vid, [NewRecord("memory", f"old {i:02d}", f"an older note, number {i:02d}")
+                                for i in range(40)])
+    time.sleep(1.1)  # record timestamps have one-second resolution
+    eng.add_record(vid, kind="memory", title="newest", body="written just now")
+    eng.read_record(vid, old[30].id)  # opened in the reader: the user cares about it now
+    stop = threading.Event()
+    with pytest.raises(CancelledError):
+        eng.ensure_vectors(vid, cancel=stop, progress=lambda _p: stop.set())  # stop after the first group
+    first = _embedded_titles(eng, vid)
+    assert 0 < len(first) < 41
+    assert {"newest", "old 30"} <= first
+    assert "old 29" not in first or "old 31" not in first  # not simply the vault order around it
+    # the rest follows on the next run; nothing is embedded twice
+    report = eng.ensure_vectors(vid)
+    assert report.embedded == 41 - len(first) and len(_embedded_titles(eng, vid)) == 41

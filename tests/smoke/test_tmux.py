@@ -1,0 +1,117 @@
+"""Real-terminal smoke run: the TUI in tmux at 80×24 and 140×45 (issue 11).
+
+A real process in a real pseudo-terminal, driven by `tmux send-keys` and read with
+`tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit
+— and no traceback on the screen or on stderr. tmux runs on a private socket (-L) with no
+config. The vault is made by the CLI with the real KDF defaults, so the TUI runs with no test hook. Without tmux the test skips (scripts/test installs it when it runs as root in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+SAMPLES = Path(__file__).resolve().parents[2] / "memories_tui" / "samples"
+PASSPHRASE = "smoke test passphrase"
+
+pytestmark = pytest.mark.slow
+
+
+def _tmux() -> str:
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        if os.environ.get("CI"):
+            pytest.fail("tmux is missing in CI; scripts/test installs it when it runs as root")
+        pytest.skip("tmux is not installed (apt-get install tmux); the real-terminal smoke run needs it")
+    return tmux
+
+
+class Terminal:
+    def __init__(self, tmux: str, socket: str, session: str) -> None:
+        self.tmux, self.socket, self.session = tmux, socket, session
+
+    def run(self, *args: str) -> str:
+        return subprocess.run([self.tmux, "-L", self.socket, *args], check=True, capture_output=True,
+                              text=True, timeout=30).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.session)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.run("send-keys", "-t", self.session, *(["-l"] if literal else []), *keys)
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            assert "Traceback" not in screen, screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} did not appear within {timeout:g} s; the screen:\n{screen}")
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("smoke") / "home"
+    # The real Argon2id defaults (~1 s each time): the TUI process in tmux has no test hooks.
+    created = run_cli(home, "vault", "create", "Personal", passphrase=PASSPHRASE, real_kdf=True)
+    assert created.code == 0, created.stderr
+    ingested = run_cli(home, "rag", "ingest", "Personal", *map(str, sorted(SAMPLES.glob("*.md"))),
+                       passphrase=PASSPHRASE, real_kdf=True)
+    assert ingested.code == 0, ingested.stderr
+    return home
+
+
+@pytest.mark.parametrize("width,height", [(80, 24), (140, 45)])
+def test_tui_in_a_real_terminal(home: Path, width: int, height: int) -> None:
+    tmux = _tmux()
+    socket = f"memories-smoke-{os.getpid()}-{width}"
+    exit_file = home.parent / f"exit-{width}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    command = " ".join([
+        "cd", str(Path(__file__).resolve().parents[2]), "&&",
+        sys.executable, "-m", "memories_tui.tui.app", "--home", str(home), ";",
+        "echo", "$?", ">", str(exit_file), "; sleep 30"])
+    subprocess.run([tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "smoke", "-x", str(width),
+                    "-y", str(height), "-e", "TERM=xterm-256color", command], check=True, env=env, timeout=30)
+    term = Terminal(tmux, socket, "smoke")
+    try:
+        term.wait_for("Unlock Personal")
+        term.keys(PASSPHRASE, literal=True)
+        term.keys("Enter")
+        term.wait_for("Welcome to Memories", timeout=90)  # the records list
+
+        term.keys("s")
+        term.wait_for("Hybrid")
+        term.keys("sourdough", literal=True)
+        term.keys("Enter")
+        screen = term.wait_for("[S1]")
+        assert "BM25" in screen and "Vector" in screen
+
+        term.keys("F1")
+        term.wait_for("Keys · Search")
+        term.keys("Escape")
+        term.wait_for("Hybrid")
+
+        term.keys("C-l")
+        term.wait_for("Unlock Personal")
+        term.keys("C-q")
+        deadline = time.monotonic() + 30
+        while not exit_file.exists():
+            assert time.monotonic() < deadline, term.screen()
+            time.sleep(0.2)
+        after = term.screen()  # Textual draws on stderr: a traceback would be printed here on exit
+        assert exit_file.read_text().strip() == "0", after
+        assert "Traceback" not in after and "Error" not in after, after
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)

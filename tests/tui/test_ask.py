@@ -1,0 +1,177 @@
+"""The ask panel through App.run_test() + Pilot: generated / extractive / insufficient / rejected
+states, `[S#]` never eaten as markup, action links never live, citations open their chunk with
+verified quotes highlighted, late answers dropped on lock."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import Input, OptionList, Static
+
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.ask import CHECK_LINE, AskScreen, QuoteDetailScreen, answer_text
+from memories_tui.tui.screens.records import RecordsScreen
+from memories_tui.tui.screens.search import TERM_HIGHLIGHT, TermTextArea
+from memories_tui.tui.screens.vaults import UnlockScreen
+from memories_tui.vault import crypto
+from tests.helpers.model_server import ModelServer
+
+PASS = "correct horse battery staple"
+SIZE = (160, 48)
+NOTE = "前言。混合搜尋把 BM25 與向量排名融合 [S1] 並且 [@click=app.quit]不會執行[/]。結尾。"
+
+
+@pytest.fixture(autouse=True)
+def cheap_kdf():
+    old = crypto._TEST_KDF_OVERRIDE
+    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
+    yield
+    crypto._TEST_KDF_OVERRIDE = old
+
+
+@pytest.fixture
+def srv():
+    with ModelServer() as s:
+        yield s
+
+
+def make_engine(tmp_path: Path, config: str = "") -> tuple[Engine, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(config, encoding="utf-8")
+    engine = Engine.open(home)
+    vault_id = engine.create_vault("Personal", PASS).vault_id
+    engine.unlock(vault_id, PASS)
+    engine.add_record(vault_id, kind="card", title="混合搜尋", body=NOTE)
+    return engine, vault_id
+
+
+async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached; screen={pilot.app.screen!r}")
+        await pilot.pause(0.02)
+
+
+def plain(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+async def ask(pilot, app: MemoriesApp, vault_id: str, question: str) -> AskScreen:
+    app.vault_unlocked(app.engine.resolve_vault(vault_id))
+    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+    await pilot.press("a")
+    await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+    screen = app.screen
+    assert isinstance(screen, AskScreen)
+    field = screen.query_one("#question", Input)
+    field.focus()
+    field.value = question
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen.state not in ("idle", "working"))
+    return screen
+
+
+def gen_config(url: str) -> str:
+    return f'[rag.generation]\nprotocol = "compatible"\nurl = "{url}"\nmodel = "m"\n'
+
+
+def test_answer_text_highlights_citations_without_markup() -> None:
+    text = answer_text("A [S1] b [@click=app.quit]x[/] 【S2】")
+    assert text.plain == "A [S1] b [@click=app.quit]x[/] 【S2】"
+    styled = [text.plain[s.start:s.end] for s in text.spans]
+    assert styled == ["[S1]", "【S2】"]
+
+
+async def test_extractive_state_and_markup_pitfalls(tmp_path: Path) -> None:
+    engine, vault_id = make_engine(tmp_path)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ask(pilot, app, vault_id, "混合搜尋融合什麼")
+        assert screen.state == "extractive"
+        assert "not generated" in plain(screen.query_one("#ask-state", Static))
+        shown = plain(screen.query_one("#ask-answer", Static))
+        assert "[S1]" in shown and "[@click=app.quit]不會執行[/]" in shown  # literal text, nothing eaten
+        assert plain(screen.query_one("#ask-check", Static)) == CHECK_LINE
+        assert screen.query_one("#ask-citations", OptionList).option_count == 1
+        await pilot.click("#ask-answer")  # a live action link would quit the app here
+        await pilot.pause()
+        assert app.is_running
+    engine.lock()
+
+
+async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Path, srv) -> None:
+    srv.chat = lambda s, u: json.dumps({"answer": "它融合 BM25 與向量 [S1]。", "citations": ["S1"],
+                                        "quotes": [{"source": "S1", "text": "混合搜寻把 BM25"}]}, ensure_ascii=False)
+    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ask(pilot, app, vault_id, "混合搜尋")
+        assert screen.state == "answered"
+        assert "✓ verified" in plain(screen.query_one("#ask-quotes", Static))
+        options = screen.query_one("#ask-citations", OptionList)
+        options.focus()
+        options.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuoteDetailScreen))
+        area = app.screen.query_one("#detail-body", TermTextArea)
+        spans = area.term_char_spans
+        assert [area.text[a:b] for a, b in spans] == ["混合搜尋把 BM25"]
+        assert any(h[2] == TERM_HIGHLIGHT for row in area._highlights.values() for h in row)
+    engine.lock()
+
+
+async def test_rejected_and_insufficient_states(tmp_path: Path, srv) -> None:
+    srv.chat = lambda s, u: json.dumps({"answer": "Made up [S9].", "citations": ["S9"]})
+    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ask(pilot, app, vault_id, "混合搜尋")
+        assert screen.state == "rejected"
+        assert plain(screen.query_one("#ask-answer", Static)) == ""
+        assert "S9" in plain(screen.query_one("#ask-state", Static))
+        field = screen.query_one("#question", Input)
+        field.focus()
+        field.value = "quantum chromodynamics"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.state == "insufficient_evidence")
+    engine.lock()
+
+
+async def test_lock_during_ask_drops_the_answer(tmp_path: Path, srv) -> None:
+    gate = threading.Event()
+    entered = threading.Event()
+
+    def slow(system: str, user: str) -> str:
+        entered.set()
+        gate.wait(10)
+        return json.dumps({"answer": "late [S1]", "citations": ["S1"]})
+
+    srv.chat = slow
+    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.vault_unlocked(engine.resolve_vault(vault_id))
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        screen = app.screen
+        field = screen.query_one("#question", Input)
+        field.focus()
+        field.value = "混合搜尋"
+        await pilot.press("enter")
+        await wait_for(pilot, entered.is_set)
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        gate.set()
+        await pilot.pause(0.3)
+        assert screen.state == "working" and screen.answer is None  # the late answer never arrived
+        assert isinstance(app.screen, UnlockScreen)

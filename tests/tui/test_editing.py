@@ -1,0 +1,107 @@
+"""Notes editable in place (issue 11, item 5): add, edit (a new revision), revisions, delete with a
+confirmation — through the keys a user presses, checked against the real vault."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Static, TextArea
+
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.confirm import ConfirmScreen
+from memories_tui.tui.screens.editor import RecordEditorScreen, RevisionsScreen
+from memories_tui.tui.screens.records import RecordsScreen
+from memories_tui.tui.screens.search import SearchScreen
+from memories_tui.tui.widgets.results import ResultsPane
+from tests.helpers.pilot import static_text, wait_for
+from tests.tui.test_keys import unlock_to_records, vault_with_notes
+
+
+def reader_meta(screen: RecordsScreen) -> str:
+    return static_text(screen.query_one("#reader-meta", Static))
+
+
+async def test_add_edit_revisions_delete(engine: Engine) -> None:
+    vault_id = vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        records = await unlock_to_records(pilot, app)
+
+        # add: title, tags, text; ctrl+s saves and shows the new record
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        editor = app.screen
+        assert editor.query_one("#editor-title", Input).has_focus
+        await pilot.press("ctrl+s")  # no title: refused inline
+        assert "title" in static_text(editor.query_one("#editor-error", Static))
+        await pilot.press(*"Basil", "enter", *"garden, herbs", "enter")
+        assert editor.query_one("#editor-body", TextArea).has_focus
+        editor.query_one("#editor-body", TextArea).insert("Sow basil in May, next to the tomatoes.")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is records and records.shown is not None
+                       and records.shown.title == "Basil")
+        basil = next(r for r in engine.list_records(vault_id) if r.title == "Basil")
+        assert basil.kind == "memory" and basil.tags == ("garden", "herbs") and basil.revision == 1
+        assert basil.body == "Sow basil in May, next to the tomatoes."
+
+        # edit: a new revision; unchanged saves make none
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        assert app.screen.query_one("#editor-body", TextArea).has_focus
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is records)
+        assert engine.revisions(vault_id, basil.id) == [1]
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        app.screen.query_one("#editor-body", TextArea).text = "Sow basil in late May; it hates cold nights."
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 2)
+        assert engine.revisions(vault_id, basil.id) == [1, 2]
+        assert "revision 2 of 2" in reader_meta(records)
+
+        # revisions: h lists them, enter shows the old one in the reader
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen))
+        await pilot.press("down", "enter")  # newest first: down is revision 1
+        await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 1)
+        assert records.shown.body.startswith("Sow basil in May")
+
+        # leaving the editor with changes asks; "Keep editing" has the focus
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        editor = app.screen
+        assert editor.query_one("#editor-body", TextArea).text.startswith("Sow basil in late May")  # latest
+        editor.query_one("#editor-title", Input).value = "Basil!"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is editor)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: app.screen is records)
+        assert engine.read_record(vault_id, basil.id).title == "Basil"
+
+        # the new text is searchable at once
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        app.screen.query_one("#query", Input).value = "cold nights"
+        await pilot.press("enter")
+        bm25 = app.screen.query_one("#pane-bm25", ResultsPane)
+        await wait_for(pilot, lambda: bm25.shown)
+        assert [hit.title for hit in bm25.hits] == ["Basil"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is records)
+
+        # delete asks first; "Keep it" keeps it
+        records.shown = engine.read_record(vault_id, basil.id)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "2 of its revisions" in static_text(app.screen.query_one("#confirm-text", Static))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is records)
+        assert any(r.id == basil.id for r in engine.list_records(vault_id))
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: app.screen is records and all(r.id != basil.id for r in records.records))
+        assert all(r.id != basil.id for r in engine.list_records(vault_id))

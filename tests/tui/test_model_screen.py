@@ -1,0 +1,58 @@
+"""Model install screen (issue 11, item 6): terms first, one line per file, an unreachable host
+says what to do, Cancel only while something runs. Real installer, real loopback sockets."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from textual.widgets import Button, DataTable, Static
+
+from memories_tui.engine import Engine
+from memories_tui.models.manifest import PINNED
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.model import ModelInstallScreen
+from tests.helpers.pilot import footer_keys, static_text, wait_for
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_terms_then_an_unreachable_host_names_the_way_out(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    port = closed_port()
+    (home / "config.toml").write_text(
+        f'[rag]\nmodel_download_base_url = "http://127.0.0.1:{port}/mirror"\n\n[rag.http]\nretries = 0\n',
+        encoding="utf-8")
+    engine = Engine.open(home)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.run_action("open_model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
+        screen = app.screen
+        terms = screen.query_one("#model-terms", Static)
+        start, cancel = screen.query_one("#start", Button), screen.query_one("#cancel", Button)
+        assert terms.display and "Gemma Terms of Use" in static_text(terms)
+        assert "https://ai.google.dev/gemma/terms" in static_text(terms)
+        assert "Accept" in str(start.label)
+        assert not cancel.display and "Cancel download" not in footer_keys(screen)
+        table = screen.query_one("#model-files", DataTable)
+        assert table.row_count == len(PINNED.files)
+        assert [table.get_row(f.path)[0].plain for f in PINNED.files] == [f.path for f in PINNED.files]
+
+        await pilot.click("#start")
+        message = screen.query_one("#model-message", Static)
+        await wait_for(pilot, lambda: "Could not reach" in static_text(message), timeout=20)
+        text = static_text(message)
+        assert "127.0.0.1" in text and "[rag] model_download_base_url" in text
+        assert "model-install --from DIR" in text
+        assert not cancel.display and not start.disabled and str(start.label) == "Retry"
+        assert not terms.display  # accepted: the notice now sits beside the (missing) files
+        assert (Path(engine.config.rag.local_model_dir) / "NOTICE.md").is_file()
+        # the rate and message lines never repeat a file name: the table has one line per file
+        assert not any(f.path in text for f in PINNED.files)
+    engine.lock()

@@ -1,0 +1,54 @@
+"""Status for people (issue 11, item 7): sections with units, usage beside its limit, the model
+problem in full."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.status import StatusScreen, render_sections
+from memories_tui.tui.status_view import sections
+from tests.helpers.pilot import wait_for
+from tests.tui.test_keys import unlock_to_records, vault_with_notes
+
+
+def rendered(screen: StatusScreen, width: int = 76) -> str:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(render_sections(screen.view))
+    return console.export_text()
+
+
+async def test_status_sections_with_units_and_the_full_problem(engine: Engine) -> None:
+    vault_id = vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await unlock_to_records(pilot, app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+        text = rendered(app.screen)
+        for heading in ("Vault", "Index (in memory while unlocked)", "Embedding model", "Limits", "MCP server"):
+            assert heading in text, heading
+        assert "records indexed  2 records" in text
+        assert "chunks" in text and "of 10,000 chunks" in text and "MiB" in text and "of 2 vaults" in text
+        assert "took" in text and " s" in text
+        assert "not installed" in text and "press m on the records screen, or F2 anywhere" in text
+        problem = engine.status(vault_id)["problem"]
+        assert "".join(problem.split()) in "".join(text.split())  # wrapped (long paths fold), never cut
+
+
+def test_sections_for_an_installed_model_show_embedded_share() -> None:
+    status = {"installed": True, "model": "EmbeddingGemma 300M Q4 (pinned build)", "chunks": 10, "embedded": 7,
+              "missing": 3, "truncated": 1, "dimensions": 768, "max_tokens": 2048, "records_indexed": 4,
+              "limits": {"chunks": 10000, "source_mib": 16, "vector_mib": 32, "cached_vaults": 2},
+              "usage": {"chunks": 10, "source_mib": 0.01, "vector_mib": 0.02, "cached_vaults": 1},
+              "last_build": 0, "last_build_seconds": 0.0, "profile": "embeddinggemma", "directory": "/m"}
+    view = sections(name="n", vault_id="v", device_only=True, status=status, home="/h", config="/h/c.toml",
+                    idle_lock_minutes=0)
+    rows = {(s.title, r.label): r for s in view for r in s.rows}
+    assert rows[("Embedding model", "embedded")].value == "7 of 10 chunks, 3 waiting"
+    assert rows[("Embedding model", "embedded")].warn
+    assert rows[("Embedding model", "max tokens")].value == "2048 per chunk (1 chunks were cut to fit)"
+    assert rows[("Vault", "idle lock")].value == "off"
+    assert rows[("Vault", "device-only")].value.startswith("yes")
+    assert rows[("Index (in memory while unlocked)", "last built")].value == "not built yet"

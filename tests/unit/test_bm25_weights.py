@@ -1,0 +1,68 @@
+"""BM25 column weights title/body/metadata = 5/1/2 (R-LEX-2), checked against a reference.
+
+The reference is SQLite's documented FTS5 bm25 written out in tests/helpers/bm25_reference.py.
+The documents use plain English words that segment to themselves, so the token lists below are
+written by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from tests.helpers.bm25_reference import fts5_bm25, ranking
+
+# key: (title, body, meta)
+DOCS = {
+    1: ("zebra", "pear plum kiwi fig lime", ""),       # query term in the title
+    2: ("", "zebra zebra pear plum", ""),               # twice in the body
+    3: ("", "pear plum kiwi", "zebra"),                 # in the metadata
+    4: ("", "zebra pear plum kiwi fig lime", ""),       # once in a long body
+    5: ("fig", "pear plum", ""),
+    6: ("lime", "kiwi fig", ""),
+    7: ("", "pear pear fig", "kiwi"),
+    8: ("", "plum", ""),
+    9: ("kiwi", "lime lime", ""),
+}
+
+
+def reference_scores(query: str, weights: tuple[float, float, float]) -> dict[int, float]:
+    return fts5_bm25(DOCS, query.split(), weights)
+
+
+@pytest.fixture(scope="module")
+def index() -> LexicalIndex:
+    ix = LexicalIndex()
+    ix.add(LexicalDoc(k, t, b, m, False) for k, (t, b, m) in DOCS.items())
+    return ix
+
+
+def test_the_documents_tell_the_weightings_apart():
+    """Guard for the test itself: 5/1/2, 1/1/1 and a zero metadata weight rank differently."""
+    shipped = ranking(reference_scores("zebra", (5, 1, 2)))
+    assert shipped == [1, 2, 3, 4]
+    assert ranking(reference_scores("zebra", (1, 1, 1))) == [2, 3, 1, 4]
+    assert ranking(reference_scores("zebra", (5, 1, 0))) == [1, 2, 4, 3]
+
+
+def test_index_ranks_and_scores_like_the_5_1_2_reference(index):
+    want = reference_scores("zebra", (5, 1, 2))
+    hits = index.search("zebra", limit=10)
+    assert [h.key for h in hits] == ranking(want)
+    for hit in hits:
+        assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
+
+
+def test_metadata_weight_counts(index):
+    """A metadata-only match scores above a single body mention in a longer row."""
+    scores = {h.key: h.score for h in index.search("zebra", limit=10)}
+    assert scores[3] > scores[4] > 0
+    assert scores[3] == pytest.approx(reference_scores("zebra", (5, 1, 2))[3], rel=1e-6)
+
+
+def test_two_term_query_matches_reference(index):
+    want = reference_scores("zebra kiwi", (5, 1, 2))
+    hits = index.search("zebra kiwi", limit=20)
+    assert {h.key for h in hits} == set(want)
+    for hit in hits:
+        assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
