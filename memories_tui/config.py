@@ -254,7 +254,7 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
-            raise ConfigError(f"{name}.api_key_env must be the NAME of an environment variable (letters, digits "
+            raise ConfigError(f"{name}.api_key_env must be the name of an environment variable (letters, digits "
                               "and _), not the key itself; the value given is not shown.")
     dimensions = t.get("dimensions")
     if dimensions is not None:

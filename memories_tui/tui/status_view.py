@@ -90,6 +90,6 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
         Row("unlocked vaults", _share(_get(usage, "cached_vaults", 0), _get(limits, "cached_vaults", 0), "vaults")),
     )
     limits_section = Section("Limits ([rag.limits] in the config)", limit_rows)
-    mcp = Section("MCP server", (Row("running for this vault", mcp_servers),
+    mcp = Section("MCP server", (Row("running", mcp_servers),
                                  Row("revoke", "press x: running servers refuse from their next call")))
     return [vault, index, model, limits_section, mcp]

@@ -330,9 +330,9 @@ async def test_late_search_results_after_lock_are_dropped(engine: Engine) -> Non
         shown: list[object] = []
         real_set_results = pane.set_results
 
-        def spy(response, seconds):
+        def spy(response, seconds, **how):
             shown.append(response)
-            return real_set_results(response, seconds)
+            return real_set_results(response, seconds, **how)
 
         pane.set_results = spy
         generation = screen.generation["bm25"]
@@ -779,11 +779,13 @@ async def test_status_shows_and_revokes_mcp_access(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
-        table = app.screen.query_one("#status-table", DataTable)
+        screen = app.screen
 
         def mcp_row() -> str:
-            rows = {table.get_row_at(n)[0].plain: table.get_row_at(n)[1].plain for n in range(table.row_count)}
-            return rows.get("mcp.servers", "")
+            for section in screen.view:
+                if section.title == "MCP server":
+                    return next(row.value for row in section.rows if row.label == "running")
+            return ""
 
         await wait_for(pilot, lambda: mcp_row().startswith("pid "))
         assert mcp_row() == f"pid {os.getpid()}"

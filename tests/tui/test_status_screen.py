@@ -33,7 +33,7 @@ async def test_status_sections_with_units_and_the_full_problem(engine: Engine) -
         assert "chunks" in text and "of 10,000 chunks" in text and "MiB" in text and "of 2 vaults" in text
         assert "took" in text and " s" in text
         assert "not installed" in text and "press m on the records screen, or F2 anywhere" in text
-        problem = engine.status(vault_id)["problem"]
+        problem = engine.status(vault_id).problem
         assert "".join(problem.split()) in "".join(text.split())  # wrapped (long paths fold), never cut
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memories_tui.config import Limits
-from memories_tui.errors import LimitError
+from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.cache import VaultIndex
 from memories_tui.index.vectors import VectorMatrix
 from memories_tui.retrieval.fusion import reciprocal_rank_fusion
@@ -81,8 +81,10 @@ def test_fusion_default_k_is_60():
 @pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
 @pytest.mark.parametrize("limit", [0, 101])
 def test_result_limit_is_checked_when_the_query_is_parsed(index, mode, limit):
-    with pytest.raises(LimitError) as err:
+    # 0 is a usage error (exit 2); 101 is over the documented limit of 100
+    expected, code = (UsageError, "usage_error") if limit < 1 else (LimitError, "limit_exceeded")
+    with pytest.raises(expected) as err:
         parse_query("apple", mode=mode, limit=limit)
-    assert err.value.code == "limit_exceeded" and "100" in err.value.message
+    assert err.value.code == code and "100" in err.value.message
     parsed = parse_query("apple", mode=mode, limit=100)  # 100 itself is fine
     assert search(index, parsed, embed_query=query_vector).results
