@@ -12,13 +12,15 @@ by their best chunk (nDCG@10, Recall@100). The single lists are the references: 
 is hybrid >= max(BM25, vector) - 0.005 everywhere and above both where they are close.
 
 Policies: equal-weight RRF (k = 60, the former rule), weighted RRF, convex combinations of
-per-query min-max normalised scores, and the product's ``fusion.hybrid_fusion``. Queries the
+per-query min-max normalised scores, and the product's RRF (``fusion.py``). Queries the
 model cannot read (the [UNK] guard) keep BM25 order in every policy, as in the product.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import shutil
 import sys
 import tempfile
@@ -31,13 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import (  # noqa: E402
     DEFAULT_MODEL,
     DOC_KEY,
-    PASSPHRASE,
     ingest,
+    open_vault,
     pick_queries,
     shrink_corpus,
     write_config,
 )
-from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table  # noqa: E402
+from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table, rows_json  # noqa: E402
 
 from memories_tui.engine import Engine  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
@@ -95,7 +97,7 @@ def convex_maxnorm(alpha: float) -> Policy:
 
 
 def product(lex: Ranked, vec: Ranked) -> Ranked:
-    return fusion.hybrid_fusion(lex, vec)
+    return fusion.reciprocal_rank_fusion([[k for k, _ in lex], [k for k, _ in vec]], k=60)
 
 
 POLICIES: list[tuple[str, Policy]] = [
@@ -103,11 +105,13 @@ POLICIES: list[tuple[str, Policy]] = [
     ("RRF k=60, vector weight 0.5", rrf(1.0, 0.5)),
     ("convex min-max, bm25 weight 0.3", convex_minmax(0.3)),
     ("convex min-max, bm25 weight 0.5", convex_minmax(0.5)),
+    ("convex min-max, bm25 weight 0.6", convex_minmax(0.6)),
+    ("convex min-max, bm25 weight 0.65", convex_minmax(0.65)),
     ("convex min-max, bm25 weight 0.7", convex_minmax(0.7)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.3", convex_maxnorm(0.3)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.5", convex_maxnorm(0.5)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.7", convex_maxnorm(0.7)),
-    ("product: fusion.hybrid_fusion", product),
+    ("product: fusion.reciprocal_rank_fusion, k=60", product),
 ]
 
 
@@ -126,11 +130,14 @@ def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, tupl
     return out
 
 
-def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
+FUSION_HEADERS = ["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"]
+
+
+def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, object] | None:
     coll = load_collection(args.data, name)
     if coll is None:
         print(f"\n## {name}: skipped (no data)")
-        return
+        return None
     queries = pick_queries(coll, args.quick)
     qrels = {q: coll.qrels[q] for q in queries}
     if args.max_docs:
@@ -138,11 +145,8 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
     home = home_root / (f"{name}-{args.max_docs}docs" if args.max_docs else name)
     engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads))
     try:
-        vault_name = f"bench-{name}"
-        known = [v for v in engine.list_vaults() if v.name == vault_name]
-        vid = known[0].vault_id if known else engine.create_vault(vault_name, PASSPHRASE).vault_id
-        engine.unlock(vid, PASSPHRASE)
-        if not known or not known[0].records:
+        vid, populated = open_vault(engine, f"bench-{name}")
+        if not populated:
             ingest(engine, vid, coll)
         engine.build_vector_index(vid, budget_seconds=1e9)
         records = engine.current_records(vid)
@@ -178,8 +182,10 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> None:
             if args.max_docs else ""
         print(f"\n## {name}{subset}: {len(data):,} queries, {len(index.chunks):,} chunks, model {args.model.name}; "
               f"the [UNK] guard keeps BM25 order for {guarded} queries the model cannot read")
-        print_table(["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"], rows)
+        print_table(FUSION_HEADERS, rows)
         sys.stdout.flush()
+        return {"collection": name, "queries": len(data), "chunks": len(index.chunks), "documents": len(coll.corpus),
+                "unreadable_queries": guarded, "rows": rows_json(FUSION_HEADERS, rows)}
     finally:
         engine.close()
 
@@ -194,6 +200,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a fixed sample of 100 queries per collection")
     ap.add_argument("--max-docs", type=int, default=0,
                     help="keep every judged document plus a fixed random sample up to this many documents")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (tables go to stderr)")
     args = ap.parse_args()
     args.data = args.data.resolve()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
@@ -201,12 +208,17 @@ def main() -> None:
     tmp = None if args.home else Path(tempfile.mkdtemp(prefix="bench-fusion-"))
     root = args.home.resolve() if args.home else tmp
     assert root is not None
+    results = []
     try:
-        for name in [c for c in args.collections.split(",") if c] or find_collections(args.data):
-            bench(args, name, root)
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            for name in [c for c in args.collections.split(",") if c] or find_collections(args.data):
+                results.append(bench(args, name, root))
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "collections": [r for r in results if r is not None]},
+                         ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -252,12 +252,13 @@ class Patched:
 
 
 def rrf_with_k(fusion_k: int):
-    """The former rule, RRF over the two rankings, in place of the product's hybrid_fusion."""
-    from memories_tui.retrieval.fusion import reciprocal_rank_fusion
+    original = search_mod.reciprocal_rank_fusion.__wrapped__ if hasattr(
+        search_mod.reciprocal_rank_fusion, "__wrapped__") else search_mod.reciprocal_rank_fusion
 
-    def fused(lexical, vector):
-        return reciprocal_rank_fusion([[k for k, _ in lexical], [k for k, _ in vector]], k=fusion_k)
+    def fused(rankings, k: int = 60):  # noqa: ARG001 - the product passes k=60; use fusion_k
+        return original(rankings, k=fusion_k)
 
+    fused.__wrapped__ = original  # type: ignore[attr-defined]
     return fused
 
 
@@ -283,7 +284,7 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
         return memo[text]
 
     variants: list[tuple[str, str, bool, tuple]] = [
-        ("hybrid rerank off (product fusion)", "hybrid", False, ()),
+        ("hybrid rerank off (RRF k=60)", "hybrid", False, ()),
         (f"hybrid rerank on (product: cov {getattr(rerank_mod, 'COVERAGE_WEIGHT', '?')}, "
          f"phrase {getattr(rerank_mod, 'PHRASE_WEIGHT', '?')})", "hybrid", True, ()),
     ]
@@ -296,7 +297,7 @@ def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, st
                       (rerank_mod, "COVERAGE_WEIGHT", 0.1))))
     for k in (1, 10, 30, 60, 100):
         variants.append((f"hybrid rerank off, RRF k={k}", "hybrid", False,
-                         ((search_mod, "hybrid_fusion", rrf_with_k(k)),)))
+                         ((search_mod, "reciprocal_rank_fusion", rrf_with_k(k)),)))
     variants.append(("bm25 rerank cov 0.3, terms w/o stopwords", "bm25", True,
                      ((search_mod, "heuristic_rerank", rerank_without_stopwords()),)))
     variants.append(("vector rerank cov 0.3, terms w/o stopwords", "vector", True,

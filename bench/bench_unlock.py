@@ -79,6 +79,9 @@ def main() -> None:
         cold = time.perf_counter() - t0
         chunks = len(index.chunks)
         t0 = time.perf_counter()
+        eng.search(vid, "蛋白質", match_mode="phrase")  # inserts the FTS5 phrase rows the build deferred
+        first_phrase = time.perf_counter() - t0
+        t0 = time.perf_counter()
         eng.close()
         save = time.perf_counter() - t0
         restores, changed = [], []
@@ -115,7 +118,9 @@ def main() -> None:
         print(f"{'step':<52}{'seconds':>10}")
         print(f"{'ingest (excluding embedding)':<52}{ingest_s:>10.2f}   "
               f"{ingest_bytes / 1e6 / ingest_s:.1f} MB/s of UTF-8")
-        print(f"{'cold build (segment + FTS5), first search':<52}{cold:>10.2f}")
+        print(f"{'cold build (decrypt, chunk, segment, BM25 index)':<52}{cold:>10.2f}   "
+              f"{cold * 10_000 / chunks:.2f} s per 10,000 chunks")
+        print(f"{'then the first phrase query (FTS5 phrase rows go in)':<52}{first_phrase:>10.2f}")
         print(f"{'save encrypted snapshot (on lock)':<52}{save:>10.2f}")
         print(f"{'unlock → first search, snapshot restore (median)':<52}{statistics.median(restores):>10.2f}")
         print(f"{'unlock → first search, one record changed (median)':<52}{statistics.median(changed):>10.2f}")

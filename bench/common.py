@@ -116,3 +116,13 @@ def print_table(headers: list[str], rows: list[list[object]]) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for c in cells:
         print("| " + " | ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)) + " |")
+
+
+def rows_json(headers: list[str], rows: list[list[object]]) -> list[dict[str, object]]:
+    """Table rows as JSON objects keyed by the column headers (NaN as null), for --json."""
+    def value(v: object) -> object:
+        if isinstance(v, float):
+            return None if math.isnan(v) else round(v, 4)
+        return v
+
+    return [{h: value(v) for h, v in zip(headers, r, strict=True)} for r in rows]

@@ -113,7 +113,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # SQLITE_SECURE_DELETE, as on this project's machines: the default is then already on.)
     Mutant("index-no-secure-delete", "the lexical index database runs with secure_delete off",
            "memories_tui/index/lexical.py",
-           (('self._conn.execute("PRAGMA secure_delete=ON")', 'self._conn.execute("PRAGMA secure_delete=OFF")'),),
+           (('    conn.execute("PRAGMA secure_delete=ON")', '    conn.execute("PRAGMA secure_delete=OFF")'),),
            ("tests/unit/test_lexical.py",)),
     Mutant("tui-ignores-lock-epoch", "TUI screens accept worker results from before a lock",
            "memories_tui/tui/screens/base.py",
@@ -128,8 +128,10 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_lexical.py", "tests/integration/test_cli_search.py")),
     Mutant("cards-only-ignored", "--cards-only does not filter the lexical search",
            "memories_tui/index/lexical.py",
-           (('card = f" AND (SELECT card FROM docs WHERE key = {table}.rowid) = 1" if cards_only else ""',
-             'card = ""'),),
+           (('card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""',
+             'card = ""'),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)",
+             "ranked = self._bm25.top_k(terms, match_mode, limit, False)")),
            ("tests/integration/test_cli_search.py",)),
     Mutant("excluded-kinds-searchable", "private/credential/asset records are treated as searchable",
            "memories_tui/vault/records.py",
@@ -167,7 +169,10 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_crypto.py",)),
     Mutant("phrase-mode-as-all", "phrase queries match the words in any order (like all)",
            "memories_tui/index/lexical.py",
-           (('        if match_mode == "phrase":\n', '        if match_mode == "phrase" and False:\n'),),
+           (('        if match_mode != "phrase":\n            terms = self._terms(query)',
+             '        if True:\n            terms = self._terms(query)'),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)",
+             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only)')),
            ("tests/unit/test_lexical.py",)),
 )
 

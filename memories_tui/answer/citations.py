@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ModelError
-from ..models.http import strict_json
+from ..models.strict_json import strict_json
 from ..text.segment import fold
 from .prompt import unescape
 from .types import Citation, Quote, Source

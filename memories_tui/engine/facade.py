@@ -28,6 +28,7 @@ from ..errors import (
 from ..home import resolve_config, resolve_home
 from ..index.cache import IndexCache, VaultIndex
 from ..index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
+from ..index.gcpause import gc_paused
 from ..retrieval.search import RecordHit, SearchResponse, group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
@@ -220,8 +221,14 @@ class Engine:
     def index(self, vault_id: str) -> VaultIndex:
         """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
         entry = self._vaults.get(vault_id)
-        records = entry.latest_records()
-        return current_index(self.indexes, self.config.rag.limits, entry, records)
+        index = self.indexes.peek(entry.vault.vault_id)
+        if (index is not None and index.synced_counter == entry.counter == entry.vault.change_counter()
+                and index.policy_tag == entry.vault.policy_tag()):
+            self.indexes.get(entry.vault.vault_id)  # nothing changed: skip copying every record per query
+            return index
+        with gc_paused():  # decrypting records and restoring or building the index are bulk allocations
+            records = entry.latest_records()
+            return current_index(self.indexes, self.config.rag.limits, entry, records)
 
     def vector_count(self, vault_id: str) -> int:
         vectors = self.index(vault_id).vectors

@@ -13,12 +13,16 @@ def check_new_record(item: NewRecord) -> None:
             code="bad_kind")
     if not item.title.strip():
         raise InputRefusedError("A record needs a non-empty title (--title).", code="bad_title")
+    check_text(item.title, "The title")
+    check_text("", "A tag", *item.tags)
     check_body(item.body)
 
 
 def check_update(change: RecordUpdate) -> None:
     if change.title is not None and not change.title.strip():
         raise InputRefusedError("A title cannot be empty.", code="bad_title")
+    check_text(change.title or "", "The title")
+    check_text("", "A tag", *(change.tags or ()))
     if change.body is not None:
         check_body(change.body)
 
@@ -27,3 +31,14 @@ def check_body(body: str) -> None:
     if "\x00" in body:
         raise InputRefusedError("The text contains NUL characters; only text can be stored as a body.",
                                 code="invalid_text")
+    check_text(body, "The text")
+
+
+def check_text(text: str, what: str, *more: str) -> None:
+    """Lone surrogates (non-UTF-8 bytes on a command line, `\\ud800` in JSON) cannot be stored."""
+    for value in (text, *more):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputRefusedError(f"{what} is not valid Unicode text (it holds undecodable bytes).",
+                                    code="invalid_text") from None

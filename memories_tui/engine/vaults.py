@@ -67,7 +67,7 @@ class VaultFiles:
 
     def create(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
         name = name.strip()
-        if not name or len(name) > 200 or any(ord(c) < 32 for c in name):
+        if not name or len(name) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
             raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
         if any(v.name == name for v in self.list()):
             raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")

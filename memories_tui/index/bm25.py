@@ -108,14 +108,13 @@ class BM25Index:
         start = self._n_slots
         self._grow(start + len(rows))
         terms: list[str] = []
-        prow: list[int] = []
         ptf: list[float] = []
         for slot, r in enumerate(rows, start):
             self._key_row[r.key] = slot
             terms.extend(r.freqs)
-            prow.extend([slot] * len(r.freqs))
             ptf.extend(r.freqs.values())
         end = start + len(rows)
+        prow = np.repeat(np.arange(start, end, dtype=np.int32), [len(r.freqs) for r in rows])
         lengths = [r.length for r in rows]
         self._row_key[start:end] = [r.key for r in rows]
         self._row_len[start:end] = lengths
@@ -123,17 +122,17 @@ class BM25Index:
         self._row_alive[start:end] = True
         self._total_len += sum(lengths)
         vocab = self._vocab
-        fresh = [t for t in dict.fromkeys(terms) if t not in vocab]
+        fresh = sorted(set(terms).difference(vocab))
         vocab.update(zip(fresh, range(len(self._terms), len(self._terms) + len(fresh)), strict=True))
         self._terms.extend(fresh)
         tids = list(map(vocab.__getitem__, terms))
         self._n_slots = end
         self._stale()
         if len(self._prow) == 0 and not self._delta:
-            self._set_base(np.asarray(tids, np.int64), np.asarray(prow, np.int32), np.asarray(ptf, np.float32))
+            self._set_base(np.asarray(tids, np.int64), prow, np.asarray(ptf, np.float32))
             return
         delta = self._delta
-        for tid, slot, tf in zip(tids, prow, ptf, strict=True):
+        for tid, slot, tf in zip(tids, prow.tolist(), ptf, strict=True):
             entry = delta.get(tid)
             if entry is None:
                 entry = delta[tid] = ([], [])

@@ -24,6 +24,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.bm25 import BM25Index, BM25Row
@@ -53,8 +54,10 @@ class LexicalDoc:
     is_card: bool
 
 
-@dataclass(frozen=True)
-class LexicalHit:
+class LexicalHit(NamedTuple):
+    """A typed pair; a NamedTuple because a 100-hit query builds 100 of them (a frozen
+    dataclass cost a quarter of such a query)."""
+
     key: int
     score: float
 
@@ -75,12 +78,21 @@ def _check_limit(limit: int) -> None:
         raise UsageError("The result limit must not be negative.")
 
 
+def _secure_delete(conn: sqlite3.Connection) -> None:
+    # the database is serialized into the vault: freed pages must not keep deleted text
+    conn.execute("PRAGMA secure_delete=ON")
+
+
+def _connect() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    _secure_delete(conn)
+    return conn
+
+
 class LexicalIndex:
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        # the database is serialized into the vault: freed pages must not keep deleted text
-        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn = _connect()
         self._keys: set[int] = set()
         self._bm25 = BM25Index()
         self._dirty = 0
@@ -88,6 +100,7 @@ class LexicalIndex:
         self._phrase_loader: Callable[[], bytes | None] | None = None
         self._phrase_rebuild: Callable[[set[int]], Iterable[LexicalDoc]] | None = None
         self._build_id = b""
+        self._phrase_pending: tuple[list[tuple[int, str, str, str]], list[tuple[int, int]]] | None = None
         self._create_schema()
 
     # -- schema and persistence -------------------------------------------------------
@@ -149,7 +162,21 @@ class LexicalIndex:
         return index
 
     def _ensure_phrase(self) -> None:
-        """Load the pending phrase image (caller holds the lock); rebuild it when unusable."""
+        """Make the phrase table current (caller holds the lock): insert the rows of the last
+        add(), or load the pending phrase image of a restored index (rebuilt when unusable)."""
+        if self._phrase_pending is not None:
+            rows_phr, rows_docs = self._phrase_pending
+            c = self._conn
+            c.execute("BEGIN")
+            try:
+                c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
+                c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            self._phrase_pending = None
+            self._dirty += len(rows_docs)
         loader, rebuild = self._phrase_loader, self._phrase_rebuild
         if loader is None or rebuild is None:
             return
@@ -159,13 +186,12 @@ class LexicalIndex:
         if data is not None and data[:4] == _PHRASE_MAGIC and data[4:head] == self._build_id:
             try:
                 self._conn.deserialize(memoryview(data)[head:])
-                self._conn.execute("PRAGMA secure_delete=ON")
+                _secure_delete(self._conn)
                 self._create_schema()
                 return
             except sqlite3.DatabaseError:
                 self._conn.close()
-                self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-                self._conn.execute("PRAGMA secure_delete=ON")
+                self._conn = _connect()
                 self._create_schema()
         docs = list(rebuild(set(self._keys)))
         rows_phr, rows_docs = [], []
@@ -201,16 +227,20 @@ class LexicalIndex:
                 got = seen[text] = segment.index_and_phrase_tokens(text)
             return got
 
+        w_title, w_body, w_meta = WEIGHTS
         for d in docs:
             key = int(d.key)
             title, ptitle = tokens_of(d.title)
             body, pbody = segment.index_and_phrase_tokens(d.body)
             meta, pmeta = tokens_of(d.meta)
-            freqs: Counter[str] = Counter(body)
+            freqs: Counter[str] = Counter(body)  # column-weighted term frequencies
+            if w_body != 1.0:
+                for t in freqs:
+                    freqs[t] *= w_body  # type: ignore[assignment]
             for t in title:
-                freqs[t] += 5
+                freqs[t] += w_title  # type: ignore[assignment]
             for t in meta:
-                freqs[t] += 2
+                freqs[t] += w_meta  # type: ignore[assignment]
             length = len(title) + len(body) + len(meta) + len(freqs)
             rows_lex.append(BM25Row(key, freqs, length, d.is_card))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
@@ -219,29 +249,29 @@ class LexicalIndex:
             return
         with self._lock:
             self._ensure_phrase()
-            c = self._conn
-            c.execute("BEGIN")
-            try:
-                replaced = [(r[0],) for r in rows_docs if r[0] in self._keys]
-                new_keys = [r[0] for r in rows_docs]
-                if len(set(new_keys)) != len(new_keys):
-                    # Last one wins within one batch.
-                    last = {r[0]: i for i, r in enumerate(rows_docs)}
-                    keep = sorted(last.values())
-                    rows_lex = [rows_lex[i] for i in keep]
-                    rows_phr = [rows_phr[i] for i in keep]
-                    rows_docs = [rows_docs[i] for i in keep]
-                if replaced:
+            replaced = [(r[0],) for r in rows_docs if r[0] in self._keys]
+            new_keys = [r[0] for r in rows_docs]
+            if len(set(new_keys)) != len(new_keys):
+                # Last one wins within one batch.
+                last = {r[0]: i for i, r in enumerate(rows_docs)}
+                keep = sorted(last.values())
+                rows_lex = [rows_lex[i] for i in keep]
+                rows_phr = [rows_phr[i] for i in keep]
+                rows_docs = [rows_docs[i] for i in keep]
+            if replaced:
+                c = self._conn
+                c.execute("BEGIN")
+                try:
                     self._delete_rows(replaced)
-                c.executemany("INSERT INTO phr(rowid, title, body, meta) VALUES (?, ?, ?, ?)", rows_phr)
-                c.executemany("INSERT INTO docs(key, card) VALUES (?, ?)", rows_docs)
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
+                    c.execute("COMMIT")
+                except BaseException:
+                    c.execute("ROLLBACK")
+                    raise
+            # The FTS5 phrase rows go in on the next phrase query, write or snapshot: a first
+            # BM25 result after a cold build does not wait for them (~1/5 of the build).
+            self._phrase_pending = (rows_phr, rows_docs)
             self._keys.update(r[0] for r in rows_docs)
             self._bm25.add(rows_lex)
-            self._dirty += len(rows_docs)
 
     def _delete_rows(self, keys: list[tuple[int]]) -> None:
         c = self._conn
@@ -305,7 +335,7 @@ class LexicalIndex:
                 return []
             with self._lock:
                 ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)
-            return [LexicalHit(key=k, score=s) for k, s in ranked]
+            return [LexicalHit(k, s) for k, s in ranked]
         match = self._phrase_expression(query)
         if match is None or limit == 0:
             return []

@@ -13,7 +13,8 @@ Decisions worth knowing:
   (IPv4-mapped IPv6) is not loopback either, on every Python version.
 * ``trust_env=False`` always; proxies are chosen here by :func:`proxy_for`. Loopback always
   goes direct, an explicit ``proxy_url`` beats the environment, the environment is read
-  only when ``use_env_proxy`` is true.
+  only when ``use_env_proxy`` is true (``proxy.py``). Strict JSON parsing of model replies
+  is in ``strict_json.py``.
 * Redirects are never followed by httpx. Model API callers treat a 3xx as an error; the
   model installer follows them itself (see ``install.py``) with :func:`check_redirect`.
 * Deadlines are absolute :func:`time.monotonic` values. They are checked before every
@@ -24,20 +25,16 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import ipaddress
-import json
-import math
-import os
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import httpx
 
-from ..config import PROXY_SCHEMES, HttpSettings
-from ..errors import CancelledError, ConfigError, ModelError, NetworkError, PolicyError
+from ..config import HttpSettings
+from ..errors import CancelledError, NetworkError, PolicyError
 from ..loopback import is_loopback_host
+from .proxy import proxy_for
 
 USER_AGENT = "memories-tui/0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -129,92 +126,6 @@ def check_redirect(current: str, location: str, *, what: str = "download") -> st
                 f"{what}: refused a redirect to plain http ({target_str}); downloads only follow redirects to https."
             )
     return target_str
-
-
-# --------------------------------------------------------------------------- proxies
-
-
-def _no_proxy_matches(host: str, port: int, no_proxy: str) -> bool:
-    host = host.strip("[]").lower()
-    try:
-        host_ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
-    except ValueError:
-        host_ip = None
-    for raw in no_proxy.split(","):
-        entry = raw.strip().lower()
-        if not entry:
-            continue
-        if entry == "*":
-            return True
-        if "://" in entry:
-            entry = entry.split("://", 1)[1]
-        entry = entry.rstrip("/")
-        entry_port: int | None = None
-        if entry.startswith("["):  # [v6]:port
-            inner, _, rest = entry[1:].partition("]")
-            entry = inner
-            if rest.startswith(":") and rest[1:].isdigit():
-                entry_port = int(rest[1:])
-        elif entry.count(":") == 1:
-            name, _, p = entry.partition(":")
-            if p.isdigit():
-                entry, entry_port = name, int(p)
-        if entry_port is not None and entry_port != port:
-            continue
-        if host_ip is not None:
-            try:
-                if host_ip in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                pass
-            continue
-        if entry.startswith("*."):
-            entry = entry[1:]
-        domain = entry.lstrip(".")
-        if domain and (host == domain or host.endswith("." + domain)):
-            return True
-    return False
-
-
-def _env(environ: Mapping[str, str], name: str) -> tuple[str, str] | None:
-    for var in (name.lower(), name.upper()):
-        value = environ.get(var)
-        if value and value.strip():
-            return var, value.strip()
-    return None
-
-
-def proxy_for(url: str, settings: HttpSettings, environ: Mapping[str, str] | None = None) -> str | None:
-    """The proxy URL to use for `url`, or None for a direct connection (R-HTTP-1)."""
-    if environ is None:
-        environ = os.environ
-    if is_loopback_url(url):
-        return None
-    if settings.proxy_url:
-        return settings.proxy_url
-    if not settings.use_env_proxy:
-        return None
-    parsed = httpx.URL(url)
-    no_proxy = _env(environ, "no_proxy")
-    if no_proxy and _no_proxy_matches(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80),
-                                      no_proxy[1]):
-        return None
-    found = _env(environ, f"{parsed.scheme}_proxy") or _env(environ, "all_proxy")
-    if found is None:
-        return None
-    var, value = found
-    if "://" not in value:
-        value = "http://" + value
-    try:
-        proxy = httpx.URL(value)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        raise ConfigError(f"Environment variable {var} is not a valid proxy URL.") from None
-    if proxy.scheme not in PROXY_SCHEMES or not proxy.host:
-        raise ConfigError(
-            f"Environment variable {var} must be an {'/'.join(PROXY_SCHEMES)} proxy URL with a host; "
-            f"got scheme {proxy.scheme!r}. Fix it, or set [rag.http] use_env_proxy = false."
-        )
-    return value
 
 
 # --------------------------------------------------------------------------- clients
@@ -411,44 +322,3 @@ def status_error(response: httpx.Response, *, what: str) -> NetworkError:
     if code >= 500:
         return NetworkError(f"{what}: the server failed (HTTP {code}) and retries ran out.")
     return NetworkError(f"{what}: unexpected HTTP {code}.")
-
-
-# --------------------------------------------------------------------------- strict JSON
-
-
-def _reject_constant(name: str) -> Any:
-    raise ModelError(f"The service returned JSON with a non-finite number ({name}).")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ModelError("The service returned JSON with a number out of range.")
-    return value
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ModelError(f"The service returned JSON with a duplicate key {key[:40]!r}.")
-        out[key] = value
-    return out
-
-
-def strict_json(text: str | bytes) -> Any:
-    """Parse JSON, rejecting duplicate keys, NaN/Infinity and overflowing numbers (ModelError)."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ModelError("The service returned a body that is not UTF-8 JSON.") from None
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                          parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"The service returned malformed JSON ({exc.msg} at position {exc.pos}).") from None
-    except RecursionError:
-        raise ModelError("The service returned JSON nested too deeply.") from None
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        raise ModelError(f"The service returned JSON we cannot use ({exc}).") from None

@@ -57,6 +57,7 @@ from .manifest import (
     model_card_text,
     notice_text,
 )
+from .proxy import proxy_for
 
 _CHUNK = 1 << 16
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
@@ -93,7 +94,7 @@ class _Installer:
         self._clients.clear()
 
     def client_for(self, url: str) -> httpx.Client:
-        key = nethttp.proxy_for(url, self.http)
+        key = proxy_for(url, self.http)
         client = self._clients.get(key)
         if client is None:
             client = self._clients[key] = nethttp.make_client(self.http, url, download=True)
@@ -380,7 +381,7 @@ def install_model(
     """
     base = (base_url or manifest.default_base_url).rstrip("/")
     nethttp.check_endpoint_url(base, what="Model download base URL")
-    nethttp.proxy_for(base, http)  # a malformed proxy environment variable fails here, once
+    proxy_for(base, http)  # a malformed proxy environment variable fails here, once
     for mf in manifest.files:
         check_manifest_path(mf.path)
     target = Path(target)

@@ -26,7 +26,8 @@ import httpx
 
 from ..config import HttpSettings, RemoteService
 from ..errors import ConfigError, ModelError, PolicyError
-from .http import is_loopback_url, make_client, send_with_retries, status_error, strict_json
+from .http import is_loopback_url, make_client, send_with_retries, status_error
+from .strict_json import strict_json
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 

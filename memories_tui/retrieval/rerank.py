@@ -5,7 +5,7 @@ their rank-based base score 1/(60 + rank) and get a multiplicative boost for lex
 coverage (share of the query's non-stopword terms present in title + text) and for
 containing the exact query phrase; candidates below the window keep their order.
 Weights were chosen on SciFact with the MiniLM model (bench/bench_search.py): coverage
-0.1 and phrase 0.3 lift vector-only ranking and leave hybrid at least as good as RRF alone.
+0.1 and phrase 0.3 lift vector-only ranking and leave hybrid at least as good as fusion alone.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..index.cache import IndexedChunk, VaultIndex
 from ..text.query import Query
-from .fusion import hybrid_fusion
+from .fusion import reciprocal_rank_fusion
 from .highlight import match_spans, snippet
 from .rerank import heuristic_rerank
 
@@ -156,8 +156,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
         elif mode == "vector":
             ranked = [(k, vector_scores[k]) for k in vector_rank]
         else:
-            ranked = hybrid_fusion([(k, lexical_scores[k]) for k in lexical_rank],
-                                   [(k, vector_scores[k]) for k in vector_rank])
+            ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid

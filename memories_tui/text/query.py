@@ -51,7 +51,9 @@ def parse_query(text: str, *, mode: str = "bm25", match_mode: str = "any", limit
     check_options(mode, match_mode, limit)
     if not text or not text.strip():
         raise UsageError("The query is empty; give some words to search for.")
-    terms = segment.search_terms(text)  # also checks the byte and term limits
-    phrase = segment.phrase_tokens(text) if match_mode == "phrase" else []
+    segment.check_query_bytes(text)  # before any work
+    folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
+    terms = segment.search_terms(text, folded)  # also checks the term limit
+    phrase = segment.phrase_tokens(text, folded) if match_mode == "phrase" else []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
-                 phrase=tuple(phrase), folded=" ".join(segment.fold(text).split()))
+                 phrase=tuple(phrase), folded=" ".join(folded.split()))

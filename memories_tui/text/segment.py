@@ -241,10 +241,17 @@ def _other_index_tokens(words: list[str]) -> list[str]:
 def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[str]:
     """CJK runs go through Jieba search mode; everything else is split into letter/digit words.
     When ``phrase`` is given, the phrase token stream is appended to it in the same pass."""
+    if folded.isascii():
+        words = folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+        if phrase is not None:
+            phrase.extend(words)
+        return _ascii_index_tokens(words)
     cut = _load_segmenter()
     tokens: list[str] = []
-    parts = [folded] if folded.isascii() else _CJK_SPLIT.split(folded)
-    for i, part in enumerate(parts):
+    # ASCII words of every Latin stretch are mapped to index tokens in one call at the end
+    spans: list[tuple[int, int]] = []
+    ascii_words: list[str] = []
+    for i, part in enumerate(_CJK_SPLIT.split(folded)):
         if not part:
             continue
         if i % 2:  # a run of CJK characters
@@ -254,16 +261,25 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[st
             tokens.extend(words)
             if phrase is not None:
                 phrase.extend(part)
-        elif part.isascii():
+            continue
+        if part.isascii():
             words = part.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
-            tokens.extend(_ascii_index_tokens(words))
-            if phrase is not None:
-                phrase.extend(words)
+            if words:
+                spans.append((len(tokens), len(words)))
+                ascii_words.extend(words)
+                tokens.extend(words)
         else:
             words = _latin_words(part)
-            tokens.extend(_other_index_tokens(words))
-            if phrase is not None:
-                phrase.extend(words)
+            if words:
+                tokens.extend(_other_index_tokens(words))
+        if phrase is not None:
+            phrase.extend(words)
+    if ascii_words:
+        mapped = _ascii_index_tokens(ascii_words)
+        done = 0
+        for start, n in spans:
+            tokens[start:start + n] = mapped[done:done + n]
+            done += n
     return tokens
 
 
@@ -284,11 +300,11 @@ def _phrase_from_folded(folded: str) -> list[str]:
     return out
 
 
-def phrase_tokens(text: str) -> list[str]:
+def phrase_tokens(text: str, folded: str | None = None) -> list[str]:
     """Precise token stream for phrase matching: CJK one character per token, other words whole."""
     if not text:
         return []
-    return _phrase_from_folded(fold(text))
+    return _phrase_from_folded(fold(text) if folded is None else folded)
 
 
 def index_and_phrase_tokens(text: str) -> tuple[list[str], list[str]]:
@@ -322,21 +338,23 @@ def _check_terms(count: int) -> None:
         raise LimitError(f"Query has {count:,} terms; the limit is {MAX_QUERY_TERMS:,} query terms.")
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, folded: str | None = None) -> list[str]:
     """Validate the query limits and return its distinct folded (and stemmed) terms, in order.
 
     Raises ``LimitError`` over 1,024 bytes or 64 distinct terms. Stopwords are kept here;
-    ``search_terms`` drops them for ranking when other terms remain.
+    ``search_terms`` drops them for ranking when other terms remain. ``folded``: ``fold(query)``
+    when the caller has it already (folding is most of a Chinese query's segmentation cost).
     """
     check_query_bytes(query)
-    terms = list(dict.fromkeys(index_tokens(query)))
+    tokens = index_tokens(query) if folded is None else _tokens_from_folded(folded)
+    terms = list(dict.fromkeys(tokens))
     _check_terms(len(terms))
     return terms
 
 
-def search_terms(query: str) -> list[str]:
+def search_terms(query: str, folded: str | None = None) -> list[str]:
     """``query_terms`` without stopwords (unless the query is nothing but stopwords)."""
-    terms = query_terms(query)
+    terms = query_terms(query, folded)
     stops = _stopwords()
     kept = [t for t in terms if t not in stops]
     return kept or terms

@@ -97,7 +97,11 @@ def normalize_passphrase(passphrase: str) -> bytearray:
     A bytearray, so callers can wipe it once the KDF has run."""
     if not passphrase:
         raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
-    return bytearray(unicodedata.normalize("NFC", passphrase).encode("utf-8"))
+    try:
+        return bytearray(unicodedata.normalize("NFC", passphrase).encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InputRefusedError("The passphrase is not valid Unicode text (it holds undecodable bytes).",
+                                code="invalid_passphrase") from None
 
 
 def derive_kek(passphrase: str, salt: bytes, params: KdfParams) -> bytearray:

@@ -36,6 +36,13 @@ def digest(nonce: bytes, ciphertext: bytes) -> bytes:
     return hashlib.sha256(nonce + ciphertext).digest()
 
 
+def put_blob(conn: sqlite3.Connection, keys: VaultKeys, name: str, data: bytes | bytearray) -> None:
+    """Seal `data` as blob `name` (AD: vault id and name) and store it with its digest."""
+    nonce, ct = crypto.seal(keys.blob, data, blob_ad(keys.vault_id, name))
+    conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)", (name, nonce, ct, digest(nonce, ct)))
+
+
+
 def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, what: str) -> tuple[bytes, bytes]:
     """(nonce, ciphertext) once their types and their digest check out, else TamperError."""
     if not (isinstance(nonce, bytes) and isinstance(ciphertext, bytes) and isinstance(stored_digest, bytes)):

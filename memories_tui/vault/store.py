@@ -25,13 +25,14 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError, VaultError
+from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError
 from ..testhooks import pause_point
 from . import crypto
+from .caches import CacheBlobs
+from .create import create_vault_file, now_iso
 from .header import (
     FORMAT_VERSION,
     MAGIC,
@@ -52,6 +53,7 @@ from .integrity import (
     digest,
     encode_payload,
     manifest,
+    put_blob,
     record_ad,
 )
 from .keys import VaultKeys, disable_core_dumps
@@ -60,83 +62,12 @@ from .records import KINDS, NewRecord, Record, RecordUpdate
 __all__ = ["FORMAT_VERSION", "MAGIC", "SETTINGS_BLOB", "Header", "UnlockedVault", "create_vault_file",
            "read_header", "scan_folder", "scan_vault_file"]
 
-_SCHEMA = """
-CREATE TABLE header (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    magic TEXT NOT NULL, format INTEGER NOT NULL, vault_id TEXT NOT NULL, name TEXT NOT NULL,
-    kdf TEXT NOT NULL, salt BLOB NOT NULL, wrapped_key BLOB NOT NULL, created TEXT NOT NULL,
-    checksum BLOB NOT NULL
-);
-CREATE TABLE records (
-    record_id TEXT NOT NULL, revision INTEGER NOT NULL, kind TEXT NOT NULL,
-    nonce BLOB NOT NULL, ciphertext BLOB NOT NULL, digest BLOB NOT NULL,
-    PRIMARY KEY (record_id, revision)
-);
-CREATE TABLE blobs (name TEXT PRIMARY KEY, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
-                    digest BLOB NOT NULL);
-CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), change_counter INTEGER NOT NULL,
-                    manifest BLOB NOT NULL);
-"""
 _ROW = "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def count_records(path: Path) -> int:
     """Distinct record ids, read-only and without a key (for `vault list`)."""
     return scan_vault_file(path)[1]
-
-
-def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bool = False) -> Header:
-    """Create a new vault file; never overwrites an existing one."""
-    params = crypto.creation_params()
-    crypto.zero(crypto.normalize_passphrase(passphrase))  # refuse empty before any work
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.exists():
-        raise VaultError(f"{path} already exists; refusing to overwrite it.")
-    header = Header(vault_id=secrets.token_hex(8), name=name, format=FORMAT_VERSION, kdf=params,
-                    salt=os.urandom(crypto.SALT_BYTES), wrapped_key=b"", created=now_iso())
-    disable_core_dumps()
-    kek = crypto.derive_kek(passphrase, header.salt, params)
-    vault_key = crypto.random_key()
-    keys = None
-    try:
-        header = Header(**{**header.__dict__, "wrapped_key": crypto.wrap_key(kek, vault_key, header.associated_data())})
-        keys = VaultKeys(vault_key, header.vault_id)
-        tmp = path.with_suffix(".creating")
-        tmp.unlink(missing_ok=True)
-        conn = connect_readwrite(tmp)
-        try:
-            conn.executescript(_SCHEMA)
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "INSERT INTO header VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (MAGIC, header.format, header.vault_id, header.name, json.dumps(params.to_dict(), sort_keys=True),
-                 header.salt, header.wrapped_key, header.created, header.checksum()),
-            )
-            _put_blob(conn, keys, SETTINGS_BLOB, json.dumps({"device_only": device_only}).encode())
-            conn.execute("INSERT INTO state VALUES (1, 1, ?)", (manifest(conn, keys, 1),))
-            conn.execute("COMMIT")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
-        for suffix in ("-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
-        os.chmod(tmp, 0o600)  # SQLite gives -wal/-shm files the database file's permissions
-        os.replace(tmp, path)
-    finally:
-        if keys is not None:
-            keys.wipe()
-        crypto.zero(kek)
-        crypto.zero(vault_key)
-    return header
-
-
-def _put_blob(conn: sqlite3.Connection, keys: VaultKeys, name: str, data: bytes | bytearray) -> None:
-    nonce, ct = crypto.seal(keys.blob, data, blob_ad(keys.vault_id, name))
-    conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)", (name, nonce, ct, digest(nonce, ct)))
 
 
 def _check_record_id(record_id: object) -> str:
@@ -164,11 +95,11 @@ class UnlockedVault:
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes] | None = None  # (data_version, counter, manifest) last checked
-        self.cache_repairs: list[str] = []
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
                 self.header = header_from(self._conn, path)
+            self._caches = CacheBlobs(path, self._conn, self._lock, lambda: self.keys, self.header.vault_id)
             self.header.kdf.check_unlockable()
             disable_core_dumps()
             kek = crypto.derive_kek(passphrase, self.header.salt, self.header.kdf)
@@ -423,7 +354,7 @@ class UnlockedVault:
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         with self._write() as conn:
-            _put_blob(conn, self.keys, SETTINGS_BLOB, json.dumps(settings).encode())
+            put_blob(conn, self.keys, SETTINGS_BLOB, json.dumps(settings).encode())
 
     # -- caches (derived data: a bad one is dropped and rebuilt) ---------------------------
     def get_blob(self, name: str) -> bytes | None:
@@ -432,86 +363,25 @@ class UnlockedVault:
         return self.get_cache_blobs([name]).get(name)
 
     def put_cache_blob(self, name: str, data: bytes) -> None:
-        """Caches (index, vectors) are not part of the manifest and do not bump the counter:
-        they are derived data. Each is AEAD-bound to (vault id, name) and its row digest is
-        checked on read; what a restored index may trust is decided against verified records."""
-        self.put_cache_blobs({name: data})
-
-    def embedding_names(self, space_key: str, chunk_hashes: list[str]) -> list[str]:
-        """Blob names for cached vectors: keyed HMACs, so the clear name reveals no chunk hash."""
-        key = self.keys.blob_mac
-        return ["emb:" + crypto.mac(key, crypto.length_prefixed("emb", space_key, h)).hex()[:40]
-                for h in chunk_hashes]
-
-    def get_cache_blobs(self, names: list[str]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        bad: list[tuple[Any, Any, Any]] = []
-        with self._read(verify=False) as conn:
-            for start in range(0, len(names), 500):
-                part = names[start:start + 500]
-                marks = ",".join("?" * len(part))
-                rows = conn.execute(
-                    f"SELECT name, nonce, ciphertext, digest FROM blobs WHERE name IN ({marks})", part).fetchall()
-                for name, nonce, ct, row_digest in rows:
-                    what = f"Cache blob {name!r}"
-                    try:
-                        checked = checked_blob_row(nonce, ct, row_digest, what)
-                        raw = crypto.open_sealed(self.keys.blob, *checked, blob_ad(self.vault_id, name), what)
-                        out[name] = bytes(raw)
-                        crypto.zero(raw)
-                    except TamperError:
-                        bad.append((name, nonce, ct))
-        if bad:
-            self._drop_bad_cache(bad)
-        return out
-
-    def _drop_bad_cache(self, bad: list[tuple[Any, Any, Any]]) -> None:
-        """Delete cache rows that failed their check (only if still unchanged) and say so."""
-        names = [str(name) for name, _, _ in bad]
-        shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        self.cache_repairs.append(
-            f"{len(names)} cache blob(s) failed their integrity check and were dropped ({shown}); "
-            "they are rebuilt from the verified records.")
-        with contextlib.suppress(VaultError, LockedError), self._lock, sqlite_errors(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany("DELETE FROM blobs WHERE name = ? AND nonce IS ? AND ciphertext IS ? "
-                                       "AND name != 'settings'", bad)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        """Caches (index, vectors) are derived data outside the manifest (see caches.py)."""
+        self._caches.put({name: data})
 
     def put_cache_blobs(self, items: dict[str, bytes]) -> None:
-        """Write several derived-data blobs in one transaction (see put_cache_blob)."""
-        if SETTINGS_BLOB in items:
-            raise VaultError("The settings record is written through set_settings only.")
-        with self._lock, sqlite_errors(self.path):
-            keys = self.keys
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for name, data in items.items():
-                    _put_blob(self._conn, keys, name, data)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        self._caches.put(items)
+
+    def get_cache_blobs(self, names: list[str]) -> dict[str, bytes]:
+        """The blobs that pass their checks; the others are dropped and noted in cache_repairs."""
+        return self._caches.get(names)
+
+    def embedding_names(self, space_key: str, chunk_hashes: list[str]) -> list[str]:
+        return self._caches.names_for_vectors(space_key, chunk_hashes)
 
     def prune_cache_blobs(self, prefix: str, keep: set[str]) -> int:
-        """Delete derived blobs under `prefix` not in `keep` (vectors of deleted text)."""
-        with self._lock, sqlite_errors(self.path):
-            self.keys  # noqa: B018 -- raises LockedError after lock
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                names = [n for (n,) in self._conn.execute(
-                    "SELECT name FROM blobs WHERE substr(name, 1, ?) = ?", (len(prefix), prefix))]
-                stale = [n for n in names if n not in keep]
-                self._conn.executemany("DELETE FROM blobs WHERE name = ?", [(n,) for n in stale])
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-        return len(stale)
+        return self._caches.prune(prefix, keep)
+
+    @property
+    def cache_repairs(self) -> list[str]:
+        return self._caches.repairs
 
     def change_passphrase(self, old: str, new: str) -> None:
         """Re-wrap the vault key under a new passphrase and the current KDF parameters (never

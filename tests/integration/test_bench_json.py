@@ -43,3 +43,21 @@ def test_bench_lexical_json_is_one_object_with_the_documented_keys(tmp_path: Pat
         assert set(entry[side]) == {"ndcg@10", "recall@100", "p50_ms", "p95_ms"}
         assert entry[side]["ndcg@10"] == pytest.approx(1.0)  # each query has one obvious answer
         assert entry[side]["p50_ms"] > 0
+
+
+def test_bench_unlock_json_is_one_object_with_the_documented_keys(tmp_path: Path) -> None:
+    data = _collection(tmp_path / "data")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_unlock.py"), "--data", str(data),
+                          "--json", "--repeat", "1", "--chars", "1000"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report) == {"records", "chunks", "chars", "ingest_s", "ingest_mb_per_s", "cold_build_s", "save_s",
+                           "restore_s", "changed_restore_s", "kdf_s", "restore_over_cold", "repeat", "peak_rss_mib"}
+    assert report["records"] == 4 and report["chunks"] == 4 and report["repeat"] == 1
+
+
+def test_bench_unlock_without_collections_says_so(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_unlock.py"), "--data", str(tmp_path / "empty"),
+                          "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "no collections" in out.stderr and "Traceback" not in out.stderr

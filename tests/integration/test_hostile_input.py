@@ -104,6 +104,18 @@ def test_unexpected_exception_is_one_line_with_internal_error_code(home, vault, 
     assert "Traceback" in err and "memories: error: Unexpected KeyError" in err
 
 
+def test_undecodable_bytes_on_the_command_line(home, vault):
+    """Non-UTF-8 argv bytes arrive as lone surrogates: refused clearly, never a traceback."""
+    bad = os.fsdecode(b"caf\xff")
+    _error(run_cli(home, "--json", "vault", "create", bad), "bad_name")
+    _error(run_cli(home, "--json", "memory", "add", vault, "--title", bad, "--text", "x"), "invalid_text")
+    _error(run_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", bad), "invalid_text")
+    _error(run_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", "x", "--tag", bad),
+           "invalid_text")
+    _error(run_cli(home, "--json", "memory", "read", vault, bad), "not_found")
+    _error(run_cli(home, "--json", "memory", "list", vault, passphrase=bad), "invalid_passphrase")
+
+
 # -- item 4: devices and FIFOs ------------------------------------------------------------
 
 @pytest.mark.parametrize("verb", [("rag", "ingest"), ("asset", "add")])

@@ -100,3 +100,20 @@ def test_engine_rebuilds_a_deleted_phrase_blob_from_the_records(tmp_path, cheap_
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT COUNT(*) FROM blobs WHERE name = ?", (PHRASE_BLOB,)).fetchone()[0] == 1
     conn.close()
+
+
+def test_phrase_rows_of_a_build_wait_for_the_first_phrase_query() -> None:
+    ix = LexicalIndex()
+    ix.add(DOCS)
+
+    def phrase_rows() -> int:
+        return ix._conn.execute("SELECT COUNT(*) FROM phr").fetchone()[0]
+
+    assert phrase_rows() == 0
+    assert {h.key for h in ix.search("machine", "any")} == {2, 3}  # BM25 does not need them
+    assert phrase_rows() == 0
+    assert [h.key for h in ix.search("machine learning", "phrase")] == [2]
+    assert phrase_rows() == 3
+    ix.add([LexicalDoc(2, "Notes", "replaced text", "", False)])  # replacing flushes, then deletes
+    assert ix.search("machine learning", "phrase") == []
+    assert [h.key for h in ix.search("replaced text", "phrase")] == [2]

@@ -18,10 +18,10 @@ from memories_tui.models.http import (
     check_redirect,
     is_loopback_url,
     make_client,
-    proxy_for,
     send_with_retries,
-    strict_json,
 )
+from memories_tui.models.proxy import proxy_for
+from memories_tui.models.strict_json import strict_json
 from tests.helpers.mirror import Mirror
 
 # --------------------------------------------------------------------------- URL policy
