@@ -120,6 +120,9 @@ def cmd_mcp_serve(ctx: Context) -> Payload:
     from ..mcp.server import serve
 
     args = ctx.args
+    if ctx.json:
+        raise UsageError("`memories mcp` speaks MCP on stdout, so --json does not apply to it "
+                         "(it does to `mcp status` and `mcp revoke`).")
     serve(getattr(args, "home", None), getattr(args, "config", None), args.vault or [], expires=args.expires,
           passphrase_file=getattr(args, "passphrase_file", None))
     return {}

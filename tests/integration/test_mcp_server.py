@@ -202,13 +202,14 @@ async def test_model_loads_lazily_and_vector_mode(world):
         assert "[import-watch]" not in log  # start-up and BM25 never load onnxruntime or the tokenizer
         result = await client.call_tool("memory_retrieve", {"vault_id": "notes", "query": "bread dough feeding",
                                                             "mode": "hybrid"})
-        if not (MINILM / "model.onnx").is_file():
-            assert "model" in error_text(result).lower()
-            pytest.skip("MiniLM test model absent; vector results not checked (run scripts/fetch-test-models)")
-        data = structured(result)
-        assert data["mode"] == "hybrid" and data["chunks"]
-        assert any(c["scores"].get("vector") is not None for c in data["chunks"])
-        assert "[import-watch] onnxruntime" in client.errlog_path.read_text(encoding="utf-8")
+        log = client.errlog_path.read_text(encoding="utf-8")
+    if not (MINILM / "model.onnx").is_file():
+        assert "model" in error_text(result).lower()
+        pytest.skip("MiniLM test model absent; vector results not checked (run scripts/fetch-test-models)")
+    data = structured(result)
+    assert data["mode"] == "hybrid" and data["chunks"]
+    assert any(c["scores"].get("vector") is not None for c in data["chunks"])
+    assert "[import-watch] onnxruntime" in log
 
 
 @pytest.mark.skipif(not CAN_ASK, reason="the engine has no ask yet (issue 9 lands it)")
@@ -313,6 +314,7 @@ def test_stdout_carries_only_protocol_frames(world):
     ([], {}, "--vault"),
     (["--vault", "notes", "--expires", "soon"], {}, "duration"),
     (["--vault", "notes"], {"MEMORIES_PASSPHRASE": None}, "never prompts"),
+    (["--vault", "notes", "--json"], {}, "--json does not apply"),
 ])
 def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
     environ = _server_env(world["home"])
@@ -321,8 +323,11 @@ def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
     done = subprocess.run([sys.executable, str(SERVER), "mcp", "--home", str(world["home"]), *args],
                           stdin=subprocess.DEVNULL, capture_output=True, env=environ, timeout=120, check=False)
     assert done.returncode != 0
-    assert done.stdout == b""  # nothing but protocol frames ever goes to stdout
     stderr = done.stderr.decode()
+    if "--json" in args:  # a usage error before serving: the one JSON object --json promises
+        assert words in json.loads(done.stdout)["error"]["message"]
+        return
+    assert done.stdout == b""  # nothing but protocol frames ever goes to stdout
     assert words in stderr and "Traceback" not in stderr
 
 
@@ -363,3 +368,26 @@ def test_sigterm_ends_the_server_and_removes_its_record(world):
         if proc.poll() is None:
             proc.kill()
         proc.stdin.close()
+
+
+@pytest.mark.skipif(not CAN_ASK, reason="remote services and ask come with issue 9")
+async def test_device_only_vault_refuses_non_loopback_services(tmp_path):
+    """R-MCP-2 through MCP: a device-only vault never reaches a non-loopback service (192.0.2.1 is a
+    documentation address: the refusal comes before any connection), local BM25 still works."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[rag.embedding]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/embeddings"\nmodel = "e"\n'
+        'dimensions = 8\n\n'
+        '[rag.generation]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/chat/completions"\nmodel = "g"\n')
+    created = run_cli(home, "vault", "create", "dev", "--device-only", "--json")
+    assert created.code == 0, created.stderr
+    run_cli(home, "memory", "add", "dev", "--title", "Plan", "--text", "The garden plan: tomatoes by the fence.")
+    async with connect({"home": home}, "--vault", "dev") as client:
+        for tool, args in (("memory_ask", {"question": "Where do the tomatoes go?"}),
+                           ("memory_retrieve", {"query": "tomatoes", "mode": "vector"}),
+                           ("memory_retrieve", {"query": "tomatoes", "mode": "hybrid"})):
+            text = error_text(await client.call_tool(tool, {"vault_id": "dev", **args}))
+            assert "device-only" in text and "192.0.2.1" in text and "nothing was sent" in text
+        local = structured(await client.call_tool("memory_retrieve", {"vault_id": "dev", "query": "tomatoes"}))
+        assert [c["title"] for c in local["chunks"]] == ["Plan"]
