@@ -29,7 +29,10 @@ RANK_PRIOR = 0.25  # score lost per rank below the first source
 BIGRAM_WEIGHT = 0.5
 
 _CLOSERS = "\"'”’」』）)]】》〉"
-_SENTENCE_END = re.compile(rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n+")
+# A blank line ends a sentence; a single line break does too, except inside hard-wrapped
+# prose, where the next line goes on in lower case ("It is\nready when …").
+_SENTENCE_END = re.compile(
+    rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n(?![ \t]*[a-z])")
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
 _HEADING = re.compile(r"#{1,6}\s")  # a Markdown heading repeats the title: not a supporting sentence
 
@@ -151,6 +154,6 @@ def extract_answer(question: str, sources: Sequence[Source], *, max_sentences: i
         sentences.append(ExtractedSentence(source.label, p.sentence.text, source.record_id, source.revision,
                                            b0, b1, round(p.score, 4)))
         citations.setdefault(source.label, Citation.of(source))
-    text = " ".join(f"{s.text} [{s.label}]" for s in sentences)
+    text = " ".join(f"{' '.join(s.text.split())} [{s.label}]" for s in sentences)  # wrapped lines read as one
     return Answer(EXTRACTIVE, text, citations=list(citations.values()), sources=list(sources), sentences=sentences,
                   notes=["Extractive answer: sentences copied from your notes, not generated."])

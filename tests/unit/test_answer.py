@@ -173,6 +173,14 @@ def test_extractive_with_no_overlap_is_insufficient():
     assert extract_answer("quantum chromodynamics", [src("S1", "貓咪很可愛。")]).status == INSUFFICIENT
 
 
+def test_hard_wrapped_prose_stays_one_sentence():
+    text = "Feed the starter twice a day. It is\nready when it doubles.\n\nFor one loaf: flour.\n最後"
+    parts = [text[a:b] for a, b in split_sentences(text)]
+    assert parts == ["Feed the starter twice a day.", "It is\nready when it doubles.", "For one loaf: flour.", "最後"]
+    ans = extract_answer("when is the starter ready", [src("S1", text)])
+    assert "It is ready when it doubles. [S1]" in ans.answer and "It is [S1]" not in ans.answer
+
+
 def test_markdown_headings_are_not_sentences():
     text = "# 手沖咖啡筆記\n\n水溫控制在九十二度。"
     assert [text[a:b] for a, b in split_sentences(text)] == ["水溫控制在九十二度。"]
