@@ -360,10 +360,17 @@ def test_sigterm_ends_the_server_and_removes_its_record(world):
         while not record.exists() and time.time() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert record.exists(), proc.stderr.read().decode() if proc.poll() is not None else "no record"
+        # wait until the server is serving (it answers initialize), so the signal finds it idle
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "sigterm-test", "version": "1"}}}).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
         proc.terminate()  # stdin stays open: the server is idle in a blocking read
         assert proc.wait(30) == 0
         assert not record.exists()
-        assert proc.stdout.read() == b""
+        assert proc.stdout.read() == b""  # nothing after the one answer
     finally:
         if proc.poll() is None:
             proc.kill()
