@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..retrieval.search import SearchHit
+    from ..retrieval.results import SearchHit
 
 ANSWERED = "answered"
 INSUFFICIENT = "insufficient_evidence"

@@ -4,6 +4,10 @@ Synchronous and thread-safe; knows nothing of Textual. Long operations take a `p
 callback and a `threading.Event` for cancellation. Unlocked vaults and their indexes live
 only in this process's memory; `lock()` zeroes keys and drops indexes. The work itself is
 done by the modules beside this one; each method here says what it offers.
+
+Opening the engine and listing vaults load no index, search or model code (numpy, the
+segmenter, onnxruntime, httpx): those modules are imported by the methods that use them, so
+a front end's first screen does not wait for them (R-TUI-2; `preload` loads them ahead).
 """
 
 from __future__ import annotations
@@ -26,31 +30,29 @@ from ..errors import (
     UsageError,
 )
 from ..home import resolve_config, resolve_home
-from ..index.cache import IndexCache, VaultIndex
-from ..index.embedding import BUDGET_SECONDS, EmbedProgress, IndexReport, ensure_vectors
 from ..index.gcpause import gc_paused
-from ..retrieval.search import RecordHit, SearchResponse, group_by_record, search
+from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
+from ..retrieval.results import RecordHit, SearchResponse
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
 from ..text.segment import MAX_RESULTS
 from ..vault.records import NewRecord, Record, RecordUpdate
-from ..vault.store import UnlockedVault
 from . import records as checks
 from .asking import DEFAULT_ASK_LIMIT, ask_vault
-from .indexing import current_index, load_embedder
 from .ingest import IngestProgressFn, count_chunks, ingest_files
 from .jobs import lower_thread_priority, save_index_snapshots
 from .session import OpenVaults
 from .sources import read_file
-from .status import build_status
 from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
 from .vaults import VaultFiles
 
-if TYPE_CHECKING:  # heavy imports (onnxruntime, httpx) load only when a command needs them
+if TYPE_CHECKING:  # heavy imports (numpy, onnxruntime, httpx) load only when a command needs them
     from ..answer.types import Answer
+    from ..index.cache import IndexCache, VaultIndex
     from ..models.install import InstallProgress, InstallReport
     from ..models.local_onnx import LocalEmbedder
     from ..models.remote_embed import RemoteEmbedder
+    from ..vault.store import UnlockedVault
 
     AnyEmbedder = LocalEmbedder | RemoteEmbedder
 
@@ -62,7 +64,8 @@ class Engine:
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config
-        self.indexes = IndexCache(config.rag.limits)
+        self._indexes: IndexCache | None = None  # see `indexes`
+        self._indexes_lock = threading.Lock()
         self.lock_epoch = 0  # bumped by every lock: work started before it must not report
         self._files = VaultFiles(home, config.path)
         self._vaults = OpenVaults()
@@ -77,6 +80,33 @@ class Engine:
         if config is not None and not config_path.exists():
             raise NotFoundError(f"Config file {config_path} does not exist.")
         return cls(home_path, load_config(config_path, home_path))
+
+    @property
+    def indexes(self) -> IndexCache:
+        """The in-memory indexes of unlocked vaults (LRU, R-CACHE-2), made on first use."""
+        indexes = self._indexes
+        if indexes is None:
+            from ..index.cache import IndexCache
+
+            with self._indexes_lock:
+                if self._indexes is None:
+                    self._indexes = IndexCache(self.config.rag.limits)
+                indexes = self._indexes
+        return indexes
+
+    def preload(self) -> None:
+        """Import the index and search code and load the segmenter's dictionaries now (a second
+        or so), so the first unlock and search do not wait for them. A front end calls this from
+        a background thread once its first screen is drawn; calling it again costs nothing.
+        Never raises: a failure here meets the first search, which reports it properly."""
+        try:
+            from ..index import cache, embedding  # noqa: F401  (numpy)
+            from ..retrieval import search  # noqa: F401
+            from ..text import segment
+
+            segment.warm_up()
+        except Exception:  # noqa: BLE001 - see above
+            pass
 
     # -- home and vaults ------------------------------------------------------------------
     def init_home(self) -> HomeReport:
@@ -102,6 +132,8 @@ class Engine:
         self._files.change_passphrase(ref, old, new)
 
     def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+        from ..vault.store import UnlockedVault
+
         info = self.resolve_vault(ref)
         if info.vault_id not in self._vaults:
             self._vaults.add(info.vault_id, UnlockedVault(info.path, passphrase))
@@ -113,10 +145,13 @@ class Engine:
     def lock(self, vault_id: str | None = None) -> None:
         """Zero keys, forget decrypted records, drop indexes and bump the lock epoch (R-CACHE-3)."""
         with self._lock:
-            save_index_snapshots(self.indexes, self._vaults)
+            indexes = self._indexes
+            if indexes is not None:
+                save_index_snapshots(indexes, self._vaults)
             for vid in self._vaults.ids() if vault_id is None else [vault_id]:
                 self._vaults.close(vid)
-                self.indexes.drop(vid)
+                if indexes is not None:
+                    indexes.drop(vid)
             self.lock_epoch += 1
 
     def close(self) -> None:
@@ -126,7 +161,8 @@ class Engine:
         """Persist changed lexical indexes inside their vaults now (e.g. after a search built
         one), so a later lock has nothing left to save. Safe from any thread."""
         with self._lock:
-            save_index_snapshots(self.indexes, self._vaults)
+            if self._indexes is not None:
+                save_index_snapshots(self._indexes, self._vaults)
 
     def vault_name(self, vault_id: str) -> str:
         return self._vault(vault_id).name
@@ -220,6 +256,8 @@ class Engine:
     # -- index and embeddings -------------------------------------------------------------
     def index(self, vault_id: str) -> VaultIndex:
         """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
+        from .indexing import current_index
+
         entry = self._vaults.get(vault_id)
         index = self.indexes.peek(entry.vault.vault_id)
         if (index is not None and index.synced_counter == entry.counter == entry.vault.change_counter()
@@ -239,6 +277,8 @@ class Engine:
         per process (R-EMB-1); ModelError if none. Use `vault_embedder` for a vault's data."""
         with self._embedder_lock:
             if self._embedder is None:
+                from .indexing import load_embedder
+
                 self._embedder = load_embedder(self.config.rag)
             return self._embedder
 
@@ -262,6 +302,8 @@ class Engine:
                        progress: EmbedProgressFn | None = None, cancel: threading.Event | None = None,
                        embed_missing: bool = True) -> IndexReport:
         """Embed every chunk that has no vector yet (cache first); `rag index` and on-demand search."""
+        from ..index.embedding import ensure_vectors
+
         vault_id = self.vault_id_of(vault_id)
         embedder = self.vault_embedder(vault_id, cancel)
         index = self.index(vault_id)
@@ -328,6 +370,8 @@ class Engine:
                cancel: threading.Event | None = None) -> SearchResponse:
         """Chunks for a query text (defaults: bm25, any, 10) or a `parse_query` value (then
         `mode` may pick another mode for the same parse; match mode and limit are its own)."""
+        from ..retrieval.search import search
+
         parsed = _parsed(query, mode, match_mode, limit)
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
@@ -369,12 +413,16 @@ class Engine:
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
                       match_mode: str | None = None) -> list[RecordHit]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
+        from ..retrieval.search import group_by_record, search
+
         parsed = _parsed(query, "bm25", match_mode, limit)
         response = search(self.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
         return group_by_record(response, parsed.limit)
 
     def status(self, vault_id: str) -> StatusReport:
         """R-EMB-5: model, vector space, chunk counts and cache use against the limits."""
+        from .status import build_status
+
         vault_id = self.vault_id_of(vault_id)
         index = self.index(vault_id)
         try:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, UsageError
 from ..text.chunking import chunk_text
 from ..vault.records import NewRecord, Record, RecordUpdate
-from ..vault.store import UnlockedVault
 from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
+
+if TYPE_CHECKING:
+    from ..vault.store import UnlockedVault
 
 IngestProgressFn = Callable[[IngestProgress], None]
 # (bodies to write, bodies they replace) -> raises LimitError when the vault would be over a limit

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, MemoriesError, ModelError, describe_error
-from ..index.cache import IndexCache
-from ..index.embedding import EmbedProgress, IndexReport
+from ..index.reports import EmbedProgress, IndexReport
 
 if TYPE_CHECKING:
+    from ..index.cache import IndexCache
     from .facade import Engine
     from .session import OpenVaults
 

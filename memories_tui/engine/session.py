@@ -11,10 +11,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..errors import LockedError
 from ..vault.records import Record
-from ..vault.store import UnlockedVault
+
+if TYPE_CHECKING:  # the vault store (cryptography, SQLite writes) loads at the first unlock
+    from ..vault.store import UnlockedVault
 
 
 @dataclass

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..index.embedding import EmbedProgress, IndexReport
+from ..index.reports import EmbedProgress, IndexReport
 from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
 from ..models.manifest import PINNED as PINNED_MODEL
-from ..retrieval.search import ChunkRef, RecordHit, SearchHit, SearchResponse
+from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
 from ..text.query import Query
 from ..vault.header import VaultProblem
 from ..vault.records import NewRecord, Record, RecordUpdate

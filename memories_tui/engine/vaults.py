@@ -13,8 +13,7 @@ from pathlib import Path
 
 from ..errors import InputRefusedError, NotFoundError, UsageError
 from ..home import ensure_private_dir, write_new_private_file
-from ..vault import store
-from ..vault.store import UnlockedVault
+from ..vault import header as headers
 from .types import HomeReport, VaultInfo, VaultScan
 
 VAULT_SUFFIX = ".mvault"
@@ -44,7 +43,7 @@ class VaultFiles:
     def scan(self) -> VaultScan:
         """The vaults, read-only, plus the `*.mvault` files that are not vaults: one bad file
         never hides the others and is never modified."""
-        found, problems = store.scan_folder(self.folder, VAULT_SUFFIX)
+        found, problems = headers.scan_folder(self.folder, VAULT_SUFFIX)
         vaults = [VaultInfo(header.vault_id, header.name, path, count) for path, header, count in found]
         return VaultScan(sorted(vaults, key=lambda v: v.name.casefold()), problems)
 
@@ -55,7 +54,7 @@ class VaultFiles:
         """A VAULT_ID, or a unique vault name."""
         path = self.folder / f"{ref}{VAULT_SUFFIX}"
         if ref and "/" not in ref and path.is_file():
-            header = store.read_header(path)
+            header = headers.read_header(path)
             return VaultInfo(header.vault_id, header.name, path)
         matches = [v for v in self.list() if v.name == ref]
         if len(matches) == 1:
@@ -73,12 +72,16 @@ class VaultFiles:
             raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")
         self.init_home()
         tmp = self.folder / f".new-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
-        header = store.create_vault_file(tmp, name, passphrase, device_only=device_only)
+        from ..vault.store import create_vault_file  # listing vaults never loads the store
+
+        header = create_vault_file(tmp, name, passphrase, device_only=device_only)
         final = self.folder / f"{header.vault_id}{VAULT_SUFFIX}"
         os.replace(tmp, final)
         return VaultInfo(header.vault_id, name, final)
 
     def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        from ..vault.store import UnlockedVault
+
         info = self.resolve(ref)
         vault = UnlockedVault(info.path, old)
         try:

@@ -12,16 +12,15 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import BudgetExceededError, CancelledError, LimitError
 from .cache import MIB, VaultIndex
+from .reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from .vectors import VectorMatrix
 
-BUDGET_SECONDS = 300.0
 BATCH_CHUNKS = 16
 # Chunks are reordered by length inside windows of this many, so each batch holds chunks of
 # similar length: padding costs like real tokens. On 10,000 real zh/en chunks in vault order
@@ -47,27 +46,6 @@ class EmbeddingStore(Protocol):
     def embedding_names(self, space_key: str, chunk_hashes: list[str]) -> list[str]: ...
     def get_cache_blobs(self, names: list[str]) -> dict[str, bytes]: ...
     def put_cache_blobs(self, items: dict[str, bytes]) -> None: ...
-
-
-@dataclass
-class IndexReport:
-    embedded: int = 0
-    reused: int = 0
-    missing: int = 0
-    truncated: int = 0
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, float | int]:
-        return {"embedded": self.embedded, "reused": self.reused, "missing": self.missing,
-                "truncated": self.truncated, "seconds": round(self.seconds, 3)}
-
-
-@dataclass
-class EmbedProgress:
-    done: int
-    total: int
-    tokens_per_second: float
-    eta_seconds: float | None
 
 
 def _pack(vector: np.ndarray, truncated: bool) -> bytes:

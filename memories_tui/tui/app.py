@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +34,6 @@ from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, Vau
 from ..errors import MemoriesError
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
-from .screens.ask import AskScreen
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
@@ -94,15 +94,31 @@ class MemoriesApp(App):
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
+        self.call_after_refresh(self._preload_after_first_frame)
         try:
-            vaults = self.engine.list_vaults()
+            scan = self.engine.scan_vaults()
         except MemoriesError as exc:
             self.notify(exc.message, severity="error")
             return
-        if not vaults:
+        if scan.problems:
+            return  # the picker lists the files that are not usable vaults: the user sees why
+        if not scan.vaults:
             self.push_screen(CreateVaultScreen(first_run=True))
-        elif len(vaults) == 1:
-            self.push_screen(UnlockScreen(vaults[0]))
+        elif len(scan.vaults) == 1:
+            self.push_screen(UnlockScreen(scan.vaults[0]))
+
+    def _preload_after_first_frame(self) -> None:
+        """Once the first screen is drawn, load the engine's search code in the background.
+
+        The first frame waits for no index, segmenter or model code (R-TUI-2;
+        bench/bench_tui_start.py measures it); loading it now means the first unlock and search
+        do not wait for it either. A daemon thread: quitting never waits for it."""
+        screen = self.screen
+        if not screen.is_mounted:
+            self.call_after_refresh(self._preload_after_first_frame)
+            return
+        screen.call_after_refresh(lambda: threading.Thread(target=self.engine.preload, name="memories-preload",
+                                                           daemon=True).start())
 
     # -- idle lock ------------------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
@@ -255,6 +271,8 @@ class MemoriesApp(App):
         await self._open(SearchScreen)
 
     async def action_open_ask(self) -> None:
+        from .screens.ask import AskScreen
+
         await self._open(AskScreen)
 
     async def action_open_ingest(self) -> None:

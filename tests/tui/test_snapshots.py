@@ -111,6 +111,7 @@ async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
         engine.add_record(info.vault_id, kind=kind, title=title, body=body)
     engine.lock()
     engine.create_vault("Work", PASS)
+    (home / "vaults" / "old-notes.mvault").write_text("not a vault", encoding="utf-8")  # listed as not usable
 
     failures: list[str | None] = []
     app = MemoriesApp(engine, browse_root=notes)

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.containers import Center, Horizontal, Vertical
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, LoadingIndicator, Static
 
-from ...engine import VaultInfo
+from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
 from ..messages import CreateProgress, UnlockDone, VaultCreated, describe
 from ..strength import SHORT, estimate
@@ -20,7 +20,8 @@ from .confirm import ConfirmScreen
 
 
 class VaultPickerScreen(EngineScreen):
-    """The bottom of the screen stack: every vault in the home."""
+    """The bottom of the screen stack: every vault in the home, and below them the `*.mvault`
+    files that are not usable vaults (dimmed, not selectable), so a missing vault is explained."""
 
     BINDINGS = [
         Binding("n", "create", "New vault", id="vault.new"),
@@ -28,13 +29,15 @@ class VaultPickerScreen(EngineScreen):
     ]
     HELP_TITLE = "Vaults"
     GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-             "passphrase next); n creates a new vault.")
+             "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
+             "the table with the reason; they are never changed.")
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Vertical(id="picker"):
             yield Static(id="picker-intro")
             yield DataTable(id="vaults", cursor_type="row", zebra_stripes=True)
+            yield Static(id="vault-problems")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -47,23 +50,26 @@ class VaultPickerScreen(EngineScreen):
 
     def refresh_vaults(self) -> None:
         try:
-            self.vaults = self.engine.list_vaults()
+            scan = self.engine.scan_vaults()
         except MemoriesError as exc:
             self.vaults = []
             self.query_one("#picker-intro", Static).update(Text(exc.message, style="bold red"))
+            self.query_one("#vault-problems", Static).update("")
             return
+        self.vaults = scan.vaults
         table = self.query_one("#vaults", DataTable)
         table.clear()
         for info in self.vaults:
             table.add_row(plain(info.name), plain(info.record_count), plain(info.vault_id, "dim"), key=info.vault_id)
+        self.query_one("#vault-problems", Static).update(problems_text(scan.problems))
         intro = self.query_one("#picker-intro", Static)
         if self.vaults:
             intro.update(Text.assemble(("Vaults in ", ""), (str(self.engine.home), "bold"),
                                        ("  ·  enter unlocks, n creates a new vault", "dim")))
             table.focus()
         else:
-            intro.update(Text.assemble(("No vault yet in ", ""), (str(self.engine.home), "bold"),
-                                       (".  Press n to create one.", "")))
+            intro.update(Text.assemble(("No usable vault in " if scan.problems else "No vault yet in ", ""),
+                                       (str(self.engine.home), "bold"), (".  Press n to create one.", "")))
 
     def action_create(self) -> None:
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
@@ -78,6 +84,21 @@ class VaultPickerScreen(EngineScreen):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_unlock()
+
+
+def problems_text(problems: list[VaultProblem]) -> Text:
+    """One dimmed line per `*.mvault` file that is not a usable vault, with the engine's reason
+    (its messages start with the file name; one that does not gets it in front)."""
+    if not problems:
+        return Text()
+    out = Text("Files that are not usable vaults:", style="bold yellow")
+    for problem in problems:
+        message = problem.message or problem.code
+        rest = message[len(problem.file):] if message.startswith(problem.file) else f": {message}"
+        out.append("\n✗ ", style="yellow")
+        out.append(plain(problem.file, "bold"))
+        out.append(plain(rest, "dim"))
+    return out
 
 
 class CreateVaultScreen(EngineScreen):

@@ -1,0 +1,32 @@
+"""What filling a vault's vectors reports (progress, the final report) and its time budget.
+
+Kept apart from embedding.py (numpy) so front ends can name these types without loading the
+index code: the TUI's first frame imports them (R-TUI-2, bench/bench_tui_start.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUDGET_SECONDS = 300.0
+
+
+@dataclass
+class IndexReport:
+    embedded: int = 0
+    reused: int = 0
+    missing: int = 0
+    truncated: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"embedded": self.embedded, "reused": self.reused, "missing": self.missing,
+                "truncated": self.truncated, "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class EmbedProgress:
+    done: int
+    total: int
+    tokens_per_second: float
+    eta_seconds: float | None
