@@ -9,51 +9,46 @@
   front ends, with the `EmbedRunning` / `EmbedFinished` events it delivers.
 - Typed results and progress values (types.py); highlight helpers for hit text.
 - `read_limited` (files.py): how every user-named file is read (regular files, capped).
+
+Only `Engine` and the background-embedding types load with the package; every other name
+loads from its module on first use (`__getattr__` below), so a front end's first screen waits
+for no search, segmenter or model code (R-TUI-2). The `TYPE_CHECKING` imports name the same
+things for mypy and readers.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
-from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
-from ..files import read_limited
-from ..retrieval.highlight import match_spans, term_spans
-from ..text.query import MODES, check_options, parse_query
-from ..text.segment import MATCH_MODES, MAX_RESULTS
-from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS
-from .asking import DEFAULT_ASK_LIMIT
 from .facade import Engine
-from .ingest import read_text_file
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
-from .sources import MAX_FILE_BYTES
-from .types import (
-    GEMMA_PROHIBITED_USE_URL,
-    GEMMA_TERMS_URL,
-    PINNED_MODEL,
-    CacheFigures,
-    ChunkRef,
-    EmbedProgress,
-    HomeReport,
-    IndexReport,
-    IngestProgress,
-    IngestResult,
-    ModelFile,
-    ModelManifest,
-    NewRecord,
-    Query,
-    Record,
-    RecordHit,
-    RecordUpdate,
-    SearchHit,
-    SearchResponse,
-    StatusReport,
-    VaultInfo,
-    VaultProblem,
-    VaultScan,
-)
 
 if TYPE_CHECKING:
+    from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
+    from ..files import read_limited
+    from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
+    from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
+    from ..models.manifest import PINNED as PINNED_MODEL
+    from ..retrieval.highlight import match_spans, term_spans
+    from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
+    from ..text.query import MODES, Query, check_options, parse_query
+    from ..text.segment import MATCH_MODES, MAX_RESULTS
+    from ..vault.header import VaultProblem
+    from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, NewRecord, Record, RecordUpdate
+    from .asking import DEFAULT_ASK_LIMIT
+    from .ingest import read_text_file
+    from .sources import MAX_FILE_BYTES
+    from .types import (
+        CacheFigures,
+        HomeReport,
+        IngestProgress,
+        IngestResult,
+        StatusReport,
+        VaultInfo,
+        VaultScan,
+    )
 
 __all__ = [
     "ANSWERED", "DEFAULT_ASK_LIMIT", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation", "ExtractedSentence", "Quote", "Source",
@@ -67,13 +62,42 @@ __all__ = [
     "check_options", "match_spans", "parse_query", "read_limited", "read_text_file", "term_spans",
 ]
 
-_INSTALL_TYPES = frozenset({"FileProgress", "FileResult", "InstallProgress", "InstallReport"})
+# name -> (module relative to this package, name there); loaded on first use
+_LAZY: dict[str, tuple[str, str]] = {
+    **{n: ("..answer.types", n) for n in ("ANSWERED", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation",
+                                          "ExtractedSentence", "Quote", "Source")},
+    "read_limited": ("..files", "read_limited"),
+    **{n: ("..index.reports", n) for n in ("EmbedProgress", "IndexReport")},
+    # model-install types load httpx
+    **{n: ("..models.install", n) for n in ("FileProgress", "FileResult", "InstallProgress", "InstallReport")},
+    **{n: ("..models.manifest", n) for n in ("GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "ModelFile",
+                                             "ModelManifest")},
+    "PINNED_MODEL": ("..models.manifest", "PINNED"),
+    **{n: ("..retrieval.highlight", n) for n in ("match_spans", "term_spans")},
+    **{n: ("..retrieval.results", n) for n in ("ChunkRef", "RecordHit", "SearchHit", "SearchResponse")},
+    **{n: ("..text.query", n) for n in ("MODES", "Query", "check_options", "parse_query")},
+    **{n: ("..text.segment", n) for n in ("MATCH_MODES", "MAX_RESULTS")},
+    "VaultProblem": ("..vault.header", "VaultProblem"),
+    **{n: ("..vault.records", n) for n in ("EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "NewRecord", "Record",
+                                           "RecordUpdate")},
+    "DEFAULT_ASK_LIMIT": (".asking", "DEFAULT_ASK_LIMIT"),
+    "read_text_file": (".ingest", "read_text_file"),
+    "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),
+    **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
+                                  "VaultInfo", "VaultScan")},
+}
 
 
 def __getattr__(name: str) -> object:
-    """Model-install types load httpx: import them only when asked for."""
-    if name in _INSTALL_TYPES:
-        from ..models import install
+    """Load a public name from its module the first time a front end asks for it."""
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return getattr(install, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from ..answer.types import Answer, Source
 from ..errors import CancelledError
 
 if TYPE_CHECKING:
+    from ..answer.types import Answer
     from .facade import Engine
 
 DEFAULT_ASK_LIMIT = 10
@@ -25,6 +25,7 @@ def ask_vault(engine: Engine, vault_id: str, question: str, *, mode: str = "bm25
               limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True,
               cancel: threading.Event | None = None) -> Answer:
     from ..answer.ask import answer_question  # httpx loads only when a command asks
+    from ..answer.types import Source
     from ..models.remote import CallContext, refuse_if_device_only
 
     vault_id = engine.vault_id_of(vault_id)

@@ -32,27 +32,24 @@ from ..errors import (
 from ..home import resolve_config, resolve_home
 from ..index.gcpause import gc_paused
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
-from ..retrieval.results import RecordHit, SearchResponse
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
-from ..text.query import Query, parse_query
-from ..text.segment import MAX_RESULTS
-from ..vault.records import NewRecord, Record, RecordUpdate
-from . import records as checks
 from .asking import DEFAULT_ASK_LIMIT, ask_vault
-from .ingest import IngestProgressFn, count_chunks, ingest_files
 from .jobs import lower_thread_priority, save_index_snapshots
 from .session import OpenVaults
-from .sources import read_file
-from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
 from .vaults import VaultFiles
 
-if TYPE_CHECKING:  # heavy imports (numpy, onnxruntime, httpx) load only when a command needs them
+if TYPE_CHECKING:  # the rest loads in the methods that need it (R-TUI-2: none for opening and listing)
     from ..answer.types import Answer
     from ..index.cache import IndexCache, VaultIndex
     from ..models.install import InstallProgress, InstallReport
     from ..models.local_onnx import LocalEmbedder
     from ..models.remote_embed import RemoteEmbedder
+    from ..retrieval.results import RecordHit, SearchResponse
+    from ..text.query import Query
+    from ..vault.records import NewRecord, Record
     from ..vault.store import UnlockedVault
+    from .ingest import IngestProgressFn
+    from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
 
     AnyEmbedder = LocalEmbedder | RemoteEmbedder
 
@@ -190,10 +187,14 @@ class Engine:
 
     def add_record(self, vault_id: str, *, kind: str, title: str, body: str = "", tags: Sequence[str] = (),
                    metadata: dict[str, str] | None = None) -> Record:
+        from ..vault.records import NewRecord
+
         return self.add_records(vault_id, [NewRecord(kind, title, body, tuple(tags), dict(metadata or {}))])[0]
 
     def add_records(self, vault_id: str, items: Sequence[NewRecord]) -> list[Record]:
         """Several records in one transaction (all or none); not assets (`add_asset`)."""
+        from . import records as checks
+
         for item in items:
             checks.check_new_record(item)
         return self._vault(vault_id).add_many(items)
@@ -206,6 +207,9 @@ class Engine:
 
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
                       tags: Sequence[str] | None = None) -> Record:
+        from ..vault.records import RecordUpdate
+        from . import records as checks
+
         change = RecordUpdate(record_id, title, body, tuple(tags) if tags is not None else None)
         checks.check_update(change)
         return self._vault(vault_id).update(change)
@@ -217,6 +221,9 @@ class Engine:
         return self._vault(vault_id).revisions(record_id)
 
     def add_asset(self, vault_id: str, path: Path, title: str | None = None) -> Record:
+        from ..vault.records import NewRecord
+        from .sources import read_file
+
         data = read_file(path, MAX_ASSET_BYTES, "asset")
         item = NewRecord("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)
         return self._vault(vault_id).add(item)
@@ -226,6 +233,8 @@ class Engine:
                progress: IngestProgressFn | None = None, cancel: threading.Event | None = None) -> list[IngestResult]:
         """Import text files as knowledge cards: every file is checked first, then all accepted
         files are written in one transaction (all or nothing; see ingest.py)."""
+        from .ingest import ingest_files
+
         if not paths:
             raise UsageError("Name at least one file to ingest.")
         return ingest_files(self._vault(vault_id), self.current_records(vault_id), paths, title=title,
@@ -235,6 +244,8 @@ class Engine:
     def _check_batch_fits(self, vault_id: str, new_bodies: list[str], replaced_bodies: list[str]) -> None:
         """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`
         (a vault no search could load any more)."""
+        from .ingest import count_chunks
+
         limit = self.config.rag.limits.chunks
         try:
             current = len(self.index(vault_id).chunks)
@@ -414,6 +425,7 @@ class Engine:
                       match_mode: str | None = None) -> list[RecordHit]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
         from ..retrieval.search import group_by_record, search
+        from ..text.segment import MAX_RESULTS
 
         parsed = _parsed(query, "bm25", match_mode, limit)
         response = search(self.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
@@ -443,6 +455,8 @@ class Engine:
 
 
 def _parsed(query: str | Query, mode: str | None, match_mode: str | None, limit: int | None) -> Query:
+    from ..text.query import Query, parse_query
+
     if not isinstance(query, Query):
         return parse_query(query, mode=mode or "bm25", match_mode=match_mode or "any",
                            limit=10 if limit is None else limit)

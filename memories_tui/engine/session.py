@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import LockedError
-from ..vault.records import Record
 
 if TYPE_CHECKING:  # the vault store (cryptography, SQLite writes) loads at the first unlock
+    from ..vault.records import Record
     from ..vault.store import UnlockedVault
 
 

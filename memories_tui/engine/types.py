@@ -1,28 +1,20 @@
 """Typed values that cross the engine boundary (results, reports, progress).
 
 Front ends read these and never see a `dict[str, Any]`; `to_json()` is the `--json` shape
-(the CLI prints it, the MCP server will return it). Search and record types are defined
-beside the code that makes them and re-exported here, so this file names them all.
+(the CLI prints it, the MCP server will return it). Search, record, model and progress types
+are defined beside the code that makes them; the package (engine/__init__.py) exports them all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..index.reports import EmbedProgress, IndexReport
-from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
-from ..models.manifest import PINNED as PINNED_MODEL
-from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
-from ..text.query import Query
-from ..vault.header import VaultProblem
-from ..vault.records import NewRecord, Record, RecordUpdate
+if TYPE_CHECKING:
+    from ..vault.header import VaultProblem
 
-__all__ = [
-    "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "PINNED_MODEL", "CacheFigures", "ChunkRef", "EmbedProgress", "HomeReport", "IndexReport", "IngestProgress",
-    "IngestResult", "ModelFile", "ModelManifest", "NewRecord", "Query", "Record", "RecordHit", "RecordUpdate",
-    "SearchHit", "SearchResponse", "StatusReport", "VaultInfo", "VaultProblem", "VaultScan",
-]
+__all__ = ["CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport", "VaultInfo", "VaultScan"]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ The idle timer treats running ingest / model install / vault creation as activit
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import threading
 import time
@@ -74,6 +75,9 @@ class MemoriesApp(App):
         self.idle_lock_seconds = float(self.engine.config.tui.idle_lock_minutes) * 60.0
         self._last_activity = time.monotonic()
         self.embedding = BackgroundEmbedding(self.engine, self._deliver_embedding)
+        self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
+        self._start_error = ""
+        self._gc_paused = False  # see on_load
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide what cannot work now: lock with nothing unlocked, closing a key panel that is not shown."""
@@ -90,35 +94,65 @@ class MemoriesApp(App):
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
-        return VaultPickerScreen()
+        """The vault picker, at the bottom of the stack; the first screen may go on top of it."""
+        self._first_screen = self._choose_first_screen()
+        return VaultPickerScreen(deferred=self._first_screen is not None)
 
-    def on_mount(self) -> None:
-        self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
-        self.call_after_refresh(self._preload_after_first_frame)
+    def _choose_first_screen(self) -> Screen | None:
+        """The create form in an empty home, the unlock screen of the only vault, else the picker
+        (None): also when some `*.mvault` file is not a usable vault, so the user sees why."""
         try:
             scan = self.engine.scan_vaults()
         except MemoriesError as exc:
-            self.notify(exc.message, severity="error")
-            return
+            self._start_error = exc.message
+            return None
         if scan.problems:
-            return  # the picker lists the files that are not usable vaults: the user sees why
+            return None
         if not scan.vaults:
-            self.push_screen(CreateVaultScreen(first_run=True))
-        elif len(scan.vaults) == 1:
-            self.push_screen(UnlockScreen(scan.vaults[0]))
+            return CreateVaultScreen(first_run=True)
+        return UnlockScreen(scan.vaults[0]) if len(scan.vaults) == 1 else None
 
-    def _preload_after_first_frame(self) -> None:
-        """Once the first screen is drawn, load the engine's search code in the background.
+    def on_load(self) -> None:
+        """Start-up allocates many objects that live on (widgets, styles): the cycle collector
+        waits until the first frame is drawn instead of walking them all before it (R-TUI-2)."""
+        self._gc_paused = gc.isenabled()
+        gc.disable()
+
+    def _resume_gc(self) -> None:
+        """After the first frame, or when the app ends before one (exit, unmount)."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gc.enable()
+
+    def on_unmount(self) -> None:
+        self._resume_gc()
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
+        self.call_after_refresh(self._after_first_frame)
+        if self._start_error:
+            self.notify(self._start_error, severity="error")
+        if self._first_screen is not None:
+            self.push_screen(self._first_screen)
+
+    def _after_first_frame(self) -> None:
+        """Once the first screen is drawn: the cycle collector runs again, and the engine's
+        search code loads in the background.
 
         The first frame waits for no index, segmenter or model code (R-TUI-2;
         bench/bench_tui_start.py measures it); loading it now means the first unlock and search
         do not wait for it either. A daemon thread: quitting never waits for it."""
         screen = self.screen
         if not screen.is_mounted:
-            self.call_after_refresh(self._preload_after_first_frame)
+            self.call_after_refresh(self._after_first_frame)
             return
-        screen.call_after_refresh(lambda: threading.Thread(target=self.engine.preload, name="memories-preload",
-                                                           daemon=True).start())
+
+        def drawn() -> None:
+            self._resume_gc()
+            threading.Thread(target=self.engine.preload, name="memories-preload", daemon=True).start()
+
+        # call_later: after the screen's other after-refresh callbacks (the bench's clock is one)
+        screen.call_after_refresh(self.call_later, drawn)
 
     # -- idle lock ------------------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
@@ -193,6 +227,7 @@ class MemoriesApp(App):
         return True
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
+        self._resume_gc()
         self.stop_embedding()
         super().exit(*args, **kwargs)
 

@@ -10,11 +10,18 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from ..engine import EmbedFinished, EmbedProgress, EmbedRunning, IngestResult, SearchResponse
 from ..errors import describe_error
 
 if TYPE_CHECKING:
-    from ..engine import InstallProgress, InstallReport
+    from ..engine import (
+        EmbedFinished,
+        EmbedProgress,
+        EmbedRunning,
+        IngestResult,
+        InstallProgress,
+        InstallReport,
+        SearchResponse,
+    )
     from .status_view import Section
 
 

@@ -11,9 +11,13 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.text import Text
 
-from ..engine import match_spans
 
-__all__ = ["match_spans"]  # re-exported: where hit text is highlighted
+def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+    """The engine's `match_spans` (where hit text is highlighted), loaded on first use: the
+    first frame needs no segmenter code (R-TUI-2)."""
+    from ..engine import match_spans as spans
+
+    return spans(text, terms)
 
 HIGHLIGHT = "bold black on yellow"
 CHUNK = "on #2f4f6f"

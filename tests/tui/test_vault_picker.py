@@ -84,3 +84,25 @@ async def test_a_good_home_shows_no_problem_lines(engine: Engine) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, VaultPickerScreen) and app.screen.vaults)
         assert static_text(app.screen.query_one("#vault-problems", Static)) == ""
+
+
+async def test_esc_from_the_first_unlock_screen_shows_a_working_picker(engine: Engine) -> None:
+    """With one vault the app opens on its unlock screen and builds the picker below only when
+    it is first shown (R-TUI-2): esc must still show the full picker, and it must still work."""
+    info = engine.create_vault("Personal", PASS)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, VaultPickerScreen) and app.screen.vaults)
+        picker = app.screen
+        await wait_for(pilot, lambda: picker.query_one("#vaults", DataTable).row_count == 1)
+        assert "Vaults in" in static_text(picker.query_one("#picker-intro", Static))
+        assert picker.query_one("#vaults", DataTable).has_focus
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        assert app.screen.info.vault_id == info.vault_id
+        await pilot.press("escape")  # a second showing refreshes, never builds twice
+        await wait_for(pilot, lambda: app.screen is picker)
+        await pilot.pause()
+        assert len(picker.query("#vaults")) == 1 and picker.query_one("#vaults", DataTable).row_count == 1

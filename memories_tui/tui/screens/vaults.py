@@ -32,7 +32,18 @@ class VaultPickerScreen(EngineScreen):
              "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
              "the table with the reason; they are never changed.")
 
+    def __init__(self, *, deferred: bool = False) -> None:
+        """`deferred`: another screen goes on top at once (the unlock screen of the only vault),
+        so the picker builds its widgets only when first shown: the first frame waits for one
+        screen, not two (R-TUI-2)."""
+        super().__init__()
+        self.built = not deferred
+        self._start_resume = deferred  # Textual resumes the default screen at start: not a showing
+        self.vaults: list[VaultInfo] = []
+
     def compose(self) -> ComposeResult:
+        if not self.built:
+            return
         yield AppHeader()
         with Vertical(id="picker"):
             yield Static(id="picker-intro")
@@ -41,11 +52,21 @@ class VaultPickerScreen(EngineScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#vaults", DataTable)
-        table.add_columns("Name", "Records", "Vault id")
-        self.refresh_vaults()
+        if self.built:
+            self._fill()
 
-    def on_screen_resume(self) -> None:
+    async def on_screen_resume(self) -> None:
+        if self.built:
+            self.refresh_vaults()
+        elif self._start_resume:
+            self._start_resume = False
+        elif self.is_current:
+            self.built = True
+            await self.recompose()
+            self._fill()
+
+    def _fill(self) -> None:
+        self.query_one("#vaults", DataTable).add_columns("Name", "Records", "Vault id")
         self.refresh_vaults()
 
     def refresh_vaults(self) -> None:
@@ -75,6 +96,8 @@ class VaultPickerScreen(EngineScreen):
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
 
     def action_unlock(self) -> None:
+        if not self.built:
+            return
         table = self.query_one("#vaults", DataTable)
         if not self.vaults or table.cursor_row < 0:
             return
