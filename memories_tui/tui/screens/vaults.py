@@ -38,7 +38,7 @@ class VaultPickerScreen(EngineScreen):
         screen, not two (R-TUI-2)."""
         super().__init__()
         self.built = not deferred
-        self._start_resume = deferred  # Textual resumes the default screen at start: not a showing
+        self._covered = False  # a deferred picker builds on the first resume after being covered
         self.vaults: list[VaultInfo] = []
 
     def compose(self) -> ComposeResult:
@@ -55,12 +55,15 @@ class VaultPickerScreen(EngineScreen):
         if self.built:
             self._fill()
 
+    def on_screen_suspend(self) -> None:
+        self._covered = True
+
     async def on_screen_resume(self) -> None:
+        """Textual also resumes the default screen at start, before the first screen covers it:
+        a deferred picker ignores resumes until it has been covered once."""
         if self.built:
             self.refresh_vaults()
-        elif self._start_resume:
-            self._start_resume = False
-        elif self.is_current:
+        elif self._covered and self.is_current:
             self.built = True
             await self.recompose()
             self._fill()
