@@ -23,7 +23,6 @@ from ..config import Config, load_config
 from ..errors import (
     BudgetExceededError,
     CancelledError,
-    InputRefusedError,
     LimitError,
     MemoriesError,
     NotFoundError,
@@ -32,7 +31,6 @@ from ..errors import (
 from ..home import resolve_config, resolve_home
 from ..index.gcpause import gc_paused
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
-from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from .asking import DEFAULT_ASK_LIMIT, ask_vault
 from .jobs import lower_thread_priority, save_index_snapshots
 from .session import OpenVaults
@@ -381,38 +379,11 @@ class Engine:
                cancel: threading.Event | None = None) -> SearchResponse:
         """Chunks for a query text (defaults: bm25, any, 10) or a `parse_query` value (then
         `mode` may pick another mode for the same parse; match mode and limit are its own)."""
-        from ..retrieval.search import search
+        from .searching import search_vault
 
-        parsed = _parsed(query, mode, match_mode, limit)
-        vault_id = self.vault_id_of(vault_id)
-        index = self.index(vault_id)
-        service = self.config.rag.rerank if rerank else None
-        depth = candidate_depth(parsed.limit) if service is not None else None
-        if parsed.mode == "bm25":
-            response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
-        else:
-            embedder = self.vault_embedder(vault_id, cancel)
-            response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
-                              unknown_share=embedder.unknown_share(parsed.text), depth=depth,
-                              ensure_vectors=lambda: self.ensure_vectors(vault_id, budget_seconds=budget_seconds,
-                                                                         progress=progress, cancel=cancel))
-        if service is None:
-            return response
-        from ..models.remote import CallContext
-        from ..models.remote_generate import Reranker
-
-        epoch = self.lock_epoch
-
-        def check() -> None:
-            if self.lock_epoch != epoch:
-                raise CancelledError("The vault was locked; nothing more was sent.")
-
-        ctx = CallContext(cancel=cancel, check=check, device_only=self.device_only(vault_id))
-        result: SearchResponse = rerank_with_service(response, Reranker(service, self.config.rag.http), ctx,
-                                                     parsed.limit)
-        if self.lock_epoch != epoch:
-            raise CancelledError("The vault was locked during the search; the late result was dropped.")
-        return result
+        return search_vault(self, vault_id, query, mode=mode, match_mode=match_mode, limit=limit,
+                            cards_only=cards_only, rerank=rerank, budget_seconds=budget_seconds, progress=progress,
+                            cancel=cancel)
 
     def ask(self, vault_id: str, question: str, *, mode: str = "bm25", match_mode: str = "any",
             limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
@@ -424,12 +395,9 @@ class Engine:
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
                       match_mode: str | None = None) -> list[RecordHit]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
-        from ..retrieval.search import group_by_record, search
-        from ..text.segment import MAX_RESULTS
+        from .searching import memory_search_vault
 
-        parsed = _parsed(query, "bm25", match_mode, limit)
-        response = search(self.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
-        return group_by_record(response, parsed.limit)
+        return memory_search_vault(self, vault_id, query, limit=limit, match_mode=match_mode)
 
     def status(self, vault_id: str) -> StatusReport:
         """R-EMB-5: model, vector space, chunk counts and cache use against the limits."""
@@ -453,14 +421,3 @@ class Engine:
     def _vault(self, vault_ref: str) -> UnlockedVault:
         return self._vaults.get(vault_ref).vault
 
-
-def _parsed(query: str | Query, mode: str | None, match_mode: str | None, limit: int | None) -> Query:
-    from ..text.query import Query, parse_query
-
-    if not isinstance(query, Query):
-        return parse_query(query, mode=mode or "bm25", match_mode=match_mode or "any",
-                           limit=10 if limit is None else limit)
-    if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
-        raise InputRefusedError("A parsed query carries its own match mode and limit; parse it again to change them.",
-                                code="bad_query")
-    return query if mode in (None, query.mode) else query.with_mode(mode)

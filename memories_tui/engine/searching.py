@@ -1,0 +1,76 @@
+"""Search over one unlocked vault (R-LEX-5/6, R-HYB, R-REM-5): the query parsed once, the
+vault's index, the embedder for the vector and hybrid modes, and the rerank service stage
+with the lock epoch checked around it. The facade imports this on the first search (numpy)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import CancelledError, InputRefusedError
+from ..retrieval.search import group_by_record, search
+from ..retrieval.service_rerank import candidate_depth, rerank_with_service
+from ..text.query import Query, parse_query
+from ..text.segment import MAX_RESULTS
+
+if TYPE_CHECKING:
+    from ..index.reports import EmbedProgress
+    from ..retrieval.results import RecordHit, SearchResponse
+    from .facade import Engine
+
+
+def search_vault(engine: Engine, vault_id: str, query: str | Query, *, mode: str | None, match_mode: str | None,
+                 limit: int | None, cards_only: bool, rerank: bool, budget_seconds: float,
+                 progress: Callable[[EmbedProgress], None] | None,
+                 cancel: threading.Event | None) -> SearchResponse:
+    """`Engine.search`: see there."""
+    parsed = parsed_query(query, mode, match_mode, limit)
+    vault_id = engine.vault_id_of(vault_id)
+    index = engine.index(vault_id)
+    service = engine.config.rag.rerank if rerank else None
+    depth = candidate_depth(parsed.limit) if service is not None else None
+    if parsed.mode == "bm25":
+        response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
+    else:
+        embedder = engine.vault_embedder(vault_id, cancel)
+        response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
+                          unknown_share=embedder.unknown_share(parsed.text), depth=depth,
+                          ensure_vectors=lambda: engine.ensure_vectors(vault_id, budget_seconds=budget_seconds,
+                                                                       progress=progress, cancel=cancel))
+    if service is None:
+        return response
+    from ..models.remote import CallContext
+    from ..models.remote_generate import Reranker
+
+    epoch = engine.lock_epoch
+
+    def check() -> None:
+        if engine.lock_epoch != epoch:
+            raise CancelledError("The vault was locked; nothing more was sent.")
+
+    ctx = CallContext(cancel=cancel, check=check, device_only=engine.device_only(vault_id))
+    result: SearchResponse = rerank_with_service(response, Reranker(service, engine.config.rag.http), ctx,
+                                                 parsed.limit)
+    if engine.lock_epoch != epoch:
+        raise CancelledError("The vault was locked during the search; the late result was dropped.")
+    return result
+
+
+def memory_search_vault(engine: Engine, vault_id: str, query: str | Query, *, limit: int | None,
+                        match_mode: str | None) -> list[RecordHit]:
+    """`Engine.memory_search`: lexical only, grouped by record, looking deeper so `limit` records can fill."""
+    parsed = parsed_query(query, "bm25", match_mode, limit)
+    response = search(engine.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
+    return group_by_record(response, parsed.limit)
+
+
+def parsed_query(query: str | Query, mode: str | None, match_mode: str | None, limit: int | None) -> Query:
+    """A query text parsed with the defaults (bm25, any, 10), or a parsed one in `mode`."""
+    if not isinstance(query, Query):
+        return parse_query(query, mode=mode or "bm25", match_mode=match_mode or "any",
+                           limit=10 if limit is None else limit)
+    if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
+        raise InputRefusedError("A parsed query carries its own match mode and limit; parse it again to change them.",
+                                code="bad_query")
+    return query if mode in (None, query.mode) else query.with_mode(mode)
