@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import DEFAULT_DATA, Collection, load_collection, print_table  # noqa: E402
+from common import DEFAULT_DATA, Collection, load_collection, print_table, traditional_copy  # noqa: E402
 
 from memories_tui.answer.extractive import extract_answer, split_sentences  # noqa: E402
 from memories_tui.answer.types import Source  # noqa: E402
@@ -129,14 +129,12 @@ def bench(coll: Collection, answers: dict[str, list[str]], max_questions: int | 
 
 
 def traditional(coll: Collection, answers: dict[str, list[str]]) -> tuple[Collection, dict[str, list[str]]]:
-    """The same collection in Traditional script: checks nothing is tuned to one script."""
+    """The same collection and gold answers in Traditional script."""
     import opencc
 
     conv = opencc.OpenCC("s2t").convert
-    corpus = {d: {"title": conv(v["title"]), "text": conv(v["text"])} for d, v in coll.corpus.items()}
-    queries = {q: conv(t) for q, t in coll.queries.items()}
     golds = {q: [conv(a) for a in spans] for q, spans in answers.items()}
-    return Collection(coll.name + " (s2t)", corpus, queries, coll.qrels), golds
+    return traditional_copy(coll), golds
 
 
 def main(argv: list[str] | None = None) -> int:

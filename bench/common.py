@@ -49,6 +49,26 @@ def load_collection(data_dir: Path, name: str) -> Collection | None:
     return Collection(name, corpus, queries, qrels)
 
 
+def traditional_copy(coll: Collection) -> Collection:
+    """The same collection in Traditional script (OpenCC s2t on corpus and queries): checks
+    that nothing is tuned to one script, and how a model reads the other script."""
+    import opencc
+
+    conv = opencc.OpenCC("s2t").convert
+    corpus = {d: {"title": conv(v["title"]), "text": conv(v["text"])} for d, v in coll.corpus.items()}
+    queries = {q: conv(t) for q, t in coll.queries.items()}
+    return Collection(coll.name + " (s2t)", corpus, queries, coll.qrels)
+
+
+def load_named(data_dir: Path, name: str) -> Collection | None:
+    """``NAME`` or ``NAME:s2t`` (the Traditional-script copy of NAME)."""
+    base, _, variant = name.partition(":")
+    if variant not in ("", "s2t"):
+        raise SystemExit(f"unknown collection variant {variant!r} in {name!r} (only ':s2t')")
+    coll = load_collection(data_dir, base)
+    return traditional_copy(coll) if coll is not None and variant else coll
+
+
 def find_collections(data_dir: Path) -> list[str]:
     """Every folder under `data_dir` holding corpus.jsonl, queries.jsonl and qrels.tsv."""
     if not data_dir.is_dir():

