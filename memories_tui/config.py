@@ -21,6 +21,7 @@ from .files import read_limited
 from .loopback import is_loopback_host
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
+FUSION_POLICIES = ("score", "rrf")  # hybrid fusion, see retrieval/fusion.py
 PROTOCOLS = ("gemini", "compatible")
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -77,6 +78,7 @@ class RagSettings:
     local_threads: int = field(default_factory=lambda: default_local_threads())
     max_tokens: int = 2048
     model_download_base_url: str | None = None
+    fusion: str = "score"  # hybrid: "score" (min-max convex, the default) or "rrf" (k = 60)
     limits: Limits = field(default_factory=Limits)
     http: HttpSettings = field(default_factory=HttpSettings)
     embedding: RemoteService | None = None
@@ -128,7 +130,7 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     top = _table(data, "", {"rag", "tui"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
-        "model_download_base_url", "limits", "http", "embedding", "generation", "rerank",
+        "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
     })
     model_dir_value = rag.get("local_model_dir")
     if model_dir_value is None:
@@ -144,12 +146,16 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     if base_url is not None:
         base_url = _url(_str(base_url, "rag.model_download_base_url"), "rag.model_download_base_url",
                         allow_query=False)
+    fusion = _str(rag.get("fusion", "score"), "rag.fusion")
+    if fusion not in FUSION_POLICIES:
+        raise ConfigError(f"rag.fusion must be one of {', '.join(FUSION_POLICIES)}; got {fusion!r}.")
     settings = RagSettings(
         local_model_dir=model_dir,
         local_model_profile=profile,
         local_threads=_int(rag.get("local_threads", default_local_threads()), "rag.local_threads", 1, 64),
         max_tokens=_int(rag.get("max_tokens", 2048), "rag.max_tokens", 16, 8192),
         model_download_base_url=base_url,
+        fusion=fusion,
         limits=_limits(rag.get("limits", {})),
         http=_http(rag.get("http", {})),
         embedding=_service(rag.get("embedding"), "rag.embedding", EMBEDDING_KEYS),

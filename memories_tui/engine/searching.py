@@ -35,6 +35,7 @@ def search_vault(engine: Engine, vault_id: str, query: str | Query, *, mode: str
     else:
         embedder = engine.vault_embedder(vault_id, cancel)
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
+                          fusion=engine.config.rag.fusion,
                           unknown_share=embedder.unknown_share(parsed.text), depth=depth,
                           ensure_vectors=lambda: engine.ensure_vectors(vault_id, budget_seconds=budget_seconds,
                                                                        progress=progress, cancel=cancel))

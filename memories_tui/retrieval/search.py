@@ -15,7 +15,7 @@ import numpy as np
 
 from ..index.cache import IndexedChunk, VaultIndex
 from ..text.query import Query
-from .fusion import reciprocal_rank_fusion
+from .fusion import reciprocal_rank_fusion, score_fusion
 from .rerank import heuristic_rerank
 from .results import ChunkRef, RecordHit, SearchHit, SearchResponse
 
@@ -28,9 +28,10 @@ QueryEmbedder = Callable[[str], np.ndarray]
 
 def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank: bool = True,
            embed_query: QueryEmbedder | None = None, ensure_vectors: Callable[[], object] | None = None,
-           unknown_share: float = 0.0, depth: int | None = None) -> SearchResponse:
+           unknown_share: float = 0.0, depth: int | None = None, fusion: str = "score") -> SearchResponse:
     """Run a parsed query over one index.
 
+    `fusion`: how hybrid combines its two lists, "score" or "rrf" (fusion.py).
     `unknown_share`: share of the query's tokens the embedding model cannot read; above
     UNREADABLE_QUERY hybrid leaves the vector ranking out (its vectors would be noise).
     `depth`: how many results to return when that differs from the query's limit."""
@@ -75,15 +76,19 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
             ranked = [(k, lexical_scores[k]) for k in lexical_rank]
         elif mode == "vector":
             ranked = [(k, vector_scores[k]) for k in vector_rank]
-        else:
+        elif fusion == "rrf":
             ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
+        else:
+            ranked = score_fusion([(k, lexical_scores[k]) for k in lexical_rank],
+                                  [(k, vector_scores[k]) for k in vector_rank])
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
         if rerank and mode != "bm25" and not vector_off and ranked and terms:
             ranked, rerank_scores = heuristic_rerank(query.text, terms, ranked, index.folded_text,
-                                                     folded=query.folded)
+                                                     folded=query.folded,
+                                                     keep_scores=mode == "hybrid" and fusion == "score")
         hits = []
         for n, (key, score) in enumerate(ranked[:limit], 1):
             item: IndexedChunk = index.chunks[key]

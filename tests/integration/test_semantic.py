@@ -306,3 +306,40 @@ def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
     assert all(h.scores["vector"] is None for h in hybrid.results)
     english = eng.search(vid, "bake bread", mode="hybrid")
     assert not english.notes and english.results[0].scores["vector"] is not None
+
+
+@needs_minilm
+@pytest.mark.parametrize("fusion", ["score", "rrf"])
+def test_hybrid_fuses_as_configured(tmp_path, cheap_kdf, fusion):
+    """`[rag] fusion` reaches the engine's hybrid search; each fused score is recomputed here
+    from the stage scores and ranks of the same candidates (all four notes are candidates)."""
+    require_minilm()
+    home = tmp_path / "home"
+    _config(home, MINILM, "sentence-transformers")
+    if fusion == "rrf":
+        with open(home / "config.toml", "a", encoding="utf-8") as f:
+            f.write('fusion = "rrf"\n')
+    eng = Engine.open(home)
+    try:
+        vid = eng.create_vault("notes", "pw").vault_id
+        eng.unlock(vid, "pw")
+        eng.ingest(vid, [Path(p) for p in _write_notes(tmp_path / "notes")])
+        query = "tax receipts bread"
+        hits = eng.search(vid, query, mode="hybrid", rerank=False).results
+        lexical = eng.search(vid, query, mode="bm25").results
+        vector = eng.search(vid, query, mode="vector", rerank=False).results
+        assert len(hits) == 4 and 1 < len(lexical) < 4  # one note has none of the words
+        bm25 = {h.asset_id: h.score for h in lexical}
+        cos = {h.asset_id: h.score for h in vector}
+        for hit in hits:
+            if fusion == "rrf":
+                ranks = [[h.asset_id for h in lexical], [h.asset_id for h in vector]]
+                expected = sum(1 / (60 + r.index(hit.asset_id) + 1) for r in ranks if hit.asset_id in r)
+            else:
+                def norm(scores: dict[str, float], rid: str) -> float:
+                    lo, hi = min(scores.values()), max(scores.values())
+                    return (scores[rid] - lo) / (hi - lo) if rid in scores else 0.0
+                expected = 0.6 * norm(bm25, hit.asset_id) + 0.4 * norm(cos, hit.asset_id)
+            assert hit.scores["fusion"] == pytest.approx(expected, abs=1e-6), hit.title
+    finally:
+        eng.close()

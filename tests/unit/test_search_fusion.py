@@ -1,8 +1,10 @@
-"""Hybrid search fuses with reciprocal rank fusion, k = 60 (R-HYB-1), on the real search path.
+"""Hybrid fusion on the real search path: the default score fusion (0.6 x min-max BM25 +
+0.4 x min-max cosine) and `fusion="rrf"` (reciprocal rank fusion, k = 60).
 
 The index is real (FTS5 + a VectorMatrix); the query "embedding" is a fixed vector so the
-vector ranking is known by construction. Expected fused scores are computed here by hand from
-the two rankings: 1/(60 + bm25 rank) + 1/(60 + vector rank).
+vector ranking and cosines are known by construction. Expected fused scores are computed
+here by hand: RRF from the two rankings, 1/(60 + bm25 rank) + 1/(60 + vector rank); score
+fusion from the BM25 scores the index returns and the constructed cosines.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def test_the_two_input_rankings_are_as_constructed(index):
 
 
 def test_hybrid_scores_are_rrf_with_k_60(index):
-    hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector)
+    hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector, fusion="rrf")
     got = {h.asset_id: h for h in hybrid.results}
     assert set(got) == set(BODIES)
     for rid, hit in got.items():
@@ -71,6 +73,40 @@ def test_hybrid_scores_are_rrf_with_k_60(index):
     assert got["d1"].score == pytest.approx(0.031778058, abs=1e-9)
     assert got["d5"].score == pytest.approx(0.016393443, abs=1e-9)
     assert [h.asset_id for h in hybrid.results][0] == "d1" and hybrid.results[-1].asset_id == "d5"
+
+
+def test_default_hybrid_is_score_fusion(index):
+    bm25 = {h.asset_id: h.score for h in search(index, parse_query("apple", mode="bm25")).results}
+    hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector)
+    got = {h.asset_id: h for h in hybrid.results}
+    assert set(got) == set(BODIES)
+    hi, lo = bm25["d1"], bm25["d4"]
+    for rid, hit in got.items():
+        lexical = (bm25[rid] - lo) / (hi - lo) if rid in bm25 else 0.0  # d5 has no "apple": 0
+        cosine = (COSINE[rid] - 0.1) / (0.9 - 0.1)
+        assert hit.scores["fusion"] == pytest.approx(0.6 * lexical + 0.4 * cosine, abs=1e-6), rid
+        assert hit.score == hit.scores["fusion"]
+    # top of BM25 / bottom of cosine, and the reverse: 0.6 x 1 + 0.4 x 0 and 0.6 x 0 + 0.4 x 1
+    assert got["d1"].score == pytest.approx(0.6, abs=1e-6) and got["d5"].score == pytest.approx(0.4, abs=1e-6)
+    assert got["d4"].score == pytest.approx(0.4 * 0.75, abs=1e-6)
+    assert [h.asset_id for h in hybrid.results][0] == "d1"
+    assert [h.score for h in hybrid.results] == sorted((h.score for h in hybrid.results), reverse=True)
+
+
+def test_score_fusion_rerank_boosts_the_fused_score_not_the_rank(index):
+    plain = {h.asset_id: h.score for h in search(index, parse_query("apple", mode="hybrid"), rerank=False,
+                                                      embed_query=query_vector).results}
+    hybrid = search(index, parse_query("apple", mode="hybrid"), embed_query=query_vector)
+    got = {h.asset_id: h for h in hybrid.results}
+    # d1-d4 contain the term and the phrase "apple": x (1 + 0.1 + 0.3); d5 neither: x 1
+    for rid in ("d1", "d2", "d3", "d4"):
+        assert got[rid].scores["rerank"] == pytest.approx(plain[rid] * 1.4, abs=1e-6), rid
+    assert got["d5"].scores["rerank"] == pytest.approx(plain["d5"], abs=1e-6)
+    assert [h.asset_id for h in hybrid.results] == ["d1", "d2", "d3", "d4", "d5"]
+    # the same candidates fused by rank: the rerank base is 1/(60 + rank)
+    rrf = search(index, parse_query("apple", mode="hybrid"), embed_query=query_vector, fusion="rrf")
+    first = rrf.results[0]
+    assert first.scores["rerank"] == pytest.approx(1.4 / 61, abs=1e-9)
 
 
 def test_fusion_default_k_is_60():
