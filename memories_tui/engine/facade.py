@@ -90,7 +90,7 @@ class Engine:
         return indexes
 
     def preload(self) -> None:
-        """Import the index and search code and load the segmenter's dictionaries now (a second
+        """Import the vault, index and search code and load the segmenter's dictionaries now (a second
         or so), so the first unlock and search do not wait for them. A front end calls this from
         a background thread once its first screen is drawn; calling it again costs nothing.
         Never raises: a failure here meets the first search, which reports it properly."""
@@ -98,6 +98,7 @@ class Engine:
             from ..index import cache, embedding  # noqa: F401  (numpy)
             from ..retrieval import search  # noqa: F401
             from ..text import segment
+            from ..vault import store  # noqa: F401  (cryptography, for the first unlock)
 
             segment.warm_up()
         except Exception:  # noqa: BLE001 - see above

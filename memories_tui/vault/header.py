@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotFoundError, TamperError, VaultError
-from . import crypto
+from .format import KdfParams, length_prefixed
 
 MAGIC = "memories-vault"
 FORMAT_VERSION = 1
@@ -33,15 +33,15 @@ class Header:
     vault_id: str
     name: str
     format: int
-    kdf: crypto.KdfParams
+    kdf: KdfParams
     salt: bytes
     wrapped_key: bytes
     created: str
 
     def associated_data(self) -> bytes:
         """Everything but the wrapped key: binds the key wrap to this exact header."""
-        return crypto.length_prefixed(MAGIC, self.format, self.vault_id, self.name,
-                                      json.dumps(self.kdf.to_dict(), sort_keys=True), self.salt, self.created)
+        return length_prefixed(MAGIC, self.format, self.vault_id, self.name,
+                               json.dumps(self.kdf.to_dict(), sort_keys=True), self.salt, self.created)
 
     def checksum(self) -> bytes:
         return hashlib.sha256(self.associated_data() + self.wrapped_key).digest()
@@ -152,7 +152,7 @@ def header_from(conn: sqlite3.Connection, path: Path) -> Header:
             and isinstance(row[8], bytes)):
         raise TamperError(f"{path.name}: the vault header is damaged (a field has the wrong type).")
     try:
-        kdf = crypto.KdfParams.from_dict(json.loads(row[4]))
+        kdf = KdfParams.from_dict(json.loads(row[4]))
     except (TypeError, ValueError, RecursionError):
         raise TamperError(f"{path.name}: the vault header is damaged (unreadable KDF parameters).") from None
     header = Header(vault_id=row[2], name=row[3], format=row[1], kdf=kdf, salt=row[5],

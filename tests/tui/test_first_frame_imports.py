@@ -2,7 +2,7 @@
 
 A fresh interpreter starts the TUI on a home with one vault, as `memories-tui` does, and
 records which heavy modules are loaded when the unlock screen has been drawn: none of numpy,
-onnxruntime, the tokenizer, Jieba, OpenCC, PyStemmer or httpx may be. Then it calls the
+onnxruntime, the tokenizer, Jieba, OpenCC, PyStemmer, httpx or cryptography may be. Then it calls the
 engine's `preload` (what the TUI runs in a background thread right after that frame) and
 records again, so the check provably sees these modules when they are loaded. Timing is
 measured by bench/bench_tui_start.py, never here.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memories_tui.engine import Engine
 
-HEAVY = ("numpy", "onnxruntime", "tokenizers", "jieba", "rjieba", "opencc", "Stemmer", "httpx")
+HEAVY = ("numpy", "onnxruntime", "tokenizers", "jieba", "rjieba", "opencc", "Stemmer", "httpx", "cryptography")
 
 CHILD = """
 import json, sys
@@ -69,5 +69,5 @@ def test_first_frame_loads_no_index_segmenter_or_model_code(tmp_path: Path) -> N
     assert seen["screen"] == "UnlockScreen"
     assert seen["first_frame"] == [], f"loaded before the first frame: {seen['first_frame']}"
     # the preload does load them: the check above would see them
-    assert {"numpy", "opencc", "Stemmer"} <= set(seen["after_preload"])
+    assert {"numpy", "opencc", "Stemmer", "cryptography"} <= set(seen["after_preload"])
     assert {"jieba", "rjieba"} & set(seen["after_preload"])

@@ -1,0 +1,79 @@
+"""The parts of the vault format that need no cipher: Argon2id parameters and the
+associated-data encoding. Listing vaults reads headers with these alone, so the TUI's first
+frame does not wait for the `cryptography` library (R-TUI-2); `crypto` re-exports them."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..errors import VaultError
+
+# Creation floor and opening ceiling (DESIGN §2). The ceiling is checked before any KDF
+# work so a hostile header cannot make us allocate 1 TiB.
+MIN_MEMORY_KIB = 64 * 1024
+MIN_ITERATIONS = 3
+MAX_MEMORY_KIB = 4 * 1024 * 1024
+MAX_ITERATIONS = 16
+MAX_LANES = 64
+
+
+@dataclass(frozen=True)
+class KdfParams:
+    memory_kib: int = 256 * 1024
+    iterations: int = 3
+    lanes: int = 4
+
+    def to_dict(self) -> dict[str, int | str]:
+        return {"alg": "argon2id", "m": self.memory_kib, "t": self.iterations, "p": self.lanes}
+
+    @classmethod
+    def from_dict(cls, data: object) -> KdfParams:
+        if not isinstance(data, dict) or data.get("alg") != "argon2id":
+            raise VaultError("The vault header names an unknown key derivation function.")
+        try:
+            params = cls(int(data["m"]), int(data["t"]), int(data["p"]))
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise VaultError("The vault header has malformed key derivation parameters.") from None
+        params.check_openable()
+        return params
+
+    def check_openable(self) -> None:
+        if not (8 <= self.memory_kib <= MAX_MEMORY_KIB and 1 <= self.iterations <= MAX_ITERATIONS
+                and 1 <= self.lanes <= MAX_LANES):
+            raise VaultError(
+                "The vault header asks for key derivation parameters beyond the safe ceiling "
+                f"(m ≤ {MAX_MEMORY_KIB} KiB, t ≤ {MAX_ITERATIONS}, p ≤ {MAX_LANES}); refusing to open it."
+            )
+
+    def check_unlockable(self) -> None:
+        """The creation floor holds on unlock too: a vault whose header asks for less memory
+        than we would create with is refused (only while the test-only hook is set is it lifted)."""
+        from . import crypto  # the unlock path loads it anyway; listing vaults does not
+
+        self.check_openable()
+        if crypto._TEST_KDF_OVERRIDE is None and self.memory_kib < MIN_MEMORY_KIB:
+            raise VaultError(
+                f"The vault header asks for Argon2id memory m = {self.memory_kib} KiB, below the floor of "
+                f"{MIN_MEMORY_KIB} KiB; refusing to unlock it with such weak key derivation.", code="kdf_too_weak")
+
+    def check_creatable(self) -> None:
+        if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:
+            raise VaultError(
+                f"Argon2id parameters below m = {MIN_MEMORY_KIB} KiB, t = {MIN_ITERATIONS} are too weak."
+            )
+        self.check_openable()
+
+
+def length_prefixed(*parts: str | bytes | int) -> bytes:
+    """Unambiguous encoding of associated data: each part is 4-byte length + bytes."""
+    out = bytearray()
+    for part in parts:
+        if isinstance(part, int):
+            raw = str(part).encode()
+        elif isinstance(part, str):
+            raw = part.encode("utf-8")
+        else:
+            raw = part
+        out += struct.pack(">I", len(raw)) + raw
+    return bytes(out)
