@@ -413,9 +413,11 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> di
         emb = engine.embedder()
         if report.embedded:
             tok = f", {last[0].tokens_per_second:,.0f} tokens/s" if last else ""
+            how = (f"remote {args.embedding_url}" if args.embedding_url else
+                   f"{emb.profile}, {emb.threads} threads, max_tokens {emb.max_tokens}")
             notes.append(f"embedding: {report.embedded:,} passages in {emb_s:.1f} s = "
-                         f"{report.embedded / emb_s:.1f} passages/s{tok} ({emb.profile}, {emb.threads} threads, "
-                         f"max_tokens {emb.max_tokens}; {report.truncated:,} truncated; model load {load_s:.1f} s)")
+                         f"{report.embedded / emb_s:.1f} passages/s{tok} ({how}; {report.truncated:,} truncated; "
+                         f"model load {load_s:.1f} s)")
         else:
             notes.append(f"embedding: all {report.reused:,} vectors reused from the encrypted cache "
                          f"in {emb_s:.1f} s (nothing embedded; run without --home for throughput)")

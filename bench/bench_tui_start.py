@@ -6,7 +6,8 @@ starts `python bench_tui_start.py --child KIND`, and the child prints the wall c
 first screen has been composed and refreshed (headless, so no terminal is needed). For
 Memories that screen is the unlock screen of the home's only vault, after the engine opened the
 home and listed its vaults; the reference is a Textual app showing one Static. The two kinds
-alternate, so machine noise hits both alike.
+alternate, so machine noise hits both alike. Both start from compiled modules, as after
+`./scripts/start` (which byte-compiles the package once; pip compiles Textual's on install).
 
     .venv/bin/python bench/bench_tui_start.py [--runs 9] [--json]
 """
@@ -85,8 +86,12 @@ def main() -> int:
         child(args.child, args.home or "")
         return 0
     sys.path.insert(0, str(REPO))
+    import compileall
+
     from memories_tui.engine import Engine
     from memories_tui.vault import crypto
+
+    compileall.compile_dir(str(REPO / "memories_tui"), quiet=1)
 
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # creation only
     with tempfile.TemporaryDirectory() as tmp:
