@@ -31,6 +31,10 @@ SALT_BYTES = 16
 _TEST_KDF_OVERRIDE: KdfParams | None = None
 
 
+def check_unlockable(params: KdfParams) -> None:
+    params.check_unlockable(floor_lifted=_TEST_KDF_OVERRIDE is not None)
+
+
 def creation_params() -> KdfParams:
     if _TEST_KDF_OVERRIDE is not None:
         return _TEST_KDF_OVERRIDE

@@ -46,13 +46,12 @@ class KdfParams:
                 f"(m ≤ {MAX_MEMORY_KIB} KiB, t ≤ {MAX_ITERATIONS}, p ≤ {MAX_LANES}); refusing to open it."
             )
 
-    def check_unlockable(self) -> None:
+    def check_unlockable(self, floor_lifted: bool = False) -> None:
         """The creation floor holds on unlock too: a vault whose header asks for less memory
-        than we would create with is refused (only while the test-only hook is set is it lifted)."""
-        from . import crypto  # the unlock path loads it anyway; listing vaults does not
-
+        than we would create with is refused (`crypto.check_unlockable` lifts it only while its
+        test-only hook is set)."""
         self.check_openable()
-        if crypto._TEST_KDF_OVERRIDE is None and self.memory_kib < MIN_MEMORY_KIB:
+        if not floor_lifted and self.memory_kib < MIN_MEMORY_KIB:
             raise VaultError(
                 f"The vault header asks for Argon2id memory m = {self.memory_kib} KiB, below the floor of "
                 f"{MIN_MEMORY_KIB} KiB; refusing to unlock it with such weak key derivation.", code="kdf_too_weak")

@@ -91,7 +91,7 @@ class UnlockedVault:
 
     def __init__(self, path: Path, passphrase: str) -> None:
         self.path = path
-        read_header(path).kdf.check_unlockable()  # recognised read-only before anything writes to it
+        crypto.check_unlockable(read_header(path).kdf)  # recognised read-only before anything writes to it
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes] | None = None  # (data_version, counter, manifest) last checked
@@ -100,7 +100,7 @@ class UnlockedVault:
             with sqlite_errors(path):
                 self.header = header_from(self._conn, path)
             self._caches = CacheBlobs(path, self._conn, self._lock, lambda: self.keys, self.header.vault_id)
-            self.header.kdf.check_unlockable()
+            crypto.check_unlockable(self.header.kdf)
             disable_core_dumps()
             kek = crypto.derive_kek(passphrase, self.header.salt, self.header.kdf)
             try:
@@ -392,7 +392,7 @@ class UnlockedVault:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 header = header_from(conn, self.path)
-                header.kdf.check_unlockable()
+                crypto.check_unlockable(header.kdf)
                 kek = crypto.derive_kek(old, header.salt, header.kdf)
                 try:
                     vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
