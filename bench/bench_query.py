@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/bench_query.py [--data ../shared/data] [--queries 300] [--collections a,b]
 
+``--collections zh-cmrc2018:s2t`` runs the collection's Traditional-script copy (OpenCC).
+
 For each collection: every document becomes a knowledge card (title, text) in a vault made
 with a cheap test KDF; then each query runs, alternating in one loop, through
 
@@ -35,7 +37,7 @@ from common import (  # noqa: E402
     DEFAULT_DATA,
     evaluate,
     find_collections,
-    load_collection,
+    load_named,
     percentile,
     print_table,
     rows_json,
@@ -53,13 +55,13 @@ HEADERS = ["collection", "system", "queries", "nDCG@10", "p50 ms", "p95 ms"]
 def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[list[object]]) -> None:
     import bm25s
 
-    coll = load_collection(data, name)
+    coll = load_named(data, name)
     if coll is None:
         return
     qids = sorted(coll.queries)
     random.Random(0).shuffle(qids)
     queries = {q: coll.queries[q] for q in sorted(qids[:n_queries])}
-    home = home_root / name
+    home = home_root / name.replace(":", "-")
     home.mkdir(parents=True)
     (home / "config.toml").write_text("[rag.limits]\nchunks = 200000\nsource_mib = 512\n", encoding="utf-8")
     engine = Engine.open(home)
