@@ -62,6 +62,11 @@ class MemoriesApp(App):
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
         # closes Textual's key panel (palette → "Keys"); inactive, so esc goes on, when it is not shown
         Binding("escape", "hide_help_panel", "Close keys", id="keys.close", show=False, priority=True),
+        # Textual's own tab binding waits in the focused field's queue, so keys typed right after
+        # it (a paste, a password manager's auto-type) landed in the old field; as app priority
+        # bindings the focus moves before the next key is routed. No widget here uses tab itself.
+        Binding("tab", "focus_next", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", show=False, priority=True),
     ]
 
     embed_state: reactive[EmbedState] = reactive(EmbedState, always_update=True)

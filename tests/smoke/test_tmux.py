@@ -2,7 +2,8 @@
 
 A real process in a real pseudo-terminal, driven by `tmux send-keys` and read with
 `tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit
-— and no traceback on the screen or on stderr. tmux runs on a private socket (-L) with no
+— and no traceback on the screen or on stderr. A first run in an empty home fills the create
+form in one burst of keys, as a paste or a password manager's auto-type sends them. tmux runs on a private socket (-L) with no
 config. The vault is made by the CLI with the real KDF defaults, so the TUI runs with no test hook. Without tmux the test skips (scripts/test installs it when it runs as root in CI).
 """
 
@@ -114,5 +115,27 @@ def test_tui_in_a_real_terminal(home: Path, width: int, height: int) -> None:
         after = term.screen()  # Textual draws on stderr: a traceback would be printed here on exit
         assert exit_file.read_text().strip() == "0", after
         assert "Traceback" not in after and "Error" not in after, after
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def test_first_run_form_takes_a_burst_of_keys(tmp_path: Path) -> None:
+    """Tab, passphrase, tab, passphrase, enter in one write: each key reaches the field that has
+    focus after the keys before it (Textual's screen-level tab binding let them land in the old field)."""
+    tmux = _tmux()
+    socket = f"memories-smoke-{os.getpid()}-first-run"
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    command = " ".join(["cd", str(Path(__file__).resolve().parents[2]), "&&", sys.executable, "-m",
+                        "memories_tui.tui.app", "--home", str(home), "; sleep 30"])
+    subprocess.run([tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "smoke", "-x", "80",
+                    "-y", "24", "-e", "TERM=xterm-256color", command], check=True, env=env, timeout=30)
+    term = Terminal(tmux, socket, "smoke")
+    try:
+        term.wait_for("Create your first vault")
+        term.keys("Tab", PASSPHRASE, "Tab", PASSPHRASE, "Enter")  # one send-keys call, one burst
+        term.wait_for("Imported 5 sample notes", timeout=240)  # the real Argon2id at creation
+        assert (home / "vaults").is_dir() and any((home / "vaults").glob("*.mvault"))
+        term.keys("C-q")
     finally:
         subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
