@@ -53,9 +53,11 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         app.screen.query_one("#editor-body", TextArea).text = "Sow basil in late May; it hates cold nights."
+        await pilot.press("ctrl+end", *" Water", "ctrl+home", *"Basil: ")  # the text's end, then its start
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 2)
         assert engine.revisions(vault_id, basil.id) == [1, 2]
+        assert records.shown.body == "Basil: Sow basil in late May; it hates cold nights. Water"
         assert "revision 2 of 2" in reader_meta(records)
 
         # revisions: h lists them, enter shows the old one in the reader
@@ -69,7 +71,7 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         editor = app.screen
-        assert editor.query_one("#editor-body", TextArea).text.startswith("Sow basil in late May")  # latest
+        assert editor.query_one("#editor-body", TextArea).text.startswith("Basil: Sow basil in late May")  # latest
         editor.query_one("#editor-title", Input).value = "Basil!"
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))

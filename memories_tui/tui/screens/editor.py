@@ -45,6 +45,18 @@ def parse_tags(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
 
 
+class NoteTextArea(TextArea):
+    """Textual's TextArea has no document start / end keys; an editor for notes needs them."""
+
+    BINDINGS = [
+        Binding("ctrl+home", "document_edge(False)", "Start of text", show=False),
+        Binding("ctrl+end", "document_edge(True)", "End of text", show=False),
+    ]
+
+    def action_document_edge(self, end: bool) -> None:
+        self.move_cursor(self.document.end if end else (0, 0))
+
+
 class RecordEditorScreen(VaultScreen):
     """`record` None: a new record; else a new revision of `record`. Dismisses with the saved record or None."""
 
@@ -56,7 +68,7 @@ class RecordEditorScreen(VaultScreen):
     GUIDE = ("Write the title, optional tags (comma-separated) and the text (Markdown is fine). ctrl+s saves: a "
              "new record, or a new revision of the one you edit (older revisions stay readable with [ and ] "
              "or h in the records screen). esc leaves; with unsaved changes it asks first. Tab and shift+tab "
-             "move between the fields.")
+             "move between the fields; in the text, ctrl+home and ctrl+end go to its start and end.")
 
     def __init__(self, vault_id: str, record: Record | None = None) -> None:
         super().__init__(vault_id)
@@ -76,7 +88,7 @@ class RecordEditorScreen(VaultScreen):
             yield Input(value=", ".join(self.record.tags) if self.record else "",
                         placeholder="tags, comma-separated (optional)", id="editor-tags")
             yield Label("Text")
-            yield TextArea(self.record.body if self.record else "", id="editor-body", soft_wrap=True)
+            yield NoteTextArea(self.record.body if self.record else "", id="editor-body", soft_wrap=True)
             yield Static(id="editor-error", classes="error")
         yield Footer()
 
