@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+from textual.binding import Binding
 from textual.screen import Screen
 
 from ..messages import WorkerMessage
@@ -15,6 +16,24 @@ if TYPE_CHECKING:
 
 class EngineScreen(Screen):
     """A screen that talks to the engine."""
+
+    # Forms: enter in field `id` focuses the selector it maps to. Screens with a mapping add
+    # ENTER_BINDING: a priority binding moves the focus before the keys typed after enter are
+    # routed (a paste, auto-type), where Input.Submitted came after them, in the old field.
+    ENTER_NEXT: ClassVar[dict[str, str]] = {}
+    ENTER_BINDING = Binding("enter", "next_field", show=False, priority=True)
+
+    def _enter_target(self) -> str | None:
+        return self.ENTER_NEXT.get(self.focused.id or "") if self.focused is not None else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter passes on to the focused widget unless it is a field with a next one."""
+        return self._enter_target() is not None if action == "next_field" else True
+
+    def action_next_field(self) -> None:
+        target = self._enter_target()
+        if target is not None:
+            self.set_focus(self.query_one(target))  # now: widget.focus() would wait a turn
 
     @property
     def memories(self) -> MemoriesApp:

@@ -63,7 +63,9 @@ class RecordEditorScreen(VaultScreen):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
         Binding("escape", "back", "Cancel", id="back"),
+        VaultScreen.ENTER_BINDING,
     ]
+    ENTER_NEXT = {"editor-title": "#editor-tags", "editor-tags": "#editor-body"}
     HELP_TITLE = "Edit a record"
     GUIDE = ("Write the title, optional tags (comma-separated) and the text (Markdown is fine). ctrl+s saves: a "
              "new record, or a new revision of the one you edit (older revisions stay readable with [ and ] "
@@ -101,14 +103,6 @@ class RecordEditorScreen(VaultScreen):
         return Draft(kind, self.query_one("#editor-title", Input).value.strip(),
                      parse_tags(self.query_one("#editor-tags", Input).value),
                      self.query_one("#editor-body", TextArea).text)
-
-    @on(Input.Submitted, "#editor-title")
-    def _title_done(self) -> None:
-        self.query_one("#editor-tags", Input).focus()
-
-    @on(Input.Submitted, "#editor-tags")
-    def _tags_done(self) -> None:
-        self.query_one("#editor-body", TextArea).focus()
 
     def action_save(self) -> None:
         if self.saving:

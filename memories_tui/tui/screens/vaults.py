@@ -128,7 +128,8 @@ def problems_text(problems: list[VaultProblem]) -> Text:
 
 
 class CreateVaultScreen(EngineScreen):
-    BINDINGS = [Binding("escape", "back", "Back", id="back")]
+    BINDINGS = [Binding("escape", "back", "Back", id="back"), EngineScreen.ENTER_BINDING]
+    ENTER_NEXT = {"name": "#pass1", "pass1": "#pass2"}
     HELP_TITLE = "Create a vault"
     GUIDE = ("Give the vault a name and a passphrase (twice); tab and shift+tab move between fields, enter "
              "in the last field creates the vault. Everything in the vault is encrypted with a key derived "
@@ -189,14 +190,7 @@ class CreateVaultScreen(EngineScreen):
     def action_back(self) -> None:
         self.dismiss()
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        order = ["name", "pass1", "pass2"]
-        if event.input.id in order[:-1]:
-            self.query_one(f"#{order[order.index(event.input.id) + 1]}", Input).focus()
-        else:
-            self.submit()
-
+    @on(Input.Submitted, "#pass2")
     @on(Button.Pressed, "#create")
     def submit(self) -> None:
         name = self.query_one("#name", Input).value.strip()
