@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,24 @@ class Terminal:
             time.sleep(0.2)
 
 
+@contextmanager
+def tui_in_tmux(home: Path, width: int, height: int, name: str, exit_file: Path | None = None) -> Iterator[Terminal]:
+    """`memories-tui --home HOME` in a private tmux server; its exit code goes to `exit_file`."""
+    tmux = _tmux()
+    socket = f"memories-smoke-{os.getpid()}-{name}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    record_exit = ["echo", "$?", ">", str(exit_file), ";"] if exit_file else []
+    command = " ".join([
+        "cd", str(Path(__file__).resolve().parents[2]), "&&",
+        sys.executable, "-m", "memories_tui.tui.app", "--home", str(home), ";", *record_exit, "sleep 30"])
+    subprocess.run([tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "smoke", "-x", str(width),
+                    "-y", str(height), "-e", "TERM=xterm-256color", command], check=True, env=env, timeout=30)
+    try:
+        yield Terminal(tmux, socket, "smoke")
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("smoke") / "home"
@@ -75,18 +95,8 @@ def home(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("width,height", [(80, 24), (140, 45)])
 def test_tui_in_a_real_terminal(home: Path, width: int, height: int) -> None:
-    tmux = _tmux()
-    socket = f"memories-smoke-{os.getpid()}-{width}"
     exit_file = home.parent / f"exit-{width}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    command = " ".join([
-        "cd", str(Path(__file__).resolve().parents[2]), "&&",
-        sys.executable, "-m", "memories_tui.tui.app", "--home", str(home), ";",
-        "echo", "$?", ">", str(exit_file), "; sleep 30"])
-    subprocess.run([tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "smoke", "-x", str(width),
-                    "-y", str(height), "-e", "TERM=xterm-256color", command], check=True, env=env, timeout=30)
-    term = Terminal(tmux, socket, "smoke")
-    try:
+    with tui_in_tmux(home, width, height, str(width), exit_file) as term:
         term.wait_for("Unlock Personal")
         term.keys(PASSPHRASE, literal=True)
         term.keys("Enter")
@@ -115,28 +125,16 @@ def test_tui_in_a_real_terminal(home: Path, width: int, height: int) -> None:
         after = term.screen()  # Textual draws on stderr: a traceback would be printed here on exit
         assert exit_file.read_text().strip() == "0", after
         assert "Traceback" not in after and "Error" not in after, after
-    finally:
-        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
 
 
 def test_first_run_form_takes_a_burst_of_keys(tmp_path: Path) -> None:
     """Enter, passphrase, tab, passphrase, enter in one write: each key reaches the field that has
     focus after the keys before it (Textual's tab binding and Input.Submitted moved the focus only
     after the keys behind them had been routed to the old field)."""
-    tmux = _tmux()
-    socket = f"memories-smoke-{os.getpid()}-first-run"
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    command = " ".join(["cd", str(Path(__file__).resolve().parents[2]), "&&", sys.executable, "-m",
-                        "memories_tui.tui.app", "--home", str(home), "; sleep 30"])
-    subprocess.run([tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "smoke", "-x", "80",
-                    "-y", "24", "-e", "TERM=xterm-256color", command], check=True, env=env, timeout=30)
-    term = Terminal(tmux, socket, "smoke")
-    try:
+    with tui_in_tmux(home, 80, 24, "first-run") as term:
         term.wait_for("Create your first vault")
         term.keys("Enter", PASSPHRASE, "Tab", PASSPHRASE, "Enter")  # one send-keys call, one burst
         term.wait_for("Imported 5 sample notes", timeout=240)  # the real Argon2id at creation
         assert (home / "vaults").is_dir() and any((home / "vaults").glob("*.mvault"))
         term.keys("C-q")
-    finally:
-        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, timeout=30)
