@@ -242,7 +242,8 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--collections", default="")
+    ap.add_argument("--collections", default="",
+                    help="comma-separated names; NAME:s2t is the Traditional-script copy of NAME (default: every collection)")
     ap.add_argument("--home", type=Path, default=None, help="keep and reuse this home (vaults and vectors)")
     ap.add_argument("--quick", action="store_true", help="a fixed sample of 100 queries per collection")
     ap.add_argument("--max-docs", type=int, default=0,

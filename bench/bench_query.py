@@ -143,7 +143,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--collections", default="", help="comma-separated names (default: every collection)")
+    ap.add_argument("--collections", default="", help="comma-separated names; NAME:s2t is the Traditional-script copy of NAME (default: every collection)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = ap.parse_args()
     crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)  # the KDF is not measured
