@@ -18,7 +18,7 @@ Exit status 0 only when every selected mutant is killed.
 Usage:
     .venv/bin/python scripts/mutants.py            # every mutant (~10-17 min on 2 shared cores)
     .venv/bin/python scripts/mutants.py --list     # ids and descriptions
-    .venv/bin/python scripts/mutants.py --check    # does every edit still apply? (after a refactor)
+    .venv/bin/python scripts/mutants.py --check    # does every edit still apply? (scripts/test runs it)
     .venv/bin/python scripts/mutants.py rrf-k1-search bm25-weights-equal   # a subset
     .venv/bin/python scripts/mutants.py --no-baseline rrf-k1-search        # skip the unmutated run
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,7 @@ class Mutant:
 
 KDF_TESTS = ("tests/unit/test_kdf_defaults.py", "tests/integration/test_cli_real_kdf.py")
 LEXICAL_TESTS = ("tests/unit/test_bm25_weights.py", "tests/unit/test_lexical.py")
+MCP_TOOLS = "tests/integration/test_mcp_tools.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ---- the bugs listed in issue 13
@@ -63,12 +65,12 @@ MUTANTS: tuple[Mutant, ...] = (
              "    return KdfParams(memory_kib=8, iterations=1, lanes=1)\n"),),
            KDF_TESTS),
     Mutant("kdf-no-iteration-floor", "the creation floor checks memory only, not iterations",
-           "memories_tui/vault/crypto.py",
+           "memories_tui/vault/format.py",
            (("if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:",
              "if self.memory_kib < MIN_MEMORY_KIB:"),),
            KDF_TESTS),
     Mutant("kdf-default-one-iteration", "the default Argon2id iteration count is 1",
-           "memories_tui/vault/crypto.py",
+           "memories_tui/vault/format.py",
            (("    iterations: int = 3\n", "    iterations: int = 1\n"),),
            KDF_TESTS),
     Mutant("rrf-k1-search", "hybrid search fuses with k = 1 instead of 60",
@@ -191,6 +193,29 @@ MUTANTS: tuple[Mutant, ...] = (
             ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)",
              'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only)')),
            ("tests/unit/test_lexical.py",)),
+    # ---- issue 20: bugs planted in a copy that the whole suite let through
+    Mutant("mcp-ask-no-grant-recheck", "memory_ask returns its answer without checking the grant again after the work",
+           "memories_tui/mcp/tools.py",
+           (('                             notes=list(data.get("notes", [])))\n\n        return self._run(vault_id, work)\n',
+             '                             notes=list(data.get("notes", [])))\n\n'
+             '        return work(self.grants.check(vault_id))\n'),),
+           (MCP_TOOLS + "::test_memory_ask_drops_the_answer_when_the_grant_is_revoked_during_the_call",)),
+    Mutant("mcp-retrieve-truncated-gt1", "memory_retrieve says truncated only when more than one chunk was left out",
+           "memories_tui/mcp/tools.py",
+           (("chunks=chunks, truncated=omitted > 0", "chunks=chunks, truncated=omitted > 1"),),
+           (MCP_TOOLS + "::test_retrieve_budget_with_exactly_one_chunk_left_out",)),
+    Mutant("mcp-search-truncated-gt1", "memory_search says truncated only when more than one record was left out",
+           "memories_tui/mcp/tools.py",
+           (("records=records, truncated=omitted > 0", "records=records, truncated=omitted > 1"),),
+           (MCP_TOOLS + "::test_search_budget_with_exactly_one_record_left_out",)),
+    Mutant("mcp-search-budget-before-add", "memory_search checks its byte budget before adding a row (one row too many)",
+           "memories_tui/mcp/tools.py",
+           (("if records and used + size > SEARCH_BUDGET:", "if records and used > SEARCH_BUDGET:"),),
+           (MCP_TOOLS + "::test_search_budget_with_exactly_one_record_left_out",)),
+    Mutant("mcp-read-cut-mid-char", "memory_read cuts at the byte budget even inside a UTF-8 character",
+           "memories_tui/mcp/tools.py",
+           (("end = _char_start(body, start + READ_BUDGET)", "end = start + READ_BUDGET"),),
+           (MCP_TOOLS + "::test_read_budget_never_cuts_a_character",)),
 )
 
 
@@ -212,21 +237,82 @@ def _copy_repo(dest: Path) -> Path:
     return repo
 
 
+def _mutated_text(text: str, mutant: Mutant) -> tuple[str, str | None]:
+    """The file text with the mutant's edits applied, or a reason why they do not apply."""
+    for old, new in mutant.edits:
+        count = text.count(old)
+        if count != 1:
+            return text, f"{mutant.file}: expected text found {count} times (must be exactly once): {old.strip()[:70]!r}"
+        if old == new:
+            return text, f"{mutant.file}: the edit changes nothing"
+        text = text.replace(old, new)
+    return text, None
+
+
 def _apply(repo: Path, mutant: Mutant) -> str | None:
     """Apply the edits; return a reason when the mutant is stale."""
     path = repo / mutant.file
     if not path.is_file():
         return f"{mutant.file} does not exist"
-    text = path.read_text(encoding="utf-8")
-    for old, new in mutant.edits:
-        count = text.count(old)
-        if count != 1:
-            return f"{mutant.file}: expected text found {count} times (must be exactly once): {old.strip()[:70]!r}"
-        if old == new:
-            return f"{mutant.file}: the edit changes nothing"
-        text = text.replace(old, new)
+    text, reason = _mutated_text(path.read_text(encoding="utf-8"), mutant)
+    if reason:
+        return reason
     path.write_text(text, encoding="utf-8")
     return None
+
+
+def check(mutant: Mutant, root: Path = ROOT) -> list[str]:
+    """Why `mutant` would not run as meant against the code under `root` (empty: it would).
+
+    The edits must each match exactly once and leave valid Python, and every test it names
+    must exist (a file, or a test function in it), so that neither a refactor of the product
+    nor a renamed test silently retires the mutant."""
+    problems: list[str] = []
+    path = root / mutant.file
+    if not path.is_file():
+        problems.append(f"{mutant.file} does not exist")
+    else:
+        text, reason = _mutated_text(path.read_text(encoding="utf-8"), mutant)
+        if reason:
+            problems.append(reason)
+        elif path.suffix == ".py":
+            try:
+                compile(text, str(path), "exec")
+            except SyntaxError as exc:
+                problems.append(f"{mutant.file}: the mutated code does not compile ({exc.msg}, line {exc.lineno})")
+    for test in mutant.tests:
+        file, _, name = test.partition("::")
+        test_path = root / file
+        if not test_path.exists():
+            problems.append(f"test {file} does not exist")
+            continue
+        name = name.split("::")[-1].split("[")[0]
+        if name and not re.search(rf"^\s*(?:async\s+)?def {re.escape(name)}\(", test_path.read_text(encoding="utf-8"),
+                                  re.M):
+            problems.append(f"test {test}: no function {name} in {file}")
+    return problems
+
+
+def check_all(mutants: tuple[Mutant, ...] = MUTANTS, verbose: bool = False) -> int:
+    """`--check`: one line when all is well, one line per problem otherwise."""
+    seen: set[str] = set()
+    bad = 0
+    for m in mutants:
+        problems = check(m) + ([f"duplicate mutant id {m.id}"] if m.id in seen else [])
+        seen.add(m.id)
+        bad += bool(problems)
+        for problem in problems:
+            print(f"STALE  {m.id}: {problem}")
+        if verbose and not problems:
+            print(f"ok     {m.id}")
+    if bad:
+        print(f"scripts/mutants.py --check: {bad} of {len(mutants)} mutants no longer apply. Update their edits "
+              "(text replacements) or tests in scripts/mutants.py to the new code, keeping the bug each one plants, "
+              "then run the mutant: scripts/mutants.py ID.")
+        return 1
+    print(f"scripts/mutants.py --check: all {len(mutants)} mutants apply (each edit matches once and compiles; "
+          "their tests exist)")
+    return 0
 
 
 def _pytest(repo: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple[int, str]:
@@ -242,7 +328,8 @@ def _pytest(repo: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {TIMEOUT_SECONDS} s"
     lines = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()]
-    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    failed = [line.split(" - ")[0] for line in lines
+              if line.startswith(("FAILED tests/", "ERROR tests/"))]  # not log lines that start with ERROR
     summary = lines[-1] if lines else ""
     return done.returncode, summary + (f" [{'; '.join(failed[:5])}]" if failed else "")
 
@@ -298,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--check", action="store_true",
                     help="only check that every mutant still applies to the current code (no tests run)")
+    ap.add_argument("--verbose", action="store_true", help="with --check: also list the mutants that apply")
     ap.add_argument("--keep", action="store_true", help="keep the mutated copies for inspection")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the unmutated run (only when the suite is known to be green)")
@@ -307,17 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.id:28} {m.description}\n{'':28} {m.file} → {' '.join(m.tests)}")
         return 0
     if args.check:
-        stale = 0
-        for m in MUTANTS:
-            with tempfile.TemporaryDirectory() as tmp:
-                target = Path(tmp) / m.file
-                target.parent.mkdir(parents=True)
-                if (ROOT / m.file).is_file():
-                    shutil.copy2(ROOT / m.file, target)
-                reason = _apply(Path(tmp), m)
-            stale += reason is not None
-            print(f"{'STALE' if reason else 'ok':6} {m.id}{': ' + reason if reason else ''}")
-        return 1 if stale else 0
+        return check_all(verbose=args.verbose)
     known = {m.id: m for m in MUTANTS}
     unknown = [i for i in args.ids if i not in known]
     if unknown:

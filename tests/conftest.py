@@ -10,7 +10,14 @@ import socket
 
 import pytest
 
-from tests.helpers.paths import in_ci, require_gemma_small_files, require_gemma_tokenizer, require_minilm
+from tests.helpers.paths import (
+    in_ci,
+    require_collection,
+    require_gemma_small_files,
+    require_gemma_tokenizer,
+    require_minilm,
+    require_modules,
+)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -105,6 +112,18 @@ def gemma_small_files():
 def gemma_tokenizer():
     """The real Gemma tokenizer.json from ../shared."""
     return require_gemma_tokenizer()
+
+
+@pytest.fixture
+def collection(request):
+    """A shared retrieval collection's folder; parametrize with its name (indirect=True)."""
+    return require_collection(request.param)
+
+
+@pytest.fixture(scope="session")
+def bench_extra():
+    """The bench extra's reference libraries (bm25s and PyStemmer)."""
+    require_modules("bm25s", "Stemmer", how="pip install -e '.[bench]' (scripts/test does)")
 
 
 @pytest.fixture(scope="session")

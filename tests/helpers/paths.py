@@ -11,6 +11,7 @@ to get it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -20,6 +21,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED = REPO_ROOT.parent / "shared"
 GEMMA_SMALL_FILES = SHARED / "models" / "embeddinggemma-small-files"
 GEMMA_TOKENIZER = GEMMA_SMALL_FILES / "tokenizer.json"
+SHARED_DATA = SHARED / "data"
 MINILM_DIR = REPO_ROOT / "tests" / ".models" / "minilm"
 MINILM_FILES = ("model.onnx", "tokenizer.json")
 GEMMA_SMALL_NAMES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
@@ -58,3 +60,16 @@ def require_gemma_tokenizer() -> Path:
     require_files(GEMMA_SMALL_FILES, ("tokenizer.json",),
                   "the shared folder ../shared (beside the repository root) holds it")
     return GEMMA_TOKENIZER
+
+
+def require_collection(name: str) -> Path:
+    """A retrieval collection of the shared folder (corpus.jsonl, queries.jsonl)."""
+    return require_files(SHARED_DATA / name, ("corpus.jsonl", "queries.jsonl"),
+                         "the shared folder ../shared (beside the repository root) holds the collections")
+
+
+def require_modules(*names: str, how: str) -> None:
+    """Python modules a test needs that are not core dependencies (e.g. the bench extra)."""
+    absent = [n for n in names if importlib.util.find_spec(n) is None]
+    if absent:
+        missing(f"Python module(s) {', '.join(absent)} not installed; {how}")

@@ -28,9 +28,7 @@ def _collection(root: Path) -> Path:
     return root
 
 
-def test_bench_lexical_json_is_one_object_with_the_documented_keys(tmp_path: Path) -> None:
-    pytest.importorskip("bm25s", reason="bench extra not installed (pip install -e '.[bench]')")
-    pytest.importorskip("Stemmer")
+def test_bench_lexical_json_is_one_object_with_the_documented_keys(tmp_path: Path, bench_extra) -> None:
     data = _collection(tmp_path / "data")
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_lexical.py"), "--data", str(data),
                           "--json", "--no-synthetic"], capture_output=True, text=True, timeout=300)

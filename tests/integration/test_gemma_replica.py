@@ -10,7 +10,6 @@ the embeddinggemma profile, every weight is 4-bit, and padding in a batch change
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -33,11 +32,8 @@ replica = _load_replica_module()
 
 
 @pytest.fixture(scope="module")
-def small_replica(tmp_path_factory) -> Path:
-    if not (replica.SMALL_FILES / "tokenizer.json").is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI: the shared Gemma tokenizer files are missing in {replica.SMALL_FILES}")
-        pytest.skip(f"the shared Gemma tokenizer files are not in {replica.SMALL_FILES}")
+def small_replica(tmp_path_factory, gemma_small_files) -> Path:
+    assert replica.SMALL_FILES == gemma_small_files  # the replica reads the tokenizer files from there
     folder = tmp_path_factory.mktemp("replica")
     arch = replica.Arch(hidden=64, layers=2, heads=2, kv_heads=1, head_dim=32, ffn=96, dense=256)
     replica.write_replica(folder, arch=arch, log=lambda _msg: None)

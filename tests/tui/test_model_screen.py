@@ -59,19 +59,11 @@ async def test_terms_then_an_unreachable_host_names_the_way_out(tmp_path: Path) 
     engine.lock()
 
 
-async def test_install_from_a_folder_in_the_screen(tmp_path: Path) -> None:
+async def test_install_from_a_folder_in_the_screen(tmp_path: Path, gemma_small_files: Path) -> None:
     """The folder field: real copies with hash checks; the ONNX pair is absent, so those two fail."""
-    small = Path(__file__).resolve().parents[3] / "shared" / "models" / "embeddinggemma-small-files"
+    small = gemma_small_files
     names = ["tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json",
              "generation_config.json"]
-    if not all((small / n).is_file() for n in names):
-        import os
-
-        import pytest
-
-        if os.environ.get("CI"):
-            pytest.fail(f"the small EmbeddingGemma files are missing from {small}")
-        pytest.skip(f"the small EmbeddingGemma files are not present in {small}")
     source = tmp_path / "downloaded"
     source.mkdir()
     for n in names:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import sqlite3
 from pathlib import Path
@@ -16,8 +15,6 @@ from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.index.lexical import LexicalDoc, LexicalIndex
 from memories_tui.text import segment
 from memories_tui.text.chunking import chunk_text
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def test_scores_match_bm25_computed_by_hand() -> None:
@@ -84,12 +81,7 @@ def test_incremental_adds_and_merges_equal_one_bulk_build(monkeypatch: pytest.Mo
         assert step.matching(terms) == bulk.matching(terms)
 
 
-def _collection_sample(name: str, docs: int, queries: int) -> tuple[list[LexicalDoc], list[str]]:
-    root = DATA / name
-    if not (root / "corpus.jsonl").is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"benchmark collection missing: {root}")
-        pytest.skip(f"benchmark collection missing: {root}")
+def _collection_sample(root: Path, docs: int, queries: int) -> tuple[list[LexicalDoc], list[str]]:
     rows = []
     with open(root / "corpus.jsonl", encoding="utf-8") as fh:
         for n, line in enumerate(fh):
@@ -115,9 +107,9 @@ def _fts5_reference(docs: list[LexicalDoc]) -> sqlite3.Connection:
     return conn
 
 
-@pytest.mark.parametrize("name", ["scifact", "zh-cmrc2018"])
-def test_ranking_equals_fts5_bm25_on_benchmark_collections(name: str) -> None:
-    docs, queries = _collection_sample(name, 400, 60)
+@pytest.mark.parametrize("collection", ["scifact", "zh-cmrc2018"], indirect=True)
+def test_ranking_equals_fts5_bm25_on_benchmark_collections(collection: Path) -> None:
+    docs, queries = _collection_sample(collection, 400, 60)
     ours = LexicalIndex()
     ours.add(docs)
     ref = _fts5_reference(docs)
