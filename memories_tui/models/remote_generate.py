@@ -127,8 +127,12 @@ class Reranker:
                 raise bad_response(self.client, f"results[{i}].index {index} is repeated")
             seen.add(index)
             score = field(item, "relevance_score", (int, float), self.client, f"results[{i}]")
-            if not math.isfinite(score):
+            try:
+                value = float(score)
+            except OverflowError:  # a JSON integer beyond any float: as unusable as NaN
+                value = math.inf
+            if not math.isfinite(value):
                 raise bad_response(self.client, f"results[{i}].relevance_score is not finite")
-            scores.append(RerankScore(index, float(score)))
+            scores.append(RerankScore(index, value))
         scores.sort(key=lambda s: -s.relevance_score)
         return scores

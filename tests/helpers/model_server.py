@@ -10,7 +10,8 @@
         srv.embed_dims = 8                     # vectors returned (wrong_dims: set it to something else)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
         srv.rerank = lambda query, docs, top_n: [{"index": 0, "relevance_score": 1.0}]
-        srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body
+        srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body and
+                                               # the raw request target (query string included)
 
 Embeddings are deterministic bags of hashed characters (similar texts → similar vectors).
 The default chat "model" answers from the first source and, like a naive model, obeys a
@@ -44,9 +45,10 @@ _SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">\n(.*?)\n</source>', re
 
 @dataclass
 class Seen:
-    path: str
+    path: str  # without the query string (what the handler dispatches on)
     headers: dict[str, str]
     body: bytes
+    target: str = ""  # the request line's target exactly as sent, query string and all
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -176,7 +178,7 @@ class ModelServer:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else b""
         with self._lock:
-            self.requests.append(Seen(path, {k.lower(): v for k, v in h.headers.items()}, body))
+            self.requests.append(Seen(path, {k.lower(): v for k, v in h.headers.items()}, body, h.path))
             canned = self.queued.get(path)
             reply = canned.popleft() if canned else None
             reset = path in self.reset_once

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, RERANK, ModelServer
+from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, RERANK, ModelServer, naive_model
 
 KEY = "sk-test-0123456789abcdef"
 CANARIES = ("CANARY-PRIVATE-7731", "CANARY-CRED-5512")
@@ -138,6 +138,30 @@ def test_batch_questions_one_unlock(make_home, tmp_path):
     assert [a["id"] for a in answers] == ["a", "b", "c"]
     assert answers[0]["status"] == "extractive" and answers[2]["error"]["code"] == "limit_exceeded"
     assert r.json["failed"] == 1
+
+
+def test_batch_stops_when_the_vault_changes_under_it(make_home, srv, tmp_path):
+    """Another process edits a source while the service answers question b: that late answer is
+    dropped and the batch ends there with `cancelled` (question c is never sent), as a lock would
+    end it; a lock or change is not one more failed question to note and go past."""
+    home = make_home(generation(srv.compat_chat_url))
+    card = run_cli(home, "--json", "rag", "search", "notes", "混合搜尋").json["results"][0]["asset_id"]
+    calls: list[str] = []
+
+    def edit_during_b(system: str, user: str) -> str:
+        calls.append(user)
+        if len(calls) == 2:
+            edited = run_cli(home, "memory", "update", "notes", card, "--text", "混合搜尋 now says RRF with k = 10.")
+            assert edited.code == 0, edited.stderr
+        return naive_model(system, user)
+
+    srv.chat = edit_during_b
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n" for i, t in
+                             (("a", "混合搜尋"), ("b", "混合搜尋用什麼融合？"), ("c", "混合搜尋 RRF"))), encoding="utf-8")
+    r = run_cli(home, "--json", "rag", "ask", "notes", "--questions", str(qfile), env={"GEN_KEY": KEY})
+    assert r.code != 0 and r.json["error"]["code"] == "cancelled", r.stdout
+    assert len(srv.requests_for(COMPAT_CHAT)) == 2
 
 
 def test_ask_usage_errors(make_home, tmp_path):

@@ -89,13 +89,23 @@ def test_lock_between_retries_stops_sending(tmp_path, cheap_kdf, srv, monkeypatc
     eng.close()
 
 
-def test_device_only_refuses_remote_generation_before_retrieval(tmp_path, cheap_kdf):
-    eng, vid = open_engine(tmp_path, gen_config("https://gen.example/v1/chat/completions"))
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+def test_device_only_refuses_remote_generation_before_any_retrieval(tmp_path, cheap_kdf, srv, mode):
+    """Retrieval reaches the loopback services a device-only vault may use (the rerank service in
+    every mode, the embedding service for vector and hybrid): before the refusal none hears a thing."""
+    config = (gen_config("https://gen.example/v1/chat/completions")
+              + f'[rag.embedding]\nprotocol = "compatible"\nurl = "{srv.compat_embed_url}"\nmodel = "m"\n'
+              + f'[rag.rerank]\nprotocol = "compatible"\nurl = "{srv.rerank_url}"\nmodel = "r"\n')
+    eng, vid = open_engine(tmp_path, config)
+    eng.add_record(vid, kind="memory", title="second", body="混合搜尋 again")  # two hits: the rerank would send
     eng.set_device_only(vid, True)
     try:
         with pytest.raises(PolicyError) as err:
-            eng.ask(vid, "混合搜尋")
-        assert err.value.code == "device_only"
+            eng.ask(vid, "混合搜尋", mode=mode)
+        assert err.value.code == "device_only" and "gen.example" in err.value.message
+        assert srv.requests == []
+        assert eng.search(vid, "混合搜尋", mode=mode).results  # retrieval alone does reach them
+        assert srv.requests_for("v1/rerank") and (mode == "bm25") != bool(srv.requests_for("v1/embeddings"))
     finally:
         eng.close()
 

@@ -247,3 +247,47 @@ def test_snapshot_is_rewritten_after_a_delete(tmp_path, cheap_kdf):
         data = eng._vault(vid).get_blob(blob)
         assert data and gone.id.encode() not in data and b"zeppelin" not in data
     eng.close()
+
+
+def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_path, cheap_kdf):
+    """The saved index holds revision 1 of a note that another process has since rewritten
+    (shorter, other words). Restoring it never shows a chunk of revision 1: the reopened engine
+    finds the note only by its new words, with byte ranges into the new body, for plain and
+    phrase queries, and saves a snapshot without the old text."""
+    from memories_tui.config import Limits
+    from memories_tui.index.cache import SNAPSHOT_BLOB, VaultIndex
+    from tests.helpers.cli import run_cli
+
+    home = tmp_path / "home"
+    eng = Engine.open(home)
+    vid = eng.create_vault("v", "correct horse").vault_id
+    eng.unlock(vid, "correct horse")
+    note = eng.add_record(vid, kind="memory", title="Lamp",
+                          body="The lighthouse keeper trims the lamp wick every evening at dusk. " * 30)
+    other = eng.add_record(vid, kind="memory", title="Harbour", body="Ferries leave past the lighthouse at noon.")
+    assert set(_titles(eng, vid, "wick")) == {"Lamp"}  # several chunks
+    eng.close()  # saves the snapshot: revision 1 of the note
+    new_body = "Submarine captain logs depth."
+    edited = run_cli(home, "memory", "update", "v", note.id, "--text", new_body)
+    assert edited.code == 0, edited.stderr
+
+    eng = Engine.open(home)
+    eng.unlock(vid, "correct horse")
+    vault = eng._vault(vid)
+    stale = VaultIndex.restore(vid, Limits(), vault.get_blob(SNAPSHOT_BLOB), {})
+    assert stale is not None and stale.record_revisions()[note.id] == 1  # the snapshot is the old one
+    assert _titles(eng, vid, "wick") == [] and _titles(eng, vid, "lighthouse") == ["Harbour"]
+    assert _titles(eng, vid, "lighthouse keeper", match_mode="phrase") == []
+    for query, mode in (("submarine depth", "any"), ("submarine captain", "phrase")):
+        (hit,) = eng.search(vid, query, match_mode=mode).results
+        assert (hit.asset_id, hit.revision, hit.text) == (note.id, 2, new_body)
+        assert new_body.encode()[hit.byte_start:hit.byte_end].decode() == hit.text
+    assert {h.asset_id for h in eng.search(vid, "lighthouse wick submarine", limit=50).results} == {note.id, other.id}
+    eng.close()
+    eng = Engine.open(home)
+    eng.unlock(vid, "correct horse")
+    vault = eng._vault(vid)
+    for blob in ("lexical-index", "lexical-phrase"):
+        data = vault.get_blob(blob)
+        assert data and b"wick" not in data
+    eng.close()

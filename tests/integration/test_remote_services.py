@@ -287,6 +287,9 @@ def test_gemini_generation_request_shape(srv):
 @pytest.mark.parametrize("payload, match", [
     ({"promptFeedback": {"blockReason": "SAFETY"}}, "blockReason SAFETY"),
     ({"candidates": [{"finishReason": "SAFETY", "content": {"parts": [{"text": "{}"}]}}]}, "finishReason SAFETY"),
+    # cut off by the output limit: even a reply that parses is not the whole answer
+    ({"candidates": [{"finishReason": "MAX_TOKENS", "content": {"parts": [
+        {"text": '{"answer": "Bake at 250 [S1]", "citations": ["S1"]}'}]}}]}, "finishReason MAX_TOKENS"),
     ({"candidates": [{"content": {"parts": []}}]}, "empty answer"),
     ({"candidates": [{"content": {"parts": [{"text": 5}]}}]}, "wrong type"),
 ])
@@ -295,6 +298,32 @@ def test_gemini_generation_refusals(srv, payload, match):
     gen = Generator(RemoteService("gemini", srv.gemini_generate_url, "gen", "MODEL_KEY"), FAST, ENV)
     with pytest.raises(ModelError, match=match):
         gen.generate("s", "u", CallContext())
+
+
+def test_gemini_answer_in_several_parts_is_joined(srv):
+    parts = ['{"answer": "Bake at 2', '50 °C for 40 minutes [S1]", ', '"citations": ["S1"]}']
+    srv.queue_json(GEMINI_GENERATE, {"candidates": [{"finishReason": "STOP",
+                                                     "content": {"role": "model", "parts": [{"text": p} for p in parts]}}]})
+    gen = Generator(RemoteService("gemini", srv.gemini_generate_url, "gen", "MODEL_KEY"), FAST, ENV)
+    assert gen.generate("s", "u", CallContext()) == "".join(parts)
+
+
+def test_api_keys_travel_only_in_their_header_never_in_a_url_or_body(srv):
+    """The raw request target is recorded as sent: a `?key=` (Gemini's other way) would show there."""
+    gemini_gen = RemoteService("gemini", srv.gemini_generate_url, "gen", "MODEL_KEY")
+    emb = RemoteEmbedder(gemini(srv.gemini_embed_url, dimensions=8), FAST, ENV)
+    emb.embed_query("hello")
+    emb.embed_documents([("Title", "one"), (None, "two")])
+    Generator(gemini_gen, FAST, ENV).generate("s", "u", CallContext())
+    RemoteEmbedder(compat(srv.compat_embed_url), FAST, ENV).embed_query("hello")
+    Generator(compat(srv.compat_chat_url), FAST, ENV).generate("s", "u", CallContext())
+    Reranker(compat(srv.rerank_url), FAST, ENV).rerank("q", ["a", "b"], CallContext())
+    assert len(srv.requests) == 6
+    for r in srv.requests:
+        assert r.target == "/" + r.path  # no query string at all
+        assert KEY not in r.target and KEY.encode() not in r.body
+        sent = r.headers["x-goog-api-key"] if r.path.startswith("v1beta/") else r.headers["authorization"]
+        assert sent in (KEY, f"Bearer {KEY}")
 
 
 def test_compatible_chat_request_shape_and_errors(srv):
@@ -340,6 +369,17 @@ def test_rerank_nan_score_refused(srv):
     srv.queue(RERANK, 200, {}, b'{"results": [{"index": 0, "relevance_score": NaN}]}')
     with pytest.raises(ModelError, match="non-finite"):
         Reranker(compat(srv.rerank_url), FAST, ENV).rerank("q", ["a"], CallContext())
+
+
+@pytest.mark.parametrize("score", ["1" + "0" * 400, "-" + "9" * 400])
+def test_rerank_score_beyond_float_range_refused(srv, score):
+    """Valid JSON whose integer no float can hold: the reranker's own finiteness check refuses it
+    (strict JSON lets integers through; NaN and 1e999 never get this far)."""
+    srv.queue(RERANK, 200, {}, b'{"results": [{"index": 1, "relevance_score": %s}, '
+                               b'{"index": 0, "relevance_score": 0.5}]}' % score.encode())
+    with pytest.raises(ModelError, match=r"results\[0\].relevance_score is not finite") as err:
+        Reranker(compat(srv.rerank_url), FAST, ENV).rerank("q", ["a", "b"], CallContext())
+    assert err.value.code == "model_bad_response"
 
 
 def test_service_rerank_reorders_and_relabels(srv):

@@ -184,3 +184,29 @@ def test_hard_wrapped_prose_stays_one_sentence():
 def test_markdown_headings_are_not_sentences():
     text = "# 手沖咖啡筆記\n\n水溫控制在九十二度。"
     assert [text[a:b] for a, b in split_sentences(text)] == ["水溫控制在九十二度。"]
+
+
+def test_extractive_length_cap_binds_before_a_sentence_is_added():
+    """Three supporting 25-character sentences and max_chars=60: two fit (50), a third would make 75."""
+    sentences = [f"A starter {n} is fed daily." for n in range(3)]
+    assert {len(s) for s in sentences} == {25}
+    ans = extract_answer("When is the starter fed?", [src("S1", " ".join(sentences))], max_chars=60)
+    assert [s.text for s in ans.sentences] == sentences[:2]
+    assert sum(len(s.text) for s in ans.sentences) == 50
+
+
+def test_extractive_prefers_the_higher_ranked_source_when_support_is_equal():
+    same = "The starter is fed at nine every morning."
+    sources = [src("S1", same, record="a"), src("S2", same, record="b"), src("S3", same, record="c")]
+    ans = extract_answer("When is the starter fed?", sources, max_sentences=1)
+    assert [s.label for s in ans.sentences] == ["S1"] and ans.answer == f"{same} [S1]"
+    ranked = extract_answer("When is the starter fed?", list(reversed(sources)), max_sentences=1)
+    assert [s.record_id for s in ranked.sentences] == ["c"]  # the rank decides, not the record
+
+
+def test_model_answer_length_is_capped_at_20000_characters():
+    at_cap = "量" * 19_995 + " [S1]"
+    assert len(at_cap) == 20_000
+    assert parse_model_answer(reply(at_cap)).answer == at_cap
+    with pytest.raises(AnswerRejected, match="longer than 20,000 characters"):
+        parse_model_answer(reply("量" + at_cap))
