@@ -195,6 +195,14 @@ async def test_out_of_grant_bad_arguments_and_excluded_kinds(world):
 
 
 async def test_model_loads_lazily_and_vector_mode(world, minilm_dir):
+    # The vectors first (`rag index`, resumed until done): a tool call embeds on demand within a
+    # 30 s budget, which a loaded machine can run out of; this test is about loading, not speed.
+    for _attempt in range(30):
+        built = run_cli(world["home"], "--json", "rag", "index", "notes")
+        if built.code == 0:
+            break
+        assert built.json["error"]["code"] == "budget_exceeded", built.stdout
+    assert built.code == 0 and built.json["missing"] == 0
     async with connect(world, "--vault", "notes") as client:
         await client.list_tools()
         structured(await client.call_tool("memory_retrieve", {"vault_id": "notes", "query": "sourdough"}))
