@@ -44,7 +44,8 @@ class HttpSettings:
     retries: int = 2
     backoff_ms: int = 500
     connect_timeout_seconds: float = 10
-    timeout_seconds: float = 60
+    timeout_seconds: float = 60  # per read: the longest silence between two bytes
+    request_timeout_seconds: float = 300  # one model-service request in all, retries included
     download_timeout_seconds: float = 900
 
 
@@ -182,7 +183,7 @@ def _limits(value: Any) -> Limits:
 def _http(value: Any) -> HttpSettings:
     t = _table(value, "rag.http", {
         "use_env_proxy", "proxy_url", "retries", "backoff_ms", "connect_timeout_seconds",
-        "timeout_seconds", "download_timeout_seconds",
+        "timeout_seconds", "request_timeout_seconds", "download_timeout_seconds",
     })
     use_env = t.get("use_env_proxy", True)
     if not isinstance(use_env, bool):
@@ -207,6 +208,8 @@ def _http(value: Any) -> HttpSettings:
         backoff_ms=_int(t.get("backoff_ms", 500), "rag.http.backoff_ms", 0, 60_000),
         connect_timeout_seconds=_num(t.get("connect_timeout_seconds", 10), "rag.http.connect_timeout_seconds", 0.01, 600),
         timeout_seconds=_num(t.get("timeout_seconds", 60), "rag.http.timeout_seconds", 0.01, 3600),
+        request_timeout_seconds=_num(t.get("request_timeout_seconds", 300), "rag.http.request_timeout_seconds",
+                                     0.01, 86_400),
         download_timeout_seconds=_num(t.get("download_timeout_seconds", 900), "rag.http.download_timeout_seconds", 0.01, 86_400),
     )
 

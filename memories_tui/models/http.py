@@ -17,10 +17,14 @@ Decisions worth knowing:
   is in ``strict_json.py``.
 * Redirects are never followed by httpx. Model API callers treat a 3xx as an error; the
   model installer follows them itself (see ``install.py``) with :func:`check_redirect`.
-* Deadlines are absolute :func:`time.monotonic` values. They are checked before every
-  attempt and between body chunks, and each attempt's timeouts are capped at the time
-  left; a read that stalls can therefore overrun the deadline by at most the remaining
-  time at the start of the attempt (httpx has no way to shorten a read in progress).
+* Every request has a deadline: an absolute :func:`time.monotonic` value the caller gives,
+  else ``[rag.http] request_timeout_seconds`` from its start, retries and waits included.
+  It is checked before every attempt and between body chunks, each attempt's timeouts are
+  capped at the time left, and a watcher (``inflight.py``) shuts the sockets down when the
+  deadline passes or the cancel event is set, so even a server that trickles its headers
+  one byte at a time cannot hold a request past it.
+* Bodies are read under a byte cap that binds while they arrive, raw and decompressed
+  (``reply_body.py``); only gzip is asked for.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ import httpx
 from ..config import HttpSettings
 from ..errors import CancelledError, NetworkError, PolicyError
 from ..loopback import is_loopback_host
+from .inflight import InFlight
 from .proxy import proxy_for
+from .reply_body import ACCEPT_ENCODING, MAX_REPLY_BYTES, read_capped
 
 USER_AGENT = "memories-tui/0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -145,7 +151,7 @@ def make_client(settings: HttpSettings, url: str, *, download: bool = False) -> 
         proxy=proxy_for(url, settings),
         timeout=timeout,
         follow_redirects=False,
-        headers={"User-Agent": USER_AGENT},
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
     )
 
 
@@ -189,7 +195,8 @@ def attempt_timeout(settings: HttpSettings, deadline: float | None) -> httpx.Tim
 
 
 def _deadline_error(what: str) -> NetworkError:
-    return NetworkError(f"{what} timed out (the time budget for this request ran out).", code="network_timeout")
+    return NetworkError(f"{what} timed out: the whole request (retries included) ran out of its time budget "
+                        "([rag.http] request_timeout_seconds).", code="network_timeout")
 
 
 def _check_state(cancel: threading.Event | None, check: Callable[[], None] | None,
@@ -234,79 +241,76 @@ def send_with_retries(
     check: Callable[[], None] | None = None,
     stream: bool = False,
     what: str = "request",
+    max_body_bytes: int = MAX_REPLY_BYTES,
 ) -> httpx.Response:
     """Send a request with R-HTTP-2 retries and return the final response.
 
     * Retried: connect/read failures and statuses 429, 500, 502, 503, 504 — at most
       ``settings.retries`` extra attempts, sleeping ``backoff_ms·2^n`` or the server's
       ``Retry-After`` seconds (capped at 30 s). Nothing else is retried.
-    * Before every attempt: `cancel` (→ CancelledError), `check()` (an authorization
-      callback; whatever it raises propagates) and `deadline` (→ NetworkError).
+    * Before every attempt: `cancel` (→ CancelledError), `check()` (an authorization or lock
+      callback; whatever it raises propagates) and `deadline` (→ NetworkError
+      ``network_timeout``; default ``settings.request_timeout_seconds`` from now). Cancel and
+      the deadline are also checked between body chunks and cut a read that is waiting
+      (``inflight.py``).
     * Statuses are not turned into errors here: when retries are exhausted (or waiting
       would pass the deadline) the last response is returned; use :func:`status_error`.
       Transport failures that exhaust the retries raise NetworkError.
-    * ``stream=False`` reads the body (checking cancel/deadline between chunks);
-      ``stream=True`` returns an open response the caller must close.
+    * ``stream=False`` reads the body, refused past `max_body_bytes` raw or decompressed
+      (ModelError) while it arrives; ``stream=True`` returns an open response the caller
+      must close (the watch then ends: the caller checks its own body reads).
     `request_factory` is called for every attempt, so it may change headers (e.g. Range).
     """
-    attempt = 0
-    while True:
-        _check_state(cancel, check, deadline, what)
-        request = request_factory()
-        request.extensions["timeout"] = attempt_timeout(settings, deadline).as_dict()
-        delay: float | None = None
-        response: httpx.Response | None = None
-        try:
-            response = client.send(request, stream=True)
-            if response.status_code in RETRY_STATUSES and attempt < settings.retries:
-                ra = retry_after_seconds(response)
-                delay = ra if ra is not None else backoff_seconds(settings, attempt + 1)
-                if deadline is not None and time.monotonic() + delay >= deadline:
-                    delay = None  # cannot wait that long: hand back this response
-            if delay is None:
-                if not stream:
-                    _read_body(response, cancel, deadline, what)
-                return response
-            response.close()
-        except RETRYABLE_ERRORS as exc:
-            if response is not None:
-                response.close()
-            if deadline is not None and time.monotonic() >= deadline:
-                raise _deadline_error(what) from None
-            if attempt >= settings.retries:
-                tries = f" after {attempt + 1} attempts" if attempt else ""
-                raise NetworkError(
-                    f"{what} failed{tries}: {describe_transport_error(exc)}.",
-                    code=_failure_code(exc),
-                ) from None
-            delay = backoff_seconds(settings, attempt + 1)
-        except httpx.TransportError as exc:
-            if response is not None:
-                response.close()
-            raise NetworkError(f"{what} failed: {describe_transport_error(exc)}.") from None
-        except BaseException:
-            if response is not None:
-                response.close()
-            raise
-        attempt += 1
-        if deadline is not None:
-            delay = min(delay, max(deadline - time.monotonic(), 0.0))
-        _sleep(delay, cancel)
+    if deadline is None:
+        deadline = time.monotonic() + settings.request_timeout_seconds
+    with InFlight(cancel, deadline) as watch:
 
-
-def _read_body(response: httpx.Response, cancel: threading.Event | None, deadline: float | None, what: str) -> None:
-    chunks: list[bytes] = []
-    try:
-        for chunk in response.iter_bytes():
-            if cancel is not None and cancel.is_set():
+        def between() -> None:  # between body chunks: the lock check waits for the next attempt or the end
+            _check_state(cancel, None, deadline, what)
+            if watch.tripped:
                 raise CancelledError("Cancelled.")
-            if deadline is not None and time.monotonic() >= deadline:
-                raise _deadline_error(what)
-            chunks.append(chunk)
-    finally:
-        response.close()
-    # Same as Response.read() does after iterating; lets callers use .content/.json().
-    response._content = b"".join(chunks)
+
+        attempt = 0
+        while True:
+            _check_state(cancel, check, deadline, what)
+            request = request_factory()
+            request.extensions["timeout"] = attempt_timeout(settings, deadline).as_dict()
+            request.extensions["trace"] = watch.trace
+            delay: float | None = None
+            response: httpx.Response | None = None
+            try:
+                response = client.send(request, stream=True)
+                if response.status_code in RETRY_STATUSES and attempt < settings.retries:
+                    ra = retry_after_seconds(response)
+                    delay = ra if ra is not None else backoff_seconds(settings, attempt + 1)
+                    if time.monotonic() + delay >= deadline:
+                        delay = None  # cannot wait that long: hand back this response
+                if delay is None:
+                    if not stream:
+                        body = read_capped(response, limit=max_body_bytes, what=what, between=between)
+                        # Same as Response.read() does after iterating; lets callers use .content/.json().
+                        response._content = body
+                    return response
+                response.close()
+            except httpx.TransportError as exc:
+                if response is not None:
+                    response.close()
+                between()  # cut by cancel or the deadline: say that, not "the connection broke"
+                if not isinstance(exc, RETRYABLE_ERRORS):
+                    raise NetworkError(f"{what} failed: {describe_transport_error(exc)}.") from None
+                if attempt >= settings.retries:
+                    tries = f" after {attempt + 1} attempts" if attempt else ""
+                    raise NetworkError(
+                        f"{what} failed{tries}: {describe_transport_error(exc)}.",
+                        code=_failure_code(exc),
+                    ) from None
+                delay = backoff_seconds(settings, attempt + 1)
+            except BaseException:
+                if response is not None:
+                    response.close()
+                raise
+            attempt += 1
+            _sleep(min(delay, max(deadline - time.monotonic(), 0.0)), cancel)
 
 
 def status_error(response: httpx.Response, *, what: str) -> NetworkError:

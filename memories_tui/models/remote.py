@@ -10,7 +10,8 @@ Everything remote (embeddings in ``remote_embed``, generation and rerank in
   it only in the header its protocol names (``x-goog-api-key`` for Gemini, ``Authorization:
   Bearer`` for compatible servers); a key is never part of a message, a URL or a body;
 * uses the one client factory of :mod:`models.http` (URL policy, proxies, no redirects,
-  retries with Retry-After) and parses the answer with :func:`strict_json`.
+  retries with Retry-After, a deadline for the whole request, a reply cap that binds while
+  the bytes arrive) and parses the answer with :func:`strict_json`.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ import httpx
 from ..config import HttpSettings, RemoteService
 from ..errors import ConfigError, ModelError, PolicyError
 from .http import is_loopback_url, make_client, send_with_retries, status_error
+from .reply_body import MAX_REPLY_BYTES
 from .strict_json import strict_json
 
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_RESPONSE_BYTES = MAX_REPLY_BYTES  # refused while it arrives, raw or decompressed
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,10 @@ class ServiceClient:
         with make_client(self.http, url) as client:
             response = send_with_retries(
                 client, lambda: client.build_request("POST", url, headers=headers, content=body),
-                settings=self.http, cancel=ctx.cancel, deadline=ctx.deadline, check=check, what=self.what)
+                settings=self.http, cancel=ctx.cancel, deadline=ctx.deadline, check=check, what=self.what,
+                max_body_bytes=MAX_RESPONSE_BYTES)
         if response.status_code != 200:
             raise status_error(response, what=self.what)
-        if len(response.content) > MAX_RESPONSE_BYTES:
-            raise ModelError(f"{self.what} returned more than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB.")
         try:
             return strict_json(response.content)
         except ModelError as exc:

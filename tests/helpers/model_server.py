@@ -6,6 +6,8 @@
         srv.queue("v1/embeddings", 429, {"Retry-After": "1"})   # canned replies first (FIFO)
         srv.reset_once.add("v1/rerank")        # close the connection without answering (once)
         srv.hang.add("v1/chat/completions")   # never answer (until the server stops)
+        srv.custom["v1/chat/completions"] = writer   # writer(handler) writes its own raw reply
+                                                     # (tests/helpers/misbehaving.py has some)
         srv.redirect["v1/embeddings"] = "http://127.0.0.1:1/x"
         srv.embed_dims = 8                     # vectors returned (wrong_dims: set it to something else)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
@@ -103,6 +105,7 @@ class ModelServer:
         self.reset_once: set[str] = set()
         self.hang: set[str] = set()
         self.redirect: dict[str, str] = {}
+        self.custom: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
         self.embed_dims = 8
         self.chat: Callable[[str, str], str] = naive_model
         self.rerank: Callable[[str, list[str], int], list[dict[str, Any]]] = overlap_rerank
@@ -186,6 +189,10 @@ class ModelServer:
         if path in self.hang:
             self.release.wait(30)
             h.close_connection = True
+            return
+        if path in self.custom:
+            h.close_connection = True
+            self.custom[path](h)
             return
         if reset:
             h.close_connection = True
