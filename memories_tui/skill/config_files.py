@@ -2,24 +2,30 @@
 
 JSON files (Claude Code, Cursor, VS Code, Claude Desktop) are rewritten with the indent and
 final newline they had, keys in their order. TOML (Codex) goes through tomlkit, which keeps
-comments and layout. A file we cannot parse is never rewritten: the caller gets a
-ConfigError naming the file. Every write is preceded by a backup copy and done atomically.
+comments and layout, and every new TOML text is checked to mean the old file plus our entry.
+A file we cannot parse, or whose meaning a rewrite would change (duplicate JSON keys, TOML an
+edit cannot extend), is never rewritten: the caller gets a ConfigError naming the file. Every
+write is preceded by a backup copy and done atomically, through a symbolic link to its target;
+a read-only file is refused, not replaced.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomlkit
-import tomlkit.exceptions
+import tomlkit.items
 
 from ..errors import ConfigError
 
@@ -56,31 +62,70 @@ def plan_json(path: Path, section: str, name: str, entry: Entry, force: bool) ->
 
 
 def plan_toml(path: Path, section: str, name: str, entry: Entry, force: bool) -> MergePlan:
-    """Plan `[section.name]` in the TOML file at `path`, keeping its comments and layout."""
+    """Plan `[section.name]` in the TOML file at `path`, keeping its comments and layout.
+
+    TOML can say one thing in several shapes (tables, dotted keys, inline tables), and an edit
+    in one shape can change what another means. So every candidate text is parsed again with
+    the standard parser and used only if it means exactly the old file plus the entry: first
+    tomlkit's in-place edit, then (for a new entry) a `[section.name]` table appended at the end.
+    When neither does, the file is left alone and the error says to add the entry by hand.
+    """
     raw = _read(path) if path.exists() else ""
     try:
-        document = tomlkit.parse(raw)
-    except tomlkit.exceptions.ParseError as exc:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it by hand, nothing was changed.") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to read; nothing was changed.") from None
+    servers = data.get(section)
+    if servers is not None and not isinstance(servers, dict):
+        raise ConfigError(f"{path}: `{section}` is not a TOML table; fix it by hand, nothing was changed.")
+    existing = (servers or {}).get(name)
+    status = "created" if not path.exists() else _decide(existing, entry, force)
+    if status in ("unchanged", "kept"):
+        return MergePlan(status, None, existing)
+    expected = copy.deepcopy(data)
+    expected.setdefault(section, {})[name] = entry
+    candidates = [lambda: _toml_edit(raw, section, name, entry)]
+    if existing is None:
+        candidates.append(lambda: _toml_append(raw, section, name, entry))
+    for make in candidates:
+        try:
+            text = make()
+            if tomllib.loads(text) == expected:
+                return MergePlan(status, text, existing)
+        except Exception:  # noqa: BLE001, S112 - any failure of one shape: try the next, else refuse
+            continue
+    raise ConfigError(f"{path}: cannot write the `{name}` entry into `{section}` in the shape this file uses "
+                      "(e.g. dotted keys) without changing what the rest of it means; edit it by hand "
+                      "(`--dry-run --json` shows the entry), nothing was changed.")
+
+
+def _toml_edit(raw: str, section: str, name: str, entry: Entry) -> str:
+    document = tomlkit.parse(raw)
     servers = document.get(section)
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         document[section] = servers
-    if not isinstance(servers, dict):
-        raise ConfigError(f"{path}: `{section}` is not a TOML table; fix it by hand, nothing was changed.")
-    current = servers.get(name)
-    existing = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
-    status = "created" if not path.exists() else _decide(existing, entry, force)
-    if status in ("unchanged", "kept"):
-        return MergePlan(status, None, existing)
-    table = tomlkit.table()
-    for key, value in entry.items():
-        table[key] = _inline(value) if isinstance(value, dict) else value
-    table.add(tomlkit.nl())  # a blank line before whatever table follows
+    inline = isinstance(servers, tomlkit.items.InlineTable)
+    table = _inline(entry) if inline else tomlkit.table()
+    if not inline:
+        for key, value in entry.items():
+            table[key] = _inline(value) if isinstance(value, dict) else value
+        table.add(tomlkit.nl())  # a blank line before whatever table follows
     if name in servers:
         del servers[name]
     servers[name] = table
-    return MergePlan(status, tomlkit.dumps(document).rstrip("\n") + "\n", existing)
+    return tomlkit.dumps(document).rstrip("\n") + "\n"
+
+
+def _toml_append(raw: str, section: str, name: str, entry: Entry) -> str:
+    lines = [f"[{section}.{name}]"]
+    for key, value in entry.items():
+        item = _inline(value) if isinstance(value, dict) else tomlkit.item(value)
+        lines.append(f"{key} = {item.as_string()}")
+    head = raw.rstrip("\n")
+    return (head + "\n\n" if head else "") + "\n".join(lines) + "\n"
 
 
 def plan_text(path: Path, content: str, force: bool) -> MergePlan:
@@ -93,15 +138,35 @@ def plan_text(path: Path, content: str, force: bool) -> MergePlan:
     return MergePlan("replaced" if force else "kept", content if force else None, None)
 
 
+def writable_target(path: Path) -> Path:
+    """The file a write to `path` changes: a symbolic link is followed (its target is written,
+    the link stays), a read-only or non-regular file is refused (ConfigError), not replaced."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if path.is_symlink() and not target.exists():
+        raise ConfigError(f"{path} is a symbolic link to {target}, which does not exist; nothing was changed.")
+    if not target.exists():
+        return target
+    info = target.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{path} is not a regular file; nothing was changed.")
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise ConfigError(f"{path} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); make it writable to let "
+                          "inject change it, or add the entry by hand. Nothing was changed.")
+    return target
+
+
 def write(path: Path, text: str) -> Path | None:
-    """Back up `path` (if it exists), then replace it atomically; returns the backup's path."""
+    """Back up `path` (if it exists), then replace it atomically; returns the backup's path.
+
+    Through a symbolic link the link's target is replaced (and backed up beside it)."""
+    target = writable_target(path)
     backup = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        backup = _backup_path(path)
-        shutil.copy2(path, backup)
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        backup = _backup_path(target)
+        shutil.copy2(target, backup)
+    mode = target.stat().st_mode & 0o777 if target.exists() else None
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -109,7 +174,7 @@ def write(path: Path, text: str) -> Path | None:
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temp, mode)
-        os.replace(temp, path)
+        os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
@@ -140,7 +205,13 @@ def _load_json(path: Path, raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        document = json.loads(raw)
+        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to read; nothing was changed.") from None
+    except _DuplicateKey as dup:
+        raise ConfigError(f"{path} has the key {dup.key[:60]!r} twice in one object; a rewrite would keep only "
+                          "one of them and change what the file means. Remove the duplicate by hand, nothing was "
+                          "changed.") from None
     except json.JSONDecodeError as exc:
         stripped = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", raw)
         stripped = re.sub(r",(\s*[}\]])", r"\1", stripped)
@@ -154,6 +225,21 @@ def _load_json(path: Path, raw: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it by hand, nothing was changed.")
     return document
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def _indent_of(raw: str) -> int | str:

@@ -3,8 +3,10 @@ register the MCP server.
 
 For every target file: absent → written; same content → left alone; different → kept and
 reported (or, with `--force`, replaced after a backup). Other servers and the rest of each
-file are kept. A file we cannot parse is reported and never touched; the other targets still
-run and the command then exits non-zero. `--dry-run` plans everything and writes nothing.
+file are kept. A file we cannot parse, cannot change without changing its meaning, or may not
+write (read-only) is reported and never touched; a symbolic link is written through. Every
+target gets its own outcome, whatever happens to another; the command then exits non-zero.
+`--dry-run` plans everything and writes nothing.
 """
 
 from __future__ import annotations
@@ -108,12 +110,18 @@ def _apply(target: Target, skill: str, force: bool, dry_run: bool) -> InjectResu
         else:
             plan = config_files.plan_json(path, target.section, SERVER_NAME, target.entry or {}, force)
         backup = None
-        if plan.text is not None and not dry_run:
-            backup = config_files.write(path, plan.text)
+        if plan.text is not None:
+            config_files.writable_target(path)  # a dry run reports a file it could not write, too
+            if not dry_run:
+                backup = config_files.write(path, plan.text)
     except ConfigError as exc:
         return InjectResult(target.client, target.what, str(path), "error", message=exc.message, entry=entry)
     except OSError as exc:
         return InjectResult(target.client, target.what, str(path), "error",
                             message=f"Cannot write {path}: {exc.strerror}.", entry=entry)
+    except Exception as exc:  # noqa: BLE001 - one target's surprise must not cost the others their outcome
+        return InjectResult(target.client, target.what, str(path), "error", entry=entry,
+                            message=f"Unexpected {type(exc).__name__} while merging {path}; it was left as it was. "
+                                    "Add the entry by hand (`--dry-run --json` shows it) and report this.")
     return InjectResult(target.client, target.what, str(path), plan.status,
                         str(backup) if backup else None, _WHY[plan.status], entry)

@@ -101,3 +101,31 @@ def test_a_malformed_config_fails_the_command_but_not_the_others(home, tmp_path)
     assert bad.read_text() == '{"mcpServers": {"other": '
     human = run_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"))
     assert human.code == 1 and "Traceback" not in human.stderr and "not valid JSON" in human.stdout
+
+
+def test_inject_all_reports_every_target_when_some_cannot_be_written(home, tmp_path):
+    """An inline-table Codex config (once an internal_error that stopped the run), a read-only
+    Cursor config and a symlinked .claude.json: each target says what happened to it."""
+    create(home, "notes")
+    target = tmp_path / "t"
+    codex = target / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True)
+    codex.write_text('mcp_servers = { other = { command = "x", args = ["a"] } }\n', encoding="utf-8")
+    cursor = target / ".cursor" / "mcp.json"
+    cursor.parent.mkdir(parents=True)
+    cursor.write_text("{}\n", encoding="utf-8")
+    cursor.chmod(0o444)
+    real = tmp_path / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text("{}\n", encoding="utf-8")
+    (target / ".claude.json").symlink_to(real)
+    result = run_cli(home, "inject", "all", "--target", str(target), "--json")
+    assert result.code == 1 and "Traceback" not in result.stderr
+    statuses = {(t["client"], t["what"]): t["status"] for t in result.json["targets"]}
+    assert statuses[("codex", "server")] == "added"
+    assert tomllib.loads(codex.read_text(encoding="utf-8"))["mcp_servers"]["other"] == {"command": "x", "args": ["a"]}
+    assert statuses[("cursor", "server")] == "error" and cursor.read_text(encoding="utf-8") == "{}\n"
+    assert statuses[("claude-code", "server")] == "added" and (target / ".claude.json").is_symlink()
+    assert "memories" in json.loads(real.read_text(encoding="utf-8"))["mcpServers"]
+    assert statuses[("vscode", "server")] == "created" and statuses[("claude-desktop", "server")] == "created"
+    assert len(statuses) == 10
