@@ -84,7 +84,9 @@ def serve(home: str | None, config: str | None, vault_refs: list[str], *, expire
             grants.register()
             threading.Thread(target=_warm_indexes, args=(engine, list(grants.vaults)), name="memories-warm",
                              daemon=True).start()
-            build_server(engine, grants).run("stdio")
+            from .stdio_guard import run_stdio
+
+            run_stdio(build_server(engine, grants))
         except BaseException:
             if not _TERMINATED.is_set():
                 raise
