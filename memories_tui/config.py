@@ -142,14 +142,14 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
             model_dir = (path.parent / model_dir).resolve()
     profile = _str(rag.get("local_model_profile", "embeddinggemma"), "rag.local_model_profile")
     if profile not in PROFILES:
-        raise ConfigError(f"rag.local_model_profile must be one of {', '.join(PROFILES)}; got {profile!r}.")
+        raise ConfigError(f"rag.local_model_profile must be one of {', '.join(PROFILES)}; got {_shown(profile)}.")
     base_url = rag.get("model_download_base_url")
     if base_url is not None:
         base_url = _url(_str(base_url, "rag.model_download_base_url"), "rag.model_download_base_url",
                         allow_query=False)
     fusion = _str(rag.get("fusion", "score"), "rag.fusion")
     if fusion not in FUSION_POLICIES:
-        raise ConfigError(f"rag.fusion must be one of {', '.join(FUSION_POLICIES)}; got {fusion!r}.")
+        raise ConfigError(f"rag.fusion must be one of {', '.join(FUSION_POLICIES)}; got {_shown(fusion)}.")
     settings = RagSettings(
         local_model_dir=model_dir,
         local_model_profile=profile,
@@ -221,7 +221,9 @@ GENERATION_KEYS = {"json_mode"}
 _KEY_SHAPES = (
     re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
     re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\b(?:ghp|gho|xox[abp]|hf)_[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"\b(?:ghp|gho|ghs|ghu|xox[abp]|hf|gsk|glpat|github_pat)_[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"\b(?:xai|pplx|nvapi|csk|fw)-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\b[A-Za-z]{2,10}_[A-Za-z0-9]{24,}"),  # prefix_ + a long token (Groq gsk_, many others)
     re.compile(r"(?i)\bbearer\s+\S+"),
 )
 _OPAQUE = re.compile(r"[A-Za-z0-9_+=]{32,}")  # no "-" or "/": model names are hyphenated paths
@@ -258,7 +260,7 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
             raise ConfigError(f"{name}.{key} is required.")
     protocol = _str(t["protocol"], f"{name}.protocol")
     if protocol not in PROTOCOLS:
-        raise ConfigError(f"{name}.protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}.")
+        raise ConfigError(f"{name}.protocol must be one of {', '.join(PROTOCOLS)}; got {_shown(protocol)}.")
     key_env = t.get("api_key_env")
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
@@ -333,7 +335,7 @@ def _split(url: str, name: str) -> SplitResult:
         parts = urlsplit(url)
         _ = parts.hostname, parts.port
     except ValueError as exc:
-        raise ConfigError(f"{name} is not a valid URL ({exc}); got {url!r}.") from None
+        raise ConfigError(f"{name} is not a valid URL ({exc}); got {_shown(url)}.") from None
     return parts
 
 
@@ -343,8 +345,21 @@ def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
     unknown = sorted(set(value) - allowed)
     if unknown:
         where = f"[{name}]" if name else "the top level"
-        raise ConfigError(f"Unknown config key(s) in {where}: {', '.join(unknown)}.")
+        raise ConfigError(f"Unknown config key(s) in {where}: {', '.join(_shown(k, quote=False) for k in unknown)}.")
     return value
+
+
+def _shown(value: Any, *, quote: bool = True) -> str:
+    """A config value as an error message may show it: never one shaped like a key (whatever
+    field it sits in), never more than 60 characters, only scalars (a table or list by type)."""
+    if isinstance(value, str):
+        if looks_like_key(value):
+            return "a value shaped like an API key (not shown)"
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return repr(text) if quote else text
+    if isinstance(value, (bool, int, float)):
+        return repr(value)
+    return f"a {type(value).__name__} (not shown)"
 
 
 def _str(value: Any, name: str) -> str:
@@ -355,12 +370,12 @@ def _str(value: Any, name: str) -> str:
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ConfigError(f"{name} must be an integer from {lo} to {hi}; got {value!r}.")
+        raise ConfigError(f"{name} must be an integer from {lo} to {hi}; got {_shown(value)}.")
     return value
 
 
 def _num(value: Any, name: str, lo: float, hi: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or not lo <= value <= hi:
-        raise ConfigError(f"{name} must be a number from {lo} to {hi}; got {value!r}.")
+        raise ConfigError(f"{name} must be a number from {lo} to {hi}; got {_shown(value)}.")
     return float(value)

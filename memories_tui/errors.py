@@ -18,6 +18,7 @@ _KEY_SHAPED = re.compile(
     r"|\bAIza[0-9A-Za-z_-]{16,}"
     r"|\bgh[pousr]_[A-Za-z0-9]{16,}|\bgithub_pat_[A-Za-z0-9_]{16,}"
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bhf_[A-Za-z0-9]{16,}|\bglpat-[A-Za-z0-9_-]{16,}"
+    r"|\bgsk_[A-Za-z0-9]{16,}|\b(?:xai|pplx|nvapi)-[A-Za-z0-9_-]{16,}"
     r"|\bAKIA[0-9A-Z]{16}\b"
     r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
@@ -37,7 +38,8 @@ class MemoriesError(Exception):
     exit_code: int = 1
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
-        message = redact(message)
+        # Lone surrogates (a file name that is not UTF-8, say) would make printing the message fail.
+        message = redact(message).encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(message)
         self.message = message
         if code is not None:
