@@ -213,6 +213,17 @@ def _options(argv: Sequence[str]) -> Sequence[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status. A reader that left early (`memories … | head`,
+    `| true`) is not an error of ours: output stops quietly, the status stays the command's."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a pipe buffers: find out here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _reader_left(0)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     try:
@@ -231,13 +242,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)
-    except BrokenPipeError:  # `memories … | head`: the reader left; not an error of ours
-        sys.stderr.close()
-        return 0
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
         return _fail(CancelledError("Interrupted."), as_json)
     except Exception as exc:  # last resort: one line (and a code), never a traceback unless --debug
         return _internal_error(exc, as_json, "--debug" in _options(argv))
+
+
+def _reader_left(status: int) -> int:
+    """stdout's reader is gone: point stdout (and stderr, if it went too) at /dev/null so
+    nothing buffered raises again at exit, and keep `status`."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (ValueError, OSError):
+                pass
+    os.close(devnull)
+    return status
 
 
 def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
@@ -256,9 +284,12 @@ def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
 
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:
-    if as_json:
-        print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False))
-    else:
-        print(f"memories: error: {clean(exc.message)}", file=sys.stderr)
+    try:
+        if as_json:
+            print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False), flush=True)
+        else:
+            print(f"memories: error: {clean(exc.message)}", file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        return _reader_left(exc.exit_code)
     return exc.exit_code
 

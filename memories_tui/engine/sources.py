@@ -9,6 +9,7 @@ runs the same command again; files already imported then report `unchanged`).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +44,23 @@ class SourceFile:
 
 
 def read_file(path: Path, limit: int, what: str, advice: str = "") -> bytes:
-    """A regular file's bytes, or InputRefusedError naming the file: missing, a folder, a
-    device or FIFO, unreadable or over `limit` bytes (checked while reading; see files.py)."""
+    """A regular file's bytes, or InputRefusedError naming the file: a name that is not UTF-8,
+    missing, a folder, a device or FIFO, unreadable or over `limit` bytes (checked while
+    reading; see files.py)."""
+    check_utf8_name(path)
     return read_limited(path, limit, what=what, advice=advice)
+
+
+def check_utf8_name(path: Path) -> None:
+    """The file's name and path are kept in the note (title, source), which is UTF-8 text: a
+    name in another encoding is refused with the bytes shown as escapes, never guessed at."""
+    try:
+        str(path.absolute()).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+        raise InputRefusedError(f"{shown}: the file's name (or a folder's) is not valid UTF-8, so it cannot be kept "
+                                "as the note's source. Rename it to UTF-8 (e.g. `convmv -f latin1 -t utf-8 FILE`) "
+                                "and try again.", code="bad_file_name") from None
 
 
 def read_source(path: Path, title: str | None = None) -> SourceFile:

@@ -55,8 +55,13 @@ class VaultFiles:
         path = self.folder / f"{ref}{VAULT_SUFFIX}"
         if ref and "/" not in ref and path.is_file():
             header = headers.read_header(path)
-            return VaultInfo(header.vault_id, header.name, path)
-        matches = [v for v in self.list() if v.name == ref]
+            if header.vault_id == ref:  # else a copy under another file name: listed as a problem, not used
+                return VaultInfo(header.vault_id, header.name, path)
+        vaults = self.list()
+        by_id = [v for v in vaults if v.vault_id == ref]
+        if by_id:
+            return by_id[0]
+        matches = [v for v in vaults if v.name == ref]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
@@ -68,8 +73,17 @@ class VaultFiles:
         name = name.strip()
         if not name or len(name) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
             raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
-        if any(v.name == name for v in self.list()):
+        scan = self.scan()
+        if any(v.name == name for v in scan.vaults):
             raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")
+        # A VAULT_ID (or any vault file's name) is looked up before names: a vault named like
+        # one could never be reached by its name.
+        taken = {v.vault_id for v in scan.vaults} | {v.path.name[: -len(VAULT_SUFFIX)] for v in scan.vaults} \
+            | {p.file[: -len(VAULT_SUFFIX)] for p in scan.problems}
+        if name in taken:
+            raise InputRefusedError(f"{name!r} is the VAULT_ID (file name) of an existing vault; a name must differ "
+                                    "from every VAULT_ID, or it could never be reached by name. Pick another name.",
+                                    code="vault_exists")
         self.init_home()
         tmp = self.folder / f".new-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
         from ..vault.store import create_vault_file  # listing vaults never loads the store

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import BudgetExceededError, CancelledError, LimitError
+from ..errors import BudgetExceededError, CancelledError, LimitError, ModelError
 from .cache import MIB, VaultIndex
 from .reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from .vectors import VectorMatrix
@@ -117,7 +117,7 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
                 "finished batches are reused.")
         batch = items[start:start + BATCH_CHUNKS]
         result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
-        vectors = result.vectors  # type: ignore[attr-defined]
+        vectors = unit_vectors(result.vectors, len(batch), embedder.dims)  # type: ignore[attr-defined]
         truncated = result.truncated  # type: ignore[attr-defined]
         tokens_done += int(result.tokens)  # type: ignore[attr-defined]
         if still_valid is not None and not still_valid():
@@ -141,6 +141,20 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
         report.truncated = len(index.truncated_keys & set(index.chunks))
     report.seconds = time.monotonic() - started
     return report
+
+
+def unit_vectors(vectors: object, count: int, dims: int) -> np.ndarray:
+    """`vectors` if it is `count` finite unit-length rows of `dims`; else ModelError, before
+    anything reaches the index or the encrypted cache (a cached bad vector would be reused)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.shape != (count, dims) or not np.isfinite(matrix).all():
+        raise ModelError(f"The embedder returned {matrix.shape} vectors with non-finite values or the wrong shape "
+                         f"for {count} texts of {dims} dimensions; nothing was stored.")
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+    if not np.all(np.abs(norms - 1.0) < 1e-3):
+        raise ModelError("The embedder returned vectors that are not unit length (e.g. all zero); nothing was "
+                         "stored.")
+    return matrix
 
 
 def length_windows(items: list[tuple[int, str, str, str]], window: int = LENGTH_WINDOW) -> list[tuple[int, str, str, str]]:

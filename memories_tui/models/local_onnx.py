@@ -336,8 +336,11 @@ class LocalEmbedder:
             raise ModelError(f"Output {self._output_name!r} has shape {out.shape}; expected [batch, dims].")
         if out.shape[0] != len(seqs) or not np.isfinite(out).all():
             raise ModelError("The local embedding model returned malformed or non-finite vectors.")
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return (out / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        wide = out.astype(np.float64)  # float32 squares of large outputs would overflow to inf
+        norms = np.linalg.norm(wide, axis=1, keepdims=True)
+        if not np.all(norms > 0):
+            raise ModelError("The local embedding model returned an all-zero vector, which has no direction.")
+        return (wide / norms).astype(np.float32)
 
     def _embed_ids(self, seqs: list[list[int]], batch_size: int, cancel: threading.Event | None) -> np.ndarray:
         """Length-bucketed batches: sort by length, batch, restore the input order."""

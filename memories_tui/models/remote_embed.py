@@ -199,9 +199,12 @@ class RemoteEmbedder:
                 raise bad_response(self.client, "empty embeddings")
             self._learned.dims = expected
         matrix = np.asarray(rows, dtype=np.float64).reshape(count, expected)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        if not np.all(norms > 0):
-            raise bad_response(self.client, "an all-zero embedding")
+        with np.errstate(over="ignore"):  # a length past float64's range is refused just below
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        for i, norm in enumerate(norms[:, 0]):
+            if not 0 < norm < math.inf:
+                shape = "all zero" if norm == 0 else "so large its length overflows"
+                raise bad_response(self.client, f"embedding {i} cannot be normalised (it is {shape})")
         return (matrix / norms).astype(np.float32)
 
     def __repr__(self) -> str:

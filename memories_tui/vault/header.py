@@ -196,4 +196,27 @@ def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int
             problems.append(VaultProblem(path.name, exc.code, exc.message))
             continue
         found.append((path, header, count))
-    return found, problems
+    return _without_copies(found, problems, suffix)
+
+
+def _without_copies(found: list[tuple[Path, Header, int]], problems: list[VaultProblem],
+                    suffix: str) -> tuple[list[tuple[Path, Header, int]], list[VaultProblem]]:
+    """One entry per vault id: a copied vault file (same id, another file name) would make the
+    vault's name ambiguous. The file named after the id is used, else the first by name; the
+    others are reported as copies and left as they are."""
+    by_id: dict[str, list[tuple[Path, Header, int]]] = {}
+    for item in found:
+        by_id.setdefault(item[1].vault_id, []).append(item)
+    kept: list[tuple[Path, Header, int]] = []
+    for vault_id, items in by_id.items():
+        items.sort(key=lambda item: (item[0].name != f"{vault_id}{suffix}", item[0].name))
+        first = items[0]
+        kept.append(first)
+        for path, header, _count in items[1:]:
+            problems.append(VaultProblem(
+                path.name, "vault_duplicate",
+                f"{path.name} holds vault {vault_id} ({header.name!r}), the same vault as {first[0].name}, which is "
+                "the one used. Keep the copy outside the vaults folder (e.g. as a backup)."))
+    kept.sort(key=lambda item: item[0].name)
+    problems.sort(key=lambda p: p.file)
+    return kept, problems

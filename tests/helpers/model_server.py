@@ -10,6 +10,7 @@
                                                      # (tests/helpers/misbehaving.py has some)
         srv.redirect["v1/embeddings"] = "http://127.0.0.1:1/x"
         srv.embed_dims = 8                     # vectors returned (wrong_dims: set it to something else)
+        srv.vector = lambda text, dims: [1e308] * dims   # what each embedding holds (default bag_vector)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
         srv.rerank = lambda query, docs, top_n: [{"index": 0, "relevance_score": 1.0}]
         srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body and
@@ -107,6 +108,7 @@ class ModelServer:
         self.redirect: dict[str, str] = {}
         self.custom: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
         self.embed_dims = 8
+        self.vector: Callable[[str, int], list[float]] = bag_vector
         self.chat: Callable[[str, str], str] = naive_model
         self.rerank: Callable[[str, list[str], int], list[dict[str, Any]]] = overlap_rerank
         self.release = threading.Event()
@@ -216,11 +218,11 @@ class ModelServer:
 
     def _compat_embed(self, req: dict[str, Any]) -> dict[str, Any]:
         inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
-        return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": bag_vector(t, self.embed_dims)}
+        return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": self.vector(t, self.embed_dims)}
                                            for i, t in reversed(list(enumerate(inputs)))]}
 
     def _gemini_embed(self, req: dict[str, Any]) -> dict[str, Any]:
-        return {"embedding": {"values": bag_vector(req["content"]["parts"][0]["text"], self.embed_dims)}}
+        return {"embedding": {"values": self.vector(req["content"]["parts"][0]["text"], self.embed_dims)}}
 
     def _gemini_batch(self, req: dict[str, Any]) -> dict[str, Any]:
         return {"embeddings": [self._gemini_embed(r)["embedding"] for r in req["requests"]]}
