@@ -21,7 +21,8 @@ def cmd_init(ctx: Context) -> Payload:
 def cmd_tui(ctx: Context) -> Payload:
     from ..tui.app import run_app  # Textual loads only for this verb
 
-    run_app(home=getattr(ctx.args, "home", None), config=getattr(ctx.args, "config", None))
+    if run_app(home=getattr(ctx.args, "home", None), config=getattr(ctx.args, "config", None)):
+        sys.exit(1)  # the app stopped after an unexpected error (it printed one line saying so)
     return {}
 
 

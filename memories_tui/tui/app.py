@@ -16,6 +16,7 @@ The idle timer treats running ingest / model install / vault creation as activit
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import sys
 import threading
@@ -33,11 +34,13 @@ from textual.worker import Worker, WorkerState
 
 from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
+from . import crash
 from .commands import MemoriesCommands
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from .threads import DaemonThreadExecutor
 
 # The screens behind the unlock screen load on first use (local imports below): the first
 # frame waits for nothing it does not show (R-TUI-2; bench/bench_tui_start.py measures it).
@@ -46,6 +49,7 @@ from .widgets.embed_status import EmbedState
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
 # worker groups whose work counts as activity for the idle lock (locking would cancel or cut them)
 BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault"})
+NEVER_HELD = frozenset({"ctrl+q"})  # quit works while keys wait for the unlock
 
 
 class MemoriesApp(App):
@@ -83,6 +87,9 @@ class MemoriesApp(App):
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
+        self._held: list[events.Key | events.Paste] | None = None  # see hold_keys
+        # one key derivation at a time, whichever screen starts it (each takes 256 MiB)
+        self.kdf_lock = threading.Lock()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide what cannot work now: lock with nothing unlocked, closing a key panel that is not shown."""
@@ -119,9 +126,11 @@ class MemoriesApp(App):
 
     def on_load(self) -> None:
         """Start-up allocates many objects that live on (widgets, styles): the cycle collector
-        waits until the first frame is drawn instead of walking them all before it (R-TUI-2)."""
+        waits until the first frame is drawn instead of walking them all before it (R-TUI-2).
+        Thread workers run on daemon threads that quitting does not wait for (threads.py)."""
         self._gc_paused = gc.isenabled()
         gc.disable()
+        asyncio.get_running_loop().set_default_executor(DaemonThreadExecutor())
 
     def _resume_gc(self) -> None:
         """After the first frame, or when the app ends before one (exit, unmount)."""
@@ -163,7 +172,28 @@ class MemoriesApp(App):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, ACTIVITY_EVENTS):
             self._last_activity = time.monotonic()
+        if self._held is not None and isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            if not (isinstance(event, events.Key) and event.key in NEVER_HELD):
+                self._held.append(event)  # typed for the screen after the unlock
+                return
         await super().on_event(event)
+
+    # -- keys typed while a vault unlocks -----------------------------------------------------------
+    def hold_keys(self) -> None:
+        """Keys and pastes from now on wait (quit still works): they were typed for the screen
+        that follows the unlock, not for the passphrase field."""
+        if self._held is None:
+            self._held = []
+
+    def release_keys(self, *, replay: bool) -> None:
+        """Stop holding keys; `replay` sends the held ones on, in order, as if typed now (after
+        a failed unlock they are dropped: they were not meant for the passphrase field)."""
+        held, self._held = self._held or [], None
+        if not replay:
+            return
+        for event in held:
+            self.post_message(events.Key(event.key, event.character) if isinstance(event, events.Key)
+                              else events.Paste(event.text) if isinstance(event, events.Paste) else event)
 
     def busy_work(self) -> bool:
         """Is an ingest, model install or vault creation running? (R-TUI-2: never cut by the idle lock)."""
@@ -181,28 +211,51 @@ class MemoriesApp(App):
             await self.action_lock()
             self.notify(f"Locked after {minutes:g} idle minute(s).", title="Auto-lock")
 
-    # -- worker failures ---------------------------------------------------------------------------
+    # -- unexpected errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One handler for unexpected worker failures (expected ones are MemoriesError, shown inline)."""
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
-        message = error.message if isinstance(error, MemoriesError) else f"{type(error).__name__}: {error}"
-        self.notify(message, title="Background task failed", severity="error", timeout=10)
+        if isinstance(error, MemoriesError):
+            message = error.message
+        else:
+            message = crash.report(error if error is not None else RuntimeError(), self.engine.home, stopped=False)
+        self.notify(message, title="Background task failed", severity="error", timeout=10, markup=False)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An exception no handler caught stops the app (the widget that raised it cannot go on).
+
+        Textual would print a traceback with every frame's local variables (passphrases, note
+        text) on the terminal, and offers no public switch for it. This override of its one
+        hook for such errors is the only place the TUI touches that: the error is logged
+        without content (crash.py) and Textual prints the one line of `StoppedError` instead."""
+        if isinstance(error, crash.StoppedError):
+            super()._handle_exception(error)
+            return
+        stopped = crash.StoppedError(crash.report(error, self.engine.home))
+        stopped.__cause__ = error  # for tests: Pilot re-raises it, pytest shows the cause
+        super()._handle_exception(stopped)
 
     # -- vault life cycle -------------------------------------------------------------------------
     def vault_unlocked(self, info: VaultInfo) -> None:
         """Called by the unlock / create screens once the engine holds the vault open."""
-        from .screens.records import RecordsScreen
-
         self.vault = info
         self._last_activity = time.monotonic()
         self.refresh_bindings()
-        if isinstance(self.screen, UnlockScreen | CreateVaultScreen):
-            self.switch_screen(RecordsScreen(info.vault_id))
-        else:
-            self.push_screen(RecordsScreen(info.vault_id))
+        # in the app's queue: the screen that called this is replaced, so it must not wait for it
+        self.call_later(self._show_records, info)
         self.request_embedding()
+
+    async def _show_records(self, info: VaultInfo) -> None:
+        """The records screen, then the keys typed while the vault unlocked, as if typed now."""
+        from .screens.records import RecordsScreen
+
+        if isinstance(self.screen, UnlockScreen | CreateVaultScreen):
+            await self.switch_screen(RecordsScreen(info.vault_id))
+        else:
+            await self.push_screen(RecordsScreen(info.vault_id))
+        self.release_keys(replay=True)
 
     # -- background embedding (engine/jobs.py schedules; this shows it) ---------------------------
     def request_embedding(self) -> None:
@@ -341,11 +394,14 @@ class MemoriesApp(App):
         await self.push_screen(ModelInstallScreen())
 
 
-def run_app(home: str | Path | None = None, config: str | Path | None = None) -> None:
-    """Open the engine and run the TUI; raises MemoriesError (e.g. a bad config) before any UI."""
+def run_app(home: str | Path | None = None, config: str | Path | None = None) -> int:
+    """Open the engine and run the TUI; raises MemoriesError (e.g. a bad config) before any UI.
+    Returns the app's exit status (1 after an unexpected error)."""
     engine = Engine.open(home, config)
     try:
-        MemoriesApp(engine).run()
+        app = MemoriesApp(engine)
+        app.run()
+        return app.return_code or 0
     finally:
         engine.lock()
 
@@ -357,10 +413,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="config file (default: HOME/config.toml)")
     args = parser.parse_args(argv)
     try:
-        run_app(args.home, args.config)
+        code = run_app(args.home, args.config)
     except MemoriesError as exc:
         print(f"memories-tui: {exc.message}", file=sys.stderr)
         sys.exit(1)
+    except Exception as exc:  # outside the app (start or shutdown): one line, never a traceback
+        print(f"memories-tui: {crash.report(exc, None)}", file=sys.stderr)
+        sys.exit(1)
+    if code:
+        sys.exit(code)
     return 0
 
 

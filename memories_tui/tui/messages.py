@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from ..errors import describe_error
-
 if TYPE_CHECKING:
     from ..engine import (
         EmbedFinished,
@@ -23,9 +21,6 @@ if TYPE_CHECKING:
         SearchResponse,
     )
     from .status_view import Section
-
-
-describe = describe_error  # the sentence to show for a worker failure
 
 
 class WorkerMessage(Message):

@@ -6,7 +6,9 @@ so nothing here ever parses markup.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -84,3 +86,12 @@ def human_eta(seconds: float | None) -> str:
 def plain(value: object, style: str = "") -> Text:
     """Any value as literal text (for DataTable cells, which parse plain `str` as markup)."""
     return Text("" if value is None else str(value), style=style)
+
+
+def tilde(path: str | os.PathLike[str]) -> str:
+    """A path as people see it: the home folder written `~` (`~/notes`, not `/home/ana/notes`)."""
+    text = str(path)
+    home = str(Path.home())
+    if home not in ("", "/") and (text == home or text.startswith(home.rstrip(os.sep) + os.sep)):
+        return "~" + text[len(home.rstrip(os.sep)):]
+    return text

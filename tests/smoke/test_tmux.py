@@ -138,3 +138,35 @@ def test_first_run_form_takes_a_burst_of_keys(tmp_path: Path) -> None:
         term.wait_for("Imported 5 sample notes", timeout=240)  # the real Argon2id at creation
         assert (home / "vaults").is_dir() and any((home / "vaults").glob("*.mvault"))
         term.keys("C-q")
+
+
+def test_keys_typed_during_the_unlock_and_an_over_long_query(home: Path) -> None:
+    """Issue 20, items 1 and 2, in a real terminal. One burst after the lock: the passphrase,
+    enter, `s`, 京都, enter — while the real Argon2id runs — unlocks (no "Wrong passphrase")
+    and searches for 京都. Then, with results shown, a 1,100-byte query: the limit is named
+    and the app keeps running (it used to exit with a traceback that printed local values)."""
+    exit_file = home.parent / "exit-burst"
+    with tui_in_tmux(home, 140, 45, "burst", exit_file) as term:
+        term.wait_for("Unlock Personal")
+        term.keys(PASSPHRASE, "Enter", "s", "京都", "Enter")  # one send-keys call, one burst
+        screen = term.wait_for("[S1]", timeout=240)
+        assert "京都旅行" in screen and "Wrong passphrase" not in screen, screen
+
+        # (ctrl+u runs as a binding once the key has bubbled up to the app, after the letters
+        # typed behind it went in: it is never part of a burst here)
+        term.keys("C-f", "x" * 1100, "Enter")
+        term.wait_for("the limit is 1,024")
+        term.keys("C-u")
+        term.wait_for("Search (English, 中文, or both)")  # the field's placeholder: it is empty
+        term.keys("sourdough", "Enter")
+        screen = term.wait_for("Sourdough bread")
+        assert "[S1]" in screen and "the limit is" not in screen
+
+        term.keys("C-q")
+        deadline = time.monotonic() + 30
+        while not exit_file.exists():
+            assert time.monotonic() < deadline, term.screen()
+            time.sleep(0.2)
+        after = term.screen()
+        assert exit_file.read_text().strip() == "0", after
+        assert "Traceback" not in after and "locals" not in after, after

@@ -156,7 +156,7 @@ class AskScreen(VaultScreen):
                                       rejected=exc.code == "answer_rejected"))
             return
         except Exception as exc:  # a bug must not kill the app: show it as a failed ask
-            self.post_if_live(AskDone(epoch, generation=generation, error=f"Internal error: {type(exc).__name__}"))
+            self.post_if_live(AskDone(epoch, generation=generation, error=self.describe(exc)))
             return
         if not cancel.is_set():
             self.post_if_live(AskDone(epoch, generation=generation, answer=answer))

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ...errors import MemoriesError
+from .. import crash
 from ..messages import WorkerMessage
 
 if TYPE_CHECKING:
@@ -42,6 +44,13 @@ class EngineScreen(Screen):
     @property
     def engine(self) -> Engine:
         return self.memories.engine
+
+    def describe(self, exc: BaseException) -> str:
+        """The line to show for a failed task: an engine error's own message; anything else is
+        a bug, named by type and place only (its text may quote a note) and logged in the home."""
+        if isinstance(exc, MemoriesError):
+            return exc.message
+        return crash.report(exc, self.engine.home, stopped=False)
 
     def epoch(self) -> int:
         return self.engine.lock_epoch

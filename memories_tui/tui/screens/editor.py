@@ -18,7 +18,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Select, Static, Te
 from textual.widgets.option_list import Option
 
 from ...engine import Record
-from ..messages import WorkerMessage, describe
+from ..messages import WorkerMessage
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 from .confirm import ConfirmScreen
@@ -95,7 +95,8 @@ class RecordEditorScreen(VaultScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#editor-title" if self.record is None else "#editor-body").focus()
+        # at once, not a turn later: keys typed right after the key that opened the editor land here
+        self.set_focus(self.query_one("#editor-title" if self.record is None else "#editor-body"))
         self.original = self.draft()
 
     def draft(self) -> Draft:
@@ -129,7 +130,7 @@ class RecordEditorScreen(VaultScreen):
                 saved = self.engine.update_record(self.vault_id, self.record.id, title=draft.title,
                                                   body=draft.body, tags=draft.tags)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_if_live(RecordSaved(epoch, error=describe(exc)))
+            self.post_if_live(RecordSaved(epoch, error=self.describe(exc)))
             return
         self.post_if_live(RecordSaved(epoch, record=saved))
 

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, DirectoryTree, Footer, Input, ProgressBar, Static
 
 from ...engine import IngestProgress as EngineIngestProgress
-from ..messages import IngestDone, IngestProgress, describe
+from ..messages import IngestDone, IngestProgress
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
 from ..widgets.header import AppHeader
@@ -137,7 +137,7 @@ class IngestScreen(VaultScreen):
         try:
             results = self.engine.ingest(self.vault_id, paths, progress=progress, cancel=cancel)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_if_live(IngestDone(epoch, error=describe(exc)))
+            self.post_if_live(IngestDone(epoch, error=self.describe(exc)))
             return
         self.post_if_live(IngestDone(epoch, results=results))
 

@@ -15,7 +15,7 @@ from textual.widgets import Button, DataTable, Footer, Input, ProgressBar, Stati
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
-from ..messages import InstallDone, InstallProgressMessage, describe
+from ..messages import InstallDone, InstallProgressMessage
 from ..text import human_eta, plain
 from ..widgets.header import AppHeader
 from .base import EngineScreen
@@ -188,9 +188,9 @@ class ModelInstallScreen(EngineScreen):
             else:
                 report = self.engine.install_model(progress=progress, cancel=cancel)
         except CancelledError as exc:
-            self.post_message(InstallDone(epoch, error=describe(exc), cancelled=True))
+            self.post_message(InstallDone(epoch, error=self.describe(exc), cancelled=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_message(InstallDone(epoch, error=describe(exc)))
+            self.post_message(InstallDone(epoch, error=self.describe(exc)))
         else:
             self.post_message(InstallDone(epoch, report=report))
 

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer
 
 from ...engine import Record
 from ...errors import MemoriesError
-from ..messages import WorkerMessage, describe
+from ..messages import WorkerMessage
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
 from ..widgets.header import AppHeader
@@ -41,19 +41,24 @@ class RecordTable(DataTable):
 
 
 class RecordsScreen(VaultScreen):
+    # Priority bindings: a key that opens a screen does so before the keys typed after it are
+    # routed (`s京都⏎` in one burst searches for 京都); this screen has no text field of its own.
     BINDINGS = [
-        Binding("s", "app.open_search", "Search", id="search"),
-        Binding("a", "app.open_ask", "Ask", tooltip="Ask a question, answered from the vault with citations", id="ask"),
-        Binding("n", "add", "New", tooltip="Write a new memory or card", id="records.add"),
-        Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit"),
-        Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete"),
-        Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest"),
+        Binding("s", "app.open_search", "Search", id="search", priority=True),
+        Binding("a", "app.open_ask", "Ask", tooltip="Ask a question, answered from the vault with citations", id="ask",
+                priority=True),
+        Binding("n", "add", "New", tooltip="Write a new memory or card", id="records.add", priority=True),
+        Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit",
+                priority=True),
+        Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete",
+                priority=True),
+        Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest", priority=True),
         Binding("h", "history", "Revisions", tooltip="List the shown record's revisions", id="records.history",
-                show=False),
+                show=False, priority=True),
         Binding("m", "app.open_model", "Model", tooltip="Install the embedding model for vector search", id="model",
-                show=False),
+                show=False, priority=True),
         Binding("t", "app.open_status", "Status", tooltip="Vault, index and model status", id="status",
-                show=False),
+                show=False, priority=True),
         Binding("v", "toggle_raw", "Raw / Markdown", id="records.raw", show=False),
         Binding("r", "reload", "Reload", id="records.reload", show=False),
         Binding("left_square_bracket", "revision(-1)", "Older revision", id="records.older", show=False),
@@ -103,7 +108,7 @@ class RecordsScreen(VaultScreen):
         try:
             records = self.engine.list_records(self.vault_id)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_if_live(RecordsLoaded(epoch, error=describe(exc)))
+            self.post_if_live(RecordsLoaded(epoch, error=self.describe(exc)))
             return
         self.post_if_live(RecordsLoaded(epoch, records))
 
@@ -225,10 +230,10 @@ class RecordsScreen(VaultScreen):
             return None
         return self.shown
 
-    def action_add(self) -> None:
-        self.app.push_screen(RecordEditorScreen(self.vault_id), self._saved)
+    async def action_add(self) -> None:
+        await self.app.push_screen(RecordEditorScreen(self.vault_id), self._saved)
 
-    def action_edit(self) -> None:
+    async def action_edit(self) -> None:
         record = self._editable()
         if record is None:
             return
@@ -237,7 +242,7 @@ class RecordsScreen(VaultScreen):
         except MemoriesError as exc:
             self.notify(exc.message, severity="error", markup=False)
             return
-        self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+        await self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
 
     def _saved(self, record: Record | None) -> None:
         if record is None:

@@ -212,8 +212,7 @@ class SearchScreen(VaultScreen):
                                          seconds=clock() - started))
             return
         except Exception as exc:  # keep one pane's bug from hiding the other panes' results
-            self.post_if_live(SearchDone(epoch, mode=mode, generation=generation,
-                                         error=f"Internal error in {mode} search: {type(exc).__name__}: {exc}",
+            self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=self.describe(exc),
                                          seconds=clock() - started))
             return
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,

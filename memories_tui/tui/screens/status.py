@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from ...frontend.grant_records import revoke, running_servers
-from ..messages import StatusDone, describe
+from ..messages import StatusDone
 from ..status_view import Section, sections
 from ..widgets.header import AppHeader
 from .base import VaultScreen
@@ -63,7 +63,7 @@ class StatusScreen(VaultScreen):
                             home=str(engine.home), config=str(engine.config.path),
                             idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_if_live(StatusDone(epoch, error=describe(exc)))
+            self.post_if_live(StatusDone(epoch, error=self.describe(exc)))
             return
         self.post_if_live(StatusDone(epoch, status=view))
 

@@ -11,7 +11,7 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, L
 
 from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
-from ..messages import CreateProgress, UnlockDone, VaultCreated, describe
+from ..messages import CreateProgress, UnlockDone, VaultCreated
 from ..strength import SHORT, estimate
 from ..text import plain
 from ..widgets.header import AppHeader
@@ -250,10 +250,11 @@ class CreateVaultScreen(EngineScreen):
             self.post_message(CreateProgress(epoch, step=text))
 
         try:
-            step("Deriving the vault key from your passphrase (Argon2id: a few seconds, on purpose)…")
-            info = engine.create_vault(name, passphrase, device_only=device_only)
-            step("Unlocking the new vault (the key is derived once more)…")
-            engine.unlock(info.vault_id, passphrase)
+            with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
+                step("Deriving the vault key from your passphrase (Argon2id: a few seconds, on purpose)…")
+                info = engine.create_vault(name, passphrase, device_only=device_only)
+                step("Unlocking the new vault (the key is derived once more)…")
+                engine.unlock(info.vault_id, passphrase)
             if samples:
                 step("Importing the sample notes…")
             count = len(engine.import_samples(info.vault_id)) if samples else 0
@@ -261,7 +262,7 @@ class CreateVaultScreen(EngineScreen):
                 engine.lock(info.vault_id)
                 return
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_message(VaultCreated(epoch, error=describe(exc)))
+            self.post_message(VaultCreated(epoch, error=self.describe(exc)))
             return
         self.post_message(VaultCreated(epoch, vault_id=info.vault_id, samples=count))
 
@@ -276,13 +277,23 @@ class CreateVaultScreen(EngineScreen):
 
 
 class UnlockScreen(EngineScreen):
-    BINDINGS = [Binding("escape", "back", "Vaults", id="back")]
+    """The passphrase field; enter starts one key derivation. From that enter on, the app
+    holds every key typed (a burst like `passphrase⏎s京都⏎`): the field takes no more input,
+    and the held keys go to the records screen once the vault is open."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Vaults", id="back"),
+        # a priority binding runs before the keys typed after enter are routed to the field
+        Binding("enter", "unlock", show=False, priority=True),
+    ]
     HELP_TITLE = "Unlock"
-    GUIDE = "Type the vault's passphrase and press enter. esc goes back to the list of vaults."
+    GUIDE = ("Type the vault's passphrase and press enter. esc goes back to the list of vaults. Keys typed "
+             "while the vault unlocks (s, a query, enter) are kept for the records screen.")
 
     def __init__(self, info: VaultInfo) -> None:
         super().__init__()
         self.info = info
+        self.unlocking = False
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -298,31 +309,47 @@ class UnlockScreen(EngineScreen):
         self.query_one("#unlock-loading").display = False
         self.query_one("#passphrase", Input).focus()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "unlock":  # enter in the passphrase field; elsewhere (a button) it is theirs
+            return self.focused is not None and self.focused.id == "passphrase" and not self.unlocking
+        return super().check_action(action, parameters)
+
     def action_back(self) -> None:
-        if len(self.app.screen_stack) > 1:
+        if len(self.app.screen_stack) > 1 and not self.unlocking:
             self.dismiss()
 
-    @on(Input.Submitted, "#passphrase")
-    def _submitted(self, event: Input.Submitted) -> None:
-        if not event.value:
+    def action_unlock(self) -> None:
+        """Hold the keys typed after this enter, then read the field once it has taken the keys
+        typed before it (they may still wait in its queue), and derive the key."""
+        self.unlocking = True
+        self.memories.hold_keys()
+        field = self.query_one("#passphrase", Input)
+        field.call_later(self._start, field)
+
+    def _start(self, field: Input) -> None:
+        passphrase = field.value
+        if not passphrase:
+            self.unlocking = False
             self.query_one("#unlock-error", Static).update(Text("Type the vault's passphrase."))
+            self.memories.release_keys(replay=True)  # typed after an empty enter: for this field
             return
         self.query_one("#unlock-error", Static).update("")
         self.query_one("#unlock-loading").display = True
-        event.input.disabled = True
-        self.unlock_worker(event.value, self.epoch())
+        field.disabled = True  # takes no input while the key is derived
+        self.unlock_worker(passphrase, self.epoch())
 
     @work(thread=True, exclusive=True, group="unlock", exit_on_error=False)
     def unlock_worker(self, passphrase: str, epoch: int) -> None:
         try:
-            self.engine.unlock(self.info.vault_id, passphrase)
+            with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
+                self.engine.unlock(self.info.vault_id, passphrase)
             if self.engine.lock_epoch != epoch:  # locked while the KDF ran: do not leave it open
                 self.engine.lock(self.info.vault_id)
                 return
         except WrongPassphraseError as exc:
-            self.post_message(UnlockDone(epoch, error=describe(exc), wrong_passphrase=True))
+            self.post_message(UnlockDone(epoch, error=self.describe(exc), wrong_passphrase=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_message(UnlockDone(epoch, error=describe(exc)))
+            self.post_message(UnlockDone(epoch, error=self.describe(exc)))
         else:
             self.post_message(UnlockDone(epoch, vault_id=self.info.vault_id))
 
@@ -330,7 +357,9 @@ class UnlockScreen(EngineScreen):
         self.query_one("#unlock-loading").display = False
         field = self.query_one("#passphrase", Input)
         field.disabled = False
+        self.unlocking = False
         if message.error:
+            self.memories.release_keys(replay=False)  # meant for the next screen, not a second try
             self.query_one("#unlock-error", Static).update(Text(message.error))
             field.value = ""
             field.focus()

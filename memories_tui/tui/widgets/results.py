@@ -91,11 +91,17 @@ class ResultsPane(Vertical):
         """On-demand embedding inside this pane's search."""
         self.state.update(Text(message, style="italic"))
 
+    def _clear_hits(self) -> None:
+        """No rows: the hits, their "also in" tags and the list go together (a tag left behind
+        for a row that is gone made the next redraw index past the end of the list)."""
+        self.hits = []
+        self.shared = {}
+        self.option_list.clear_options()
+
     def set_waiting(self, message: str) -> None:
         """Waiting for the background embedding before searching (old hits belong to another query)."""
         self.shown = False
-        self.hits = []
-        self.option_list.clear_options()
+        self._clear_hits()
         self.option_list.loading = True
         self.state.update(Text(message, style="italic"))
 
@@ -103,15 +109,13 @@ class ResultsPane(Vertical):
         """One short line instead of results (e.g. no model installed for this pane)."""
         self.shown = True
         self.option_list.loading = False
-        self.hits = []
-        self.option_list.clear_options()
+        self._clear_hits()
         self.state.update(Text(message, style="italic"))
 
     def set_error(self, message: str) -> None:
         self.shown = True
         self.option_list.loading = False
-        self.hits = []
-        self.option_list.clear_options()
+        self._clear_hits()
         self.state.update(Text(message, style="bold red"))
 
     def set_results(self, response: SearchResponse, seconds: float, *, stage: str = "", note: str = "") -> None:
@@ -151,7 +155,9 @@ class ResultsPane(Vertical):
             return
         changed = {n for n in set(shared) | set(self.shared) if shared.get(n) != self.shared.get(n)}
         self.shared = shared
-        for n in changed:
+        for n in sorted(changed):
+            if n >= min(len(self.hits), self.option_list.option_count):
+                continue  # a row that is no longer shown
             self.option_list.replace_option_prompt_at_index(n, self.row(n))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
