@@ -146,8 +146,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/index/lexical.py",
            (('card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""',
              'card = ""'),
-            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)",
-             "ranked = self._bm25.top_k(terms, match_mode, limit, False)")),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)",
+             "ranked = self._bm25.top_k(terms, match_mode, limit, False, per_group)")),
            ("tests/integration/test_cli_search.py",)),
     Mutant("excluded-kinds-searchable", "private/credential/asset records are treated as searchable",
            "memories_tui/vault/records.py",
@@ -192,8 +192,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/index/lexical.py",
            (('        if match_mode != "phrase":\n            terms = self._terms(query)',
              '        if True:\n            terms = self._terms(query)'),
-            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)",
-             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only)')),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)",
+             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only, '
+             'per_group)')),
            ("tests/unit/test_lexical.py",)),
     # ---- issue 20: bugs planted in a copy that the whole suite let through
     # (One more was planted and is left out as an equivalent mutant: VaultIndex.restore() also

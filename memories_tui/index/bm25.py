@@ -13,7 +13,9 @@ SQLite FTS5's ``bm25(t, w_1, …, w_n)``, so on the same tokens the scores are i
 The caller gives each row its weighted frequencies and its length (the caller decides
 what counts toward it). Interface: ``add``/``remove`` rows by integer key, ``top_k``
 (prepared terms + ``any``/``all`` → best keys and scores), ``matching`` (keys of rows
-holding every term) and ``to_bytes``/``from_bytes`` for the encrypted snapshot.
+holding every term) and ``to_bytes``/``from_bytes`` for the encrypted snapshot. A row may
+name a group (its record): ``top_k(..., per_group=True)`` then ranks groups by their best
+row, which is how a document is scored from its chunks, however many chunks that takes.
 
 Storage: a term-major CSR of (row, weighted tf) postings built in bulk, plus a small
 delta of rows added since, merged in when it grows. Removed rows are masked out (their
@@ -31,7 +33,7 @@ import numpy as np
 
 K1 = 1.2
 B = 0.75
-_MAGIC = b"MBM2"
+_MAGIC = b"MBM3"  # 3: rows carry a group; older images are refused (the caller rebuilds)
 _HEAD = struct.Struct("<4sQQQ2s")  # magic, rows, terms, postings, dtype codes of (row, tf) columns
 # Postings are stored as narrow as they fit (the snapshot is read at every unlock):
 # row numbers as uint16 below 65,536 rows, frequencies as uint16 when whole numbers.
@@ -40,6 +42,7 @@ _MERGE_MIN = 20_000  # delta postings before merging, or a quarter of the base i
 # Per-term (rows, contributions) are memoised until the next write: queries share terms,
 # and a hit saves ~8 numpy calls. Bounded by the postings held.
 _MEMO_POSTINGS = 2_000_000
+_TINY = float(np.finfo(np.float64).tiny)  # below every score of a matching row
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,20 @@ class BM25Row:
     freqs: Mapping[str, float]  # term -> column-weighted frequency (> 0)
     length: int  # token count used for length normalisation
     card: bool = False
+    group: int | None = None  # rows of one group (a record's chunks) share it; None: the key
+
+
+def _first_of_each(values: np.ndarray) -> np.ndarray:
+    """Ascending positions of the first occurrence of each distinct value (numpy's unique
+    with return_index costs ~50x a stable argsort here)."""
+    if len(values) == 0:
+        return np.zeros(0, np.int64)
+    by_value = np.argsort(values, kind="stable")
+    ordered = values[by_value]
+    starts = np.empty(len(ordered), np.bool_)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    return np.sort(by_value[starts])
 
 
 class BM25Index:
@@ -58,6 +75,9 @@ class BM25Index:
         self._terms: list[str] = []
         cap = 64
         self._row_key = np.zeros(cap, np.int64)
+        self._row_group = np.zeros(cap, np.int64)
+        self._row_gidx = np.zeros(cap, np.int64)  # the group as a dense number (0, 1, …)
+        self._group_ids: dict[int, int] = {}
         self._row_len = np.zeros(cap, np.float64)
         self._row_card = np.zeros(cap, np.bool_)
         self._row_alive = np.zeros(cap, np.bool_)
@@ -89,7 +109,7 @@ class BM25Index:
         if need <= cap:
             return
         new = max(need, cap * 2)
-        for name in ("_row_key", "_row_len", "_row_card", "_row_alive"):
+        for name in ("_row_key", "_row_group", "_row_gidx", "_row_len", "_row_card", "_row_alive"):
             old = getattr(self, name)
             arr = np.zeros(new, old.dtype)
             arr[:cap] = old
@@ -117,6 +137,9 @@ class BM25Index:
         prow = np.repeat(np.arange(start, end, dtype=np.int32), [len(r.freqs) for r in rows])
         lengths = [r.length for r in rows]
         self._row_key[start:end] = [r.key for r in rows]
+        groups = [r.key if r.group is None else r.group for r in rows]
+        self._row_group[start:end] = groups
+        self._row_gidx[start:end] = self._dense_groups(groups)
         self._row_len[start:end] = lengths
         self._row_card[start:end] = [r.card for r in rows]
         self._row_alive[start:end] = True
@@ -141,6 +164,10 @@ class BM25Index:
         self._delta_n += len(tids)
         if self._delta_n > max(_MERGE_MIN, len(self._prow) // 4):
             self._merge()
+
+    def _dense_groups(self, groups: Iterable[int]) -> list[int]:
+        ids = self._group_ids
+        return [ids.setdefault(g, len(ids)) for g in groups]
 
     def remove(self, keys: Iterable[int]) -> None:
         for key in keys:
@@ -246,9 +273,11 @@ class BM25Index:
                 self._memo_size += hits
         return rows_out, vals_out
 
-    def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False) -> list[tuple[int, float]]:
+    def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False,
+              per_group: bool = False) -> list[tuple[int, float]]:
         """Best ``k`` (key, score) pairs, score descending then key ascending. ``any``: rows with
-        at least one term; ``all``: rows with every term."""
+        at least one term; ``all``: rows with every term. ``per_group``: the best row of each of
+        the best ``k`` groups (a group ranks by its best row)."""
         if match_mode not in ("any", "all"):
             raise ValueError(f"BM25Index handles 'any' and 'all', not {match_mode!r}")
         need_all = match_mode == "all"
@@ -265,11 +294,15 @@ class BM25Index:
             if need_all:
                 cand = np.flatnonzero(np.bincount(rows, minlength=size) == len(rows_l))
             else:
-                cand = np.flatnonzero(scores)
+                # every matching row scores > 0 (idf is at least 1e-6); a scan of booleans
+                # is several times faster than numpy's nonzero over floats
+                cand = np.flatnonzero(scores > 0.0)
             cand_scores = scores[cand]
         if cards_only:
             keep = self._row_card[cand]
             cand, cand_scores = cand[keep], cand_scores[keep]
+        if per_group:
+            return self._best_per_group(cand, cand_scores, k)
         if len(cand) > k:
             # every candidate tied with the k-th best stays, so ties resolve by key below
             kth = np.partition(cand_scores, len(cand_scores) - k)[len(cand_scores) - k]
@@ -278,6 +311,30 @@ class BM25Index:
         keys = self._row_key[cand]
         order = np.lexsort((keys, -cand_scores))[:k]
         return list(zip(keys[order].tolist(), cand_scores[order].tolist(), strict=True))
+
+    def _best_per_group(self, cand: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The best row of each of the best ``k`` groups (ties: the lower key, as for rows)."""
+        if len(cand) == 0:
+            return []
+        gidx = self._row_gidx[cand]
+        best = np.zeros(len(self._group_ids), np.float64)
+        np.maximum.at(best, gidx, scores)  # each group's best score (every score is > 0)
+        n = len(best)
+        kth = np.partition(best, n - k)[n - k] if n > k else 0.0
+        kth = max(kth, _TINY)  # groups tied with the k-th stay, as rows do
+        sel = np.flatnonzero((scores >= kth) & (scores == best[gidx]))  # rows at their group's best
+        rows, vals = cand[sel], scores[sel]
+        keys = self._row_key[rows]
+        order = np.lexsort((keys, -vals))
+        if len(sel) > np.count_nonzero(best >= kth):  # a group with two rows tied at its best
+            order = order[_first_of_each(gidx[sel][order])]
+        order = order[:k]
+        return list(zip(keys[order].tolist(), vals[order].tolist(), strict=True))
+
+    def group_of(self, key: int) -> int | None:
+        """The group of a row (its key when none was given); None for an unknown key."""
+        slot = self._key_row.get(key)
+        return None if slot is None else int(self._row_group[slot])
 
     def matching(self, terms: Sequence[str]) -> set[int]:
         """Keys of the rows that hold every term (``all``)."""
@@ -315,6 +372,7 @@ class BM25Index:
         parts = [
             _HEAD.pack(_MAGIC, len(alive), len(used), len(rows), row_code + tf_code),
             self._row_key[alive].astype("<i8").tobytes(),
+            self._row_group[alive].astype("<i8").tobytes(),
             self._row_len[alive].astype("<i4").tobytes(),
             self._row_card[alive].astype(np.uint8).tobytes(),
             ptr.astype("<i8").tobytes(),
@@ -346,6 +404,7 @@ class BM25Index:
             return arr
 
         keys = take("<i8", n_rows)
+        groups = take("<i8", n_rows)
         lens = take("<i4", n_rows)
         cards = take("u1", n_rows)
         ptr = take("<i8", n_terms + 1)
@@ -356,6 +415,8 @@ class BM25Index:
             raise ValueError("inconsistent BM25 index")
         index._grow(n_rows)
         index._row_key[:n_rows] = keys
+        index._row_group[:n_rows] = groups
+        index._row_gidx[:n_rows] = index._dense_groups(groups.tolist())
         index._row_len[:n_rows] = lens
         index._row_card[:n_rows] = cards.astype(np.bool_)
         index._row_alive[:n_rows] = True

@@ -28,7 +28,9 @@ from .lexical import LexicalDoc, LexicalIndex
 from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
-SNAPSHOT_FORMAT = 3  # 3: BM25 part here, the FTS5 phrase image in PHRASE_BLOB (loaded on first use)
+# 3: BM25 part here, the FTS5 phrase image in PHRASE_BLOB (loaded on first use); 4: BM25 rows
+# carry their record's group. Another format is not read: the index is built again.
+SNAPSHOT_FORMAT = 4
 SNAPSHOT_BLOB = "lexical-index"
 PHRASE_BLOB = "lexical-phrase"
 _SNAPSHOT_MAGIC = b"MLX1"
@@ -104,6 +106,7 @@ class VaultIndex:
             for record in fresh:
                 meta = safe_metadata_text(record)
                 keys = []
+                group = self._next_key  # a record's chunks share its first key as their group
                 for chunk in chunk_text(record.body):
                     key = self._next_key
                     self._next_key += 1
@@ -111,7 +114,7 @@ class VaultIndex:
                     self.chunks[key] = item
                     keys.append(key)
                     docs.append(LexicalDoc(key=key, title=record.title, body=chunk.text, meta=meta,
-                                           is_card=record.kind == "card"))
+                                           is_card=record.kind == "card", group=group))
                 self._meta[record.id] = meta
                 nbytes = len(record.body.encode()) + len(record.title.encode()) + len(meta.encode())
                 self._by_record[record.id] = (record.revision, keys, nbytes)

@@ -24,6 +24,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 from memories_tui.errors import LimitError, UsageError
@@ -52,6 +53,7 @@ class LexicalDoc:
     body: str
     meta: str
     is_card: bool
+    group: int | None = None  # chunks of one record share it (``search(per_group=True)``)
 
 
 class LexicalHit(NamedTuple):
@@ -60,6 +62,11 @@ class LexicalHit(NamedTuple):
 
     key: int
     score: float
+
+
+# LexicalHit from a (key, score) pair without NamedTuple's Python-level __new__ (a third of
+# building 100 hits).
+_hit = partial(tuple.__new__, LexicalHit)
 
 
 def _quote(term: str) -> str:
@@ -242,7 +249,7 @@ class LexicalIndex:
             for t in meta:
                 freqs[t] += w_meta  # type: ignore[assignment]
             length = len(title) + len(body) + len(meta) + len(freqs)
-            rows_lex.append(BM25Row(key, freqs, length, d.is_card))
+            rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
             rows_docs.append((key, 1 if d.is_card else 0))
         if not rows_docs:
@@ -321,10 +328,13 @@ class LexicalIndex:
         return list(query.terms) if isinstance(query, Query) else segment.search_terms(query)
 
     def search(
-        self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False
+        self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
+        per_group: bool = False,
     ) -> list[LexicalHit]:
         """Best chunks first; score is the BM25 score (FTS5's bm25() negated: higher is better).
-        With a parsed `Query`, its terms and match mode are used and `match_mode` is ignored."""
+        With a parsed `Query`, its terms and match mode are used and `match_mode` is ignored.
+        ``per_group``: only the best chunk of each group (record), ``limit`` groups: a record
+        ranks by its best chunk however deep that is, not only within the best ``limit`` chunks."""
         if isinstance(query, Query):
             match_mode = query.match_mode
         _check_mode(match_mode)
@@ -334,19 +344,29 @@ class LexicalIndex:
             if not terms or limit == 0:
                 return []
             with self._lock:
-                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only)
-            return [LexicalHit(k, s) for k, s in ranked]
+                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)
+            return list(map(_hit, ranked))
         match = self._phrase_expression(query)
         if match is None or limit == 0:
             return []
         w = ", ".join(str(x) for x in WEIGHTS)
         # The card filter is a correlated lookup so that FTS5 always drives the query.
         card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""
-        sql = f"SELECT rowid, bm25(phr, {w}) AS s FROM phr WHERE phr MATCH ?{card} ORDER BY s LIMIT ?"
+        sql = f"SELECT rowid, bm25(phr, {w}) AS s FROM phr WHERE phr MATCH ?{card} ORDER BY s, rowid LIMIT ?"
         with self._lock:
             self._ensure_phrase()
             self._maybe_optimize()
-            rows = self._conn.execute(sql, (match, limit)).fetchall()
+            if not per_group:
+                rows = self._conn.execute(sql, (match, limit)).fetchall()
+            else:  # read in rank order until `limit` groups are seen
+                rows, seen = [], set()
+                for key, score in self._conn.execute(sql, (match, -1)):
+                    group = self._bm25.group_of(int(key))
+                    if group not in seen:
+                        seen.add(group)
+                        rows.append((key, score))
+                        if len(rows) == limit:
+                            break
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
     def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:

@@ -117,3 +117,44 @@ def test_phrase_rows_of_a_build_wait_for_the_first_phrase_query() -> None:
     ix.add([LexicalDoc(2, "Notes", "replaced text", "", False)])  # replacing flushes, then deletes
     assert ix.search("machine learning", "phrase") == []
     assert [h.key for h in ix.search("replaced text", "phrase")] == [2]
+
+
+def test_an_index_snapshot_of_an_older_format_is_rebuilt_not_read(tmp_path, cheap_kdf, monkeypatch):
+    """A vault saved by an older version (another snapshot format, or BM25 rows without
+    groups) unlocks, searches and saves the current format: never a crash, never a misread."""
+    from memories_tui.index import bm25, cache
+
+    home = tmp_path / "home"
+    restored: list[bool] = []
+    real_restore = cache.VaultIndex.restore.__func__  # type: ignore[attr-defined]
+
+    def spying(cls, *args, **kwargs):
+        got = real_restore(cls, *args, **kwargs)
+        restored.append(got is not None)
+        return got
+
+    monkeypatch.setattr(cache.VaultIndex, "restore", classmethod(spying))
+    for old in ({"SNAPSHOT_FORMAT": 3}, {"_MAGIC": b"MBM2"}):
+        eng = Engine.open(home)
+        vid = eng.create_vault(f"v{len(restored)}", "pw").vault_id
+        eng.unlock(vid, "pw")
+        eng.add_record(vid, kind="memory", title="港口", body="老船長在燈塔旁邊講故事。")
+        eng.add_record(vid, kind="memory", title="Harbour", body="The old captain tells stories by the lighthouse.")
+        with monkeypatch.context() as older:
+            for name, value in old.items():
+                older.setattr(cache if name == "SNAPSHOT_FORMAT" else bm25, name, value)
+            assert eng.search(vid, "captain").results
+            eng.close()  # the snapshot is written in the older layout
+        restored.clear()
+        eng = Engine.open(home)
+        eng.unlock(vid, "pw")
+        assert [h.title for h in eng.search(vid, "燈塔").results] == ["港口"]
+        assert [h.title for h in eng.search(vid, "captain", match_mode="phrase").results] == ["Harbour"]
+        assert restored == [False]  # refused, built again from the records
+        eng.close()
+        restored.clear()
+        eng = Engine.open(home)
+        eng.unlock(vid, "pw")
+        assert [h.title for h in eng.search(vid, "captain").results] == ["Harbour"]
+        assert restored == [True]  # the current format was saved and is read back
+        eng.close()

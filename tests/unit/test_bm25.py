@@ -128,3 +128,63 @@ def test_ranking_equals_fts5_bm25_on_benchmark_collections(collection: Path) -> 
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-2)
             checked += 1
     assert checked >= 60
+
+
+def _best_groups_by_brute_force(ix: BM25Index, rows: list[BM25Row], terms: list[str], mode: str, k: int,
+                                cards_only: bool = False) -> list[tuple[int, float]]:
+    """Every matching row scored, then the best row of each group, groups by that row."""
+    scored = dict(ix.top_k(terms, mode, len(rows) + 1, cards_only))
+    best: dict[int, tuple[int, float]] = {}
+    for r in rows:
+        if r.key in scored:
+            group = r.key if r.group is None else r.group
+            mine = (r.key, scored[r.key])
+            held = best.get(group)
+            if held is None or (-mine[1], mine[0]) < (-held[1], held[0]):
+                best[group] = mine
+    return sorted(best.values(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+
+def test_per_group_ranks_each_group_by_its_best_row() -> None:
+    rng = random.Random(11)
+    rows = []
+    for key in range(900):
+        # whole-number frequencies and few lengths: many exact ties, within groups and across them
+        freqs = {f"w{rng.randrange(12)}": float(rng.randrange(1, 3)) for _ in range(3)}
+        rows.append(BM25Row(key, freqs, rng.choice((4, 6)), card=key % 3 == 0, group=key // rng.choice((1, 3, 7))))
+    ix = BM25Index()
+    ix.add(rows)
+    checked = 0
+    for terms in (["w1"], ["w2", "w3"], ["w4", "w5", "w6", "nope"]):
+        for mode in ("any", "all"):
+            for k in (1, 5, 40, 2000):
+                for cards in (False, True):
+                    want = _best_groups_by_brute_force(ix, rows, terms, mode, k, cards)
+                    got = ix.top_k(terms, mode, k, cards, per_group=True)
+                    assert got == want, (terms, mode, k, cards)
+                    checked += bool(want)
+    assert checked > 20
+    # every returned row is its group's only entry, and a group spans several rows
+    got = ix.top_k(["w1", "w2"], "any", 2000, per_group=True)
+    groups = [ix.group_of(key) for key, _ in got]
+    assert len(groups) == len(set(groups)) and len(got) < len(ix.top_k(["w1", "w2"], "any", 2000))
+    copy = BM25Index.from_bytes(ix.to_bytes())  # groups survive the snapshot
+    assert copy.top_k(["w1", "w2"], "any", 50, per_group=True) == ix.top_k(["w1", "w2"], "any", 50, per_group=True)
+
+
+def test_per_group_reads_past_the_first_k_rows() -> None:
+    """Group 1 has ten rows better than group 2's only row: 2 groups still come back."""
+    ix = BM25Index()
+    ix.add([BM25Row(i, {"t": 3.0}, 3, group=1) for i in range(10)] + [BM25Row(50, {"t": 1.0}, 3, group=2)])
+    assert [k for k, _ in ix.top_k(["t"], "any", 2)] == [0, 1]
+    assert [k for k, _ in ix.top_k(["t"], "any", 2, per_group=True)] == [0, 50]
+    assert ix.group_of(50) == 2 and ix.group_of(999) is None
+
+
+def test_an_older_image_is_refused_not_misread() -> None:
+    ix = BM25Index()
+    ix.add([BM25Row(1, {"t": 1.0}, 1)])
+    image = bytearray(ix.to_bytes())
+    image[:4] = b"MBM2"  # the layout before rows carried a group
+    with pytest.raises(ValueError):
+        BM25Index.from_bytes(bytes(image))

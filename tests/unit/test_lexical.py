@@ -270,3 +270,18 @@ def test_deleted_text_leaves_no_trace_in_the_serialized_index() -> None:
     data = ix.serialize()
     assert b"qzxcanaryword" not in data and b"qzxcanarymeta" not in data
     assert keys(LexicalIndex.deserialize(data).search("qzxcanaryword")) == []
+
+
+def test_per_group_gives_each_record_once_in_every_mode() -> None:
+    """Three chunks of record 100 outrank record 200's one chunk; with per_group a search
+    for two results gives both records, each by its best chunk."""
+    ix = LexicalIndex()
+    ix.add([LexicalDoc(1, "", "tide tide tide pools", "", False, group=100),
+            LexicalDoc(2, "", "tide tide pools", "", False, group=100),
+            LexicalDoc(3, "", "tide pools again", "", True, group=100),
+            LexicalDoc(4, "", "the tide pools of a long shore with many other words in it", "", True, group=200)])
+    for mode in ("any", "all", "phrase"):
+        plain = keys(ix.search("tide pools", mode, limit=2))
+        assert len(plain) == 2 and set(plain) <= {1, 2, 3}, mode
+        assert keys(ix.search("tide pools", mode, limit=2, per_group=True)) == [plain[0], 4], mode
+        assert keys(ix.search("tide pools", mode, limit=5, cards_only=True, per_group=True)) == [3, 4], mode
