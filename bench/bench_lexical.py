@@ -1,14 +1,22 @@
-"""Lexical (FTS5 BM25) benchmark beside bm25s, measured in the same run.
+"""Lexical (BM25) benchmark beside bm25s, measured in the same run, query by query.
 
-    .venv/bin/python bench/bench_lexical.py [--data ../shared/data] [--quick] [--segmenter jieba] [--json]
+    .venv/bin/python bench/bench_lexical.py [--data ../shared/data] [--collections a,b] [--quick]
+        [--no-variants] [--no-synthetic] [--segmenter jieba] [--json]
 
 For each collection every document is chunked with ``chunk_text`` (title as the title
-column, the abstract/paragraph as chunk bodies) and indexed with ``LexicalIndex``; each
-query retrieves 100 chunks and a document scores its best chunk. Prints nDCG@10 (linear
-gain, log2 discount), Recall@100, query latency p50/p95, index build time, segmentation
-throughput and peak RSS, then a synthetic 10,000-chunk mixed zh/en speed case.
-Figures only: nothing here asserts timing. ``--json`` prints one JSON object instead of the
-table (see bench/README.md).
+column, the abstract/paragraph as chunk bodies) and indexed with ``LexicalIndex``, its
+chunks grouped by document. Each query ranks 100 **documents** on every system: ours with
+``search(..., per_group=True)`` (a document scores its best chunk, read as deep as it takes
+to fill 100 documents), bm25s on whole documents (k = 100). The systems run interleaved,
+each query on every system before the next query, so load on the shared machine falls on
+all of them alike. Timed on every side: the query text → a ranked list, tokenisation
+included (ours: fold, Jieba, stemming; bm25s: its own tokenizer, or ``search_terms`` on the
+"our tokens" rows), in the calling thread (bm25s ``n_threads=0``).
+Prints nDCG@10 (linear gain, log2 discount), Recall@100, query latency p50/p95, index
+build time, segmentation throughput and peak RSS; the table also shows what the first 100
+*chunks* hold (the most a product search returns), then a synthetic 10,000-chunk mixed
+zh/en speed case. Figures only: nothing here asserts timing. ``--json`` prints one JSON
+object instead of the table (see bench/README.md).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -56,17 +65,20 @@ HEADERS = [
     "peak RSS MiB",
 ]
 _WORD = re.compile(r"\w")
+NAN = float("nan")
+# A system: query text -> ranked document ids (the timed call), and its build seconds.
+Search = Callable[[str], list[str]]
 
 
 def build_fts(coll: Collection) -> tuple[LexicalIndex, dict[int, str], float, float]:
     """Chunk and index a collection: (index, chunk key -> doc id, build seconds, segmentation MB/s)."""
     docs: list[LexicalDoc] = []
     owner: dict[int, str] = {}
-    for did, d in coll.corpus.items():
+    for n, (did, d) in enumerate(coll.corpus.items()):
         for ch in chunk_text(d["text"]):
             key = len(owner)
             owner[key] = did
-            docs.append(LexicalDoc(key=key, title=d["title"], body=ch.text, meta="", is_card=True))
+            docs.append(LexicalDoc(key=key, title=d["title"], body=ch.text, meta="", is_card=True, group=n))
     # Segmentation throughput over the chunk text (both token streams), as ingest sees it.
     nbytes = sum(len(x.body.encode()) + len(x.title.encode()) for x in docs)
     t = time.perf_counter()
@@ -82,32 +94,23 @@ def build_fts(coll: Collection) -> tuple[LexicalIndex, dict[int, str], float, fl
     return index, owner, build_s, nbytes / 1e6 / seg_s
 
 
-def run_fts(
-    index: LexicalIndex, owner: dict[int, str], queries: dict[str, str], mode: str, limit: int = 100
-) -> tuple[dict[str, list[str]], list[float]]:
-    run: dict[str, list[str]] = {}
-    lat: list[float] = []
-    for qid, text in queries.items():
-        t = time.perf_counter()
+def fts_search(index: LexicalIndex, owner: dict[int, str], mode: str, per_group: bool = True,
+               limit: int = 100) -> Search:
+    def run(text: str) -> list[str]:
         try:
-            hits = index.search(text, mode, limit=limit)
+            hits = index.search(text, mode, limit=limit, per_group=per_group)
         except LimitError:
-            hits = []
-        lat.append((time.perf_counter() - t) * 1000)
-        ranked: list[str] = []
-        seen: set[str] = set()
-        for h in hits:  # best chunk first, so a document's first hit is its best chunk
-            did = owner[h.key]
-            if did not in seen:
-                seen.add(did)
-                ranked.append(did)
-        run[qid] = ranked
-    return run, lat
+            return []
+        # best chunk first, so a document's first hit is its best chunk
+        return list(dict.fromkeys(owner[h.key] for h in hits))
+
+    return run
 
 
-def run_bm25s(
-    doc_ids: list[str], doc_tokens: list[list[str]], queries: dict[str, str], qtok, k: int = 100
-) -> tuple[dict[str, list[str]], list[float], float]:
+def bm25s_search(doc_ids: list[str], doc_tokens: list[list[str]], qtok: Callable[[str], list[str]],
+                 k: int = 100) -> tuple[Search, float]:
+    """bm25s over whole documents; the search tokenises the query with ``qtok`` and retrieves
+    in the calling thread (``n_threads=1`` would start a thread pool on every call)."""
     import bm25s
 
     t = time.perf_counter()
@@ -115,19 +118,31 @@ def run_bm25s(
     retriever.index(doc_tokens, show_progress=False)
     build_s = time.perf_counter() - t
     k = min(k, len(doc_ids))
-    run: dict[str, list[str]] = {}
-    lat: list[float] = []
-    for qid, text in queries.items():
-        t = time.perf_counter()
+
+    def run(text: str) -> list[str]:
         toks = qtok(text)
-        if toks:
-            res = retriever.retrieve([toks], k=k, show_progress=False)
-            idx = res.documents[0]
-        else:
-            idx = []
-        lat.append((time.perf_counter() - t) * 1000)
-        run[qid] = [doc_ids[i] for i in idx]
-    return run, lat, build_s
+        if not toks:
+            return []
+        res = retriever.retrieve([toks], k=k, show_progress=False, n_threads=0)
+        return [doc_ids[i] for i, s in zip(res.documents[0], res.scores[0], strict=True) if s > 0]
+
+    return run, build_s
+
+
+def run_interleaved(systems: dict[str, Search], queries: dict[str, str]
+                    ) -> dict[str, tuple[dict[str, list[str]], list[float]]]:
+    """Every query on every system before the next query (the order rotates per query)."""
+    names = list(systems)
+    out: dict[str, tuple[dict[str, list[str]], list[float]]] = {n: ({}, []) for n in names}
+    gc.collect()
+    for i, (qid, text) in enumerate(queries.items()):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            search = systems[name]
+            t = time.perf_counter()
+            ranked = search(text)
+            out[name][1].append((time.perf_counter() - t) * 1000)
+            out[name][0][qid] = ranked
+    return out
 
 
 def jieba_default_tokens(text: str) -> list[str]:
@@ -165,94 +180,42 @@ def bench_collection(
 ) -> None:
     gc.collect()
     index, owner, build_s, seg_mbs = build_fts(coll)
-    for mode in ("any", "all"):
-        run, lat = run_fts(index, owner, queries, mode)
-        nd, rc = evaluate(run, coll.qrels)
-        rows.append(
-            [
-                label,
-                f"FTS5 {mode} ({len(index):,} chunks)",
-                len(queries),
-                nd,
-                rc,
-                percentile(lat, 50),
-                percentile(lat, 95),
-                build_s if mode == "any" else float("nan"),
-                seg_mbs if mode == "any" else float("nan"),
-                peak_rss_mib(),
-            ]
-        )
-    index.close()
-    del index
-
     doc_ids = list(coll.corpus)
     texts = [coll.corpus[d]["title"] + " " + coll.corpus[d]["text"] for d in doc_ids]
-
+    systems: dict[str, Search] = {
+        "ours any": fts_search(index, owner, "any"),
+        "ours all": fts_search(index, owner, "all"),
+        "ours any, first 100 chunks": fts_search(index, owner, "any", per_group=False),
+    }
+    builds = {"ours any": build_s}
     # bm25s on exactly our tokens (doc level, unchunked).
     t = time.perf_counter()
-    ours = [segment.index_tokens(x) for x in texts]
+    ours_tokens = [segment.index_tokens(x) for x in texts]
     tok_s = time.perf_counter() - t
-    run, lat, b = run_bm25s(doc_ids, ours, queries, segment.search_terms)
-    nd, rc = evaluate(run, coll.qrels)
-    rows.append(
-        [
-            label,
-            "bm25s, our tokens (docs)",
-            len(queries),
-            nd,
-            rc,
-            percentile(lat, 50),
-            percentile(lat, 95),
-            b + tok_s,
-            float("nan"),
-            peak_rss_mib(),
-        ]
-    )
-
+    systems[OUR_TOKENS], b = bm25s_search(doc_ids, ours_tokens, segment.search_terms)
+    builds[OUR_TOKENS] = b + tok_s
     # bm25s defaults as in SOURCE.md.
     if chinese:
         t = time.perf_counter()
         toks = [jieba_default_tokens(x) for x in texts]
         tok_s = time.perf_counter() - t
-        run, lat, b = run_bm25s(doc_ids, toks, queries, jieba_default_tokens)
-        nd, rc = evaluate(run, coll.qrels)
-        rows.append(
-            [
-                label,
-                "bm25s, jieba search (SOURCE)",
-                len(queries),
-                nd,
-                rc,
-                percentile(lat, 50),
-                percentile(lat, 95),
-                b + tok_s,
-                float("nan"),
-                peak_rss_mib(),
-            ]
-        )
+        systems[BM25S_ZH], b = bm25s_search(doc_ids, toks, jieba_default_tokens)
+        builds[BM25S_ZH] = b + tok_s
     else:
-        for stem in (False, True):
+        for stem, name in ((False, BM25S_EN), (True, BM25S_EN_STEM)):
             tok = english_default_tokenizer(stem)
             t = time.perf_counter()
             toks = tok(texts)
             tok_s = time.perf_counter() - t
-            run, lat, b = run_bm25s(doc_ids, toks, queries, lambda q, tok=tok: tok([q])[0])
-            nd, rc = evaluate(run, coll.qrels)
-            name = "bm25s, stopwords en" + (" + stem" if stem else "") + " (SOURCE)"
-            rows.append(
-                [
-                    label,
-                    name,
-                    len(queries),
-                    nd,
-                    rc,
-                    percentile(lat, 50),
-                    percentile(lat, 95),
-                    b + tok_s,
-                    float("nan"),
-                    peak_rss_mib(),
-                ]
-            )
+            systems[name], b = bm25s_search(doc_ids, toks, lambda q, tok=tok: tok([q])[0])
+            builds[name] = b + tok_s
+    results = run_interleaved(systems, queries)
+    for name, (run, lat) in results.items():
+        nd, rc = evaluate(run, coll.qrels)
+        system = f"{name} ({len(index):,} chunks)" if name.startswith("ours") else name
+        rows.append([label, system, len(queries), nd, rc, percentile(lat, 50), percentile(lat, 95),
+                     builds.get(name, NAN), seg_mbs if name == "ours any" else NAN, peak_rss_mib()])
+    index.close()
 
 
 def convert_collection(coll: Collection, corpus_cfg: str | None, query_cfg: str | None, name: str) -> Collection:
@@ -302,57 +265,35 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
     build_s = time.perf_counter() - t0
     qs = list(zh[0].queries.values())[: n_queries // 2] + list(en[0].queries.values())[: n_queries // 2]
     label = f"synthetic {len(docs):,} chunks, {total / 1e6:.1f}M chars"
+    owner = {i: str(i) for i in range(len(docs))}
+    systems: dict[str, Search] = {}
     for mode, limit in (("any", 10), ("any", 100), ("all", 10), ("phrase", 10)):
-        lat = []
-        for q in qs:
-            if mode == "phrase":
-                q = q[:8]
-            t = time.perf_counter()
-            index.search(q, mode, limit=limit)
-            lat.append((time.perf_counter() - t) * 1000)
-        rows.append(
-            [
-                label,
-                f"FTS5 {mode}, limit {limit}",
-                len(qs),
-                float("nan"),
-                float("nan"),
-                percentile(lat, 50),
-                percentile(lat, 95),
-                build_s if (mode, limit) == ("any", 10) else float("nan"),
-                float("nan"),
-                peak_rss_mib(),
-            ]
-        )
-    index.close()
+        run = fts_search(index, owner, mode, per_group=False, limit=limit)
+        systems[f"ours {mode}, limit {limit}"] = (lambda q, run=run: run(q[:8])) if mode == "phrase" else run
     # bm25s on the same tokens, one query at a time.
-    run_ids = [str(i) for i in range(len(texts))]
     t = time.perf_counter()
     toks = [segment.index_tokens(x) for x in texts]
     tok_s = time.perf_counter() - t
-    _, lat, b = run_bm25s(run_ids, toks, dict(enumerate(qs)), segment.search_terms, k=10)
-    rows.append(
-        [
-            label,
-            "bm25s single query, k 10",
-            len(qs),
-            float("nan"),
-            float("nan"),
-            percentile(lat, 50),
-            percentile(lat, 95),
-            b + tok_s,
-            float("nan"),
-            peak_rss_mib(),
-        ]
-    )
+    systems[BM25S_SINGLE], b = bm25s_search([str(i) for i in range(len(texts))], toks, segment.search_terms, k=10)
+    results = run_interleaved(systems, {str(i): q for i, q in enumerate(qs)})
+    for name, (_, lat) in results.items():
+        built = b + tok_s if name == BM25S_SINGLE else build_s if name == "ours any, limit 10" else NAN
+        rows.append([label, name, len(qs), NAN, NAN, percentile(lat, 50), percentile(lat, 95), built, NAN,
+                     peak_rss_mib()])
+    index.close()
 
 
-BM25S_REFERENCE = ("bm25s, stopwords en + stem (SOURCE)", "bm25s, jieba search (SOURCE)", "bm25s single query, k 10")
+OUR_TOKENS = "bm25s, our tokens (docs)"
+BM25S_EN = "bm25s, stopwords en (SOURCE)"
+BM25S_EN_STEM = "bm25s, stopwords en + stem (SOURCE)"
+BM25S_ZH = "bm25s, jieba search (SOURCE)"
+BM25S_SINGLE = "bm25s single query, k 10"
+BM25S_REFERENCE = (BM25S_EN_STEM, BM25S_ZH, BM25S_SINGLE)
 
 
 def json_report(rows: list[list[object]]) -> dict:
-    """The --json object: per collection our FTS5 `any` search and the bm25s reference (the
-    SOURCE.md defaults: English stopwords + stemming, Chinese jieba search mode)."""
+    """The --json object: per collection our `any` search (100 documents) and the bm25s
+    reference (the SOURCE.md defaults: English stopwords + stemming, Chinese jieba search mode)."""
 
     def num(v: object) -> float | None:
         return None if not isinstance(v, float | int) or math.isnan(v) else round(float(v), 4)
@@ -360,7 +301,8 @@ def json_report(rows: list[list[object]]) -> dict:
     entries: dict[str, dict] = {}
     for label, system, _n, nd, rc, p50, p95, *_rest in rows:
         entry = entries.setdefault(str(label), {"collection": str(label)})
-        side = "ours" if str(system).startswith("FTS5 any") else "bm25s" if system in BM25S_REFERENCE else None
+        ours = str(system).startswith(("ours any (", "ours any, limit 10"))
+        side = "ours" if ours else "bm25s" if system in BM25S_REFERENCE else None
         if side and side not in entry:
             entry[side] = {"ndcg@10": num(nd), "recall@100": num(rc), "p50_ms": num(p50), "p95_ms": num(p95)}
     return {"collections": [e for e in entries.values() if "ours" in e and "bm25s" in e]}
@@ -372,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="subsample queries (300 per collection)")
     ap.add_argument("--segmenter", choices=("rjieba", "jieba"), help="force the segmentation backend")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the 10,000-chunk speed case")
+    ap.add_argument("--collections", default="", help="comma-separated names (default: every collection in --data)")
+    ap.add_argument("--no-variants", action="store_true", help="skip the Traditional/Simplified copies of Chinese collections")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = ap.parse_args(argv)
 
@@ -387,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[object]] = []
     loaded: list[Collection] = []
 
-    for name in find_collections(args.data):
+    names = [c for c in args.collections.split(",") if c] or find_collections(args.data)
+    for name in names:
         coll = load_collection(args.data, name)
         if coll is None:
             continue
@@ -395,15 +340,15 @@ def main(argv: list[str] | None = None) -> int:
         chinese = is_chinese(coll)
         qs = subsample(coll.queries, n_q)
         bench_collection(coll, name, qs, rows, chinese=chinese)
-        if not chinese:
+        if not chinese or args.no_variants:
             continue
         latin = {k: v for k, v in qs.items() if re.search(r"[A-Za-z]{2,}", v)}
         if latin:
             index, owner, _, _ = build_fts(coll)
-            run, lat = run_fts(index, owner, latin, "any")
+            run, lat = run_interleaved({"ours": fts_search(index, owner, "any")}, latin)["ours"]
             nd, rc = evaluate(run, coll.qrels)
-            rows.append([f"{name} (Latin-word queries)", "FTS5 any", len(latin), nd, rc, percentile(lat, 50),
-                         percentile(lat, 95), float("nan"), float("nan"), peak_rss_mib()])
+            rows.append([f"{name} (Latin-word queries)", "ours any", len(latin), nd, rc, percentile(lat, 50),
+                         percentile(lat, 95), NAN, NAN, peak_rss_mib()])
             index.close()
         # script-insensitivity: the corpus and the queries in the other script
         trad_corpus = convert_collection(coll, "s2t", "t2s", f"{name}-trad-corpus")
@@ -412,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         simp_corpus = convert_collection(coll, "t2s", "s2t", f"{name}-simp-corpus")
         bench_collection(simp_corpus, f"{name}: Simp corpus, Trad queries", subsample(simp_corpus.queries, n_q),
                          rows, True)
+        trad = convert_collection(coll, "s2t", "s2t", f"{name}:s2t")  # both Traditional (NAME:s2t elsewhere)
+        bench_collection(trad, f"{name}:s2t", subsample(trad.queries, n_q), rows, True)
     if not args.no_synthetic:
         synthetic_speed(loaded, 10_000, 300 if args.quick else 1000, rows)
     if args.json:

@@ -10,12 +10,19 @@ with a cheap test KDF; then each query runs, alternating in one loop, through
 * ``Engine.search(vault, q, mode="bm25", limit=10)`` for match modes any / all / phrase
   (segmentation, folding, stemming, scoring and result building included), and
 * the bm25s reference: ``segment.search_terms(q)`` (the same Jieba/OpenCC/stemming) then
-  ``BM25.retrieve(k=10)`` over the same tokens of ``title + " " + text`` (doc level).
+  ``BM25.retrieve(k=10, n_threads=0)`` over the same tokens of ``title + " " + text`` (doc level).
+
+Both sides are timed from the query text to a ranked top 10, query tokenisation included,
+in the calling thread, as ``bench_lexical.py`` times them. (bm25s's ``n_threads=1`` starts a
+thread pool on every call: that cost 0.1-0.3 ms a query here and made bm25s look slower in
+this script than in ``bench_lexical.py``.) Ours also builds the engine's result objects.
 
 Then each system again on its own, in alternating blocks of 50 queries: interleaving makes
 each pay for garbage-collector passes the other's allocations trigger (bm25s more so).
 
-Prints p50/p95 ms per system and nDCG@10 of the ``any`` mode and of bm25s (from the top 10:
+The row ``LexicalIndex.search`` times the vault's index alone (query parsing included,
+no engine: no vault lookup, change-counter check or result objects), the same work as the
+bm25s row. Prints p50/p95 ms per system and nDCG@10 of the ``any`` mode and of bm25s (from the top 10:
 chunk hits are mapped to their documents). Figures only: nothing here asserts timing.
 """
 
@@ -83,7 +90,8 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
                          for d in doc_ids], show_progress=False)
         vocab = retriever.vocab_dict
 
-        lat: dict[str, list[float]] = {"any": [], "all": [], "phrase": [], "bm25s": []}
+        lat: dict[str, list[float]] = {"any": [], "all": [], "phrase": [], "bm25s": [], "index": []}
+        lexical = engine.index(vid).lexical
         run_ours: dict[str, list[str]] = {}
         run_ref: dict[str, list[str]] = {}
 
@@ -98,11 +106,20 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
                 run_ours[qid] = list(dict.fromkeys(owner[h.asset_id] for h in (resp.results if resp else [])))
             return took
 
+        def index_only(text: str) -> float:
+            """The same query on the vault's lexical index, without the engine around it."""
+            t = time.perf_counter()
+            try:
+                lexical.search(text, "any", limit=10)
+            except MemoriesError:
+                pass
+            return (time.perf_counter() - t) * 1000
+
         def reference(qid: str, text: str) -> float:
             t = time.perf_counter()
             terms = [w for w in segment.search_terms(text) if w in vocab]
             if terms:
-                docs, scores = retriever.retrieve([terms], k=10, show_progress=False, n_threads=1)
+                docs, scores = retriever.retrieve([terms], k=10, show_progress=False, n_threads=0)
                 ranked = [doc_ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
             else:
                 ranked = []
@@ -114,6 +131,7 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
             for mode in ("any", "all", "phrase"):
                 lat[mode].append(ours(qid, text, mode))
             lat["bm25s"].append(reference(qid, text))
+            lat["index"].append(index_only(text))
         # Interleaving puts both in one allocation stream, so each pays garbage-collector
         # passes the other triggered; measured alone too: alternating blocks of 50 queries.
         alone: dict[str, list[float]] = {"any": [], "bm25s": []}
@@ -131,6 +149,8 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
                          percentile(lat[mode], 50), percentile(lat[mode], 95)])
         rows.append([label, "bm25s (search_terms + retrieve k=10)", len(queries), nd_ref,
                      percentile(lat["bm25s"], 50), percentile(lat["bm25s"], 95)])
+        rows.append([label, "LexicalIndex.search any, k=10 (parse included, no engine)", len(queries), float("nan"),
+                     percentile(lat["index"], 50), percentile(lat["index"], 95)])
         rows.append([label, "engine.search bm25, any, blocks of 50", len(queries), float("nan"),
                      percentile(alone["any"], 50), percentile(alone["any"], 95)])
         rows.append([label, "bm25s, blocks of 50 (alternating)", len(queries), float("nan"),

@@ -217,7 +217,7 @@ def run_bm25s(coll: Collection, queries: dict[str, str]) -> tuple[dict[str, list
         t = time.perf_counter()
         terms = [w for w in segment.search_terms(text) if w in vocab]
         if terms:
-            docs, scores = retriever.retrieve([terms], k=k, show_progress=False, n_threads=1)
+            docs, scores = retriever.retrieve([terms], k=k, show_progress=False, n_threads=0)  # 1 starts a thread pool per call
             ranked = [doc_ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
         else:
             ranked = []

@@ -21,13 +21,27 @@ class Collection:
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: relevance}
 
 
+def corpus_path(root: Path) -> Path:
+    """``root/corpus.jsonl``, or the file it names: a collection built over another's corpus
+    (zh-cmrc2018-partial-words) stores a relative path there, as a git symlink checked out
+    without symlink support does."""
+    path = root / "corpus.jsonl"
+    if path.stat().st_size < 4096:
+        head = path.read_text(encoding="utf-8").strip()
+        if head and not head.startswith("{") and "\n" not in head:
+            target = (root / head).resolve()
+            if target.is_file():
+                return target
+    return path
+
+
 def load_collection(data_dir: Path, name: str) -> Collection | None:
     root = data_dir / name
     if not (root / "corpus.jsonl").exists():
         print(f"[skip] {name}: no corpus at {root}", file=sys.stderr)
         return None
     corpus: dict[str, dict[str, str]] = {}
-    with open(root / "corpus.jsonl", encoding="utf-8") as f:
+    with open(corpus_path(root), encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
             corpus[str(d.get("id", d.get("_id")))] = {"title": d.get("title") or "", "text": d.get("text") or ""}

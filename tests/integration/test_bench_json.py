@@ -59,3 +59,17 @@ def test_bench_unlock_without_collections_says_so(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_unlock.py"), "--data", str(tmp_path / "empty"),
                           "--json"], capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "no collections" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bench_bm25_variants_json_compares_every_variant_with_the_product(tmp_path: Path) -> None:
+    data = _collection(tmp_path / "data")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_bm25_variants.py"), "--data", str(data),
+                          "--collections", "tiny-en", "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    variants = report["collections"]["tiny-en"]
+    product = variants["product (best chunk, 100 documents)"]
+    assert product["ndcg@10"] == pytest.approx(1.0) and product["delta_ndcg@10"] == 0
+    assert {"whole documents", "title weight 2", "Lucene IDF", "k1 1.5", "titles not stemmed"} <= set(variants)
+    for v in variants.values():
+        assert set(v) == {"ndcg@10", "recall@100", "delta_ndcg@10", "interval", "gains", "losses"}
