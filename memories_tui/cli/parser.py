@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
-from . import ai_verbs, ask_verbs, search_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, top=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(handler=cmd_tui)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
@@ -175,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     search_verbs.register(rag, memory, _verb)
     ask_verbs.register(rag, _verb)
     ai_verbs.register(sub, _verb)
+    completion_verbs.register(sub, _verb)
     return parser
 
 
@@ -187,6 +190,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         cut = argv.index("--")
         argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
     parser = build_parser()
+    completion_verbs.answer_if_asked(parser)  # the shell's completion function asking; exits when it is
     args, extras = parser.parse_known_args(argv)
     # argparse cannot fill an optional positional after an option (`rag search V --json Q`);
     # one leftover word is that query.
