@@ -50,21 +50,21 @@ def answer_if_asked(parser: argparse.ArgumentParser) -> None:
         return
     import argcomplete
 
-    for action in _positionals(parser):
+    for action in _arguments(parser):
         if action.dest == "vault" or action.metavar == "VAULT_ID":
             action.completer = vault_names  # type: ignore[attr-defined]
     # options are offered once a `-` is typed: a bare TAB lists verbs, choices and vault names
     argcomplete.autocomplete(parser, always_complete_options=False)
 
 
-def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    """Every positional argument of `parser` and of all its subcommands, however deep."""
+def _arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every argument and option of `parser` and of all its subcommands, however deep."""
     found: list[argparse.Action] = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
-                found += _positionals(sub)
-        elif not action.option_strings:
+                found += _arguments(sub)
+        else:
             found.append(action)
     return found
 

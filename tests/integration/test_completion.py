@@ -82,6 +82,7 @@ def test_vault_names_complete_from_the_home(bash: str, tmp_path: Path) -> None:
     assert len(ids) == 2
     assert complete(bash, "rag", "search", "--home", str(home), "n") == ["notes"]
     assert complete(bash, "memory", "list", "w", env={"MEMORIES_HOME": str(home)}) == ["work"]
+    assert complete(bash, "mcp", "--home", str(home), "--vault", "wo") == ["work"]  # an option's VAULT_ID too
     # a shared name would be ambiguous: those vaults are offered by VAULT_ID
     offered = complete(bash, "vault", "passwd", "--home", str(home), "")
     assert {"notes", "work", *ids} <= set(offered) and "twin" not in offered
