@@ -30,6 +30,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, VaultInfo
@@ -103,6 +104,32 @@ class MemoriesApp(App):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.screen))
+
+    # -- tab order ---------------------------------------------------------------------------------
+    def action_focus_next(self) -> None:
+        if not self._focus_in_order(1):
+            self.screen.focus_next()
+
+    def action_focus_previous(self) -> None:
+        if not self._focus_in_order(-1):
+            self.screen.focus_previous()
+
+    def _focus_in_order(self, step: int) -> bool:
+        """Tab and shift+tab follow a screen's own `focus_order()` when it has one (the search
+        screen: query, the result panes, then the match-mode selector); at once, so keys typed
+        right after tab reach the new widget."""
+        order_of = getattr(self.screen, "focus_order", None)
+        if order_of is None:
+            return False
+        order: list[Widget] = [w for w in order_of() if w.focusable]
+        focused = self.screen.focused
+        if not order or focused is None:
+            return False
+        here = next((n for n, w in enumerate(order) if focused is w or w in focused.ancestors), None)
+        if here is None:
+            return False
+        self.screen.set_focus(order[(here + step) % len(order)])
+        return True
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .text import tilde
+
 
 @dataclass(frozen=True)
 class Row:
@@ -81,7 +83,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
         if problem:
             model_rows.append(Row("problem", str(problem), warn=True))
         model_rows.append(Row("install", "press m on the records screen, or F2 anywhere"))
-    model_rows += [Row("profile", str(_get(status, "profile", ""))), Row("folder", str(_get(status, "directory", "")))]
+    model_rows += [Row("profile", str(_get(status, "profile", ""))), Row("folder", tilde(str(_get(status, "directory", ""))))]
     model = Section("Embedding model", tuple(model_rows))
     limit_rows = (
         Row("chunks", _share(_get(usage, "chunks", chunks), _get(limits, "chunks", 0), "chunks")),

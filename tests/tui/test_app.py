@@ -729,7 +729,9 @@ async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
         body = area.text
         # the engine's terms are stems ("appl"), the same spans the result snippets highlight
         assert [body[a:b].lower() for a, b in detail.term_matches] == ["appl", "appl"]
-        assert "2 query term matches" in static_text(detail.query_one("#detail-meta", Static))
+        # the head counts matches and names them as the note writes them, not as stems
+        meta = static_text(detail.query_one("#detail-meta", Static))
+        assert "2 matches in the chunk: Apples ×2" in meta and "appl," not in meta and "terms:" not in meta
         row = next(n for n in range(area.document.line_count) if "Apples" in area.document.get_line(n))
         # per-line UTF-8 byte columns (咖啡 is 6 bytes)
         assert [h for h in area._highlights[row] if h[2] == TERM_HIGHLIGHT] == [(7, 11, TERM_HIGHLIGHT),

@@ -55,10 +55,10 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         app.screen.query_one("#editor-body", TextArea).text = "Sow basil in late May; it hates cold nights."
         await pilot.press("ctrl+end", *" Water", "ctrl+home", *"Basil: ")  # the text's end, then its start
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 2)
+        await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 2
+                       and "revision 2 of 2" in reader_meta(records))  # the reader follows the reload
         assert engine.revisions(vault_id, basil.id) == [1, 2]
         assert records.shown.body == "Basil: Sow basil in late May; it hates cold nights. Water"
-        assert "revision 2 of 2" in reader_meta(records)
 
         # revisions: h lists them, enter shows the old one in the reader
         await pilot.press("h")
@@ -67,8 +67,18 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 1)
         assert records.shown.body.startswith("Sow basil in May")
 
-        # leaving the editor with changes asks; "Keep editing" has the focus
+        # e on an older revision asks: restore it, or edit the latest ("Edit the latest" has the focus)
         await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = static_text(app.screen.query_one("#confirm-text", Static))
+        assert "reading revision 1; the latest is revision 2" in question
+        await pilot.press("escape")  # neither
+        await wait_for(pilot, lambda: app.screen is records)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")
+
+        # leaving the editor with changes asks; "Keep editing" has the focus
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         editor = app.screen
         assert editor.query_one("#editor-body", TextArea).text.startswith("Basil: Sow basil in late May")  # latest
@@ -82,6 +92,7 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.click("#yes")
         await wait_for(pilot, lambda: app.screen is records)
         assert engine.read_record(vault_id, basil.id).title == "Basil"
+        assert engine.revisions(vault_id, basil.id) == [1, 2]
 
         # the new text is searchable at once
         await pilot.press("s")
@@ -94,11 +105,24 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is records)
 
+        # restore: r in the revisions list opens revision 1 in the editor; ctrl+s makes it revision 3
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen))
+        assert "r restores it" in static_text(app.screen.query_one("#revisions-keys", Static))
+        await pilot.press("end", "r")  # the oldest, revision 1, is last
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        assert app.screen.query_one("#editor-body", TextArea).text.startswith("Sow basil in May")
+        assert "new revision 3 from revision 1" in static_text(app.screen.query_one("#editor-kind-fixed", Static))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 3)
+        assert engine.revisions(vault_id, basil.id) == [1, 2, 3]
+        assert engine.read_record(vault_id, basil.id).body == "Sow basil in May, next to the tomatoes."
+
         # delete asks first; "Keep it" keeps it
         records.shown = engine.read_record(vault_id, basil.id)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert "2 of its revisions" in static_text(app.screen.query_one("#confirm-text", Static))
+        assert "all 3 of its revisions" in static_text(app.screen.query_one("#confirm-text", Static))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is records)
         assert any(r.id == basil.id for r in engine.list_records(vault_id))
@@ -107,3 +131,12 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.click("#yes")
         await wait_for(pilot, lambda: app.screen is records and all(r.id != basil.id for r in records.records))
         assert all(r.id != basil.id for r in engine.list_records(vault_id))
+
+        # a record with one revision: no "all 1 of its revision"
+        oven = next(r for r in engine.list_records(vault_id) if r.title == "Oven")
+        records.show_record(oven)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        text = static_text(app.screen.query_one("#confirm-text", Static))
+        assert "“Oven” (memory) is removed from the vault" in text and "all 1" not in text
+        await pilot.press("escape")

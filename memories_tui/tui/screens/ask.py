@@ -18,13 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Input, OptionList, Select, Static
+from textual.widgets import Footer, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ...engine import Answer, SearchHit
 from ...errors import MemoriesError
 from ..messages import WorkerMessage
 from ..text import HIGHLIGHT, byte_range_to_chars
+from ..widgets.header import AppHeader
 from .base import VaultScreen
 from .search import ChunkDetailScreen, TermTextArea
 
@@ -70,6 +71,14 @@ class QuoteDetailScreen(ChunkDetailScreen):
         super().__init__(vault_id, hit, [], "ask")
         self.quote_ranges = quote_ranges
 
+    def score_line(self) -> Text | None:
+        """A source of an answer has no search scores; say what it is instead."""
+        count = len(self.quote_ranges)
+        line = Text(f"source [{self.hit.citation}] of the answer", style="dim")
+        if count:
+            line.append(f" · {count} verified quote{'s' if count != 1 else ''} highlighted", style=HIGHLIGHT)
+        return line
+
     def on_mount(self) -> None:
         # Textual runs ChunkDetailScreen.on_mount after this one (handlers run down the MRO):
         # paint the quotes once it has loaded the body.
@@ -90,7 +99,17 @@ class AskScreen(VaultScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
         Binding("ctrl+f", "focus_question", "Question", id="ask.question"),
+        # digits: not in the question field (it takes them as text), anywhere else on the screen
+        Binding("1", "open_source(1)", "Open [S1]…[S9]", key_display="1…9", id="ask.source"),
+        *(Binding(str(n), f"open_source({n})", show=False) for n in range(2, 10)),
     ]
+    HELP_TITLE = "Ask"
+    GUIDE = ("Type a question and press enter: the answer comes from your notes, each claim followed by the "
+             "source it came from, [S1], [S2], … To open a source: press its number (1 opens [S1]) once the "
+             "question field has lost the focus (tab), or tab into the list of sources under the answer and press "
+             "enter; the source opens inside its document with the quoted words highlighted (esc comes back). "
+             "A new question replaces the one in the field: it is selected after each answer. The selector "
+             "beside the field chooses BM25, vector or hybrid retrieval.")
 
     class Shown(Message):
         """Posted after an answer (or state) is shown; tests wait on it."""
@@ -104,7 +123,7 @@ class AskScreen(VaultScreen):
         self.state = "idle"
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Vertical(id="ask"):
             with Horizontal(id="ask-row"):
                 yield Input(id="question", placeholder="Ask a question about your notes and press enter")
@@ -146,6 +165,7 @@ class AskScreen(VaultScreen):
         self.query_one("#ask-citations", OptionList).clear_options()
         mode = str(self.query_one("#ask-mode", Select).value)
         self.run_ask(question, mode, self.generation, self.epoch(), self.cancel)
+        self.query_one("#question", Input).select_all()  # the next question replaces this one
 
     @work(thread=True, exclusive=True, group="ask", exit_on_error=False)
     def run_ask(self, question: str, mode: str, generation: int, epoch: int, cancel: threading.Event) -> None:
@@ -187,6 +207,8 @@ class AskScreen(VaultScreen):
             label.append(c.title)
             label.append(f"  {c.record_id} r{c.revision} bytes {c.byte_start}–{c.byte_end}", style="dim")
             options.add_option(Option(label, id=c.label))
+        if options.option_count:
+            options.highlighted = 0  # enter opens the first source at once, no ↓ first
         self.post_message(self.Shown())
 
     def _show_state(self, state: str, detail: str = "") -> None:
@@ -199,16 +221,27 @@ class AskScreen(VaultScreen):
 
     @on(OptionList.OptionSelected, "#ask-citations")
     def _citation_chosen(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.open_source(event.option.id)
+
+    def action_open_source(self, number: int) -> None:
+        if self.answer is None:
+            return
+        if not self.open_source(f"S{number}"):
+            self.notify(f"This answer has no source [S{number}].", severity="warning", timeout=3, markup=False)
+
+    def open_source(self, label: str) -> bool:
+        """The source `label` (S1, S2, …) inside its document, its verified quotes highlighted."""
         answer = self.answer
         if answer is None:
-            return
-        label = event.option.id
+            return False
         source = next((s for s in answer.sources if s.label == label), None)
         if source is None:
-            return
+            return False
         hit = SearchHit(citation=source.label, asset_id=source.record_id, revision=source.revision,
                         chunk_hash=source.chunk_hash, byte_start=source.byte_start, byte_end=source.byte_end,
                         score=0.0, title=source.title, text=source.text, kind="")
         ranges = [(q.byte_start, q.byte_end) for q in answer.quotes
                   if q.verified and q.source == label and q.byte_start is not None and q.byte_end is not None]
         self.app.push_screen(QuoteDetailScreen(self.vault_id, hit, ranges))
+        return True

@@ -15,10 +15,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Dismisses with True for `yes`, False for `no` or esc."""
+class ConfirmScreen(ModalScreen[bool | None]):
+    """Dismisses with True for `yes`, False for `no`; esc answers False, or None when both
+    answers do something (`cancellable`: esc then does neither)."""
 
-    BINDINGS = [Binding("escape", "answer(False)", "Cancel", id="confirm.cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel")]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     #confirm-box { width: 64; max-width: 95%; height: auto; border: thick $warning; background: $surface;
@@ -29,8 +30,10 @@ class ConfirmScreen(ModalScreen[bool]):
     #confirm-buttons Button { margin-left: 2; }
     """
 
-    def __init__(self, title: str, text: str, *, yes: str, no: str = "Cancel", danger: bool = False) -> None:
+    def __init__(self, title: str, text: str, *, yes: str, no: str = "Cancel", danger: bool = False,
+                 cancellable: bool = False) -> None:
         super().__init__()
+        self.cancellable = cancellable
         self.title_text = title
         self.text = text
         self.yes = yes
@@ -53,5 +56,5 @@ class ConfirmScreen(ModalScreen[bool]):
         event.stop()
         self.dismiss(event.button.id == "yes")
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def action_cancel(self) -> None:
+        self.dismiss(None if self.cancellable else False)

@@ -58,7 +58,9 @@ class NoteTextArea(TextArea):
 
 
 class RecordEditorScreen(VaultScreen):
-    """`record` None: a new record; else a new revision of `record`. Dismisses with the saved record or None."""
+    """`record` None: a new record; else a new revision of `record` (the latest revision). With
+    `restore`, an older revision of it fills the fields: saving makes it the newest revision.
+    Dismisses with the saved record or None."""
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
@@ -72,32 +74,45 @@ class RecordEditorScreen(VaultScreen):
              "or h in the records screen). esc leaves; with unsaved changes it asks first. Tab and shift+tab "
              "move between the fields; in the text, ctrl+home and ctrl+end go to its start and end.")
 
-    def __init__(self, vault_id: str, record: Record | None = None) -> None:
+    def __init__(self, vault_id: str, record: Record | None = None, *, restore: Record | None = None) -> None:
         super().__init__(vault_id)
         self.record = record
+        self.restore = restore if record is not None else None
         self.saving = False
 
     def compose(self) -> ComposeResult:
+        shown = self.restore or self.record  # what fills the fields
         yield AppHeader()
         with Vertical(id="editor"):
             with Horizontal(id="editor-row"):
                 if self.record is None:
                     yield Select(NEW_KINDS, value="memory", allow_blank=False, id="editor-kind")
                 else:
-                    yield Static(Text(f"{self.record.kind} · new revision {self.record.revision + 1}"),
-                                 id="editor-kind-fixed")
-                yield Input(value=self.record.title if self.record else "", placeholder="Title", id="editor-title")
-            yield Input(value=", ".join(self.record.tags) if self.record else "",
+                    what = f"{self.record.kind} · new revision {self.record.revision + 1}"
+                    if self.restore is not None:
+                        what += f" from revision {self.restore.revision}"
+                    yield Static(Text(what), id="editor-kind-fixed")
+                yield Input(value=shown.title if shown else "", placeholder="Title", id="editor-title")
+            yield Input(value=", ".join(shown.tags) if shown else "",
                         placeholder="tags, comma-separated (optional)", id="editor-tags")
-            yield Label("Text")
-            yield NoteTextArea(self.record.body if self.record else "", id="editor-body", soft_wrap=True)
+            yield Label(self._text_label())
+            yield NoteTextArea(shown.body if shown else "", id="editor-body", soft_wrap=True)
             yield Static(id="editor-error", classes="error")
         yield Footer()
+
+    def _text_label(self) -> str:
+        if self.record is None or self.restore is None:
+            return "Text"
+        return (f"Text of revision {self.restore.revision}, restored: ctrl+s saves it as the newest revision "
+                f"({self.record.revision + 1}); revision {self.record.revision} stays readable")
 
     def on_mount(self) -> None:
         # at once, not a turn later: keys typed right after the key that opened the editor land here
         self.set_focus(self.query_one("#editor-title" if self.record is None else "#editor-body"))
-        self.original = self.draft()
+        record = self.record
+        # unchanged means "as the latest revision is": a restored older text is a change to save
+        self.original = (Draft(record.kind, record.title, tuple(record.tags), record.body)
+                         if record is not None and self.restore is not None else self.draft())
 
     def draft(self) -> Draft:
         kind = self.record.kind if self.record else str(self.query_one("#editor-kind", Select).value)
@@ -159,16 +174,26 @@ class RecordEditorScreen(VaultScreen):
             self.dismiss(None)
 
 
-class RevisionsScreen(ModalScreen[int | None]):
-    """Every revision of one record, newest first; enter picks one for the reader."""
+@dataclass(frozen=True)
+class RevisionChoice:
+    revision: int
+    restore: bool  # True: open it in the editor, to save as the newest revision
 
-    BINDINGS = [Binding("escape", "close", "Close", id="revisions.close")]
+
+class RevisionsScreen(ModalScreen[RevisionChoice | None]):
+    """Every revision of one record, newest first; enter picks one for the reader, r restores it."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="revisions.close"),
+        Binding("r", "restore", "Restore", id="revisions.restore"),
+    ]
     DEFAULT_CSS = """
     RevisionsScreen { align: center middle; }
     #revisions-box { width: 72; max-width: 95%; height: auto; max-height: 80%; border: round $accent;
                      background: $surface; padding: 0 1; }
     #revisions-title { text-style: bold; height: auto; margin-bottom: 1; }
     #revisions-list { height: auto; max-height: 20; }
+    #revisions-keys { height: auto; color: $text-muted; margin-top: 1; }
     """
 
     def __init__(self, title: str, revisions: list[tuple[int, str, str]], current: int) -> None:
@@ -188,6 +213,8 @@ class RevisionsScreen(ModalScreen[int | None]):
                 row.append(title)
                 options.append(Option(row, id=str(revision)))
             yield OptionList(*options, id="revisions-list")
+            yield Static(Text("enter shows it · r restores it (opens it in the editor; saving makes it the "
+                              "newest revision) · esc closes"), id="revisions-keys")
 
     def on_mount(self) -> None:
         options = self.query_one("#revisions-list", OptionList)
@@ -199,7 +226,13 @@ class RevisionsScreen(ModalScreen[int | None]):
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(int(event.option.id or 0))
+        self.dismiss(RevisionChoice(int(event.option.id or 0), restore=False))
+
+    def action_restore(self) -> None:
+        options = self.query_one("#revisions-list", OptionList)
+        if options.highlighted is not None:
+            option = options.get_option_at_index(options.highlighted)
+            self.dismiss(RevisionChoice(int(option.id or 0), restore=True))
 
     def action_close(self) -> None:
         self.dismiss(None)

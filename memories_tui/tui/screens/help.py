@@ -18,7 +18,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 # Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
-GENERIC_ACTIONS = frozenset(b.action for b in Screen.BINDINGS if isinstance(b, Binding))
+GENERIC_ACTIONS = frozenset(b.action.removeprefix("app.") for b in Screen.BINDINGS if isinstance(b, Binding))
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,17 @@ def _enabled(node: DOMNode, binding: Binding) -> bool:
 
 def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
     """Every described, enabled binding of `screen` then of `app`; keys of one action are joined."""
-    by_action: dict[tuple[int, str], KeyHelp] = {}
+    by_action: dict[tuple[str, str], KeyHelp] = {}
     for node in (screen, app):
         for key, bindings in node._bindings.key_to_bindings.items():
             for binding in bindings:
                 if not binding.description or binding.system or not _enabled(node, binding):
                     continue
                 shown = app.get_key_display(Binding(key, binding.action, key_display=binding.key_display))
-                slot = (id(node), binding.action)
+                # a screen's key for an app action (`app.open_model`) and the app's own key for it
+                # are one entry ("m / f2"), not two
+                action = binding.action.removeprefix("app.") if node is screen else binding.action
+                slot = ("app" if node is app or binding.action.startswith("app.") else "screen", action)
                 old = by_action.get(slot)
                 if old is None:
                     detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description

@@ -16,7 +16,7 @@ from textual.widgets import Button, DataTable, Footer, Input, ProgressBar, Stati
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage
-from ..text import human_eta, plain
+from ..text import human_eta, plain, tilde
 from ..widgets.header import AppHeader
 from .base import EngineScreen
 
@@ -90,6 +90,9 @@ class ModelInstallScreen(EngineScreen):
         return hasattr(self.engine, "install_model")
 
     def on_mount(self) -> None:
+        vault = self.memories.vault
+        if vault is not None and self.engine.is_unlocked(vault.vault_id):
+            self.sub_title = self.engine.vault_name(vault.vault_id)  # the header names the vault, as elsewhere
         table = self.query_one("#model-files", DataTable)
         table.add_column("File", key="file", width=30)
         table.add_column("Size", key="size", width=10)
@@ -252,7 +255,7 @@ class ModelInstallScreen(EngineScreen):
                 failed.append(f"{f.path}: {f.error}")
         if report.ok:
             start.label = "Verify again"
-            done = Text(f"Model installed and verified in {report.directory}.", style="bold green")
+            done = Text(f"Model installed and verified in {tilde(report.directory)}.", style="bold green")
             if self.memories.vault is not None:
                 done.append("\nThe unlocked vault is being embedded in the background.", style="green")
                 self.memories.request_embedding()

@@ -21,7 +21,7 @@ from ..widgets.header import AppHeader
 from ..widgets.reader import RecordReader
 from .base import VaultScreen
 from .confirm import ConfirmScreen
-from .editor import RecordEditorScreen, RevisionsScreen
+from .editor import RecordEditorScreen, RevisionChoice, RevisionsScreen
 
 
 class RecordsLoaded(WorkerMessage):
@@ -234,6 +234,7 @@ class RecordsScreen(VaultScreen):
         await self.app.push_screen(RecordEditorScreen(self.vault_id), self._saved)
 
     async def action_edit(self) -> None:
+        """Edit the latest revision; on an older one, first ask: edit the latest, or restore this one."""
         record = self._editable()
         if record is None:
             return
@@ -242,7 +243,20 @@ class RecordsScreen(VaultScreen):
         except MemoriesError as exc:
             self.notify(exc.message, severity="error", markup=False)
             return
-        await self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+        if record.revision == latest.revision:
+            await self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+            return
+        question = ConfirmScreen(
+            f"Revision {record.revision} of {latest.revision}",
+            f"You are reading revision {record.revision}; the latest is revision {latest.revision}. Restore "
+            f"revision {record.revision} (it opens in the editor; saving makes it revision {latest.revision + 1}), "
+            f"or edit the latest? esc does neither.",
+            yes=f"Restore revision {record.revision}", no="Edit the latest", cancellable=True)
+        await self.app.push_screen(question, lambda restore: self._edit(latest, record if restore else None)
+                                   if restore is not None else None)
+
+    def _edit(self, latest: Record, restore: Record | None) -> None:
+        self.app.push_screen(RecordEditorScreen(self.vault_id, latest, restore=restore), self._saved)
 
     def _saved(self, record: Record | None) -> None:
         if record is None:
@@ -256,10 +270,10 @@ class RecordsScreen(VaultScreen):
         if record is None:
             return
         count = len(self.revision_list)
+        what = (f"“{record.title}” ({record.kind}) and all {count} of its revisions are" if count > 1
+                else f"“{record.title}” ({record.kind}) is")
         question = ConfirmScreen(
-            "Delete this record?",
-            f"“{record.title}” ({record.kind}) and all {count} of its revision{'s' if count != 1 else ''} are "
-            "removed from the vault and from search. This cannot be undone.",
+            "Delete this record?", f"{what} removed from the vault and from search. This cannot be undone.",
             yes="Delete", no="Keep it", danger=True)
         self.app.push_screen(question, lambda yes: self._delete(record) if yes else None)
 
@@ -286,10 +300,15 @@ class RecordsScreen(VaultScreen):
             rows.append((revision, old.updated, old.title))
         self.app.push_screen(RevisionsScreen(record.title, rows, record.revision), self._show_revision)
 
-    def _show_revision(self, revision: int | None) -> None:
-        if revision is None or self.shown is None:
+    def _show_revision(self, choice: RevisionChoice | None) -> None:
+        if choice is None or self.shown is None:
             return
         try:
-            self.show_record(self.engine.read_record(self.vault_id, self.shown.id, revision))
+            old = self.engine.read_record(self.vault_id, self.shown.id, choice.revision)
+            latest = self.engine.read_record(self.vault_id, self.shown.id)
         except MemoriesError as exc:
             self.notify(exc.message, severity="error", markup=False)
+            return
+        self.show_record(old)
+        if choice.restore:
+            self._edit(latest, old if old.revision != latest.revision else None)

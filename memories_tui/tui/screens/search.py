@@ -16,6 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Select, Static, TextArea
 from textual.widgets.text_area import Document, Selection
 
@@ -35,6 +36,7 @@ MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
 STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score that ranks each pane
 NO_MODEL_VECTOR = "Needs the embedding model: F2 installs it (about 200 MiB, once)."
 NO_MODEL_HYBRID = "Keyword results: no model yet (F2 installs it)."
+EMPTY_QUERY = "The query is empty: type words to search for and press enter."
 
 
 class SharedQuery:
@@ -126,9 +128,16 @@ class SearchScreen(VaultScreen):
     def pane(self, mode: str) -> ResultsPane:
         return self.query_one(f"#pane-{mode}", ResultsPane)
 
+    def focus_order(self) -> list[Widget]:
+        """Tab from the query goes to the first results pane (as F1 says), then the next panes,
+        then the match-mode selector."""
+        return [self.query_one("#query", Input), *(self.pane(mode).option_list for mode in MODES),
+                self.query_one("#match-mode", Select)]
+
     def run_search(self, query: str | None = None, modes: tuple[str, ...] = MODES) -> None:
         query = self.query_one("#query", Input).value if query is None else query
         if not query.strip():
+            self.clear_results()
             return
         match_mode = str(self.query_one("#match-mode", Select).value)
         self.last_query = (query, match_mode)
@@ -152,6 +161,18 @@ class SearchScreen(VaultScreen):
             self.cancels[mode] = cancel
             worker = {"bm25": self.search_bm25, "vector": self.search_vector, "hybrid": self.search_hybrid}[mode]
             worker(shared, self.generation[mode], epoch, cancel)
+
+    def clear_results(self) -> None:
+        """Enter on an empty query: no results (those shown belonged to another query), and why."""
+        self.last_query = None
+        for mode in MODES:
+            self.generation[mode] += 1  # a search still running is dropped when it ends
+            old = self.cancels[mode]
+            if old is not None:
+                old.set()
+            self.cancels[mode] = None
+            self.waiting.discard(mode)
+            self.pane(mode).set_idle(EMPTY_QUERY)
 
     @staticmethod
     def _waiting_text(state: EmbedState) -> str:
@@ -254,17 +275,45 @@ class SearchScreen(VaultScreen):
         self.app.push_screen(ChunkDetailScreen(self.vault_id, event.hit, event.terms, event.pane.mode))
 
 
-def stage_scores(hit: object) -> Text:
-    """Every stage's score of one hit ("–" where a stage did not score it), the final one last."""
-    scores = getattr(hit, "scores", None) or {}
+def stage_scores(hit: SearchHit) -> Text | None:
+    """The scores of the stages that scored this hit, the final one last; None for a hit no
+    stage scored (a source opened from an answer): no row of dashes and zeros."""
+    scored = [(stage, hit.scores[stage]) for stage in ("bm25", "vector", "fusion", "rerank")
+              if hit.scores.get(stage) is not None]
+    if not scored:
+        return None
     out = Text("scores: ", style="dim")
-    for n, stage in enumerate(("bm25", "vector", "fusion", "rerank")):
-        value = scores.get(stage)
+    for n, (stage, value) in enumerate(scored):
         if n:
             out.append(" · ", style="dim")
         out.append(f"{STAGE_LABELS[stage]} ")
-        out.append("–" if value is None else f"{value:.4f}", style="cyan")
-    out.append(f" · final {getattr(hit, 'score', 0.0):.4f}", style="bold cyan")
+        out.append(f"{value:.4f}", style="cyan")
+    out.append(f" · final {hit.score:.4f}", style="bold cyan")
+    return out
+
+
+def _in_word(char: str) -> bool:
+    """A letter or digit of a space-separated script (CJK words have no such edges)."""
+    return char.isalnum() and ord(char) < 0x2E80
+
+
+def matched_words(chunk: str, spans: list[tuple[int, int]]) -> Text:
+    """How often each matched word occurs in the chunk, as written there ("security ×2, deleted"),
+    not the stems the index keeps ("secur, delet")."""
+    counts: dict[str, int] = {}
+    shown: dict[str, str] = {}
+    for a, b in spans:
+        while a > 0 and _in_word(chunk[a - 1]):  # a stem match ("Appl") shown as its word ("Apples")
+            a -= 1
+        while b < len(chunk) and _in_word(chunk[b]):
+            b += 1
+        word = " ".join(chunk[a:b].split())
+        key = word.casefold()
+        counts[key] = counts.get(key, 0) + 1
+        shown.setdefault(key, word)
+    total = len(spans)
+    out = Text(f"{total} match{'es' if total != 1 else ''} in the chunk", style=HIGHLIGHT)
+    out.append(": " + ", ".join(shown[k] + (f" ×{n}" if n > 1 else "") for k, n in counts.items()), style="dim")
     return out
 
 
@@ -342,8 +391,10 @@ class ChunkDetailScreen(VaultScreen):
         head.append(f" {hit.title}", style="bold")
         head.append(f"\n{self.mode} · record {hit.asset_id} rev {hit.revision}"
                     f" · bytes {hit.byte_start}–{hit.byte_end} · chunk {hit.chunk_hash[:12]}", style="dim")
-        head.append("\n")
-        head.append_text(stage_scores(hit))
+        scores = self.score_line()
+        if scores is not None:
+            head.append("\n")
+            head.append_text(scores)
         try:
             record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
         except MemoriesError as exc:
@@ -357,11 +408,9 @@ class ChunkDetailScreen(VaultScreen):
         spans = hit.spans if chunk == hit.text else match_spans(chunk, self.terms)
         self.term_matches = [(start + a, start + b) for a, b in spans]
         head.append(f" · chars {start}–{end} (selected below)", style="dim")
-        if self.term_matches:
-            count = len(self.term_matches)
+        if spans:
             head.append("\n")
-            head.append(f"{count} query term match{'es' if count != 1 else ''}", style=HIGHLIGHT)
-            head.append(" in the chunk · terms: " + ", ".join(self.terms), style="dim")
+            head.append_text(matched_words(chunk, spans))
         meta.update(head)
         area.load_text(record.body)
         area.set_term_spans(self.term_matches)
@@ -369,6 +418,9 @@ class ChunkDetailScreen(VaultScreen):
         area.selection = Selection(doc.get_location_from_index(start), doc.get_location_from_index(end))
         area.focus()
         self.call_after_refresh(self._scroll_to_chunk)
+
+    def score_line(self) -> Text | None:
+        return stage_scores(self.hit)
 
     def _scroll_to_chunk(self) -> None:
         area = self.query_one("#detail-body", TextArea)

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Static
 from ...frontend.grant_records import revoke, running_servers
 from ..messages import StatusDone
 from ..status_view import Section, sections
+from ..text import tilde
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 
@@ -60,7 +61,7 @@ class StatusScreen(VaultScreen):
                 for s in servers) or "none"
             view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
-                            home=str(engine.home), config=str(engine.config.path),
+                            home=tilde(engine.home), config=tilde(engine.config.path),
                             idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=self.describe(exc)))

@@ -13,7 +13,7 @@ from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
 from ..messages import CreateProgress, UnlockDone, VaultCreated
 from ..strength import SHORT, estimate
-from ..text import plain
+from ..text import plain, tilde
 from ..widgets.header import AppHeader
 from .base import EngineScreen
 from .confirm import ConfirmScreen
@@ -88,12 +88,12 @@ class VaultPickerScreen(EngineScreen):
         self.query_one("#vault-problems", Static).update(problems_text(scan.problems))
         intro = self.query_one("#picker-intro", Static)
         if self.vaults:
-            intro.update(Text.assemble(("Vaults in ", ""), (str(self.engine.home), "bold"),
+            intro.update(Text.assemble(("Vaults in ", ""), (tilde(self.engine.home), "bold"),
                                        ("  ·  enter unlocks, n creates a new vault", "dim")))
             table.focus()
         else:
             intro.update(Text.assemble(("No usable vault in " if scan.problems else "No vault yet in ", ""),
-                                       (str(self.engine.home), "bold"), (".  Press n to create one.", "")))
+                                       (tilde(self.engine.home), "bold"), (".  Press n to create one.", "")))
 
     def action_create(self) -> None:
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))

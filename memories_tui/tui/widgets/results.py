@@ -82,6 +82,13 @@ class ResultsPane(Vertical):
     def option_list(self) -> OptionList:
         return self.query_one(".pane-hits", OptionList)
 
+    def set_idle(self, message: str) -> None:
+        """No query: no rows, one line saying what to do."""
+        self.shown = False
+        self.option_list.loading = False
+        self._clear_hits()
+        self.state.update(Text(message, style="dim"))
+
     def set_busy(self) -> None:
         self.shown = False
         self.state.update(Text("Searching…", style="italic"))
