@@ -104,15 +104,15 @@ def main() -> None:
             eng.add_records(vid, [NewRecord("card", d["title"], d["text"]) for d in docs])
             vids.append(vid)
         a, b = vids
-        eng.index(a)
-        eng.embedder()  # model load is measured in step 4, not here
+        eng._context(a).index()
+        eng._state.models.get()  # model load is measured in step 4, not here
         idle_bm25 = timed_queries(eng, a, queries, "bm25", rounds=5)
 
         stop = threading.Event()
         report: dict[str, object] = {}
 
         def embed(vid: str) -> None:
-            report[vid] = eng.embed_in_background(vid)
+            report[vid] = eng._context(vid).embed_in_background()
             stop.set()
 
         worker = threading.Thread(target=embed, args=(a,))

@@ -141,7 +141,7 @@ Candidates = tuple[Ranked, Ranked, list[str], bool]
 
 def collect(engine: Engine, vid: str, queries: dict[str, str]) -> dict[str, Candidates]:
     """Per query: BM25 and vector candidates with scores, the query terms, and the [UNK] guard."""
-    embedder = engine.embedder()
+    embedder = engine._state.models.get()
     out = {}
     for qid, text in queries.items():
         try:
@@ -158,7 +158,7 @@ def candidates(engine: Engine, vid: str, home: Path, queries: dict[str, str]) ->
     """`collect`, memoised in the home beside the vault: the query phase through a remote
     embedder is the slow part, and policies are compared offline. Keys are the index's chunk
     keys, so the memo is used only while every chunk hash matches."""
-    index = engine.index(vid)
+    index = engine._context(vid).index()
     fingerprint = hashlib.sha256("\n".join(f"{k} {c.chunk.chunk_hash}" for k, c in sorted(index.chunks.items()))
                                  .encode()).hexdigest()
     memo = home / "fusion-candidates.json"
@@ -193,8 +193,8 @@ def bench(args: argparse.Namespace, name: str, home_root: Path) -> dict[str, obj
         if not populated:
             ingest(engine, vid, coll)
         engine.build_vector_index(vid, budget_seconds=1e9)
-        records = engine.current_records(vid)
-        index = engine.index(vid)
+        records = engine._context(vid).records()
+        index = engine._context(vid).index()
         owner = {k: records[c.record_id].metadata[DOC_KEY] for k, c in index.chunks.items()}
         data = candidates(engine, vid, home, queries)
 

@@ -79,7 +79,7 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
                  for did, d in coll.corpus.items()]
         for start in range(0, len(items), 500):
             engine.add_records(vid, items[start:start + 500])
-        owner = {rid: r.metadata[DOC_KEY] for rid, r in engine.current_records(vid).items()}
+        owner = {rid: r.metadata[DOC_KEY] for rid, r in engine._context(vid).records().items()}
         t = time.perf_counter()
         engine.search(vid, "warm up", limit=1)
         build_s = time.perf_counter() - t
@@ -140,7 +140,7 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
             block = items[start:start + 50]
             alone["any"] += [ours(qid, text, "any") for qid, text in block]
             alone["bm25s"] += [reference(qid, text) for qid, text in block]
-        chunks = len(engine.index(vid).chunks)
+        chunks = len(engine._context(vid).index().chunks)
         label = f"{name} ({chunks:,} chunks; build {build_s:.1f} s)"
         nd_ours, _ = evaluate(run_ours, coll.qrels)
         nd_ref, _ = evaluate(run_ref, coll.qrels)

@@ -228,7 +228,7 @@ def run_bm25s(coll: Collection, queries: dict[str, str]) -> tuple[dict[str, list
 
 def vector_snapshot(engine: Engine, vid: str, owner: dict[str, str]) -> tuple[np.ndarray, list[str]]:
     """The engine's stored chunk vectors (one row per chunk) and each row's doc id."""
-    index = engine.index(vid)
+    index = engine._context(vid).index()
     with index.lock:
         keys = sorted(index.chunks)
         mat = np.stack([index.vectors.get(k) for k in keys]).astype(np.float32)
@@ -313,7 +313,7 @@ def rerank_without_stopwords():
 
 
 def sweep(engine: Engine, vid: str, owner: dict[str, str], queries: dict[str, str], qrels) -> None:
-    embedder = engine.embedder()
+    embedder = engine._state.models.get()
     memo: dict[str, np.ndarray] = {}
     real_embed = embedder.embed_query
 
@@ -384,11 +384,11 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> di
             notes.append(f"ingest: {len(coll.corpus):,} cards, {nbytes / 1e6:.2f} MB in {secs:.1f} s "
                          f"({nbytes / 1e6 / secs:.2f} MB/s, batches of {WRITE_BATCH})")
         t = time.perf_counter()
-        records = engine.current_records(vid)
+        records = engine._context(vid).records()
         dec_s = time.perf_counter() - t
         owner = {rid: r.metadata[DOC_KEY] for rid, r in records.items()}
         t = time.perf_counter()
-        index = engine.index(vid)
+        index = engine._context(vid).index()
         engine.search(vid, "warm up", mode="bm25", limit=1)  # includes FTS5's one-off merge
         lex_s = time.perf_counter() - t
         notes.append(f"lexical index build: {lex_s:.2f} s for {len(index.chunks):,} chunks "
@@ -405,12 +405,12 @@ def bench_collection(args: argparse.Namespace, name: str, home_root: Path) -> di
                 step[0] += 0.1
 
         t = time.perf_counter()
-        engine.embedder()
+        engine._state.models.get()
         load_s = time.perf_counter() - t
         t = time.perf_counter()
         report = engine.build_vector_index(vid, budget_seconds=1e9, progress=progress)
         emb_s = time.perf_counter() - t
-        emb = engine.embedder()
+        emb = engine._state.models.get()
         if report.embedded:
             tok = f", {last[0].tokens_per_second:,.0f} tokens/s" if last else ""
             how = (f"remote {args.embedding_url}" if args.embedding_url else

@@ -75,7 +75,7 @@ def main() -> None:
         eng.ingest(vid, paths)  # read, check, chunk-count, encrypt, one transaction
         ingest_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        index = eng.index(vid)
+        index = eng._context(vid).index()
         cold = time.perf_counter() - t0
         chunks = len(index.chunks)
         t0 = time.perf_counter()
@@ -91,7 +91,7 @@ def main() -> None:
             t0 = time.perf_counter()
             eng.search(vid, "protein 蛋白質")
             restores.append(time.perf_counter() - t0)
-            rid = next(iter(eng.current_records(vid)))
+            rid = next(iter(eng._context(vid).records()))
             eng.update_record(vid, rid, body="a changed body 改過的內容")
             eng.close()
             eng = Engine.open(home)

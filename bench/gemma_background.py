@@ -4,7 +4,7 @@ Through the engine's public API only: two vaults of real zh/en records in a temp
 config points ``[rag] local_model_dir`` at the model (the replica by default). Vault A (a few
 short records) is embedded first; then, with nothing else running, BM25 queries on vault B
 and vector queries on vault A (query embedding included) are timed as the reference; then
-the same queries while ``engine.embed_in_background(B)`` runs in a worker thread, as the TUI
+the same queries while ``engine._context(B).embed_in_background()`` runs in a worker thread, as the TUI
 does after unlock. Vector search on B itself would embed B on demand, so it is not timed.
 """
 
@@ -54,11 +54,11 @@ def search_while_embedding(model_dir: Path, threads: int, small_docs: list[tuple
             vid = engine.create_vault(name, PASSPHRASE).vault_id
             engine.unlock(vid, PASSPHRASE)
             engine.add_records(vid, [NewRecord(kind="card", title=title, body=body) for title, body in docs])
-            engine.index(vid)
+            engine._context(vid).index()
             ids[name] = vid
         a, b = ids["a"], ids["b"]
         t = time.perf_counter()
-        report_a = engine.ensure_vectors(a)
+        report_a = engine._context(a).ensure_vectors()
         embed_a_s = time.perf_counter() - t
         log(f"  vault A: {report_a.embedded} chunks embedded in {embed_a_s:.1f} s; timing idle searches")
         _timed(engine, b, queries[0], "bm25")
@@ -75,7 +75,7 @@ def search_while_embedding(model_dir: Path, threads: int, small_docs: list[tuple
 
         def work() -> None:
             try:
-                result["report"] = engine.embed_in_background(b, cancel=cancel, progress=progress.append)
+                result["report"] = engine._context(b).embed_in_background(cancel=cancel, progress=progress.append)
             except Exception as exc:  # CancelledError when we stop it: expected
                 result["stopped"] = type(exc).__name__
 

@@ -5,8 +5,9 @@
   status, ask (grounded answers: `Answer` with `Citation`, `Quote`, `Source`). Open one with
   `Engine.open(home, config)`.
 - `parse_query` / `Query`: a search query checked and segmented once, reusable across modes.
-- `BackgroundEmbedding` (jobs.py): the background embedding scheduler for long-running
-  front ends, with the `EmbedRunning` / `EmbedFinished` events it delivers.
+- `BackgroundEmbedding` (jobs.py, made by `Engine.background_embedding`): the background
+  embedding scheduler for long-running front ends, with the `EmbedRunning` / `EmbedFinished`
+  events it delivers.
 - Typed results and progress values (types.py); highlight helpers for hit text.
 - `read_limited` (files.py): how every user-named file is read (regular files, capped).
 

@@ -20,36 +20,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
-from ..errors import (
-    BudgetExceededError,
-    CancelledError,
-    LimitError,
-    MemoriesError,
-    NotFoundError,
-    UsageError,
-)
+from ..errors import LimitError, MemoriesError, NotFoundError, UsageError
 from ..home import resolve_config, resolve_home
-from ..index.gcpause import gc_paused
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from .asking import DEFAULT_ASK_LIMIT, ask_vault
-from .jobs import lower_thread_priority, save_index_snapshots
-from .session import OpenVaults
+from .context import EngineState, VaultContext
+from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
 from .vaults import VaultFiles
 
 if TYPE_CHECKING:  # the rest loads in the methods that need it (R-TUI-2: none for opening and listing)
     from ..answer.types import Answer
-    from ..index.cache import IndexCache, VaultIndex
+    from ..index.embedding import Embedder
     from ..models.install import InstallProgress, InstallReport
-    from ..models.local_onnx import LocalEmbedder
-    from ..models.remote_embed import RemoteEmbedder
     from ..retrieval.results import RecordHit, SearchResponse
     from ..text.query import Query
     from ..vault.records import NewRecord, Record
     from ..vault.store import UnlockedVault
     from .ingest import IngestProgressFn
     from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
-
-    AnyEmbedder = LocalEmbedder | RemoteEmbedder
 
 MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
@@ -59,14 +47,9 @@ class Engine:
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config
-        self._indexes: IndexCache | None = None  # see `indexes`
-        self._indexes_lock = threading.Lock()
-        self.lock_epoch = 0  # bumped by every lock: work started before it must not report
         self._files = VaultFiles(home, config.path)
-        self._vaults = OpenVaults()
+        self._state = EngineState(config)
         self._lock = threading.RLock()
-        self._embedder: AnyEmbedder | None = None
-        self._embedder_lock = threading.Lock()
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None) -> Engine:
@@ -77,17 +60,9 @@ class Engine:
         return cls(home_path, load_config(config_path, home_path))
 
     @property
-    def indexes(self) -> IndexCache:
-        """The in-memory indexes of unlocked vaults (LRU, R-CACHE-2), made on first use."""
-        indexes = self._indexes
-        if indexes is None:
-            from ..index.cache import IndexCache
-
-            with self._indexes_lock:
-                if self._indexes is None:
-                    self._indexes = IndexCache(self.config.rag.limits)
-                indexes = self._indexes
-        return indexes
+    def lock_epoch(self) -> int:
+        """Bumped by every lock: a front end drops results of work started before it."""
+        return self._state.epoch.value
 
     def preload(self) -> None:
         """Import the vault, index and search code and load the segmenter's dictionaries now (a second
@@ -131,24 +106,25 @@ class Engine:
         from ..vault.store import UnlockedVault
 
         info = self.resolve_vault(ref)
-        if info.vault_id not in self._vaults:
-            self._vaults.add(info.vault_id, UnlockedVault(info.path, passphrase))
+        if info.vault_id not in self._state.vaults:
+            self._state.vaults.add(info.vault_id, UnlockedVault(info.path, passphrase))
         return info
 
     def is_unlocked(self, vault_id: str) -> bool:
-        return vault_id in self._vaults
+        return vault_id in self._state.vaults
 
     def lock(self, vault_id: str | None = None) -> None:
-        """Zero keys, forget decrypted records, drop indexes and bump the lock epoch (R-CACHE-3)."""
+        """Zero keys, forget decrypted records, drop indexes and bump the lock epoch."""
+        state = self._state
         with self._lock:
-            indexes = self._indexes
+            indexes = state.built_indexes()
             if indexes is not None:
-                save_index_snapshots(indexes, self._vaults)
-            for vid in self._vaults.ids() if vault_id is None else [vault_id]:
-                self._vaults.close(vid)
+                save_index_snapshots(indexes, state.vaults)
+            for vid in state.vaults.ids() if vault_id is None else [vault_id]:
+                state.vaults.close(vid)
                 if indexes is not None:
                     indexes.drop(vid)
-            self.lock_epoch += 1
+            state.epoch.bump()
 
     def close(self) -> None:
         self.lock()
@@ -157,14 +133,12 @@ class Engine:
         """Persist changed lexical indexes inside their vaults now (e.g. after a search built
         one), so a later lock has nothing left to save. Safe from any thread."""
         with self._lock:
-            if self._indexes is not None:
-                save_index_snapshots(self._indexes, self._vaults)
+            indexes = self._state.built_indexes()
+            if indexes is not None:
+                save_index_snapshots(indexes, self._state.vaults)
 
     def vault_name(self, vault_id: str) -> str:
         return self._vault(vault_id).name
-
-    def vault_id_of(self, vault_ref: str) -> str:
-        return self._vault(vault_ref).vault_id
 
     def device_only(self, vault_id: str) -> bool:
         return bool(self._vault(vault_id).settings().get("device_only", False))
@@ -176,12 +150,8 @@ class Engine:
         vault.set_settings(settings)
 
     # -- records --------------------------------------------------------------------------
-    def current_records(self, vault_id: str) -> dict[str, Record]:
-        """Latest revision of every record by id, refreshed when any process changed the vault."""
-        return self._vaults.get(vault_id).latest_records()
-
     def list_records(self, vault_id: str, kind: str | None = None) -> list[Record]:
-        records = [r for r in self.current_records(vault_id).values() if kind is None or r.kind == kind]
+        records = [r for r in self._context(vault_id).records().values() if kind is None or r.kind == kind]
         return sorted(records, key=lambda r: (r.updated, r.id), reverse=True)
 
     def add_record(self, vault_id: str, *, kind: str, title: str, body: str = "", tags: Sequence[str] = (),
@@ -199,7 +169,7 @@ class Engine:
         return self._vault(vault_id).add_many(items)
 
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
-        entry = self._vaults.get(vault_id)
+        entry = self._state.vaults.get(vault_id)
         record = entry.vault.read(record_id, revision)
         entry.note_read(record.id)  # read records are embedded first in the background
         return record
@@ -236,18 +206,18 @@ class Engine:
 
         if not paths:
             raise UsageError("Name at least one file to ingest.")
-        return ingest_files(self._vault(vault_id), self.current_records(vault_id), paths, title=title,
-                            progress=progress, cancel=cancel,
-                            check_fits=lambda new, replaced: self._check_batch_fits(vault_id, new, replaced))
+        ctx = self._context(vault_id)
+        return ingest_files(ctx.vault, ctx.records(), paths, title=title, progress=progress, cancel=cancel,
+                            check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced))
 
-    def _check_batch_fits(self, vault_id: str, new_bodies: list[str], replaced_bodies: list[str]) -> None:
+    def _check_batch_fits(self, ctx: VaultContext, new_bodies: list[str], replaced_bodies: list[str]) -> None:
         """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`
         (a vault no search could load any more)."""
         from .ingest import count_chunks
 
         limit = self.config.rag.limits.chunks
         try:
-            current = len(self.index(vault_id).chunks)
+            current = len(ctx.index().chunks)
         except LimitError as exc:
             raise LimitError(f"{exc.message} Nothing was written.") from None
         after = current + sum(map(count_chunks, new_bodies)) - sum(map(count_chunks, replaced_bodies))
@@ -264,88 +234,26 @@ class Engine:
             return self.ingest(vault_id, sorted(Path(folder).glob("*.md")))
 
     # -- index and embeddings -------------------------------------------------------------
-    def index(self, vault_id: str) -> VaultIndex:
-        """The up-to-date in-memory index of an unlocked vault (built or refreshed on demand)."""
-        from .indexing import current_index
+    def load_index(self, vault_id: str) -> None:
+        """Restore (or build) the vault's in-memory index now, so the first search does not wait."""
+        self._context(vault_id).index()
 
-        entry = self._vaults.get(vault_id)
-        index = self.indexes.peek(entry.vault.vault_id)
-        if (index is not None and index.synced_counter == entry.counter == entry.vault.change_counter()
-                and index.policy_tag == entry.vault.policy_tag()):
-            self.indexes.get(entry.vault.vault_id)  # nothing changed: skip copying every record per query
-            return index
-        with gc_paused():  # decrypting records and restoring or building the index are bulk allocations
-            records = entry.latest_records()
-            return current_index(self.indexes, self.config.rag.limits, entry, records)
-
-    def vector_count(self, vault_id: str) -> int:
-        vectors = self.index(vault_id).vectors
-        return len(vectors) if vectors is not None else 0
-
-    def embedder(self) -> AnyEmbedder:
-        """The embedding model: `[rag.embedding]`'s service, else the local model, loaded once
-        per process (R-EMB-1); ModelError if none. Use `vault_embedder` for a vault's data."""
-        with self._embedder_lock:
-            if self._embedder is None:
-                from .indexing import load_embedder
-
-                self._embedder = load_embedder(self.config.rag)
-            return self._embedder
-
-    def vault_embedder(self, vault_id: str, cancel: threading.Event | None = None) -> AnyEmbedder:
-        """The embedder bound to one vault: a remote service refuses a device-only vault's data
-        when it is not on loopback (R-MCP-2) and stops at a lock between HTTP attempts."""
-        embedder = self.embedder()
-        if not hasattr(embedder, "bind"):
-            return embedder
-        from ..models.remote import CallContext
-
-        epoch = self.lock_epoch
-
-        def check() -> None:
-            if self.lock_epoch != epoch:
-                raise CancelledError("The vault was locked; nothing more was sent.")
-
-        return embedder.bind(CallContext(cancel=cancel, check=check, device_only=self.device_only(vault_id)))
-
-    def ensure_vectors(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
-                       progress: EmbedProgressFn | None = None, cancel: threading.Event | None = None,
-                       embed_missing: bool = True) -> IndexReport:
-        """Embed every chunk that has no vector yet (cache first); `rag index` and on-demand search."""
-        from ..index.embedding import ensure_vectors
-
-        vault_id = self.vault_id_of(vault_id)
-        embedder = self.vault_embedder(vault_id, cancel)
-        index = self.index(vault_id)
-        epoch = self.lock_epoch
-        entry = self._vaults.get(vault_id)
-        return ensure_vectors(index, embedder, entry.vault, budget_seconds=budget_seconds,
-                              progress=progress, cancel=cancel, still_valid=lambda: self.lock_epoch == epoch,
-                              embed_missing=embed_missing, priority=entry.embed_priority())
-
-    def embed_in_background(self, vault_id: str, *, progress: EmbedProgressFn | None = None,
-                            cancel: threading.Event | None = None) -> IndexReport:
-        """Call from a worker thread (jobs.BackgroundEmbedding does): lowers this thread's CPU
-        priority (searches stay fast meanwhile) and embeds in budgeted slices until every chunk
-        has a vector. Resumable across restarts through the encrypted cache."""
-        lower_thread_priority()
-        while True:
-            try:
-                return self.ensure_vectors(vault_id, progress=progress, cancel=cancel)
-            except BudgetExceededError:
-                continue  # nobody waits on background work: go on with the next slice
+    def background_embedding(self, deliver: Deliver) -> BackgroundEmbedding:
+        """A scheduler that embeds unlocked vaults' missing vectors in a background thread and
+        hands its progress to `deliver` (for long-running front ends; see jobs.py)."""
+        return BackgroundEmbedding(self._state, deliver)
 
     def build_vector_index(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
                            progress: EmbedProgressFn | None = None,
                            cancel: threading.Event | None = None) -> IndexReport:
         """`rag index`: embed what is missing, then drop cached vectors of text that no longer exists."""
-        report = self.ensure_vectors(vault_id, budget_seconds=budget_seconds, progress=progress, cancel=cancel)
-        index = self.index(vault_id)
-        vault = self._vault(vault_id)
+        ctx = self._context(vault_id)
+        report = ctx.ensure_vectors(budget_seconds=budget_seconds, progress=progress, cancel=cancel)
+        index = ctx.index()
         with index.lock:
             hashes = [c.chunk.chunk_hash for c in index.chunks.values()]
-        space_key = self.vault_embedder(vault_id).space_key
-        vault.prune_cache_blobs("emb:", set(vault.embedding_names(space_key, hashes)))
+        space_key = ctx.embedder().space_key
+        ctx.vault.prune_cache_blobs("emb:", set(ctx.vault.embedding_names(space_key, hashes)))
         return report
 
     def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
@@ -362,8 +270,7 @@ class Engine:
 
             report = install_model(rag.local_model_dir, base_url=rag.model_download_base_url, http=rag.http,
                                    progress=progress, cancel=cancel)
-        with self._embedder_lock:
-            self._embedder = None  # files may have changed
+        self._state.models.forget()  # the files may have changed
         return report
 
     def model_terms_accepted(self) -> bool:
@@ -382,7 +289,7 @@ class Engine:
         `mode` may pick another mode for the same parse; match mode and limit are its own)."""
         from .searching import search_vault
 
-        return search_vault(self, vault_id, query, mode=mode, match_mode=match_mode, limit=limit,
+        return search_vault(self._context(vault_id), query, mode=mode, match_mode=match_mode, limit=limit,
                             cards_only=cards_only, rerank=rerank, budget_seconds=budget_seconds, progress=progress,
                             cancel=cancel)
 
@@ -390,7 +297,7 @@ class Engine:
             limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
         """R-ASK: retrieve, then a generated answer with checked citations (`[rag.generation]`)
         or an extractive one; `insufficient_evidence` when nothing is retrieved (asking.py)."""
-        return ask_vault(self, vault_id, question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,
+        return ask_vault(self._context(vault_id), question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,
                          cancel=cancel)
 
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
@@ -398,27 +305,30 @@ class Engine:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
         from .searching import memory_search_vault
 
-        return memory_search_vault(self, vault_id, query, limit=limit, match_mode=match_mode)
+        return memory_search_vault(self._context(vault_id), query, limit=limit, match_mode=match_mode)
 
     def status(self, vault_id: str) -> StatusReport:
-        """R-EMB-5: model, vector space, chunk counts and cache use against the limits."""
+        """Model, vector space, chunk counts and cache use against the limits."""
         from .status import build_status
 
-        vault_id = self.vault_id_of(vault_id)
-        index = self.index(vault_id)
+        ctx = self._context(vault_id)
+        index = ctx.index()
+        embedder: Embedder | None
         try:
-            embedder: AnyEmbedder | None = self.vault_embedder(vault_id)
-            if embedder is not None and hasattr(embedder, "check_policy"):
-                embedder.check_policy()  # a device-only vault cannot use a non-loopback service
-                embedder.space_key  # noqa: B018 - a remote service without configured dims is asked once here
+            embedder = ctx.embedder()
+            embedder.check_policy()  # a device-only vault cannot use a non-loopback service
+            embedder.space_key  # noqa: B018 - a remote service without configured dims is asked once here
             problem = None
         except MemoriesError as exc:
             embedder, problem = None, exc.message
         else:
-            self.ensure_vectors(vault_id, embed_missing=False)  # count what the encrypted cache holds
-        return build_status(vault_id, index, self.config.rag, embedder, problem, len(self.indexes.cached()),
-                            cache_repairs=list(self._vault(vault_id).cache_repairs))
+            ctx.ensure_vectors(embed_missing=False)  # count what the encrypted cache holds
+        return build_status(ctx.vault_id, index, self.config.rag, embedder, problem,
+                            len(self._state.indexes.cached()), cache_repairs=list(ctx.vault.cache_repairs))
+
+    def _context(self, vault_ref: str) -> VaultContext:
+        """The unlocked vault with this id (or name) and what work on it needs (context.py)."""
+        return self._state.context(vault_ref)
 
     def _vault(self, vault_ref: str) -> UnlockedVault:
-        return self._vaults.get(vault_ref).vault
-
+        return self._state.vaults.get(vault_ref).vault

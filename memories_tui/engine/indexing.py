@@ -1,18 +1,12 @@
-"""Keeping one unlocked vault's in-memory index current, and loading the embedding model."""
+"""Keeping one unlocked vault's in-memory index current."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..config import Limits, RagSettings
+from ..config import Limits
 from ..errors import LimitError
 from ..index.cache import SNAPSHOT_BLOB, IndexCache, VaultIndex
 from ..vault.records import Record
 from .session import OpenVault
-
-if TYPE_CHECKING:
-    from ..models.local_onnx import LocalEmbedder
-    from ..models.remote_embed import RemoteEmbedder
 
 
 def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records: dict[str, Record]) -> VaultIndex:
@@ -43,16 +37,3 @@ def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records
             raise
         index.synced_counter = counter
     return index
-
-
-def load_embedder(rag: RagSettings) -> LocalEmbedder | RemoteEmbedder:
-    """`[rag.embedding]`'s remote service when configured (nothing is sent here), else the
-    local ONNX model named by `[rag]`; raises ModelError when no local model is usable."""
-    if rag.embedding is not None:
-        from ..models.remote_embed import RemoteEmbedder
-
-        return RemoteEmbedder(rag.embedding, rag.http)
-    from ..models.local_onnx import LocalEmbedder
-
-    return LocalEmbedder(rag.local_model_dir, profile=rag.local_model_profile, threads=rag.local_threads,
-                         max_tokens=rag.max_tokens)

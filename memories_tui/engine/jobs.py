@@ -9,7 +9,6 @@ vault and lock epoch makes it run once more when it ends (to pick up new chunks)
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from ..index.reports import EmbedProgress, IndexReport
 
 if TYPE_CHECKING:
     from ..index.cache import IndexCache
-    from .facade import Engine
+    from .context import EngineState
     from .session import OpenVaults
 
 
@@ -53,8 +52,10 @@ Deliver = Callable[[EmbedEvent], bool]
 
 
 class BackgroundEmbedding:
-    def __init__(self, engine: Engine, deliver: Deliver) -> None:
-        self.engine = engine
+    """Made by `Engine.background_embedding(deliver)`."""
+
+    def __init__(self, state: EngineState, deliver: Deliver) -> None:
+        self._state = state
         self.deliver = deliver
         self._lock = threading.Lock()
         self._job = 0
@@ -65,7 +66,7 @@ class BackgroundEmbedding:
 
     def request(self, vault_id: str) -> bool:
         """Start a job for `vault_id`; False when one already runs for it (it will run again)."""
-        epoch = self.engine.lock_epoch
+        epoch = self._state.epoch.value
         with self._lock:
             running = self.running
             if running is not None and running[1:] == (vault_id, epoch):
@@ -85,7 +86,7 @@ class BackgroundEmbedding:
 
     def active(self, vault_id: str) -> bool:
         running = self.running
-        return running is not None and running[1:] == (vault_id, self.engine.lock_epoch)
+        return running is not None and running[1:] == (vault_id, self._state.epoch.value)
 
     def stop(self) -> None:
         """Cancel the running job; whatever it reports later is dropped."""
@@ -98,7 +99,7 @@ class BackgroundEmbedding:
         """Does `event` come from the current job, in the current lock epoch?"""
         running = self.running
         return (running is not None and running[0] == event.job and running[2] == event.epoch
-                and event.epoch == self.engine.lock_epoch)
+                and event.epoch == self._state.epoch.value)
 
     def finish(self, event: EmbedFinished) -> bool:
         """The front end took the job's final event: forget the job. True when a request came
@@ -109,14 +110,15 @@ class BackgroundEmbedding:
         return again
 
     def _run(self, vault_id: str, job: int, epoch: int, cancel: threading.Event) -> None:
-        engine = self.engine
+        state = self._state
 
         def send(event: EmbedEvent) -> None:
-            if engine.lock_epoch == epoch and not cancel.is_set() and not self.deliver(event):
+            if state.epoch.value == epoch and not cancel.is_set() and not self.deliver(event):
                 cancel.set()
 
         try:
-            engine.embedder()  # raises ModelError when no usable model is installed
+            context = state.context(vault_id)
+            context.load_embedder()  # raises ModelError when no usable model is installed
         except ModelError as exc:
             send(EmbedFinished(job, epoch, error=describe_error(exc), not_installed=True))
             return
@@ -124,15 +126,15 @@ class BackgroundEmbedding:
             send(EmbedFinished(job, epoch, error=describe_error(exc)))
             return
         try:
-            report = engine.embed_in_background(
-                vault_id, progress=lambda p: send(EmbedRunning(job, epoch, p)), cancel=cancel)
+            report = context.embed_in_background(progress=lambda p: send(EmbedRunning(job, epoch, p)),
+                                                 cancel=cancel)
         except CancelledError:
             send(EmbedFinished(job, epoch, cancelled=True))
         except Exception as exc:  # noqa: BLE001 - reported to the front end, never a hung job
             send(EmbedFinished(job, epoch, error=describe_error(exc)))
         else:
             try:
-                vectors = engine.vector_count(vault_id)
+                vectors = context.vector_count()
             except MemoriesError:  # locked meanwhile: dropped anyway
                 vectors = 0
             send(EmbedFinished(job, epoch, report=report, vectors=vectors))
@@ -150,12 +152,3 @@ def save_index_snapshots(indexes: IndexCache, vaults: OpenVaults) -> None:
             entry.vault.put_cache_blobs(index.snapshot_blobs())
         except (MemoriesError, sqlite3.Error):
             pass
-
-
-def lower_thread_priority(niceness: int = 10) -> None:
-    """Linux nice values are per thread: lower only the calling thread's priority."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
-    except (AttributeError, OSError):
-        pass  # not supported here: background work simply runs at normal priority

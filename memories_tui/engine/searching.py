@@ -1,6 +1,6 @@
-"""Search over one unlocked vault (R-LEX-5/6, R-HYB, R-REM-5): the query parsed once, the
-vault's index, the embedder for the vector and hybrid modes, and the rerank service stage
-with the lock epoch checked around it. The facade imports this on the first search (numpy)."""
+"""Search over one unlocked vault: the query parsed once, the vault's index, the embedder for
+the vector and hybrid modes, and the rerank service stage with the vault's lock guard checked
+around it. The facade imports this on the first search (numpy)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import CancelledError, InputRefusedError
+from ..errors import InputRefusedError
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
@@ -17,52 +17,44 @@ from ..text.segment import MAX_RESULTS
 if TYPE_CHECKING:
     from ..index.reports import EmbedProgress
     from ..retrieval.results import RecordHit, SearchResponse
-    from .facade import Engine
+    from .context import VaultContext
 
 
-def search_vault(engine: Engine, vault_id: str, query: str | Query, *, mode: str | None, match_mode: str | None,
+def search_vault(ctx: VaultContext, query: str | Query, *, mode: str | None, match_mode: str | None,
                  limit: int | None, cards_only: bool, rerank: bool, budget_seconds: float,
                  progress: Callable[[EmbedProgress], None] | None,
                  cancel: threading.Event | None) -> SearchResponse:
     """`Engine.search`: see there."""
     parsed = parsed_query(query, mode, match_mode, limit)
-    vault_id = engine.vault_id_of(vault_id)
-    index = engine.index(vault_id)
-    service = engine.config.rag.rerank if rerank else None
+    guard = ctx.guard()
+    rag = ctx.config.rag
+    index = ctx.index()
+    service = rag.rerank if rerank else None
     depth = candidate_depth(parsed.limit) if service is not None else None
     if parsed.mode == "bm25":
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
     else:
-        embedder = engine.vault_embedder(vault_id, cancel)
+        embedder = ctx.embedder(cancel, guard)
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
-                          fusion=engine.config.rag.fusion,
+                          fusion=rag.fusion,
                           unknown_share=embedder.unknown_share(parsed.text), depth=depth,
-                          ensure_vectors=lambda: engine.ensure_vectors(vault_id, budget_seconds=budget_seconds,
-                                                                       progress=progress, cancel=cancel))
+                          ensure_vectors=lambda: ctx.ensure_vectors(budget_seconds=budget_seconds,
+                                                                    progress=progress, cancel=cancel))
     if service is None:
         return response
-    from ..models.remote import CallContext
     from ..models.remote_generate import Reranker
 
-    epoch = engine.lock_epoch
-
-    def check() -> None:
-        if engine.lock_epoch != epoch:
-            raise CancelledError("The vault was locked; nothing more was sent.")
-
-    ctx = CallContext(cancel=cancel, check=check, device_only=engine.device_only(vault_id))
-    result: SearchResponse = rerank_with_service(response, Reranker(service, engine.config.rag.http), ctx,
-                                                 parsed.limit)
-    if engine.lock_epoch != epoch:
-        raise CancelledError("The vault was locked during the search; the late result was dropped.")
+    result: SearchResponse = rerank_with_service(response, Reranker(service, rag.http),
+                                                 ctx.call_context(cancel, guard), parsed.limit)
+    guard.check("The vault was locked during the search; the late result was dropped.")
     return result
 
 
-def memory_search_vault(engine: Engine, vault_id: str, query: str | Query, *, limit: int | None,
+def memory_search_vault(ctx: VaultContext, query: str | Query, *, limit: int | None,
                         match_mode: str | None) -> list[RecordHit]:
     """`Engine.memory_search`: lexical only, grouped by record, looking deeper so `limit` records can fill."""
     parsed = parsed_query(query, "bm25", match_mode, limit)
-    response = search(engine.index(vault_id), parsed, rerank=False, depth=MAX_RESULTS)
+    response = search(ctx.index(), parsed, rerank=False, depth=MAX_RESULTS)
     return group_by_record(response, parsed.limit)
 
 

@@ -1,4 +1,4 @@
-"""`rag status` (R-EMB-5): what model would embed, how much is embedded, and cache use."""
+"""`rag status`: what model would embed, how much is embedded, and cache use."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from ..config import RagSettings
 from ..index.cache import MIB, VaultIndex
 from .types import CacheFigures, StatusReport
 
-if TYPE_CHECKING:  # typing only: onnxruntime loads when a model is used
-    from ..models.local_onnx import LocalEmbedder
-    from ..models.remote_embed import RemoteEmbedder
+if TYPE_CHECKING:
+    from ..index.embedding import Embedder
 
 
-def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: LocalEmbedder | RemoteEmbedder | None,
+def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: Embedder | None,
                  problem: str | None, cached_vaults: int, cache_repairs: list[str] | None = None) -> StatusReport:
     """`embedder` is None when no usable model is installed (`problem` says why);
     `cache_repairs` lists damaged cache blobs that were dropped and rebuilt."""

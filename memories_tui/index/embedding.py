@@ -11,8 +11,8 @@ from __future__ import annotations
 import struct
 import threading
 import time
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from ..errors import BudgetExceededError, CancelledError, LimitError, ModelError
 from .cache import MIB, VaultIndex
 from .reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from .vectors import VectorMatrix
+
+if TYPE_CHECKING:
+    from ..models.remote import CallContext
 
 BATCH_CHUNKS = 16
 # Chunks are reordered by length inside windows of this many, so each batch holds chunks of
@@ -29,15 +32,50 @@ BATCH_CHUNKS = 16
 LENGTH_WINDOW = 64
 
 
+class EmbeddedBatch(Protocol):
+    """What embedding a batch of documents gives back."""
+
+    @property
+    def vectors(self) -> np.ndarray: ...  # float32 (n, dims), L2-normalised, in input order
+
+    @property
+    def truncated(self) -> list[bool]: ...  # per item: the input was cut at the token cap
+
+    @property
+    def tokens(self) -> int: ...  # input processed, for the progress rate
+
+
 class Embedder(Protocol):
+    """What the engine asks of an embedding model. A new kind of model is one class with these
+    members (models/local_onnx.py and models/remote_embed.py are the two today); nothing that
+    uses one asks which kind it is."""
+
     @property
     def dims(self) -> int: ...
 
     @property
-    def space_key(self) -> str: ...
+    def space_key(self) -> str: ...  # vectors of different keys are never mixed
 
-    def embed_documents(self, items: list[tuple[str, str]], batch_size: int = ...,
-                        cancel: threading.Event | None = ...) -> object: ...
+    @property
+    def max_tokens(self) -> int: ...  # 0: the model does not say
+
+    @property
+    def pinned(self) -> bool: ...  # the exact pinned build (a local model whose files match)
+
+    def bind(self, ctx: CallContext) -> Embedder:
+        """The same model calling under one vault's controls (policy, lock check, cancel)."""
+        ...
+
+    def check_policy(self) -> None:
+        """Raise PolicyError when the bound vault may not send its data to this model."""
+        ...
+
+    def unknown_share(self, text: str) -> float: ...  # share of `text` the model cannot read
+
+    def embed_documents(self, items: Sequence[tuple[str | None, str]], batch_size: int = ...,
+                        cancel: threading.Event | None = ...) -> EmbeddedBatch: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
 
 
 class EmbeddingStore(Protocol):
@@ -117,9 +155,9 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
                 "finished batches are reused.")
         batch = items[start:start + BATCH_CHUNKS]
         result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
-        vectors = unit_vectors(result.vectors, len(batch), embedder.dims)  # type: ignore[attr-defined]
-        truncated = result.truncated  # type: ignore[attr-defined]
-        tokens_done += int(result.tokens)  # type: ignore[attr-defined]
+        vectors = unit_vectors(result.vectors, len(batch), embedder.dims)
+        truncated = result.truncated
+        tokens_done += int(result.tokens)
         if still_valid is not None and not still_valid():
             raise CancelledError("The vault was locked or changed while embedding; results were dropped.")
         with index.lock:

@@ -112,7 +112,7 @@ def _warm_indexes(engine: Engine, vault_ids: list[str]) -> None:
     without making the client wait for it at start-up."""
     for vault_id in vault_ids:
         try:
-            engine.index(vault_id)
+            engine.load_index(vault_id)
         except Exception as exc:  # the first call reports it properly
             log.warning("index of %s not ready: %s", vault_id, getattr(exc, "message", type(exc).__name__))
 

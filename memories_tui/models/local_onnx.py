@@ -25,10 +25,14 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import CancelledError, ModelError
+
+if TYPE_CHECKING:
+    from .remote import CallContext
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
 
@@ -376,6 +380,13 @@ class LocalEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """One L2-normalised float32 vector of shape (dims,)."""
         return self._run_batch([self.query_token_ids(text)])[0]
+
+    def bind(self, ctx: CallContext) -> LocalEmbedder:
+        """Nothing leaves the machine and a batch is short: one vault's controls change nothing."""
+        return self
+
+    def check_policy(self) -> None:
+        """A local model suits every vault, device-only ones included."""
 
     def __repr__(self) -> str:
         return (f"LocalEmbedder(profile={self.profile!r}, dims={self.dims}, threads={self.threads}, "

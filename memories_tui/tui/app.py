@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
-from ..engine import BackgroundEmbedding, EmbedEvent, EmbedFinished, Engine, VaultInfo
+from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
 from . import crash
 from .commands import MemoriesCommands
@@ -84,7 +84,7 @@ class MemoriesApp(App):
         self.browse_root = browse_root
         self.idle_lock_seconds = float(self.engine.config.tui.idle_lock_minutes) * 60.0
         self._last_activity = time.monotonic()
-        self.embedding = BackgroundEmbedding(self.engine, self._deliver_embedding)
+        self.embedding = self.engine.background_embedding(self._deliver_embedding)
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load

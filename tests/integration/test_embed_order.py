@@ -28,7 +28,7 @@ def gemma_engine(tmp_path: Path, cheap_kdf, gemma_tokenizer):
 
 
 def _embedded_titles(eng: Engine, vid: str) -> set[str]:
-    index = eng.index(vid)
+    index = eng._context(vid).index()
     vectors = index.vectors
     assert vectors is not None
     return {c.title for key, c in index.chunks.items() if key in vectors}
@@ -44,11 +44,11 @@ def test_the_newest_and_the_just_read_records_are_embedded_first(gemma_engine, m
     eng.read_record(vid, old[10].id)  # opened in the reader: the user cares about it now
     stop = threading.Event()
     with pytest.raises(CancelledError):
-        eng.ensure_vectors(vid, cancel=stop, progress=lambda _p: stop.set())  # stop after the first group
+        eng._context(vid).ensure_vectors(cancel=stop, progress=lambda _p: stop.set())  # stop after the first group
     first = _embedded_titles(eng, vid)
     assert 0 < len(first) <= 16  # one group
     # neither vault order (old 00…15 first) nor its reverse (newest, old 39…25) holds both
     assert {"newest", "old 10"} <= first
     # the rest follows on the next run; nothing is embedded twice
-    report = eng.ensure_vectors(vid)
+    report = eng._context(vid).ensure_vectors()
     assert report.embedded == 41 - len(first) and len(_embedded_titles(eng, vid)) == 41

@@ -39,10 +39,10 @@ def test_ingest_is_seen(engine, tmp_path):
 def test_unchanged_vault_reuses_the_index_and_policy_change_drops_it(engine):
     vid = engine.test_vault_id
     engine.add_record(vid, kind="memory", title="t", body="words")
-    first = engine.index(vid)
-    assert engine.index(vid) is first  # reused between queries
+    first = engine._context(vid).index()
+    assert engine._context(vid).index() is first  # reused between queries
     engine.set_device_only(vid, True)
-    assert engine.index(vid) is not first
+    assert engine._context(vid).index() is not first
     assert _titles(engine, vid, "words") == ["t"]
 
 
@@ -73,11 +73,11 @@ def test_lru_keeps_at_most_two_vaults_and_lock_clears(tmp_path, cheap_kdf):
         eng.add_record(vid, kind="memory", title=name, body=f"vault {name}")
         eng.search(vid, "vault")
         ids.append(vid)
-    assert eng.indexes.cached() == ids[1:]  # `a` was least recently used
+    assert eng._state.indexes.cached() == ids[1:]  # `a` was least recently used
     assert _titles(eng, ids[0], "vault") == ["a"]  # rebuilt on demand
-    assert eng.indexes.cached() == [ids[2], ids[0]]
+    assert eng._state.indexes.cached() == [ids[2], ids[0]]
     eng.lock()
-    assert eng.indexes.cached() == [] and not any(eng.is_unlocked(v) for v in ids)
+    assert eng._state.indexes.cached() == [] and not any(eng.is_unlocked(v) for v in ids)
     eng.close()
 
 
@@ -92,7 +92,7 @@ def test_over_limit_is_a_clear_error_never_a_partial_index(tmp_path, cheap_kdf):
         eng.add_record(vid, kind="memory", title=f"r{i}", body="text")
     with pytest.raises(LimitError, match="2 chunks"):
         eng.search(vid, "text")
-    assert eng.indexes.peek(vid) is None
+    assert eng._state.indexes.peek(vid) is None
     eng.close()
 
 
@@ -118,7 +118,7 @@ def test_excluded_kinds_never_indexed_or_returned(engine, mode):
     engine.add_record(vid, kind="memory", title="ok", body="nothing here")
     assert engine.search(vid, canary, match_mode=mode).results == []
     assert engine.memory_search(vid, canary, match_mode=mode) == []
-    index = engine.index(vid)
+    index = engine._context(vid).index()
     assert all(c.kind in ("memory", "card") for c in index.chunks.values())
     assert all("canary" not in c.chunk.text for c in index.chunks.values())
 

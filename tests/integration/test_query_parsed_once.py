@@ -39,7 +39,7 @@ def _vault(engine) -> str:
     vid = engine.test_vault_id
     engine.add_record(vid, kind="memory", title="咖啡", body="咖啡豆 coffee beans 的烘焙，深焙與淺焙。")
     engine.add_record(vid, kind="card", title="Tea", body="Oolong tea, steeped three minutes.")
-    engine.index(vid)  # built before counting: only the query is segmented below
+    engine._context(vid).index()  # built before counting: only the query is segmented below
     return vid
 
 

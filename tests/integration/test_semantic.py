@@ -104,7 +104,7 @@ def test_vectors_never_reach_disk_in_plaintext(minilm_engine):
     eng = minilm_engine
     vid = eng.test_vault_id
     eng.build_vector_index(vid)
-    index = eng.index(vid)
+    index = eng._context(vid).index()
     vector = index.vectors.get(next(iter(index.chunks)))
     needle = vector.astype("<f4").tobytes()[:32]
     for path in eng.home.rglob("*"):
@@ -161,7 +161,7 @@ def test_budget_expiry_then_resume_reuses_finished_batches(minilm_engine, monkey
     vid = eng.test_vault_id
     for i in range(40):
         eng.add_record(vid, kind="memory", title=f"n{i}", body=f"Note number {i} about topic {i % 7}.")
-    real = eng.embedder().embed_documents
+    real = eng._state.models.get().embed_documents
     clock = FakeClock()
 
     def slow(items, **kw):
@@ -169,13 +169,13 @@ def test_budget_expiry_then_resume_reuses_finished_batches(minilm_engine, monkey
         return real(items, **kw)
 
     monkeypatch.setattr(embedding, "time", clock)
-    monkeypatch.setattr(eng.embedder(), "embed_documents", slow)
+    monkeypatch.setattr(eng._state.models.get(), "embed_documents", slow)
     with pytest.raises(BudgetExceededError, match="Run the same command again") as err:
         eng.build_vector_index(vid, budget_seconds=5)
     assert err.value.code == "budget_exceeded"
-    done = len(eng.index(vid).vectors)
+    done = len(eng._context(vid).index().vectors)
     assert 0 < done < 44  # exactly one batch finished: the budget is checked between batches
-    monkeypatch.setattr(eng.embedder(), "embed_documents", real)
+    monkeypatch.setattr(eng._state.models.get(), "embed_documents", real)
     report = eng.build_vector_index(vid)
     assert report.embedded == 44 - done and report.missing == 0
 
@@ -186,7 +186,7 @@ def test_lock_clears_vectors(minilm_engine):
     vid = eng.test_vault_id
     eng.build_vector_index(vid)
     eng.lock()
-    assert eng.indexes.peek(vid) is None and not eng.is_unlocked(vid)
+    assert eng._state.indexes.peek(vid) is None and not eng.is_unlocked(vid)
 
 
 def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf):
@@ -203,7 +203,7 @@ def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf
     assert status["installed"] is True and status["pinned"] is False
     assert "not the pinned build" in status["model"] and status["dimensions"] == 768
     assert eng.build_vector_index(vid).embedded == 4
-    gemma_space = eng.index(vid).vector_space
+    gemma_space = eng._context(vid).index().vector_space
     eng.close()
     require_minilm()
     _config(home, MINILM, "sentence-transformers")  # another model: another vector space
@@ -211,7 +211,7 @@ def test_default_profile_and_vector_space_change_never_mixes(tmp_path, cheap_kdf
     eng.unlock(vid, "pw")
     report = eng.build_vector_index(vid)
     assert (report.embedded, report.reused) == (4, 0)  # nothing borrowed from the Gemma space
-    index = eng.index(vid)
+    index = eng._context(vid).index()
     assert index.vector_space != gemma_space and index.vectors.dims == 384
     assert eng.search(vid, "fix a puncture", mode="vector").results[0].title == "Bicycle repair"
     eng.close()
@@ -279,7 +279,7 @@ def test_background_embedding_runs_niced_and_completes(minilm_engine):
     seen = {}
 
     def work():
-        seen["report"] = eng.embed_in_background(vid)
+        seen["report"] = eng._context(vid).embed_in_background()
         seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
@@ -297,8 +297,8 @@ def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
     vid = eng.test_vault_id
     eng.add_record(vid, kind="memory", title="咖啡", body="手沖咖啡的水溫約九十二度")
     eng.add_record(vid, kind="memory", title="茶", body="烏龍茶要用熱水沖泡")
-    assert eng.embedder().unknown_share("手沖咖啡的水溫") > 0.25  # an English-only model
-    assert eng.embedder().unknown_share("bake bread") == 0.0
+    assert eng._state.models.get().unknown_share("手沖咖啡的水溫") > 0.25  # an English-only model
+    assert eng._state.models.get().unknown_share("bake bread") == 0.0
     hybrid = eng.search(vid, "手沖咖啡 水溫", mode="hybrid")
     bm25 = eng.search(vid, "手沖咖啡 水溫", mode="bm25")
     assert [h.asset_id for h in hybrid.results] == [h.asset_id for h in bm25.results]

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Checkbox, DataTable, Input, Static, TextArea
 
-from memories_tui.engine import Engine
+from memories_tui.engine import EmbedProgress, Engine, IndexReport
 from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.messages import SearchDone
@@ -26,6 +26,7 @@ from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import crypto
+from tests.helpers.embedding import GatedEmbedding
 from tests.helpers.paths import MINILM_DIR, require_minilm
 
 PASS = "correct horse battery staple"
@@ -496,24 +497,10 @@ def minilm_engine(tmp_path: Path):
     eng.lock()
 
 
-def gate_background_embedding(engine: Engine) -> tuple[threading.Event, list[threading.Event]]:
-    """Hold `embed_in_background` until the returned event is set; record the cancel events."""
-    release, cancels = threading.Event(), []
-    real = engine.embed_in_background
-
-    def gated(vault_id, **kwargs):
-        cancels.append(kwargs.get("cancel"))
-        release.wait(60)  # set by the test; the timeout only guards a hang
-        return real(vault_id, **kwargs)
-
-    engine.embed_in_background = gated
-    return release, cancels
-
-
 @needs_minilm
-async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_engine: Engine) -> None:
+async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_engine: Engine, monkeypatch) -> None:
     engine = minilm_engine
-    release, _ = gate_background_embedding(engine)
+    release = GatedEmbedding(monkeypatch, real=True).release
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await unlock(pilot, app)
@@ -587,31 +574,11 @@ async def test_background_embedding_after_unlock_feeds_the_vector_pane(minilm_en
         assert vector.hits[0].title == "Tax return"  # the superseded result never shows
 
 
-class FakeEmbedding:
-    """A model-free stand-in for the embedder check and `embed_in_background`, gated by an event."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.release = threading.Event()
-        self.calls: list[threading.Event] = []
-        engine.embedder = lambda: object()
-        engine.embed_in_background = self
-
-    def __call__(self, vault_id, progress=None, cancel=None):
-        from memories_tui.errors import CancelledError
-        from memories_tui.index.embedding import EmbedProgress, IndexReport
-
-        self.calls.append(cancel)
-        progress(EmbedProgress(3, 10, 1234.0, 7.0))
-        self.release.wait(60)  # set by the test; the timeout only guards a hang
-        if cancel.is_set():
-            raise CancelledError("Embedding cancelled.")
-        progress(EmbedProgress(10, 10, 1500.0, 0.0))
-        return IndexReport(embedded=10, reused=2, seconds=1.5)
-
-
-async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) -> None:
+async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine, monkeypatch) -> None:
     vault_id = one_vault(engine)
-    fake = FakeEmbedding(engine)
+    fake = GatedEmbedding(monkeypatch, before=[EmbedProgress(3, 10, 1234.0, 7.0)],
+                          after=[EmbedProgress(10, 10, 1500.0, 0.0)],
+                          report=IndexReport(embedded=10, reused=2, seconds=1.5))
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await unlock(pilot, app)
@@ -623,7 +590,7 @@ async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) 
         # lock: the job's cancel event is set, and whatever it reports afterwards is dropped
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
-        assert fake.calls[0].is_set() and not app.embedding_active(vault_id)
+        assert fake.cancels[0].is_set() and not app.embedding_active(vault_id)
         fake.release.set()
         await wait_for(pilot, lambda: not app.embedding.thread.is_alive())
         await pilot.pause()  # handle whatever the finished thread posted
@@ -635,7 +602,7 @@ async def test_background_embedding_progress_and_cancel_on_lock(engine: Engine) 
         await wait_for(pilot, lambda: app.embed_state.phase == "done")
         status = app.screen.query_one("#records-embed-status", EmbedStatus)
         assert static_text(status) == "Semantic index ready · 10 embedded in 1.5 s · 2 from the encrypted cache"
-        assert len(fake.calls) == 2 and not fake.calls[1].is_set()
+        assert len(fake.cancels) == 2 and not fake.cancels[1].is_set()
 
 
 async def test_no_model_means_no_background_status(engine: Engine) -> None:
@@ -753,7 +720,7 @@ async def test_three_panes_share_one_parse(engine: Engine, monkeypatch) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await unlock(pilot, app)
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        engine.index(vault_id)  # built before counting: only the query is segmented below
+        engine._context(vault_id).index()  # built before counting: only the query is segmented below
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         search = app.screen

@@ -106,11 +106,8 @@ def test_nothing_below_the_front_ends_imports_them() -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_no_runtime_import_cycle() -> None:
-    graph: dict[str, set[str]] = {}
-    for module, path, tree in _sources():
-        graph[module] = {t for t, _ in _imports(module, path, tree, runtime_only=True) if t != module}
-    # Tarjan's strongly connected components
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles in `graph` (Tarjan's strongly connected components of more than one module)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -140,7 +137,36 @@ def test_no_runtime_import_cycle() -> None:
     for node in graph:
         if node not in index:
             visit(node)
+    return cycles
+
+
+def test_no_runtime_import_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for module, path, tree in _sources():
+        graph[module] = {t for t, _ in _imports(module, path, tree, runtime_only=True) if t != module}
+    cycles = _cycles(graph)
     assert not cycles, f"import cycles: {cycles}"
+
+
+def test_engine_modules_import_each_other_without_a_cycle() -> None:
+    """Inside the engine even imports for type checking and inside functions run one way: the
+    helpers take a vault context and never reach back into the facade."""
+    graph: dict[str, set[str]] = {}
+    for module, path, tree in _sources():
+        if _within(module, ("memories_tui.engine",)) and module != "memories_tui.engine":
+            graph[module] = {t for t, _ in _imports(module, path, tree, runtime_only=False) if t != module}
+    cycles = _cycles(graph)
+    assert not cycles, f"import cycles inside engine/: {cycles}"
+
+
+def test_engine_facade_offers_front_ends_what_they_need_and_no_more() -> None:
+    """Internals the helpers once called back into are gone from the facade; front ends have
+    no use for them (a vault's index, records or model are the engine's business)."""
+    from memories_tui.engine import Engine
+
+    internal = ("vault_embedder", "ensure_vectors", "embed_in_background", "vector_count", "current_records",
+                "vault_id_of", "indexes", "embedder", "index")
+    assert [name for name in internal if hasattr(Engine, name)] == []
 
 
 def test_engine_public_api_is_named_in_one_place_and_typed_without_any() -> None:
