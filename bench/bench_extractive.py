@@ -55,7 +55,7 @@ def build(coll: Collection) -> tuple[LexicalIndex, dict[int, Source]]:
     for did, d in coll.corpus.items():
         for ch in chunk_text(d["text"]):
             key = len(chunks)
-            chunks[key] = Source("", did, 1, ch.byte_start, ch.byte_end, d["title"], ch.text, ch.chunk_hash)
+            chunks[key] = Source("", did, 1, ch.byte_start, ch.byte_end, d["title"], text=ch.text, chunk_hash=ch.chunk_hash)
             docs.append(LexicalDoc(key=key, title=d["title"], body=ch.text, meta="", is_card=True))
     index = LexicalIndex()
     index.add(docs)
@@ -70,8 +70,8 @@ def retrieve(index: LexicalIndex, chunks: dict[int, Source], question: str) -> l
     out = []
     for i, h in enumerate(hits):
         c = chunks[h.key]
-        out.append(Source(f"S{i + 1}", c.record_id, c.revision, c.byte_start, c.byte_end, c.title, c.text,
-                          c.chunk_hash))
+        out.append(Source(f"S{i + 1}", c.record_id, c.revision, c.byte_start, c.byte_end, c.title, text=c.text,
+                          chunk_hash=c.chunk_hash))
     return out
 
 

@@ -48,6 +48,11 @@ class MemoriesError(Exception):
     def to_json(self) -> dict[str, dict[str, str]]:
         return {"error": {"code": self.code, "message": self.message}}
 
+    def to_wire(self) -> dict[str, dict[str, str]]:
+        """`to_json` plus the class, so `error_from_json` rebuilds this very error (exit status
+        included) on the other side of the resident engine's socket."""
+        return {"error": {"code": self.code, "message": self.message, "type": type(self).__name__}}
+
 
 class UsageError(MemoriesError):
     """Bad command line: wrong arguments, unknown verb, missing value."""
@@ -126,6 +131,18 @@ class ModelError(MemoriesError):
     code = "model_error"
 
 
+class ModelNotInstalledError(ModelError):
+    """No usable embedding model is installed where the settings point (front ends offer the install)."""
+
+    code = "model_not_installed"
+
+
+class AnswerRejectedError(ModelError):
+    """A generated answer broke the contract (bad JSON, an unknown source): it is not shown."""
+
+    code = "answer_rejected"
+
+
 class CancelledError(MemoriesError):
     code = "cancelled"
     exit_code = 130
@@ -133,6 +150,27 @@ class CancelledError(MemoriesError):
 
 class BudgetExceededError(MemoriesError):
     code = "budget_exceeded"
+
+
+def error_from_json(data: object) -> MemoriesError:
+    """The error a `to_wire()` (or `to_json()`) object describes, as its own class when known."""
+    body = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(body, dict) or not isinstance(body.get("message"), str):
+        return InternalError("An error arrived in an unreadable form.")
+    code = body.get("code") if isinstance(body.get("code"), str) else None
+    classes = {cls.__name__: cls for cls in _error_classes()}
+    by_code = {cls.code: cls for cls in _error_classes()}
+    cls = classes.get(str(body.get("type"))) or by_code.get(code or "") or MemoriesError
+    error = cls.__new__(cls)
+    MemoriesError.__init__(error, body["message"], code=code)
+    return error
+
+
+def _error_classes() -> list[type[MemoriesError]]:
+    found: list[type[MemoriesError]] = [MemoriesError]
+    for cls in found:
+        found.extend(c for c in cls.__subclasses__() if c not in found)
+    return found
 
 
 def describe_error(exc: BaseException) -> str:

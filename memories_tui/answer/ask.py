@@ -13,22 +13,21 @@ from collections.abc import Callable, Sequence
 from ..errors import CancelledError
 from ..models.remote import CallContext
 from ..models.remote_generate import Generator
+from ..notes import CITATION_CHECK, NO_GENERATION_SERVICE, NOTHING_RETRIEVED, UNCITED, UNVERIFIED_QUOTE
 from .citations import check_answer
 from .extractive import extract_answer
 from .prompt import build_prompt
 from .types import ANSWERED, INSUFFICIENT, Answer, Source
-
-CHECK_NOTE = "Citation checks verify references and quotes, not whether the answer is true."
 
 
 def answer_question(question: str, sources: Sequence[Source], generator: Generator | None, ctx: CallContext,
                     still_valid: Callable[[], bool] | None = None) -> Answer:
     sources = list(sources)
     if not sources:
-        return Answer(INSUFFICIENT, "", notes=["Nothing relevant was retrieved; no service was called."])
+        return Answer(INSUFFICIENT, "", notes=[NOTHING_RETRIEVED])
     if generator is None:
         answer = extract_answer(question, sources)
-        answer.notes.append("No [rag.generation] service is configured; add one to the config for generated answers.")
+        answer.notes.append(NO_GENERATION_SERVICE)
     else:
         prompt = build_prompt(question, sources)
         reply = generator.generate(prompt.system, prompt.user, ctx)
@@ -37,12 +36,12 @@ def answer_question(question: str, sources: Sequence[Source], generator: Generat
         parsed, citations, quotes = check_answer(reply, sources)
         if not citations:
             answer = Answer(INSUFFICIENT, parsed.answer, quotes=quotes, sources=sources,
-                            notes=["The model cited no source: treated as insufficient evidence."])
+                            notes=[UNCITED])
         else:
             answer = Answer(ANSWERED, parsed.answer, citations=citations, quotes=quotes, sources=sources)
         if answer.has_unverified_quote:
-            answer.notes.append("The answer carries a quote that was not found in its source.")
+            answer.notes.append(UNVERIFIED_QUOTE)
     if still_valid is not None and not still_valid():
         raise CancelledError("The vault was locked or changed during the ask; the late answer was dropped.")
-    answer.notes.append(CHECK_NOTE)
+    answer.notes.append(CITATION_CHECK)
     return answer

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ModelError
+from ..errors import AnswerRejectedError, ModelError
 from ..models.strict_json import strict_json
 from ..text.segment import fold
 from .prompt import unescape
@@ -33,10 +33,8 @@ _LABEL = re.compile(r"\s*\[?\s*[Ss]\s*(\d+)\s*\]?\s*")
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.S)
 
 
-class AnswerRejected(ModelError):
+class AnswerRejected(AnswerRejectedError):
     """The model's answer broke the contract (bad JSON, unknown source id); it is not shown."""
-
-    code = "answer_rejected"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..notes import EXTRACTIVE as EXTRACTIVE_NOTE
+from ..notes import NO_SHARED_WORD
 from ..text.segment import fold, search_terms
 from .types import EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Source
 
@@ -142,7 +144,7 @@ def extract_answer(question: str, sources: Sequence[Source], *, max_sentences: i
     picked = select(score_sentences(question, sources), max_sentences, max_chars)
     if not picked:
         return Answer(INSUFFICIENT, "", sources=list(sources),
-                      notes=["No retrieved sentence shares a word with the question."])
+                      notes=[NO_SHARED_WORD])
     # Present them in reading order: source rank, then position in the source.
     picked.sort(key=lambda x: (x.sentence.source_index, x.sentence.start))
     sentences: list[ExtractedSentence] = []
@@ -156,4 +158,4 @@ def extract_answer(question: str, sources: Sequence[Source], *, max_sentences: i
         citations.setdefault(source.label, Citation.of(source))
     text = " ".join(f"{' '.join(s.text.split())} [{s.label}]" for s in sentences)  # wrapped lines read as one
     return Answer(EXTRACTIVE, text, citations=list(citations.values()), sources=list(sources), sentences=sentences,
-                  notes=["Extractive answer: sentences copied from your notes, not generated."])
+                  notes=[EXTRACTIVE_NOTE])

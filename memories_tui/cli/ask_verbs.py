@@ -5,8 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..engine import DEFAULT_ASK_LIMIT, Answer, check_options
-from ..errors import LimitError, MemoriesError, UsageError
+from ..engine import (
+    DEFAULT_ASK_LIMIT,
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    MATCH_MODES,
+    MAX_RESULTS,
+    MODES,
+    Answer,
+    check_options,
+)
+from ..errors import CancelledError, LockedError, MemoriesError, UsageError
 from .context import Context
 from .output import Payload, clean
 from .search_verbs import _read_queries
@@ -39,9 +48,9 @@ def cmd_rag_ask(ctx: Context) -> Payload:
             print(ctx.bold(f"== {clean(qid)}: {clean(text)}"))
         try:
             answer = ask(text)
-        except (LimitError, MemoriesError) as exc:
-            if exc.code in ("cancelled", "vault_locked"):
-                raise
+        except (CancelledError, LockedError):
+            raise  # the whole batch stops: nothing further could be answered
+        except MemoriesError as exc:
             out.append({"id": qid, **exc.to_json()})
             if not ctx.json:
                 print(f"    error: {clean(exc.message)}")
@@ -65,8 +74,8 @@ def _print_answer(ctx: Context, answer: Answer) -> None:
         where = f" bytes {q.byte_start}-{q.byte_end}" if q.verified else ""
         print(f"  quote [{q.source}] {mark}{where}: {clean(q.text)}")
     for note in answer.notes:
-        if not note.startswith("Extractive answer:"):  # the heading line says it already
-            print(ctx.dim(f"note: {clean(note)}"))
+        if note.kind != "extractive":  # the heading line says it already
+            print(ctx.dim(f"note: {clean(note.text)}"))
 
 
 def register(rag: Any, verb: Any) -> None:
@@ -76,8 +85,8 @@ def register(rag: Any, verb: Any) -> None:
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("question", metavar="QUESTION", nargs="?")
     p.add_argument("--questions", metavar="FILE.jsonl", help="answer every {\"id\",\"text\"} line with one unlock")
-    p.add_argument("--mode", default="bm25", choices=("bm25", "vector", "hybrid"), help="retrieval mode (default bm25)")
-    p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
+    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES, help=f"retrieval mode (default {DEFAULT_MODE})")
+    p.add_argument("--match-mode", default=DEFAULT_MATCH_MODE, choices=MATCH_MODES)
     p.add_argument("--limit", type=int, default=DEFAULT_ASK_LIMIT,
-                   help=f"chunks retrieved and sent as sources (1–100, default {DEFAULT_ASK_LIMIT})")
+                   help=f"chunks retrieved and sent as sources (1–{MAX_RESULTS}, default {DEFAULT_ASK_LIMIT})")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stages")

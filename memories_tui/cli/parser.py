@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..engine import KINDS, TEXT_KINDS, json_of
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
 from . import ai_verbs, ask_verbs, completion_verbs, search_verbs
 from .context import Context, Handler
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
               "echo \"密碼在保險箱\" | memories memory add notes --title \"Safe\" --kind private")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--title", required=True)
-    p.add_argument("--kind", default="memory", choices=("memory", "card", "private", "credential"))
+    p.add_argument("--kind", default="memory", choices=TEXT_KINDS)
     p.add_argument("--text")
     p.add_argument("--file", metavar="FILE")
     p.add_argument("--tag", action="append", help="a tag (repeat for several)")
@@ -155,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", metavar="ID")
     p = _verb(memory, "list", cmd_memory_list, "List records, newest first.", "memories memory list notes --kind card")
     p.add_argument("vault", metavar="VAULT_ID")
-    p.add_argument("--kind", choices=("memory", "card", "private", "credential", "asset"))
+    p.add_argument("--kind", choices=KINDS)
 
     asset = _group(sub, "asset", "Store binary file assets (encrypted, never indexed).",
                    "  memories asset add notes scan.pdf")
@@ -242,7 +243,7 @@ def _run(argv: Sequence[str] | None) -> int:
             if ctx.opened is not None:
                 ctx.opened.close()
         if as_json:
-            print(json.dumps(payload, ensure_ascii=False))
+            print(json.dumps(payload, ensure_ascii=False, default=json_of))
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)

@@ -8,7 +8,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import MAX_FILE_BYTES, EmbedProgress, Query, SearchHit, check_options, parse_query, read_limited
+from ..engine import (
+    DEFAULT_LIMIT,
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    MATCH_MODES,
+    MAX_FILE_BYTES,
+    MAX_RESULTS,
+    MODES,
+    EmbedProgress,
+    Query,
+    SearchHit,
+    check_options,
+    parse_query,
+    read_limited,
+)
 from ..errors import InputRefusedError, LimitError, ModelError, UsageError
 from .context import Context
 from .output import Payload, clean
@@ -171,9 +185,7 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
         except KeyboardInterrupt:
             cancel.set()
             raise
-    files: list[dict[str, object]] = [
-        {"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "status": f.status,
-         **({"error": f.error} if f.error else {})} for f in report.files]
+    files = [f.to_json() for f in report.files]
     if not ctx.json:
         ctx.table(["STATUS", "BYTES", "FILE", "PROBLEM"],
                   [[f.status, f"{f.bytes:,}", f.path, f.error or ""] for f in report.files])
@@ -203,8 +215,8 @@ def register(rag: Any, memory: Any, verb: VerbFn) -> None:
              "memories memory search notes \"中文 English\" --match-mode all")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT)
+    p.add_argument("--match-mode", default=DEFAULT_MATCH_MODE, choices=MATCH_MODES)
     p = verb(rag, "index", cmd_rag_index,
              "Embed every chunk that has no vector yet (resumable; 5-minute budget per run).",
              "memories rag index notes")
@@ -221,7 +233,7 @@ def register(rag: Any, memory: Any, verb: VerbFn) -> None:
 
 
 def _search_options(p: Any) -> None:
-    p.add_argument("--mode", default="bm25", choices=("bm25", "vector", "hybrid"))
-    p.add_argument("--match-mode", default="any", choices=("any", "all", "phrase"))
-    p.add_argument("--limit", type=int, default=10, help="results to return (1–100)")
+    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES)
+    p.add_argument("--match-mode", default=DEFAULT_MATCH_MODE, choices=MATCH_MODES)
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"results to return (1–{MAX_RESULTS})")
 

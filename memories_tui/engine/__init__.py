@@ -22,6 +22,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from ..notes import Note, NoteKind
+from ..serial import Form, Jsonable, JsonProperty, json_meta
+from ..serial import dump as json_of
+from ..serial import load as from_json
+from ..serial import properties as json_properties
+from ..vocabulary import (
+    DEFAULT_ASK_LIMIT,
+    DEFAULT_LIMIT,
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    EXCLUDED_KINDS,
+    GENERAL_KINDS,
+    KINDS,
+    MATCH_MODES,
+    MAX_RESULTS,
+    MODES,
+    TEXT_KINDS,
+    AnswerStatus,
+    IngestStatus,
+    Kind,
+    MatchMode,
+    Mode,
+    Stage,
+)
 from .facade import Engine
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 
@@ -34,11 +58,9 @@ if TYPE_CHECKING:
     from ..models.manifest import PINNED as PINNED_MODEL
     from ..retrieval.highlight import match_spans, term_spans
     from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
-    from ..text.query import MODES, Query, check_options, parse_query
-    from ..text.segment import MATCH_MODES, MAX_RESULTS
+    from ..text.query import Query, check_options, parse_query
     from ..vault.header import VaultProblem
-    from ..vault.records import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, NewRecord, Record, RecordUpdate
-    from .asking import DEFAULT_ASK_LIMIT
+    from ..vault.records import NewRecord, Record, RecordUpdate
     from .ingest import read_text_file
     from .sources import MAX_FILE_BYTES
     from .types import (
@@ -54,13 +76,15 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWERED", "DEFAULT_ASK_LIMIT", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation", "ExtractedSentence", "Quote", "Source",
     "EXCLUDED_KINDS", "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "GENERAL_KINDS", "KINDS", "MATCH_MODES",
-    "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL",
+    "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL", "DEFAULT_LIMIT", "DEFAULT_MATCH_MODE", "DEFAULT_MODE",
+    "TEXT_KINDS", "AnswerStatus", "IngestStatus", "Kind", "MatchMode", "Mode", "Stage",
     "BackgroundEmbedding", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
     "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
     "check_options", "match_spans", "parse_query", "read_limited", "read_text_file", "term_spans",
+    "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
 ]
 
 # name -> (module relative to this package, name there); loaded on first use
@@ -76,12 +100,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PINNED_MODEL": ("..models.manifest", "PINNED"),
     **{n: ("..retrieval.highlight", n) for n in ("match_spans", "term_spans")},
     **{n: ("..retrieval.results", n) for n in ("ChunkRef", "RecordHit", "SearchHit", "SearchResponse")},
-    **{n: ("..text.query", n) for n in ("MODES", "Query", "check_options", "parse_query")},
-    **{n: ("..text.segment", n) for n in ("MATCH_MODES", "MAX_RESULTS")},
+    **{n: ("..text.query", n) for n in ("Query", "check_options", "parse_query")},
     "VaultProblem": ("..vault.header", "VaultProblem"),
-    **{n: ("..vault.records", n) for n in ("EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "NewRecord", "Record",
-                                           "RecordUpdate")},
-    "DEFAULT_ASK_LIMIT": (".asking", "DEFAULT_ASK_LIMIT"),
+    **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",

@@ -13,16 +13,16 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..index.reports import BUDGET_SECONDS
+from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MatchMode, Mode
 
 if TYPE_CHECKING:
     from ..answer.types import Answer
     from .context import VaultContext
 
-DEFAULT_ASK_LIMIT = 10
 STALE_MESSAGE = "The vault was locked or a source changed during the ask; nothing more was sent."
 
 
-def ask_vault(ctx: VaultContext, question: str, *, mode: str = "bm25", match_mode: str = "any",
+def ask_vault(ctx: VaultContext, question: str, *, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
               limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True,
               cancel: threading.Event | None = None) -> Answer:
     from ..answer.ask import answer_question  # httpx loads only when a command asks

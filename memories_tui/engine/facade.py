@@ -23,7 +23,8 @@ from ..config import Config, load_config
 from ..errors import LimitError, MemoriesError, NotFoundError, UsageError
 from ..home import resolve_config, resolve_home
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
-from .asking import DEFAULT_ASK_LIMIT, ask_vault
+from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE
+from .asking import ask_vault
 from .context import EngineState, VaultContext
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
 from .vaults import VaultFiles
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the rest loads in the methods that need it (R-TUI-2: none f
     from ..text.query import Query
     from ..vault.records import NewRecord, Record
     from ..vault.store import UnlockedVault
+    from ..vocabulary import Kind, MatchMode, Mode
     from .ingest import IngestProgressFn
     from .types import HomeReport, IngestResult, StatusReport, VaultInfo, VaultScan
 
@@ -150,11 +152,11 @@ class Engine:
         vault.set_settings(settings)
 
     # -- records --------------------------------------------------------------------------
-    def list_records(self, vault_id: str, kind: str | None = None) -> list[Record]:
+    def list_records(self, vault_id: str, kind: Kind | None = None) -> list[Record]:
         records = [r for r in self._context(vault_id).records().values() if kind is None or r.kind == kind]
         return sorted(records, key=lambda r: (r.updated, r.id), reverse=True)
 
-    def add_record(self, vault_id: str, *, kind: str, title: str, body: str = "", tags: Sequence[str] = (),
+    def add_record(self, vault_id: str, *, kind: Kind, title: str, body: str = "", tags: Sequence[str] = (),
                    metadata: dict[str, str] | None = None) -> Record:
         from ..vault.records import NewRecord
 
@@ -281,7 +283,7 @@ class Engine:
         return (Path(self.config.rag.local_model_dir) / NOTICE_FILENAME).is_file()
 
     # -- search and status ----------------------------------------------------------------
-    def search(self, vault_id: str, query: str | Query, *, mode: str | None = None, match_mode: str | None = None,
+    def search(self, vault_id: str, query: str | Query, *, mode: Mode | None = None, match_mode: MatchMode | None = None,
                limit: int | None = None, cards_only: bool = False, rerank: bool = True,
                budget_seconds: float = BUDGET_SECONDS, progress: EmbedProgressFn | None = None,
                cancel: threading.Event | None = None) -> SearchResponse:
@@ -293,7 +295,7 @@ class Engine:
                             cards_only=cards_only, rerank=rerank, budget_seconds=budget_seconds, progress=progress,
                             cancel=cancel)
 
-    def ask(self, vault_id: str, question: str, *, mode: str = "bm25", match_mode: str = "any",
+    def ask(self, vault_id: str, question: str, *, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
             limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
         """R-ASK: retrieve, then a generated answer with checked citations (`[rag.generation]`)
         or an extractive one; `insufficient_evidence` when nothing is retrieved (asking.py)."""
@@ -301,7 +303,7 @@ class Engine:
                          cancel=cancel)
 
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
-                      match_mode: str | None = None) -> list[RecordHit]:
+                      match_mode: MatchMode | None = None) -> list[RecordHit]:
         """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
         from .searching import memory_search_vault
 

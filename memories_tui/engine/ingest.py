@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import CancelledError, UsageError
 from ..text.chunking import chunk_text
 from ..vault.records import NewRecord, Record, RecordUpdate
+from ..vocabulary import IngestStatus
 from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
 
@@ -71,7 +72,8 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     added = vault.add_many([NewRecord("card", s.title, s.body, metadata=m) for _, s, m in to_add]) if to_add else []
     updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m)
                                   for _, s, old, m in to_update]) if to_update else [])
-    written = [(a[0], a[1], r, "created") for a, r in zip(to_add, added, strict=True)]
+    created: IngestStatus = "created"
+    written = [(a[0], a[1], r, created) for a, r in zip(to_add, added, strict=True)]
     written += [(u[0], u[1], r, "updated") for u, r in zip(to_update, updated, strict=True)]
     for i, src, record, status in written:
         results[i] = IngestResult(str(src.path), record.id, record.revision, status, count_chunks(record.body),

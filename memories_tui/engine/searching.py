@@ -12,7 +12,7 @@ from ..errors import InputRefusedError
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
-from ..text.segment import MAX_RESULTS
+from ..vocabulary import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MAX_RESULTS, MatchMode, Mode
 
 if TYPE_CHECKING:
     from ..index.reports import EmbedProgress
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .context import VaultContext
 
 
-def search_vault(ctx: VaultContext, query: str | Query, *, mode: str | None, match_mode: str | None,
+def search_vault(ctx: VaultContext, query: str | Query, *, mode: Mode | None, match_mode: MatchMode | None,
                  limit: int | None, cards_only: bool, rerank: bool, budget_seconds: float,
                  progress: Callable[[EmbedProgress], None] | None,
                  cancel: threading.Event | None) -> SearchResponse:
@@ -51,18 +51,18 @@ def search_vault(ctx: VaultContext, query: str | Query, *, mode: str | None, mat
 
 
 def memory_search_vault(ctx: VaultContext, query: str | Query, *, limit: int | None,
-                        match_mode: str | None) -> list[RecordHit]:
+                        match_mode: MatchMode | None) -> list[RecordHit]:
     """`Engine.memory_search`: lexical only, grouped by record, looking deeper so `limit` records can fill."""
     parsed = parsed_query(query, "bm25", match_mode, limit)
     response = search(ctx.index(), parsed, rerank=False, depth=MAX_RESULTS)
     return group_by_record(response, parsed.limit)
 
 
-def parsed_query(query: str | Query, mode: str | None, match_mode: str | None, limit: int | None) -> Query:
+def parsed_query(query: str | Query, mode: Mode | None, match_mode: MatchMode | None, limit: int | None) -> Query:
     """A query text parsed with the defaults (bm25, any, 10), or a parsed one in `mode`."""
     if not isinstance(query, Query):
-        return parse_query(query, mode=mode or "bm25", match_mode=match_mode or "any",
-                           limit=10 if limit is None else limit)
+        return parse_query(query, mode=mode or DEFAULT_MODE, match_mode=match_mode or DEFAULT_MATCH_MODE,
+                           limit=DEFAULT_LIMIT if limit is None else limit)
     if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
         raise InputRefusedError("A parsed query carries its own match mode and limit; parse it again to change them.",
                                 code="bad_query")

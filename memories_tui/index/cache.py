@@ -21,7 +21,7 @@ from ..config import Limits
 from ..errors import LimitError
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
-from ..vault.records import Record, is_searchable
+from ..vault.records import Kind, Record, is_searchable
 from . import chunk_table
 from .gcpause import gc_paused
 from .lexical import LexicalDoc, LexicalIndex
@@ -41,7 +41,7 @@ class IndexedChunk:
     key: int
     record_id: str
     revision: int
-    kind: str
+    kind: Kind
     title: str
     chunk: Chunk
 

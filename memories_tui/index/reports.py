@@ -6,26 +6,24 @@ index code: the TUI's first frame imports them (R-TUI-2, bench/bench_tui_start.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ..serial import Jsonable, json_meta
 
 BUDGET_SECONDS = 300.0
 
 
 @dataclass
-class IndexReport:
+class IndexReport(Jsonable):
     embedded: int = 0
     reused: int = 0
     missing: int = 0
     truncated: int = 0
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, float | int]:
-        return {"embedded": self.embedded, "reused": self.reused, "missing": self.missing,
-                "truncated": self.truncated, "seconds": round(self.seconds, 3)}
+    seconds: float = field(default=0.0, metadata=json_meta(round=3))
 
 
 @dataclass
-class EmbedProgress:
+class EmbedProgress(Jsonable):
     done: int
     total: int
     tokens_per_second: float

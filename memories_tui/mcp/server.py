@@ -9,6 +9,7 @@ model load on the first call that needs them, so a client gets its answer quickl
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -17,25 +18,24 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from ..engine import MatchMode, Mode
 from ..errors import MemoriesError, UsageError
 from ..frontend.durations import parse_duration
 from .grants import GrantedVault, Grants
-from .models import AskResult, ReadResult, RetrieveResult, SearchResult
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from mcp_types import CallToolResult
 
-    from ..engine import Engine, VaultInfo
+    from ..engine import Engine, Jsonable, VaultInfo
 
 log = logging.getLogger("memories.mcp")
 T = TypeVar("T")
 
-Mode = Literal["bm25", "vector", "hybrid"]
-MatchMode = Literal["any", "all", "phrase"]
 VaultId = Annotated[str, Field(description="A granted vault's id or unique name (see the server instructions).")]
 
 INSTRUCTIONS = """Read-only access to the user's encrypted Memories vaults (personal notes and
@@ -154,6 +154,7 @@ def build_server(engine: Engine, grants: Grants) -> MCPServer:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
+    from .results import AskResult, ReadResult, RetrieveResult, SearchResult
     from .tools import MemoryTools
 
     tools = MemoryTools(engine, grants)
@@ -162,21 +163,36 @@ def build_server(engine: Engine, grants: Grants) -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
-    def errors_as_tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
-        @wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> T:
-            try:
-                return fn(*args, **kwargs)
-            except MemoriesError as exc:
-                raise ToolError(f"{exc.message} [{exc.code}]") from None
-            except Exception as exc:  # never a protocol crash, never a traceback to the client
-                log.exception("tool %s failed", fn.__name__)
-                raise ToolError(f"Internal error in {fn.__name__} ({type(exc).__name__}); "
-                                "the server log on stderr has details.") from None
-        return wrapper
+    def register(result: type[Jsonable], annotations: ToolAnnotations = read_only
+                 ) -> Callable[[Callable[..., Jsonable]], None]:
+        """Register a tool that returns `result`: its `mcp` JSON form is the structured content
+        (and, for older clients, the text), checked by the SDK against the schema derived from
+        the same definition; a failure becomes a tool error, never a protocol crash."""
+        from mcp_types import CallToolResult, TextContent
 
-    @server.tool(annotations=read_only)
-    @errors_as_tool_errors
+        from .schema import output_model
+
+        def decorate(fn: Callable[..., Jsonable]) -> None:
+            @wraps(fn)
+            def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+                try:
+                    data = fn(*args, **kwargs).to_json("mcp")
+                except MemoriesError as exc:
+                    raise ToolError(f"{exc.message} [{exc.code}]") from None
+                except Exception as exc:  # never a protocol crash, never a traceback to the client
+                    log.exception("tool %s failed", fn.__name__)
+                    raise ToolError(f"Internal error in {fn.__name__} ({type(exc).__name__}); "
+                                    "the server log on stderr has details.") from None
+                text = json.dumps(data, ensure_ascii=False, indent=2)
+                return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+            # The SDK reads the signature through `__wrapped__`: the published result is the model.
+            fn.__annotations__["return"] = Annotated[CallToolResult, output_model(result)]
+            server.tool(annotations=annotations)(wrapper)
+
+        return decorate
+
+    @register(RetrieveResult)
     def memory_retrieve(
         vault_id: VaultId,
         query: Annotated[str, Field(description="What to look for: keywords or a question, Chinese or English.")],
@@ -192,8 +208,7 @@ def build_server(engine: Engine, grants: Grants) -> MCPServer:
         revision for the full note. The answer is capped in size (truncated says so)."""
         return tools.retrieve(vault_id, query, mode, match_mode, limit, cards_only)
 
-    @server.tool(annotations=read_only)
-    @errors_as_tool_errors
+    @register(SearchResult)
     def memory_search(
         vault_id: VaultId,
         query: Annotated[str, Field(description="Keywords, Chinese or English.")],
@@ -205,8 +220,7 @@ def build_server(engine: Engine, grants: Grants) -> MCPServer:
         the matching chunks' byte ranges). Keyword search only. For evidence to quote, use memory_retrieve."""
         return tools.search(vault_id, query, limit, match_mode)
 
-    @server.tool(annotations=read_only)
-    @errors_as_tool_errors
+    @register(ReadResult)
     def memory_read(
         vault_id: VaultId,
         id: Annotated[str, Field(description="Record id from a memory_retrieve or memory_search result.")],
@@ -218,22 +232,20 @@ def build_server(engine: Engine, grants: Grants) -> MCPServer:
         the list of revisions. Long bodies come in pieces: when truncated, call again from byte_end."""
         return tools.read(vault_id, id, revision, byte_start, byte_end)
 
-    if tools.can_ask:
-        @server.tool(annotations=read_only.model_copy(update={"open_world_hint": True, "idempotent_hint": False}))
-        @errors_as_tool_errors
-        def memory_ask(
-            vault_id: VaultId,
-            question: Annotated[str, Field(description="The user's question, in the notes' language.")],
-            mode: Annotated[Mode, Field(description="Retrieval mode for the evidence, as in memory_retrieve.")]
-            = "bm25",
-            limit: Annotated[int, Field(ge=1, le=20, description="How many chunks of evidence at most.")] = 8,
-        ) -> AskResult:
-            """Answer a question from the user's notes in one step: retrieves evidence, then the user's
-            configured answer service writes an answer whose [S#] citations are checked against the sources
-            (or, with no service configured, an extractive answer of quoted sentences). status
-            insufficient_evidence means the notes hold nothing on it. To write the answer yourself, use
-            memory_retrieve instead."""
-            return tools.ask(vault_id, question, mode, limit)
+    @register(AskResult, read_only.model_copy(update={"open_world_hint": True, "idempotent_hint": False}))
+    def memory_ask(
+        vault_id: VaultId,
+        question: Annotated[str, Field(description="The user's question, in the notes' language.")],
+        mode: Annotated[Mode, Field(description="Retrieval mode for the evidence, as in memory_retrieve.")]
+        = "bm25",
+        limit: Annotated[int, Field(ge=1, le=20, description="How many chunks of evidence at most.")] = 8,
+    ) -> AskResult:
+        """Answer a question from the user's notes in one step: retrieves evidence, then the user's
+        configured answer service writes an answer whose [S#] citations are checked against the sources
+        (or, with no service configured, an extractive answer of quoted sentences). status
+        insufficient_evidence means the notes hold nothing on it. To write the answer yourself, use
+        memory_retrieve instead."""
+        return tools.ask(vault_id, question, mode, limit)
 
     return server
 

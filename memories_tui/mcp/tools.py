@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from ..engine import EXCLUDED_KINDS, RecordHit, SearchHit
 from ..errors import CancelledError, NotFoundError, UsageError
 from .grants import GrantError, Grants
-from .models import (
-    AskCitation,
-    AskQuote,
-    AskResult,
-    AskSource,
-    Chunk,
-    ChunkRef,
-    ReadResult,
-    RecordHit,
-    RetrieveResult,
-    SearchResult,
-)
+from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine import Engine, MatchMode, Mode
 
 T = TypeVar("T")
-EXCLUDED = frozenset({"private", "credential", "asset"})
 RETRIEVE_BUDGET = 24_000  # bytes of chunk text per memory_retrieve answer
 SEARCH_BUDGET = 16_000  # bytes of snippets per memory_search answer
 READ_BUDGET = 64_000  # bytes of body per memory_read answer
@@ -45,35 +34,31 @@ class MemoryTools:
         self.grants = grants
 
     # -- memory_retrieve ------------------------------------------------------------------
-    def retrieve(self, vault_id: str, query: str, mode: str = "bm25", match_mode: str = "any", limit: int = 8,
+    def retrieve(self, vault_id: str, query: str, mode: Mode = "bm25", match_mode: MatchMode = "any", limit: int = 8,
                  cards_only: bool = False) -> RetrieveResult:
         def work(vid: str) -> RetrieveResult:
             cancel = threading.Event()
             response = self.engine.search(vid, query, mode=mode, match_mode=match_mode, limit=limit,
                                           cards_only=cards_only, budget_seconds=EMBED_BUDGET_SECONDS,
                                           progress=lambda _p: self._watch(vid, cancel), cancel=cancel)
-            chunks: list[Chunk] = []
+            chunks: list[SearchHit] = []
             omitted = used = 0
             for hit in response.results:
-                if hit.kind in EXCLUDED:  # defence in depth: the index never holds them
+                if hit.kind in EXCLUDED_KINDS:  # defence in depth: the index never holds them
                     continue
                 size = len(hit.text.encode("utf-8")) + len(hit.title.encode("utf-8"))
                 if chunks and used + size > RETRIEVE_BUDGET:
                     omitted += 1
                     continue
                 used += size
-                chunks.append(Chunk(citation=hit.citation, id=hit.asset_id, revision=hit.revision, title=hit.title,
-                                    kind=hit.kind, byte_start=hit.byte_start, byte_end=hit.byte_end,
-                                    chunk_hash=hit.chunk_hash, score=round(hit.score, 6),
-                                    scores={k: (None if v is None else round(v, 6)) for k, v in hit.scores.items()},
-                                    text=hit.text))
+                chunks.append(hit)
             return RetrieveResult(vault_id=vid, query=query, mode=response.mode, match_mode=response.match_mode,
                                   chunks=chunks, truncated=omitted > 0, omitted=omitted, notes=list(response.notes))
 
         return self._run(vault_id, work)
 
     # -- memory_search --------------------------------------------------------------------
-    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> SearchResult:
+    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: MatchMode = "any") -> SearchResult:
         def work(vid: str) -> SearchResult:
             rows = self.engine.memory_search(vid, query, limit=limit, match_mode=match_mode)
             records: list[RecordHit] = []
@@ -84,10 +69,7 @@ class MemoryTools:
                     omitted += 1
                     continue
                 used += size
-                records.append(RecordHit(id=row.id, revision=row.revision, title=row.title, score=row.score,
-                                         snippet=row.snippet,
-                                         chunks=[ChunkRef(chunk_hash=c.chunk_hash, byte_start=c.byte_start,
-                                                          byte_end=c.byte_end, score=c.score) for c in row.chunks]))
+                records.append(row)
             return SearchResult(vault_id=vid, query=query, records=records, truncated=omitted > 0, omitted=omitted)
 
         return self._run(vault_id, work)
@@ -105,7 +87,7 @@ class MemoryTools:
                 record = self.engine.read_record(vid, id, revision)
             except NotFoundError:
                 record = None
-            if record is None or record.kind in EXCLUDED:
+            if record is None or record.kind in EXCLUDED_KINDS:
                 what = f"record {id!r}" + (f" revision {revision}" if revision is not None else "")
                 raise NotFoundError(f"No {what} in vault {vid} that this server may read. Use ids and revisions "
                                     "from memory_retrieve or memory_search results.")
@@ -126,28 +108,17 @@ class MemoryTools:
         return self._run(vault_id, work)
 
     # -- memory_ask -----------------------------------------------------------------------
-    @property
-    def can_ask(self) -> bool:
-        return callable(getattr(self.engine, "ask", None))
-
-    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
+    def ask(self, vault_id: str, question: str, mode: Mode = "bm25", limit: int = 8) -> AskResult:
         def work(vid: str) -> AskResult:
             cancel = threading.Event()
             stop = threading.Event()
             watcher = threading.Thread(target=self._watch_until, args=(vid, cancel, stop), daemon=True)
             watcher.start()
             try:
-                ask: Callable[..., Any] = getattr(self.engine, "ask")  # noqa: B009 - present from issue 9 on
-                answer = ask(vid, question, mode=mode, limit=limit, cancel=cancel)
+                answer = self.engine.ask(vid, question, mode=mode, limit=limit, cancel=cancel)
             finally:
                 stop.set()
-            data = answer.to_json()
-            return AskResult(vault_id=vid, question=question, status=data["status"], answer=data["answer"],
-                             citations=[AskCitation(**c) for c in data["citations"]],
-                             quotes=[AskQuote(**q) for q in data["quotes"]],
-                             unverified_quotes=bool(data.get("unverified_quotes")),
-                             sources=[AskSource(**{k: src[k] for k in AskSource.model_fields}) for src in data["sources"]],
-                             notes=list(data.get("notes", [])))
+            return AskResult(vault_id=vid, question=question, answer=answer)
 
         return self._run(vault_id, work)
 

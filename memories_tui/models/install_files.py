@@ -10,17 +10,18 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import CancelledError, ModelError
+from ..serial import Jsonable, json_meta
 from .manifest import ModelFile
 
 PROGRESS_INTERVAL_SECONDS = 0.1  # at most ~10 progress callbacks per second
 
 
 @dataclass
-class FileProgress:
+class FileProgress(Jsonable):
     path: str
     bytes_done: int
     bytes_total: int
@@ -28,7 +29,7 @@ class FileProgress:
 
 
 @dataclass
-class InstallProgress:
+class InstallProgress(Jsonable):
     files: list[FileProgress]
     bytes_done: int
     bytes_total: int
@@ -38,16 +39,16 @@ class InstallProgress:
 
 
 @dataclass
-class FileResult:
+class FileResult(Jsonable):
     path: str
     bytes: int
     sha256: str
     status: str  # downloaded | reused | failed
-    error: str | None = None
+    error: str | None = field(default=None, metadata=json_meta(omit=lambda f: f.error is None))
 
 
 @dataclass
-class InstallReport:
+class InstallReport(Jsonable):
     directory: Path
     files: list[FileResult]
     ok: bool

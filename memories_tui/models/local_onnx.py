@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import CancelledError, ModelError
+from ..errors import CancelledError, ModelError, ModelNotInstalledError
 
 if TYPE_CHECKING:
     from .remote import CallContext
@@ -192,17 +192,16 @@ class LocalEmbedder:
         if self.profile == "embeddinggemma":
             missing = [rel for rel in (GEMMA_MODEL, GEMMA_DATA, TOKENIZER) if not (d / rel).is_file()]
             if missing:
-                raise ModelError(f"EmbeddingGemma is not installed in {d}; {INSTALL_HINT} "
-                                 f"(missing: {', '.join(missing)}).", code="model_not_installed")
+                raise ModelNotInstalledError(f"EmbeddingGemma is not installed in {d}; {INSTALL_HINT} "
+                                             f"(missing: {', '.join(missing)}).")
             return {"model": d / GEMMA_MODEL, "tokenizer": d / TOKENIZER}
         model = next((d / rel for rel in ST_MODEL_CANDIDATES if (d / rel).is_file()), None)
         tok = d / TOKENIZER
         if model is None or not tok.is_file():
             need = [] if model is not None else ["model.onnx (or onnx/model.onnx)"]
             need += [] if tok.is_file() else [TOKENIZER]
-            raise ModelError(f"No sentence-transformers ONNX model in {d} (missing: {', '.join(need)}); "
-                             "point [rag] local_model_dir at a folder with model.onnx and tokenizer.json.",
-                             code="model_not_installed")
+            raise ModelNotInstalledError(f"No sentence-transformers ONNX model in {d} (missing: {', '.join(need)}); "
+                                         "point [rag] local_model_dir at a folder with model.onnx and tokenizer.json.")
         return {"model": model, "tokenizer": tok}
 
     def _hashed_files(self) -> list[str]:

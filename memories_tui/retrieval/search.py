@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..index.cache import IndexedChunk, VaultIndex
+from ..notes import Note, vector_left_out
 from ..text.query import Query
 from .fusion import reciprocal_rank_fusion, score_fusion
 from .rerank import heuristic_rerank
@@ -38,10 +39,9 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
     mode = query.mode
     limit = query.limit if depth is None else depth
     terms = list(query.terms)
-    notes: list[str] = []
+    notes: list[Note] = []
     if mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
-        notes.append(f"Vector ranking left out: the embedding model cannot read {unknown_share:.0%} of "
-                     "this query's tokens, so hybrid shows BM25 order.")
+        notes.append(vector_left_out(unknown_share))
         embed_query, ensure_vectors = None, None
         vector_off = True
     else:

@@ -1,4 +1,4 @@
-"""A search query parsed once (R-LEX-4): checked, folded and segmented at the boundary.
+"""A search query parsed once: checked, folded and segmented at the boundary.
 
 The same `Query` value then feeds the lexical index, vector-candidate filtering, rerank and
 highlighting, so one search runs the segmenter once, and the three panes of the TUI share
@@ -11,17 +11,24 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..errors import LimitError, UsageError
+from ..vocabulary import (
+    DEFAULT_LIMIT,
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    MATCH_MODES,
+    MAX_RESULTS,
+    MODES,
+    MatchMode,
+    Mode,
+)
 from . import segment
-from .segment import MATCH_MODES, MAX_RESULTS
-
-MODES = ("bm25", "vector", "hybrid")
 
 
 @dataclass(frozen=True)
 class Query:
     text: str
-    mode: str
-    match_mode: str
+    mode: Mode
+    match_mode: MatchMode
     limit: int
     terms: tuple[str, ...]  # folded search terms (stopwords dropped unless that is all there is)
     phrase: tuple[str, ...]  # the phrase token stream; empty unless match_mode is "phrase"
@@ -29,12 +36,13 @@ class Query:
 
     def with_mode(self, mode: str) -> Query:
         """The same parsed query in another search mode (no second segmentation)."""
-        check_options(mode, self.match_mode, self.limit)
-        return dataclasses.replace(self, mode=mode)
+        checked, _, _ = check_options(mode, self.match_mode, self.limit)
+        return dataclasses.replace(self, mode=checked)
 
 
-def check_options(mode: str, match_mode: str, limit: int) -> None:
-    """Mode, match mode and limit, checked before any index or model work."""
+def check_options(mode: str, match_mode: str, limit: int) -> tuple[Mode, MatchMode, int]:
+    """Mode, match mode and limit, checked before any index or model work (they may come
+    from a command line or an AI client as any string); returned as the engine's types."""
     if mode not in MODES:
         raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     if match_mode not in MATCH_MODES:
@@ -44,11 +52,13 @@ def check_options(mode: str, match_mode: str, limit: int) -> None:
     if limit > MAX_RESULTS:
         raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
                          "(and at least 1).")
+    return mode, match_mode, limit
 
 
-def parse_query(text: str, *, mode: str = "bm25", match_mode: str = "any", limit: int = 10) -> Query:
+def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAULT_MATCH_MODE,
+                limit: int = DEFAULT_LIMIT) -> Query:
     """Check the request and segment the query text once; raises UsageError / LimitError."""
-    check_options(mode, match_mode, limit)
+    mode, match_mode, limit = check_options(mode, match_mode, limit)
     if not text or not text.strip():
         raise UsageError("The query is empty; give some words to search for.")
     segment.check_query_bytes(text)  # before any work

@@ -25,11 +25,10 @@ import unicodedata
 from collections.abc import Callable
 
 from memories_tui.errors import LimitError
+from memories_tui.vocabulary import MATCH_MODES, MAX_RESULTS  # noqa: F401  (the index reads them here)
 
 MAX_QUERY_BYTES = 1024
 MAX_QUERY_TERMS = 64
-MAX_RESULTS = 100
-MATCH_MODES = ("any", "all", "phrase")
 
 # OpenCC configurations applied in order by ``fold``.
 OPENCC_CHAIN = ("hk2s", "tw2s")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotFoundError, TamperError, VaultError
+from ..serial import Jsonable
 from .format import KdfParams, length_prefixed
 
 MAGIC = "memories-vault"
@@ -167,15 +168,12 @@ def header_from(conn: sqlite3.Connection, path: Path) -> Header:
 
 
 @dataclass(frozen=True)
-class VaultProblem:
+class VaultProblem(Jsonable):
     """A `*.mvault` file that is not a usable vault, reported beside the good ones."""
 
     file: str
     code: str
     message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"file": self.file, "code": self.code, "message": self.message}
 
 
 def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int]], list[VaultProblem]]:

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import TamperError
 from . import crypto
 from .keys import VaultKeys
-from .records import Record, sensitivity_for
+from .records import Kind, Record, sensitivity_for
 
 SETTINGS_BLOB = "settings"
 MAX_REVISION = 2**63 - 1
@@ -88,7 +88,7 @@ def encode_payload(record: Record) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
-def decode_payload(raw: bytearray, record_id: str, revision: int, kind: str, what: str) -> Record:
+def decode_payload(raw: bytearray, record_id: str, revision: int, kind: Kind, what: str) -> Record:
     """Parse an authenticated payload; its own kind must match the row's label on disk."""
     try:
         payload = json.loads(raw)

@@ -1,12 +1,15 @@
-"""Record kinds and who may see them (R-VAULT-4, R-SEC-1)."""
+"""Records, their kinds and who may see them: private, credential and asset records are never
+indexed, searched, sent to a model or shown to an AI client."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-GENERAL_KINDS = ("memory", "card")
-EXCLUDED_KINDS = ("private", "credential", "asset")
-KINDS = GENERAL_KINDS + EXCLUDED_KINDS
+from ..serial import Jsonable, json_meta
+from ..vocabulary import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, Kind
+
+__all__ = ["EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "Kind", "NewRecord", "Record", "RecordUpdate",
+           "is_searchable", "sensitivity_for"]
 
 
 def sensitivity_for(kind: str) -> str:
@@ -19,42 +22,39 @@ def is_searchable(kind: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Record:
+class Record(Jsonable):
     id: str
     revision: int
-    kind: str
+    kind: Kind
     title: str
     body: str
     tags: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
     created: str = ""
     updated: str = ""
-    data: bytes | None = None  # raw bytes of a file asset; body is then empty
+    data: bytes | None = field(default=None, metadata=json_meta(wire_only=True))  # a file asset's bytes (no body)
+
+    JSON_COMPUTED = (("bytes", "size", None),)  # an asset's size, printed instead of its bytes
+
+    @property
+    def size(self) -> int | None:
+        return len(self.data) if self.data is not None else None
 
     @property
     def sensitivity(self) -> str:
         return sensitivity_for(self.kind)
 
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
-            "body": self.body, "tags": list(self.tags), "metadata": self.metadata,
-            "created": self.created, "updated": self.updated,
-        }
-        if self.data is not None:
-            out["bytes"] = len(self.data)
-        return out
-
     def summary(self) -> dict[str, object]:
-        return {"id": self.id, "revision": self.revision, "kind": self.kind, "title": self.title,
-                "updated": self.updated}
+        """The short form lists print: no body, tags or metadata."""
+        full = self.to_json()
+        return {key: full[key] for key in ("id", "revision", "kind", "title", "updated")}
 
 
 @dataclass(frozen=True)
 class NewRecord:
     """What the store needs to write revision 1 of a record (id and timestamps are its own)."""
 
-    kind: str
+    kind: Kind
     title: str
     body: str = ""
     tags: tuple[str, ...] = ()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memories_tui.answer.ask import CHECK_NOTE, answer_question
+from memories_tui.answer.ask import answer_question
 from memories_tui.answer.citations import AnswerRejected
 from memories_tui.answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Source
 from memories_tui.config import HttpSettings, RemoteService
@@ -20,7 +20,7 @@ ENV = {"GEN_KEY": "gen-key-abcdef"}
 
 
 def source(i: int, text: str) -> Source:
-    return Source(f"S{i}", f"rec{i}", 1, 10, 10 + len(text.encode()), f"Note {i}", text, f"h{i}")
+    return Source(f"S{i}", f"rec{i}", 1, 10, 10 + len(text.encode()), f"Note {i}", text=text, chunk_hash=f"h{i}")
 
 
 SOURCES = [source(1, "混合搜尋把 BM25 與向量排名融合。"), source(2, "Reciprocal rank fusion uses k = 60."),
@@ -42,7 +42,7 @@ def test_answered_with_citations_and_verified_quote(setup):
     assert ans.status == ANSWERED
     assert [c.label for c in ans.citations] == ["S1"] and ans.citations[0].record_id == "rec1"
     assert ans.quotes[0].verified and ans.quotes[0].byte_start == 10
-    assert CHECK_NOTE in ans.notes
+    assert "citation_check" in [n.kind for n in ans.notes]
     sent = srv.requests_for(path)[0]
     assert "gen-key-abcdef" not in sent.body.decode()
     assert set(sources_in(sent.json()["contents"][0]["parts"][0]["text"] if "contents" in sent.json()
@@ -71,7 +71,7 @@ def test_unverifiable_quote_is_flagged(setup):
                                         "quotes": [{"source": "S2", "text": "k = 61"}]})
     ans = answer_question("q", SOURCES, gen, CallContext())
     assert ans.status == ANSWERED and ans.has_unverified_quote
-    assert any("not found in its source" in n for n in ans.notes)
+    assert any(n.kind == "unverified_quote" and "not found in its source" in n.text for n in ans.notes)
 
 
 def test_malformed_reply_rejected(setup):
@@ -103,4 +103,4 @@ def test_late_answer_after_lock_is_dropped(setup):
 def test_without_generation_the_answer_is_extractive():
     ans = answer_question("混合搜尋是什麼", SOURCES, None, CallContext())
     assert ans.status == EXTRACTIVE and "[S1]" in ans.answer
-    assert any("not generated" in n for n in ans.notes)
+    assert any(n.kind == "extractive" and "not generated" in n.text for n in ans.notes)

@@ -302,7 +302,7 @@ def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
     hybrid = eng.search(vid, "手沖咖啡 水溫", mode="hybrid")
     bm25 = eng.search(vid, "手沖咖啡 水溫", mode="bm25")
     assert [h.asset_id for h in hybrid.results] == [h.asset_id for h in bm25.results]
-    assert hybrid.notes and "cannot read" in hybrid.notes[0]
+    assert [n.kind for n in hybrid.notes] == ["vector_left_out"] and "cannot read" in hybrid.notes[0].text
     assert all(h.scores["vector"] is None for h in hybrid.results)
     english = eng.search(vid, "bake bread", mode="hybrid")
     assert not english.notes and english.results[0].scores["vector"] is not None

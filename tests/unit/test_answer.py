@@ -20,7 +20,7 @@ from memories_tui.answer.types import EXTRACTIVE, INSUFFICIENT, Source
 
 
 def src(label: str, text: str, title: str = "T", byte_start: int = 0, record: str = "r1") -> Source:
-    return Source(label, record, 2, byte_start, byte_start + len(text.encode()), title, text, "h")
+    return Source(label, record, 2, byte_start, byte_start + len(text.encode()), title, text=text, chunk_hash="h")
 
 
 SOURCES = [src("S1", "混合搜尋結合關鍵字與語意。"), src("S2", "BM25 ranks by term frequency."), src("S3", "第三個來源")]

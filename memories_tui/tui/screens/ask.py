@@ -21,8 +21,9 @@ from textual.message import Message
 from textual.widgets import Footer, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from ...engine import Answer, SearchHit
-from ...errors import MemoriesError
+from ...engine import MODES as SEARCH_MODES
+from ...engine import Answer, Mode, SearchHit
+from ...errors import AnswerRejectedError, MemoriesError
 from ..messages import WorkerMessage
 from ..text import HIGHLIGHT, byte_range_to_chars
 from ..widgets.header import AppHeader
@@ -163,17 +164,18 @@ class AskScreen(VaultScreen):
         self.query_one("#ask-answer", Static).update("")
         self.query_one("#ask-quotes", Static).update("")
         self.query_one("#ask-citations", OptionList).clear_options()
-        mode = str(self.query_one("#ask-mode", Select).value)
+        chosen = self.query_one("#ask-mode", Select).value
+        mode = next(m for m in SEARCH_MODES if m == chosen)
         self.run_ask(question, mode, self.generation, self.epoch(), self.cancel)
         self.query_one("#question", Input).select_all()  # the next question replaces this one
 
     @work(thread=True, exclusive=True, group="ask", exit_on_error=False)
-    def run_ask(self, question: str, mode: str, generation: int, epoch: int, cancel: threading.Event) -> None:
+    def run_ask(self, question: str, mode: Mode, generation: int, epoch: int, cancel: threading.Event) -> None:
         try:
             answer = self.engine.ask(self.vault_id, question, mode=mode, limit=self.limit, cancel=cancel)
         except MemoriesError as exc:
             self.post_if_live(AskDone(epoch, generation=generation, error=exc.message,
-                                      rejected=exc.code == "answer_rejected"))
+                                      rejected=isinstance(exc, AnswerRejectedError)))
             return
         except Exception as exc:  # a bug must not kill the app: show it as a failed ask
             self.post_if_live(AskDone(epoch, generation=generation, error=self.describe(exc)))
@@ -190,7 +192,7 @@ class AskScreen(VaultScreen):
             self.post_message(self.Shown())
             return
         answer = self.answer = message.answer
-        notes = [n for n in answer.notes if n != CHECK_LINE and not n.startswith("Extractive answer:")]
+        notes = [n.text for n in answer.notes if n.kind not in ("citation_check", "extractive")]  # shown above
         self._show_state(answer.status, " · ".join(notes))
         self.query_one("#ask-answer", Static).update(answer_text(answer.answer))
         quotes = Text()
@@ -240,7 +242,7 @@ class AskScreen(VaultScreen):
             return False
         hit = SearchHit(citation=source.label, asset_id=source.record_id, revision=source.revision,
                         chunk_hash=source.chunk_hash, byte_start=source.byte_start, byte_end=source.byte_end,
-                        score=0.0, title=source.title, text=source.text, kind="")
+                        score=0.0, title=source.title, text=source.text, kind=source.kind)
         ranges = [(q.byte_start, q.byte_end) for q in answer.quotes
                   if q.verified and q.source == label and q.byte_start is not None and q.byte_end is not None]
         self.app.push_screen(QuoteDetailScreen(self.vault_id, hit, ranges))

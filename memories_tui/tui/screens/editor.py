@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
-from ...engine import Record
+from ...engine import KINDS, Kind, Record
 from ..messages import WorkerMessage
 from ..widgets.header import AppHeader
 from .base import VaultScreen
@@ -35,7 +35,7 @@ class RecordSaved(WorkerMessage):
 
 @dataclass(frozen=True)
 class Draft:
-    kind: str
+    kind: Kind
     title: str
     tags: tuple[str, ...]
     body: str
@@ -115,7 +115,8 @@ class RecordEditorScreen(VaultScreen):
                          if record is not None and self.restore is not None else self.draft())
 
     def draft(self) -> Draft:
-        kind = self.record.kind if self.record else str(self.query_one("#editor-kind", Select).value)
+        chosen = self.query_one("#editor-kind", Select).value
+        kind = self.record.kind if self.record else next(k for k in KINDS if k == chosen)
         return Draft(kind, self.query_one("#editor-title", Input).value.strip(),
                      parse_tags(self.query_one("#editor-tags", Input).value),
                      self.query_one("#editor-body", TextArea).text)

@@ -20,8 +20,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Select, Static, TextArea
 from textual.widgets.text_area import Document, Selection
 
-from ...engine import EmbedProgress, Query, SearchHit, parse_query
-from ...errors import MemoriesError
+from ...engine import MODES, EmbedProgress, Mode, Query, SearchHit, parse_query
+from ...errors import MemoriesError, ModelNotInstalledError
 from ..messages import SearchDone, SearchProgress
 from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
 from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
@@ -29,9 +29,8 @@ from ..widgets.header import AppHeader
 from ..widgets.results import STAGE_LABELS, ResultsPane
 from .base import VaultScreen
 
-MODES = ("bm25", "vector", "hybrid")
 clock = time.perf_counter  # the pane's "N ms"; snapshot tests pin it
-SEMANTIC = ("vector", "hybrid")
+SEMANTIC: tuple[Mode, ...] = ("vector", "hybrid")
 MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
 STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score that ranks each pane
 NO_MODEL_VECTOR = "Needs the embedding model: F2 installs it (about 200 MiB, once)."
@@ -83,7 +82,7 @@ class SearchScreen(VaultScreen):
     def __init__(self, vault_id: str, limit: int = 10) -> None:
         super().__init__(vault_id)
         self.limit = limit
-        self.generation = dict.fromkeys(MODES, 0)
+        self.generation: dict[str, int] = dict.fromkeys(MODES, 0)
         self.cancels: dict[str, threading.Event | None] = dict.fromkeys(MODES)
         self.last_query: tuple[str, str] | None = None  # (query, match mode) of the latest search
         self.waiting: set[str] = set()  # panes waiting for the background embedding
@@ -134,7 +133,7 @@ class SearchScreen(VaultScreen):
         return [self.query_one("#query", Input), *(self.pane(mode).option_list for mode in MODES),
                 self.query_one("#match-mode", Select)]
 
-    def run_search(self, query: str | None = None, modes: tuple[str, ...] = MODES) -> None:
+    def run_search(self, query: str | None = None, modes: tuple[Mode, ...] = MODES) -> None:
         query = self.query_one("#query", Input).value if query is None else query
         if not query.strip():
             self.clear_results()
@@ -205,7 +204,7 @@ class SearchScreen(VaultScreen):
     def search_hybrid(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
         self._search("hybrid", query, generation, epoch, cancel)
 
-    def _search(self, mode: str, query: SharedQuery, generation: int, epoch: int,
+    def _search(self, mode: Mode, query: SharedQuery, generation: int, epoch: int,
                 cancel: threading.Event | None) -> None:
         started = clock()
 
@@ -218,9 +217,7 @@ class SearchScreen(VaultScreen):
             try:
                 response = self.engine.search(self.vault_id, query.for_mode(mode), mode=mode, progress=progress,
                                               cancel=cancel)
-            except MemoriesError as exc:
-                if exc.code != "model_not_installed":
-                    raise
+            except ModelNotInstalledError:
                 if mode == "vector":
                     self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, no_model=True,
                                                  error=NO_MODEL_VECTOR, seconds=clock() - started))

@@ -141,7 +141,7 @@ class ResultsPane(Vertical):
             label = f"No match · {seconds * 1000:.0f} ms"
         state = Text(label, style="dim")
         for line in ([note] if note else []) + list(response.notes):
-            state.append("\n" + line, style="yellow")
+            state.append(f"\n{line}", style="yellow")
         self.state.update(state)
         if count:
             options.highlighted = 0

@@ -1,0 +1,51 @@
+"""Remarks about how a search or an answer ran, typed by what they say.
+
+Front ends show notes, hide some (the TUI states the citation check once on screen) or act
+on them by `kind`, never by matching their text. Printed (`--json`, MCP) a note is its text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .serial import Jsonable
+
+NoteKind = Literal[
+    "remark",  # anything without a kind of its own
+    "extractive",  # the answer quotes the notes; nothing was generated
+    "nothing_retrieved",  # the search found nothing, so no answer service was called
+    "no_shared_word",  # retrieved text shares no word with the question
+    "no_generation_service",  # no answer service is configured
+    "uncited",  # the model cited no source
+    "unverified_quote",  # a quote was not found in its source
+    "citation_check",  # what the citation checks do and do not prove
+    "vector_left_out",  # hybrid search used keyword order only
+]
+
+
+@dataclass(frozen=True)
+class Note(Jsonable):
+    text: str
+    kind: NoteKind = "remark"
+
+    JSON_SCALAR = "text"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+EXTRACTIVE = Note("Extractive answer: sentences copied from your notes, not generated.", "extractive")
+NOTHING_RETRIEVED = Note("Nothing relevant was retrieved; no service was called.", "nothing_retrieved")
+NO_SHARED_WORD = Note("No retrieved sentence shares a word with the question.", "no_shared_word")
+NO_GENERATION_SERVICE = Note("No [rag.generation] service is configured; add one to the config for generated answers.",
+                             "no_generation_service")
+UNCITED = Note("The model cited no source: treated as insufficient evidence.", "uncited")
+UNVERIFIED_QUOTE = Note("The answer carries a quote that was not found in its source.", "unverified_quote")
+CITATION_CHECK = Note("Citation checks verify references and quotes, not whether the answer is true.",
+                      "citation_check")
+
+
+def vector_left_out(unknown_share: float) -> Note:
+    return Note(f"Vector ranking left out: the embedding model cannot read {unknown_share:.0%} of this query's "
+                "tokens, so hybrid shows BM25 order.", "vector_left_out")

@@ -1,0 +1,159 @@
+"""Every result type: its wire JSON reads back into an equal value, through real JSON text.
+
+The resident engine sends results as `to_wire()` JSON and its client rebuilds them with
+`from_json`; a field that does not survive the trip would change what a front end shows. The
+printed forms (`--json`, MCP) are checked against their committed outputs elsewhere
+(tests/integration/test_json_golden.py, test_mcp_schemas.py); here, what each form leaves out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import memories_tui
+from memories_tui import errors
+from memories_tui.engine import (
+    Answer,
+    CacheFigures,
+    ChunkRef,
+    Citation,
+    EmbedProgress,
+    ExtractedSentence,
+    FileProgress,
+    FileResult,
+    HomeReport,
+    IndexReport,
+    IngestProgress,
+    IngestResult,
+    InstallProgress,
+    InstallReport,
+    Jsonable,
+    Note,
+    Quote,
+    Record,
+    RecordHit,
+    SearchHit,
+    SearchResponse,
+    Source,
+    StatusReport,
+    VaultInfo,
+    VaultProblem,
+    VaultScan,
+    from_json,
+    json_of,
+)
+from memories_tui.mcp.results import AskResult, ReadResult, RetrieveResult, SearchResult
+
+HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
+                score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
+                scores={"bm25": 1.23456789, "vector": None, "fusion": 0.5, "rerank": 0.25}, key=12,
+                terms=("starter", "每天"))
+SOURCE = Source("S1", "a1b2", 3, 7, 40, "Sourdough", chunk_hash="h" * 64, text="Feed the starter", kind="card")
+ANSWER = Answer("extractive", "Feed the starter. [S1]", citations=[Citation.of(SOURCE)],
+                quotes=[Quote("S1", "Feed", True, "a1b2", 7, 11), Quote("S1", "missing", False)],
+                sentences=[ExtractedSentence("S1", "Feed the starter.", "a1b2", 3, 7, 24, 0.75)],
+                sources=[SOURCE], notes=[Note("Extractive answer: sentences copied from your notes, not generated.",
+                                              "extractive"), Note("a plain remark")])
+STATUS = StatusReport(
+    vault_id="v1", backend="local-onnx", profile="embeddinggemma", directory="/m", installed=False, pinned=None,
+    model="not installed", problem="EmbeddingGemma is not installed", vector_space=None, dimensions=None,
+    max_tokens=2048, chunks=9, records_indexed=8, embedded=0, missing=9, truncated=0,
+    limits=CacheFigures(10000, 16.0, 32.0, 2), usage=CacheFigures(9, 0.003, 0.0, 1), last_build=1.7e9,
+    last_build_seconds=0.25, cache_repairs=["emb:x"])
+
+SAMPLES: list[Jsonable] = [
+    HIT,
+    SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], [Note("Vector ranking left out", "vector_left_out")]),
+    ChunkRef("h" * 64, 7, 40, 1.5),
+    RecordHit("a1b2", 3, "Sourdough", 2.5, "…the starter…", [ChunkRef("h" * 64, 7, 40, 1.5)]),
+    SOURCE, Citation.of(SOURCE), Quote("S1", "Feed", True, "a1b2", 7, 11),
+    ExtractedSentence("S1", "Feed the starter.", "a1b2", 3, 7, 24, 0.75), ANSWER, Note("text", "uncited"),
+    Record("a1b2", 2, "memory", "Garden", "Plant tomatoes.", ("garden", "花園"), {"source": "x.md", "bytes": 3},
+           "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"),
+    Record("a1b3", 1, "asset", "Scan", "", (), {}, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", b"\x00\xff bytes"),
+    VaultInfo("v1", "notes", Path("/home/x/vaults/v1.mvault"), 11),
+    VaultScan([VaultInfo("v1", "notes", Path("/v1.mvault"), 1)], [VaultProblem("bad.mvault", "vault_invalid", "Not a vault.")]),
+    VaultProblem("bad.mvault", "vault_invalid", "Not a vault."),
+    HomeReport(Path("/home/x"), Path("/home/x/config.toml"), True),
+    IngestProgress("read", 1, 2), IngestResult("a.md", "a1b2", 1, "created", 3, "A"),
+    IngestResult("b.md", None, None, "unchanged", 0),
+    CacheFigures(10000, 16.0, 32.0, 2), STATUS,
+    IndexReport(embedded=3, reused=2, missing=1, truncated=1, seconds=1.23456), EmbedProgress(3, 10, 1234.5, None),
+    FileProgress("tokenizer.json", 10, 20, "downloading"),
+    InstallProgress([FileProgress("tokenizer.json", 10, 20, "downloading")], 10, 20, 5.5, 2.0, "tokenizer.json"),
+    FileResult("tokenizer.json", 20, "ab" * 32, "failed", "hash mismatch"),
+    InstallReport(Path("/models"), [FileResult("tokenizer.json", 20, "ab" * 32, "reused")], True),
+    RetrieveResult("v1", "starter", "bm25", "any", [HIT], False, 0, [Note("n")]),
+    SearchResult("v1", "starter", [RecordHit("a1b2", 3, "S", 2.5, "…", [])], True, 2),
+    ReadResult("v1", "a1b2", 3, [1, 2, 3], "memory", "S", ["t"], "c", "u", 100, 0, 50, "text", True),
+    AskResult("v1", "How?", ANSWER),
+]
+
+
+def _all_result_types() -> set[type]:
+    for module in pkgutil.walk_packages(memories_tui.__path__, "memories_tui."):
+        if not module.name.startswith(("memories_tui.tui", "memories_tui.__main__")):
+            importlib.import_module(module.name)
+    found: set[type] = set()
+    todo = list(Jsonable.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+@pytest.mark.parametrize("value", SAMPLES, ids=lambda v: type(v).__name__)
+def test_wire_json_reads_back_into_an_equal_value(value: Jsonable) -> None:
+    text = json.dumps(value.to_wire(), ensure_ascii=False, allow_nan=False)
+    assert type(value).from_json(json.loads(text)) == value
+
+
+def test_every_result_type_has_a_round_trip_case() -> None:
+    assert _all_result_types() <= {type(v) for v in SAMPLES}
+
+
+def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
+    printed = HIT.to_json()
+    assert list(printed) == ["citation", "asset_id", "revision", "chunk_hash", "byte_start", "byte_end", "score",
+                             "title", "text", "kind", "scores"]  # no index key, no query terms
+    assert printed["score"] == 0.123457 and printed["scores"]["bm25"] == 1.234568
+    assert HIT.to_wire()["score"] == 0.123456789 and HIT.to_wire()["terms"] == ["starter", "每天"]
+    assert "id" in HIT.to_json("mcp") and "asset_id" not in HIT.to_json("mcp")
+    assert SearchHit.from_json(HIT.to_json("mcp")).asset_id == "a1b2"  # every form reads back
+    answer = ANSWER.to_json()
+    assert answer["notes"][0].startswith("Extractive answer") and answer["unverified_quotes"] is True
+    assert list(answer)[:5] == ["status", "answer", "citations", "quotes", "unverified_quotes"]
+    assert "pinned" not in STATUS.to_json() and STATUS.to_json()["problem"]
+    assert json_of([Note("a")]) == ["a"] and from_json(list[Note], ["a"]) == [Note("a")]
+    asset = SAMPLES[11]
+    assert isinstance(asset, Record) and asset.to_json()["bytes"] == 8 and "data" not in asset.to_json()
+    assert "path" not in VaultInfo("v", "n", Path("/p")).to_json()
+    assert list(AskResult("v1", "How?", ANSWER).to_json("mcp"))[:4] == ["vault_id", "question", "status", "answer"]
+
+
+@pytest.mark.parametrize("bad", [{"citation": "S1"}, {"revision": "3"}, [], None])
+def test_json_that_does_not_fit_is_refused_clearly(bad: object) -> None:
+    data = HIT.to_wire() if not isinstance(bad, dict) else {**HIT.to_wire(), **bad}
+    if isinstance(bad, dict) and "citation" in bad:
+        del data["citation"]
+    with pytest.raises(ValueError):
+        SearchHit.from_json(data if isinstance(bad, dict) else bad)
+
+
+@pytest.mark.parametrize("error", [
+    errors.UsageError("Give a query."), errors.InputRefusedError("Bad kind.", code="bad_kind"),
+    errors.ModelNotInstalledError("No model."), errors.AnswerRejectedError("Bad JSON."),
+    errors.CancelledError("Stopped."), errors.LockedError("Locked."), errors.MemoriesError("Plain.", code="odd_one"),
+])
+def test_errors_read_back_as_their_own_class(error: errors.MemoriesError) -> None:
+    back = errors.error_from_json(json.loads(json.dumps(error.to_wire())))
+    assert (type(back), back.code, back.message, back.exit_code) == (type(error), error.code, error.message,
+                                                                      error.exit_code)
+    printed = errors.error_from_json(error.to_json())  # the --json form: the class is found by its code
+    assert printed.code == error.code and printed.exit_code == error.exit_code
