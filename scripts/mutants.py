@@ -90,7 +90,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_search_fusion.py", "tests/unit/test_fusion_rerank.py")),
     Mutant("fusion-setting-ignored", "the engine ignores [rag] fusion (always score fusion)",
            "memories_tui/engine/searching.py",
-           (("                          fusion=engine.config.rag.fusion,\n", ""),),
+           (("                          fusion=rag.fusion,\n", ""),),
            ("tests/integration/test_semantic.py",)),
     Mutant("bm25-weights-equal", "BM25 column weights 1/1/1 instead of 5/1/2",
            "memories_tui/index/lexical.py",
@@ -204,8 +204,9 @@ MUTANTS: tuple[Mutant, ...] = (
     # revision_answers_from_the_current_one shows it, and passes with that edit in place.)
     Mutant("mcp-ask-no-grant-recheck", "memory_ask returns its answer without checking the grant again after the work",
            "memories_tui/mcp/tools.py",
-           (('                             notes=list(data.get("notes", [])))\n\n        return self._run(vault_id, work)\n',
-             '                             notes=list(data.get("notes", [])))\n\n'
+           (('            return AskResult(vault_id=vid, question=question, answer=answer)\n\n'
+             '        return self._run(vault_id, work)\n',
+             '            return AskResult(vault_id=vid, question=question, answer=answer)\n\n'
              '        return work(self.grants.check(vault_id))\n'),),
            (MCP_TOOLS + "::test_memory_ask_drops_the_answer_when_the_grant_is_revoked_during_the_call",)),
     Mutant("mcp-retrieve-truncated-gt1", "memory_retrieve says truncated only when more than one chunk was left out",
@@ -258,7 +259,8 @@ MUTANTS: tuple[Mutant, ...] = (
            (REMOTE_TESTS + "::test_rerank_score_beyond_float_range_refused",)),
     Mutant("ask-batch-swallows-cancel", "a --questions batch notes a lock or vault change as one failed question and goes on",
            "memories_tui/cli/ask_verbs.py",
-           (('            if exc.code in ("cancelled", "vault_locked"):\n                raise\n', ""),),
+           (("        except (CancelledError, LockedError):\n"
+             "            raise  # the whole batch stops: nothing further could be answered\n", ""),),
            ("tests/integration/test_cli_ask.py::test_batch_stops_when_the_vault_changes_under_it",)),
     Mutant("hybrid-lexical-depth-limit", "hybrid fuses only `limit` BM25 candidates instead of 100",
            "memories_tui/retrieval/search.py",
@@ -275,12 +277,16 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_cache_blob_names.py",)),
     Mutant("device-only-after-retrieval", "a device-only vault refuses remote generation only after retrieving",
            "memories_tui/engine/asking.py",
-           (('    if rag.generation is not None:\n        refuse_if_device_only(rag.generation.url, device_only, "generation")\n'
-             "    response = engine.search(vault_id, question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,\n"
-             "                             cancel=cancel)\n",
-             "    response = engine.search(vault_id, question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,\n"
-             "                             cancel=cancel)\n"
-             '    if rag.generation is not None:\n        refuse_if_device_only(rag.generation.url, device_only, "generation")\n'),),
+           (('    if rag.generation is not None:\n'
+             '        refuse_if_device_only(rag.generation.url, ctx.device_only, "generation")\n'
+             "    response = search_vault(ctx, question, mode=mode, match_mode=match_mode, limit=limit, cancel=cancel,\n"
+             "                            rerank=rerank, cards_only=False, budget_seconds=BUDGET_SECONDS,\n"
+             "                            progress=None)\n",
+             "    response = search_vault(ctx, question, mode=mode, match_mode=match_mode, limit=limit, cancel=cancel,\n"
+             "                            rerank=rerank, cards_only=False, budget_seconds=BUDGET_SECONDS,\n"
+             "                            progress=None)\n"
+             '    if rag.generation is not None:\n'
+             '        refuse_if_device_only(rag.generation.url, ctx.device_only, "generation")\n'),),
            ("tests/integration/test_engine_ask.py::test_device_only_refuses_remote_generation_before_any_retrieval",)),
 )
 
