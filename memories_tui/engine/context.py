@@ -99,6 +99,10 @@ class EmbedderSlot:
                 self._embedder = load_embedder(self._config)
             return self._embedder
 
+    @property
+    def loaded(self) -> bool:
+        return self._embedder is not None
+
     def forget(self) -> None:
         with self._lock:
             self._embedder = None

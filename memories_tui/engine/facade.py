@@ -115,6 +115,10 @@ class Engine:
     def is_unlocked(self, vault_id: str) -> bool:
         return vault_id in self._state.vaults
 
+    def unlocked_ids(self) -> list[str]:
+        """The vaults this engine holds unlocked now."""
+        return self._state.vaults.ids()
+
     def lock(self, vault_id: str | None = None) -> None:
         """Zero keys, forget decrypted records, drop indexes and bump the lock epoch."""
         state = self._state
@@ -274,6 +278,11 @@ class Engine:
                                    progress=progress, cancel=cancel)
         self._state.models.forget()  # the files may have changed
         return report
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the embedding model is loaded in this process (it loads on first use)."""
+        return self._state.models.loaded
 
     def model_terms_accepted(self) -> bool:
         """True once an install has started in the model folder: the installer writes the Gemma

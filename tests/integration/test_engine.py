@@ -29,3 +29,19 @@ def test_record_titles_and_bodies_are_validated(engine):
         engine.add_record(vid, kind="asset", title="t", body="x")
     with pytest.raises(InputRefusedError):
         engine.add_record(vid, kind="memory", title="t", body="nul\x00")
+
+
+def test_unlocked_vaults_and_model_state_are_reported(engine, tmp_path):
+    """What a long-running host (the resident engine's status) reads without reaching inside."""
+    import pytest
+
+    from memories_tui.errors import ModelNotInstalledError
+
+    vid = engine.test_vault_id
+    assert engine.unlocked_ids() == [vid] and engine.model_loaded is False
+    engine.add_record(vid, kind="memory", title="t", body="bread")
+    with pytest.raises(ModelNotInstalledError):  # the default model folder is empty in a test home
+        engine.search(vid, "bread", mode="vector")
+    assert engine.model_loaded is False
+    engine.lock(vid)
+    assert engine.unlocked_ids() == []

@@ -103,7 +103,9 @@ def test_cli_index_vector_hybrid_status_and_encrypted_cache(tmp_path):
 def test_vectors_never_reach_disk_in_plaintext(minilm_engine):
     eng = minilm_engine
     vid = eng.test_vault_id
+    assert not eng.model_loaded
     eng.build_vector_index(vid)
+    assert eng.model_loaded
     index = eng._context(vid).index()
     vector = index.vectors.get(next(iter(index.chunks)))
     needle = vector.astype("<f4").tobytes()[:32]

@@ -115,8 +115,11 @@ class RecordEditorScreen(VaultScreen):
                          if record is not None and self.restore is not None else self.draft())
 
     def draft(self) -> Draft:
-        chosen = self.query_one("#editor-kind", Select).value
-        kind = self.record.kind if self.record else next(k for k in KINDS if k == chosen)
+        if self.record is not None:
+            kind = self.record.kind
+        else:  # a new record: the kind chosen in the form
+            chosen = self.query_one("#editor-kind", Select).value
+            kind = next(k for k in KINDS if k == chosen)
         return Draft(kind, self.query_one("#editor-title", Input).value.strip(),
                      parse_tags(self.query_one("#editor-tags", Input).value),
                      self.query_one("#editor-body", TextArea).text)
