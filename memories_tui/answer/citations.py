@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import AnswerRejectedError, ModelError
 from ..models.strict_json import strict_json
+from ..text.offsets import byte_span_to_chars, char_span_to_bytes
 from ..text.segment import fold
 from .prompt import unescape
 from .types import Citation, Quote, Source
@@ -169,9 +170,7 @@ def verify_quotes(quotes: Sequence[tuple[str, str]], sources: Sequence[Source]) 
         if found is None:
             out.append(Quote(source.label, text, False, source.record_id))
             continue
-        start, end = found
-        byte_start = source.byte_start + len(source.text[:start].encode("utf-8"))
-        byte_end = byte_start + len(source.text[start:end].encode("utf-8"))
+        byte_start, byte_end = char_span_to_bytes(source.text, *found, base=source.byte_start)
         out.append(Quote(source.label, text, True, source.record_id, byte_start, byte_end))
     return out
 
@@ -183,8 +182,5 @@ def check_answer(reply: str, sources: Sequence[Source]) -> tuple[ModelAnswer, li
     return parsed, citations, verify_quotes(parsed.quotes, sources)
 
 
-def bytes_to_char_range(text: str, byte_start: int, byte_end: int) -> tuple[int, int]:
-    """UTF-8 byte offsets within `text` → character offsets (for Rich/Textual highlighting)."""
-    data = text.encode("utf-8")
-    return len(data[:byte_start].decode("utf-8", "ignore")), len(data[:byte_end].decode("utf-8", "ignore"))
+bytes_to_char_range = byte_span_to_chars  # byte offsets within a text → character offsets
 

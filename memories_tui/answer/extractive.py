@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..notes import EXTRACTIVE as EXTRACTIVE_NOTE
 from ..notes import NO_SHARED_WORD
+from ..text.offsets import char_span_to_bytes
 from ..text.segment import fold, search_terms
 from .types import EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Source
 
@@ -151,8 +152,7 @@ def extract_answer(question: str, sources: Sequence[Source], *, max_sentences: i
     citations: dict[str, Citation] = {}
     for p in picked:
         source = sources[p.sentence.source_index]
-        b0 = source.byte_start + len(source.text[:p.sentence.start].encode("utf-8"))
-        b1 = b0 + len(p.sentence.text.encode("utf-8"))
+        b0, b1 = char_span_to_bytes(source.text, p.sentence.start, p.sentence.end, base=source.byte_start)
         sentences.append(ExtractedSentence(source.label, p.sentence.text, source.record_id, source.revision,
                                            b0, b1, round(p.score, 4)))
         citations.setdefault(source.label, Citation.of(source))

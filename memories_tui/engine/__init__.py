@@ -58,6 +58,13 @@ if TYPE_CHECKING:
     from ..models.manifest import PINNED as PINNED_MODEL
     from ..retrieval.highlight import match_spans, term_spans
     from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
+    from ..text.offsets import (
+        byte_span_to_chars,
+        byte_to_char,
+        ceil_char_boundary,
+        char_to_byte,
+        floor_char_boundary,
+    )
     from ..text.query import Query, check_options, parse_query
     from ..vault.header import VaultProblem
     from ..vault.records import NewRecord, Record, RecordUpdate
@@ -84,6 +91,7 @@ __all__ = [
     "Record", "RecordHit", "RecordUpdate", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
     "check_options", "match_spans", "parse_query", "read_limited", "read_text_file", "term_spans",
+    "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
 ]
 
@@ -101,6 +109,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: ("..retrieval.highlight", n) for n in ("match_spans", "term_spans")},
     **{n: ("..retrieval.results", n) for n in ("ChunkRef", "RecordHit", "SearchHit", "SearchResponse")},
     **{n: ("..text.query", n) for n in ("Query", "check_options", "parse_query")},
+    **{n: ("..text.offsets", n) for n in ("byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte",
+                                          "floor_char_boundary")},
     "VaultProblem": ("..vault.header", "VaultProblem"),
     **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},
     "read_text_file": (".ingest", "read_text_file"),

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from ..engine import EXCLUDED_KINDS, RecordHit, SearchHit
+from ..engine import EXCLUDED_KINDS, RecordHit, SearchHit, ceil_char_boundary, floor_char_boundary
 from ..errors import CancelledError, NotFoundError, UsageError
 from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
@@ -92,13 +92,13 @@ class MemoryTools:
                 raise NotFoundError(f"No {what} in vault {vid} that this server may read. Use ids and revisions "
                                     "from memory_retrieve or memory_search results.")
             body = record.body.encode("utf-8")
-            start = _char_start(body, min(byte_start or 0, len(body)))
-            end = len(body) if byte_end is None else _char_end(body, min(byte_end, len(body)))
+            start = floor_char_boundary(body, min(byte_start or 0, len(body)))
+            end = len(body) if byte_end is None else ceil_char_boundary(body, min(byte_end, len(body)))
             if end < start:
                 raise UsageError(f"byte_end {byte_end} is before byte_start {byte_start}.")
             truncated = end - start > READ_BUDGET
             if truncated:
-                end = _char_start(body, start + READ_BUDGET)
+                end = floor_char_boundary(body, start + READ_BUDGET)
             return ReadResult(vault_id=vid, id=record.id, revision=record.revision,
                               revisions=self.engine.revisions(vid, record.id), kind=record.kind, title=record.title,
                               tags=list(record.tags), created=record.created, updated=record.updated,
@@ -144,17 +144,3 @@ class MemoryTools:
             self._watch(vault_id, cancel)
             if cancel.is_set():
                 return
-
-
-def _char_start(data: bytes, offset: int) -> int:
-    """Move `offset` back to the first byte of the UTF-8 character it falls in."""
-    while 0 < offset < len(data) and data[offset] & 0xC0 == 0x80:
-        offset -= 1
-    return offset
-
-
-def _char_end(data: bytes, offset: int) -> int:
-    """Move `offset` forward past the UTF-8 character it falls in."""
-    while 0 < offset < len(data) and data[offset] & 0xC0 == 0x80:
-        offset += 1
-    return offset

@@ -33,8 +33,9 @@ from pathlib import Path
 import httpx
 
 from ..config import HttpSettings
-from ..errors import CancelledError, MemoriesError, ModelError, NetworkError
+from ..errors import CancelledError, NetworkError
 from . import http as nethttp
+from .install_base import FileFailed, FileInstaller, run_install
 from .install_files import (
     FileProgress,
     FileResult,
@@ -42,29 +43,13 @@ from .install_files import (
     InstallReport,
     ProgressTracker,
     cancelled_error,
-    check_manifest_path,
-    fsync_dir,
-    mismatch_message,
     sha256_file,
-    write_text_atomic,
 )
-from .manifest import (
-    MODEL_CARD_FILENAME,
-    NOTICE_FILENAME,
-    PINNED,
-    ModelFile,
-    ModelManifest,
-    model_card_text,
-    notice_text,
-)
+from .manifest import PINNED, ModelFile, ModelManifest
 from .proxy import proxy_for
 
 _CHUNK = 1 << 16
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
-
-
-class _FileFailed(Exception):
-    """This file cannot be installed in this run; the message is for the user."""
 
 
 class _Unreachable(Exception):
@@ -78,14 +63,16 @@ class _Transient(Exception):
 # --------------------------------------------------------------------------- installer
 
 
-class _Installer:
+class MirrorInstaller(FileInstaller):
+    """Fetches each file from `{base}/{path}` over HTTP(S), resuming a `.part`."""
+
+    placed = "downloaded"
+
     def __init__(self, target: Path, base: str, http: HttpSettings, cancel: threading.Event | None,
                  tracker: ProgressTracker) -> None:
-        self.target = target
+        super().__init__(target, cancel, tracker)
         self.base = base
         self.http = http
-        self.cancel = cancel
-        self.tracker = tracker
         self._clients: dict[str | None, httpx.Client] = {}
 
     def close(self) -> None:
@@ -100,82 +87,16 @@ class _Installer:
             client = self._clients[key] = nethttp.make_client(self.http, url, download=True)
         return client
 
-    def _check_cancel(self) -> None:
-        if self.cancel is not None and self.cancel.is_set():
-            raise cancelled_error()
-
-    # ---- one file
-
     def install_one(self, mf: ModelFile, fp: FileProgress) -> FileResult:
-        final = self.target / mf.path
-        part = final.with_name(final.name + ".part")
-        self.tracker.current = mf.path
         try:
-            if final.exists() or final.is_symlink():
-                return self._verify_existing(mf, fp, final)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            digest = self._download(mf, fp, part)
-            return self._place(mf, fp, part, final, digest)
-        except _FileFailed as exc:
-            return self._failed(mf, fp, str(exc))
-        except _Unreachable:
+            return super().install_one(mf, fp)
+        except _Unreachable:  # every other file would fail the same way: the run stops here
             fp.state = "failed"
             self.tracker.emit(force=True)
             raise
-        except CancelledError:
-            raise
-        except MemoriesError as exc:
-            return self._failed(mf, fp, f"{mf.path}: {exc.message}")
-        except OSError as exc:
-            return self._failed(mf, fp, f"{mf.path}: cannot write {exc.filename or final}: {exc.strerror or exc}.")
 
-    def _failed(self, mf: ModelFile, fp: FileProgress, message: str, sha: str = "") -> FileResult:
-        fp.state = "failed"
-        self.tracker.emit(force=True)
-        return FileResult(mf.path, fp.bytes_done, sha, "failed", message)
-
-    def _verify_existing(self, mf: ModelFile, fp: FileProgress, final: Path) -> FileResult:
-        fp.state = "verifying"
-        self.tracker.emit(force=True)
-        if not final.is_file():
-            raise _FileFailed(
-                f"{mf.path}: {final} exists but is not a regular file; it was left untouched. Move it away "
-                "and run model-install again, or point [rag] local_model_dir at another folder."
-            )
-        size = final.stat().st_size
-        digest = sha256_file(final, self.cancel)
-        if size != mf.bytes or digest != mf.sha256:
-            fp.state = "failed"
-            self.tracker.emit(force=True)
-            return FileResult(mf.path, size, digest, "failed", mismatch_message(mf, final, digest))
-        fp.bytes_done = mf.bytes
-        fp.state = "reused"
-        self.tracker.emit(force=True)
-        return FileResult(mf.path, mf.bytes, digest, "reused")
-
-    def _place(self, mf: ModelFile, fp: FileProgress, part: Path, final: Path, digest: str) -> FileResult:
-        try:
-            os.link(part, final)
-        except FileExistsError:
-            return self._appeared(mf, fp, part, final)
-        except OSError:
-            if final.exists() or final.is_symlink():
-                return self._appeared(mf, fp, part, final)
-            os.replace(part, final)  # no hard links here; the name was free a moment ago
-        else:
-            part.unlink()
-        fsync_dir(final.parent)
-        fp.bytes_done = mf.bytes
-        fp.state = "downloaded"
-        self.tracker.emit(force=True)
-        return FileResult(mf.path, mf.bytes, digest, "downloaded")
-
-    def _appeared(self, mf: ModelFile, fp: FileProgress, part: Path, final: Path) -> FileResult:
-        """Someone created the final file while we downloaded: never replace it."""
-        result = self._verify_existing(mf, fp, final)
-        if result.status == "reused":
-            part.unlink(missing_ok=True)
-        return result
+    def fetch(self, mf: ModelFile, fp: FileProgress, part: Path) -> str:
+        return self._download(mf, fp, part)
 
     # ---- download
 
@@ -185,7 +106,7 @@ class _Installer:
         resumed = False
         restarted_after_mismatch = False
         while True:
-            self._check_cancel()
+            self.check_cancel()
             offset = part.stat().st_size if part.exists() else 0
             if offset > mf.bytes:  # ours, and longer than the pinned file: useless
                 part.unlink()
@@ -204,7 +125,7 @@ class _Installer:
                     restarted_after_mismatch = True
                     resumed = False
                     continue
-                raise _FileFailed(
+                raise FileFailed(
                     f"{mf.path}: the downloaded bytes do not match the pinned SHA-256 (expected {mf.sha256}, "
                     f"got {digest}); nothing was installed for this file. The server at {self.base} does not "
                     "serve the pinned file: check [rag] model_download_base_url."
@@ -218,9 +139,9 @@ class _Installer:
             except _Transient as exc:
                 failures += 1
                 if time.monotonic() >= deadline:
-                    raise _FileFailed(self._timeout_message(mf)) from None
+                    raise FileFailed(self._timeout_message(mf)) from None
                 if failures > self.http.retries:
-                    raise _FileFailed(
+                    raise FileFailed(
                         f"{mf.path}: download failed after {failures} attempt(s): {exc}. Run model-install again "
                         "to resume."
                     ) from None
@@ -255,20 +176,20 @@ class _Installer:
                 raise cancelled_error() from None
             except NetworkError as exc:
                 if exc.code == "network_timeout" and time.monotonic() >= deadline - 0.05:
-                    raise _FileFailed(self._timeout_message(mf)) from None
+                    raise FileFailed(self._timeout_message(mf)) from None
                 if exc.code == "network_timeout":
-                    raise _FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
+                    raise FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
                 if exc.code == "network_unreachable":
                     raise _Unreachable(exc.message.split(": ", 1)[-1]) from None  # the cause, not the file
-                raise _FileFailed(f"{mf.path}: {exc.message}") from None
+                raise FileFailed(f"{mf.path}: {exc.message}") from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
                 return response
             location = response.headers.get("location")
             response.close()
             if not location:
-                raise _FileFailed(f"{mf.path}: the server sent a redirect without a Location.")
+                raise FileFailed(f"{mf.path}: the server sent a redirect without a Location.")
             url = nethttp.check_redirect(url, location, what=what)
-        raise _FileFailed(f"{mf.path}: more than {nethttp.MAX_REDIRECTS} redirects; refused.")
+        raise FileFailed(f"{mf.path}: more than {nethttp.MAX_REDIRECTS} redirects; refused.")
 
     def _fetch(self, mf: ModelFile, fp: FileProgress, part: Path, offset: int, deadline: float) -> None:
         response = self._open(mf, offset, deadline)
@@ -288,7 +209,7 @@ class _Installer:
                 raise _Transient("the server answered a range request with an unusable Content-Range")
             start, total = int(m.group(1)), m.group(3)
             if total != "*" and int(total) != mf.bytes:
-                raise _FileFailed(
+                raise FileFailed(
                     f"{mf.path}: the server's file has {int(total):,} bytes but the pinned file has "
                     f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
                 )
@@ -300,7 +221,7 @@ class _Installer:
             length = response.headers.get("content-length")
             if length is not None and length.strip().isdigit() and int(length) != mf.bytes:
                 part.unlink(missing_ok=True)
-                raise _FileFailed(
+                raise FileFailed(
                     f"{mf.path}: the server's file has {int(length):,} bytes but the pinned file has "
                     f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
                 )
@@ -309,15 +230,15 @@ class _Installer:
             part.unlink(missing_ok=True)
             raise _Transient("the server refused the resume range (HTTP 416); starting over")
         elif status == 404:
-            raise _FileFailed(
+            raise FileFailed(
                 f"{mf.path}: not found at {self.base}/{mf.path} (HTTP 404); the mirror must hold the pinned "
                 "files under the same relative paths."
             )
         else:
-            raise _FileFailed(f"{mf.path}: {nethttp.status_error(response, what='download').message}")
+            raise FileFailed(f"{mf.path}: {nethttp.status_error(response, what='download').message}")
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            raise _FileFailed(f"{mf.path}: the server sent the file {encoding}-encoded; expected raw bytes.")
+            raise FileFailed(f"{mf.path}: the server sent the file {encoding}-encoded; expected raw bytes.")
         fp.bytes_done = offset
         written = offset
         try:
@@ -330,7 +251,7 @@ class _Installer:
                             f.close()
                             part.unlink(missing_ok=True)
                             fp.bytes_done = 0
-                            raise _FileFailed(
+                            raise FileFailed(
                                 f"{mf.path}: the server sent more than the pinned {mf.bytes:,} bytes; "
                                 f"nothing was installed for this file. The server at {self.base} does not "
                                 "serve the pinned file."
@@ -341,7 +262,7 @@ class _Installer:
                         self.tracker.session_bytes += len(chunk)
                         self.tracker.emit()
                         if time.monotonic() >= deadline:
-                            raise _FileFailed(self._timeout_message(mf))
+                            raise FileFailed(self._timeout_message(mf))
                 finally:
                     if not f.closed:
                         f.flush()
@@ -375,38 +296,16 @@ def install_model(
     """Install `manifest`'s files into `target`; see the module docstring for the rules.
 
     Raises PolicyError for a base URL that breaks the URL policy, ConfigError for an unusable
-    proxy environment variable, ModelError if `target`
-    cannot be written, CancelledError when `cancel` is set. Per-file problems do not raise:
-    they are in the report, and ``report.ok`` is False.
+    proxy environment variable, NetworkError when the host cannot be reached at all, ModelError
+    if `target` cannot be written, CancelledError when `cancel` is set. Per-file problems do
+    not raise: they are in the report, and ``report.ok`` is False.
     """
     base = (base_url or manifest.default_base_url).rstrip("/")
     nethttp.check_endpoint_url(base, what="Model download base URL")
     proxy_for(base, http)  # a malformed proxy environment variable fails here, once
-    for mf in manifest.files:
-        check_manifest_path(mf.path)
-    target = Path(target)
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
-        write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
-    except OSError as exc:
-        raise ModelError(f"Cannot write into the model folder {target}: {exc.strerror or exc}.") from None
-
-    files = [FileProgress(mf.path, 0, mf.bytes, "pending") for mf in manifest.files]
-    tracker = ProgressTracker(files, progress)
-    installer = _Installer(target, base, http, cancel, tracker)
-    results: list[FileResult] = []
-    try:
-        tracker.emit(force=True)
-        for mf, fp in zip(manifest.files, files, strict=True):
-            if cancel is not None and cancel.is_set():
-                raise cancelled_error()
-            results.append(installer.install_one(mf, fp))
+        return run_install(Path(target), manifest,
+                           lambda tracker: MirrorInstaller(Path(target), base, http, cancel, tracker),
+                           progress=progress, cancel=cancel)
     except _Unreachable as exc:
         raise NetworkError(unreachable_message(base, str(exc)), code="network_unreachable") from None
-    finally:
-        installer.close()
-    tracker.current = None
-    tracker.emit(force=True)
-    ok = all(r.status in ("downloaded", "reused") for r in results)
-    return InstallReport(directory=target, files=results, ok=ok)

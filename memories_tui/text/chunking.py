@@ -17,6 +17,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .offsets import utf8_len
+
 DEFAULT_MAX_CHARS = 768
 DEFAULT_OVERLAP = 128
 
@@ -161,9 +163,9 @@ def chunk_text(body: str, max_chars: int = DEFAULT_MAX_CHARS, overlap: int = DEF
     while start < n:
         end = n if n - start <= max_chars else _find_end(body, start, max_chars)
         if start > cursor:
-            cursor_byte += len(body[cursor:start].encode("utf-8"))
+            cursor_byte += utf8_len(body[cursor:start])
         else:
-            cursor_byte -= len(body[start:cursor].encode("utf-8"))
+            cursor_byte -= utf8_len(body[start:cursor])
         cursor = start
         text = body[start:end]
         if text.strip():

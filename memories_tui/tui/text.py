@@ -13,6 +13,8 @@ from pathlib import Path
 from rich.cells import cell_len
 from rich.text import Text
 
+from ..engine import byte_span_to_chars
+
 
 def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
     """The engine's `match_spans` (where hit text is highlighted), loaded on first use: the
@@ -25,16 +27,7 @@ HIGHLIGHT = "bold black on yellow"
 CHUNK = "on #2f4f6f"
 
 
-def byte_to_char(text: str, byte_offset: int) -> int:
-    """The character offset of a UTF-8 byte offset into `text` (clamped; a cut inside a
-    character counts as the character's start)."""
-    data = text.encode("utf-8")
-    byte_offset = max(0, min(byte_offset, len(data)))
-    return len(data[:byte_offset].decode("utf-8", errors="ignore"))
-
-
-def byte_range_to_chars(text: str, byte_start: int, byte_end: int) -> tuple[int, int]:
-    return byte_to_char(text, byte_start), byte_to_char(text, byte_end)
+byte_range_to_chars = byte_span_to_chars  # where a hit or quote's byte range falls, in characters
 
 
 def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,

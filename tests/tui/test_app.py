@@ -415,27 +415,6 @@ async def test_model_install_screen_progress_and_cancel(engine: Engine) -> None:
         assert table.get_row("tokenizer.json")[3].plain == "downloaded"
 
 
-class WithoutInstaller:
-    """The engine as it was before `install_model` existed."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-
-    def __getattr__(self, name: str):
-        if name == "install_model":
-            raise AttributeError(name)
-        return getattr(self._engine, name)
-
-
-async def test_model_install_unavailable(engine: Engine) -> None:
-    app = MemoriesApp(WithoutInstaller(engine))
-    async with app.run_test(size=SIZE) as pilot:
-        await app.run_action("open_model")
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelInstallScreen))
-        assert "unavailable" in static_text(app.screen.query_one("#model-message", Static))
-        assert app.screen.query_one("#start").disabled
-
-
 def test_main_bad_config_exits_cleanly(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[tui]\nidle_lock_minutes = 'soon'\n", encoding="utf-8")

@@ -85,10 +85,6 @@ class ModelInstallScreen(EngineScreen):
             yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
-    @property
-    def available(self) -> bool:
-        return hasattr(self.engine, "install_model")
-
     def on_mount(self) -> None:
         vault = self.memories.vault
         if vault is not None and self.engine.is_unlocked(vault.vault_id):
@@ -113,13 +109,8 @@ class ModelInstallScreen(EngineScreen):
         self.query_one("#cancel", Button).display = False
         self.query_one("#model-progress").display = False
         self.say("#model-rate", Text(""))
-        if self.available:
-            self.say("#model-message", Text(""))
+        self.say("#model-message", Text(""))
         self.show_terms()
-        if not self.available:
-            self.say("#model-message",
-                Text("The model installer is unavailable in this build.", style="bold red"))
-            self.query_one("#start", Button).disabled = True
 
     def show_terms(self) -> None:
         """The Gemma terms stay on screen until the first download starts (accepting them)."""
@@ -158,7 +149,7 @@ class ModelInstallScreen(EngineScreen):
         self.action_start()
 
     def action_start(self, source: Path | None = None) -> None:
-        if not self.available or self.cancel_event is not None:
+        if self.cancel_event is not None:
             return
         self.cancel_event = threading.Event()
         self.set_running(True)

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Select, Static, TextArea
 from textual.widgets.text_area import Document, Selection
 
-from ...engine import MODES, EmbedProgress, Mode, Query, SearchHit, parse_query
+from ...engine import MODES, EmbedProgress, Mode, Query, SearchHit, char_to_byte, parse_query
 from ...errors import MemoriesError, ModelNotInstalledError
 from ..messages import SearchDone, SearchProgress
 from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
@@ -352,7 +352,7 @@ class TermTextArea(TextArea):
                 a = col0 if row == row0 else 0
                 b = col1 if row == row1 else len(line)
                 if b > a:
-                    self._highlights[row].append((len(line[:a].encode()), len(line[:b].encode()), TERM_HIGHLIGHT))
+                    self._highlights[row].append((char_to_byte(line, a), char_to_byte(line, b), TERM_HIGHLIGHT))
 
 
 class ChunkDetailScreen(VaultScreen):
