@@ -93,10 +93,18 @@ class TuiSettings:
 
 
 @dataclass(frozen=True)
+class DaemonSettings:
+    """The resident engine (`memories daemon`): a vault nobody used for this long is locked."""
+
+    idle_lock_minutes: float = 30
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     rag: RagSettings
     tui: TuiSettings = field(default_factory=TuiSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
 
 
 def default_local_threads() -> int:
@@ -128,7 +136,7 @@ def load_config(path: Path, home: Path) -> Config:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui"})
+    top = _table(data, "", {"rag", "tui", "daemon"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -167,7 +175,11 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     tui_settings = TuiSettings(
         idle_lock_minutes=_num(tui.get("idle_lock_minutes", 15), "tui.idle_lock_minutes", 0, 24 * 60)
     )
-    return Config(path=path, rag=settings, tui=tui_settings)
+    daemon = _table(top.get("daemon", {}), "daemon", {"idle_lock_minutes"})
+    daemon_settings = DaemonSettings(
+        idle_lock_minutes=_num(daemon.get("idle_lock_minutes", 30), "daemon.idle_lock_minutes", 0, 24 * 60)
+    )
+    return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings)
 
 
 def _limits(value: Any) -> Limits:

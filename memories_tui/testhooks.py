@@ -1,10 +1,15 @@
-"""Fault-injection points for the crash tests; inert in normal use.
+"""Fault-injection points for the crash tests, and the clock the resident engine's tests move;
+inert in normal use.
 
 Only the environment variable ``MEMORIES_TEST_PAUSE_AT=<point>:<ready-file>`` (documented in
 README, Testing) activates a point: when the process reaches `<point>` it writes its pid to
 `<ready-file>` and sleeps, so a test can `kill -9` it at exactly that moment instead of racing
 a timer. No TOML key or command-line flag reaches this; without the variable a point is one
 dictionary lookup.
+
+``MEMORIES_TEST_CLOCK=<file>`` makes `now()` read the time from `<file>` (seconds since the
+epoch, written by the test) instead of the system clock, so idle locks and `unlock --for`
+expiry are tested by moving time forward rather than by sleeping.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import time
 from pathlib import Path
 
 ENV = "MEMORIES_TEST_PAUSE_AT"
+CLOCK_ENV = "MEMORIES_TEST_CLOCK"
 # A forgotten variable must not hang a process forever: after this long it carries on.
 MAX_PAUSE_SECONDS = 600
 
@@ -29,3 +35,14 @@ def pause_point(name: str) -> None:
     tmp.write_text(str(os.getpid()), encoding="ascii")
     os.replace(tmp, ready_file)  # appears complete or not at all
     time.sleep(MAX_PAUSE_SECONDS)
+
+
+def now() -> float:
+    """Seconds since the epoch: the system clock, or the test's clock file when one is named."""
+    clock_file = os.environ.get(CLOCK_ENV)
+    if clock_file:
+        try:
+            return float(Path(clock_file).read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            pass  # a clock file being rewritten: fall back to real time for this one reading
+    return time.time()

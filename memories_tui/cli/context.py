@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from ..daemon import DaemonPaths
 from ..engine import Engine
 from ..frontend.passphrase import get_passphrase
 from .output import Payload, clean, print_table
@@ -33,6 +34,9 @@ class Context:
                                     prompt=prompt or f"Passphrase for vault {info.name}: ")
         self.engine.unlock(info.vault_id, passphrase)
         return info.vault_id
+
+    def daemon_paths(self) -> DaemonPaths:
+        return DaemonPaths(self.engine.home)
 
     def progress(self, text: str) -> None:
         if not self.json:

@@ -19,7 +19,7 @@ from typing import Any
 from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
-from . import ai_verbs, ask_verbs, completion_verbs, search_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -52,6 +52,8 @@ def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
                         help="print exactly one JSON object on stdout")
     parser.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
                         help="on an unexpected error, print the full traceback on stderr")
+    parser.add_argument("--no-daemon", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="work in this process even when the daemon holds the vault (also $MEMORIES_NO_DAEMON=1)")
 
 
 def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
@@ -179,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask_verbs.register(rag, _verb)
     ai_verbs.register(sub, _verb)
     completion_verbs.register(sub, _verb)
+    daemon_verbs.register(sub, _verb)
     return parser
 
 

@@ -15,11 +15,16 @@ from pathlib import Path
 import memories_tui.engine as engine_api
 
 PACKAGE = Path(engine_api.__file__).resolve().parents[1]
-FRONT_ENDS = ("cli", "tui", "mcp", "skill", "frontend")
+FRONT_ENDS = ("cli", "tui", "mcp", "skill", "frontend", "daemon")
 # what a front end may import from memories_tui (besides its own package)
 FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend")
 # the CLI starts the other front ends (`memories tui`, `memories mcp`, `memories inject`)
-LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill")}
+LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill", "memories_tui.daemon"),
+            # the TUI and the MCP server reach the resident engine through its client (or host it)
+            "tui": ("memories_tui.daemon",), "mcp": ("memories_tui.daemon",),
+            # the resident engine runs the MCP tools' work for MCP servers; its clock is the test hook's
+            "daemon": ("memories_tui.mcp.tools", "memories_tui.mcp.grants", "memories_tui.mcp.models",
+                       "memories_tui.testhooks")}
 
 
 def _module_name(path: Path) -> str:

@@ -1,0 +1,223 @@
+"""The resident engine's verbs: `daemon` (run it; `status`, `stop`), `unlock`, `lock`.
+
+`memories unlock VAULT` reads the passphrase here, in the caller's terminal, and sends it once
+over the home's socket; the key is derived in the daemon, which starts (detached) when none
+runs. Afterwards the vault verbs run there with no passphrase until a lock, the idle timer
+or `--for` ends it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..daemon import DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
+from ..errors import UsageError
+from ..frontend.durations import parse_duration
+from ..frontend.passphrase import get_passphrase
+from .context import Context
+from .output import Payload, clean
+
+
+def register(sub: Any, verb: Any) -> None:
+    """Add the verbs to the parser (`verb` is parser._verb)."""
+    p = verb(sub, "daemon", cmd_daemon,
+             "Run the resident engine for this home (foreground; --detach to background it). It holds "
+             "unlocked vaults, their indexes and the model for the CLI, AI clients and the TUI of this user. "
+             "Subcommands: status, stop.",
+             "memories daemon --detach", unlocks=False)
+    p.add_argument("--detach", action="store_true", help="start in the background and return once it listens")
+    p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
+    commands = p.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(p), required=False)
+    verb(commands, "status", cmd_daemon_status,
+         "Show the daemon: pid, uptime, unlocked vaults and their time left, clients, memory, model.",
+         "memories daemon status --json", unlocks=False)
+    verb(commands, "stop", cmd_daemon_stop, "Lock every vault (keys wiped) and stop the daemon.",
+         "memories daemon stop", unlocks=False)
+
+    p = verb(sub, "unlock", cmd_unlock,
+             "Unlock a vault once in the resident engine (started if needed): later commands and AI clients "
+             "need no passphrase until it is locked, idle for [daemon] idle_lock_minutes, or --for ends.",
+             "memories unlock notes --for 8h")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--for", dest="duration", metavar="DURATION", help="lock again after DURATION (e.g. 30m, 8h)")
+
+    p = verb(sub, "lock", cmd_lock, "Lock a vault (or --all) in the resident engine: keys wiped, indexes dropped.",
+             "memories lock --all", unlocks=False)
+    p.add_argument("vault", metavar="VAULT_ID", nargs="?")
+    p.add_argument("--all", action="store_true", help="lock every vault the daemon holds")
+
+
+def _need_sockets() -> None:
+    if not unix_sockets_supported():
+        from ..daemon.lifecycle import WINDOWS_SENTENCE
+
+        raise DaemonUnavailableError(WINDOWS_SENTENCE)
+
+
+def _no_daemon_refusal(ctx: Context) -> None:
+    if daemon_disabled() or getattr(ctx.args, "no_daemon", False):
+        raise UsageError("This command works through the daemon, which --no-daemon / $MEMORIES_NO_DAEMON turn off.")
+
+
+def cmd_daemon(ctx: Context) -> Payload:
+    _need_sockets()
+    from ..daemon.lifecycle import read_holder, run_daemon, running_refusal, start_detached
+
+    engine = ctx.engine
+    if ctx.args.detach:
+        _no_daemon_refusal(ctx)
+        paths = ctx.daemon_paths()
+        if connect(engine.home) is not None:
+            holder = read_holder(paths)
+            raise running_refusal(paths) if holder else UsageError("A daemon already serves this home.")
+        pid = start_detached(engine.home, engine.config.path)
+        if not ctx.json:
+            print(f"Memories daemon started (pid {pid}); socket {clean(paths.socket)}")
+        return {"pid": pid, "socket": str(paths.socket)}
+    if ctx.json:
+        raise UsageError("`memories daemon` runs in the foreground and prints no JSON; use --detach or "
+                         "`memories daemon status --json`.")
+    run_daemon(engine, ready_fd=ctx.args.ready_fd,
+               announce=None if ctx.args.ready_fd is not None else lambda text: print(clean(text), file=sys.stderr))
+    return {}
+
+
+def cmd_daemon_status(ctx: Context) -> Payload:
+    _need_sockets()
+    client = connect(ctx.engine.home) if not daemon_disabled() else None
+    if client is None:
+        if not ctx.json:
+            print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
+        return {"running": False}
+    status: dict[str, Any] = client.call("status")
+    if not ctx.json:
+        _print_status(ctx, status)
+    return {"running": True, **status}
+
+
+def _print_status(ctx: Context, status: dict[str, Any]) -> None:
+    rss = status.get("rss_bytes")
+    host = "Memories TUI (serving the socket)" if status.get("kind") == "tui" else "Memories daemon"
+    parts = [f"pid {status['pid']}", f"up {_span(float(status['uptime_seconds']))}"]
+    if isinstance(rss, int):
+        parts.append(f"{rss / 2**20:,.1f} MiB resident")
+    if "model_loaded" in status:
+        parts.append("model loaded" if status["model_loaded"] else "no model loaded")
+    print(f"{ctx.bold(host)}  " + " · ".join(parts))
+    print(f"home  {clean(status['home'])}")
+    minutes = float(status.get("idle_lock_minutes") or 0)
+    print(f"idle lock  {'never' if minutes <= 0 else f'after {minutes:g} min'}")
+    vaults = status.get("vaults") or []
+    if not vaults:
+        print("No vault is unlocked.")
+    else:
+        ctx.table(["VAULT_ID", "NAME", "UNLOCKED", "LOCKS IN"],
+                  [[v["vault_id"], v["name"], _clock(v["unlocked_at"]), _left(v)] for v in vaults])
+    grants = status.get("grants") or []
+    if grants:
+        print(ctx.bold("AI clients (MCP grants)"))
+        ctx.table(["PID", "VAULTS", "EXPIRES"],
+                  [[g.get("pid") or "-", ", ".join(g.get("vaults", [])), _clock(g.get("expires_at"))]
+                   for g in grants])
+    clients = status.get("clients") or []
+    if clients:
+        print(ctx.bold("Requests running"))
+        ctx.table(["PID", "METHOD", "FOR"],
+                  [[c.get("pid") or "-", c.get("method", ""), _span(time.time() - float(c.get("since", 0)))]
+                   for c in clients])
+
+
+def _left(row: dict[str, Any]) -> str:
+    left = row.get("seconds_left")
+    if left is None:
+        return "never (until locked)"
+    why = "--for" if row.get("expires_at") is not None and (
+        row.get("idle_lock_at") is None or row["expires_at"] <= row["idle_lock_at"]) else "idle"
+    return f"{_span(float(left))} ({why})"
+
+
+def _span(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, _ = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m"
+
+
+def _clock(stamp: object) -> str:
+    if not isinstance(stamp, int | float):
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(float(stamp)))
+
+
+def cmd_daemon_stop(ctx: Context) -> Payload:
+    _need_sockets()
+    from ..daemon.lifecycle import stop_daemon
+
+    client = connect(ctx.engine.home) if not daemon_disabled() else None
+    if client is None:
+        if not ctx.json:
+            print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
+        return {"stopped": False}
+    answer = client.call("stop")
+    stop_daemon(ctx.daemon_paths(), int(answer["pid"]))
+    if not ctx.json:
+        print(f"Memories daemon (pid {answer['pid']}) locked every vault and stopped.")
+    return {"stopped": True, "pid": answer["pid"]}
+
+
+def cmd_unlock(ctx: Context) -> Payload:
+    _need_sockets()
+    _no_daemon_refusal(ctx)
+    engine = ctx.engine
+    info = engine.resolve_vault(ctx.args.vault)
+    for_seconds = parse_duration(ctx.args.duration) if ctx.args.duration else None
+    client = connect(engine.home)
+    args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds}
+    if client is None or not client.call("vault_state", {"vault": info.vault_id})["unlocked"]:
+        args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
+                                            prompt=f"Passphrase for vault {info.name}: ")
+    if client is None:
+        from ..daemon.lifecycle import start_detached
+
+        start_detached(engine.home, engine.config.path)
+        client = connect(engine.home)
+        if client is None:
+            raise DaemonUnavailableError("The daemon started but does not answer; see "
+                                         f"{ctx.daemon_paths().log_file}.")
+    row = client.call("unlock", args)
+    if not ctx.json:
+        state = "was already unlocked" if row.get("already_unlocked") else "is unlocked"
+        print(f"Vault {clean(info.name)} {state} in the Memories daemon; {_until(row)}. "
+              "Commands and AI clients need no passphrase until then.")
+    return row
+
+
+def _until(row: dict[str, Any]) -> str:
+    if row.get("expires_at") is not None:
+        return f"it locks at {_clock(row['expires_at'])} or after idle time, whichever comes first"
+    if row.get("idle_lock_at") is not None:
+        return "it locks when idle for [daemon] idle_lock_minutes or with `memories lock`"
+    return "it stays unlocked until `memories lock`"
+
+
+def cmd_lock(ctx: Context) -> Payload:
+    _need_sockets()
+    if (ctx.args.vault is None) == (not ctx.args.all):
+        raise UsageError("Name a VAULT_ID or give --all.")
+    engine = ctx.engine
+    vault_id = engine.resolve_vault(ctx.args.vault).vault_id if ctx.args.vault else None
+    client = connect(engine.home) if not daemon_disabled() else None
+    if client is None:
+        if not ctx.json:
+            print("No Memories daemon runs for this home, so nothing is unlocked there.")
+        return {"locked": []}
+    result: dict[str, Any] = client.call("lock", {"vault": vault_id})
+    if not ctx.json:
+        locked = result.get("locked") or []
+        print(f"Locked {len(locked)} vault(s) in the Memories daemon." if locked else "Nothing was unlocked.")
+    return result

@@ -1,0 +1,272 @@
+"""Starting, finding and stopping the one resident engine of a home.
+
+The daemon holds an exclusive `flock` on `<home>/daemon/daemon.lock` for its whole life and
+writes who it is there (pid, daemon or TUI). A second one fails to take the lock and names
+the first. The kernel drops the lock when a daemon dies, even by `kill -9`, so a socket file
+found while holding the lock is stale and is replaced. SIGTERM (and `memories daemon stop`)
+locks every vault, which wipes the keys, before the process exits.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MemoriesError
+from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sockets_supported
+from .protocol import error_body, rebuild_error
+from .server import DaemonServer
+from .service import DaemonService
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+log = logging.getLogger("memories.daemon")
+START_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 30.0
+WINDOWS_SENTENCE = ("The Memories daemon needs Unix domain sockets, which this platform does not offer to "
+                    "Python reliably (Windows); every command and the MCP server work per process instead, "
+                    "unlocking the vault themselves.")
+
+
+# How `start_detached` runs the CLI. A test-only module attribute (like the vault's cheap-KDF
+# hook) lets the tests' CLI start a daemon that shares its cheap key derivation; no TOML key,
+# variable or flag reaches it.
+_TEST_DAEMON_COMMAND: list[str] | None = None
+
+
+class DaemonRunningError(MemoriesError):
+    code = "daemon_running"
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    kind: str  # daemon | tui
+
+
+def read_holder(paths: DaemonPaths) -> Holder | None:
+    try:
+        data = json.loads(paths.lock_file.read_text(encoding="utf-8"))
+        return Holder(int(data["pid"]), str(data.get("kind", "daemon")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class HomeLock:
+    """The exclusive right to serve a home's socket."""
+
+    def __init__(self, paths: DaemonPaths, kind: str) -> None:
+        self.paths = paths
+        self.kind = kind
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.paths.lock_file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "kind": self.kind, "started_at": time.time()}).encode())
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+
+def running_refusal(paths: DaemonPaths) -> DaemonRunningError:
+    holder = read_holder(paths)
+    if holder is None:
+        return DaemonRunningError(f"Another Memories daemon already serves {paths.home}.")
+    what = "The Memories TUI" if holder.kind == "tui" else "A Memories daemon"
+    return DaemonRunningError(f"{what} already serves {paths.home} (pid {holder.pid}); only one runs per home.")
+
+
+class SocketHost:
+    """A bound, listening socket served by threads; used by `memories daemon` and the TUI."""
+
+    def __init__(self, engine: Engine, kind: str, service: DaemonService | None = None) -> None:
+        if not unix_sockets_supported():
+            raise DaemonUnavailableError(WINDOWS_SENTENCE)
+        self.paths = DaemonPaths(engine.home)
+        self.service = service if service is not None else DaemonService(engine, kind=kind)
+        self.home_lock = HomeLock(self.paths, kind)
+        self.server: DaemonServer | None = None
+        self._threads: list[threading.Thread] = []
+        self._stop_sweep = threading.Event()
+
+    def start(self) -> None:
+        """Take the home's lock and listen; DaemonRunningError when another one serves it."""
+        self.paths.ensure_folder()
+        if not self.home_lock.acquire():
+            raise running_refusal(self.paths)
+        try:
+            self.paths.socket.unlink(missing_ok=True)  # we hold the lock: any socket file here is stale
+            with SocketAddress(self.paths.socket) as address:
+                self.server = DaemonServer(address.path, self.service)
+        except BaseException:
+            self.home_lock.release()
+            raise
+        server = self.server
+        self.service.server_activity = lambda: [  # what runs now, besides the status request asking
+            {"pid": peer.pid, "method": method, "since": since} for peer, method, since in server.in_flight()
+            if method != "status"]
+        self._threads = [threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5},
+                                          name="memories-daemon-serve", daemon=True),
+                         threading.Thread(target=self.service.sweep_forever, args=(self._stop_sweep,),
+                                          name="memories-daemon-sweep", daemon=True)]
+        for thread in self._threads:
+            thread.start()
+        log.info("serving %s (pid %d, %s)", self.paths.socket, os.getpid(), self.service.kind)
+
+    def close(self, reason: str = "stop") -> None:
+        """Stop accepting, lock every vault (keys wiped), remove the socket, drop the lock."""
+        self._stop_sweep.set()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+            try:
+                self.paths.socket.unlink(missing_ok=True)
+            except OSError:
+                pass
+        self.service.lock(None, reason)
+        self.home_lock.release()
+        log.info("stopped (%s)", reason)
+
+
+def setup_log(paths: DaemonPaths) -> None:
+    """Verbs, timings and error codes go to `<home>/daemon/daemon.log` (0600); never content."""
+    fd = os.open(paths.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+    handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8", buffering=1))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def run_daemon(engine: Engine, *, ready_fd: int | None = None, announce: Callable[[str], None] | None = None) -> None:
+    """`memories daemon`: serve until SIGTERM, SIGINT or `memories daemon stop`. `ready_fd`
+    (from `start_detached`) or `announce` (a foreground start) learn when it listens."""
+    host = SocketHost(engine, "daemon")
+    try:
+        host.paths.ensure_folder()
+        setup_log(host.paths)
+        host.start()
+    except MemoriesError as exc:
+        _report_ready(ready_fd, error_body(exc))
+        raise
+    stop = host.service.stop_requested
+    reason = ["stop"]
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        reason[0] = signal.Signals(signum).name
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal that started it may close
+    _report_ready(ready_fd, {"pid": os.getpid()})
+    if announce is not None:
+        announce(f"Memories daemon serving {engine.home} (pid {os.getpid()}); ctrl+c or `memories daemon stop` "
+                 "locks every vault and stops it.")
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        host.close(reason[0])
+
+
+def _report_ready(fd: int | None, message: dict[str, Any]) -> None:
+    if fd is None:
+        return
+    try:
+        os.write(fd, json.dumps(message).encode() + b"\n")
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def start_detached(home: Path, config: Path) -> int:
+    """Start `memories daemon` in its own session and wait until it listens; returns its pid.
+
+    The child gets the caller's environment minus every passphrase variable (a passphrase
+    only ever reaches the daemon inside an unlock request), and `/` as its folder."""
+    if not unix_sockets_supported():
+        raise DaemonUnavailableError(WINDOWS_SENTENCE)
+    read_end, write_end = os.pipe()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_PASSPHRASE")}
+    program = _TEST_DAEMON_COMMAND or [sys.executable, "-m", "memories_tui"]
+    command = [*program, "daemon", "--home", str(home), "--config", str(config), "--ready-fd", str(write_end)]
+    try:
+        subprocess.Popen(command, pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd="/", close_fds=True)
+    finally:
+        os.close(write_end)
+    try:
+        data = _read_ready(read_end)
+    finally:
+        os.close(read_end)
+    if "pid" in data:
+        return int(data["pid"])
+    if isinstance(data.get("error"), dict):
+        raise rebuild_error(data["error"])  # the same error the foreground start would print
+    raise DaemonUnavailableError("The daemon did not start and said nothing; run `memories daemon` in a terminal "
+                                 "to see why.")
+
+
+def _read_ready(fd: int) -> dict[str, Any]:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    chunks: list[bytes] = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    try:
+        data = json.loads(b"".join(chunks) or b"{}")
+    except ValueError:
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
+def stop_daemon(paths: DaemonPaths, pid: int) -> bool:
+    """Wait until the daemon holding the home's lock has let it go (it exits right after)."""
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+    return False

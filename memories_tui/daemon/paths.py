@@ -1,0 +1,114 @@
+"""Where one home's resident engine lives: `<home>/daemon/` (0700) holds the socket (0600),
+the lock file whose holder is the one daemon of the home, and the log.
+
+A Unix socket path may hold at most ~107 bytes. A deep home (a test's temporary folder, a
+long user name) can be longer, so on Linux such a socket is reached through the folder's
+open descriptor (`/proc/self/fd/N/daemon.sock`), which names the same file in a few bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import HomeError, MemoriesError
+
+SOCKET_NAME = "daemon.sock"
+MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin
+
+
+class DaemonUnavailableError(MemoriesError):
+    """This platform or this home cannot run a resident engine; every front end works per process."""
+
+    code = "daemon_unavailable"
+
+
+def unix_sockets_supported() -> bool:
+    import socket
+
+    return hasattr(socket, "AF_UNIX") and sys.platform != "win32"
+
+
+@dataclass(frozen=True)
+class DaemonPaths:
+    home: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.home / "daemon"
+
+    @property
+    def socket(self) -> Path:
+        return self.folder / SOCKET_NAME
+
+    @property
+    def lock_file(self) -> Path:
+        """Held (flock) by the running daemon for its whole life; holds its pid as text."""
+        return self.folder / "daemon.lock"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "daemon.log"
+
+    def ensure_folder(self) -> None:
+        """Create `<home>/daemon` as 0700 (the home too, if missing), or check that an existing
+        one is ours and private."""
+        for folder in (self.home, self.folder):
+            try:
+                folder.mkdir(mode=0o700)
+                os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise HomeError(f"Cannot create {folder}: {exc.strerror}.") from None
+        check_private_folder(self.folder)
+
+
+def check_private_folder(folder: Path) -> None:
+    """Refuse a daemon folder another user owns or others may enter: its socket would be reachable."""
+    try:
+        info = os.lstat(folder)
+    except OSError as exc:
+        raise HomeError(f"Cannot use {folder}: {exc.strerror}.") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise HomeError(f"{folder} is not a folder; move it away so the daemon can create its own.")
+    if info.st_uid != os.getuid():
+        raise HomeError(f"{folder} belongs to another user (uid {info.st_uid}); the daemon will not use it.")
+    if info.st_mode & 0o077:
+        raise HomeError(f"{folder} can be entered by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+                        f"run `chmod 700 {folder}` and start again.")
+
+
+class SocketAddress:
+    """The path to bind or connect to, short enough for sun_path; `close()` when done."""
+
+    def __init__(self, socket_path: Path) -> None:
+        self._dir_fd: int | None = None
+        text = str(socket_path)
+        if len(os.fsencode(text)) <= MAX_SOCKET_PATH:
+            self.path = text
+            return
+        if not Path("/proc/self/fd").is_dir():
+            raise DaemonUnavailableError(
+                f"The daemon socket path {text} is too long for this system ({len(text)} bytes; the limit is "
+                f"about {MAX_SOCKET_PATH}); use a home with a shorter path.")
+        try:
+            self._dir_fd = os.open(socket_path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                                   | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise DaemonUnavailableError(f"Cannot open {socket_path.parent}: {exc.strerror}.") from None
+        self.path = f"/proc/self/fd/{self._dir_fd}/{socket_path.name}"
+
+    def close(self) -> None:
+        if self._dir_fd is not None:
+            os.close(self._dir_fd)
+            self._dir_fd = None
+
+    def __enter__(self) -> SocketAddress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,282 @@
+"""The socket side of the resident engine: stdlib `http.server` on a Unix stream socket, one
+thread per connection (the engine is synchronous and thread-safe).
+
+Per connection the kernel's peer credentials are read and another user is refused before any
+argument is looked at. Per request: the version in the path, a `Content-Length` within the
+cap, a JSON object body and a known method, else a clear JSON error; then the method runs
+with a cancel event that is set as soon as the client hangs up (ctrl+c in the CLI), and its
+progress is streamed as it happens. Nothing a client sends can end the server: every failure
+becomes an error line, and an unexpected exception is logged by type only (its text may
+quote vault content) and answered as `internal_error`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from ..errors import InternalError, MemoriesError, UsageError
+from .peer import Peer, peer_of
+from .protocol import (
+    CONTENT_TYPE,
+    MAX_REQUEST_BYTES,
+    PREFIX,
+    VERSION,
+    DaemonProtocolError,
+    PeerRefusedError,
+    encode_line,
+    error_body,
+)
+
+log = logging.getLogger("memories.daemon")
+READ_TIMEOUT_SECONDS = 30.0  # a client that sends half a request is dropped after this
+
+
+@dataclass
+class Call:
+    """What a method gets besides its arguments: who asks, a cancel flag and a progress line."""
+
+    peer: Peer
+    cancel: threading.Event = field(default_factory=threading.Event)
+    send_progress: Callable[[dict[str, Any]], None] = lambda _data: None
+
+    def progress(self, data: dict[str, Any]) -> None:
+        if not self.cancel.is_set():
+            self.send_progress(data)
+
+
+Method = Callable[[dict[str, Any], Call], object]
+
+
+class Dispatcher:
+    """What the server asks of the service behind it."""
+
+    def method(self, name: str) -> Method | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def before_call(self) -> None:
+        """Runs before every method (the service locks vaults whose time is up)."""
+
+
+class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True  # a stuck client never blocks shutdown
+    block_on_close = False
+
+    def __init__(self, address: str, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.active: dict[int, tuple[Peer, str, float]] = {}  # thread id -> (peer, method, since)
+        self.active_lock = threading.Lock()
+        old = os.umask(0o177)  # the socket file is created 0600
+        try:
+            super().__init__(address, _Handler)
+        finally:
+            os.umask(old)
+        try:
+            os.chmod(address, 0o600)
+        except OSError:
+            pass
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        log.error("connection failed unexpectedly")  # never the traceback: it may quote a request
+
+    def in_flight(self) -> list[tuple[Peer, str, float]]:
+        with self.active_lock:
+            return list(self.active.values())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    server_version = f"memories-daemon/{VERSION}"
+    timeout = READ_TIMEOUT_SECONDS
+    server: DaemonServer
+
+    def setup(self) -> None:
+        super().setup()
+        try:
+            self.peer: Peer | None = peer_of(self.connection)
+        except OSError:
+            self.peer = None
+
+    # -- entry points ------------------------------------------------------------------------
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        self._serve(has_body=True)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve(has_body=False)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
+        pass  # the service logs verbs, timings and codes itself; never request lines
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (bad request line, unknown HTTP verb) as JSON errors."""
+        self._refuse(code, DaemonProtocolError(f"The daemon could not read this request ({code} {message or ''})."
+                                               .replace(" )", ")")))
+
+    # -- one request -------------------------------------------------------------------------
+    def _serve(self, has_body: bool) -> None:
+        if self.peer is None or self.peer.uid != os.getuid():
+            who = "an unknown user" if self.peer is None else f"uid {self.peer.uid}"
+            log.warning("refused a connection from %s", who)
+            self._refuse(HTTPStatus.FORBIDDEN, PeerRefusedError(
+                f"This Memories daemon serves only its own user (uid {os.getuid()}); the connection came from {who}."))
+            return
+        name = self._method_name()
+        if name is None:
+            return
+        args = self._arguments() if has_body else {}
+        if args is None:
+            return
+        method = self.server.dispatcher.method(name)
+        if method is None:
+            self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
+                f"The daemon has no method {name!r}; is it older than this client? Restart it with "
+                "`memories daemon stop`.", code="daemon_unknown_method"))
+            return
+        self._run(name, method, args)
+
+    def _method_name(self) -> str | None:
+        path = self.path.split("?", 1)[0]
+        if not path.startswith(PREFIX):
+            version = path.split("/")[1] if path.count("/") >= 2 else path
+            self._refuse(HTTPStatus.BAD_REQUEST, DaemonProtocolError(
+                f"This daemon speaks protocol version {VERSION}; the request asked for {version[:20]!r}. Run "
+                "`memories daemon stop` and let the current version start again.", code="daemon_version"))
+            return None
+        name = path[len(PREFIX):]
+        if not name or len(name) > 64 or not name.replace("_", "").replace(".", "").isalnum():
+            self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
+                "The request names no valid method.", code="daemon_unknown_method"))
+            return None
+        return name
+
+    def _arguments(self) -> dict[str, Any] | None:
+        length_text = self.headers.get("Content-Length")
+        try:
+            length = int(length_text) if length_text is not None else -1
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._refuse(HTTPStatus.LENGTH_REQUIRED, DaemonProtocolError(
+                "The request has no valid Content-Length."))
+            return None
+        if length > MAX_REQUEST_BYTES:
+            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, DaemonProtocolError(
+                f"The request is {length:,} bytes; the daemon takes at most {MAX_REQUEST_BYTES:,}.",
+                code="daemon_request_too_large"))
+            return None
+        raw = self.rfile.read(length)
+        try:
+            args = json.loads(raw.decode("utf-8")) if raw else {}
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            args = None
+        if not isinstance(args, dict):
+            self._refuse(HTTPStatus.BAD_REQUEST, DaemonProtocolError(
+                "The request body must be one JSON object of arguments."))
+            return None
+        return args
+
+    def _run(self, name: str, method: Method, args: dict[str, Any]) -> None:
+        assert self.peer is not None
+        write_lock = threading.Lock()
+        call = Call(peer=self.peer)
+
+        def send(line: bytes) -> None:
+            with write_lock:
+                try:
+                    self.wfile.write(line)
+                    self.wfile.flush()
+                except OSError:  # the client left: stop the work
+                    call.cancel.set()
+
+        call.send_progress = lambda data: send(encode_line({"progress": data}))
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", CONTENT_TYPE)
+        self.end_headers()
+        self.wfile.flush()
+        stop_watch = _watch_hangup(self.connection, call.cancel)
+        key = threading.get_ident()
+        with self.server.active_lock:
+            self.server.active[key] = (self.peer, name, time.time())
+        started = time.monotonic()
+        try:
+            self.server.dispatcher.before_call()
+            result = method(args, call)
+            line = encode_line({"result": result})
+            outcome = "ok"
+        except MemoriesError as exc:
+            line, outcome = encode_line(error_body(exc)), exc.code
+        except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
+            refusal = UsageError(f"Bad arguments for {name}: {type(exc).__name__}.", code="daemon_bad_request")
+            line, outcome = encode_line(error_body(refusal)), refusal.code
+        except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
+            log.error("%s failed: unexpected %s", name, type(exc).__name__)
+            error = InternalError(f"Unexpected {type(exc).__name__} in the daemon while running {name}. This is a "
+                                  "bug in Memories; the daemon log has the place.")
+            line, outcome = encode_line(error_body(error)), error.code
+        finally:
+            stop_watch()
+            with self.server.active_lock:
+                self.server.active.pop(key, None)
+        log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
+        send(line)
+
+    def _refuse(self, status: int, error: MemoriesError) -> None:
+        body = encode_line(error_body(error))
+        if getattr(self, "request_version", "") in ("", "HTTP/0.9"):
+            self.request_version = self.protocol_version  # answer garbage with a real status line too
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
+
+
+def _watch_hangup(conn: socket.socket, cancel: threading.Event) -> Callable[[], None]:
+    """Set `cancel` when the client closes its end while the method runs; returns a stopper."""
+    read_end, write_end = os.pipe()
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(conn, select.POLLIN | getattr(select, "POLLRDHUP", 0))
+        poller.register(read_end, select.POLLIN)
+        while True:
+            events = dict(poller.poll())
+            if read_end in events:
+                return
+            try:
+                peeked = conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            except OSError:
+                peeked = b""
+            if not peeked:  # end of stream: the client hung up
+                cancel.set()
+                return
+            poller.unregister(conn)  # a client that talks out of turn: stop watching it
+
+    thread = threading.Thread(target=watch, name="memories-daemon-hangup", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        os.write(write_end, b"x")
+        thread.join()
+        os.close(read_end)
+        os.close(write_end)
+
+    return stop

@@ -1,0 +1,222 @@
+"""What the resident engine does for its clients: one `Engine` holding the unlocked vaults,
+the time each may stay unlocked, and the methods the socket serves.
+
+One lock state per vault per home: this process's engine is the only one clients reach, so
+a vault locked here (a `memories lock`, the idle timer, an `unlock --for` running out, the
+TUI's ctrl+l when the TUI hosts it) is locked for every client at its next call. Times come
+from `testhooks.now()`, the system clock unless a test moves it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import testhooks
+from ..errors import LockedError, UsageError
+from .server import Call, Dispatcher, Method
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+log = logging.getLogger("memories.daemon")
+SWEEP_SECONDS = 15.0  # how often a quiet daemon looks for vaults whose time is up
+MAX_UNLOCK_SECONDS = 366 * 86400
+
+
+@dataclass
+class VaultTimes:
+    unlocked_at: float
+    last_used: float
+    expires_at: float | None = None  # `unlock --for`
+
+
+def how_to_unlock(name: str) -> str:
+    return f"unlock it with `memories unlock {name}` (or in the Memories TUI), then call again"
+
+
+class DaemonService(Dispatcher):
+    def __init__(self, engine: Engine, *, kind: str = "daemon",
+                 on_locked: Callable[[list[str], str], None] | None = None) -> None:
+        self.engine = engine
+        self.kind = kind  # "daemon" (memories daemon) or "tui" (the TUI serving the socket itself)
+        self.started_at = time.time()
+        self.idle_seconds = float(engine.config.daemon.idle_lock_minutes) * 60.0
+        self.on_locked = on_locked  # told after vaults were locked here: (vault ids, reason)
+        self.stop_requested = threading.Event()
+        self._times: dict[str, VaultTimes] = {}
+        self._lock = threading.RLock()
+        self.server_activity: Callable[[], list[dict[str, Any]]] = lambda: []
+        self._methods: dict[str, Method] = {
+            "hello": self._hello, "status": lambda _a, _c: self.status(), "unlock": self._unlock,
+            "lock": self._lock_method, "vault_state": self._vault_state, "stop": self._stop,
+        }
+
+    # -- dispatch -----------------------------------------------------------------------------
+    def method(self, name: str) -> Method | None:
+        return self._methods.get(name)
+
+    def add_methods(self, methods: dict[str, Method]) -> None:
+        self._methods.update(methods)
+
+    def before_call(self) -> None:
+        self.expire_due()
+
+    # -- lock state ---------------------------------------------------------------------------
+    def unlocked_ids(self) -> list[str]:
+        return [info.vault_id for info in self.engine.list_vaults() if self.engine.is_unlocked(info.vault_id)]
+
+    def _times_of(self, vault_id: str) -> VaultTimes:
+        """A vault unlocked outside the service (the TUI's own unlock screen) starts its idle time now."""
+        with self._lock:
+            times = self._times.get(vault_id)
+            if times is None:
+                now = testhooks.now()
+                times = self._times[vault_id] = VaultTimes(unlocked_at=now, last_used=now)
+            return times
+
+    def require(self, ref: str) -> str:
+        """The id of an unlocked vault (by id or unique name), marked as used now; else
+        LockedError saying how to unlock it."""
+        info = self.engine.resolve_vault(ref)
+        if not self.engine.is_unlocked(info.vault_id):
+            raise LockedError(f"Vault {info.name} is locked; {how_to_unlock(info.name)}.")
+        self._times_of(info.vault_id).last_used = testhooks.now()
+        return info.vault_id
+
+    def touch(self, vault_id: str) -> None:
+        """Activity that did not come through a request (the hosting TUI's own screens)."""
+        if self.engine.is_unlocked(vault_id):
+            self._times_of(vault_id).last_used = testhooks.now()
+
+    def lock(self, vault_id: str | None, reason: str) -> list[str]:
+        """Lock one vault or all (keys wiped, indexes dropped); returns the ids that were unlocked."""
+        with self._lock:
+            ids = self.unlocked_ids() if vault_id is None else [vault_id]
+            ids = [vid for vid in ids if self.engine.is_unlocked(vid)]
+            self.engine.lock(vault_id)
+            for vid in ids if vault_id is not None else list(self._times):
+                self._times.pop(vid, None)
+        for vid in ids:
+            log.info("lock %s (%s)", vid, reason)
+        if ids and self.on_locked is not None:
+            self.on_locked(ids, reason)
+        return ids
+
+    def expire_due(self) -> None:
+        """Lock every vault whose `--for` ran out or that nobody used for the idle time."""
+        now = testhooks.now()
+        for vault_id in self.unlocked_ids():
+            times = self._times_of(vault_id)
+            if times.expires_at is not None and now >= times.expires_at:
+                self.lock(vault_id, "expired")
+            elif self.idle_seconds > 0 and now - times.last_used >= self.idle_seconds:
+                self.lock(vault_id, "idle")
+
+    def sweep_forever(self, stop: threading.Event) -> None:
+        """A quiet daemon still wipes keys on time (the check also runs before every call)."""
+        while not stop.wait(SWEEP_SECONDS):
+            try:
+                self.expire_due()
+            except Exception as exc:  # noqa: BLE001 - the next sweep or call tries again
+                log.error("sweep failed: %s", type(exc).__name__)
+
+    # -- methods ------------------------------------------------------------------------------
+    def _hello(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home)}
+
+    def _vault_state(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        info = self.engine.resolve_vault(_text(args, "vault"))
+        unlocked = self.engine.is_unlocked(info.vault_id)
+        if unlocked and args.get("touch"):
+            self._times_of(info.vault_id).last_used = testhooks.now()
+        return {"vault_id": info.vault_id, "name": info.name, "unlocked": unlocked}
+
+    def _unlock(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        info = self.engine.resolve_vault(_text(args, "vault"))
+        for_seconds = args.get("for_seconds")
+        if for_seconds is not None and (not isinstance(for_seconds, int | float) or isinstance(for_seconds, bool)
+                                        or not 0 < for_seconds <= MAX_UNLOCK_SECONDS):
+            raise UsageError("for_seconds must be a positive number of seconds, at most a year.")
+        already = self.engine.is_unlocked(info.vault_id)
+        if not already:
+            passphrase = args.get("passphrase")
+            if not isinstance(passphrase, str) or not passphrase:
+                raise UsageError(f"Vault {info.name} is locked; a passphrase is needed to unlock it.")
+            epoch = self.engine.lock_epoch
+            self.engine.unlock(info.vault_id, passphrase)
+            del passphrase
+            if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins
+                self.engine.lock(info.vault_id)
+                raise LockedError(f"Vault {info.name} was locked while it was being unlocked; nothing stays open.")
+        now = testhooks.now()
+        with self._lock:
+            times = self._times_of(info.vault_id)
+            if not already:
+                times.unlocked_at = now
+            times.last_used = now
+            times.expires_at = None if for_seconds is None else now + float(for_seconds)
+        log.info("unlock %s (%s)", info.vault_id, "already unlocked" if already else "key derived")
+        return {**self._vault_row(info.vault_id, info.name, now), "already_unlocked": already}
+
+    def _lock_method(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        ref = args.get("vault")
+        if ref is None:
+            ids = self.lock(None, "lock --all")
+        else:
+            info = self.engine.resolve_vault(_text(args, "vault"))
+            ids = self.lock(info.vault_id, "lock")
+        return {"locked": ids}
+
+    def _stop(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        if self.kind != "daemon":
+            raise UsageError("The TUI serves this home's socket; quit the TUI to stop it (ctrl+q).",
+                             code="daemon_is_tui")
+        self.stop_requested.set()
+        return {"pid": os.getpid(), "stopping": True}
+
+    # -- status -------------------------------------------------------------------------------
+    def _vault_row(self, vault_id: str, name: str, now: float) -> dict[str, Any]:
+        times = self._times_of(vault_id)
+        idle_at = times.last_used + self.idle_seconds if self.idle_seconds > 0 else None
+        ends = [t for t in (times.expires_at, idle_at) if t is not None]
+        return {"vault_id": vault_id, "name": name, "unlocked_at": times.unlocked_at, "last_used": times.last_used,
+                "expires_at": times.expires_at, "idle_lock_at": idle_at,
+                "seconds_left": None if not ends else max(0.0, min(ends) - now)}
+
+    def status(self) -> dict[str, Any]:
+        now = testhooks.now()
+        vaults = [self._vault_row(info.vault_id, info.name, now) for info in self.engine.list_vaults()
+                  if self.engine.is_unlocked(info.vault_id)]
+        return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home),
+                "started_at": self.started_at, "uptime_seconds": max(0.0, time.time() - self.started_at),
+                "idle_lock_minutes": self.idle_seconds / 60.0, "vaults": vaults,
+                "clients": self.server_activity(), "rss_bytes": resident_bytes()}
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux /proc), else the peak (getrusage), else None."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(peak if os.uname().sysname == "Darwin" else peak * 1024)
+    except (ImportError, OSError):
+        return None
+
+
+def _text(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"The request needs a text {key!r}.", code="daemon_bad_request")
+    return value
