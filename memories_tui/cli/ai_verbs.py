@@ -124,7 +124,7 @@ def cmd_mcp_serve(ctx: Context) -> Payload:
         raise UsageError("`memories mcp` speaks MCP on stdout, so --json does not apply to it "
                          "(it does to `mcp status` and `mcp revoke`).")
     serve(getattr(args, "home", None), getattr(args, "config", None), args.vault or [], expires=args.expires,
-          passphrase_file=getattr(args, "passphrase_file", None))
+          passphrase_file=getattr(args, "passphrase_file", None), no_daemon=bool(getattr(args, "no_daemon", False)))
     return {}
 
 

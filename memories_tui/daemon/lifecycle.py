@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
+from .mcp_sessions import McpSessions
 from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sockets_supported
 from .protocol import error_body, rebuild_error
 from .server import DaemonServer
@@ -108,6 +109,9 @@ class SocketHost:
             raise DaemonUnavailableError(WINDOWS_SENTENCE)
         self.paths = DaemonPaths(engine.home)
         self.service = service if service is not None else DaemonService(engine, kind=kind)
+        sessions = McpSessions(self.service)
+        self.service.add_methods(sessions.methods())
+        self.service.grants_status = sessions.status
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None
         self._threads: list[threading.Thread] = []

@@ -51,7 +51,8 @@ class DaemonService(Dispatcher):
         self.stop_requested = threading.Event()
         self._times: dict[str, VaultTimes] = {}
         self._lock = threading.RLock()
-        self.server_activity: Callable[[], list[dict[str, Any]]] = lambda: []
+        self.server_activity: Callable[[], list[dict[str, Any]]] = lambda: []  # set by the host
+        self.grants_status: Callable[[], list[dict[str, Any]]] = lambda: []  # set by the host
         self._methods: dict[str, Method] = {
             "hello": self._hello, "status": lambda _a, _c: self.status(), "unlock": self._unlock,
             "lock": self._lock_method, "vault_state": self._vault_state, "stop": self._stop,
@@ -196,7 +197,7 @@ class DaemonService(Dispatcher):
         return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home),
                 "started_at": self.started_at, "uptime_seconds": max(0.0, time.time() - self.started_at),
                 "idle_lock_minutes": self.idle_seconds / 60.0, "vaults": vaults,
-                "clients": self.server_activity(), "rss_bytes": resident_bytes()}
+                "clients": self.server_activity(), "grants": self.grants_status(), "rss_bytes": resident_bytes()}
 
 
 def resident_bytes() -> int | None:

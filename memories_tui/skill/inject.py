@@ -92,9 +92,9 @@ def inject(clients: list[str], roots: Roots, launch: Launch, *, scope: str = "us
                for client in clients for target in targets(client, roots, launch, scope)]
     notes = []
     if not any(key == "MEMORIES_PASSPHRASE_COMMAND" for key, _ in launch.env) and "--passphrase-file" not in launch.args:
-        notes.append("No passphrase source was given: the server unlocks at start without a terminal, so "
-                     "it needs --passphrase-file or --passphrase-command (or $MEMORIES_PASSPHRASE* in the "
-                     "client's environment).")
+        notes.append("No passphrase source was given: the server uses the Memories daemon, so unlock the vault "
+                     "with `memories unlock VAULT` (or in the TUI) before the AI client calls it. On a machine "
+                     "without a daemon, give --passphrase-file or --passphrase-command instead.")
     return InjectReport(dry_run, results, notes)
 
 

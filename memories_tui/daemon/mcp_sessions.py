@@ -1,0 +1,120 @@
+"""MCP servers served by the resident engine: their grants live and are checked here.
+
+A `memories mcp` process that finds the daemon opens a session naming its vaults and expiry;
+each tool call then runs here, on the daemon's one engine (one index and one model per vault
+for every client), under that session's grant, with the vault's lock state checked before
+and after: a grant that ended (expiry, `memories mcp revoke`) or a lock anywhere during the
+call drops the late result. API keys and endpoints are the daemon's own (its environment and
+config); a call carries neither.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import testhooks
+from ..errors import LockedError, MemoriesError, UsageError
+from ..mcp.grants import GrantedVault, Grants
+from .server import Call, Method
+from .service import DaemonService, how_to_unlock
+
+if TYPE_CHECKING:
+    from ..mcp.tools import MemoryTools
+
+TOOLS = ("retrieve", "search", "read", "ask")
+MAX_SESSIONS = 256
+
+
+class SessionUnknownError(MemoriesError):
+    """The daemon does not know this session (it restarted): the MCP server opens it again."""
+
+    code = "daemon_session_unknown"
+
+
+@dataclass
+class Session:
+    token: str
+    pid: int | None
+    grants: Grants
+    tools: MemoryTools
+
+
+class McpSessions:
+    def __init__(self, service: DaemonService) -> None:
+        self.service = service
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def methods(self) -> dict[str, Method]:
+        return {"mcp_open": self._open, "mcp_call": self._call, "mcp_close": self._close}
+
+    def _open(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        from ..mcp.tools import MemoryTools
+
+        refs = args.get("vaults")
+        if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+            raise UsageError("mcp_open needs the list of granted vault ids.", code="daemon_bad_request")
+        engine = self.service.engine
+        infos = {info.vault_id: info for info in (engine.resolve_vault(ref) for ref in refs)}
+        grants = Grants(engine.home, [GrantedVault(i.vault_id, i.name) for i in infos.values()],
+                        expires_in=_seconds(args.get("expires_in")), clock=testhooks.now)
+        started_at, expires_at = args.get("started_at"), args.get("expires_at")
+        if isinstance(started_at, int | float) and not isinstance(started_at, bool):  # reopened after a restart
+            grants.started_at = float(started_at)
+            grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None
+        session = Session(secrets.token_hex(16), call.peer.pid, grants, MemoryTools(engine, grants))
+        with self._lock:
+            if len(self._sessions) >= MAX_SESSIONS:
+                oldest = min(self._sessions.values(), key=lambda s: s.grants.started_at)
+                del self._sessions[oldest.token]
+            self._sessions[session.token] = session
+        return {"session": session.token, "started_at": grants.started_at, "expires_at": grants.expires_at}
+
+    def _close(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        with self._lock:
+            self._sessions.pop(str(args.get("session")), None)
+        return {"closed": True}
+
+    def _session(self, token: object) -> Session:
+        with self._lock:
+            session = self._sessions.get(str(token))
+        if session is None:
+            raise SessionUnknownError("The daemon does not know this MCP session (it was restarted).")
+        return session
+
+    def _call(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        session = self._session(args.get("session"))
+        tool, arguments = args.get("tool"), args.get("arguments")
+        if tool not in TOOLS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
+            raise UsageError("mcp_call needs a known tool and its arguments with a vault_id.", code="daemon_bad_request")
+        engine = self.service.engine
+        vault_id = session.grants.check(arguments["vault_id"])  # not granted: say so, locked or not
+        name = session.grants.vaults[vault_id].name
+        self.service.require(vault_id)
+        epoch = engine.lock_epoch
+        result = getattr(session.tools, str(tool))(**arguments)
+        if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
+            raise LockedError(f"Vault {name} was locked during the call; the late result was dropped. "
+                              f"To go on, {how_to_unlock(name)}.")
+        data: dict[str, Any] = result.to_wire()
+        return data
+
+    def status(self) -> list[dict[str, Any]]:
+        """The grants of the MCP servers served here (for `daemon status` and the TUI)."""
+        now = testhooks.now()
+        with self._lock:
+            sessions = list(self._sessions.values())
+        return [{"pid": s.pid, "vaults": sorted(s.grants.vaults), "started_at": s.grants.started_at,
+                 "expires_at": s.grants.expires_at,
+                 "expired": s.grants.expires_at is not None and now >= s.grants.expires_at} for s in sessions]
+
+
+def _seconds(value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise UsageError("expires_in must be a positive number of seconds.", code="daemon_bad_request")
+    return float(value)

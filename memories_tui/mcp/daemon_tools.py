@@ -1,0 +1,111 @@
+"""The MCP tools when the resident engine serves them: the same four methods as `MemoryTools`,
+each one request to the daemon, which holds the keys, the index, the model and the grant. The
+results come back as the same typed values (`from_json` of their wire form), so the server
+publishes exactly what it would publish in-process.
+
+This process never unlocks anything, so it starts without a passphrase and without key
+derivation. A vault the daemon does not hold unlocked (or no daemon at all) is the tool
+error `vault_locked`, which says how to unlock it; after `memories unlock` the next call
+works without restarting the AI client. When the daemon restarts, the session (this server's
+grant: its vaults, start and expiry) is opened again as it was.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..daemon import DaemonClient, connect
+from ..engine import Jsonable
+from ..errors import LockedError, MemoriesError
+from .grants import GrantedVault
+from .results import AskResult, ReadResult, RetrieveResult, SearchResult
+
+M = TypeVar("M", bound=Jsonable)
+GONE = ("daemon_unreachable", "daemon_session_unknown")
+
+
+class DaemonTools:
+    can_ask = True  # the daemon's engine always answers questions
+
+    def __init__(self, home: Path, vaults: list[GrantedVault], *, expires_in: float | None) -> None:
+        self.home = home
+        self.vaults = vaults
+        self.expires_in = expires_in
+        self._client: DaemonClient | None = None
+        self._session: dict[str, Any] | None = None  # token, started_at, expires_at (kept across restarts)
+        self._lock = threading.Lock()
+
+    def retrieve(self, vault_id: str, query: str, mode: str = "bm25", match_mode: str = "any", limit: int = 8,
+                 cards_only: bool = False) -> RetrieveResult:
+        return self._call(RetrieveResult, "retrieve", vault_id=vault_id, query=query, mode=mode,
+                          match_mode=match_mode, limit=limit, cards_only=cards_only)
+
+    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> SearchResult:
+        return self._call(SearchResult, "search", vault_id=vault_id, query=query, limit=limit, match_mode=match_mode)
+
+    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
+             byte_end: int | None = None) -> ReadResult:
+        return self._call(ReadResult, "read", vault_id=vault_id, id=id, revision=revision, byte_start=byte_start,
+                          byte_end=byte_end)
+
+    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
+        return self._call(AskResult, "ask", vault_id=vault_id, question=question, mode=mode, limit=limit)
+
+    # -- one call ---------------------------------------------------------------------------
+    def _call(self, model: type[M], tool: str, **arguments: Any) -> M:
+        for attempt in (1, 2):
+            client, token = self._ready(arguments["vault_id"])
+            try:
+                data = client.call("mcp_call", {"session": token, "tool": tool, "arguments": arguments})
+            except MemoriesError as exc:
+                if exc.code in GONE and attempt == 1:  # restarted or gone: find it again, once
+                    self._forget(token)
+                    continue
+                if exc.code == "daemon_unreachable":
+                    raise self._locked(arguments["vault_id"]) from None
+                raise
+            return model.from_json(data)  # the wire form: every field, so the same object as in the daemon
+        raise self._locked(arguments["vault_id"])
+
+    def _ready(self, vault_ref: str) -> tuple[DaemonClient, str]:
+        with self._lock:
+            client = self._client or connect(self.home)
+            if client is None:
+                raise self._locked(vault_ref)
+            if self._session is None or self._session.get("token") is None:
+                args: dict[str, Any] = {"vaults": [v.vault_id for v in self.vaults], "expires_in": self.expires_in}
+                if self._session is not None:  # the same grant as before the daemon restarted
+                    args.update(started_at=self._session["started_at"], expires_at=self._session["expires_at"])
+                try:
+                    opened = client.call("mcp_open", args)
+                except MemoriesError as exc:
+                    if exc.code == "daemon_unreachable":
+                        raise self._locked(vault_ref) from None
+                    raise
+                self._session = {"token": opened["session"], "started_at": opened["started_at"],
+                                 "expires_at": opened["expires_at"]}
+            self._client = client
+            return client, str(self._session["token"])
+
+    def _forget(self, token: str) -> None:
+        with self._lock:
+            self._client = None
+            if self._session is not None and self._session.get("token") == token:
+                self._session["token"] = None
+
+    def _locked(self, vault_ref: str) -> LockedError:
+        names = {v.vault_id: v.name for v in self.vaults}
+        name = names.get(vault_ref, vault_ref)
+        return LockedError(f"Vault {name} is locked: no Memories daemon holds it unlocked. Unlock it with "
+                           f"`memories unlock {name}` (or in the Memories TUI), then call again.")
+
+    def close(self) -> None:
+        with self._lock:
+            client, session = self._client, self._session
+        if client is not None and session is not None and session.get("token"):
+            try:
+                client.call("mcp_close", {"session": session["token"]})
+            except MemoriesError:
+                pass
