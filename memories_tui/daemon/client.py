@@ -87,6 +87,15 @@ class DaemonClient:
         finally:
             conn.close()
 
+    def call_quietly(self, method: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`call` for work nobody waits on (a status line, a lock mirrored in the background):
+        the result if it is an object, else {} — also when the daemon is gone."""
+        try:
+            result = self.call(method, args)
+        except MemoriesError:
+            return {}
+        return result if isinstance(result, dict) else {}
+
     def _open(self) -> _UnixConnection:
         with SocketAddress(self.paths.socket) as address:
             conn = _UnixConnection(address.path, self.timeout)

@@ -90,6 +90,12 @@ class DaemonService(Dispatcher):
         self._times_of(info.vault_id).last_used = testhooks.now()
         return info.vault_id
 
+    def mark_unlocked(self, vault_id: str) -> None:
+        """The hosting TUI unlocked `vault_id` itself: its times start now."""
+        now = testhooks.now()
+        with self._lock:
+            self._times[vault_id] = VaultTimes(unlocked_at=now, last_used=now)
+
     def touch(self, vault_id: str) -> None:
         """Activity that did not come through a request (the hosting TUI's own screens)."""
         if self.engine.is_unlocked(vault_id):

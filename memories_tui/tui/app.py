@@ -37,6 +37,7 @@ from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
 from . import crash
 from .commands import MemoriesCommands
+from .daemon_link import DaemonLink, LockedElsewhere
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
@@ -85,6 +86,8 @@ class MemoriesApp(App):
         self.idle_lock_seconds = float(self.engine.config.tui.idle_lock_minutes) * 60.0
         self._last_activity = time.monotonic()
         self.embedding = self.engine.background_embedding(self._deliver_embedding)
+        # serves the home's socket, or follows a separate daemon's lock state (daemon_link.py)
+        self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)))
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
@@ -167,6 +170,7 @@ class MemoriesApp(App):
 
     def on_unmount(self) -> None:
         self._resume_gc()
+        self.daemon_link.close()
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
@@ -191,6 +195,7 @@ class MemoriesApp(App):
         def drawn() -> None:
             self._resume_gc()
             threading.Thread(target=self.engine.preload, name="memories-preload", daemon=True).start()
+            threading.Thread(target=self.daemon_link.start, name="memories-daemon-link", daemon=True).start()
 
         # call_later: after the screen's other after-refresh callbacks (the bench's clock is one)
         screen.call_after_refresh(self.call_later, drawn)
@@ -199,6 +204,7 @@ class MemoriesApp(App):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, ACTIVITY_EVENTS):
             self._last_activity = time.monotonic()
+            self.daemon_link.activity()
         if self._held is not None and isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
             if not (isinstance(event, events.Key) and event.key in NEVER_HELD):
                 self._held.append(event)  # typed for the screen after the unlock
@@ -228,6 +234,7 @@ class MemoriesApp(App):
                    for w in self.workers)
 
     async def check_idle_lock(self) -> None:
+        self.daemon_link.poll()
         if self.idle_lock_seconds <= 0 or self.vault is None:
             return
         if self.busy_work():
@@ -314,6 +321,7 @@ class MemoriesApp(App):
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._resume_gc()
         self.stop_embedding()
+        self.daemon_link.close()
         super().exit(*args, **kwargs)
 
     def on_embed_progress_message(self, message: EmbedProgressMessage) -> None:
@@ -348,6 +356,7 @@ class MemoriesApp(App):
         info = self.vault
         self.stop_embedding()
         self.engine.lock()
+        self.daemon_link.locked(info.vault_id if info is not None else None)
         self.vault = None
         self.refresh_bindings()
         if info is None and not any(isinstance(s, VaultScreen) for s in self.screen_stack):
@@ -357,8 +366,14 @@ class MemoriesApp(App):
         if info is not None:
             await self.push_screen(UnlockScreen(info))
 
+    async def on_locked_elsewhere(self, message: LockedElsewhere) -> None:
+        if self.vault is not None and self.vault.vault_id in message.vault_ids:
+            await self.action_lock()
+            self.notify(f"Locked: {message.reason}.", title="Locked")
+
     async def action_switch_vault(self) -> None:
         self.stop_embedding()
+        self.daemon_link.locked(self.vault.vault_id if self.vault is not None else None)
         self.engine.lock()
         self.vault = None
         self.refresh_bindings()
@@ -425,11 +440,12 @@ def run_app(home: str | Path | None = None, config: str | Path | None = None) ->
     """Open the engine and run the TUI; raises MemoriesError (e.g. a bad config) before any UI.
     Returns the app's exit status (1 after an unexpected error)."""
     engine = Engine.open(home, config)
+    app = MemoriesApp(engine)
     try:
-        app = MemoriesApp(engine)
         app.run()
         return app.return_code or 0
     finally:
+        app.daemon_link.close()
         engine.lock()
 
 

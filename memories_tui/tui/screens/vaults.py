@@ -255,6 +255,7 @@ class CreateVaultScreen(EngineScreen):
                 info = engine.create_vault(name, passphrase, device_only=device_only)
                 step("Unlocking the new vault (the key is derived once more)…")
                 engine.unlock(info.vault_id, passphrase)
+            self.memories.daemon_link.unlocked(info.vault_id, passphrase)
             if samples:
                 step("Importing the sample notes…")
             count = len(engine.import_samples(info.vault_id)) if samples else 0
@@ -346,6 +347,7 @@ class UnlockScreen(EngineScreen):
             if self.engine.lock_epoch != epoch:  # locked while the KDF ran: do not leave it open
                 self.engine.lock(self.info.vault_id)
                 return
+            self.memories.daemon_link.unlocked(self.info.vault_id, passphrase)  # the CLI and AI clients too
         except WrongPassphraseError as exc:
             self.post_message(UnlockDone(epoch, error=self.describe(exc), wrong_passphrase=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI

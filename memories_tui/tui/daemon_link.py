@@ -1,0 +1,167 @@
+"""The TUI and the home's resident engine: one lock state per vault per home.
+
+While the TUI runs and no `memories daemon` does, the TUI serves the home's socket itself, on
+its own engine: a vault unlocked in the TUI is available to the CLI and AI clients of the same
+user, and ctrl+l (or the idle timer) locks it for them too. When a separate daemon runs, the
+TUI keeps its in-process engine and mirrors its unlock and lock on the daemon's lock state
+(the passphrase typed in the TUI is sent once to the daemon), and a lock made elsewhere (a
+`memories lock`, the daemon's idle timer, `--for` running out) locks the TUI at its next poll.
+
+Everything here that can wait on the socket runs in a thread; the UI thread only reads flags.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from ..errors import MemoriesError
+
+if TYPE_CHECKING:  # the socket code loads after the first frame, in `start`
+    from ..daemon import DaemonClient
+    from ..daemon.lifecycle import SocketHost
+    from ..engine import Engine
+
+log = logging.getLogger("memories.tui")
+POLL_SECONDS = 2.0  # how often a TUI beside a separate daemon asks whether its vault is still unlocked
+
+
+class LockedElsewhere(Message):
+    """Vaults were locked outside the TUI (the CLI, the daemon's timers): lock here too."""
+
+    def __init__(self, vault_ids: list[str], reason: str) -> None:
+        super().__init__()
+        self.vault_ids = vault_ids
+        self.reason = reason
+
+
+class DaemonLink:
+    """`on_locked_elsewhere(vault_ids, reason)` is called from a worker thread; the app hands it
+    to its UI thread."""
+
+    def __init__(self, engine: Engine, on_locked_elsewhere: Callable[[list[str], str], object]) -> None:
+        self.engine = engine
+        self.on_locked_elsewhere = on_locked_elsewhere
+        self.host: SocketHost | None = None
+        self.remote: DaemonClient | None = None
+        self.problem = ""  # why the TUI neither serves nor follows a daemon, for the status screen
+        self._lock = threading.Lock()
+        self._active_vault: str | None = None
+        self._last_activity = time.monotonic()
+        self._last_poll = 0.0
+        self._polling = False
+        self._closed = False
+
+    # -- start and stop ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Serve the socket, or follow the daemon that already does (call from a thread)."""
+        from ..daemon import connect, daemon_disabled, unix_sockets_supported
+
+        if daemon_disabled() or not unix_sockets_supported():
+            self.problem = "off (--no-daemon or this platform)"
+            return
+        from ..daemon.lifecycle import DaemonRunningError, SocketHost
+        from ..daemon.service import DaemonService
+
+        with self._lock:
+            if self._closed or self.host is not None:
+                return
+            try:
+                host = SocketHost(self.engine, "tui", DaemonService(self.engine, kind="tui",
+                                                                    on_locked=self._service_locked))
+                host.start()
+            except DaemonRunningError:
+                self.remote = connect(self.engine.home)
+                self.problem = "" if self.remote is not None else "another daemon holds the home but does not answer"
+                return
+            except (MemoriesError, OSError) as exc:
+                self.problem = getattr(exc, "message", None) or type(exc).__name__
+                return
+            self.host, self.remote, self.problem = host, None, ""
+
+    def close(self) -> None:
+        """Stop serving (the app locks its engine right after); a followed daemon keeps running."""
+        with self._lock:
+            self._closed = True
+            host, self.host = self.host, None
+        if host is not None:
+            host.close("the TUI quit")
+
+    def describe(self) -> str:
+        """One line for the status screen: who serves the CLI and AI clients of this home."""
+        if self.host is not None:
+            return "this TUI serves the CLI and AI clients of this home"
+        if self.remote is not None:
+            pid = self.remote.call_quietly("hello").get("pid", "?")
+            return f"the Memories daemon (pid {pid}) serves them; unlock and lock here act on it too"
+        return f"not shared: {self.problem}" if self.problem else "not shared yet"
+
+    # -- what the app reports ------------------------------------------------------------------
+    def activity(self) -> None:
+        """A key or mouse event: the open vault is in use (the daemon's idle timer counts it)."""
+        self._last_activity = time.monotonic()
+        host, vault_id = self.host, self._active_vault
+        if host is not None and vault_id is not None:
+            host.service.touch(vault_id)
+
+    def unlocked(self, vault_id: str, passphrase: str) -> None:
+        """The TUI unlocked `vault_id` (called in the unlock worker): a followed daemon unlocks it too."""
+        self._active_vault = vault_id
+        remote = self.remote
+        if remote is None:
+            if self.host is not None:
+                self.host.service.mark_unlocked(vault_id)
+            return
+        try:
+            remote.call("unlock", {"vault": vault_id, "passphrase": passphrase})
+        except MemoriesError as exc:  # the TUI stays unlocked; the status screen says the daemon did not follow
+            log.warning("the daemon did not unlock %s: %s", vault_id, exc.code)
+
+    def locked(self, vault_id: str | None) -> None:
+        """The TUI locked (ctrl+l, idle, switching vaults): lock it in a followed daemon too."""
+        self._active_vault = None
+        remote = self.remote
+        if remote is None or vault_id is None:
+            return
+        threading.Thread(target=remote.call_quietly, args=("lock", {"vault": vault_id}),
+                         name="memories-daemon-lock", daemon=True).start()
+
+    def poll(self) -> None:
+        """From the app's one-second timer: beside a separate daemon, ask (in a thread) whether
+        the open vault is still unlocked there; tell the daemon about recent activity."""
+        remote, vault_id = self.remote, self._active_vault
+        now = time.monotonic()
+        if remote is None or vault_id is None or self._polling or now - self._last_poll < POLL_SECONDS:
+            return
+        self._last_poll, self._polling = now, True
+        touch = now - self._last_activity < POLL_SECONDS * 2
+        threading.Thread(target=self._check_remote, args=(remote, vault_id, touch),
+                         name="memories-daemon-poll", daemon=True).start()
+
+    def _check_remote(self, remote: DaemonClient, vault_id: str, touch: bool) -> None:
+        try:
+            state = remote.call("vault_state", {"vault": vault_id, "touch": touch})
+            still = bool(state.get("unlocked"))
+            reason = "locked in the Memories daemon"
+        except MemoriesError:
+            still, reason = False, "the Memories daemon stopped"
+            self.remote = None
+            threading.Thread(target=self.start, name="memories-daemon-host", daemon=True).start()
+        finally:
+            self._polling = False
+        if not still and self._active_vault == vault_id:
+            self._active_vault = None
+            self.on_locked_elsewhere([vault_id], reason)
+
+    def _service_locked(self, vault_ids: list[str], reason: str) -> None:
+        """The socket this TUI serves locked vaults (`memories lock`, idle, `--for`)."""
+        if reason == "the TUI quit":
+            return
+        if self._active_vault in vault_ids:
+            self._active_vault = None
+            self.on_locked_elsewhere(vault_ids, reason)

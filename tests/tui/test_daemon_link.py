@@ -1,0 +1,100 @@
+"""One lock state per vault per home, with the TUI in it (Pilot + real CLI subprocesses).
+
+Without a daemon the TUI serves the home's socket itself: unlocking in the TUI makes the
+vault available to the CLI and AI clients, ctrl+l locks it for them, and a `memories lock`
+from a terminal locks the TUI. Beside a separate `memories daemon`, the TUI's unlock and
+lock act on the daemon's lock state too, and a lock there reaches the TUI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from memories_tui.daemon import connect
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.records import RecordsScreen
+from memories_tui.tui.screens.vaults import UnlockScreen
+from tests.helpers.cli import run_cli
+from tests.helpers.daemon import daemon, lock_held
+from tests.helpers.pilot import wait_for
+
+PASS = "correct horse"
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    info = engine.create_vault("notes", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title="Sourdough", body="Feed the starter twice a day.")
+    engine.lock()
+    return home
+
+
+def daemon_vaults(home: Path) -> list[str]:
+    client = connect(home)
+    assert client is not None
+    return [v["name"] for v in client.call("status")["vaults"]]
+
+
+async def unlock_in_tui(pilot) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen), 30)
+    field = app.screen.query_one("#passphrase", Input)
+    field.value = PASS
+    await field.action_submit()
+    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen), 30)
+
+
+async def cli(home: Path, *args: str):
+    return await asyncio.to_thread(run_cli, home, *args, passphrase=None)
+
+
+async def test_the_tui_serves_the_socket_and_one_lock_locks_everyone(home: Path) -> None:
+    app = MemoriesApp(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.daemon_link.host is not None, 30)
+        assert lock_held(home)
+        shown = await cli(home, "--json", "daemon", "status")
+        assert shown.json["kind"] == "tui" and shown.json["vaults"] == []
+        second = await cli(home, "--json", "daemon", "--detach")
+        assert second.json["error"]["code"] == "daemon_running" and "TUI" in second.json["error"]["message"]
+
+        await unlock_in_tui(pilot)
+        assert daemon_vaults(home) == ["notes"]  # the CLI and AI clients may use it now
+        locked = await cli(home, "--json", "lock", "--all")  # from a terminal: the TUI locks too
+        assert locked.code == 0 and len(locked.json["locked"]) == 1
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and app.vault is None, 30)
+
+        await unlock_in_tui(pilot)
+        assert daemon_vaults(home) == ["notes"]
+        await pilot.press("ctrl+l")  # from the TUI: locked for everyone
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen), 30)
+        assert daemon_vaults(home) == []
+    assert not lock_held(home)  # the TUI stopped serving when it quit
+
+
+async def test_beside_a_daemon_the_tui_acts_on_its_lock_state(home: Path) -> None:
+    with daemon(home) as pid:
+        app = MemoriesApp(Engine.open(home))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.daemon_link.remote is not None, 30)
+            assert app.daemon_link.host is None
+            assert f"pid {pid}" in await asyncio.to_thread(app.daemon_link.describe)
+
+            await unlock_in_tui(pilot)
+            await wait_for(pilot, lambda: daemon_vaults(home) == ["notes"], 30)  # the daemon unlocked it too
+            assert (await cli(home, "--json", "lock", "notes")).code == 0
+            await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and app.vault is None, 30)
+
+            await unlock_in_tui(pilot)
+            await wait_for(pilot, lambda: daemon_vaults(home) == ["notes"], 30)
+            await pilot.press("ctrl+l")
+            await wait_for(pilot, lambda: daemon_vaults(home) == [], 30)
