@@ -18,7 +18,9 @@ from ..errors import MemoriesError
 
 VERSION = 1
 PREFIX = f"/v{VERSION}/"
-MAX_REQUEST_BYTES = 1024 * 1024  # arguments only: file contents never travel, the daemon reads the files
+# Arguments: a record body (at most 16 MiB of text, more once JSON-escaped) is the largest;
+# files named on the command line never travel, the daemon reads them where the caller is.
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024 * 1024  # one answer line (a 16 MiB record body with escapes, a big batch)
 CONTENT_TYPE = "application/x-ndjson"
 
