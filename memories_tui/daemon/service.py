@@ -116,9 +116,12 @@ class DaemonService(Dispatcher):
         return ids
 
     def expire_due(self) -> None:
-        """Lock every vault whose `--for` ran out or that nobody used for the idle time."""
+        """Lock every vault whose `--for` ran out or that nobody used for the idle time (every
+        vault unlocked here has its times: unlocked by a request, or marked by the hosting TUI)."""
         now = testhooks.now()
-        for vault_id in self.unlocked_ids():
+        with self._lock:
+            tracked = list(self._times)
+        for vault_id in [vid for vid in tracked if self.engine.is_unlocked(vid)]:
             times = self._times_of(vault_id)
             if times.expires_at is not None and now >= times.expires_at:
                 self.lock(vault_id, "expired")
