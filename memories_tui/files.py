@@ -16,15 +16,18 @@ from .errors import InputRefusedError
 _CHUNK = 1024 * 1024
 
 
-def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_pipe: bool = False) -> bytes:
+def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_pipe: bool = False,
+                 base: Path | None = None) -> bytes:
     """The bytes of `path`, or InputRefusedError naming the file: missing, a folder, a device,
     FIFO or socket (unless `allow_pipe`, for `--passphrase-file <(cmd)`), unreadable, or over
-    `limit` bytes (`what` names the limit; `advice` says what to do about it)."""
+    `limit` bytes (`what` names the limit; `advice` says what to do about it). A relative
+    `path` opens in `base` when given (the resident engine reading a file named in another
+    process's working folder); messages name `path` as the user typed it."""
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     if not allow_pipe:
         flags |= getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path if base is None else base / path, flags)
     except FileNotFoundError:
         raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
     except IsADirectoryError:

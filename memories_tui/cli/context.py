@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from ..daemon import DaemonPaths
 from ..engine import Engine
+from ..errors import MemoriesError
 from ..frontend.passphrase import get_passphrase
 from .output import Payload, clean, print_table
 
@@ -28,12 +29,35 @@ class Context:
         return self.opened
 
     def unlock(self, ref: str, *, prompt: str | None = None) -> str:
-        """Unlock `ref` with a passphrase from R-VAULT-2's sources; returns the vault id."""
+        """The id of vault `ref`, held unlocked by the engine this verb then uses: the resident
+        engine when it holds the vault (no passphrase, no key derivation; `engine` becomes its
+        client), else this process, with a passphrase from the usual sources. Every vault verb
+        calls this first, so this is the one place that chooses."""
+        served = self._served_by_daemon(ref)
+        if served is not None:
+            return served
         info = self.engine.resolve_vault(ref)
         passphrase = get_passphrase(file=getattr(self.args, "passphrase_file", None),
                                     prompt=prompt or f"Passphrase for vault {info.name}: ")
         self.engine.unlock(info.vault_id, passphrase)
         return info.vault_id
+
+    def _served_by_daemon(self, ref: str) -> str | None:
+        if getattr(self.args, "no_daemon", False):
+            return None
+        from ..daemon import connect
+        from ..daemon.remote_engine import RemoteEngine
+
+        local = self.engine
+        try:
+            client = connect(local.home)
+            state = client.call("vault_state", {"vault": ref, "touch": True}) if client is not None else None
+        except MemoriesError:  # gone, refused, or a vault it does not know: this process decides
+            return None
+        if client is None or not isinstance(state, dict) or not state.get("unlocked"):
+            return None
+        self.opened = RemoteEngine(client, local.home, local.config)
+        return str(state["vault_id"])
 
     def daemon_paths(self) -> DaemonPaths:
         return DaemonPaths(self.engine.home)

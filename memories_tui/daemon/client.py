@@ -27,7 +27,7 @@ from .protocol import (
     PREFIX,
     DaemonConnectionError,
     PeerRefusedError,
-    rebuild_error,
+    read_error,
 )
 
 NO_DAEMON_ENV = "MEMORIES_NO_DAEMON"
@@ -138,7 +138,7 @@ class DaemonClient:
                     progress(message["progress"])
                 continue
             if "error" in message:
-                raise rebuild_error(message["error"])
+                raise read_error(message)
             if "result" in message:
                 return message["result"]
             raise DaemonConnectionError(f"The daemon answered {method} with something that is not the protocol.")
@@ -151,8 +151,7 @@ class DaemonClient:
 
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
     try:
-        data = json.loads(response.read(1024 * 1024))
-        return rebuild_error(data.get("error") if isinstance(data, dict) else None)
+        return read_error(json.loads(response.read(1024 * 1024)))
     except (OSError, ValueError, RecursionError, http.client.HTTPException):
         return DaemonConnectionError(f"The daemon refused the request (HTTP {response.status}).")
 

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MemoriesError
 from .mcp_sessions import McpSessions
 from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sockets_supported
-from .protocol import error_body, rebuild_error
+from .protocol import read_error
 from .server import DaemonServer
 from .service import DaemonService
+from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -111,6 +112,7 @@ class SocketHost:
         self.service = service if service is not None else DaemonService(engine, kind=kind)
         sessions = McpSessions(self.service)
         self.service.add_methods(sessions.methods())
+        self.service.add_methods(vault_methods(self.service))
         self.service.grants_status = sessions.status
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None
@@ -176,7 +178,7 @@ def run_daemon(engine: Engine, *, ready_fd: int | None = None, announce: Callabl
         setup_log(host.paths)
         host.start()
     except MemoriesError as exc:
-        _report_ready(ready_fd, error_body(exc))
+        _report_ready(ready_fd, exc.to_wire())
         raise
     stop = host.service.stop_requested
     reason = ["stop"]
@@ -233,7 +235,7 @@ def start_detached(home: Path, config: Path) -> int:
     if "pid" in data:
         return int(data["pid"])
     if isinstance(data.get("error"), dict):
-        raise rebuild_error(data["error"])  # the same error the foreground start would print
+        raise read_error(data)  # the same error the foreground start would print
     raise DaemonUnavailableError("The daemon did not start and said nothing; run `memories daemon` in a terminal "
                                  "to see why.")
 

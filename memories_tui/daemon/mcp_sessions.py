@@ -58,8 +58,8 @@ class McpSessions:
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
             raise UsageError("mcp_open needs the list of granted vault ids.", code="daemon_bad_request")
         engine = self.service.engine
-        infos = {info.vault_id: info for info in (engine.resolve_vault(ref) for ref in refs)}
-        grants = Grants(engine.home, [GrantedVault(i.vault_id, i.name) for i in infos.values()],
+        named = {vid: name for vid, name, _ in (self.service.resolve(ref) for ref in refs)}
+        grants = Grants(engine.home, [GrantedVault(vid, name) for vid, name in named.items()],
                         expires_in=_seconds(args.get("expires_in")), clock=testhooks.now)
         started_at, expires_at = args.get("started_at"), args.get("expires_at")
         if isinstance(started_at, int | float) and not isinstance(started_at, bool):  # reopened after a restart

@@ -12,9 +12,8 @@ is a plain JSON `{"error": ...}` body with an HTTP error status.
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from ..errors import MemoriesError
+from ..errors import MemoriesError, error_from_json
 
 VERSION = 1
 PREFIX = f"/v{VERSION}/"
@@ -47,42 +46,12 @@ def encode_line(obj: object) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def error_body(exc: MemoriesError) -> dict[str, Any]:
-    """An error as it travels: code and sentence as `--json` shows them, plus what rebuilds it."""
-    out: dict[str, Any] = {"code": exc.code, "message": exc.message, "exit_code": exc.exit_code,
-                           "type": type(exc).__name__}
-    extra = getattr(exc, "extra", None)
-    if isinstance(extra, dict):
-        out["extra"] = extra
-    return {"error": out}
+def error_line(exc: MemoriesError) -> bytes:
+    """An error as it travels: the code and sentence `--json` shows, and its class, so the
+    client raises the very error (exit status included) the engine raised in-process."""
+    return encode_line(exc.to_wire())
 
 
-def _error_classes() -> dict[str, type[MemoriesError]]:
-    found: dict[str, type[MemoriesError]] = {}
-    pending: list[type[MemoriesError]] = [MemoriesError]
-    while pending:
-        cls = pending.pop()
-        found.setdefault(cls.__name__, cls)
-        pending.extend(cls.__subclasses__())
-    return found
-
-
-def rebuild_error(body: object) -> MemoriesError:
-    """The MemoriesError a front end would have caught in-process (same class where it is
-    loaded here, same code, message and exit status either way)."""
-    if not isinstance(body, dict):
-        return DaemonConnectionError("The daemon answered with an error this client cannot read.")
-    code, message = body.get("code"), body.get("message")
-    if not isinstance(code, str) or not isinstance(message, str):
-        return DaemonConnectionError("The daemon answered with an error this client cannot read.")
-    cls = _error_classes().get(str(body.get("type")), MemoriesError)
-    try:
-        exc = cls(message, code=code)
-    except TypeError:  # a subclass with another constructor
-        exc = MemoriesError(message, code=code)
-    exit_code = body.get("exit_code")
-    if isinstance(exit_code, int) and exit_code != exc.exit_code:
-        exc.exit_code = exit_code
-    if isinstance(body.get("extra"), dict):
-        exc.extra = body["extra"]  # type: ignore[attr-defined]
-    return exc
+def read_error(message: object) -> MemoriesError:
+    """The error an `{"error": …}` line or body describes (errors.error_from_json)."""
+    return error_from_json(message)

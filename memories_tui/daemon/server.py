@@ -36,7 +36,7 @@ from .protocol import (
     DaemonProtocolError,
     PeerRefusedError,
     encode_line,
-    error_body,
+    error_line,
 )
 
 log = logging.getLogger("memories.daemon")
@@ -215,15 +215,15 @@ class _Handler(BaseHTTPRequestHandler):
             line = encode_line({"result": result})
             outcome = "ok"
         except MemoriesError as exc:
-            line, outcome = encode_line(error_body(exc)), exc.code
+            line, outcome = error_line(exc), exc.code
         except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
             refusal = UsageError(f"Bad arguments for {name}: {type(exc).__name__}.", code="daemon_bad_request")
-            line, outcome = encode_line(error_body(refusal)), refusal.code
+            line, outcome = error_line(refusal), refusal.code
         except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
             log.error("%s failed: unexpected %s", name, type(exc).__name__)
             error = InternalError(f"Unexpected {type(exc).__name__} in the daemon while running {name}. This is a "
                                   "bug in Memories; the daemon log has the place.")
-            line, outcome = encode_line(error_body(error)), error.code
+            line, outcome = error_line(error), error.code
         finally:
             stop_watch()
             with self.server.active_lock:
@@ -232,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         send(line)
 
     def _refuse(self, status: int, error: MemoriesError) -> None:
-        body = encode_line(error_body(error))
+        body = error_line(error)
         if getattr(self, "request_version", "") in ("", "HTTP/0.9"):
             self.request_version = self.protocol_version  # answer garbage with a real status line too
         try:

@@ -70,7 +70,25 @@ class DaemonService(Dispatcher):
 
     # -- lock state ---------------------------------------------------------------------------
     def unlocked_ids(self) -> list[str]:
-        return [info.vault_id for info in self.engine.list_vaults() if self.engine.is_unlocked(info.vault_id)]
+        """The vaults unlocked here (each has its times: unlocked by a request, or marked by the
+        hosting TUI). Known without reading any vault file."""
+        with self._lock:
+            tracked = list(self._times)
+        return [vid for vid in tracked if self.engine.is_unlocked(vid)]
+
+    def resolve(self, ref: str) -> tuple[str, str, bool]:
+        """(vault id, name, unlocked) for a vault id or unique name. An unlocked vault is found
+        among the open ones without touching its file: reading a vault's header read-only in
+        the process that holds it open for writing fails while another process writes to it."""
+        unlocked = [(vid, self.engine.vault_name(vid)) for vid in self.unlocked_ids()]
+        for vid, name in unlocked:
+            if vid == ref:
+                return vid, name, True
+        named = [(vid, name) for vid, name in unlocked if name == ref]
+        if len(named) == 1:
+            return named[0][0], named[0][1], True
+        info = self.engine.resolve_vault(ref)
+        return info.vault_id, info.name, self.engine.is_unlocked(info.vault_id)
 
     def _times_of(self, vault_id: str) -> VaultTimes:
         """A vault unlocked outside the service (the TUI's own unlock screen) starts its idle time now."""
@@ -84,11 +102,11 @@ class DaemonService(Dispatcher):
     def require(self, ref: str) -> str:
         """The id of an unlocked vault (by id or unique name), marked as used now; else
         LockedError saying how to unlock it."""
-        info = self.engine.resolve_vault(ref)
-        if not self.engine.is_unlocked(info.vault_id):
-            raise LockedError(f"Vault {info.name} is locked; {how_to_unlock(info.name)}.")
-        self._times_of(info.vault_id).last_used = testhooks.now()
-        return info.vault_id
+        vault_id, name, unlocked = self.resolve(ref)
+        if not unlocked:
+            raise LockedError(f"Vault {name} is locked; {how_to_unlock(name)}.")
+        self._times_of(vault_id).last_used = testhooks.now()
+        return vault_id
 
     def mark_unlocked(self, vault_id: str) -> None:
         """The hosting TUI unlocked `vault_id` itself: its times start now."""
@@ -141,46 +159,44 @@ class DaemonService(Dispatcher):
         return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home)}
 
     def _vault_state(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
-        info = self.engine.resolve_vault(_text(args, "vault"))
-        unlocked = self.engine.is_unlocked(info.vault_id)
+        vault_id, name, unlocked = self.resolve(_text(args, "vault"))
         if unlocked and args.get("touch"):
-            self._times_of(info.vault_id).last_used = testhooks.now()
-        return {"vault_id": info.vault_id, "name": info.name, "unlocked": unlocked}
+            self._times_of(vault_id).last_used = testhooks.now()
+        return {"vault_id": vault_id, "name": name, "unlocked": unlocked}
 
     def _unlock(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
-        info = self.engine.resolve_vault(_text(args, "vault"))
+        vault_id, name, already = self.resolve(_text(args, "vault"))
         for_seconds = args.get("for_seconds")
         if for_seconds is not None and (not isinstance(for_seconds, int | float) or isinstance(for_seconds, bool)
                                         or not 0 < for_seconds <= MAX_UNLOCK_SECONDS):
             raise UsageError("for_seconds must be a positive number of seconds, at most a year.")
-        already = self.engine.is_unlocked(info.vault_id)
         if not already:
             passphrase = args.get("passphrase")
             if not isinstance(passphrase, str) or not passphrase:
-                raise UsageError(f"Vault {info.name} is locked; a passphrase is needed to unlock it.")
+                raise UsageError(f"Vault {name} is locked; a passphrase is needed to unlock it.")
             epoch = self.engine.lock_epoch
-            self.engine.unlock(info.vault_id, passphrase)
+            self.engine.unlock(vault_id, passphrase)
             del passphrase
             if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins
-                self.engine.lock(info.vault_id)
-                raise LockedError(f"Vault {info.name} was locked while it was being unlocked; nothing stays open.")
+                self.engine.lock(vault_id)
+                raise LockedError(f"Vault {name} was locked while it was being unlocked; nothing stays open.")
         now = testhooks.now()
         with self._lock:
-            times = self._times_of(info.vault_id)
+            times = self._times_of(vault_id)
             if not already:
                 times.unlocked_at = now
             times.last_used = now
             times.expires_at = None if for_seconds is None else now + float(for_seconds)
-        log.info("unlock %s (%s)", info.vault_id, "already unlocked" if already else "key derived")
-        return {**self._vault_row(info.vault_id, info.name, now), "already_unlocked": already}
+        log.info("unlock %s (%s)", vault_id, "already unlocked" if already else "key derived")
+        return {**self._vault_row(vault_id, name, now), "already_unlocked": already}
 
     def _lock_method(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         ref = args.get("vault")
         if ref is None:
             ids = self.lock(None, "lock --all")
         else:
-            info = self.engine.resolve_vault(_text(args, "vault"))
-            ids = self.lock(info.vault_id, "lock")
+            vault_id = self.resolve(_text(args, "vault"))[0]
+            ids = self.lock(vault_id, "lock")
         return {"locked": ids}
 
     def _stop(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -201,12 +217,13 @@ class DaemonService(Dispatcher):
 
     def status(self) -> dict[str, Any]:
         now = testhooks.now()
-        vaults = [self._vault_row(info.vault_id, info.name, now) for info in self.engine.list_vaults()
-                  if self.engine.is_unlocked(info.vault_id)]
+        vaults = sorted((self._vault_row(vid, self.engine.vault_name(vid), now) for vid in self.unlocked_ids()),
+                        key=lambda row: str(row["name"]).casefold())
         return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home),
                 "started_at": self.started_at, "uptime_seconds": max(0.0, time.time() - self.started_at),
                 "idle_lock_minutes": self.idle_seconds / 60.0, "vaults": vaults,
-                "clients": self.server_activity(), "grants": self.grants_status(), "rss_bytes": resident_bytes()}
+                "clients": self.server_activity(), "grants": self.grants_status(), "rss_bytes": resident_bytes(),
+                "model_loaded": self.engine.model_loaded}
 
 
 def resident_bytes() -> int | None:

@@ -195,26 +195,29 @@ class Engine:
     def revisions(self, vault_id: str, record_id: str) -> list[int]:
         return self._vault(vault_id).revisions(record_id)
 
-    def add_asset(self, vault_id: str, path: Path, title: str | None = None) -> Record:
+    def add_asset(self, vault_id: str, path: Path, title: str | None = None, *, cwd: Path | None = None) -> Record:
+        """`cwd`: where a relative `path` is (another process's working folder, for the daemon)."""
         from ..vault.records import NewRecord
         from .sources import read_file
 
-        data = read_file(path, MAX_ASSET_BYTES, "asset")
+        data = read_file(path, MAX_ASSET_BYTES, "asset", base=cwd)
         item = NewRecord("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)
         return self._vault(vault_id).add(item)
 
     # -- ingest ---------------------------------------------------------------------------
     def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
-               progress: IngestProgressFn | None = None, cancel: threading.Event | None = None) -> list[IngestResult]:
+               progress: IngestProgressFn | None = None, cancel: threading.Event | None = None,
+               cwd: Path | None = None) -> list[IngestResult]:
         """Import text files as knowledge cards: every file is checked first, then all accepted
-        files are written in one transaction (all or nothing; see ingest.py)."""
+        files are written in one transaction (all or nothing; see ingest.py). Relative paths are
+        found in `cwd` when given; results and messages name them as given."""
         from .ingest import ingest_files
 
         if not paths:
             raise UsageError("Name at least one file to ingest.")
         ctx = self._context(vault_id)
         return ingest_files(ctx.vault, ctx.records(), paths, title=title, progress=progress, cancel=cancel,
-                            check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced))
+                            check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced), base=cwd)
 
     def _check_batch_fits(self, ctx: VaultContext, new_bodies: list[str], replaced_bodies: list[str]) -> None:
         """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`

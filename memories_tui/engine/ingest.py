@@ -30,15 +30,17 @@ FitCheck = Callable[[list[str], list[str]], None]
 
 def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
                  title: str | None = None, progress: IngestProgressFn | None = None,
-                 cancel: threading.Event | None = None, check_fits: FitCheck | None = None) -> list[IngestResult]:
+                 cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
+                 base: Path | None = None) -> list[IngestResult]:
     """Import text files as knowledge cards into `vault`, whose latest records are `current`.
-    `check_fits` runs before anything is written (issue 8: never leave an unsearchable vault)."""
+    `check_fits` runs before anything is written (issue 8: never leave an unsearchable vault).
+    Relative paths are found in `base` when given (the caller's working folder)."""
     if not paths:
         raise UsageError("Name at least one file to ingest.")
     sources: list[SourceFile] = []
     for n, path in enumerate(paths, 1):
         _check_cancel(cancel)
-        sources.append(read_source(Path(path), title))
+        sources.append(read_source(Path(path), title, base=base))
         if progress:
             progress(IngestProgress("read", n, len(paths)))
     existing = [r for r in current.values() if r.kind == "card"]
@@ -49,7 +51,7 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     results: dict[int, IngestResult] = {}
     seen: set[tuple[str, str]] = set()
     for i, src in enumerate(sources):
-        source_path = str(src.path.resolve())
+        source_path = str(src.resolved)
         meta: dict[str, object] = {"source": src.path.name, "source_path": source_path, "sha256": src.sha256}
         old = by_path.get(source_path)
         if old is None and src.sha256 in by_hash and by_hash[src.sha256].title == src.title:

@@ -37,18 +37,20 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: Path
+    path: Path  # as the user named it: results and messages show this
     title: str
     body: str
     sha256: str
+    resolved: Path  # the file itself, absolute: recorded as the card's source
 
 
-def read_file(path: Path, limit: int, what: str, advice: str = "") -> bytes:
+def read_file(path: Path, limit: int, what: str, advice: str = "", *, base: Path | None = None) -> bytes:
     """A regular file's bytes, or InputRefusedError naming the file: a name that is not UTF-8,
     missing, a folder, a device or FIFO, unreadable or over `limit` bytes (checked while
-    reading; see files.py)."""
-    check_utf8_name(path)
-    return read_limited(path, limit, what=what, advice=advice)
+    reading; see files.py). A relative `path` is found in `base` when given (the caller's
+    working folder)."""
+    check_utf8_name(path if base is None else base / path)
+    return read_limited(path, limit, what=what, advice=advice, base=base)
 
 
 def check_utf8_name(path: Path) -> None:
@@ -63,9 +65,9 @@ def check_utf8_name(path: Path) -> None:
                                 "and try again.", code="bad_file_name") from None
 
 
-def read_source(path: Path, title: str | None = None) -> SourceFile:
+def read_source(path: Path, title: str | None = None, *, base: Path | None = None) -> SourceFile:
     """Read one file as UTF-8 text or raise InputRefusedError naming the file and the fix."""
-    raw = read_file(path, MAX_FILE_BYTES, "ingest", "Split it into smaller text files.")
+    raw = read_file(path, MAX_FILE_BYTES, "ingest", "Split it into smaller text files.", base=base)
     for magic, kind in _SIGNATURES:
         if raw.startswith(magic):
             raise InputRefusedError(f"{path} is {kind}. {_CONVERT_HINT}", code="unsupported_file")
@@ -81,7 +83,7 @@ def read_source(path: Path, title: str | None = None) -> SourceFile:
     if body.startswith("\ufeff"):
         body = body[1:]
     return SourceFile(path=path, title=title or derive_title(body, path), body=body,
-                      sha256=hashlib.sha256(raw).hexdigest())
+                      sha256=hashlib.sha256(raw).hexdigest(), resolved=(path if base is None else base / path).resolve())
 
 
 def derive_title(body: str, path: Path) -> str:

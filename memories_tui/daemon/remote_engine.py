@@ -1,0 +1,164 @@
+"""The engine, with its vault work done by the home's resident engine.
+
+`RemoteEngine` is an `Engine` whose vault methods (records, ingest, search, ask, index,
+status, policy) are requests to the daemon that holds the vault unlocked; what needs no key
+(listing and resolving vaults, the home, installing the model) it does itself, as `Engine`
+does. Results come back as the engine's own typed values (their wire form read back with
+`from_json`), so a front end prints them with the same code either way, and failures are the
+same MemoriesErrors with the same codes and exit statuses. File names travel with the
+caller's working folder, so they mean what they mean in the caller's shell.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..engine import (
+    DEFAULT_ASK_LIMIT,
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    Answer,
+    EmbedProgress,
+    Engine,
+    IndexReport,
+    IngestProgress,
+    IngestResult,
+    Query,
+    Record,
+    RecordHit,
+    SearchResponse,
+    StatusReport,
+    VaultInfo,
+    from_json,
+)
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..engine import Kind, MatchMode, Mode
+    from .client import DaemonClient
+
+T = TypeVar("T")
+BUDGET_SECONDS = 300.0
+
+
+class RemoteEngine(Engine):
+    def __init__(self, client: DaemonClient, home: Path, config: Config) -> None:
+        super().__init__(home, config)
+        self.client = client
+
+    def _call(self, method: str, progress: Callable[[dict[str, Any]], None] | None = None, **args: Any) -> Any:
+        return self.client.call(f"vault.{method}", args, progress=progress)
+
+    def _typed(self, tp: type[T], method: str, **args: Any) -> T:
+        return from_json(tp, self._call(method, **args))
+
+    def _list(self, tp: type[T], method: str, **args: Any) -> list[T]:
+        return from_json(list[tp], self._call(method, **args))  # type: ignore[valid-type]
+
+    # -- the lock state is the daemon's ------------------------------------------------------
+    def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+        raise UsageError("The resident engine holds this vault; unlock and lock it with `memories unlock` / "
+                         "`memories lock`.")
+
+    def is_unlocked(self, vault_id: str) -> bool:
+        return bool(self.client.call("vault_state", {"vault": vault_id})["unlocked"])
+
+    def lock(self, vault_id: str | None = None) -> None:
+        """Nothing is unlocked in this process; the daemon's vaults lock with `memories lock`."""
+
+    # -- vault settings and records ----------------------------------------------------------
+    def vault_name(self, vault_id: str) -> str:
+        return str(self._call("name", vault=vault_id))
+
+    def device_only(self, vault_id: str) -> bool:
+        return bool(self._call("device_only", vault=vault_id))
+
+    def set_device_only(self, vault_id: str, on: bool) -> None:
+        self._call("set_device_only", vault=vault_id, on=bool(on))
+
+    def list_records(self, vault_id: str, kind: Kind | None = None) -> list[Record]:
+        return self._list(Record, "list_records", vault=vault_id, kind=kind)
+
+    def add_record(self, vault_id: str, *, kind: Kind, title: str, body: str = "", tags: Sequence[str] = (),
+                   metadata: dict[str, str] | None = None) -> Record:
+        if metadata:
+            raise UsageError("Record metadata is not sent to the resident engine.")
+        return self._typed(Record, "add_record", vault=vault_id, kind=kind, title=title, body=body, tags=list(tags))
+
+    def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
+        return self._typed(Record, "read_record", vault=vault_id, record_id=record_id, revision=revision)
+
+    def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
+                      tags: Sequence[str] | None = None) -> Record:
+        return self._typed(Record, "update_record", vault=vault_id, record_id=record_id, title=title, body=body,
+                           tags=None if tags is None else list(tags))
+
+    def delete_record(self, vault_id: str, record_id: str) -> None:
+        self._call("delete_record", vault=vault_id, record_id=record_id)
+
+    def revisions(self, vault_id: str, record_id: str) -> list[int]:
+        return [int(n) for n in self._call("revisions", vault=vault_id, record_id=record_id)]
+
+    def add_asset(self, vault_id: str, path: Path, title: str | None = None, *, cwd: Path | None = None) -> Record:
+        return self._typed(Record, "add_asset", vault=vault_id, path=str(path), title=title,
+                           cwd=str(cwd or Path(os.getcwd())))
+
+    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
+               progress: Callable[[IngestProgress], None] | None = None, cancel: threading.Event | None = None,
+               cwd: Path | None = None) -> list[IngestResult]:
+        def event(data: dict[str, Any]) -> None:
+            if progress is not None and "ingest" in data:
+                progress(from_json(IngestProgress, data["ingest"]))
+
+        return from_json(list[IngestResult], self._call(  # cancel: ctrl+c hangs up, which stops the daemon's work
+            "ingest", event, vault=vault_id, paths=[str(p) for p in paths], title=title,
+            cwd=str(cwd or Path(os.getcwd()))))
+
+    # -- index, search, answers ----------------------------------------------------------------
+    def build_vector_index(self, vault_id: str, *, budget_seconds: float = BUDGET_SECONDS,
+                           progress: Callable[[EmbedProgress], None] | None = None,
+                           cancel: threading.Event | None = None) -> IndexReport:
+        return from_json(IndexReport, self._call("build_vector_index", _embed_events(progress), vault=vault_id,
+                                                 budget_seconds=budget_seconds))
+
+    def search(self, vault_id: str, query: str | Query, *, mode: Mode | None = None,
+               match_mode: MatchMode | None = None, limit: int | None = None, cards_only: bool = False,
+               rerank: bool = True, budget_seconds: float = BUDGET_SECONDS,
+               progress: Callable[[EmbedProgress], None] | None = None,
+               cancel: threading.Event | None = None) -> SearchResponse:
+        if isinstance(query, Query):  # parsed here already (and checked); the daemon parses the same text again
+            text, mode, match_mode, limit = query.text, mode or query.mode, query.match_mode, query.limit
+        else:
+            text = query
+        return from_json(SearchResponse, self._call(
+            "search", _embed_events(progress), vault=vault_id, query=text, mode=mode, match_mode=match_mode,
+            limit=limit, cards_only=cards_only, rerank=rerank, budget_seconds=budget_seconds))
+
+    def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
+                      match_mode: MatchMode | None = None) -> list[RecordHit]:
+        if isinstance(query, Query):
+            text, limit, match_mode = query.text, query.limit, query.match_mode
+        else:
+            text = query
+        return self._list(RecordHit, "memory_search", vault=vault_id, query=text, limit=limit, match_mode=match_mode)
+
+    def ask(self, vault_id: str, question: str, *, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
+            limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
+        return self._typed(Answer, "ask", vault=vault_id, question=question, mode=mode, match_mode=match_mode,
+                           limit=limit, rerank=rerank)
+
+    def status(self, vault_id: str) -> StatusReport:
+        return self._typed(StatusReport, "status", vault=vault_id)
+
+
+def _embed_events(progress: Callable[[EmbedProgress], None] | None) -> Callable[[dict[str, Any]], None]:
+    def event(data: dict[str, Any]) -> None:
+        if progress is not None and "embed" in data:
+            progress(from_json(EmbedProgress, data["embed"]))
+
+    return event
