@@ -16,6 +16,9 @@ from textual.widgets import Input
 
 from memories_tui.daemon import connect
 from memories_tui.engine import Engine
+from memories_tui.errors import LockedError
+from memories_tui.mcp.daemon_tools import DaemonTools
+from memories_tui.mcp.grants import GrantedVault
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
@@ -46,7 +49,7 @@ def daemon_vaults(home: Path) -> list[str]:
 
 async def unlock_in_tui(pilot) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen), 30)
+    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")), 30)
     field = app.screen.query_one("#passphrase", Input)
     field.value = PASS
     await field.action_submit()
@@ -75,9 +78,17 @@ async def test_the_tui_serves_the_socket_and_one_lock_locks_everyone(home: Path)
 
         await unlock_in_tui(pilot)
         assert daemon_vaults(home) == ["notes"]
+        found = await cli(home, "--json", "rag", "search", "notes", "starter")  # no passphrase: the TUI serves it
+        assert found.code == 0 and found.json["results"][0]["title"] == "Sourdough"
+        tools = DaemonTools(home, [GrantedVault(found.json["vault_id"], "notes")], expires_in=None)  # an MCP server's
+        assert (await asyncio.to_thread(tools.retrieve, "notes", "starter")).chunks
         await pilot.press("ctrl+l")  # from the TUI: locked for everyone
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen), 30)
         assert daemon_vaults(home) == []
+        refused = await cli(home, "--json", "rag", "search", "notes", "starter")
+        assert refused.code == 2 and "No passphrase given" in refused.json["error"]["message"]
+        with pytest.raises(LockedError):
+            await asyncio.to_thread(tools.retrieve, "notes", "starter")
     assert not lock_held(home)  # the TUI stopped serving when it quit
 
 
