@@ -84,23 +84,29 @@ VERBS = {
 
 
 def cli_figures(home: Path, runs: int) -> dict[str, dict[str, float]]:
+    """In-process and daemon runs alternate (the daemon idles during in-process runs), with the
+    references measured among them, so a busy machine loads both sides alike."""
     out: dict[str, dict[str, float]] = {}
     refs = {"python -c pass": lambda: _seconds([sys.executable, "-c", "pass"]),
             "vault list (no unlock)": lambda: cli(home, "vault", "list", passphrase=False, no_daemon=True)}
-    for name, fn in refs.items():
-        out[name] = {"median_s": statistics.median(fn() for _ in range(runs))}
-    for name, argv in VERBS.items():
-        cli(home, *argv, passphrase=True, no_daemon=True)  # warm the page cache
-        alone = statistics.median(cli(home, *argv, passphrase=True, no_daemon=True) for _ in range(runs))
-        out[name] = {"in_process_s": alone}
+    ref_times: dict[str, list[float]] = {name: [] for name in refs}
     cli(home, "unlock", "bench", passphrase=True, no_daemon=False)
     try:
         for name, argv in VERBS.items():
+            cli(home, *argv, passphrase=True, no_daemon=True)  # warm the page cache and the daemon's index
             cli(home, *argv, passphrase=False, no_daemon=False)
-            served = statistics.median(cli(home, *argv, passphrase=False, no_daemon=False) for _ in range(runs))
-            out[name].update(daemon_s=served, ratio=out[name]["in_process_s"] / served)
+            alone, served = [], []
+            for _ in range(runs):
+                alone.append(cli(home, *argv, passphrase=True, no_daemon=True))
+                served.append(cli(home, *argv, passphrase=False, no_daemon=False))
+                for ref, fn in refs.items():
+                    ref_times[ref].append(fn())
+            out[name] = {"in_process_s": statistics.median(alone), "daemon_s": statistics.median(served),
+                         "ratio": statistics.median(alone) / statistics.median(served)}
     finally:
         cli(home, "daemon", "stop", passphrase=False, no_daemon=False)
+    for ref, times in ref_times.items():
+        out[ref] = {"median_s": statistics.median(times)}
     return out
 
 
@@ -156,22 +162,24 @@ class McpServer:
 
 
 def mcp_figures(home: Path, runs: int) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for label, daemon in (("per process", False), ("daemon running", True)):
-        if daemon:
-            cli(home, "unlock", "bench", passphrase=True, no_daemon=False)
-        try:
-            starts, firsts = [], []
-            for _ in range(runs + 1):
+    """Per-process servers (MEMORIES_NO_DAEMON=1: they unlock with the default Argon2id cost)
+    alternate with daemon-served ones while the daemon holds the vault."""
+    times: dict[str, dict[str, list[float]]] = {label: {"initialize_s": [], "first_bm25_s": []}
+                                                for label in ("per process", "daemon running")}
+    cli(home, "unlock", "bench", passphrase=True, no_daemon=False)
+    try:
+        for n in range(runs + 1):
+            for label, daemon in (("per process", False), ("daemon running", True)):
                 server = McpServer(home, daemon=daemon)
-                starts.append(server.initialize())
-                firsts.append(server.retrieve("sourdough lantern", "bm25"))
+                started = server.initialize()
+                first = server.retrieve("sourdough lantern", "bm25")
                 server.close()
-            out[label] = {"initialize_s": statistics.median(starts[1:]), "first_bm25_s": statistics.median(firsts[1:])}
-        finally:
-            if daemon:
-                cli(home, "daemon", "stop", passphrase=False, no_daemon=False)
-    return out
+                if n:  # the first round warms the page cache
+                    times[label]["initialize_s"].append(started)
+                    times[label]["first_bm25_s"].append(first)
+    finally:
+        cli(home, "daemon", "stop", passphrase=False, no_daemon=False)
+    return {label: {key: statistics.median(values) for key, values in row.items()} for label, row in times.items()}
 
 
 # -- memory ------------------------------------------------------------------------------------

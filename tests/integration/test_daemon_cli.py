@@ -9,19 +9,13 @@ two outputs — stdout, stderr, exit status, text and `--json` — must be equal
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from memories_tui.daemon import connect
-from tests.helpers.cli import CHEAP_CLI, call_cli, run_cli
-from tests.helpers.daemon import holder_pid, lock_held, stop, unlock, wait_until
-from tests.helpers.paths import MINILM_DIR
+from tests.helpers.cli import call_cli
+from tests.helpers.daemon import stop, unlock
 
 PASS = "correct horse"
 SAMPLES = Path(__file__).resolve().parents[2] / "memories_tui" / "samples"
