@@ -11,13 +11,13 @@ machines, which would be most of a daemon-served CLI call.)
 
 from __future__ import annotations
 
-import http.client
+import functools
 import json
 import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CancelledError, MemoriesError
 from .paths import DaemonPaths, SocketAddress, unix_sockets_supported
@@ -30,6 +30,9 @@ from .protocol import (
     read_error,
 )
 
+if TYPE_CHECKING:  # http.client (and ssl, email, which it loads) only once a socket is there to talk to
+    import http.client
+
 NO_DAEMON_ENV = "MEMORIES_NO_DAEMON"
 CONNECT_TIMEOUT_SECONDS = 5.0
 ProgressFn = Callable[[dict[str, Any]], None]
@@ -40,21 +43,35 @@ def daemon_disabled() -> bool:
     return os.environ.get(NO_DAEMON_ENV, "").strip() not in ("", "0")
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, address: str, timeout: float | None) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._address = address
+@functools.cache
+def _connection_class() -> Callable[[str, float | None], http.client.HTTPConnection]:
+    import http.client
 
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(CONNECT_TIMEOUT_SECONDS)
-            sock.connect(self._address)
-            sock.settimeout(self.timeout)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
+    class UnixConnection(http.client.HTTPConnection):
+        """HTTP over the daemon's Unix socket (the host name is only a label)."""
+
+        def __init__(self, address: str, timeout: float | None) -> None:
+            super().__init__("localhost", timeout=timeout)
+            self._address = address
+
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.settimeout(CONNECT_TIMEOUT_SECONDS)
+                sock.connect(self._address)
+                sock.settimeout(self.timeout)
+            except BaseException:
+                sock.close()
+                raise
+            self.sock = sock
+
+    return UnixConnection
+
+
+def _http_errors() -> tuple[type[BaseException], ...]:
+    import http.client
+
+    return (OSError, http.client.HTTPException)
 
 
 class DaemonClient:
@@ -76,7 +93,7 @@ class DaemonClient:
                 conn.request("POST", PREFIX + method, body=body,
                              headers={"Content-Type": "application/json", "Content-Length": str(len(body))})
                 response = conn.getresponse()
-            except (OSError, http.client.HTTPException):
+            except _http_errors():
                 raise self._gone(method) from None
             if response.status != 200:
                 raise _error_from(response)
@@ -96,9 +113,9 @@ class DaemonClient:
             return {}
         return result if isinstance(result, dict) else {}
 
-    def _open(self) -> _UnixConnection:
+    def _open(self) -> http.client.HTTPConnection:
         with SocketAddress(self.paths.socket) as address:
-            conn = _UnixConnection(address.path, self.timeout)
+            conn = _connection_class()(address.path, self.timeout)
             try:
                 conn.connect()
             except OSError as exc:
@@ -121,7 +138,7 @@ class DaemonClient:
         while True:
             try:
                 line = response.readline(MAX_LINE_BYTES + 1)
-            except (OSError, http.client.HTTPException):
+            except _http_errors():
                 raise self._gone(method) from None
             if not line:
                 raise self._gone(method)
@@ -150,9 +167,10 @@ class DaemonClient:
 
 
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
+    unreadable: tuple[type[BaseException], ...] = (ValueError, RecursionError, *_http_errors())
     try:
         return read_error(json.loads(response.read(1024 * 1024)))
-    except (OSError, ValueError, RecursionError, http.client.HTTPException):
+    except unreadable:
         return DaemonConnectionError(f"The daemon refused the request (HTTP {response.status}).")
 
 
