@@ -35,8 +35,9 @@ async def main() -> None:
 
         await until(lambda: isinstance(app.screen, UnlockScreen), "the unlock screen")
         field = app.screen.query_one("#passphrase", Input)
+        field.focus()
         field.value = os.environ["MEMORIES_PASSPHRASE"]
-        await field.action_submit()
+        await pilot.press("enter")
         await until(lambda: isinstance(app.screen, RecordsScreen), "the records screen")
         assert app.vault is not None
         await asyncio.to_thread(app.engine.search, app.vault.vault_id, "bread by the river", mode="hybrid")

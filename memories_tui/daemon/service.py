@@ -70,11 +70,9 @@ class DaemonService(Dispatcher):
 
     # -- lock state ---------------------------------------------------------------------------
     def unlocked_ids(self) -> list[str]:
-        """The vaults unlocked here (each has its times: unlocked by a request, or marked by the
-        hosting TUI). Known without reading any vault file."""
-        with self._lock:
-            tracked = list(self._times)
-        return [vid for vid in tracked if self.engine.is_unlocked(vid)]
+        """The vaults unlocked here (by a request or in the hosting TUI), known without reading
+        any vault file."""
+        return self.engine.unlocked_ids()
 
     def resolve(self, ref: str) -> tuple[str, str, bool]:
         """(vault id, name, unlocked) for a vault id or unique name. An unlocked vault is found
@@ -134,12 +132,9 @@ class DaemonService(Dispatcher):
         return ids
 
     def expire_due(self) -> None:
-        """Lock every vault whose `--for` ran out or that nobody used for the idle time (every
-        vault unlocked here has its times: unlocked by a request, or marked by the hosting TUI)."""
+        """Lock every vault whose `--for` ran out or that nobody used for the idle time."""
         now = testhooks.now()
-        with self._lock:
-            tracked = list(self._times)
-        for vault_id in [vid for vid in tracked if self.engine.is_unlocked(vid)]:
+        for vault_id in self.unlocked_ids():
             times = self._times_of(vault_id)
             if times.expires_at is not None and now >= times.expires_at:
                 self.lock(vault_id, "expired")

@@ -51,8 +51,9 @@ async def unlock_in_tui(pilot) -> None:
     app = pilot.app
     await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")), 30)
     field = app.screen.query_one("#passphrase", Input)
+    field.focus()
     field.value = PASS
-    await field.action_submit()
+    await pilot.press("enter")
     await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen), 30)
 
 
