@@ -311,7 +311,8 @@ def test_stdout_carries_only_protocol_frames(world):
     (["--vault", "nope"], {}, "No vault 'nope'"),
     ([], {}, "--vault"),
     (["--vault", "notes", "--expires", "soon"], {}, "duration"),
-    (["--vault", "notes"], {"MEMORIES_PASSPHRASE": None}, "never prompts"),
+    # without a passphrase source the server serves through the daemon (tests/integration/test_mcp_daemon.py)
+    (["--vault", "notes", "--no-daemon"], {"MEMORIES_PASSPHRASE": None}, "never prompts"),
     (["--vault", "notes", "--json"], {}, "--json does not apply"),
 ])
 def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
