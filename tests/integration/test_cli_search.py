@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 
 
 @pytest.fixture(scope="module")
 def searchable(tmp_path_factory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("search")
     home = root / "home"
-    vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    vault = call_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     notes = {
         "coffee.md": "# 手沖咖啡\n\n水溫控制在攝氏九十二度左右。粉水比大約一比十五。",
         "bread.md": "# Sourdough\n\nFeed the starter twice a day. Bake at 250 degrees.",
@@ -24,10 +24,10 @@ def searchable(tmp_path_factory) -> tuple[Path, str]:
     for name, text in notes.items():
         (root / name).write_text(text, encoding="utf-8")
         paths.append(str(root / name))
-    assert run_cli(home, "rag", "ingest", vault, *paths).code == 0  # three knowledge cards
+    assert call_cli(home, "rag", "ingest", vault, *paths).code == 0  # three knowledge cards
     # a plain memory (not a card), so --cards-only has something to leave out
-    assert run_cli(home, "memory", "add", vault, "--title", "Memo", "--text", "starter 咖啡 memo").code == 0
-    secret = run_cli(home, "memory", "add", vault, "--title", "咖啡 secret", "--kind", "credential",
+    assert call_cli(home, "memory", "add", vault, "--title", "Memo", "--text", "starter 咖啡 memo").code == 0
+    secret = call_cli(home, "memory", "add", vault, "--title", "咖啡 secret", "--kind", "credential",
                      "--text", "咖啡 PIN 0000")
     assert secret.code == 0, secret.stderr
     return home, vault
@@ -35,7 +35,7 @@ def searchable(tmp_path_factory) -> tuple[Path, str]:
 
 def test_rag_search_fields(searchable):
     home, vault = searchable
-    out = run_cli(home, "rag", "search", vault, "咖啡", "--mode", "bm25", "--json").json
+    out = call_cli(home, "rag", "search", vault, "咖啡", "--mode", "bm25", "--json").json
     assert {"vault_id", "query", "mode", "match_mode", "results"} <= set(out)
     assert out["mode"] == "bm25" and out["match_mode"] == "any" and out["query"] == "咖啡"
     hit = out["results"][0]
@@ -47,7 +47,7 @@ def test_rag_search_fields(searchable):
 
 def test_match_modes_and_cards_only(searchable):
     home, vault = searchable
-    titles = lambda *a: [r["title"] for r in run_cli(home, "rag", "search", vault, *a, "--json").json["results"]]  # noqa: E731
+    titles = lambda *a: [r["title"] for r in call_cli(home, "rag", "search", vault, *a, "--json").json["results"]]  # noqa: E731
     assert titles("hybrid search", "--match-mode", "phrase") == ["會議 Meeting"]
     assert titles("search hybrid", "--match-mode", "phrase") == []
     assert titles("starter 咖啡", "--match-mode", "all") == ["Memo"]
@@ -61,9 +61,9 @@ def test_match_modes_and_cards_only(searchable):
 
 def test_memory_search_verb(searchable):
     home, vault = searchable
-    out = run_cli(home, "memory", "search", vault, "混合排序", "--json").json
+    out = call_cli(home, "memory", "search", vault, "混合排序", "--json").json
     assert out["results"][0]["title"] == "會議 Meeting"
-    human = run_cli(home, "memory", "search", vault, "混合排序")
+    human = call_cli(home, "memory", "search", vault, "混合排序")
     assert "會議 Meeting" in human.stdout and human.code == 0
 
 
@@ -73,7 +73,7 @@ def test_batch_queries_one_unlock(searchable, tmp_path):
     queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
         {"id": "q1", "text": "咖啡"}, {"id": "q2", "text": "sourdough starter"}, {"id": 3, "text": "nothing-matches"},
     ]) + "\n", encoding="utf-8")
-    out = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
+    out = call_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
     assert out.code == 0 and out.stdout.count("\n") == 1
     got = {q["id"]: [r["title"] for r in q["results"]] for q in out.json["queries"]}
     assert got["q1"][0] == "手沖咖啡" and got["q2"][0] == "Sourdough" and got["3"] == []
@@ -83,9 +83,9 @@ def test_batch_queries_bad_file(searchable, tmp_path):
     home, vault = searchable
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "text": "ok"}\nnot json\n')
-    out = run_cli(home, "rag", "search", vault, "--queries", str(bad), "--json")
+    out = call_cli(home, "rag", "search", vault, "--queries", str(bad), "--json")
     assert out.code == 1 and out.json["error"]["code"] == "bad_queries_file" and "line 2" in out.json["error"]["message"]
-    both = run_cli(home, "rag", "search", vault, "q", "--queries", str(bad), "--json")
+    both = call_cli(home, "rag", "search", vault, "q", "--queries", str(bad), "--json")
     assert both.code == 2
 
 
@@ -119,27 +119,27 @@ FTS_SYNTAX = {
 def test_fts_syntax_is_never_interpreted(searchable, query):
     home, vault = searchable
     args = ("--json", "--", query) if query.startswith("-") else (query, "--json")
-    out = run_cli(home, "rag", "search", vault, *args)
+    out = call_cli(home, "rag", "search", vault, *args)
     assert out.code == 0, out.stdout
     assert {r["title"] for r in out.json["results"]} == FTS_SYNTAX[query]
 
 
 def test_limits_name_the_limit(searchable):
     home, vault = searchable
-    too_long = run_cli(home, "rag", "search", vault, "字" * 400, "--json")
+    too_long = call_cli(home, "rag", "search", vault, "字" * 400, "--json")
     assert too_long.code == 1 and too_long.json["error"]["code"] == "limit_exceeded"
     assert "1,024" in too_long.json["error"]["message"] or "1024" in too_long.json["error"]["message"]
-    many = run_cli(home, "rag", "search", vault, " ".join(f"w{i}" for i in range(70)), "--json")
+    many = call_cli(home, "rag", "search", vault, " ".join(f"w{i}" for i in range(70)), "--json")
     assert many.json["error"]["code"] == "limit_exceeded" and "64" in many.json["error"]["message"]
-    big = run_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
+    big = call_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
     assert big.json["error"]["code"] == "limit_exceeded" and "100" in big.json["error"]["message"]
-    zero = run_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
+    zero = call_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
     assert zero.code == 2 and zero.json["error"]["code"] == "usage_error"  # issue 8: not a limit, a mistake
 
 
 def test_status_lexical_part(searchable):
     home, vault = searchable
-    out = run_cli(home, "rag", "status", vault, "--json").json
+    out = call_cli(home, "rag", "status", vault, "--json").json
     for key in ("backend", "model", "installed", "vector_space", "dimensions", "chunks", "embedded", "missing",
                 "truncated", "limits", "usage"):
         assert key in out
@@ -149,9 +149,9 @@ def test_status_lexical_part(searchable):
 
 def test_options_between_vault_and_query(searchable):
     home, vault = searchable
-    out = run_cli(home, "rag", "search", vault, "--json", "--limit", "1", "咖啡")
+    out = call_cli(home, "rag", "search", vault, "--json", "--limit", "1", "咖啡")
     assert out.code == 0 and len(out.json["results"]) == 1
-    extra = run_cli(home, "rag", "search", vault, "one", "two", "--json")
+    extra = call_cli(home, "rag", "search", vault, "one", "two", "--json")
     assert extra.code == 2 and "unrecognized" in extra.json["error"]["message"]
 
 
@@ -162,11 +162,11 @@ def test_batch_over_limit_query_fails_alone(searchable, tmp_path):
     queries.write_text("\n".join(json.dumps(q) for q in [
         {"id": "ok", "text": "咖啡"}, {"id": "long", "text": long}, {"id": "ok2", "text": "sourdough"}]) + "\n",
         encoding="utf-8")
-    out = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
+    out = call_cli(home, "rag", "search", vault, "--queries", str(queries), "--json")
     assert out.code == 0 and out.json["failed"] == 1
     by_id = {q["id"]: q for q in out.json["queries"]}
     assert by_id["long"]["error"]["code"] == "limit_exceeded" and "64" in by_id["long"]["error"]["message"]
     assert by_id["long"]["results"] == []
     assert by_id["ok"]["results"] and by_id["ok2"]["results"]
-    bad_mode = run_cli(home, "rag", "search", vault, "--queries", str(queries), "--limit", "500", "--json")
+    bad_mode = call_cli(home, "rag", "search", vault, "--queries", str(queries), "--limit", "500", "--json")
     assert bad_mode.code == 1 and bad_mode.json["error"]["code"] == "limit_exceeded"

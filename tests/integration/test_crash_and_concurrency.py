@@ -13,6 +13,7 @@ from memories_tui import testhooks
 from memories_tui.engine import Engine
 from memories_tui.vault.records import Record
 from tests.helpers.cli import CHEAP_CLI, run_cli
+from tests.helpers.vaults import CHILD_PRELUDE
 
 PASS = "correct horse"
 
@@ -85,12 +86,9 @@ def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path, cheap_kdf):
         assert record.body.endswith("段落內容 paragraph text. ") and record.body.count("paragraph") == REPEAT
 
 
-WRITER = """
-import sys
+WRITER = CHILD_PRELUDE + """
 from memories_tui import testhooks
 from memories_tui.engine import Engine
-from memories_tui.vault import crypto
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)  # the vault was made with cheap test params
 eng = Engine.open(sys.argv[1])
 eng.unlock(sys.argv[2], sys.argv[3])
 shared = sys.argv[4]

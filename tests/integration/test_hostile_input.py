@@ -1,6 +1,7 @@
 """Issue 8, items 3-6, 9 and 10: hostile files and values get a clear error with a stable code,
 never a traceback; listing never writes; permissions; secrets never echoed. Each case is the
-attack the issue describes, through the real CLI in a subprocess."""
+attack the issue describes, through the real CLI (`cli.main`; in a subprocess where a hang or
+the process itself is at stake)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli, run_cli
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def vault(home: Path) -> str:
-    result = run_cli(home, "--json", "vault", "create", "notes")
+    result = call_cli(home, "--json", "vault", "create", "notes")
     assert result.code == 0, result.stderr
     return result.json["vault_id"]
 
@@ -41,33 +42,33 @@ def _error(result, code: str, exit_code: int = 1) -> str:
 # -- item 3: no tracebacks ----------------------------------------------------------------
 
 def test_ciphertext_column_turned_into_text(home, vault):
-    run_cli(home, "memory", "add", vault, "--title", "t", "--text", "body")
+    call_cli(home, "memory", "add", vault, "--title", "t", "--text", "body")
     conn = sqlite3.connect(_vault_file(home, vault))
     conn.execute("UPDATE records SET ciphertext = 'plain text now'")
     conn.commit()
     conn.close()
-    _error(run_cli(home, "--json", "memory", "list", vault), "vault_tampered")
+    _error(call_cli(home, "--json", "memory", "list", vault), "vault_tampered")
 
 
 def test_pages_xored_mid_file(home, vault, tmp_path):
     for i in range(40):
         note = tmp_path / f"n{i}.md"
         note.write_text(f"# Note {i}\n\n" + "searchable words here. " * 200, encoding="utf-8")
-        assert run_cli(home, "rag", "ingest", vault, str(note)).code == 0
+        assert call_cli(home, "rag", "ingest", vault, str(note)).code == 0
     path = _vault_file(home, vault)
     raw = bytearray(path.read_bytes())
     middle = len(raw) // 2 // 4096 * 4096
     for i in range(middle, middle + 4096):
         raw[i] ^= 0x5A
     path.write_bytes(bytes(raw))
-    result = run_cli(home, "--json", "memory", "search", vault, "searchable")
+    result = call_cli(home, "--json", "memory", "search", vault, "searchable")
     assert "Traceback" not in result.stderr
     assert result.code == 1 and result.json["error"]["code"] in ("vault_damaged", "vault_tampered"), result.stdout
 
 
 def test_bad_ipv6_url_in_config_is_a_config_error_and_list_still_names_it(home, vault):
     (home / "config.toml").write_text('[rag]\nmodel_download_base_url = "http://[::1/x"\n')
-    message = _error(run_cli(home, "--json", "vault", "list"), "config_invalid")
+    message = _error(call_cli(home, "--json", "vault", "list"), "config_invalid")
     assert "model_download_base_url" in message
 
 
@@ -75,14 +76,14 @@ def test_home_that_is_a_file(tmp_path):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("x")
     for args in (("vault", "list"), ("init",), ("vault", "create", "v")):
-        _error(run_cli(tmp_path, "--json", "--home", str(not_a_folder), *args), "home_invalid")
+        _error(call_cli(tmp_path, "--json", "--home", str(not_a_folder), *args), "home_invalid")
 
 
 def test_huge_revision_number(home, vault):
-    rid = run_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", "b").json["id"]
-    _error(run_cli(home, "--json", "memory", "read", vault, rid, "--revision", "99999999999999999999"),
+    rid = call_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", "b").json["id"]
+    _error(call_cli(home, "--json", "memory", "read", vault, rid, "--revision", "99999999999999999999"),
            "usage_error", 2)
-    _error(run_cli(home, "--json", "memory", "read", vault, rid, "--revision", "0"), "usage_error", 2)
+    _error(call_cli(home, "--json", "memory", "read", vault, rid, "--revision", "0"), "usage_error", 2)
 
 
 def test_unexpected_exception_is_one_line_with_internal_error_code(home, vault, monkeypatch, capsys):
@@ -107,13 +108,13 @@ def test_unexpected_exception_is_one_line_with_internal_error_code(home, vault, 
 def test_undecodable_bytes_on_the_command_line(home, vault):
     """Non-UTF-8 argv bytes arrive as lone surrogates: refused clearly, never a traceback."""
     bad = os.fsdecode(b"caf\xff")
-    _error(run_cli(home, "--json", "vault", "create", bad), "bad_name")
-    _error(run_cli(home, "--json", "memory", "add", vault, "--title", bad, "--text", "x"), "invalid_text")
-    _error(run_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", bad), "invalid_text")
-    _error(run_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", "x", "--tag", bad),
+    _error(call_cli(home, "--json", "vault", "create", bad), "bad_name")
+    _error(call_cli(home, "--json", "memory", "add", vault, "--title", bad, "--text", "x"), "invalid_text")
+    _error(call_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", bad), "invalid_text")
+    _error(call_cli(home, "--json", "memory", "add", vault, "--title", "t", "--text", "x", "--tag", bad),
            "invalid_text")
-    _error(run_cli(home, "--json", "memory", "read", vault, bad), "not_found")
-    _error(run_cli(home, "--json", "memory", "list", vault, passphrase=bad), "invalid_passphrase")
+    _error(call_cli(home, "--json", "memory", "read", vault, bad), "not_found")
+    _error(call_cli(home, "--json", "memory", "list", vault, passphrase=bad), "invalid_passphrase")
 
 
 # -- item 4: devices and FIFOs ------------------------------------------------------------
@@ -156,10 +157,10 @@ def test_passphrase_file_may_be_a_pipe_but_not_a_device(home, vault, tmp_path):
 
     writer = threading.Thread(target=feed)
     writer.start()
-    ok = run_cli(home, "--json", "memory", "list", vault, "--passphrase-file", str(fifo), passphrase=None)
+    ok = call_cli(home, "--json", "memory", "list", vault, "--passphrase-file", str(fifo), passphrase=None)
     writer.join()
     assert ok.code == 0, ok.stdout
-    _error(run_cli(home, "--json", "memory", "list", vault, "--passphrase-file", "/dev/zero", passphrase=None),
+    _error(call_cli(home, "--json", "memory", "list", vault, "--passphrase-file", "/dev/zero", passphrase=None),
            "passphrase_source")
 
 
@@ -181,16 +182,16 @@ def test_bad_vault_files_are_reported_and_left_untouched(home, vault):
     (vaults / "text.mvault").write_text("hello")
     (vaults / "folder.mvault").mkdir()
     before = {p.name: (p.read_bytes() if p.is_file() else None) for p in vaults.iterdir()}
-    listed = run_cli(home, "--json", "vault", "list")
+    listed = call_cli(home, "--json", "vault", "list")
     assert listed.code == 0, listed.stdout
     assert [v["vault_id"] for v in listed.json["vaults"]] == [vault]
     assert {p["file"] for p in listed.json["problems"]} == {"junk.mvault", "foreign.mvault", "text.mvault",
                                                              "folder.mvault"}
-    human = run_cli(home, "vault", "list")
+    human = call_cli(home, "vault", "list")
     assert human.code == 0 and "junk.mvault" in human.stderr and vault in human.stdout
     # name lookups and create still work
-    assert run_cli(home, "--json", "memory", "list", "notes").code == 0
-    assert run_cli(home, "--json", "vault", "create", "second").code == 0
+    assert call_cli(home, "--json", "memory", "list", "notes").code == 0
+    assert call_cli(home, "--json", "vault", "create", "second").code == 0
     after = {p.name: (p.read_bytes() if p.is_file() else None) for p in vaults.iterdir()}
     for name, data in before.items():
         assert after[name] == data, f"{name} was modified"
@@ -199,7 +200,7 @@ def test_bad_vault_files_are_reported_and_left_untouched(home, vault):
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     conn.close()
     # unlocking a foreign file by its name is refused without switching it to WAL either
-    _error(run_cli(home, "--json", "memory", "list", "foreign"), "vault_invalid")
+    _error(call_cli(home, "--json", "memory", "list", "foreign"), "vault_invalid")
     conn = sqlite3.connect(foreign)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     conn.close()
@@ -211,8 +212,8 @@ def test_existing_shared_home_is_not_chmodded(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o1777)
-    assert run_cli(shared, "--json", "init").code == 0
-    assert run_cli(shared, "--json", "vault", "create", "v").code == 0
+    assert call_cli(shared, "--json", "init").code == 0
+    assert call_cli(shared, "--json", "vault", "create", "v").code == 0
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     assert stat.S_IMODE((shared / "vaults").stat().st_mode) == 0o700
     assert stat.S_IMODE((shared / "config.toml").stat().st_mode) == 0o600
@@ -220,7 +221,7 @@ def test_existing_shared_home_is_not_chmodded(tmp_path):
 
 def test_new_home_is_private(tmp_path):
     home = tmp_path / "new" / "home"
-    assert run_cli(home, "--json", "vault", "create", "v").code == 0
+    assert call_cli(home, "--json", "vault", "create", "v").code == 0
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert stat.S_IMODE((home / "vaults").stat().st_mode) == 0o700
 
@@ -238,7 +239,7 @@ def test_new_home_is_private(tmp_path):
 def test_credentials_are_redacted_from_errors(home, vault, config):
     (home / "config.toml").write_text(config)
     for args in (("--json", "vault", "list"), ("vault", "list")):
-        result = run_cli(home, *args)
+        result = call_cli(home, *args)
         assert result.code == 1
         assert "hunter2secret" not in result.stdout + result.stderr, result.stdout + result.stderr
 
@@ -263,13 +264,13 @@ def test_redact_covers_urls_params_and_key_shapes():
     ("memory", "search", "{v}", " \t "),
 ])
 def test_bad_limits_and_empty_queries_are_usage_errors(home, vault, args):
-    _error(run_cli(home, "--json", *[a.format(v=vault) for a in args]), "usage_error", 2)
+    _error(call_cli(home, "--json", *[a.format(v=vault) for a in args]), "usage_error", 2)
 
 
 def test_a_file_name_cannot_forge_a_table_row(home, vault, tmp_path):
     evil = tmp_path / "x\nFORGED  ROW.md"
     evil.write_text("hello there", encoding="utf-8")
-    result = run_cli(home, "rag", "ingest", vault, str(evil))
+    result = call_cli(home, "rag", "ingest", vault, str(evil))
     assert result.code == 0
     assert not any(line.startswith("FORGED") for line in result.stdout.splitlines()), result.stdout
     assert "\\nFORGED" in result.stdout
@@ -279,26 +280,26 @@ def test_ingest_refuses_a_batch_over_the_chunk_limit_before_writing(home, vault,
     (home / "config.toml").write_text("[rag.limits]\nchunks = 5\n")
     small = tmp_path / "small.md"
     small.write_text("short note", encoding="utf-8")
-    assert run_cli(home, "rag", "ingest", vault, str(small)).code == 0
+    assert call_cli(home, "rag", "ingest", vault, str(small)).code == 0
     big = tmp_path / "big.md"
     big.write_text("\n\n".join(f"Paragraph {i}. " + "words " * 150 for i in range(20)), encoding="utf-8")
-    message = _error(run_cli(home, "--json", "rag", "ingest", vault, str(big)), "limit_exceeded")
+    message = _error(call_cli(home, "--json", "rag", "ingest", vault, str(big)), "limit_exceeded")
     assert "Nothing was written" in message and "[rag.limits] chunks" in message
-    listed = run_cli(home, "--json", "memory", "list", vault).json["records"]
+    listed = call_cli(home, "--json", "memory", "list", vault).json["records"]
     assert [r["title"] for r in listed] == ["small.md"]
-    assert run_cli(home, "--json", "rag", "search", vault, "short").code == 0  # still searchable
+    assert call_cli(home, "--json", "rag", "search", vault, "short").code == 0  # still searchable
 
 
 def test_short_passphrase_needs_confirmation(home):
-    _error(run_cli(home, "--json", "vault", "create", "v", passphrase="short"), "usage_error", 2)
+    _error(call_cli(home, "--json", "vault", "create", "v", passphrase="short"), "usage_error", 2)
     assert not list((home / "vaults").glob("*.mvault")) if (home / "vaults").exists() else True
-    ok = run_cli(home, "--json", "vault", "create", "v", "--allow-weak-passphrase", passphrase="short")
+    ok = call_cli(home, "--json", "vault", "create", "v", "--allow-weak-passphrase", passphrase="short")
     assert ok.code == 0
     new = home.parent / "new-pass"
     new.write_text("tiny")
-    _error(run_cli(home, "--json", "vault", "passwd", "v", "--new-passphrase-file", str(new), passphrase="short"),
+    _error(call_cli(home, "--json", "vault", "passwd", "v", "--new-passphrase-file", str(new), passphrase="short"),
            "usage_error", 2)
-    assert run_cli(home, "--json", "vault", "passwd", "v", "--new-passphrase-file", str(new),
+    assert call_cli(home, "--json", "vault", "passwd", "v", "--new-passphrase-file", str(new),
                    "--allow-weak-passphrase", passphrase="short").code == 0
 
 

@@ -10,6 +10,7 @@ import pytest
 from memories_tui.engine import Engine
 from memories_tui.errors import LimitError
 from tests.helpers.bm25_reference import fts5_bm25
+from tests.helpers.vaults import CHILD_PRELUDE
 
 
 def _titles(engine, vid, query, **kw):
@@ -46,11 +47,8 @@ def test_unchanged_vault_reuses_the_index_and_policy_change_drops_it(engine):
     assert _titles(engine, vid, "words") == ["t"]
 
 
-WRITER = """
-import sys
+WRITER = CHILD_PRELUDE + """
 from memories_tui.engine import Engine
-from memories_tui.vault import crypto
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)  # the vault was made with cheap test params
 eng = Engine.open(sys.argv[1]); eng.unlock(sys.argv[2], "correct horse")
 eng.add_record(sys.argv[2], kind="memory", title="From another process", body="zeppelin airship")
 eng.close()
@@ -256,7 +254,7 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
     phrase queries, and saves a snapshot without the old text."""
     from memories_tui.config import Limits
     from memories_tui.index.cache import SNAPSHOT_BLOB, VaultIndex
-    from tests.helpers.cli import run_cli
+    from tests.helpers.cli import call_cli
 
     home = tmp_path / "home"
     eng = Engine.open(home)
@@ -268,7 +266,7 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
     assert set(_titles(eng, vid, "wick")) == {"Lamp"}  # several chunks
     eng.close()  # saves the snapshot: revision 1 of the note
     new_body = "Submarine captain logs depth."
-    edited = run_cli(home, "memory", "update", "v", note.id, "--text", new_body)
+    edited = call_cli(home, "memory", "update", "v", note.id, "--text", new_body)
     assert edited.code == 0, edited.stderr
 
     eng = Engine.open(home)

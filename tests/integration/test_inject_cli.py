@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def create(home: Path, name: str) -> str:
-    result = run_cli(home, "vault", "create", name, "--json")
+    result = call_cli(home, "vault", "create", name, "--json")
     assert result.code == 0, result.stderr
     return result.json["vault_id"]
 
@@ -26,7 +26,7 @@ def create(home: Path, name: str) -> str:
 def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_path):
     vault_id = create(home, "notes")
     target = tmp_path / "target"
-    result = run_cli(home, "inject", "all", "--target", str(target), "--vault", "notes",
+    result = call_cli(home, "inject", "all", "--target", str(target), "--vault", "notes",
                      "--passphrase-command", "pass show memories", "--expires", "8h", "--json")
     assert result.code == 0, result.stderr
     report = result.json
@@ -37,7 +37,7 @@ def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_pat
     assert codex["args"][-7:] == ["mcp", "--home", str(home), "--vault", vault_id, "--expires", "8h"]
     assert codex["env"] == {"MEMORIES_PASSPHRASE_COMMAND": "pass show memories"}
     assert codex["command"] == str(Path(sys.executable).parent / "memories")  # the script beside this Python
-    again = run_cli(home, "inject", "all", "--target", str(target), "--vault", vault_id, "--passphrase-command",
+    again = call_cli(home, "inject", "all", "--target", str(target), "--vault", vault_id, "--passphrase-command",
                     "pass show memories", "--expires", "8h", "--json")
     assert {t["status"] for t in again.json["targets"]} == {"unchanged", "skipped"}
 
@@ -46,7 +46,7 @@ def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_pat
     vault_id = create(home, "notes")
     secret = tmp_path / "pass.txt"
     secret.write_text("correct horse\n")
-    result = run_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"), "--passphrase-file",
+    result = call_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"), "--passphrase-file",
                      str(secret), "--json")
     assert result.code == 0, result.stderr
     entry = json.loads((tmp_path / "t" / ".cursor" / "mcp.json").read_text())["mcpServers"]["memories"]
@@ -57,7 +57,7 @@ def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_pat
 
 def test_dry_run_writes_nothing_and_says_so(home, tmp_path):
     create(home, "notes")
-    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--dry-run")
+    result = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--dry-run")
     assert result.code == 0, result.stderr
     assert "would be created" in result.stdout and "nothing was written" in result.stderr
     assert not (tmp_path / "t").exists()
@@ -72,18 +72,18 @@ def test_dry_run_writes_nothing_and_says_so(home, tmp_path):
 ])
 def test_bad_input_is_a_clear_error(home, tmp_path, args, code, words):
     create(home, "notes")
-    result = run_cli(home, *args, "--target", str(tmp_path / "t"), "--json")
+    result = call_cli(home, *args, "--target", str(tmp_path / "t"), "--json")
     assert result.code != 0
     assert result.json["error"]["code"] == code and words in result.json["error"]["message"]
     assert not (tmp_path / "t").exists()
 
 
 def test_several_vaults_need_a_choice_and_none_is_an_error(home, tmp_path):
-    empty = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    empty = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
     assert empty.code == 1 and "vault create" in empty.json["error"]["message"]
     create(home, "notes")
     create(home, "work")
-    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    result = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
     assert result.code == 2 and "--vault" in result.json["error"]["message"]
     assert "notes" in result.json["error"]["message"] and "work" in result.json["error"]["message"]
 
@@ -93,13 +93,13 @@ def test_a_malformed_config_fails_the_command_but_not_the_others(home, tmp_path)
     bad = tmp_path / "t" / ".cursor" / "mcp.json"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"mcpServers": {"other": ')
-    result = run_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
+    result = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
     assert result.code == 1
     assert result.json["error"]["code"] == "config_invalid" and str(bad) in result.json["error"]["message"]
     statuses = {(t["client"], t["what"]): t["status"] for t in result.json["targets"]}
     assert statuses[("cursor", "server")] == "error" and statuses[("codex", "server")] == "created"
     assert bad.read_text() == '{"mcpServers": {"other": '
-    human = run_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"))
+    human = call_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"))
     assert human.code == 1 and "Traceback" not in human.stderr and "not valid JSON" in human.stdout
 
 
@@ -119,7 +119,7 @@ def test_inject_all_reports_every_target_when_some_cannot_be_written(home, tmp_p
     real.parent.mkdir()
     real.write_text("{}\n", encoding="utf-8")
     (target / ".claude.json").symlink_to(real)
-    result = run_cli(home, "inject", "all", "--target", str(target), "--json")
+    result = call_cli(home, "inject", "all", "--target", str(target), "--json")
     assert result.code == 1 and "Traceback" not in result.stderr
     statuses = {(t["client"], t["what"]): t["status"] for t in result.json["targets"]}
     assert statuses[("codex", "server")] == "added"

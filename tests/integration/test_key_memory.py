@@ -22,13 +22,12 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from memories_tui.engine import Engine
 from memories_tui.vault.store import read_header
+from tests.helpers.vaults import CHILD_PRELUDE
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
 
-CHILD = """
-import gc, sys
-from memories_tui.vault import crypto
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(8, 1, 1)
+CHILD = CHILD_PRELUDE + """
+import gc
 from memories_tui.engine import Engine
 eng = Engine.open(sys.argv[1])
 vid = sys.argv[2]

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
@@ -45,24 +45,24 @@ def world(tmp_path_factory):
     if (MINILM / "model.onnx").is_file():
         (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
                                           'local_model_profile = "sentence-transformers"\nlocal_threads = 1\n')
-    notes = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
-    work = run_cli(home, "vault", "create", "work", "--json").json["vault_id"]
-    memory = run_cli(home, "memory", "add", "notes", "--title", "Sourdough",
+    notes = call_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    work = call_cli(home, "vault", "create", "work", "--json").json["vault_id"]
+    memory = call_cli(home, "memory", "add", "notes", "--title", "Sourdough",
                      "--text", "Feed the starter once a day.", "--json").json
-    run_cli(home, "memory", "update", "notes", memory["id"], "--text",
+    call_cli(home, "memory", "update", "notes", memory["id"], "--text",
             "Feed the sourdough starter twice a day with rye flour. 酸種麵包的酵頭每天餵兩次。")
     long_file = root / "lanterns.md"
     long_file.write_text("# Lantern festival\n\n" + "\n\n".join(LONG_PARAGRAPH.format(n=n) for n in range(100)),
                          encoding="utf-8")
-    card = run_cli(home, "rag", "ingest", "notes", str(long_file), "--json").json["results"][0]
-    private = run_cli(home, "memory", "add", "notes", "--title", "Safe", "--kind", "private",
+    card = call_cli(home, "rag", "ingest", "notes", str(long_file), "--json").json["results"][0]
+    private = call_cli(home, "memory", "add", "notes", "--title", "Safe", "--kind", "private",
                       "--text", f"{CANARIES[0]} sourdough lantern safe code", "--json").json
-    credential = run_cli(home, "memory", "add", "notes", "--title", "Bank", "--kind", "credential",
+    credential = call_cli(home, "memory", "add", "notes", "--title", "Bank", "--kind", "credential",
                          "--text", f"{CANARIES[1]} sourdough lantern password", "--json").json
     asset_file = root / "scan.txt"
     asset_file.write_text(f"{CANARIES[2]} sourdough lantern", encoding="utf-8")
-    asset = run_cli(home, "asset", "add", "notes", str(asset_file), "--json").json
-    run_cli(home, "memory", "add", "work", "--title", "Roadmap", "--text", "Ship the lantern release in May.")
+    asset = call_cli(home, "asset", "add", "notes", str(asset_file), "--json").json
+    call_cli(home, "memory", "add", "work", "--title", "Roadmap", "--text", "Ship the lantern release in May.")
     return {"home": home, "notes": notes, "work": work, "memory": memory["id"], "card": card["id"],
             "excluded": [private["id"], credential["id"], asset["id"]]}
 
@@ -198,7 +198,7 @@ async def test_model_loads_lazily_and_vector_mode(world, minilm_dir):
     # The vectors first (`rag index`, resumed until done): a tool call embeds on demand within a
     # 30 s budget, which a loaded machine can run out of; this test is about loading, not speed.
     for _attempt in range(30):
-        built = run_cli(world["home"], "--json", "rag", "index", "notes")
+        built = call_cli(world["home"], "--json", "rag", "index", "notes")
         if built.code == 0:
             break
         assert built.json["error"]["code"] == "budget_exceeded", built.stdout
@@ -236,9 +236,9 @@ async def test_memory_ask_extractive_and_insufficient_evidence(world):
 async def test_revoke_from_another_process(world):
     async with connect(world, "--vault", "notes", "--vault", "work") as client:
         structured(await client.call_tool("memory_search", {"vault_id": "notes", "query": "lantern"}))
-        status = run_cli(world["home"], "mcp", "status", "--json", passphrase=None)
+        status = call_cli(world["home"], "mcp", "status", "--json", passphrase=None)
         assert any(set(s["vaults"]) == {world["notes"], world["work"]} for s in status.json["servers"])
-        revoked = run_cli(world["home"], "mcp", "revoke", "notes", "--json", passphrase=None)
+        revoked = call_cli(world["home"], "mcp", "revoke", "notes", "--json", passphrase=None)
         assert revoked.code == 0 and revoked.json["vault_id"] == world["notes"] and revoked.json["servers"]
         text = error_text(await client.call_tool("memory_search", {"vault_id": "notes", "query": "lantern"}))
         assert "revoked" in text and "grant_revoked" in text
@@ -331,9 +331,9 @@ def test_bad_start_is_a_clear_error_on_stderr(world, args, env, words):
 
 
 def test_revoke_unknown_vault_and_no_servers(world, tmp_path):
-    result = run_cli(world["home"], "mcp", "revoke", "nope", "--json", passphrase=None)
+    result = call_cli(world["home"], "mcp", "revoke", "nope", "--json", passphrase=None)
     assert result.code == 1 and result.json["error"]["code"] == "not_found"
-    empty = run_cli(tmp_path / "empty", "mcp", "status", "--json", passphrase=None)
+    empty = call_cli(tmp_path / "empty", "mcp", "status", "--json", passphrase=None)
     assert empty.code == 0 and empty.json == {"servers": []}
 
 
@@ -385,9 +385,9 @@ async def test_device_only_vault_refuses_non_loopback_services(tmp_path):
         '[rag.embedding]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/embeddings"\nmodel = "e"\n'
         'dimensions = 8\n\n'
         '[rag.generation]\nprotocol = "compatible"\nurl = "https://192.0.2.1/v1/chat/completions"\nmodel = "g"\n')
-    created = run_cli(home, "vault", "create", "dev", "--device-only", "--json")
+    created = call_cli(home, "vault", "create", "dev", "--device-only", "--json")
     assert created.code == 0, created.stderr
-    run_cli(home, "memory", "add", "dev", "--title", "Plan", "--text", "The garden plan: tomatoes by the fence.")
+    call_cli(home, "memory", "add", "dev", "--title", "Plan", "--text", "The garden plan: tomatoes by the fence.")
     async with connect({"home": home}, "--vault", "dev") as client:
         for tool, args in (("memory_ask", {"question": "Where do the tomatoes go?"}),
                            ("memory_retrieve", {"query": "tomatoes", "mode": "vector"}),

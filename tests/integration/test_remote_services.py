@@ -203,7 +203,7 @@ def test_connection_reset_is_retried(srv, slept):
 
 
 def test_redirect_is_refused_not_followed(srv):
-    srv.redirect[COMPAT_EMBED] = srv.gemini_embed_url
+    srv.redirects[COMPAT_EMBED] = srv.gemini_embed_url
     with pytest.raises(NetworkError, match="redirect"):
         RemoteEmbedder(compat(srv.compat_embed_url), FAST, ENV).embed_query("x")
     assert srv.requests_for(GEMINI_EMBED) == []

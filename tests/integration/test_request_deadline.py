@@ -24,7 +24,7 @@ from memories_tui.errors import CancelledError, NetworkError
 from memories_tui.models.remote import CallContext
 from memories_tui.models.remote_embed import RemoteEmbedder
 from memories_tui.models.remote_generate import Generator
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.misbehaving import Sent, trickle
 from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, ModelServer
 
@@ -127,8 +127,8 @@ def test_cancel_ends_a_request_in_the_middle_of_a_read(srv, in_headers):
 def _home_with_trickling_generation(tmp_path, srv: ModelServer):  # noqa: ANN202
     home = tmp_path / "home"
     home.mkdir()
-    assert run_cli(home, "vault", "create", "notes").code == 0
-    assert run_cli(home, "memory", "add", "notes", "--title", "Bread",
+    assert call_cli(home, "vault", "create", "notes").code == 0
+    assert call_cli(home, "memory", "add", "notes", "--title", "Bread",
                    "--text", "Bake the sourdough at 250 degrees for forty minutes.").code == 0
     (home / "config.toml").write_text(
         f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n\n'

@@ -14,7 +14,7 @@ import pytest
 from memories_tui.engine import Engine
 from memories_tui.errors import BudgetExceededError, LimitError, ModelError
 from memories_tui.index import embedding
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli
 from tests.helpers.onnx_models import build_gemma_shaped_model
 from tests.helpers.paths import MINILM_DIR as MINILM
 from tests.helpers.paths import require_gemma_small_files, require_gemma_tokenizer, require_minilm
@@ -73,27 +73,27 @@ def minilm_engine(tmp_path, cheap_kdf):
 def test_cli_index_vector_hybrid_status_and_encrypted_cache(tmp_path):
     home = tmp_path / "home"
     _config(home, MINILM, "sentence-transformers")
-    vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
-    assert run_cli(home, "rag", "ingest", vault, *_write_notes(tmp_path / "n"), "--json").code == 0
-    before = run_cli(home, "rag", "status", vault, "--json").json
+    vault = call_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    assert call_cli(home, "rag", "ingest", vault, *_write_notes(tmp_path / "n"), "--json").code == 0
+    before = call_cli(home, "rag", "status", vault, "--json").json
     assert before["installed"] is True and before["dimensions"] == 384
     assert (before["chunks"], before["embedded"], before["missing"]) == (4, 0, 4)
-    first = run_cli(home, "rag", "index", vault, "--json").json
+    first = call_cli(home, "rag", "index", vault, "--json").json
     assert (first["embedded"], first["reused"], first["missing"]) == (4, 0, 0)
     # a new process re-uses the vectors from the encrypted cache instead of re-embedding
-    second = run_cli(home, "rag", "index", vault, "--json").json
+    second = call_cli(home, "rag", "index", vault, "--json").json
     assert (second["embedded"], second["reused"]) == (0, 4)
-    after = run_cli(home, "rag", "status", vault, "--json").json
+    after = call_cli(home, "rag", "status", vault, "--json").json
     assert (after["embedded"], after["missing"]) == (4, 0)
     for mode in ("vector", "hybrid"):
-        result = run_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", mode, "--json").json
+        result = call_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", mode, "--json").json
         assert result["mode"] == mode
         top = result["results"][0]
         assert top["title"] == "Baking bread" and top["citation"] == "S1"
         assert top["scores"]["vector"] is not None
         if mode == "hybrid":
             assert top["scores"]["fusion"] is not None
-    plain = run_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", "vector", "--no-rerank",
+    plain = call_cli(home, "rag", "search", vault, "how do I make a loaf at home", "--mode", "vector", "--no-rerank",
                     "--json").json["results"]
     assert plain[0]["scores"]["rerank"] is None
     assert plain[0]["score"] == pytest.approx(plain[0]["scores"]["vector"])
@@ -258,7 +258,7 @@ def test_cli_model_install_reports_every_file_and_fails_on_mismatch(tmp_path):
         home.mkdir()
         (home / "config.toml").write_text(f'[rag]\nmodel_download_base_url = "{mirror.url}"\n'
                                           "[rag.http]\nretries = 0\nbackoff_ms = 1\n")
-        result = run_cli(home, "rag", "model-install", "--json", passphrase=None)
+        result = call_cli(home, "rag", "model-install", "--json", passphrase=None)
     assert result.code == 1
     out = result.json
     assert out["error"]["code"] == "model_install_failed" and "model_q4.onnx" in out["error"]["message"]
