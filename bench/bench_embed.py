@@ -1,4 +1,4 @@
-"""Embedding pipeline and vector search micro-benchmarks (DESIGN §9). Prints figures, asserts nothing.
+"""Embedding pipeline and vector search micro-benchmarks. Prints figures, asserts nothing.
 
 1. Local embedding throughput: ``LocalEmbedder.embed_documents`` (tokenize, length-bucketed
    batches, pooling, L2) vs. raw ``session.run`` on the same pre-tokenized, identically batched

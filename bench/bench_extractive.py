@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Extractive answers (R-PLUS-1) on collections with gold answer spans.
+"""Extractive answers on collections with gold answer spans.
 
 For every collection folder in ``--data`` that has ``answers.jsonl`` (``{"id", "answers": [...]}``
 next to corpus/queries/qrels), each question is answered the way ``rag ask`` does without a

@@ -1,4 +1,4 @@
-"""End-to-end search benchmark of the product's own path (DESIGN §9). Prints figures, asserts nothing.
+"""End-to-end search benchmark of the product's own path. Prints figures, asserts nothing.
 
     .venv/bin/python bench/bench_search.py [--data ../shared/data] [--model tests/.models/minilm]
         [--profile sentence-transformers] [--threads 2] [--quick] [--collections NAME,…]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""First frame after launch (R-TUI-2, issue 11 item 9): Memories vs a minimal Textual app.
+"""First frame after launch: Memories vs a minimal Textual app.
 
 Each run is a fresh interpreter (what a user's shell does): the parent notes the wall clock,
 starts `python bench_tui_start.py --child KIND`, and the child prints the wall clock once its

@@ -1,4 +1,4 @@
-"""What re-checking the manifest costs a process that stays open (issue 8, item 2).
+"""What re-checking the manifest costs a process that stays open.
 
 Builds a vault of N records, then measures in one run: reading one record when nothing
 changed (the data_version fast path), reading one record right after another connection

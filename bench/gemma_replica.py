@@ -50,7 +50,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json",
 MODEL = "onnx/model_q4.onnx"
 DATA = "onnx/model_q4.onnx_data"
 MARKER = "replica.json"
-REAL_DATA_BYTES = 196_725_760  # the pinned model_q4.onnx_data (DESIGN §4)
+REAL_DATA_BYTES = 196_725_760  # the pinned model_q4.onnx_data
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""TOML config → frozen, validated settings (SPEC §6–§8).
+"""TOML config → frozen, validated settings.
 
 Unknown keys and wrong types are errors, not silently ignored: a typo in a security
 setting must not fall back to a default the user did not choose. API keys never live in
@@ -29,7 +29,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """R-CACHE-2 defaults; `[rag.limits]` may raise or lower them."""
+    """How much one vault's in-memory index may hold; `[rag.limits]` may raise or lower them."""
 
     chunks: int = 10_000
     source_mib: float = 16

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 # Credentials in URLs (`scheme://user:password@host`), secret-looking query parameters, and
-# values shaped like common API keys or bearer tokens (issue 8, item 9).
+# values shaped like common API keys or bearer tokens: none may reach a message or a log.
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>]*@")
 _SECRET_PARAM = re.compile(r"(?i)\b((?:api[_-]?key|key|token|access[_-]?token|secret|password|passwd|pwd|auth)=)"
                            r"[^&\s'\"<>]+")

@@ -1,5 +1,5 @@
 """Reading a user-named file safely: regular files only (or a pipe where that is useful),
-never more than a limit, never hanging on a FIFO with no writer (issue 8, item 4).
+never more than a limit, never hanging on a FIFO with no writer.
 
 `st_size` is 0 for devices and pipes, so the limit is enforced while reading, not only
 from `stat`; the file is opened non-blocking so a FIFO cannot stall the open itself.

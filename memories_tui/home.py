@@ -1,6 +1,6 @@
 """Where a home and its config live: `--home`, else `$MEMORIES_HOME`, else the platform data dir.
 
-Permissions (issue 8, item 6): only folders this program creates are made 0700 (the home,
+Permissions: only folders this program creates are made 0700 (the home,
 `vaults/`); an existing folder is never chmod-ed, whoever owns it. A new `config.toml` is 0600.
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plant known bugs one at a time and check that the test suite notices each (issue 13).
+"""Plant known bugs one at a time and check that the test suite notices each.
 
 Each mutant is a small, realistic edit to the product code (a text replacement that must match
 exactly once). For every mutant the script copies the repository to a temporary folder, applies
@@ -60,7 +60,7 @@ ANSWER_TESTS = "tests/unit/test_answer.py"
 REMOTE_TESTS = "tests/integration/test_remote_services.py"
 
 MUTANTS: tuple[Mutant, ...] = (
-    # ---- the bugs listed in issue 13
+    # ---- the first planted bugs: the weak spots a review of the suite named
     Mutant("kdf-cheap-creation", "creation_params() returns 8 KiB / 1 iteration / 1 lane",
            "memories_tui/vault/crypto.py",
            (("    params = KdfParams()\n    params.check_creatable()\n    return params\n",
@@ -196,7 +196,7 @@ MUTANTS: tuple[Mutant, ...] = (
              'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only, '
              'per_group)')),
            ("tests/unit/test_lexical.py",)),
-    # ---- issue 20: bugs planted in a copy that the whole suite let through
+    # ---- bugs planted in a copy that the whole suite once let through
     # (One more was planted and is left out as an equivalent mutant: VaultIndex.restore() also
     # rebuilding the chunks of a record whose revision moved on. The engine syncs every restored
     # index before anything reads it, and sync drops all chunks of a changed record first, so the

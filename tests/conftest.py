@@ -54,7 +54,7 @@ def _guarded_connect_ex(self: socket.socket, address: object) -> int:
 
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any test that opens a non-loopback connection (DESIGN §8)."""
+    """Fail any test that opens a non-loopback connection."""
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",

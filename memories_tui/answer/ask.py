@@ -1,9 +1,9 @@
-"""Ask: sources → generation → validated answer, or the offline fallback (R-ASK-1…5, R-PLUS-1).
+"""Ask: sources → generation → validated answer, or the offline fallback.
 
 Engine-independent: the caller retrieves (any mode), turns hits into :class:`Source` s and
 passes the configured :class:`Generator` (or None). Nothing is sent when nothing was
 retrieved (``insufficient_evidence``). ``still_valid`` is asked after the service answers:
-when the vault was locked or changed meanwhile, the late answer is dropped (R-ASK-5).
+when the vault was locked or changed meanwhile, the late answer is dropped.
 """
 
 from __future__ import annotations

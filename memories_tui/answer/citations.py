@@ -1,4 +1,4 @@
-"""Parse the model's JSON answer strictly, validate every `[S#]`, verify quotes (R-ASK-3).
+"""Parse the model's JSON answer strictly, validate every `[S#]`, verify quotes.
 
 * The reply must be one JSON object (a single surrounding ```json fence is tolerated):
   duplicate keys, NaN/Infinity, trailing text and wrong types are refused.

@@ -1,4 +1,4 @@
-"""Offline extractive answers (R-PLUS-1): the sentences of the retrieved chunks that best
+"""Offline extractive answers: the sentences of the retrieved chunks that best
 support the question, each with its `[S#]`, labelled extractive, never as generated.
 
 Sentences are split at Chinese 。！？； and line breaks, and at English . ! ? before a

@@ -1,4 +1,4 @@
-"""The ask prompt: sources as delimited, labelled, untrusted data (SPEC R-ASK-2, DESIGN §6).
+"""The ask prompt: sources as delimited, labelled, untrusted data (never instructions).
 
 Each source is one ``<source id="S#" title="…">…</source>`` block. Its text and title are
 escaped (``&`` ``<`` ``>`` and, in the title, ``"``), so no source can close its block, open

@@ -1,4 +1,4 @@
-"""`memories` — the command line (SPEC §15): the parser, dispatch and error output.
+"""`memories` — the command line: the parser, dispatch and error output.
 
 Every verb takes `--home`, `--config` and `--json` before or after it. With `--json` a call
 prints exactly one JSON object on stdout (UTF-8, not ASCII-escaped); a failure prints

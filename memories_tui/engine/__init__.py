@@ -13,7 +13,7 @@
 
 Only `Engine` and the background-embedding types load with the package; every other name
 loads from its module on first use (`__getattr__` below), so a front end's first screen waits
-for no search, segmenter or model code (R-TUI-2). The `TYPE_CHECKING` imports name the same
+for no search, segmenter or model code. The `TYPE_CHECKING` imports name the same
 things for mypy and readers.
 """
 

@@ -7,7 +7,7 @@ done by the modules beside this one; each method here says what it offers.
 
 Opening the engine and listing vaults load no index, search or model code (numpy, the
 segmenter, onnxruntime, httpx): those modules are imported by the methods that use them, so
-a front end's first screen does not wait for them (R-TUI-2; `preload` loads them ahead).
+a front end's first screen does not wait for them (`preload` loads them ahead).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .context import EngineState, VaultContext
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
 from .vaults import VaultFiles
 
-if TYPE_CHECKING:  # the rest loads in the methods that need it (R-TUI-2: none for opening and listing)
+if TYPE_CHECKING:  # the rest loads in the methods that need it (none for opening and listing)
     from ..answer.types import Answer
     from ..index.embedding import Embedder
     from ..models.install import InstallProgress, InstallReport
@@ -309,14 +309,14 @@ class Engine:
 
     def ask(self, vault_id: str, question: str, *, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
             limit: int = DEFAULT_ASK_LIMIT, rerank: bool = True, cancel: threading.Event | None = None) -> Answer:
-        """R-ASK: retrieve, then a generated answer with checked citations (`[rag.generation]`)
+        """Retrieve, then a generated answer with checked citations (`[rag.generation]`)
         or an extractive one; `insufficient_evidence` when nothing is retrieved (asking.py)."""
         return ask_vault(self._context(vault_id), question, mode=mode, match_mode=match_mode, limit=limit, rerank=rerank,
                          cancel=cancel)
 
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
                       match_mode: MatchMode | None = None) -> list[RecordHit]:
-        """Lexical only, grouped by record (R-LEX-6); looks deeper so `limit` records can fill."""
+        """Lexical only, grouped by record; looks deeper so `limit` records can fill."""
         from .searching import memory_search_vault
 
         return memory_search_vault(self._context(vault_id), query, limit=limit, match_mode=match_mode)

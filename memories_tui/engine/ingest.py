@@ -33,7 +33,7 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
                  cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
                  base: Path | None = None) -> list[IngestResult]:
     """Import text files as knowledge cards into `vault`, whose latest records are `current`.
-    `check_fits` runs before anything is written (issue 8: never leave an unsearchable vault).
+    `check_fits` runs before anything is written (a batch over the limits would leave a vault no search can load).
     Relative paths are found in `base` when given (the caller's working folder)."""
     if not paths:
         raise UsageError("Name at least one file to ingest.")

@@ -1,4 +1,4 @@
-"""Checks on record input before anything reaches the store (clear refusals, R-SEC-2)."""
+"""Checks on record input before anything reaches the store (a clear refusal instead of a stored surprise)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ class OpenVault:
             self.read_at[record_id] = time.time()
 
     def embed_priority(self) -> Callable[[str], float]:
-        """Background embedding order (issue 12): the later of a record's last change and its
+        """Background embedding order: the later of a record's last change and its
         last read in this session first, so what the user just wrote or opened is searchable
         by meaning soonest."""
         ranks: dict[str, float] = {}

@@ -1,4 +1,4 @@
-"""Reading files for `rag ingest` (R-ING-1): text in, everything else refused with a reason.
+"""Reading files for `rag ingest`: text in, everything else refused with a reason.
 
 The whole batch is read and checked before anything is written; the engine then writes all
 accepted files in one transaction. A batch with any refused file writes nothing, so a

@@ -1,4 +1,4 @@
-"""The grant records in a home that every front end shares (R-MCP-1).
+"""The grant records in a home that every front end shares (which MCP servers run and what they may read).
 
 `revoke(home, VAULT_ID)` writes `<home>/mcp/revoked/<VAULT_ID>` with the time of revocation:
 any MCP server started before that time loses the vault at its next call (a server started

@@ -1,4 +1,4 @@
-"""Where a passphrase comes from, in R-VAULT-2's order.
+"""Where a passphrase comes from, in the order the CLI documents.
 
 `--passphrase-file`, `$MEMORIES_PASSPHRASE_FILE`, `$MEMORIES_PASSPHRASE_COMMAND` (stdout of a
 command, like restic), `$MEMORIES_PASSPHRASE`, else a no-echo prompt (twice when creating).

@@ -1,9 +1,9 @@
-"""In-memory per-vault indexes with R-CACHE-2 limits, LRU and change tracking (R-CACHE-1…3).
+"""In-memory per-vault indexes with size limits, LRU and change tracking.
 
 A `VaultIndex` mirrors the searchable records of one unlocked vault: their chunks, the FTS5
 index and (once embedded) their vectors. `sync()` brings it up to date with the current
 records by removing what changed and adding only new revisions, so one edit never
-re-segments the whole vault. Excluded kinds never get here (R-SEC-1).
+re-segments the whole vault. Excluded kinds (private, credential, asset) never get here.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class VaultIndex:
             self.built_at = time.time()
             self.build_seconds = time.perf_counter() - started
 
-    # -- persistence (AEAD-encrypted by the caller; R-CACHE-1 forbids only plaintext) -------
+    # -- persistence (AEAD-encrypted by the caller: no plaintext ever reaches the disk) -------
     def _phrase_docs(self, keys: set[int]) -> list[LexicalDoc]:
         """Documents of the given keys, for rebuilding the phrase table of a restored index
         whose phrase blob is missing or belongs to another build."""

@@ -1,8 +1,8 @@
 """Filling a vault index's vectors: encrypted cache first, then the model, under a budget.
 
-R-EMB-4: work goes in batches; the five-minute budget is checked between batches, and a
+Work goes in batches; the five-minute budget is checked between batches, and a
 batch once embedded stays in memory and in the encrypted cache, so a retry only does what
-is left. R-PLUS-2: vectors persist only as AEAD ciphertext inside the vault, named by an
+is left. Vectors persist only as AEAD ciphertext inside the vault, named by an
 HMAC of (vector space key, chunk hash) so the clear blob name reveals nothing about the text.
 """
 

@@ -1,4 +1,4 @@
-"""In-memory BM25 index over chunks (R-LEX-1 … R-LEX-4).
+"""In-memory BM25 index over chunks.
 
 * ``any``/``all`` queries are ranked by ``bm25.BM25Index``: Jieba search-mode tokens
   (folded, English stemmed) of title, body and metadata weighted 5/1/2, scored with FTS5's

@@ -1,7 +1,7 @@
 """What filling a vault's vectors reports (progress, the final report) and its time budget.
 
 Kept apart from embedding.py (numpy) so front ends can name these types without loading the
-index code: the TUI's first frame imports them (R-TUI-2, bench/bench_tui_start.py).
+index code: the TUI's first frame imports them (bench/bench_tui_start.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What one running MCP server may read, and for how long (R-MCP-1).
+"""What one running MCP server may read, and for how long.
 
 A server is granted the vaults named at start, optionally until an expiry. Every call checks
 the grant before it starts and again before it answers, so work that finishes after the grant

@@ -1,7 +1,7 @@
 """The one httpx client factory and the network rules every outbound call follows.
 
-SPEC R-REM-4 (URL policy), R-HTTP-1 (proxies, TLS), R-HTTP-2 (timeouts, retries);
-DESIGN §5.
+The URL policy (HTTPS, or plain HTTP to loopback only), proxies and TLS, and timeouts with
+retries live here, so no call can skip them.
 
 Decisions worth knowing:
 
@@ -84,7 +84,7 @@ def is_loopback_url(url: str) -> bool:
 
 
 def check_endpoint_url(url: str, *, what: str, allow_query: bool = False) -> None:
-    """R-REM-4: HTTPS, or plain HTTP to loopback; no credentials, query or fragment.
+    """HTTPS, or plain HTTP to loopback; no credentials, query or fragment.
 
     `allow_query` is only for download redirect hops (CDNs sign their URLs with a query
     string); configured URLs never get it.
@@ -243,7 +243,7 @@ def send_with_retries(
     what: str = "request",
     max_body_bytes: int = MAX_REPLY_BYTES,
 ) -> httpx.Response:
-    """Send a request with R-HTTP-2 retries and return the final response.
+    """Send a request with retries (backoff, Retry-After) and return the final response.
 
     * Retried: connect/read failures and statuses 429, 500, 502, 503, 504 — at most
       ``settings.retries`` extra attempts, sleeping ``backoff_ms·2^n`` or the server's

@@ -1,4 +1,4 @@
-"""`memories rag model-install`: download, verify and place the pinned model files (R-EMB-3).
+"""`memories rag model-install`: download, verify and place the pinned model files.
 
 Per file, in manifest order:
 

@@ -1,4 +1,4 @@
-"""In-process local embeddings with onnxruntime + tokenizers (R-EMB-1, R-EMB-2; DESIGN §4).
+"""In-process local embeddings with onnxruntime + tokenizers (nothing leaves the machine).
 
 Two profiles:
 
@@ -53,7 +53,7 @@ _DEFAULT_POSITIONS = {"embeddinggemma": 2048, "sentence-transformers": 512}
 # query's own embedding, and they pad more.
 MAX_BATCH_TOKENS = 2048
 
-# Pinned sha256 of the EmbeddingGemma files (DESIGN §4, revision 5090578d), from the manifest
+# Pinned sha256 of the EmbeddingGemma files (revision 5090578d), from the manifest
 # module; the local copy is a fallback only (same values) so this module never depends on it.
 _FALLBACK_PINNED_SHA256 = {
     GEMMA_MODEL: "ad1dfee81a70f7944b9b9d1cc6e48075b832881cf33fab2f2b248be78f3f0043",
@@ -76,7 +76,7 @@ TELEMETRY_DISABLED = False  # module flag: set once disable_telemetry_events() h
 
 
 def ensure_telemetry_disabled() -> None:
-    """Call ``onnxruntime.disable_telemetry_events()`` once per process (R-EMB-1)."""
+    """Call ``onnxruntime.disable_telemetry_events()`` once per process: a local model reports nothing anywhere."""
     global TELEMETRY_DISABLED
     with _telemetry_lock:
         if TELEMETRY_DISABLED:

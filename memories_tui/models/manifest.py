@@ -1,4 +1,4 @@
-"""The pinned EmbeddingGemma files (DESIGN §4) and the texts written beside them.
+"""The pinned EmbeddingGemma files and the texts written beside them.
 
 Paths are relative, POSIX-style, and map to ``{base_url}/{path}`` on the server and
 ``<model dir>/<path>`` on disk. The ONNX graph and its external data file sit in the same

@@ -1,4 +1,4 @@
-"""Which proxy, if any, an outbound request uses (R-HTTP-1).
+"""Which proxy, if any, an outbound request uses.
 
 Loopback always goes direct; an explicit ``[rag.http] proxy_url`` beats the environment;
 the environment (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, either case) is read only when
@@ -69,7 +69,7 @@ def _env(environ: Mapping[str, str], name: str) -> tuple[str, str] | None:
 
 
 def proxy_for(url: str, settings: HttpSettings, environ: Mapping[str, str] | None = None) -> str | None:
-    """The proxy URL to use for `url`, or None for a direct connection (R-HTTP-1)."""
+    """The proxy URL to use for `url`, or None for a direct connection."""
     if environ is None:
         environ = os.environ
     try:

@@ -1,10 +1,10 @@
-"""One POST to a customer-configured model service, under every network rule (SPEC §7, §8).
+"""One POST to a customer-configured model service, under every network rule.
 
 Everything remote (embeddings in ``remote_embed``, generation and rerank in
 ``remote_generate``) goes through :class:`ServiceClient.post_json`, which:
 
-* refuses a device-only vault's call to a non-loopback URL before anything is built or sent
-  (R-MCP-2), and re-checks that and the caller's ``check`` (lock, authorization) before
+* refuses a device-only vault's call to a non-loopback URL before anything is built or sent,
+  and re-checks that and the caller's ``check`` (lock, authorization) before
   every attempt;
 * takes the API key only from the environment variable named by ``api_key_env`` and sends
   it only in the header its protocol names (``x-goog-api-key`` for Gemini, ``Authorization:
@@ -52,7 +52,7 @@ def host_of(url: str) -> str:
 
 
 def refuse_if_device_only(url: str, device_only: bool, role: str) -> None:
-    """R-MCP-2: a device-only vault never sends data to a non-loopback endpoint."""
+    """A device-only vault never sends data to a non-loopback endpoint."""
     if device_only and not is_loopback_url(url):
         raise PolicyError(
             f"This vault is device-only: the {role} service at {host_of(url)} is not a loopback address, so "

@@ -1,5 +1,5 @@
 """Remote embeddings: Gemini ``embedContent``/``batchEmbedContents`` and OpenAI-compatible
-``{model, input, dimensions}`` (SPEC R-REM-1…3).
+``{model, input, dimensions}``.
 
 :class:`RemoteEmbedder` has the local embedder's shape (``dims``, ``space_key``,
 ``embed_documents``, ``embed_query``), so ``rag index``, vector/hybrid search and background
@@ -80,7 +80,8 @@ class RemoteEmbedder:
 
     @property
     def space_key(self) -> str:
-        """protocol + url + model + dims (+ how queries and documents are marked): R-REM-3."""
+        """protocol + url + model + dims (+ how queries and documents are marked): a change to any
+        of them is another vector space, never mixed with the old one."""
         s = self.service
         material = json.dumps({"protocol": s.protocol, "url": s.url, "model": s.model, "dims": self.dims,
                                "query_input_type": s.query_input_type, "document_input_type": s.document_input_type,

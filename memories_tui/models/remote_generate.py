@@ -1,5 +1,5 @@
 """Remote generation (Gemini ``generateContent`` with a JSON response schema; compatible chat
-completions) and the learned rerank service (SPEC R-REM-2, R-REM-5).
+completions) and the learned rerank service.
 
 Generation returns the model's raw text; :mod:`answer.citations` parses it strictly. The
 request carries no tools. A rerank response is used only if every item has a unique,

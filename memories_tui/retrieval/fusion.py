@@ -1,4 +1,4 @@
-"""Hybrid fusion of the BM25 and vector candidate lists (R-HYB-1, as changed by issue 12).
+"""Hybrid fusion of the BM25 and vector candidate lists.
 
 Default, ``[rag] fusion = "score"``: per query, each list's scores are min-max normalised
 to 0..1 and fused as ``BM25_WEIGHT * bm25 + (1 - BM25_WEIGHT) * cosine`` (a candidate

@@ -1,4 +1,4 @@
-"""The default lightweight rerank (R-HYB-2), applied to vector and hybrid results.
+"""The default lightweight rerank, applied to vector and hybrid results.
 
 A documented heuristic, not a learned cross-encoder: the top RERANK_WINDOW candidates get a
 multiplicative boost for lexical coverage (share of the query's terms present in title +

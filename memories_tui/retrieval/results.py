@@ -1,7 +1,7 @@
 """What a search returns: chunk hits with their citation labels, and record-level hits.
 
 Kept apart from search.py (numpy, the index) so front ends can name these types without
-loading the index code: the TUI's first frame imports them (R-TUI-2).
+loading the index code: the TUI's first frame imports them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Search over one vault's in-memory index: modes, strict filters, citation labels (R-LEX-5/6).
+"""Search over one vault's in-memory index: modes, strict filters, citation labels.
 
 Results are chunks. Each carries `citation` (`S1`, `S2`, … in rank order, meaningful only
 inside this one result set), the record id as `asset_id`, its revision, chunk hash, UTF-8
 byte range, score and per-stage scores. Excluded kinds never reach an index, so they can
-never appear here (R-SEC-1). The query arrives parsed (text/query.py): nothing here
+never appear here (they are never indexed). The query arrives parsed (text/query.py): nothing here
 segments it again.
 """
 
@@ -106,7 +106,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:
-    """`memory search`: one row per record, its best chunk as the snippet (R-LEX-6)."""
+    """`memory search`: one row per record, its best chunk as the snippet."""
     rows: dict[str, RecordHit] = {}
     for hit in response.results:
         row = rows.get(hit.asset_id)

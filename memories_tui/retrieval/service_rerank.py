@@ -1,4 +1,4 @@
-"""The learned rerank service stage, after the lightweight heuristic (R-HYB-2, R-REM-5).
+"""The learned rerank service stage, after the lightweight heuristic.
 
 The service scores the candidate chunks' text; hits it ranks come first in its order (its
 `relevance_score` becomes the hit's score and `scores["service"]`), hits it left out keep

@@ -1,6 +1,6 @@
 """Where each AI client keeps its MCP server list and its skills, and the entry it expects.
 
-Checked against each client's documentation (DESIGN §8b): Claude Code `~/.claude.json` (user)
+Checked against each client's documentation: Claude Code `~/.claude.json` (user)
 or `.mcp.json` (project), key `mcpServers`, skills in `.claude/skills/`; Codex
 `~/.codex/config.toml` `[mcp_servers.NAME]`, skills in `~/.agents/skills/`; Cursor
 `~/.cursor/mcp.json` or `.cursor/mcp.json`, key `mcpServers`, skills in `.cursor/skills/`;

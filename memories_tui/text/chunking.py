@@ -1,4 +1,4 @@
-"""Split a document body into overlapping chunks with exact UTF-8 byte offsets (R-CHUNK-1).
+"""Split a document body into overlapping chunks with exact UTF-8 byte offsets (what citations point at).
 
 Boundaries are chosen greedily from the start of the body, each one looking only at a
 window of at most ``max_chars`` characters (plus one character of look-ahead), so an edit

@@ -47,7 +47,7 @@ def check_options(mode: str, match_mode: str, limit: int) -> tuple[Mode, MatchMo
         raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     if match_mode not in MATCH_MODES:
         raise UsageError(f"Unknown match mode {match_mode!r}; use one of {', '.join(MATCH_MODES)}.")
-    if type(limit) is not int or limit < 1:  # a mistake, not a limit (issue 8)
+    if type(limit) is not int or limit < 1:  # a mistake (usage), not a request over a limit
         raise UsageError(f"--limit must be a whole number from 1 to {MAX_RESULTS}; got {limit!r}.")
     if limit > MAX_RESULTS:
         raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "

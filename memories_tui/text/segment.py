@@ -1,4 +1,4 @@
-"""Segmentation and folding for the lexical index (R-SEG-1, R-LEX-3, R-LEX-4).
+"""Segmentation and folding for the lexical index: the same terms for documents and queries.
 
 * ``fold`` maps Traditional Chinese to Simplified (OpenCC ``hk2s`` then ``tw2s``, which
   measured best for Simplified/Traditional/Taiwan/Hong Kong round trips), full-width ASCII

@@ -1,4 +1,4 @@
-"""The Memories terminal UI: hosts the engine in-process (R-TUI-1..3).
+"""The Memories terminal UI: hosts the engine in-process.
 
 `memories-tui [--home DIR] [--config FILE]` or `memories tui` / `memories` with no verb.
 The engine is synchronous; everything slow (unlock's KDF, ingest, search, status, model
@@ -45,7 +45,7 @@ from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
 from .threads import DaemonThreadExecutor
 
 # The screens behind the unlock screen load on first use (local imports below): the first
-# frame waits for nothing it does not show (R-TUI-2; bench/bench_tui_start.py measures it).
+# frame waits for nothing it does not show (bench/bench_tui_start.py measures it).
 from .widgets.embed_status import EmbedState
 
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
@@ -156,7 +156,7 @@ class MemoriesApp(App):
 
     def on_load(self) -> None:
         """Start-up allocates many objects that live on (widgets, styles): the cycle collector
-        waits until the first frame is drawn instead of walking them all before it (R-TUI-2).
+        waits until the first frame is drawn instead of walking them all before it.
         Thread workers run on daemon threads that quitting does not wait for (threads.py)."""
         self._gc_paused = gc.isenabled()
         gc.disable()
@@ -184,7 +184,7 @@ class MemoriesApp(App):
         """Once the first screen is drawn: the cycle collector runs again, and the engine's
         search code loads in the background.
 
-        The first frame waits for no index, segmenter or model code (R-TUI-2;
+        The first frame waits for no index, segmenter or model code (
         bench/bench_tui_start.py measures it); loading it now means the first unlock and search
         do not wait for it either. A daemon thread: quitting never waits for it."""
         screen = self.screen
@@ -229,7 +229,7 @@ class MemoriesApp(App):
                               else events.Paste(event.text) if isinstance(event, events.Paste) else event)
 
     def busy_work(self) -> bool:
-        """Is an ingest, model install or vault creation running? (R-TUI-2: never cut by the idle lock)."""
+        """Is an ingest, model install or vault creation running? (such work is never cut by the idle lock)."""
         return any(w.group in BUSY_GROUPS and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
                    for w in self.workers)
 

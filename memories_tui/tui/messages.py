@@ -1,7 +1,7 @@
 """Typed messages thread workers post back to the UI thread.
 
 Every message carries the engine's `lock_epoch` at the time the work started; handlers drop
-messages whose epoch no longer matches (the vault was locked meanwhile: R-TUI-2, R-CACHE-3).
+messages whose epoch no longer matches (the vault was locked meanwhile, so its result must not show).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The status screen's sections for people (issue 11, item 7): vault, index, model, limits, MCP.
+"""The status screen's sections for people: vault, index, model, limits, MCP.
 
 Built from the engine's status plus the vault's own facts; units everywhere (chunks, MiB, s),
 usage beside its limit, and problems in full (wrapped, never cut). The raw key dump stays in

@@ -18,7 +18,7 @@ from ..engine import byte_span_to_chars
 
 def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
     """The engine's `match_spans` (where hit text is highlighted), loaded on first use: the
-    first frame needs no segmenter code (R-TUI-2)."""
+    first frame needs no segmenter code."""
     from ..engine import match_spans as spans
 
     return spans(text, terms)

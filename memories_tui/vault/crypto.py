@@ -1,4 +1,4 @@
-"""Key derivation, key wrapping and per-record AEAD (R-VAULT-3, DESIGN §2).
+"""Key derivation, key wrapping and per-record AEAD.
 
 Passphrase --Argon2id--> KEK --AES-256-GCM wrap--> random vault key (VK).
 VK --HKDF(label)--> subkeys: one for record AEAD, one for the manifest MAC, one for

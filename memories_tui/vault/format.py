@@ -1,6 +1,6 @@
 """The parts of the vault format that need no cipher: Argon2id parameters and the
 associated-data encoding. Listing vaults reads headers with these alone, so the TUI's first
-frame does not wait for the `cryptography` library (R-TUI-2); `crypto` re-exports them."""
+frame does not wait for the `cryptography` library; `crypto` re-exports them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from ..errors import VaultError
 
-# Creation floor and opening ceiling (DESIGN §2). The ceiling is checked before any KDF
-# work so a hostile header cannot make us allocate 1 TiB.
+# Creation floor and opening ceiling: a new vault never gets parameters below the floor, and the
+# ceiling is checked before any KDF work so a hostile header cannot make us allocate 1 TiB.
 MIN_MEMORY_KIB = 64 * 1024
 MIN_ITERATIONS = 3
 MAX_MEMORY_KIB = 4 * 1024 * 1024

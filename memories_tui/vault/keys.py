@@ -1,4 +1,4 @@
-"""The subkeys of one unlocked vault, kept in a single wipeable buffer (issue 8, item 8).
+"""The subkeys of one unlocked vault, kept in a single wipeable buffer (one place to zero on lock).
 
 The vault key goes through HKDF straight into slices of one bytearray; the two AES-GCM
 contexts are built from those slices (no `bytes` copy is made) and OpenSSL clears their key

@@ -1,4 +1,4 @@
-"""One vault = one SQLite file of ciphertext (R-VAULT-3, DESIGN §2).
+"""One vault = one SQLite file of ciphertext.
 
 Tables:
   header   one row: magic, format, vault id, name, KDF params, salt, wrapped vault key,
@@ -6,11 +6,11 @@ Tables:
   records  one row per record revision: clear (record_id, revision, kind) for lookups, the
            AES-256-GCM nonce + ciphertext, and a digest of the ciphertext.
   blobs    named encrypted blobs: the settings record (policy flags) and caches (index, vectors).
-  state    the change counter other processes poll (R-CACHE-3) and the manifest MAC over every
+  state    the change counter other processes poll (their caches refresh when it moves) and the manifest MAC over every
            (record_id, revision, kind, digest) row plus the settings blob, which detects deleted,
            added or rolled-back rows that AEAD alone cannot see.
 
-Trust rules (issue 8): every read of records or settings runs in one SQLite snapshot whose
+Trust rules: every read of records or settings runs in one SQLite snapshot whose
 manifest was verified, again whenever another connection committed (PRAGMA data_version);
 a row is used only if its digest matches. Cache blobs (index, vectors) are derived data:
 one that fails its check is dropped, reported in `cache_repairs` and rebuilt.
@@ -201,7 +201,7 @@ class UnlockedVault:
 
     def policy_tag(self) -> bytes:
         """Changes whenever the settings record or the header (passphrase) changes: cached
-        indexes are dropped on such changes even though no record changed (R-CACHE-3)."""
+        indexes are dropped on such changes even though no record changed."""
         import hashlib
 
         with self._read(verify=False) as conn:

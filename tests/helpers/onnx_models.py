@@ -1,4 +1,4 @@
-"""Small, real ONNX graphs with the contracts of the local embedding profiles (DESIGN §8 (b)).
+"""Small, real ONNX graphs with the contracts of the local embedding profiles.
 
 - ``build_gemma_shaped_model``: the EmbeddingGemma export's contract — inputs ``input_ids``,
   ``attention_mask`` (int64 [batch, seq]); outputs ``last_hidden_state`` FIRST

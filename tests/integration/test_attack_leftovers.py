@@ -1,4 +1,4 @@
-"""The low-severity findings of the attack run (issue 20, item 18), each through the real CLI:
+"""The low-severity findings of the attack run, each through the real CLI:
 vectors that cannot be normalised, file names that are not UTF-8, and (in a real subprocess) a
 reader that leaves the pipe early."""
 

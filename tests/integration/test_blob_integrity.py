@@ -1,4 +1,4 @@
-"""Issue 8, items 1, 2 and 7: every blob read is checked against authenticated data, a process
+"""Every blob read is checked against authenticated data, a process
 that stays open notices another process's edits, and a damaged cache is dropped and rebuilt.
 
 Real vault files, real SQLite edits (from another process where the issue says so), real CLI

@@ -1,4 +1,4 @@
-"""Issue 8: flip one byte of a small vault file at a time (a seeded sample of 500 offsets;
+"""Flip one byte of a small vault file at a time (a seeded sample of 500 offsets;
 MEMORIES_SWEEP_SAMPLE / MEMORIES_SWEEP_SEED change it, MEMORIES_SWEEP_ALL=1 flips every byte) and run every read command on it. Each command must
 either print exactly what it printed for the original file, or fail with a MemoriesError code
 (never `internal_error`, never a traceback, never different data).

@@ -1,4 +1,4 @@
-"""CLI progress (issue 11, item 11) and `rag model-install --from DIR` through the real CLI.
+"""CLI progress and `rag model-install --from DIR` through the real CLI.
 
 Progress goes to stderr only: a rich bar when stderr is a terminal (a real pseudo-terminal
 here), plain lines when it is a pipe, nothing with --json; stdout holds only the results."""

@@ -1,4 +1,4 @@
-"""`memories vault create` as shipped: real Argon2id defaults end to end (R-VAULT-3).
+"""`memories vault create` as shipped: real Argon2id defaults end to end.
 
 The only CLI test that runs without the cheap-KDF hook (`python -m memories_tui`); each
 derivation costs ~1 s and 256 MiB, so it does the minimum: create, then one unlock that

@@ -1,4 +1,4 @@
-"""Search verbs through the CLI: fields of SPEC §15, batch mode, limits and escaping (R-LEX-3/4/5)."""
+"""Search verbs through the CLI: the fields of each result, batch mode, limits and escaping."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def test_limits_name_the_limit(searchable):
     big = call_cli(home, "rag", "search", vault, "x", "--limit", "101", "--json")
     assert big.json["error"]["code"] == "limit_exceeded" and "100" in big.json["error"]["message"]
     zero = call_cli(home, "memory", "search", vault, "x", "--limit", "0", "--json")
-    assert zero.code == 2 and zero.json["error"]["code"] == "usage_error"  # issue 8: not a limit, a mistake
+    assert zero.code == 2 and zero.json["error"]["code"] == "usage_error"  # not a limit: a mistake
 
 
 def test_status_lexical_part(searchable):

@@ -1,4 +1,4 @@
-"""kill -9 mid-ingest and two writers at once: nothing lost, nothing half-written (R-SEC-2, R-VAULT-3)."""
+"""kill -9 mid-ingest and two writers at once: nothing lost, nothing half-written."""
 
 from __future__ import annotations
 

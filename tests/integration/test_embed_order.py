@@ -1,4 +1,4 @@
-"""Background embedding order (issue 12): newest and most recently read records first."""
+"""Background embedding order: newest and most recently read records first."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 8, items 3-6, 9 and 10: hostile files and values get a clear error with a stable code,
+"""Hostile files and values get a clear error with a stable code,
 never a traceback; listing never writes; permissions; secrets never echoed. Each case is the
 attack the issue describes, through the real CLI (`cli.main`; in a subprocess where a hang or
 the process itself is at stake)."""

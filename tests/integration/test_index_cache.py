@@ -1,4 +1,4 @@
-"""The in-memory index cache: invalidation, limits, LRU, lock (R-CACHE-1…3, R-SEC-1)."""
+"""The in-memory index cache: invalidation, limits, LRU, lock."""
 
 from __future__ import annotations
 
@@ -187,7 +187,7 @@ def test_encrypted_snapshot_restores_and_only_changed_records_are_resegmented(tm
 
 
 def test_tampered_snapshot_is_dropped_reported_and_rebuilt(tmp_path, cheap_kdf):
-    """Issue 8 item 7: a snapshot failing AEAD is never used; search rebuilds from records."""
+    """A snapshot failing AEAD is never used; search rebuilds from records."""
     import sqlite3
 
     home = tmp_path / "home"

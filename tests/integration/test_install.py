@@ -1,4 +1,4 @@
-"""Model installer against a loopback mirror (R-EMB-3, R-HTTP-2).
+"""Model installer against a loopback mirror.
 
 The five real small EmbeddingGemma files are served with their real pinned hashes; the ONNX
 pair are stand-in bytes whose hashes go into a test manifest.

@@ -1,4 +1,4 @@
-"""Issue 8, item 8: after lock no key material is left in the process, and no core dumps.
+"""After lock no key material is left in the process, and no core dumps.
 
 A child process unlocks a vault, reads, writes and searches, then locks. The parent derives
 the same keys on its own (it knows the passphrase) and scans every readable mapping of the

@@ -1,4 +1,4 @@
-"""Local ONNX embeddings (R-EMB-1, R-EMB-2): the EmbeddingGemma profile on a graph with the
+"""Local ONNX embeddings: the EmbeddingGemma profile on a graph with the
 export's contract + the real Gemma tokenizer, and the sentence-transformers profile on a tiny
 graph and (when fetched by scripts/fetch-test-models) the real all-MiniLM-L6-v2 int8 model."""
 

@@ -1,4 +1,4 @@
-"""`memories mcp` answers every malformed line and never echoes a huge id (issue 20, item 18).
+"""`memories mcp` answers every malformed line and never echoes a huge id.
 
 Raw stdio against the real server process: a client that sends something that is not a
 JSON-RPC message must get a JSON-RPC error (not silence until its own timeout), and the

@@ -1,4 +1,4 @@
-"""`memories mcp` driven by the official `mcp` client over stdio (R-MCP-1, R-SEC-1).
+"""`memories mcp` driven by the official `mcp` client over stdio.
 
 Every test starts a real `memories mcp` subprocess (through tests/helpers/mcp_server.py, which
 only adds an import watcher on stderr) on a real vault, and talks to it with `mcp.Client`.
@@ -377,7 +377,7 @@ def test_sigterm_ends_the_server_and_removes_its_record(world):
 
 
 async def test_device_only_vault_refuses_non_loopback_services(tmp_path):
-    """R-MCP-2 through MCP: a device-only vault never reaches a non-loopback service (192.0.2.1 is a
+    """Through MCP: a device-only vault never reaches a non-loopback service (192.0.2.1 is a
     documentation address: the refusal comes before any connection), local BM25 still works."""
     home = tmp_path / "home"
     home.mkdir()

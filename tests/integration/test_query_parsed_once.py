@@ -1,4 +1,4 @@
-"""A query is segmented once per search (R-LEX-4 work done at the boundary, not per stage).
+"""A query is segmented once per search (the work is done once at the boundary, not per stage).
 
 Counts calls of the segmenter entry point (`segment._tokens_from_folded`, which runs Jieba
 over every CJK run) while the index is already built, so every call is for the query.

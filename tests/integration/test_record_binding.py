@@ -1,4 +1,4 @@
-"""Each record ciphertext is bound to its row by AEAD associated data (R-VAULT-3, DESIGN §2).
+"""Each record ciphertext is bound to its row by AEAD associated data.
 
 The keyed manifest alone would already notice a moved ciphertext, so these tests re-MAC the
 manifest with the vault's own key after tampering (an attacker cannot, but it isolates the

@@ -1,4 +1,4 @@
-"""Model replies are capped while they arrive, raw and decompressed (issue 20, item 14).
+"""Model replies are capped while they arrive, raw and decompressed.
 
 Real loopback servers send more than the cap; the cap is lowered to 1 MiB through the module
 constant so the tests stay small. What is checked is what the *server* managed to send (the

@@ -1,4 +1,4 @@
-"""A whole model request has a deadline, and cancel ends it mid-read (issue 20, item 15).
+"""A whole model request has a deadline, and cancel ends it mid-read.
 
 The servers trickle one byte every 50 ms, in the body or in the headers, so no single read
 ever times out; a full reply would take hours. The deadline is 1 s: small against the

@@ -1,4 +1,4 @@
-"""Vector and hybrid search end to end (R-EMB-4/5, R-HYB-1, R-LEX-2, R-PLUS-2, R-SEC-1).
+"""Vector and hybrid search end to end.
 
 Real onnxruntime on real graphs: the all-MiniLM-L6-v2 int8 model (fetched from PyPI by
 scripts/fetch-test-models; skipped with a reason when absent) for semantic ranking, and an

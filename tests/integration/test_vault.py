@@ -1,4 +1,4 @@
-"""The vault file: golden format, tamper detection, wrong passphrase, truncation (R-VAULT, R-SEC-2)."""
+"""The vault file: golden format, tamper detection, wrong passphrase, truncation."""
 
 from __future__ import annotations
 

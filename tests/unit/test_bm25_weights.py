@@ -1,4 +1,4 @@
-"""BM25 column weights title/body/metadata = 5/1/2 (R-LEX-2), checked against a reference.
+"""BM25 column weights title/body/metadata = 5/1/2, checked against a reference.
 
 The reference is SQLite's documented FTS5 bm25 written out in tests/helpers/bm25_reference.py.
 The documents use plain English words that segment to themselves, so the token lists below are

@@ -199,3 +199,15 @@ def test_engine_public_api_is_named_in_one_place_and_typed_without_any() -> None
             texts = [str(p.annotation) for p in signature.parameters.values()] + [str(signature.return_annotation)]
             bad += [f"{label}: {t}" for t in texts if any_word.search(t)]
     assert not bad, "Any in the engine's public API:\n" + "\n".join(bad)
+
+
+def test_product_code_cites_nothing_a_clone_does_not_hold() -> None:
+    """Comments and docstrings say why in their own words: requirement ids, section numbers of
+    design documents and issue numbers point at texts a maintainer with a clone cannot read."""
+    outside = re.compile(r"\bR-[A-Z]{2,}\b|\bSPEC\b|\bDESIGN\b|§|\b[Ii]ssue \d+")
+    bad = []
+    for _module, path, _tree in _sources():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if outside.search(line):
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
+    assert not bad, "\n".join(bad)

@@ -1,4 +1,4 @@
-"""Config errors never echo a value shaped like a key, in any field (issue 20, item 18): a key
+"""Config errors never echo a value shaped like a key, in any field: a key
 pasted into the wrong place (`[rag.http] retries = "gsk_…"`) must not be printed back."""
 
 from __future__ import annotations

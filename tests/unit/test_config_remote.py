@@ -1,4 +1,4 @@
-"""Validation of [rag.embedding], [rag.generation], [rag.rerank] at load (R-REM-1, R-REM-4)."""
+"""Validation of [rag.embedding], [rag.generation], [rag.rerank] at load."""
 
 from __future__ import annotations
 

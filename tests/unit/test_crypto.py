@@ -1,4 +1,4 @@
-"""Known-answer vectors and KDF/passphrase rules (R-VAULT-3, DESIGN §2)."""
+"""Known-answer vectors and KDF/passphrase rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fusion (score fusion and RRF, R-HYB-1), the heuristic rerank (R-HYB-2), snippet highlighting
+"""Fusion (score fusion and RRF), the heuristic rerank, snippet highlighting
 and the `[rag] fusion` setting."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""URL policy, proxy selection, retries and strict JSON (R-REM-4, R-HTTP-1/2, DESIGN §5)."""
+"""URL policy, proxy selection, retries and strict JSON."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`memories inject`: every client format in a temporary home (R-MCP-3).
+"""`memories inject`: every client format in a temporary home.
 
 Each case runs the real merge code against real files: fresh, unchanged, a different entry
 kept without --force and replaced with it (after a backup), other servers and settings

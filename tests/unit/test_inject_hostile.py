@@ -1,5 +1,5 @@
 """`memories inject` against configs written in unusual but valid ways, links, read-only files and
-duplicate keys (issue 20, item 17). Real files in a temporary home, the real merge code.
+duplicate keys. Real files in a temporary home, the real merge code.
 
 The rule each test checks: either the file afterwards means exactly what it meant before plus
 our entry, or it is left byte for byte as it was and its target says `error`; and every other

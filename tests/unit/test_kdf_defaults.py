@@ -1,4 +1,4 @@
-"""The shipped Argon2id parameters, with no test override (R-VAULT-3, DESIGN §2).
+"""The shipped Argon2id parameters, with no test override.
 
 Every other test makes vaults with cheap parameters through ``crypto._TEST_KDF_OVERRIDE``;
 this one creates and opens a vault with the real defaults (m = 256 MiB, t = 3, p = 4: about
@@ -17,7 +17,7 @@ from memories_tui.vault import crypto
 from memories_tui.vault.records import NewRecord
 from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
 
-# Hand-written from DESIGN §2 / README "Security model", not read from the code under test.
+# Hand-written from README "Security model", not read from the code under test.
 SHIPPED = {"alg": "argon2id", "m": 256 * 1024, "t": 3, "p": 4}
 
 

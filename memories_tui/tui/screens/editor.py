@@ -1,4 +1,4 @@
-"""Write a new record or a new revision of one (issue 11, item 5), and browse its revisions.
+"""Write a new record or a new revision of one, and browse its revisions.
 
 Saving runs in a worker (encryption and the vault write are quick, but never on the UI
 thread). Leaving with unsaved changes asks first. Every text is shown literally.

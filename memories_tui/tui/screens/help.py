@@ -1,4 +1,4 @@
-"""F1 / `?`: every key of the screen underneath, and how to use that screen (issue 11, item 3).
+"""F1 / `?`: every key of the screen underneath, and how to use that screen.
 
 The list is built from the live binding maps of that screen and of the app, so it can never
 disagree with the footer: a binding whose action is disabled right now (e.g. lock with no

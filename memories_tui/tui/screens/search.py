@@ -259,7 +259,7 @@ class SearchScreen(VaultScreen):
         self.mark_shared()
 
     def mark_shared(self) -> None:
-        """Tag each row with the other panes that found the same chunk (R-TUI-1: easy to compare)."""
+        """Tag each row with the other panes that found the same chunk, so the panes are easy to compare."""
         found: dict[tuple[str, int, str], list[str]] = {}
         for mode in MODES:
             for key in self.pane(mode).chunk_keys():

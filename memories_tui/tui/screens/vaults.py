@@ -35,7 +35,7 @@ class VaultPickerScreen(EngineScreen):
     def __init__(self, *, deferred: bool = False) -> None:
         """`deferred`: another screen goes on top at once (the unlock screen of the only vault),
         so the picker builds its widgets only when first shown: the first frame waits for one
-        screen, not two (R-TUI-2)."""
+        screen, not two."""
         super().__init__()
         self.built = not deferred
         self._covered = False  # a deferred picker builds on the first resume after being covered
