@@ -12,11 +12,12 @@ target gets its own outcome, whatever happens to another; the command then exits
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..engine import Jsonable, json_meta
 from ..errors import ConfigError
 from . import config_files
 from .clients import SERVER_NAME, Launch, Roots, Target, targets
@@ -32,7 +33,7 @@ _WHY = {
 
 
 @dataclass(frozen=True)
-class InjectResult:
+class InjectResult(Jsonable):
     client: str
     what: str  # server | skill
     path: str | None
@@ -43,18 +44,20 @@ class InjectResult:
 
 
 @dataclass(frozen=True)
-class InjectReport:
+class InjectReport(Jsonable):
     dry_run: bool
-    results: list[InjectResult]
+    results: list[InjectResult] = field(metadata=json_meta(name="targets"))
     notes: list[str]
+
+    JSON_COMPUTED = (("server_name", "server_name", "dry_run"),)
+
+    @property
+    def server_name(self) -> str:
+        return SERVER_NAME
 
     @property
     def failed(self) -> list[InjectResult]:
         return [r for r in self.results if r.status == "error"]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "server_name": SERVER_NAME,
-                "targets": [asdict(r) for r in self.results], "notes": self.notes}
 
 
 def skill_text() -> str:

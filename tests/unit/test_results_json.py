@@ -48,6 +48,7 @@ from memories_tui.engine import (
     json_of,
 )
 from memories_tui.mcp.results import AskResult, ReadResult, RetrieveResult, SearchResult
+from memories_tui.skill.inject import InjectReport, InjectResult
 
 HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
                 score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
@@ -92,6 +93,8 @@ SAMPLES: list[Jsonable] = [
     SearchResult("v1", "starter", [RecordHit("a1b2", 3, "S", 2.5, "…", [])], True, 2),
     ReadResult("v1", "a1b2", 3, [1, 2, 3], "memory", "S", ["t"], "c", "u", 100, 0, 50, "text", True),
     AskResult("v1", "How?", ANSWER),
+    InjectResult("codex", "server", "/h/.codex/config.toml", "added", None, "", {"command": "memories"}),
+    InjectReport(False, [InjectResult("cursor", "skill", None, "skipped")], ["restart the client"]),
 ]
 
 
@@ -135,6 +138,10 @@ def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
     assert isinstance(asset, Record) and asset.to_json()["bytes"] == 8 and "data" not in asset.to_json()
     assert "path" not in VaultInfo("v", "n", Path("/p")).to_json()
     assert list(AskResult("v1", "How?", ANSWER).to_json("mcp"))[:4] == ["vault_id", "question", "status", "answer"]
+    report = InjectReport(True, [InjectResult("codex", "server", None, "unchanged")], [])
+    assert list(report.to_json()) == ["dry_run", "server_name", "targets", "notes"]
+    assert report.to_json()["targets"][0] == {"client": "codex", "what": "server", "path": None, "status": "unchanged",
+                                               "backup": None, "message": "", "entry": None}
 
 
 @pytest.mark.parametrize("bad", [{"citation": "S1"}, {"revision": "3"}, [], None])
