@@ -195,13 +195,23 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
     parser = build_parser()
     completion_verbs.answer_if_asked(parser)  # the shell's completion function asking; exits when it is
-    args, extras = parser.parse_known_args(argv)
-    # argparse cannot fill an optional positional after an option (`rag search V --json Q`);
-    # one leftover word is that query.
-    if len(extras) == 1 and getattr(args, "query", "") is None and not extras[0].startswith("-"):
-        args.query, extras = extras[0], []
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except UsageError as exc:  # `memory search V -x`: the query was taken for an option
+        if "are required" in exc.message and any(w.startswith("-") and w not in _option_strings(parser)
+                                                 for w in argv):
+            raise UsageError(exc.message.replace(". Try `", f"{_DASH_HINT}. Try `", 1)) from None
+        raise
+    # argparse cannot fill an optional positional after an option (`rag search V --json Q`,
+    # `rag ask V --mode bm25 -- Q`); one leftover word is that query or question.
+    for name in ("query", "question"):
+        if len(extras) == 1 and getattr(args, name, "") is None and not extras[0].startswith("-"):
+            setattr(args, name, extras[0])
+            extras = []
     if extras:
-        parser.error(f"unrecognized arguments: {' '.join(e.replace(_LITERAL, '') for e in extras)}")
+        words = [e.replace(_LITERAL, "") for e in extras]
+        hint = _DASH_HINT if any(w.startswith("-") for w in words) else ""
+        parser.error(f"unrecognized arguments: {' '.join(words)}{hint}")
     for key, value in vars(args).items():
         if isinstance(value, str) and value.startswith(_LITERAL):
             setattr(args, key, value[len(_LITERAL):])
@@ -209,6 +219,21 @@ def _parse(argv: list[str]) -> argparse.Namespace:
             setattr(args, key, [v[len(_LITERAL):] if isinstance(v, str) and v.startswith(_LITERAL) else v
                                 for v in value])
     return args
+
+
+_DASH_HINT = (". A query, question or title that starts with `-` goes after `--`, e.g. "
+              "`memories rag search notes -- \"-x\"`")
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option any verb knows (`--json`, `--mode`, …), to tell them from a query like `-x`."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _option_strings(sub)
+    return out
 
 
 def _wants_json(argv: Sequence[str]) -> bool:

@@ -33,6 +33,7 @@ class ProgressReport:
         self._task: TaskID | None = None
         self._last_plain = float("-inf")
         self._last: tuple[int, int, str] | None = None
+        self._printed: tuple[int, int, str] | None = None  # the state the last plain line showed
         self._started = time.monotonic()
 
     def __enter__(self) -> ProgressReport:
@@ -74,7 +75,7 @@ class ProgressReport:
     def _print_plain(self) -> None:
         if self._last is None:
             return
-        done, total, detail = self._last
+        done, total, detail = self._printed = self._last
         if self.unit == "bytes":
             elapsed = max(time.monotonic() - self._started, 1e-6)
             amount = f"{done / 2**20:,.1f}/{total / 2**20:,.1f} MiB, {done / elapsed / 2**20:,.2f} MiB/s"
@@ -85,5 +86,5 @@ class ProgressReport:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._progress is not None:
             self._progress.stop()
-        elif self.enabled and self._last is not None and time.monotonic() - self._last_plain > 0:
-            self._print_plain()  # the final state, unless it was just printed
+        elif self.enabled and self._last is not None and self._last != self._printed:
+            self._print_plain()  # the final state, unless the last line already showed it

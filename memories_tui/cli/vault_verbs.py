@@ -13,7 +13,7 @@ from .output import Payload, clean
 def cmd_init(ctx: Context) -> Payload:
     report = ctx.engine.init_home()
     if not ctx.json:
-        state = "created" if report.config_created else "kept (already there)"
+        state = "created" if report.config_created else "already there, kept as it is"
         print(f"Home:   {clean(report.home)}\nConfig: {clean(report.config)} ({state})")
     return report.to_json()
 

@@ -1,0 +1,42 @@
+"""Small CLI messages: `init` run twice, queries that start with `-`, `rag ask … -- QUESTION`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("polish") / "home"
+    assert run_cli(home, "vault", "create", "notes").code == 0
+    assert run_cli(home, "memory", "add", "notes", "--title", "Kyoto", "--text", "The JR pass covers local lines.").code == 0
+    return home
+
+
+def test_init_twice_says_the_config_was_kept_without_nested_brackets(tmp_path: Path) -> None:
+    first = run_cli(tmp_path / "h", "init")
+    assert first.code == 0 and "(created)" in first.stdout
+    again = run_cli(tmp_path / "h", "init")
+    assert again.code == 0 and "(already there, kept as it is)" in again.stdout
+    assert "((" not in again.stdout and "))" not in again.stdout
+
+
+@pytest.mark.parametrize("argv", [("rag", "search", "notes", "-x"), ("rag", "ask", "notes", "-x"),
+                                  ("memory", "search", "notes", "-x")])
+def test_a_query_starting_with_dash_is_told_to_go_after_double_dash(home: Path, argv: tuple[str, ...]) -> None:
+    r = run_cli(home, "--json", *argv)
+    assert r.code == 2 and r.json["error"]["code"] == "usage_error"
+    assert "goes after `--`" in r.json["error"]["message"]
+    assert run_cli(home, *argv[:3], "--", "-x").code == 0
+
+
+def test_ask_takes_its_question_after_double_dash_like_search(home: Path) -> None:
+    search = run_cli(home, "--json", "rag", "search", "notes", "--mode", "bm25", "--", "JR pass")
+    assert search.code == 0, search.stderr
+    ask = run_cli(home, "--json", "rag", "ask", "notes", "--mode", "bm25", "--", "JR pass")
+    assert ask.code == 0, ask.stderr
+    assert ask.json["question"] == "JR pass" and ask.json["status"] == "extractive"
