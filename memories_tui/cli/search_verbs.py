@@ -16,6 +16,7 @@ from ..engine import (
     MAX_FILE_BYTES,
     MAX_RESULTS,
     MODES,
+    PINNED_MODEL,
     EmbedProgress,
     Query,
     SearchHit,
@@ -23,7 +24,7 @@ from ..engine import (
     parse_query,
     read_limited,
 )
-from ..errors import InputRefusedError, LimitError, ModelError, UsageError
+from ..errors import InputRefusedError, LimitError, ModelError, NetworkError, UsageError
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -174,6 +175,8 @@ def cmd_rag_index(ctx: Context) -> Payload:
 
 
 def cmd_rag_model_install(ctx: Context) -> Payload:
+    if ctx.args.list:
+        return _list_model_files(ctx)
     cancel = threading.Event()
     source = Path(ctx.args.source).expanduser() if ctx.args.source else None
     with ProgressReport("Copying" if source else "Downloading", unit="bytes", enabled=not ctx.json) as bar:
@@ -185,6 +188,10 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
         except KeyboardInterrupt:
             cancel.set()
             raise
+        except NetworkError as exc:
+            if exc.code != "network_unreachable":
+                raise
+            raise _with_file_urls(exc) from None
     files = [f.to_json() for f in report.files]
     if not ctx.json:
         ctx.table(["STATUS", "BYTES", "FILE", "PROBLEM"],
@@ -192,11 +199,39 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
         print(f"Model folder: {report.directory}")
     if not report.ok:
         failed = [f for f in report.files if f.status == "failed"]
-        detail = "; ".join(f"{f.path}: {f.error or 'failed'}" for f in failed)
-        error = ModelError(f"Model install failed for {len(failed)} file(s): {detail}", code="model_install_failed")
+        detail = "; ".join(f"{f.path}: {(f.error or 'failed').rstrip('.')}" for f in failed)
+        count = f"{len(failed)} file{'s' if len(failed) != 1 else ''}"
+        error = ModelError(f"Model install failed for {count}: {detail}.", code="model_install_failed")
         error.extra = {"files": files, "directory": str(report.directory)}  # type: ignore[attr-defined]
         raise error
     return {"files": files, "directory": str(report.directory)}
+
+
+def _pinned_files() -> list[dict[str, object]]:
+    model = PINNED_MODEL
+    return [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "url": url}
+            for f, url in zip(model.files, model.file_urls(), strict=True)]
+
+
+def _with_file_urls(exc: NetworkError) -> NetworkError:
+    """The download host is unreachable: the same error with the exact URL of every pinned
+    file, to fetch them on another machine (`--json`: also as `files`)."""
+    urls = " ".join(PINNED_MODEL.file_urls())
+    error = NetworkError(f"{exc.message} The files: {urls}", code=exc.code)
+    error.extra = {"files": _pinned_files()}  # type: ignore[attr-defined]
+    return error
+
+
+def _list_model_files(ctx: Context) -> Payload:
+    """`model-install --list`: what to fetch on another machine (no network)."""
+    model = PINNED_MODEL
+    files = _pinned_files()
+    if not ctx.json:
+        print(f"{model.repo} at revision {model.revision} ({len(files)} files, {model.total_bytes:,} bytes).")
+        print("Download each URL into one folder, then run `memories rag model-install --from DIR`.")
+        for f in files:
+            print(f"{f['url']}\n    {f['bytes']:,} bytes  sha256 {f['sha256']}")
+    return {"repo": model.repo, "revision": model.revision, "files": files}
 
 
 VerbFn = Callable[..., Any]  # parser._verb: argparse's sub-parser objects are untyped
@@ -227,6 +262,9 @@ def register(rag: Any, memory: Any, verb: VerbFn) -> None:
              "memories rag model-install --from ~/Downloads/embeddinggemma", unlocks=False)
     p.add_argument("--from", dest="source", metavar="DIR",
                    help="install from this folder instead of downloading (each file's size and SHA-256 is checked)")
+    p.add_argument("--list", action="store_true",
+                   help="print the pinned revision and every file's exact URL, size and SHA-256 (to fetch them "
+                        "elsewhere), and do nothing else")
     p = verb(rag, "status", cmd_rag_status, "Show index, embedding and cache status for a vault.",
              "memories rag status notes --json")
     p.add_argument("vault", metavar="VAULT_ID")

@@ -126,7 +126,7 @@ class MirrorInstaller(FileInstaller):
                     resumed = False
                     continue
                 raise FileFailed(
-                    f"{mf.path}: the downloaded bytes do not match the pinned SHA-256 (expected {mf.sha256}, "
+                    f"the downloaded bytes do not match the pinned SHA-256 (expected {mf.sha256}, "
                     f"got {digest}); nothing was installed for this file. The server at {self.base} does not "
                     "serve the pinned file: check [rag] model_download_base_url."
                 )
@@ -142,7 +142,7 @@ class MirrorInstaller(FileInstaller):
                     raise FileFailed(self._timeout_message(mf)) from None
                 if failures > self.http.retries:
                     raise FileFailed(
-                        f"{mf.path}: download failed after {failures} attempt(s): {exc}. Run model-install again "
+                        f"download failed after {failures} attempt(s): {exc}. Run model-install again "
                         "to resume."
                     ) from None
                 delay = min(nethttp.backoff_seconds(self.http, failures), max(deadline - time.monotonic(), 0.0))
@@ -153,14 +153,14 @@ class MirrorInstaller(FileInstaller):
 
     def _timeout_message(self, mf: ModelFile) -> str:
         return (
-            f"{mf.path}: download timed out (per-file budget [rag.http] download_timeout_seconds = "
+            f"download timed out (per-file budget [rag.http] download_timeout_seconds = "
             f"{self.http.download_timeout_seconds:g} s). Partial data was kept; run model-install again to resume, "
             "or raise the budget."
         )
 
     def _open(self, mf: ModelFile, offset: int, deadline: float) -> httpx.Response:
         url = f"{self.base}/{mf.path}"
-        what = f"download of {mf.path}"
+        what = "download"
         headers = {"Accept-Encoding": "identity"}
         if offset:
             headers["Range"] = f"bytes={offset}-"
@@ -178,18 +178,18 @@ class MirrorInstaller(FileInstaller):
                 if exc.code == "network_timeout" and time.monotonic() >= deadline - 0.05:
                     raise FileFailed(self._timeout_message(mf)) from None
                 if exc.code == "network_timeout":
-                    raise FileFailed(f"{mf.path}: {exc.message} Run model-install again to resume.") from None
+                    raise FileFailed(f"{exc.message} Run model-install again to resume.") from None
                 if exc.code == "network_unreachable":
                     raise _Unreachable(exc.message.split(": ", 1)[-1]) from None  # the cause, not the file
-                raise FileFailed(f"{mf.path}: {exc.message}") from None
+                raise FileFailed(exc.message) from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
                 return response
             location = response.headers.get("location")
             response.close()
             if not location:
-                raise FileFailed(f"{mf.path}: the server sent a redirect without a Location.")
+                raise FileFailed("the server sent a redirect without a Location.")
             url = nethttp.check_redirect(url, location, what=what)
-        raise FileFailed(f"{mf.path}: more than {nethttp.MAX_REDIRECTS} redirects; refused.")
+        raise FileFailed(f"more than {nethttp.MAX_REDIRECTS} redirects; refused.")
 
     def _fetch(self, mf: ModelFile, fp: FileProgress, part: Path, offset: int, deadline: float) -> None:
         response = self._open(mf, offset, deadline)
@@ -210,7 +210,7 @@ class MirrorInstaller(FileInstaller):
             start, total = int(m.group(1)), m.group(3)
             if total != "*" and int(total) != mf.bytes:
                 raise FileFailed(
-                    f"{mf.path}: the server's file has {int(total):,} bytes but the pinned file has "
+                    f"the server's file has {int(total):,} bytes but the pinned file has "
                     f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
                 )
             if start != offset:
@@ -222,7 +222,7 @@ class MirrorInstaller(FileInstaller):
             if length is not None and length.strip().isdigit() and int(length) != mf.bytes:
                 part.unlink(missing_ok=True)
                 raise FileFailed(
-                    f"{mf.path}: the server's file has {int(length):,} bytes but the pinned file has "
+                    f"the server's file has {int(length):,} bytes but the pinned file has "
                     f"{mf.bytes:,}; the server at {self.base} does not serve the pinned file."
                 )
             offset = 0  # a 200 to a Range request: the whole file again, start over
@@ -231,14 +231,14 @@ class MirrorInstaller(FileInstaller):
             raise _Transient("the server refused the resume range (HTTP 416); starting over")
         elif status == 404:
             raise FileFailed(
-                f"{mf.path}: not found at {self.base}/{mf.path} (HTTP 404); the mirror must hold the pinned "
+                f"not found at {self.base}/{mf.path} (HTTP 404); the mirror must hold the pinned "
                 "files under the same relative paths."
             )
         else:
-            raise FileFailed(f"{mf.path}: {nethttp.status_error(response, what='download').message}")
+            raise FileFailed(nethttp.status_error(response, what="download").message)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            raise FileFailed(f"{mf.path}: the server sent the file {encoding}-encoded; expected raw bytes.")
+            raise FileFailed(f"the server sent the file {encoding}-encoded; expected raw bytes.")
         fp.bytes_done = offset
         written = offset
         try:
@@ -252,7 +252,7 @@ class MirrorInstaller(FileInstaller):
                             part.unlink(missing_ok=True)
                             fp.bytes_done = 0
                             raise FileFailed(
-                                f"{mf.path}: the server sent more than the pinned {mf.bytes:,} bytes; "
+                                f"the server sent more than the pinned {mf.bytes:,} bytes; "
                                 f"nothing was installed for this file. The server at {self.base} does not "
                                 "serve the pinned file."
                             )
@@ -275,13 +275,17 @@ class MirrorInstaller(FileInstaller):
             raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
 
 
-def unreachable_message(base: str, detail: str) -> str:
-    """What to do when the download host cannot be reached (offline, firewall, blocked host)."""
+def unreachable_message(base: str, detail: str, manifest: ModelManifest = PINNED) -> str:
+    """What to do when the download host cannot be reached (offline, firewall, blocked host):
+    where the pinned files live (repository, full revision), so they can be fetched on another
+    machine. File names stay out: the TUI lists them one per row, the CLI adds every URL."""
     host = httpx.URL(base).host or base
-    return (f"Could not reach {host} to download the model ({detail.rstrip('.')}). Nothing more was tried. "
-            "Use a mirror of the same files: set [rag] model_download_base_url in the config; or download "
-            "the files on another machine and install them from a folder with "
-            "`memories rag model-install --from DIR` (every file's SHA-256 is checked).")
+    return (f"Could not reach {host} to download the model: {detail.rstrip('.')}. Nothing more was tried. "
+            f"To install without it, fetch the {len(manifest.files)} pinned files of {manifest.repo} at revision "
+            f"{manifest.revision} from {manifest.default_base_url}/ on a machine that can "
+            "(`memories rag model-install --list` prints each file's exact URL, size and SHA-256), put them in one "
+            "folder and run `memories rag model-install --from DIR` here; every file's size and SHA-256 is "
+            "checked. Or set [rag] model_download_base_url to a mirror that holds the same files.")
 
 
 def install_model(
@@ -308,4 +312,4 @@ def install_model(
                            lambda tracker: MirrorInstaller(Path(target), base, http, cancel, tracker),
                            progress=progress, cancel=cancel)
     except _Unreachable as exc:
-        raise NetworkError(unreachable_message(base, str(exc)), code="network_unreachable") from None
+        raise NetworkError(unreachable_message(base, str(exc), manifest), code="network_unreachable") from None

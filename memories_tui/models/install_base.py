@@ -72,10 +72,10 @@ class FileInstaller(ABC):
         except CancelledError:
             raise
         except MemoriesError as exc:
-            return self._failed(mf, fp, f"{mf.path}: {exc.message}")
+            return self._failed(mf, fp, exc.message)
         except OSError as exc:
             self.after_os_error(part)
-            return self._failed(mf, fp, f"{mf.path}: cannot {self.verb} {exc.filename or final}: "
+            return self._failed(mf, fp, f"cannot {self.verb} {exc.filename or final}: "
                                         f"{exc.strerror or exc}.")
 
     def after_os_error(self, part: Path) -> None:
@@ -96,7 +96,7 @@ class FileInstaller(ABC):
         self.tracker.emit(force=True)
         if not final.is_file():
             raise FileFailed(
-                f"{mf.path}: {final} exists but is not a regular file; it was left untouched. Move it away "
+                f"{final} exists but is not a regular file; it was left untouched. Move it away "
                 "and run model-install again, or point [rag] local_model_dir at another folder."
             )
         size = final.stat().st_size

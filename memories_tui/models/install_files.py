@@ -135,7 +135,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def mismatch_message(mf: ModelFile, final: Path, got: str) -> str:
     return (
-        f"{mf.path}: the existing file {final} does not match the pinned SHA-256 (expected {mf.sha256}, "
+        f"the existing file {final} does not match the pinned SHA-256 (expected {mf.sha256}, "
         f"found {got}); it was left untouched. Move it away (or delete it) and run model-install again, "
         "or point [rag] local_model_dir at another folder."
     )

@@ -37,7 +37,9 @@ class FolderInstaller(FileInstaller):
         for candidate in (self.source / mf.path, self.source / Path(mf.path).name):
             if candidate.is_file():
                 return candidate
-        raise FileFailed(f"{mf.path}: not found in {self.source} (looked for {mf.path} and {Path(mf.path).name}).")
+        folder = Path(mf.path).parent.as_posix()
+        where = f": neither under {folder}/ nor at its top level" if folder != "." else ""
+        raise FileFailed(f"not found in {self.source}{where}.")
 
     def after_os_error(self, part: Path) -> None:
         part.unlink(missing_ok=True)  # a copy starts over anyway: leave nothing half-copied
@@ -46,7 +48,7 @@ class FolderInstaller(FileInstaller):
         src = self.find(mf)
         size = src.stat().st_size
         if size != mf.bytes:
-            raise FileFailed(f"{mf.path}: {src} has {size:,} bytes but the pinned file has {mf.bytes:,}; "
+            raise FileFailed(f"{src} has {size:,} bytes but the pinned file has {mf.bytes:,}; "
                              "it is not the pinned file. Nothing was installed for this file.")
         fp.state = "copying"
         fp.bytes_done = 0
@@ -68,7 +70,7 @@ class FolderInstaller(FileInstaller):
         got = digest.hexdigest()
         if got != mf.sha256:
             part.unlink(missing_ok=True)
-            raise FileFailed(f"{mf.path}: {src} does not match the pinned SHA-256 (expected {mf.sha256}, found "
+            raise FileFailed(f"{src} does not match the pinned SHA-256 (expected {mf.sha256}, found "
                              f"{got}); nothing was installed for this file.")
         return got
 

@@ -31,6 +31,10 @@ class ModelManifest:
     def default_base_url(self) -> str:
         return f"{self.host}/{self.repo}/resolve/{self.revision}"
 
+    def file_urls(self) -> list[str]:
+        """The exact address of every pinned file: host, repository, full revision, path."""
+        return [f"{self.default_base_url}/{f.path}" for f in self.files]
+
     @property
     def total_bytes(self) -> int:
         return sum(f.bytes for f in self.files)

@@ -79,3 +79,92 @@ def test_unreachable_host_is_one_clear_error(tmp_path, manifest):  # noqa: F811
     assert "[rag] model_download_base_url" in message and "model-install --from DIR" in message
     assert message.count("could not connect") == 1
     assert not any(tmp_path.joinpath(f.path).exists() for f in manifest.files)
+
+
+def _max_paren_depth(text: str) -> int:
+    depth = deepest = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_folder_install_errors_name_each_file_once(tmp_path, manifest):  # noqa: F811
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    report = install_from_folder(tmp_path / "model", empty, manifest=manifest)
+    for f in report.files:
+        assert f.status == "failed" and f.error is not None
+        assert Path(f.path).name not in f.error  # the row (or `path: error`) names the file; the error does not again
+        assert str(empty) in f.error and _max_paren_depth(f.error) <= 1
+
+
+def test_cli_folder_install_summary_and_table_name_each_file_once(tmp_path):
+    from memories_tui.models.manifest import PINNED
+    from tests.helpers.cli import run_cli
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli(tmp_path / "home", "--json", "rag", "model-install", "--from", str(empty), passphrase=None)
+    message = result.json["error"]["message"]
+    assert result.code == 1 and message.startswith("Model install failed for 7 files: ")
+    entries = message.removeprefix("Model install failed for 7 files: ").split("; ")
+    assert [e.split(": ", 1)[0] for e in entries] == [f.path for f in PINNED.files]
+    assert all(Path(path).name not in rest for path, rest in (e.split(": ", 1) for e in entries))
+    text = run_cli(tmp_path / "home", "rag", "model-install", "--from", str(empty), passphrase=None)
+    row = next(line for line in text.stdout.splitlines() if line.startswith("failed") and "tokenizer.json" in line)
+    assert row.count("tokenizer.json") == 1 and "((" not in text.stdout + text.stderr
+
+
+def test_unreachable_host_gives_the_full_revision_and_where_the_urls_are(tmp_path, manifest):  # noqa: F811
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(NetworkError) as info:
+        install_model(tmp_path, base_url=f"http://127.0.0.1:{port}/m", http=FAST, manifest=manifest)
+    message = info.value.message
+    assert manifest.revision in message and len(manifest.revision) == 40
+    # base + full revision, whatever mirror was tried; the TUI lists the files one per row
+    assert f"https://huggingface.co/{manifest.repo}/resolve/{manifest.revision}/ " in message
+    assert "model-install --list" in message and not any(f.path in message for f in manifest.files)
+    assert _max_paren_depth(message) <= 1
+
+
+def test_cli_unreachable_host_gives_every_exact_url(tmp_path):
+    from memories_tui.models.manifest import PINNED
+    from tests.helpers.cli import run_cli
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[rag]\nmodel_download_base_url = "http://127.0.0.1:{port}/m"\n\n[rag.http]\nretries = 0\n',
+        encoding="utf-8")
+    result = run_cli(home, "--json", "rag", "model-install", passphrase=None)
+    assert result.code == 1 and result.json["error"]["code"] == "network_unreachable"
+    message = result.json["error"]["message"]
+    for f in PINNED.files:  # base + full revision + path, whatever mirror was tried
+        assert f"https://huggingface.co/{PINNED.repo}/resolve/{PINNED.revision}/{f.path}" in message
+    assert [f["url"] for f in result.json["files"]] == PINNED.file_urls()
+    assert _max_paren_depth(message) <= 1
+    text = run_cli(home, "rag", "model-install", passphrase=None)
+    assert text.code == 1 and all(url in text.stderr for url in PINNED.file_urls())
+
+
+def test_model_install_list_prints_every_pinned_file_without_network(tmp_path):
+    from memories_tui.models.manifest import PINNED
+    from tests.helpers.cli import run_cli
+
+    out = run_cli(tmp_path / "home", "--json", "rag", "model-install", "--list", passphrase=None)
+    assert out.code == 0, out.stderr
+    data = out.json
+    assert data["repo"] == PINNED.repo and data["revision"] == PINNED.revision
+    assert [(f["path"], f["bytes"], f["sha256"]) for f in data["files"]] == [(f.path, f.bytes, f.sha256)
+                                                                             for f in PINNED.files]
+    assert all(f["url"] == f"https://huggingface.co/{PINNED.repo}/resolve/{PINNED.revision}/{f['path']}"
+               for f in data["files"])
+    text = run_cli(tmp_path / "home", "rag", "model-install", "--list", passphrase=None).stdout
+    assert PINNED.revision in text and all(f["url"] in text for f in data["files"])
+    assert not (tmp_path / "home" / "models").exists()  # nothing installed, nothing fetched
