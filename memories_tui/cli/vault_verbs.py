@@ -6,6 +6,7 @@ import sys
 
 from ..errors import InputRefusedError, UsageError
 from ..frontend.passphrase import MIN_PASSPHRASE_CHARS, get_passphrase, read_passphrase_file
+from ..frontend.strength import estimate
 from .context import Context
 from .output import Payload, clean
 
@@ -29,7 +30,7 @@ def cmd_tui(ctx: Context) -> Payload:
 def cmd_vault_create(ctx: Context) -> Payload:
     passphrase = get_passphrase(file=ctx.args.passphrase_file, confirm=True,
                                 prompt=f"New passphrase for vault {ctx.args.name}: ")
-    _check_strength(passphrase, ctx.args.allow_weak_passphrase)
+    _check_strength(ctx, passphrase, ctx.args.allow_weak_passphrase)
     info = ctx.engine.create_vault(ctx.args.name, passphrase, device_only=ctx.args.device_only)
     payload: Payload = {"vault_id": info.vault_id, "name": info.name, "device_only": ctx.args.device_only}
     if not ctx.json:
@@ -64,17 +65,21 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
             raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
     else:
         new = get_passphrase(confirm=True, prompt="New passphrase: ", environ={})
-    _check_strength(new, ctx.args.allow_weak_passphrase)
+    _check_strength(ctx, new, ctx.args.allow_weak_passphrase)
     ctx.engine.change_passphrase(info.vault_id, old, new)
     if not ctx.json:
         print(f"Passphrase changed for vault {clean(info.name)} (records were not re-encrypted; the vault key was re-wrapped).")
     return {"vault_id": info.vault_id, "changed": True}
 
 
-def _check_strength(passphrase: str, allowed: bool) -> None:
+def _check_strength(ctx: Context, passphrase: str, allowed: bool) -> None:
+    """Under 8 characters needs --allow-weak-passphrase; any other weak passphrase gets a warning."""
     if len(passphrase) < MIN_PASSPHRASE_CHARS and not allowed:
         raise UsageError(f"The passphrase is shorter than {MIN_PASSPHRASE_CHARS} characters; choose a longer one, "
                          "or confirm with --allow-weak-passphrase.")
+    rated = estimate(passphrase)
+    if rated.label == "weak":
+        ctx.progress(f"warning: this passphrase is weak (~{rated.bits} bits): {rated.advice}")
 
 
 def cmd_vault_policy(ctx: Context) -> Payload:

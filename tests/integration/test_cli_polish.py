@@ -40,3 +40,10 @@ def test_ask_takes_its_question_after_double_dash_like_search(home: Path) -> Non
     ask = run_cli(home, "--json", "rag", "ask", "notes", "--mode", "bm25", "--", "JR pass")
     assert ask.code == 0, ask.stderr
     assert ask.json["question"] == "JR pass" and ask.json["status"] == "extractive"
+
+
+def test_vault_create_warns_about_a_well_known_passphrase(tmp_path: Path) -> None:
+    weak = run_cli(tmp_path / "h", "vault", "create", "a", passphrase="password12345678")
+    assert weak.code == 0 and "warning: this passphrase is weak" in weak.stderr and "common" in weak.stderr
+    strong = run_cli(tmp_path / "h", "vault", "create", "b", passphrase="granite otter velvet cascade lantern")
+    assert strong.code == 0 and "weak" not in strong.stderr

@@ -11,8 +11,8 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, L
 
 from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
+from ...frontend.strength import SHORT, estimate
 from ..messages import CreateProgress, UnlockDone, VaultCreated
-from ..strength import SHORT, estimate
 from ..text import plain, tilde
 from ..widgets.header import AppHeader
 from .base import EngineScreen
