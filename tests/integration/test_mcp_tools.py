@@ -20,7 +20,7 @@ from memories_tui.frontend.durations import parse_duration
 from memories_tui.frontend.grant_records import revoke
 from memories_tui.mcp.grants import GrantedVault, Grants
 from memories_tui.mcp.server import build_server
-from memories_tui.mcp.tools import READ_BUDGET, RETRIEVE_BUDGET, SEARCH_BUDGET
+from memories_tui.mcp.tools import READ_BUDGET, RETRIEVE_BUDGET, SEARCH_BUDGET, MemoryTools
 from tests.helpers.model_server import ModelServer, naive_model
 
 PASS = "correct horse"
@@ -50,7 +50,7 @@ def open_vault(home: Path, config: str = "") -> tuple[Engine, str]:
 async def serve(eng: Engine, vid: str, *, expires_in: float | None = None, clock: Clock | None = None):
     grants = Grants(eng.home, [GrantedVault(vid, "notes")], expires_in=expires_in,
                     **({"clock": clock} if clock is not None else {}))
-    async with Client(build_server(eng, grants)) as client:
+    async with Client(build_server(MemoryTools(eng, grants), list(grants.vaults.values()))) as client:
         yield client
 
 
