@@ -28,12 +28,13 @@ class Context:
             self.opened = Engine.open(getattr(self.args, "home", None), getattr(self.args, "config", None))
         return self.opened
 
-    def unlock(self, ref: str, *, prompt: str | None = None) -> str:
+    def unlock(self, ref: str, *, prompt: str | None = None, local: bool = False) -> str:
         """The id of vault `ref`, held unlocked by the engine this verb then uses: the resident
         engine when it holds the vault (no passphrase, no key derivation; `engine` becomes its
         client), else this process, with a passphrase from the usual sources. Every vault verb
-        calls this first, so this is the one place that chooses."""
-        served = self._served_by_daemon(ref)
+        calls this first, so this is the one place that chooses; `local=True` keeps a verb the
+        daemon does not serve in this process."""
+        served = None if local else self._served_by_daemon(ref)
         if served is not None:
             return served
         info = self.engine.resolve_vault(ref)

@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ..engine import (
     DEFAULT_ASK_LIMIT,
@@ -70,6 +70,12 @@ class RemoteEngine(Engine):
 
     def lock(self, vault_id: str | None = None) -> None:
         """Nothing is unlocked in this process; the daemon's vaults lock with `memories lock`."""
+
+    def _context(self, vault_ref: str) -> NoReturn:
+        raise _not_served()
+
+    def _vault(self, vault_ref: str) -> NoReturn:
+        raise _not_served()
 
     # -- vault settings and records ----------------------------------------------------------
     def vault_name(self, vault_id: str) -> str:
@@ -154,6 +160,12 @@ class RemoteEngine(Engine):
 
     def status(self, vault_id: str) -> StatusReport:
         return self._typed(StatusReport, "status", vault=vault_id)
+
+
+def _not_served() -> UsageError:
+    """An Engine method this client does not forward reached for a vault it does not hold."""
+    return UsageError("This command does not run through the Memories daemon yet; run it with --no-daemon "
+                      "(it then asks for the passphrase).", code="daemon_unsupported")
 
 
 def _embed_events(progress: Callable[[EmbedProgress], None] | None) -> Callable[[dict[str, Any]], None]:
