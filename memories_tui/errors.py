@@ -99,6 +99,12 @@ class TamperError(VaultError):
     code = "vault_tampered"
 
 
+class RollbackError(TamperError):
+    """The vault file is older than the newest state this home has seen of it."""
+
+    code = "vault_rolled_back"
+
+
 class LockedError(MemoriesError):
     code = "vault_locked"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import VaultError
 from . import crypto
+from .egress_log import SCHEMA as EGRESS_SCHEMA
 from .header import FORMAT_VERSION, MAGIC, Header, connect_readwrite
 from .integrity import SETTINGS_BLOB, manifest, put_blob
 from .keys import VaultKeys, disable_core_dumps
@@ -34,7 +35,7 @@ CREATE TABLE blobs (name TEXT PRIMARY KEY, nonce BLOB NOT NULL, ciphertext BLOB 
                     digest BLOB NOT NULL);
 CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), change_counter INTEGER NOT NULL,
                     manifest BLOB NOT NULL);
-"""
+""" + EGRESS_SCHEMA + ";\n"
 
 
 def now_iso() -> str:

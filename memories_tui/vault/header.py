@@ -118,6 +118,19 @@ def read_header(path: Path) -> Header:
         conn.close()
 
 
+def latest_state(path: Path) -> tuple[int, bytes]:
+    """(change counter, manifest) as last committed, read in a connection of its own."""
+    conn = connect_readonly(path)
+    try:
+        with sqlite_errors(path):
+            row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
+    finally:
+        conn.close()
+    if row is None or type(row[0]) is not int or not isinstance(row[1], bytes):
+        raise TamperError(f"{path.name}: the vault state row is missing or damaged.")
+    return row[0], row[1]
+
+
 def scan_vault_file(path: Path) -> tuple[Header, int]:
     """Header and number of distinct records (for `vault list`), in one read-only open."""
     conn = connect_readonly(path)

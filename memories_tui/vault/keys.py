@@ -9,12 +9,18 @@ README's security model.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import LockedError
 from . import crypto
 
-_LABELS = ("record", "manifest", "blob-name", "blob")
+if TYPE_CHECKING:
+    from .header import Header
+
+# "anchor" keys the home's record of the newest state it saw of this vault (anchor.py)
+_LABELS = ("record", "manifest", "blob-name", "blob", "anchor")
 _core_dumps_disabled = False
 
 
@@ -66,6 +72,10 @@ class VaultKeys:
     def blob_mac(self) -> memoryview:
         return self._live(2)
 
+    @property
+    def anchor(self) -> memoryview:
+        return self._live(4)
+
     def _live(self, index: int) -> memoryview:
         if self._record is None:
             raise LockedError("The vault is locked; unlock it again.")
@@ -77,3 +87,19 @@ class VaultKeys:
         for view in self._views:
             view.release()
         self._views = []
+
+
+def open_keys(header: Header, passphrase: str) -> VaultKeys:
+    """The passphrase → KEK → vault key → subkeys of the vault with this header; the KEK and
+    the vault key are wiped before returning (WrongPassphraseError when it does not unwrap)."""
+    crypto.check_unlockable(header.kdf)
+    disable_core_dumps()
+    kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
+    try:
+        vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
+    finally:
+        crypto.zero(kek)
+    try:
+        return VaultKeys(vault_key, header.vault_id)
+    finally:
+        crypto.zero(vault_key)

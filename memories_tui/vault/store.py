@@ -20,25 +20,26 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError
 from ..testhooks import pause_point
 from . import crypto
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
+from .egress_log import EgressLog
 from .header import (
     FORMAT_VERSION,
     MAGIC,
     Header,
     connect_readwrite,
     header_from,
+    latest_state,
     read_header,
     scan_folder,
     scan_vault_file,
@@ -56,8 +57,12 @@ from .integrity import (
     put_blob,
     record_ad,
 )
-from .keys import VaultKeys, disable_core_dumps
+from .keys import VaultKeys, open_keys
+from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate
+
+if TYPE_CHECKING:
+    from .anchor import StateWatcher
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "SETTINGS_BLOB", "Header", "UnlockedVault", "create_vault_file",
            "read_header", "scan_folder", "scan_vault_file"]
@@ -89,8 +94,10 @@ def _check_revision(revision: object) -> int:
 class UnlockedVault:
     """An open vault with its keys in memory. Thread-safe; every write is one IMMEDIATE transaction."""
 
-    def __init__(self, path: Path, passphrase: str) -> None:
+    def __init__(self, path: Path, passphrase: str, *, watcher: StateWatcher | None = None) -> None:
+        """`watcher` (anchor.py) is told every verified or committed state: rollback detection."""
         self.path = path
+        self._watcher = watcher
         crypto.check_unlockable(read_header(path).kdf)  # recognised read-only before anything writes to it
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
@@ -100,17 +107,8 @@ class UnlockedVault:
             with sqlite_errors(path):
                 self.header = header_from(self._conn, path)
             self._caches = CacheBlobs(path, self._conn, self._lock, lambda: self.keys, self.header.vault_id)
-            crypto.check_unlockable(self.header.kdf)
-            disable_core_dumps()
-            kek = crypto.derive_kek(passphrase, self.header.salt, self.header.kdf)
-            try:
-                vault_key = crypto.unwrap_key(kek, self.header.wrapped_key, self.header.associated_data())
-            finally:
-                crypto.zero(kek)
-            try:
-                self._keys = VaultKeys(vault_key, self.header.vault_id)
-            finally:
-                crypto.zero(vault_key)
+            self.egress = EgressLog(path, self._conn, self._lock, lambda: self.keys, self.header.vault_id)
+            self._keys = open_keys(self.header, passphrase)
             with self._read():
                 pass  # verifies the manifest
         except BaseException:
@@ -170,6 +168,7 @@ class UnlockedVault:
                     conn.execute("ROLLBACK")
                     raise
                 self._verified = (version, counter, mac)  # our own commit does not move data_version
+                self._seen(counter, mac)
 
     def _check_current(self, conn: sqlite3.Connection) -> int:
         """Inside a read transaction: re-verify the manifest when any other connection has
@@ -179,8 +178,13 @@ class UnlockedVault:
         if row is not None and self._verified == (version, row[0], row[1]):
             return row[0]
         counter = self._verify_manifest(conn)
+        self._seen(counter, row[1])
         self._verified = (version, counter, row[1])
         return counter
+
+    def _seen(self, counter: int, mac: bytes) -> None:
+        if self._watcher is not None:
+            self._watcher.seen(self.keys, counter, mac, name=self.name, latest=lambda: latest_state(self.path))
 
     def _verify_manifest(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
@@ -384,42 +388,23 @@ class UnlockedVault:
         return self._caches.repairs
 
     def change_passphrase(self, old: str, new: str) -> None:
-        """Re-wrap the vault key under a new passphrase and the current KDF parameters (never
-        weaker than the header's); records are untouched."""
+        """Re-wrap the vault key under a new passphrase (passwd.py); records are untouched."""
         crypto.zero(crypto.normalize_passphrase(new))
         with self._lock, sqlite_errors(self.path):
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                header = header_from(conn, self.path)
-                crypto.check_unlockable(header.kdf)
-                kek = crypto.derive_kek(old, header.salt, header.kdf)
-                try:
-                    vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
-                finally:
-                    crypto.zero(kek)
-                current = crypto.creation_params()
-                params = crypto.KdfParams(max(current.memory_kib, header.kdf.memory_kib),
-                                          max(current.iterations, header.kdf.iterations), current.lanes)
-                fresh = Header(vault_id=header.vault_id, name=header.name, format=header.format, kdf=params,
-                               salt=os.urandom(crypto.SALT_BYTES), wrapped_key=b"", created=header.created)
-                try:
-                    new_kek = crypto.derive_kek(new, fresh.salt, params)
-                    try:
-                        wrapped = crypto.wrap_key(new_kek, vault_key, fresh.associated_data())
-                    finally:
-                        crypto.zero(new_kek)
-                finally:
-                    crypto.zero(vault_key)
-                fresh = Header(**{**fresh.__dict__, "wrapped_key": wrapped})
+                fresh = rewrapped(header_from(conn, self.path), old, new)
                 conn.execute("UPDATE header SET kdf = ?, salt = ?, wrapped_key = ?, checksum = ?",
-                             (json.dumps(params.to_dict(), sort_keys=True), fresh.salt, wrapped, fresh.checksum()))
+                             (json.dumps(fresh.kdf.to_dict(), sort_keys=True), fresh.salt, fresh.wrapped_key,
+                              fresh.checksum()))
                 counter = self._verify_manifest(conn) + 1
-                conn.execute("UPDATE state SET change_counter = ?, manifest = ?",
-                             (counter, manifest(conn, self.keys, counter)))
+                mac = manifest(conn, self.keys, counter)
+                conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                 conn.execute("COMMIT")
                 self.header = fresh
                 self._verified = None
+                self._seen(counter, mac)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

@@ -54,7 +54,7 @@ def _secrets(path: Path) -> dict[str, bytes]:
     vault_key = AESGCM(kek).decrypt(wrapped[:12], wrapped[12:], header.associated_data())
     out = {"kek": kek, "vault key": vault_key,
            "hkdf prk": hmac.digest(bytes(32), vault_key, "sha256")}
-    for label in ("record", "manifest", "blob-name", "blob"):
+    for label in ("record", "manifest", "blob-name", "blob", "anchor"):
         out[f"{label} subkey"] = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
                                       info=f"memories/{label}".encode()).derive(vault_key)
     return out

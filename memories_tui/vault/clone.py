@@ -1,0 +1,95 @@
+"""A copy of a vault under a new id and name (`vault restore --as NAME`).
+
+The vault id is bound into every record's associated data, so a copy that must live beside
+the original in one home is re-encrypted: a new vault (new id, new random vault key, the
+same passphrase) receives every revision of every record with its id, revision and dates
+unchanged, the settings record and the egress log. Caches are derived data and are rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import TamperError
+from . import crypto
+from .create import create_vault_file
+from .egress_log import SCHEMA as EGRESS_SCHEMA
+from .egress_log import EgressEntry, entry_ad, has_table, open_entry
+from .header import Header, connect_readonly, connect_readwrite, header_from, sqlite_errors
+from .integrity import (
+    SETTINGS_BLOB,
+    blob_ad,
+    checked_blob_row,
+    decode_payload,
+    digest,
+    encode_payload,
+    manifest,
+    put_blob,
+    record_ad,
+)
+from .keys import VaultKeys, open_keys
+
+
+def clone_vault(source: Path, source_keys: VaultKeys, target: Path, name: str, passphrase: str) -> Header:
+    """Write a re-encrypted copy of the verified vault file `source` to the new file `target`."""
+    header = create_vault_file(target, name, passphrase)
+    keys = open_keys(header, passphrase)
+    src = connect_readonly(source)
+    dst = connect_readwrite(target)
+    try:
+        with sqlite_errors(source):
+            source_header = header_from(src, source)
+            rows = src.execute("SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records").fetchall()
+            settings = src.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?",
+                                   (SETTINGS_BLOB,)).fetchone()
+            log = (src.execute("SELECT seq, nonce, ciphertext, digest FROM egress").fetchall()
+                   if has_table(src) else [])
+        if settings is None:
+            raise TamperError(f"{source.name}: the vault settings record is missing.")
+        with sqlite_errors(target):
+            dst.execute("BEGIN IMMEDIATE")
+            try:
+                for record_id, revision, kind, nonce, ct, row_digest in rows:
+                    what = f"{source.name}: record {record_id} revision {revision}"
+                    checked = checked_blob_row(nonce, ct, row_digest, what)
+                    raw = crypto.open_sealed(source_keys.record, *checked,
+                                             record_ad(source_header.vault_id, record_id, kind, revision), what)
+                    try:
+                        record = decode_payload(raw, record_id, revision, kind, what)
+                    finally:
+                        crypto.zero(raw)
+                    new_nonce, new_ct = crypto.seal(keys.record, encode_payload(record),
+                                                    record_ad(header.vault_id, record_id, kind, revision))
+                    dst.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
+                                (record_id, revision, kind, new_nonce, new_ct, digest(new_nonce, new_ct)))
+                what = f"{source.name}: the settings record"
+                raw = crypto.open_sealed(source_keys.blob, *checked_blob_row(settings[0], settings[1], settings[2], what),
+                                         blob_ad(source_header.vault_id, SETTINGS_BLOB), what)
+                try:
+                    values = json.loads(raw)
+                except ValueError:
+                    values = None
+                finally:
+                    crypto.zero(raw)
+                if not isinstance(values, dict):
+                    raise TamperError(f"{what} is malformed; refusing it.")
+                put_blob(dst, keys, SETTINGS_BLOB, json.dumps(values).encode())
+                dst.execute(EGRESS_SCHEMA)
+                for seq, nonce, ct, row_digest in log:
+                    entry: EgressEntry = open_entry(source_keys, source_header.vault_id, seq, nonce, ct, row_digest,
+                                                     source.name)
+                    new_nonce, new_ct = crypto.seal(keys.blob, entry.sealed_form(), entry_ad(header.vault_id, seq))
+                    dst.execute("INSERT INTO egress VALUES (?, ?, ?, ?)", (seq, new_nonce, new_ct,
+                                                                           digest(new_nonce, new_ct)))
+                dst.execute("UPDATE state SET change_counter = 2, manifest = ?", (manifest(dst, keys, 2),))
+                dst.execute("COMMIT")
+            except BaseException:
+                dst.execute("ROLLBACK")
+                raise
+            dst.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        src.close()
+        dst.close()
+        keys.wipe()
+    return header
