@@ -100,11 +100,22 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
+class BackupSettings:
+    """`[backup]`: where `vault backup` writes (default <home>/backups), and how old the newest
+    backup may get before the TUI or the resident engine takes one when a vault is locked."""
+
+    dir: Path | None = None
+    every_hours: float | None = None  # None: no backup on lock
+    keep: int | None = None  # backups kept per vault by rotation (None: all)
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     rag: RagSettings
     tui: TuiSettings = field(default_factory=TuiSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    backup: BackupSettings = field(default_factory=BackupSettings)
 
 
 def default_local_threads() -> int:
@@ -136,7 +147,7 @@ def load_config(path: Path, home: Path) -> Config:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon"})
+    top = _table(data, "", {"rag", "tui", "daemon", "backup"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -179,7 +190,20 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     daemon_settings = DaemonSettings(
         idle_lock_minutes=_num(daemon.get("idle_lock_minutes", 30), "daemon.idle_lock_minutes", 0, 24 * 60)
     )
-    return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings)
+    return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
+                  backup=_backup(top.get("backup", {}), path))
+
+
+def _backup(value: Any, path: Path) -> BackupSettings:
+    t = _table(value, "backup", {"dir", "every_hours", "keep"})
+    folder = None
+    if "dir" in t:
+        folder = Path(_str(t["dir"], "backup.dir")).expanduser()
+        if not folder.is_absolute():
+            folder = (path.parent / folder).resolve()
+    every = _num(t["every_hours"], "backup.every_hours", 0.01, 24 * 365) if "every_hours" in t else None
+    keep = _int(t["keep"], "backup.keep", 1, 10_000) if "keep" in t else None
+    return BackupSettings(dir=folder, every_hours=every, keep=keep)
 
 
 def _limits(value: Any) -> Limits:

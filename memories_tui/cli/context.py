@@ -40,7 +40,8 @@ class Context:
         info = self.engine.resolve_vault(ref)
         passphrase = get_passphrase(file=getattr(self.args, "passphrase_file", None),
                                     prompt=prompt or f"Passphrase for vault {info.name}: ")
-        self.engine.unlock(info.vault_id, passphrase)
+        self.engine.unlock(info.vault_id, passphrase,
+                           accept_rollback=bool(getattr(self.args, "accept_rollback", False)))
         return info.vault_id
 
     def _served_by_daemon(self, ref: str) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
-from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, search_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs
 from .context import Context, Handler
 from .output import clean
 from .record_verbs import (
@@ -60,6 +60,8 @@ def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passphrase-file", metavar="FILE",
                         help="read the passphrase from FILE (else $MEMORIES_PASSPHRASE_FILE, "
                              "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, or a prompt)")
+    parser.add_argument("--accept-rollback", action="store_true",
+                        help="open the vault even if it is older than this home has seen (moves the anchor)")
 
 
 def _verb(sub: Any, name: str, handler: Handler, help_text: str, example: str,
@@ -178,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", metavar="FILE", nargs="+")
     p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
     search_verbs.register(rag, memory, _verb)
+    data_verbs.register(vault, rag, _verb)
     ask_verbs.register(rag, _verb)
     ai_verbs.register(sub, _verb)
     completion_verbs.register(sub, _verb)

@@ -66,8 +66,10 @@ if TYPE_CHECKING:
         floor_char_boundary,
     )
     from ..text.query import Query, check_options, parse_query
+    from ..vault.backups import BackupProgress
     from ..vault.header import VaultProblem
     from ..vault.records import NewRecord, Record, RecordUpdate
+    from .backup_ops import BackupReport, RestoreReport
     from .ingest import read_text_file
     from .sources import MAX_FILE_BYTES
     from .types import (
@@ -85,10 +87,10 @@ __all__ = [
     "EXCLUDED_KINDS", "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "GENERAL_KINDS", "KINDS", "MATCH_MODES",
     "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL", "DEFAULT_LIMIT", "DEFAULT_MATCH_MODE", "DEFAULT_MODE",
     "TEXT_KINDS", "AnswerStatus", "IngestStatus", "Kind", "MatchMode", "Mode", "Stage",
-    "BackgroundEmbedding", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
+    "BackgroundEmbedding", "BackupProgress", "BackupReport", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
     "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
-    "Record", "RecordHit", "RecordUpdate", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
+    "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
     "check_options", "match_spans", "parse_query", "read_limited", "read_text_file", "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
@@ -112,6 +114,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: ("..text.offsets", n) for n in ("byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte",
                                           "floor_char_boundary")},
     "VaultProblem": ("..vault.header", "VaultProblem"),
+    "BackupProgress": ("..vault.backups", "BackupProgress"),
+    **{n: (".backup_ops", n) for n in ("BackupReport", "RestoreReport")},
     **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),

@@ -26,6 +26,7 @@ from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE
 from .asking import ask_vault
 from .context import EngineState, VaultContext
+from .data_ops import DataOperations
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
 from .vaults import VaultFiles
 
@@ -45,7 +46,7 @@ MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
 
 
-class Engine:
+class Engine(DataOperations):
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config
@@ -102,14 +103,16 @@ class Engine:
         return self._files.create(name, passphrase, device_only=device_only)
 
     def change_passphrase(self, ref: str, old: str, new: str) -> None:
-        self._files.change_passphrase(ref, old, new)
+        self._files.change_passphrase(ref, old, new, self.anchors.watch())
 
-    def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
+        """`accept_rollback` trusts a file older than this home has seen (data_ops.py, anchors)."""
         from ..vault.store import UnlockedVault
 
         info = self.resolve_vault(ref)
         if info.vault_id not in self._state.vaults:
-            self._state.vaults.add(info.vault_id, UnlockedVault(info.path, passphrase))
+            watcher = self.anchors.watch(accept=accept_rollback)
+            self._state.vaults.add(info.vault_id, UnlockedVault(info.path, passphrase, watcher=watcher))
         return info
 
     def is_unlocked(self, vault_id: str) -> bool:

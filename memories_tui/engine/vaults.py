@@ -10,11 +10,15 @@ import os
 import time
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputRefusedError, NotFoundError, UsageError
 from ..home import ensure_private_dir, write_new_private_file
 from ..vault import header as headers
 from .types import HomeReport, VaultInfo, VaultScan
+
+if TYPE_CHECKING:
+    from ..vault.anchor import StateWatcher
 
 VAULT_SUFFIX = ".mvault"
 
@@ -69,7 +73,8 @@ class VaultFiles:
             raise UsageError(f"Several vaults are named {ref!r} ({ids}); use the VAULT_ID instead.")
         raise NotFoundError(f"No vault {ref!r} in {self.home}. `memories vault list` shows the vaults.")
 
-    def create(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
+    def check_new_name(self, name: str) -> str:
+        """A name for a new vault: 1–200 printable characters, not taken in this home."""
         name = name.strip()
         if not name or len(name) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
             raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
@@ -84,6 +89,10 @@ class VaultFiles:
             raise InputRefusedError(f"{name!r} is the VAULT_ID (file name) of an existing vault; a name must differ "
                                     "from every VAULT_ID, or it could never be reached by name. Pick another name.",
                                     code="vault_exists")
+        return name
+
+    def create(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:
+        name = self.check_new_name(name)
         self.init_home()
         tmp = self.folder / f".new-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
         from ..vault.store import create_vault_file  # listing vaults never loads the store
@@ -93,11 +102,11 @@ class VaultFiles:
         os.replace(tmp, final)
         return VaultInfo(header.vault_id, name, final)
 
-    def change_passphrase(self, ref: str, old: str, new: str) -> None:
+    def change_passphrase(self, ref: str, old: str, new: str, watcher: StateWatcher | None = None) -> None:
         from ..vault.store import UnlockedVault
 
         info = self.resolve(ref)
-        vault = UnlockedVault(info.path, old)
+        vault = UnlockedVault(info.path, old, watcher=watcher)
         try:
             vault.change_passphrase(old, new)
         finally:

@@ -1,0 +1,85 @@
+"""Keeping and leaving with your data: `vault backup`, `vault restore`, `vault export`, `rag egress`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..frontend.passphrase import get_passphrase
+from .context import Context
+from .output import Payload, clean
+from .progress import ProgressReport
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..engine import BackupProgress
+
+Verb = Callable[..., "argparse.ArgumentParser"]
+
+
+def register(vault: Any, rag: Any, verb: Verb) -> None:
+    p = verb(vault, "backup", cmd_vault_backup,
+             "Write a verified, still encrypted backup of a vault (SQLite online backup; named "
+             "<vault name>-<UTC time>.mvault). Unlocked with the passphrase, every record is checked "
+             "too; --no-unlock copies without it and checks the structure only.",
+             "memories vault backup notes ~/Backups/memories --keep 10")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("dir", metavar="DIR", nargs="?",
+                   help="folder for the backup (default: [backup] dir in the config, else HOME/backups)")
+    p.add_argument("--keep", type=int, metavar="N", help="keep only the newest N backups of this vault there")
+    p.add_argument("--no-unlock", action="store_true",
+                   help="do not ask for the passphrase: verify the copy's structure and digests only")
+    p = verb(vault, "restore", cmd_vault_restore,
+             "Restore a vault from a backup file: verified first (needs the passphrase the vault had when "
+             "the backup was taken); never replaces a vault in this home without --force.",
+             "memories vault restore ~/Backups/memories/notes-20260101T120000Z.mvault")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--as", dest="as_name", metavar="NAME",
+                   help="restore as a new vault named NAME (a new id), beside any existing copy")
+    p.add_argument("--force", action="store_true",
+                   help="replace the vault with the same id in this home (it is backed up first)")
+
+
+def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[BackupProgress], None]]:
+    bar = ProgressReport(label, unit="", enabled=not ctx.json)
+    units = {"copy": "pages copied", "verify": "revisions verified", "replace": "pages written"}
+
+    def update(p: BackupProgress) -> None:
+        bar.update(p.done, p.total, units.get(p.stage, p.stage))
+
+    return bar, update
+
+
+def cmd_vault_backup(ctx: Context) -> Payload:
+    args = ctx.args
+    ref = ctx.engine.resolve_vault(args.vault).vault_id if args.no_unlock else ctx.unlock(args.vault)
+    bar, update = _bar(ctx, "Backing up")
+    with bar:
+        report = ctx.engine.backup_vault(ref, Path(args.dir) if args.dir else None, keep=args.keep,
+                                         progress=update)
+    if not ctx.json:
+        checked = ("every record decrypted and the keyed manifest matched" if report.verified == "full"
+                   else "structure and digests checked (no passphrase: records not decrypted)")
+        print(f"Backed up {clean(report.name)} to {ctx.bold(clean(report.path))}")
+        print(f"  {report.records} records, {report.revisions} revisions, {report.bytes:,} bytes; {checked}")
+        for old in report.removed:
+            print(ctx.dim(f"  removed older backup {clean(old)}"))
+    return report.to_json()
+
+
+def cmd_vault_restore(ctx: Context) -> Payload:
+    args = ctx.args
+    passphrase = get_passphrase(file=args.passphrase_file, prompt="Passphrase of the backed-up vault: ")
+    bar, update = _bar(ctx, "Restoring")
+    with bar:
+        report = ctx.engine.restore_vault(Path(args.file), passphrase, as_name=args.as_name, force=args.force,
+                                          progress=update)
+    if not ctx.json:
+        print(f"Restored {clean(report.name)}  {ctx.bold(report.vault_id)}  ({report.records} records, "
+              f"{report.revisions} revisions, {clean(report.state)})")
+        if report.replaced:
+            print(f"  replaced the vault that was here ({report.revisions_lost} revision(s) it had are not in "
+                  f"the backup); it was saved first to {clean(report.kept_copy)}")
+    return report.to_json()

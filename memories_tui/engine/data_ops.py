@@ -1,0 +1,63 @@
+"""The engine's "keep and leave with your data" methods: backups, restore, rollback anchors,
+the egress log and export. `Engine` inherits them (facade.py stays the one place front ends
+build an engine); the work is done in backup_ops.py and the modules beside it.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from ..vault.anchor import AnchorBook
+    from .backup_ops import BackupProgressFn, BackupReport, RestoreReport
+    from .facade import Engine
+
+
+class DataOperations:
+    """Mixed into `Engine`; every method works on the engine's home and open vaults."""
+
+    _anchor_book: AnchorBook | None = None
+
+    def _engine(self) -> Engine:
+        return cast("Engine", self)
+
+    @property
+    def anchors(self) -> AnchorBook:
+        """This home's rollback anchors (`<home>/anchors`), made on first use."""
+        if self._anchor_book is None:
+            from ..vault.anchor import AnchorBook
+
+            self._anchor_book = AnchorBook(self._engine().home / "anchors")
+        return self._anchor_book
+
+    def backup_vault(self, ref: str, folder: Path | None = None, *, keep: int | None = None,
+                     progress: BackupProgressFn | None = None,
+                     cancel: threading.Event | None = None) -> BackupReport:
+        """A verified copy of the vault in `folder` (default `[backup] dir`, else <home>/backups),
+        named `<vault name>-<UTC time>.mvault`; then only the newest `keep` are kept. Verified in
+        full when the vault is unlocked here, by structure and digests otherwise."""
+        from .backup_ops import backup_vault
+
+        return backup_vault(self._engine(), ref, folder, keep=keep, progress=progress, cancel=cancel)
+
+    def backup_if_due(self, vault_id: str, *, progress: BackupProgressFn | None = None,
+                      now: datetime | None = None) -> BackupReport | None:
+        """Call just before locking `vault_id` (TUI, resident engine): a backup when `[backup]
+        every_hours` is set and the newest backup is older; None when none was due."""
+        from .backup_ops import backup_if_due
+
+        return backup_if_due(self._engine(), vault_id, progress=progress, now=now)
+
+    def restore_vault(self, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
+                      progress: BackupProgressFn | None = None,
+                      cancel: threading.Event | None = None) -> RestoreReport:
+        """Verify the backup `file` with `passphrase`, then put it in this home: as a new vault
+        named `as_name`, or under its own id (replacing an existing copy only with `force`;
+        the refusal counts the revisions it would lose). Moves the rollback anchor."""
+        from .backup_ops import restore_vault
+
+        return restore_vault(self._engine(), file, passphrase, as_name=as_name, force=force, progress=progress,
+                             cancel=cancel)
