@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,17 @@ def register(vault: Any, rag: Any, verb: Verb) -> None:
                    help="restore as a new vault named NAME (a new id), beside any existing copy")
     p.add_argument("--force", action="store_true",
                    help="replace the vault with the same id in this home (it is backed up first)")
+
+
+    p = verb(rag, "egress", cmd_rag_egress,
+             "List every request that sent this vault's content out of the process (remote embedding, "
+             "generation, rerank; loopback services too): time, endpoint, purpose, records, revisions "
+             "and chunk hashes, bytes and outcome. The log is encrypted inside the vault; it never "
+             "holds the content itself.",
+             "memories rag egress notes --since 7d")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--since", metavar="D", help="only entries since D: a date (2026-12-01), a UTC time, or an "
+                                                "age such as 24h, 7d, 2w")
 
 
 def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[BackupProgress], None]]:
@@ -82,4 +94,32 @@ def cmd_vault_restore(ctx: Context) -> Payload:
         if report.replaced:
             print(f"  replaced the vault that was here ({report.revisions_lost} revision(s) it had are not in "
                   f"the backup); it was saved first to {clean(report.kept_copy)}")
+    return report.to_json()
+
+
+def cmd_rag_egress(ctx: Context) -> Payload:
+    from ..engine import parse_since
+
+    since = parse_since(ctx.args.since)  # a bad value is a usage error before any passphrase
+    vault_id = ctx.unlock(ctx.args.vault)
+    report = ctx.engine.egress_log(vault_id, since)
+    if not ctx.json:
+        if not report.entries:
+            print("Nothing from this vault has been sent out" + (f" since {since}." if since else "."))
+        rows = []
+        for e in report.entries:
+            where = e.host + (" (loopback)" if e.loopback else "")
+            records = len({c.record_id for c in e.chunks if c.record_id})
+            rows.append([e.time, e.purpose, where, len(e.chunks), records, f"{e.bytes_sent:,}",
+                         e.outcome + (f" ×{e.attempts}" if e.attempts > 1 else ""), e.client or ""])
+        if rows:
+            ctx.table(["TIME (UTC)", "PURPOSE", "ENDPOINT", "CHUNKS", "RECORDS", "BYTES SENT", "OUTCOME", "CLIENT"],
+                      rows)
+            print(ctx.dim("--json lists the record ids, revisions and chunk hashes of each request."))
+        if report.damaged:
+            print(f"memories: warning: egress log entries {report.damaged} failed their integrity check.",
+                  file=sys.stderr)
+        if report.missing:
+            print(f"memories: warning: egress log entries {report.missing} are missing (deleted from the file).",
+                  file=sys.stderr)
     return report.to_json()

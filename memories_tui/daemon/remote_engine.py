@@ -61,7 +61,7 @@ class RemoteEngine(Engine):
         return from_json(list[tp], self._call(method, **args))  # type: ignore[valid-type]
 
     # -- the lock state is the daemon's ------------------------------------------------------
-    def unlock(self, ref: str, passphrase: str) -> VaultInfo:
+    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         raise UsageError("The resident engine holds this vault; unlock and lock it with `memories unlock` / "
                          "`memories lock`.")
 

@@ -51,6 +51,7 @@ from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 
 if TYPE_CHECKING:
     from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
+    from ..egress import on_behalf_of
     from ..files import read_limited
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
@@ -67,9 +68,11 @@ if TYPE_CHECKING:
     )
     from ..text.query import Query, check_options, parse_query
     from ..vault.backups import BackupProgress
+    from ..vault.egress_log import EgressEntry
     from ..vault.header import VaultProblem
     from ..vault.records import NewRecord, Record, RecordUpdate
     from .backup_ops import BackupReport, RestoreReport
+    from .egress_ops import EgressReport, parse_since
     from .ingest import read_text_file
     from .sources import MAX_FILE_BYTES
     from .types import (
@@ -88,11 +91,12 @@ __all__ = [
     "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL", "DEFAULT_LIMIT", "DEFAULT_MATCH_MODE", "DEFAULT_MODE",
     "TEXT_KINDS", "AnswerStatus", "IngestStatus", "Kind", "MatchMode", "Mode", "Stage",
     "BackgroundEmbedding", "BackupProgress", "BackupReport", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
-    "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
+    "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
-    "check_options", "match_spans", "parse_query", "read_limited", "read_text_file", "term_spans",
+    "check_options", "match_spans", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
+    "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
 ]
@@ -116,6 +120,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "VaultProblem": ("..vault.header", "VaultProblem"),
     "BackupProgress": ("..vault.backups", "BackupProgress"),
     **{n: (".backup_ops", n) for n in ("BackupReport", "RestoreReport")},
+    "on_behalf_of": ("..egress", "on_behalf_of"),
+    "EgressEntry": ("..vault.egress_log", "EgressEntry"),
+    **{n: (".egress_ops", n) for n in ("EgressReport", "parse_since")},
     **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),

@@ -27,6 +27,7 @@ def ask_vault(ctx: VaultContext, question: str, *, mode: Mode = DEFAULT_MODE, ma
               cancel: threading.Event | None = None) -> Answer:
     from ..answer.ask import answer_question  # httpx loads only when a command asks
     from ..answer.types import Source
+    from ..egress import SentChunk
     from ..models.remote import refuse_if_device_only
     from .searching import search_vault
 
@@ -45,7 +46,8 @@ def ask_vault(ctx: VaultContext, question: str, *, mode: Mode = DEFAULT_MODE, ma
         from ..models.remote_generate import Generator
 
         generator = Generator(rag.generation, rag.http)
-    answer = answer_question(question, sources, generator, ctx.call_context(cancel, guard, STALE_MESSAGE),
-                             guard.valid)
+    call = ctx.call_context(cancel, guard, STALE_MESSAGE,
+                            sends=tuple(SentChunk(s.record_id, s.revision, s.chunk_hash) for s in sources))
+    answer = answer_question(question, sources, generator, call, guard.valid)
     answer.notes[:0] = response.notes
     return answer

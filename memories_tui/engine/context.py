@@ -27,6 +27,7 @@ from .session import OpenVault, OpenVaults
 from .threads import lower_thread_priority
 
 if TYPE_CHECKING:
+    from ..egress import SentChunk
     from ..index.cache import IndexCache, VaultIndex
     from ..index.embedding import Embedder
     from ..models.remote import CallContext
@@ -206,12 +207,15 @@ class VaultContext:
         return self.load_embedder().bind(self.call_context(cancel, guard or self.guard()))
 
     def call_context(self, cancel: threading.Event | None, guard: LockGuard,
-                     stale: str = LOCKED_MESSAGE) -> CallContext:
+                     stale: str = LOCKED_MESSAGE, sends: tuple[SentChunk, ...] = ()) -> CallContext:
         """Controls for one call to a model service on this vault's behalf: `stale` is the
-        message when the guard turns stale between attempts."""
+        message when the guard turns stale between attempts; requests are written to the
+        vault's egress log (egress_ops.py) with the chunks they carry (`sends`)."""
         from ..models.remote import CallContext
+        from .egress_ops import VaultEgress
 
-        return CallContext(cancel=cancel, check=lambda: guard.check(stale), device_only=self.device_only)
+        return CallContext(cancel=cancel, check=lambda: guard.check(stale), device_only=self.device_only,
+                           egress=VaultEgress(self.vault, lambda: self._state.built_indexes()), sends=sends)
 
     def ensure_vectors(self, *, budget_seconds: float = BUDGET_SECONDS, progress: EmbedProgressFn | None = None,
                        cancel: threading.Event | None = None, embed_missing: bool = True) -> IndexReport:

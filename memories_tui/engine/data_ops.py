@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from ..vault.anchor import AnchorBook
     from .backup_ops import BackupProgressFn, BackupReport, RestoreReport
+    from .egress_ops import EgressReport, VaultEgress
     from .facade import Engine
 
 
@@ -61,3 +62,18 @@ class DataOperations:
 
         return restore_vault(self._engine(), file, passphrase, as_name=as_name, force=force, progress=progress,
                              cancel=cancel)
+
+    def egress_hook(self, vault_id: str) -> VaultEgress:
+        """What model services write to before sending this vault's content (egress_ops.py)."""
+        from .egress_ops import VaultEgress
+
+        state = self._engine()._state
+        return VaultEgress(state.vaults.get(vault_id).vault, state.built_indexes)
+
+    def egress_log(self, ref: str, since: str | None = None) -> EgressReport:
+        """Every request that sent this vault's content out (oldest first), or those since
+        `since` (a date, an ISO time, or an age like 24h / 7d): time, endpoint, purpose, the
+        records, revisions and chunk hashes sent, bytes and outcome; never the content."""
+        from .egress_ops import read_egress
+
+        return read_egress(self._engine(), ref, since)

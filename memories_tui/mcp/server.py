@@ -9,6 +9,7 @@ model load on the first call that needs them, so a client gets its answer quickl
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ from .grants import GrantedVault, Grants
 from .tools import MemoryTools
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp_types import CallToolResult
 
     from ..engine import Engine, Jsonable, VaultInfo
@@ -204,10 +205,11 @@ def serve_through_daemon(home: str | None, config: str | None, vault_refs: list[
 
 def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) -> MCPServer:
     """The MCP server over `tools`: the engine in this process, or the resident engine's."""
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
+    from ..engine import on_behalf_of
     from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
     vaults = ", ".join(f"{v.name} (vault_id {v.vault_id})" for v in granted)
@@ -226,9 +228,10 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
 
         def decorate(fn: Callable[..., Jsonable]) -> None:
             @wraps(fn)
-            def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+            def wrapper(*args: Any, mcp_context: Context | None = None, **kwargs: Any) -> CallToolResult:
                 try:
-                    data = fn(*args, **kwargs).to_json("mcp")
+                    with on_behalf_of(f"mcp:{_client_name(mcp_context)}"):  # named in the egress log
+                        data = fn(*args, **kwargs).to_json("mcp")
                 except MemoriesError as exc:
                     raise ToolError(f"{exc.message} [{exc.code}]") from None
                 except Exception as exc:  # never a protocol crash, never a traceback to the client
@@ -240,6 +243,7 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
 
             # The SDK reads the signature through `__wrapped__`: the published result is the model.
             fn.__annotations__["return"] = Annotated[CallToolResult, output_model(result)]
+            _with_context_parameter(wrapper, fn, Context)
             server.tool(annotations=annotations)(wrapper)
 
         return decorate
@@ -300,6 +304,25 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
         return tools.ask(vault_id, question, mode, limit)
 
     return server
+
+
+def _with_context_parameter(wrapper: Callable[..., Any], fn: Callable[..., Any], context_type: type) -> None:
+    """The SDK fills a parameter annotated with its Context class and leaves it out of the tool's
+    schema: the wrapper gets one (`mcp_context`) beside the tool's own parameters, so a call knows
+    which client made it."""
+    signature = inspect.signature(fn, eval_str=True)
+    extra = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=context_type)
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**fn.__annotations__, "mcp_context": context_type}
+
+
+def _client_name(context: Any) -> str:
+    """The name the client gave in `initialize` (clientInfo.name), or "client"."""
+    try:
+        name = context.session.client_params.client_info.name
+    except AttributeError:
+        return "client"
+    return name.strip()[:60] if isinstance(name, str) and name.strip() else "client"
 
 
 def _version() -> str:

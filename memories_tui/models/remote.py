@@ -26,7 +26,8 @@ from typing import Any
 import httpx
 
 from ..config import HttpSettings, RemoteService
-from ..errors import ConfigError, ModelError, PolicyError
+from ..egress import EgressHook, Finish, Outbound, SentChunk
+from ..errors import ConfigError, MemoriesError, ModelError, PolicyError
 from .http import is_loopback_url, make_client, send_with_retries, status_error
 from .reply_body import MAX_REPLY_BYTES
 from .strict_json import strict_json
@@ -36,12 +37,27 @@ MAX_RESPONSE_BYTES = MAX_REPLY_BYTES  # refused while it arrives, raw or decompr
 
 @dataclass(frozen=True)
 class CallContext:
-    """Per-call controls: cancellation, an authorization/lock check, the vault's policy."""
+    """Per-call controls: cancellation, an authorization/lock check, the vault's policy, and
+    the vault's egress log with what this request carries (`sends`, under `purpose`)."""
 
     cancel: threading.Event | None = None
     check: Callable[[], None] | None = None
     device_only: bool = False
     deadline: float | None = None
+    egress: EgressHook | None = None
+    purpose: str | None = None  # default: the service's role
+    sends: tuple[SentChunk, ...] = ()
+
+
+def netloc_of(url: str) -> str:
+    """host[:port] of a URL, for the egress log."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return "?"
+    host = parsed.host or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{parsed.port}" if parsed.port is not None else host
 
 
 def host_of(url: str) -> str:
@@ -104,28 +120,52 @@ class ServiceClient:
         return headers
 
     def post_json(self, payload: Any, ctx: CallContext, url: str | None = None) -> Any:
-        """POST `payload` to `url` (default: the configured one) and return the parsed JSON."""
+        """POST `payload` to `url` (default: the configured one) and return the parsed JSON.
+
+        Every request that goes out is first written to the vault's egress log (`ctx.egress`)
+        and its outcome recorded after: the log entry is made just before the first attempt
+        (a request refused earlier, e.g. by the device-only rule, sent nothing and is not
+        logged), and a log that cannot be written stops the request."""
         url = url or self.service.url
         refuse_if_device_only(url, ctx.device_only, self.role)
         headers = self.headers()
         body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        attempts = 0
+        finish: Finish | None = None
 
         def check() -> None:
             refuse_if_device_only(url, ctx.device_only, self.role)
             if ctx.check is not None:
                 ctx.check()
 
-        with make_client(self.http, url) as client:
-            response = send_with_retries(
-                client, lambda: client.build_request("POST", url, headers=headers, content=body),
-                settings=self.http, cancel=ctx.cancel, deadline=ctx.deadline, check=check, what=self.what,
-                max_body_bytes=MAX_RESPONSE_BYTES)
-        if response.status_code != 200:
-            raise status_error(response, what=self.what)
+        def request() -> httpx.Request:
+            nonlocal attempts, finish
+            if finish is None and ctx.egress is not None:
+                finish = ctx.egress.opened(Outbound(ctx.purpose or self.role, netloc_of(url), is_loopback_url(url),
+                                                    ctx.sends, len(body)))
+            attempts += 1
+            return client.build_request("POST", url, headers=headers, content=body)
+
+        received = 0
         try:
-            return strict_json(response.content)
-        except ModelError as exc:
-            raise ModelError(f"{self.what}: {exc.message}", code="model_bad_response") from None
+            with make_client(self.http, url) as client:
+                response = send_with_retries(client, request, settings=self.http, cancel=ctx.cancel,
+                                             deadline=ctx.deadline, check=check, what=self.what,
+                                             max_body_bytes=MAX_RESPONSE_BYTES)
+            received = len(response.content)
+            if response.status_code != 200:
+                raise status_error(response, what=self.what)
+            try:
+                parsed = strict_json(response.content)
+            except ModelError as exc:
+                raise ModelError(f"{self.what}: {exc.message}", code="model_bad_response") from None
+        except BaseException as exc:
+            if finish is not None:
+                finish(exc.code if isinstance(exc, MemoriesError) else "interrupted", received, attempts)
+            raise
+        if finish is not None:
+            finish("ok", received, attempts)
+        return parsed
 
 
 def bad_response(client: ServiceClient, detail: str) -> ModelError:

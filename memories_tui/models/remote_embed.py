@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..config import HttpSettings, RemoteService
+from ..egress import SentChunk
 from ..errors import CancelledError, ModelError
 from .remote import CallContext, ServiceClient, bad_response, field, refuse_if_device_only, with_context
 
@@ -129,10 +130,13 @@ class RemoteEmbedder:
             batch = wire[start:start + step]
             batch_titles: list[str | None] = (list(titles[start:start + step]) if titles is not None
                                               else [None] * len(batch))
+            batch_ctx = with_context(ctx, purpose="query-embedding") if query else with_context(
+                ctx, purpose="embedding", sends=tuple(SentChunk(None, None, hashlib.sha256(t.encode()).hexdigest())
+                                                      for t in texts[start:start + step]))
             if s.protocol == "gemini":
-                rows = self._gemini(batch, batch_titles, query, ctx)
+                rows = self._gemini(batch, batch_titles, query, batch_ctx)
             else:
-                rows = self._compatible(batch, query, ctx)
+                rows = self._compatible(batch, query, batch_ctx)
             out.append(self._checked(rows, len(batch)))
         return np.concatenate(out, axis=0)
 

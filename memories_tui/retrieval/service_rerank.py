@@ -26,7 +26,12 @@ def rerank_with_service(response: Any, reranker: Reranker, ctx: CallContext, lim
     """Reorder `response.results` (SearchHit-like: text, score, scores, citation) in place."""
     hits = list(response.results)
     if len(hits) >= 2:
-        scores = reranker.rerank(response.query, [h.text for h in hits], ctx, top_n=len(hits))
+        from ..egress import SentChunk
+        from ..models.remote import with_context
+
+        sends = tuple(SentChunk(h.asset_id, h.revision, h.chunk_hash) for h in hits)
+        scores = reranker.rerank(response.query, [h.text for h in hits], with_context(ctx, sends=sends),
+                                 top_n=len(hits))
         ranked = []
         for s in scores:
             hit = hits[s.index]

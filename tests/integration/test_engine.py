@@ -13,7 +13,9 @@ def test_sample_notes_are_ingested_in_place(engine):
     assert engine.search(vid, "sourdough").results  # English
     assert engine.search(vid, "混合排序 hybrid", match_mode="all").results  # mixed
     files = [p.relative_to(engine.home).as_posix() for p in engine.home.rglob("*") if p.is_file()]
-    assert all(f.startswith("vaults/") or f == "config.toml" for f in files), files  # no plaintext copies
+    # no plaintext copies: vault files, the config, and rollback anchors (counter + MACs only)
+    assert all(f.startswith(("vaults/", "anchors/")) or f == "config.toml" for f in files), files
+    assert not any("咖啡".encode() in (engine.home / f).read_bytes() for f in files)
     assert {r.status for r in engine.import_samples(vid)} == {"unchanged"}
 
 
