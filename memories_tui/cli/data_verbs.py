@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CancelledError, UsageError
 from ..frontend.passphrase import get_passphrase
 from .context import Context
 from .output import Payload, clean
@@ -43,6 +44,20 @@ def register(vault: Any, rag: Any, verb: Verb) -> None:
                    help="replace the vault with the same id in this home (it is backed up first)")
 
 
+    p = verb(vault, "export", cmd_vault_export,
+             "Export every current record as a Markdown file with front matter (id, revision, kind, title, "
+             "tags, created, updated) into an empty folder: plain text you can read anywhere, and `rag ingest` "
+             "of the folder gives the same searchable text. Private notes, credentials and file assets are "
+             "left out unless --include-excluded (asked to confirm).",
+             "memories vault export notes ~/notes-export")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--format", choices=("markdown",), default="markdown", help="the only format: markdown")
+    p.add_argument("--include-excluded", action="store_true",
+                   help="also write private notes, credentials (private/, credential/) and assets (assets/)")
+    p.add_argument("--yes", action="store_true", help="confirm --include-excluded without a prompt")
+    p.add_argument("--force", action="store_true",
+                   help="write into a folder that is not empty (existing files are never replaced)")
     p = verb(rag, "egress", cmd_rag_egress,
              "List every request that sent this vault's content out of the process (remote embedding, "
              "generation, rerank; loopback services too): time, endpoint, purpose, records, revisions "
@@ -123,3 +138,38 @@ def cmd_rag_egress(ctx: Context) -> Payload:
             print(f"memories: warning: egress log entries {report.missing} are missing (deleted from the file).",
                   file=sys.stderr)
     return report.to_json()
+
+
+def cmd_vault_export(ctx: Context) -> Payload:
+    args = ctx.args
+    vault_id = ctx.unlock(args.vault)
+    if args.include_excluded and not args.yes:
+        _confirm_excluded(ctx, vault_id, args.dir)
+    bar = ProgressReport("Exporting", unit="files", enabled=not ctx.json)
+    with bar:
+        report = ctx.engine.export_vault(vault_id, Path(args.dir), include_excluded=args.include_excluded,
+                                         force=args.force, progress=lambda done, total: bar.update(done, total))
+    if not ctx.json:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts.items())) or "no records"
+        print(f"Exported {len(report.files)} files ({kinds}) to {ctx.bold(clean(report.folder))}")
+        if report.excluded_skipped:
+            print(ctx.dim(f"  {report.excluded_skipped} private/credential/asset records were left out "
+                          "(--include-excluded writes them)"))
+        else:
+            print(ctx.dim("  these files are plain text: keep them somewhere private"))
+    return report.to_json()
+
+
+def _confirm_excluded(ctx: Context, vault_id: str, folder: str) -> None:
+    """Private notes, credentials and assets leave the encryption only after a yes."""
+    excluded = [r for r in ctx.engine.list_records(vault_id) if r.kind in ("private", "credential", "asset")]
+    if not excluded:
+        return
+    if ctx.json or not sys.stdin.isatty():
+        raise UsageError(f"--include-excluded would write {len(excluded)} private/credential/asset records as "
+                         "plain files; confirm with --yes (no terminal to ask on).")
+    print(f"This writes {len(excluded)} private notes, credentials and file assets of "
+          f"{clean(ctx.engine.vault_name(vault_id))} UNENCRYPTED into {clean(folder)}.", file=sys.stderr)
+    answer = input("Type yes to continue: ")
+    if answer.strip().lower() != "yes":
+        raise CancelledError("Export cancelled; nothing was written.")

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from ..vault.records import NewRecord, Record, RecordUpdate
     from .backup_ops import BackupReport, RestoreReport
     from .egress_ops import EgressReport, parse_since
+    from .export_ops import ExportedFile, ExportReport
     from .ingest import read_text_file
     from .sources import MAX_FILE_BYTES
     from .types import (
@@ -91,7 +92,7 @@ __all__ = [
     "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL", "DEFAULT_LIMIT", "DEFAULT_MATCH_MODE", "DEFAULT_MODE",
     "TEXT_KINDS", "AnswerStatus", "IngestStatus", "Kind", "MatchMode", "Mode", "Stage",
     "BackgroundEmbedding", "BackupProgress", "BackupReport", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
-    "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
+    "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "ExportReport", "ExportedFile", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
@@ -124,6 +125,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "EgressEntry": ("..vault.egress_log", "EgressEntry"),
     **{n: (".egress_ops", n) for n in ("EgressReport", "parse_since")},
     **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},
+    **{n: (".export_ops", n) for n in ("ExportReport", "ExportedFile")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..vault.anchor import AnchorBook
     from .backup_ops import BackupProgressFn, BackupReport, RestoreReport
     from .egress_ops import EgressReport, VaultEgress
+    from .export_ops import ExportProgressFn, ExportReport
     from .facade import Engine
 
 
@@ -77,3 +78,14 @@ class DataOperations:
         from .egress_ops import read_egress
 
         return read_egress(self._engine(), ref, since)
+
+    def export_vault(self, ref: str, folder: Path, *, include_excluded: bool = False, force: bool = False,
+                     progress: ExportProgressFn | None = None,
+                     cancel: threading.Event | None = None) -> ExportReport:
+        """One Markdown file per current record (front matter + body) in `folder`, names safe on
+        every OS; private, credential and asset records only with `include_excluded` (the front
+        end asks first). A non-empty folder needs `force`; no existing file is ever replaced."""
+        from .export_ops import export_vault
+
+        return export_vault(self._engine(), ref, folder, include_excluded=include_excluded, force=force,
+                            progress=progress, cancel=cancel)

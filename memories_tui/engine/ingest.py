@@ -52,7 +52,10 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     seen: set[tuple[str, str]] = set()
     for i, src in enumerate(sources):
         source_path = str(src.resolved)
-        meta: dict[str, object] = {"source": src.path.name, "source_path": source_path, "sha256": src.sha256}
+        meta: dict[str, object] = {"source_path": source_path, "sha256": src.sha256}
+        name = src.source if src.exported else src.path.name  # an export keeps the original's (or none)
+        if name:
+            meta = {"source": name, **meta}
         old = by_path.get(source_path)
         if old is None and src.sha256 in by_hash and by_hash[src.sha256].title == src.title:
             old = by_hash[src.sha256]
@@ -71,8 +74,10 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     if check_fits is not None and (to_add or to_update):
         check_fits([s.body for _, s, _ in to_add] + [s.body for _, s, _, _ in to_update],
                    [old.body for _, _, old, _ in to_update])
-    added = vault.add_many([NewRecord("card", s.title, s.body, metadata=m) for _, s, m in to_add]) if to_add else []
-    updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m)
+    added = (vault.add_many([NewRecord("card", s.title, s.body, tags=s.tags, metadata=m) for _, s, m in to_add])
+             if to_add else [])
+    updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m,
+                                               tags=s.tags if s.tags else None)
                                   for _, s, old, m in to_update]) if to_update else [])
     created: IngestStatus = "created"
     written = [(a[0], a[1], r, created) for a, r in zip(to_add, added, strict=True)]

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import frontmatter
 from ..errors import InputRefusedError
 from ..files import read_limited
 
@@ -42,6 +43,9 @@ class SourceFile:
     body: str
     sha256: str
     resolved: Path  # the file itself, absolute: recorded as the card's source
+    tags: tuple[str, ...] = ()  # from an export's front matter
+    exported: bool = False  # the file is a `vault export` file: `source` below replaces the file name
+    source: str | None = None  # the original file name its front matter names (None: it had none)
 
 
 def read_file(path: Path, limit: int, what: str, advice: str = "", *, base: Path | None = None) -> bytes:
@@ -82,8 +86,19 @@ def read_source(path: Path, title: str | None = None, *, base: Path | None = Non
             "If it is text in another encoding, re-save it as UTF-8.", code="invalid_utf8") from None
     if body.startswith("\ufeff"):
         body = body[1:]
+    resolved = (path if base is None else base / path).resolve()
+    fields, body = frontmatter.split(body)  # a `vault export` file: its title, tags and source name
+    if fields is not None:
+        named = fields.get("title")
+        tags = fields.get("tags")
+        source = fields.get("source")
+        return SourceFile(path=path, title=title or (named if isinstance(named, str) and named else
+                                                     derive_title(body, path)), body=body,
+                          sha256=hashlib.sha256(raw).hexdigest(), resolved=resolved,
+                          tags=tuple(tags) if isinstance(tags, list) else (), exported=True,
+                          source=source if isinstance(source, str) and source else None)
     return SourceFile(path=path, title=title or derive_title(body, path), body=body,
-                      sha256=hashlib.sha256(raw).hexdigest(), resolved=(path if base is None else base / path).resolve())
+                      sha256=hashlib.sha256(raw).hexdigest(), resolved=resolved)
 
 
 def derive_title(body: str, path: Path) -> str:
