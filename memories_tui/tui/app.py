@@ -50,7 +50,7 @@ from .widgets.embed_status import EmbedState
 
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
 # worker groups whose work counts as activity for the idle lock (locking would cancel or cut them)
-BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault"})
+BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
 NEVER_HELD = frozenset({"ctrl+q"})  # quit works while keys wait for the unlock
 
 
@@ -354,6 +354,10 @@ class MemoriesApp(App):
     async def action_lock(self) -> None:
         """Zero keys and indexes, pop every screen showing vault data, back to the unlock screen."""
         info = self.vault
+        if info is not None:  # `[backup] every_hours`: a verified backup while the keys are still there
+            from .screens.backup import backup_before_lock
+
+            await backup_before_lock(self, info.vault_id)
         self.stop_embedding()
         self.engine.lock()
         self.daemon_link.locked(info.vault_id if info is not None else None)
@@ -419,6 +423,18 @@ class MemoriesApp(App):
         from .screens.status import StatusScreen
 
         await self._open(StatusScreen)
+
+    async def action_backup_vault(self) -> None:
+        from .screens.backup import BackupScreen
+
+        vault_id = self._unlocked_id()
+        if vault_id is not None and self.vault is not None:
+            await self.push_screen(BackupScreen(vault_id, self.vault.name))
+
+    async def action_open_egress(self) -> None:
+        from .screens.egress import EgressScreen
+
+        await self._open(EgressScreen)
 
     async def action_open_records(self) -> None:
         from .screens.records import RecordsScreen

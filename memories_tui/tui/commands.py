@@ -13,6 +13,8 @@ COMMANDS = [
     ("Ingest files", "Import text files as knowledge cards", "open_ingest", True),
     ("Records", "List the vault's records with a reader", "open_records", True),
     ("Vault status", "Index, limits and model status", "open_status", True),
+    ("Back up vault", "A verified, encrypted copy in the backup folder", "backup_vault", True),
+    ("Egress log", "Every request that sent this vault's content out", "open_egress", True),
     ("Install embedding model", "Download and verify the model for vector search", "open_model", False),
     ("Lock vault", "Forget keys and indexes, back to the unlock screen", "lock", True),
     ("Create vault", "Create a new encrypted vault", "create_vault", False),

@@ -26,10 +26,12 @@ class VaultPickerScreen(EngineScreen):
     BINDINGS = [
         Binding("n", "create", "New vault", id="vault.new"),
         Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
+        Binding("b", "backup", "Backup", tooltip="Back up the highlighted vault (verified by structure while "
+                "locked)", id="vault.backup"),
     ]
     HELP_TITLE = "Vaults"
     GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-             "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
+             "passphrase next); n creates a new vault; b backs up the highlighted one (checked by structure while it is locked). Files that are not usable vaults are listed below "
              "the table with the reason; they are never changed.")
 
     def __init__(self, *, deferred: bool = False) -> None:
@@ -105,6 +107,14 @@ class VaultPickerScreen(EngineScreen):
         if not self.vaults or table.cursor_row < 0:
             return
         self.app.push_screen(UnlockScreen(self.vaults[table.cursor_row]))
+
+    def action_backup(self) -> None:
+        from .backup import BackupScreen
+
+        table = self.query_one("#vaults", DataTable) if self.built else None
+        if table is not None and self.vaults and table.cursor_row >= 0:
+            info = self.vaults[table.cursor_row]
+            self.app.push_screen(BackupScreen(info.vault_id, info.name))
 
     @on(DataTable.RowSelected, "#vaults")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

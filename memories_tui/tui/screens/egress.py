@@ -1,0 +1,125 @@
+"""The egress log of the unlocked vault: every request that sent its content out (`g` on the
+records screen, or "Egress log" in the command palette).
+
+One row per request (time, purpose, endpoint with loopback marked, chunks, bytes, outcome,
+the MCP client that caused it); below the table, the highlighted request's records, revisions
+and chunk hashes. The log never holds the content, so neither does this screen.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Static
+
+from ...engine import EgressEntry, EgressReport
+from ...errors import MemoriesError
+from ..messages import WorkerMessage
+from ..text import plain
+from ..widgets.header import AppHeader
+from .base import VaultScreen
+
+
+class EgressLoaded(WorkerMessage):
+    def __init__(self, epoch: int, report: EgressReport | None = None, error: str | None = None) -> None:
+        super().__init__(epoch)
+        self.report = report
+        self.error = error
+
+
+class EgressScreen(VaultScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("r", "reload", "Reload", id="egress.reload"),
+    ]
+    HELP_TITLE = "Egress log"
+    GUIDE = ("Every request that sent this vault's content out of Memories (remote embedding, generation, "
+             "rerank; loopback services too), newest last. ↑/↓ pick one: below the table are the records, "
+             "revisions and chunk hashes it carried. The log is encrypted inside the vault and never holds "
+             "the text itself. r reloads, esc goes back.")
+    DEFAULT_CSS = """
+    #egress-box { height: 1fr; }
+    #egress-intro { height: auto; padding: 0 1; }
+    #egress-table { height: 1fr; }
+    #egress-detail { height: auto; max-height: 8; padding: 0 1; }
+    """
+
+    def __init__(self, vault_id: str) -> None:
+        super().__init__(vault_id)
+        self.entries: list[EgressEntry] = []
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader()
+        with Vertical(id="egress-box"):
+            yield Static(Text("Loading the egress log…"), id="egress-intro")
+            yield DataTable(id="egress-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="egress-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#egress-table", DataTable).add_columns("Time (UTC)", "Purpose", "Endpoint", "Chunks",
+                                                              "Bytes", "Outcome", "Client")
+        self.load()
+
+    @work(thread=True, exclusive=True, group="egress")
+    def load(self) -> None:
+        epoch = self.epoch()
+        try:
+            self.post_if_live(EgressLoaded(epoch, report=self.engine.egress_log(self.vault_id)))
+        except MemoriesError as exc:
+            self.post_if_live(EgressLoaded(epoch, error=exc.message))
+
+    def on_egress_loaded(self, message: EgressLoaded) -> None:
+        if not self.epoch_live(message.epoch):
+            return
+        intro = self.query_one("#egress-intro", Static)
+        if message.report is None:
+            intro.update(Text(message.error or "", style="bold red"))
+            return
+        report = message.report
+        self.entries = report.entries
+        table = self.query_one("#egress-table", DataTable)
+        table.clear()
+        for e in self.entries:
+            where = e.host + (" (loopback)" if e.loopback else "")
+            table.add_row(plain(e.time.replace("T", " ").rstrip("Z")), plain(e.purpose), plain(where),
+                          plain(len(e.chunks)), plain(f"{e.bytes_sent:,}"),
+                          plain(e.outcome + (f" ×{e.attempts}" if e.attempts > 1 else "")), plain(e.client or ""))
+        remote = sum(1 for e in self.entries if not e.loopback)
+        parts = [f"{len(self.entries)} request(s) sent content out; {remote} to non-loopback services."
+                 if self.entries else "Nothing from this vault has been sent out."]
+        if report.damaged:
+            parts.append(f"Entries {report.damaged} failed their integrity check.")
+        if report.missing:
+            parts.append(f"Entries {report.missing} are missing (deleted from the file).")
+        intro.update(Text("  ".join(parts), style="bold red" if report.damaged or report.missing else ""))
+        if self.entries:
+            table.move_cursor(row=len(self.entries) - 1)
+            table.focus()
+            self.show_detail(len(self.entries) - 1)
+
+    @on(DataTable.RowHighlighted, "#egress-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(event.cursor_row)
+
+    def show_detail(self, row: int) -> None:
+        if not 0 <= row < len(self.entries):
+            return
+        entry = self.entries[row]
+        lines = [f"#{entry.seq} {entry.purpose} to {entry.host}: {entry.bytes_sent:,} bytes sent, "
+                 f"{entry.bytes_received:,} received, {entry.attempts} attempt(s), {entry.outcome}"]
+        for chunk in entry.chunks[:5]:
+            owner = f"{chunk.record_id} rev {chunk.revision}" if chunk.record_id else "(no record)"
+            lines.append(f"  {owner}  chunk {chunk.chunk_hash[:16]}…")
+        if len(entry.chunks) > 5:
+            lines.append(f"  … and {len(entry.chunks) - 5} more chunks (`memories rag egress --json` lists all)")
+        self.query_one("#egress-detail", Static).update(Text("\n".join(lines)))
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
