@@ -27,7 +27,7 @@ class VaultPickerScreen(EngineScreen):
         Binding("n", "create", "New vault", id="vault.new"),
         Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
         Binding("b", "backup", "Backup", tooltip="Back up the highlighted vault (verified by structure while "
-                "locked)", id="vault.backup"),
+                "locked)", id="vault.backup", show=False),
     ]
     HELP_TITLE = "Vaults"
     GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
