@@ -8,6 +8,7 @@ that breaks the contract fails the request (`Reranker` raises): never a silent r
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # httpx loads only when a rerank service is configured
@@ -29,7 +30,9 @@ def rerank_with_service(response: Any, reranker: Reranker, ctx: CallContext, lim
         from ..egress import SentChunk
         from ..models.remote import with_context
 
-        sends = tuple(SentChunk(h.asset_id, h.revision, h.chunk_hash) for h in hits)
+        sends = tuple(SentChunk(getattr(h, "asset_id", None), getattr(h, "revision", None),
+                                getattr(h, "chunk_hash", None) or hashlib.sha256(h.text.encode()).hexdigest())
+                      for h in hits)
         scores = reranker.rerank(response.query, [h.text for h in hits], with_context(ctx, sends=sends),
                                  top_n=len(hits))
         ranked = []

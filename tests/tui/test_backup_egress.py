@@ -37,7 +37,7 @@ async def test_backup_dialog_shows_progress_and_where_the_verified_copy_went(eng
     app = MemoriesApp(engine)
     async with app.run_test(size=(80, 24)) as pilot:
         await unlock_to_records(pilot, app)
-        await pilot.press("b")
+        await app.run_action("backup_vault")  # "Back up vault" in the command palette
         await wait_for(pilot, lambda: isinstance(app.screen, BackupScreen) and not app.screen.running, timeout=30)
         dialog = app.screen
         assert dialog.error is None and dialog.report is not None
@@ -60,7 +60,7 @@ async def test_a_failed_backup_says_why_and_leaves_nothing(tmp_path: Path, engin
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await unlock_to_records(pilot, app)
-            await pilot.press("b")
+            await app.run_action("backup_vault")
             await wait_for(pilot, lambda: isinstance(app.screen, BackupScreen) and not app.screen.running, timeout=30)
             assert app.screen.error is not None and app.screen.error.code == "not_a_folder"
             assert "[not_a_folder]" in static_text(app.screen.query_one("#backup-result", Static))
@@ -112,7 +112,7 @@ async def test_egress_view_lists_what_left_and_which_chunks(engine: Engine) -> N
             async with app.run_test(size=(100, 30)) as pilot:
                 records = await unlock_to_records(pilot, app)
                 configured.search(records.vault_id, "bread tyre", limit=5)
-                await pilot.press("g")
+                await app.run_action("open_egress")  # "Egress log" in the command palette
                 await wait_for(pilot, lambda: isinstance(app.screen, EgressScreen) and app.screen.entries, timeout=30)
                 screen = app.screen
                 table = screen.query_one("#egress-table", DataTable)

@@ -31,7 +31,7 @@ class VaultPickerScreen(EngineScreen):
     ]
     HELP_TITLE = "Vaults"
     GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-             "passphrase next); n creates a new vault; b backs up the highlighted one (checked by structure while it is locked). Files that are not usable vaults are listed below "
+             "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
              "the table with the reason; they are never changed.")
 
     def __init__(self, *, deferred: bool = False) -> None:
