@@ -73,3 +73,15 @@ def test_bench_bm25_variants_json_compares_every_variant_with_the_product(tmp_pa
     assert {"whole documents", "title weight 2", "Lucene IDF", "k1 1.5", "titles not stemmed"} <= set(variants)
     for v in variants.values():
         assert set(v) == {"ndcg@10", "recall@100", "delta_ndcg@10", "interval", "gains", "losses"}
+
+
+def test_bench_backup_json_is_one_object_with_the_documented_keys() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_backup.py"), "--json", "--mib", "0.1",
+                          "--runs", "1"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report) == {"vault_mib", "records", "runs", "copy_s", "backup_locked_s", "backup_unlocked_s",
+                           "restore_s", "argon2id_s", "search_rerank_s", "search_rerank_no_log_s", "ratios"}
+    assert set(report["ratios"]) == {"backup_locked_vs_copy", "backup_unlocked_vs_copy", "restore_vs_argon2id",
+                                     "search_with_log_vs_without"}
+    assert report["records"] >= 50 and report["runs"] == 1 and report["backup_unlocked_s"] > 0
