@@ -201,3 +201,45 @@ class EgressLog:
             if since is None or entry.time >= since:
                 out.entries.append(entry)
         return out
+
+
+Row = tuple[Any, Any, Any, Any]
+
+
+def last_seq(path: Path) -> int:
+    """The highest entry number in a vault file (0 without a log), read-only."""
+    from .header import connect_readonly
+
+    conn = connect_readonly(path)
+    try:
+        with sqlite_errors(path):
+            if not has_table(conn):
+                return 0
+            value = conn.execute("SELECT MAX(seq) FROM egress").fetchone()[0]
+    finally:
+        conn.close()
+    return value if type(value) is int else 0
+
+
+def egress_after(conn: sqlite3.Connection, path: Path, seq: int) -> list[Row]:
+    """The sealed rows numbered above `seq`, as they are (they stay valid: same vault, same numbers)."""
+    with sqlite_errors(path):
+        if not has_table(conn):
+            return []
+        return conn.execute("SELECT seq, nonce, ciphertext, digest FROM egress WHERE seq > ? ORDER BY seq",
+                            (seq,)).fetchall()
+
+
+def keep_egress(conn: sqlite3.Connection, path: Path, rows: list[Row]) -> None:
+    """Put rows from `egress_after` back after the database was replaced by an older copy."""
+    if not rows:
+        return
+    with sqlite_errors(path):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(SCHEMA)
+            conn.executemany("INSERT OR IGNORE INTO egress VALUES (?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise

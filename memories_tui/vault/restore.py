@@ -10,7 +10,8 @@
    transaction into the live file (`copy_into`), so other processes see the old vault or the
    new one, and a crash part-way leaves the old one.
 4. The home's rollback anchor moves to the restored state (a deliberate restore is not a
-   rollback).
+   rollback), and egress-log entries the replaced vault made after the backup are kept: what
+   left the machine is not forgotten by going back to an older copy.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..testhooks import pause_point
 from .anchor import AnchorBook
 from .backups import BackupProgress, take_backup
 from .clone import clone_vault
+from .egress_log import egress_after, keep_egress, last_seq
 from .filecopy import copy_database, copy_into, install, partial_path, remove_stale_partials
 from .header import Header, connect_readonly, connect_readwrite, read_header, sqlite_errors
 from .keys import VaultKeys, open_keys
@@ -109,7 +111,9 @@ def restore_backup(file: Path, vaults: Path, passphrase: str, *, anchors: Anchor
                 live = connect_readwrite(target)
                 try:
                     pause_point("restore-before-copy")  # crash tests kill -9 here and mid-copy
+                    later = egress_after(live, target, last_seq(staged))
                     copy_into(staged, live, target, progress=_pausing(report("replace")), cancel=cancel)
+                    keep_egress(live, target, later)
                 finally:
                     live.close()
                 anchors.write(keys, check.counter, check.manifest)

@@ -210,3 +210,38 @@ def test_kill_9_during_restore_leaves_the_old_vault_intact(tmp_path, cheap_kdf):
     assert done.code == 0 and done.json["revisions_lost"] == 1
     assert len(_state(home, vault_id)) == BULK_RECORDS
     assert not [p for p in (home / "vaults").iterdir() if p.name.endswith(".partial")]
+
+
+def test_a_vault_made_before_these_features_backs_up_restores_logs_and_exports(tmp_path, cheap_kdf):
+    """The golden format-1 file has no egress table: it is backed up, restored, gets its first
+    egress entry (the table is made then) and exports, with no format change needed."""
+    import shutil
+
+    from memories_tui.egress import Outbound, SentChunk
+
+    golden = Path(__file__).parents[1] / "golden" / "format-v1.mvault"
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    try:
+        engine.init_home()
+        shutil.copyfile(golden, home / "vaults" / golden.name.replace("format-v1", "f15b8e550dded3c5"))
+        engine.unlock("golden", "golden passphrase 金庫")
+        before = {r.id: (r.revision, r.body) for r in engine.list_records("golden")}
+        backup = engine.backup_vault("golden", tmp_path / "bk")
+        assert backup.verified == "full" and backup.records == len(before)
+        assert engine.egress_log("golden").entries == []
+        finish = engine.egress_hook("golden").opened(Outbound("rerank", "127.0.0.1:9", True,
+                                                              (SentChunk("c6a2590d3e212836", 2, "0" * 64),), 10))
+        finish("ok", 5, 1)
+        assert [e.outcome for e in engine.egress_log("golden").entries] == ["ok"]
+        exported = engine.export_vault("golden", tmp_path / "export")
+        assert exported.excluded_skipped == 2 and len(exported.files) == len(before) - 2
+        engine.lock()
+        restored = engine.restore_vault(backup.path, "golden passphrase 金庫", force=True)
+        assert restored.revisions_lost == 0 and restored.replaced
+        engine.unlock("golden", "golden passphrase 金庫")
+        assert {r.id: (r.revision, r.body) for r in engine.list_records("golden")} == before
+        # the backup was taken before the entry, but what left the machine is not forgotten
+        assert [(e.seq, e.purpose) for e in engine.egress_log("golden").entries] == [(1, "rerank")]
+    finally:
+        engine.close()
