@@ -38,6 +38,7 @@ from ..errors import MemoriesError
 from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
+from .data_actions import DataActions
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
@@ -54,7 +55,7 @@ BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
 NEVER_HELD = frozenset({"ctrl+q"})  # quit works while keys wait for the unlock
 
 
-class MemoriesApp(App):
+class MemoriesApp(DataActions, App):
     """Vault picker → unlock → records, with search, ingest, model install and status on top."""
 
     CSS_PATH = "app.tcss"
@@ -353,11 +354,7 @@ class MemoriesApp(App):
 
     async def action_lock(self) -> None:
         """Zero keys and indexes, pop every screen showing vault data, back to the unlock screen."""
-        info = self.vault
-        if info is not None:  # `[backup] every_hours`: a verified backup while the keys are still there
-            from .screens.backup import backup_before_lock
-
-            await backup_before_lock(self, info.vault_id)
+        info = await self.backed_up_before_lock(self.vault)  # `[backup] every_hours` (data_actions.py)
         self.stop_embedding()
         self.engine.lock()
         self.daemon_link.locked(info.vault_id if info is not None else None)
@@ -423,18 +420,6 @@ class MemoriesApp(App):
         from .screens.status import StatusScreen
 
         await self._open(StatusScreen)
-
-    async def action_backup_vault(self) -> None:
-        from .screens.backup import BackupScreen
-
-        vault_id = self._unlocked_id()
-        if vault_id is not None and self.vault is not None:
-            await self.push_screen(BackupScreen(vault_id, self.vault.name))
-
-    async def action_open_egress(self) -> None:
-        from .screens.egress import EgressScreen
-
-        await self._open(EgressScreen)
 
     async def action_open_records(self) -> None:
         from .screens.records import RecordsScreen

@@ -1,0 +1,38 @@
+"""The app's backup and egress-log actions, mixed into `MemoriesApp` (app.py stays small):
+"Back up vault" and "Egress log" in the command palette, and the `[backup] every_hours` backup
+taken just before a lock, while the keys are still there (screens/backup.py, screens/egress.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from ..engine import VaultInfo
+    from .app import MemoriesApp
+
+
+class DataActions:
+    def _memories(self) -> MemoriesApp:
+        return cast("MemoriesApp", self)
+
+    async def action_backup_vault(self) -> None:
+        from .screens.backup import BackupScreen
+
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        if vault_id is not None and app.vault is not None:
+            await app.push_screen(BackupScreen(vault_id, app.vault.name))
+
+    async def action_open_egress(self) -> None:
+        from .screens.egress import EgressScreen
+
+        await self._memories()._open(EgressScreen)
+
+    async def backed_up_before_lock(self, info: VaultInfo | None) -> VaultInfo | None:
+        """Take the scheduled backup of the vault about to be locked (if one is due), then hand
+        the vault back so the lock goes on with it; a failed backup is shown, never blocks it."""
+        if info is not None:
+            from .screens.backup import backup_before_lock
+
+            await backup_before_lock(self._memories(), info.vault_id)
+        return info
