@@ -63,6 +63,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from memories_tui.engine import Engine
+    from memories_tui.engine.egress_ops import VaultEgress
     from memories_tui.vault import crypto
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Rerank)
@@ -95,10 +96,10 @@ def main() -> None:
             figures["unlocked"].append(backup.seconds)
             engine.search(vault_id, "lantern bread", limit=10)  # index built once
             figures["search"].append(timed(lambda: engine.search(vault_id, "lantern bread", limit=10)))
-            hook = engine.egress_hook
-            engine.egress_hook = lambda _vid: None  # type: ignore[method-assign,assignment,return-value]
+            logged = VaultEgress.opened
+            VaultEgress.opened = lambda self, request: (lambda *end: None)  # type: ignore[method-assign,assignment]
             figures["search_no_log"].append(timed(lambda: engine.search(vault_id, "lantern bread", limit=10)))
-            engine.egress_hook = hook  # type: ignore[method-assign]
+            VaultEgress.opened = logged  # type: ignore[method-assign]
             engine.lock()
             figures["restore"].append(timed(lambda b=backup.path: engine.restore_vault(b, PASSPHRASE, force=True)))
             figures["kdf"].append(timed(lambda: crypto.derive_kek(PASSPHRASE, os.urandom(16), header)))

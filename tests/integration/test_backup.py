@@ -174,7 +174,7 @@ def test_verification_refuses_a_tampered_or_foreign_copy(tmp_path, cheap_kdf):
     try:
         engine.unlock(vault_id, PASS)
         path = engine.backup_vault(vault_id, tmp_path / "bk").path
-        keys = engine._vaults.get(vault_id).vault.keys
+        keys = engine._state.vaults.get(vault_id).vault.keys
         import sqlite3
 
         conn = sqlite3.connect(path)
