@@ -22,7 +22,7 @@ from ..vault.backups import BackupProgress
 
 if TYPE_CHECKING:
     from ..vault.restore import RestoreDone
-    from .facade import Engine
+    from .parts import EngineParts
 
 BackupProgressFn = Callable[[BackupProgress], None]
 
@@ -66,17 +66,17 @@ class RestoreReport:
                 "revisions": self.revisions, "state": self.state}
 
 
-def backup_folder(engine: Engine, folder: Path | None = None) -> Path:
+def backup_folder(engine: EngineParts, folder: Path | None = None) -> Path:
     return Path(folder).expanduser() if folder is not None else (engine.config.backup.dir or engine.home / "backups")
 
 
-def backup_vault(engine: Engine, ref: str, folder: Path | None = None, *, keep: int | None = None,
+def backup_vault(engine: EngineParts, ref: str, folder: Path | None = None, *, keep: int | None = None,
                  progress: BackupProgressFn | None = None, cancel: threading.Event | None = None) -> BackupReport:
     from ..vault.backups import take_backup
 
     if keep is not None and keep < 1:
         raise UsageError("--keep needs at least 1 (the backup just taken is always kept).")
-    info = engine.resolve_vault(ref)
+    info = engine._files.resolve(ref)
     entry = engine._state.vaults.peek(info.vault_id)
     keys = entry.vault.keys if entry is not None else None
     started = time.perf_counter()
@@ -88,14 +88,14 @@ def backup_vault(engine: Engine, ref: str, folder: Path | None = None, *, keep: 
                         time.perf_counter() - started)
 
 
-def backup_if_due(engine: Engine, vault_id: str, *, progress: BackupProgressFn | None = None,
+def backup_if_due(engine: EngineParts, vault_id: str, *, progress: BackupProgressFn | None = None,
                   now: datetime | None = None) -> BackupReport | None:
     from ..vault.backups import newest_backup
 
     hours = engine.config.backup.every_hours
     if hours is None:
         return None
-    info = engine.resolve_vault(vault_id)
+    info = engine._files.resolve(vault_id)
     newest = newest_backup(backup_folder(engine), info.vault_id, info.name)
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     if newest is not None and moment - newest.taken < timedelta(hours=hours):
@@ -103,15 +103,15 @@ def backup_if_due(engine: Engine, vault_id: str, *, progress: BackupProgressFn |
     return backup_vault(engine, info.vault_id, progress=progress)
 
 
-def restore_vault(engine: Engine, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
+def restore_vault(engine: EngineParts, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
                   progress: BackupProgressFn | None = None, cancel: threading.Event | None = None) -> RestoreReport:
     from ..vault.restore import restore_backup
 
     if as_name is not None:
         as_name = engine._files.check_new_name(as_name)
-    scan = engine.scan_vaults()
+    scan = engine._files.scan()
     taken = {v.name: v.vault_id for v in scan.vaults}
-    engine.init_home()
+    engine._files.init_home()
     done: RestoreDone = restore_backup(Path(file).expanduser(), engine._files.folder, passphrase,
                                        anchors=engine.anchors, backups=backup_folder(engine), as_name=as_name,
                                        force=force, taken_names=taken, progress=progress, cancel=cancel,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .backup_ops import BackupProgressFn, BackupReport, RestoreReport
     from .egress_ops import EgressReport, VaultEgress
     from .export_ops import ExportProgressFn, ExportReport
-    from .facade import Engine
+    from .parts import EngineParts
 
 
 class DataOperations:
@@ -23,8 +23,8 @@ class DataOperations:
 
     _anchor_book: AnchorBook | None = None
 
-    def _engine(self) -> Engine:
-        return cast("Engine", self)
+    def _engine(self) -> EngineParts:
+        return cast("EngineParts", self)
 
     @property
     def anchors(self) -> AnchorBook:
@@ -77,7 +77,7 @@ class DataOperations:
         records, revisions and chunk hashes sent, bytes and outcome; never the content."""
         from .egress_ops import read_egress
 
-        return read_egress(self._engine(), ref, since)
+        return read_egress(self._engine()._state.vaults.get(ref).vault, since)
 
     def export_vault(self, ref: str, folder: Path, *, include_excluded: bool = False, force: bool = False,
                      progress: ExportProgressFn | None = None,
@@ -87,5 +87,5 @@ class DataOperations:
         end asks first). A non-empty folder needs `force`; no existing file is ever replaced."""
         from .export_ops import export_vault
 
-        return export_vault(self._engine(), ref, folder, include_excluded=include_excluded, force=force,
-                            progress=progress, cancel=cancel)
+        return export_vault(self._engine()._state.context(ref), folder, include_excluded=include_excluded,
+                            force=force, progress=progress, cancel=cancel)

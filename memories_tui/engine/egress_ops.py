@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..index.cache import IndexCache
     from ..vault.egress_log import EgressEntry
     from ..vault.store import UnlockedVault
-    from .facade import Engine
 
 _RELATIVE = re.compile(r"^(\d{1,6})([hdw])$")
 
@@ -91,8 +90,7 @@ class VaultEgress:
         return tuple(out)
 
 
-def read_egress(engine: Engine, ref: str, since: str | None = None) -> EgressReport:
-    vault = engine._state.vaults.get(ref).vault
+def read_egress(vault: UnlockedVault, since: str | None = None) -> EgressReport:
     cutoff = parse_since(since)
     read = vault.egress.read(cutoff)
     return EgressReport(vault.vault_id, vault.name, cutoff, read.entries, read.damaged, read.missing)

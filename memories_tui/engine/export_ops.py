@@ -28,7 +28,7 @@ from ..frontmatter import Value, render
 
 if TYPE_CHECKING:
     from ..vault.records import Record
-    from .facade import Engine
+    from .context import VaultContext
 
 ExportProgressFn = Callable[[int, int], None]  # (files written, files in all)
 EXCLUDED_FOLDERS = {"private": "private", "credential": "credential", "asset": "assets"}
@@ -61,10 +61,9 @@ class ExportReport:
                 "excluded_skipped": self.excluded_skipped, "seconds": round(self.seconds, 3)}
 
 
-def export_vault(engine: Engine, ref: str, folder: Path, *, include_excluded: bool = False, force: bool = False,
+def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool = False, force: bool = False,
                  progress: ExportProgressFn | None = None, cancel: threading.Event | None = None) -> ExportReport:
     started = time.perf_counter()
-    context = engine._context(ref)
     vault_id = context.vault_id
     records = sorted(context.records().values(), key=lambda r: (r.created, r.id))
     wanted = [r for r in records if include_excluded or r.kind not in EXCLUDED_FOLDERS]
@@ -88,7 +87,7 @@ def export_vault(engine: Engine, ref: str, folder: Path, *, include_excluded: bo
     counts: dict[str, int] = {}
     for item in files:
         counts[item.kind] = counts.get(item.kind, 0) + 1
-    return ExportReport(vault_id, engine.vault_name(vault_id), folder, files, len(records) - len(wanted),
+    return ExportReport(vault_id, context.vault.name, folder, files, len(records) - len(wanted),
                         time.perf_counter() - started, counts)
 
 

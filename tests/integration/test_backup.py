@@ -103,7 +103,7 @@ def test_backup_while_another_process_writes_is_consistent_and_verifies(tmp_path
             target = engine.home / "vaults" / f"{vault_id}.mvault"
             shutil.move(copy, target)
             engine.unlock(vault_id, PASS)
-            assert len(engine.current_records(vault_id)) == records
+            assert len(engine.list_records(vault_id)) == records
         finally:
             engine.close()
             shutil.rmtree(tmp_path / "other-home")

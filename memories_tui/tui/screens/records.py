@@ -70,8 +70,7 @@ class RecordsScreen(VaultScreen):
              "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
              "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
              "text. a asks a question answered from the vault with [S#] citations, n writes a new memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
-             "for vector search, t shows the vault's status, b writes a verified backup and g lists what was sent "
-             "out of the vault (the egress log).")
+             "for vector search, t shows the vault's status.")
 
     def __init__(self, vault_id: str) -> None:
         super().__init__(vault_id)
