@@ -13,18 +13,20 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from .serial import Jsonable, json_meta
 
 _ORIGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar("memories_egress_origin", default=None)
 
 
 @dataclass(frozen=True)
-class SentChunk:
+class SentChunk(Jsonable):
     """One chunk of a record in a request: which record and revision, and the chunk's hash
     (SHA-256 of its text). `record_id` is None until the engine looks the hash up."""
 
-    record_id: str | None
+    record_id: str | None = field(metadata=json_meta(name="id"))
     revision: int | None
     chunk_hash: str
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..serial import Jsonable, json_meta
 from ..vault.backups import BackupProgress
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ BackupProgressFn = Callable[[BackupProgress], None]
 
 
 @dataclass(frozen=True)
-class BackupReport:
+class BackupReport(Jsonable):
     vault_id: str
     name: str
     path: Path
@@ -38,16 +39,11 @@ class BackupReport:
     verified: str  # "full" (AEAD + keyed manifest) or "structure" (locked vault: digests and SQLite check)
     state: str  # the vault state the copy holds, e.g. "change 12 (manifest 3fa0…)"
     removed: list[Path] = field(default_factory=list)  # older backups rotated away
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, object]:
-        return {"vault_id": self.vault_id, "name": self.name, "path": str(self.path), "bytes": self.bytes,
-                "records": self.records, "revisions": self.revisions, "verified": self.verified,
-                "state": self.state, "removed": [str(p) for p in self.removed], "seconds": round(self.seconds, 3)}
+    seconds: float = field(default=0.0, metadata=json_meta(round=3))
 
 
 @dataclass(frozen=True)
-class RestoreReport:
+class RestoreReport(Jsonable):
     vault_id: str
     name: str
     path: Path
@@ -58,12 +54,6 @@ class RestoreReport:
     records: int
     revisions: int
     state: str
-
-    def to_json(self) -> dict[str, object]:
-        return {"vault_id": self.vault_id, "name": self.name, "path": str(self.path), "source": str(self.source),
-                "replaced": self.replaced, "revisions_lost": self.revisions_lost,
-                "kept_copy": str(self.kept_copy) if self.kept_copy else None, "records": self.records,
-                "revisions": self.revisions, "state": self.state}
 
 
 def backup_folder(engine: EngineParts, folder: Path | None = None) -> Path:

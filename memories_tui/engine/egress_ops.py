@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING
 
 from ..egress import Finish, Outbound, SentChunk, current_origin
 from ..errors import MemoriesError, UsageError
+from ..serial import Jsonable
+from ..vault.egress_log import EgressEntry
 
 if TYPE_CHECKING:
     from ..index.cache import IndexCache
-    from ..vault.egress_log import EgressEntry
     from ..vault.store import UnlockedVault
 
 _RELATIVE = re.compile(r"^(\d{1,6})([hdw])$")
 
 
 @dataclass(frozen=True)
-class EgressReport:
+class EgressReport(Jsonable):
     """`rag egress`: the entries (oldest first) and what is wrong with the log, if anything."""
 
     vault_id: str
@@ -36,10 +37,6 @@ class EgressReport:
     entries: list[EgressEntry]
     damaged: list[int] = field(default_factory=list)  # entries that failed their checks
     missing: list[int] = field(default_factory=list)  # sequence numbers deleted from the middle
-
-    def to_json(self) -> dict[str, object]:
-        return {"vault_id": self.vault_id, "name": self.name, "since": self.since,
-                "entries": [e.to_json() for e in self.entries], "damaged": self.damaged, "missing": self.missing}
 
 
 class VaultEgress:
@@ -51,8 +48,6 @@ class VaultEgress:
         self.indexes = indexes
 
     def opened(self, request: Outbound) -> Finish:
-        from ..vault.egress_log import EgressEntry
-
         log = self.vault.egress
         entry = log.append(EgressEntry(seq=0, time=_stamp(datetime.now(UTC)), host=request.host,
                                        purpose=request.purpose, loopback=request.loopback,

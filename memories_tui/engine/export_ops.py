@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import CancelledError, InputRefusedError, VaultError
 from ..filenames import name_key, safe_stem, unique_name
 from ..frontmatter import Value, render
+from ..serial import Jsonable, json_meta
 
 if TYPE_CHECKING:
     from ..vault.records import Record
@@ -35,30 +36,22 @@ EXCLUDED_FOLDERS = {"private": "private", "credential": "credential", "asset": "
 
 
 @dataclass(frozen=True)
-class ExportedFile:
-    path: str  # relative to the export folder, with "/" separators
+class ExportedFile(Jsonable):
+    path: str = field(metadata=json_meta(name="file"))  # relative to the export folder, "/" separators
     id: str
     revision: int
     kind: str
 
-    def to_json(self) -> dict[str, object]:
-        return {"file": self.path, "id": self.id, "revision": self.revision, "kind": self.kind}
-
 
 @dataclass(frozen=True)
-class ExportReport:
+class ExportReport(Jsonable):
     vault_id: str
     name: str
     folder: Path
     files: list[ExportedFile]
     excluded_skipped: int  # private/credential/asset records left out (no --include-excluded)
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, metadata=json_meta(round=3))
     counts: dict[str, int] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, object]:
-        return {"vault_id": self.vault_id, "name": self.name, "folder": str(self.folder),
-                "files": [f.to_json() for f in self.files], "counts": dict(self.counts),
-                "excluded_skipped": self.excluded_skipped, "seconds": round(self.seconds, 3)}
 
 
 def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool = False, force: bool = False,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import MemoriesError, NotFoundError, VaultError
 from ..filenames import safe_stem
+from ..serial import Jsonable
 from ..testhooks import pause_point
 from .filecopy import copy_database, install, partial_path, remove_stale_partials, write_error
 from .header import read_header
@@ -34,7 +35,7 @@ _NAME = re.compile(r"^(?P<stem>.+)-(?P<stamp>\d{8}T\d{6}Z)(?:-(?P<n>\d+))?\.mvau
 
 
 @dataclass(frozen=True)
-class BackupProgress:
+class BackupProgress(Jsonable):
     stage: str  # "copy" (pages) or "verify" (record revisions)
     done: int
     total: int

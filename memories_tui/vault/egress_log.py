@@ -25,6 +25,7 @@ from typing import Any
 
 from ..egress import SentChunk
 from ..errors import TamperError
+from ..serial import Jsonable
 from . import crypto
 from .header import sqlite_errors
 from .integrity import checked_blob_row, digest
@@ -36,7 +37,7 @@ SENDING = "sending"
 
 
 @dataclass(frozen=True)
-class EgressEntry:
+class EgressEntry(Jsonable):
     seq: int
     time: str  # UTC, ISO 8601, when the request was about to be sent
     host: str
@@ -49,17 +50,21 @@ class EgressEntry:
     attempts: int = 0
     client: str | None = None  # e.g. "mcp:claude-code" when an MCP call caused it
 
-    def to_json(self) -> dict[str, object]:
-        return {"seq": self.seq, "time": self.time, "host": self.host, "purpose": self.purpose,
-                "loopback": self.loopback, "client": self.client, "outcome": self.outcome,
-                "attempts": self.attempts, "bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received,
-                "records": sorted({c.record_id for c in self.chunks if c.record_id}),
-                "chunks": [{"id": c.record_id, "revision": c.revision, "chunk_hash": c.chunk_hash}
-                           for c in self.chunks]}
+    JSON_COMPUTED = (("records", "records", "loopback"),)
+
+    @property
+    def records(self) -> list[str]:
+        """The ids of the records whose chunks the request carried."""
+        return sorted({c.record_id for c in self.chunks if c.record_id})
 
     def sealed_form(self) -> bytes:
-        data = self.to_json()
-        del data["seq"], data["records"]
+        """What is sealed in the vault: written out here, apart from the printed JSON, so that
+        changing what `--json` shows never changes the format of entries already stored."""
+        data = {"time": self.time, "host": self.host, "purpose": self.purpose, "loopback": self.loopback,
+                "client": self.client, "outcome": self.outcome, "attempts": self.attempts,
+                "bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received,
+                "chunks": [{"id": c.record_id, "revision": c.revision, "chunk_hash": c.chunk_hash}
+                           for c in self.chunks]}
         return json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
     @classmethod

@@ -17,12 +17,19 @@ import pytest
 
 import memories_tui
 from memories_tui import errors
+from memories_tui.egress import SentChunk
 from memories_tui.engine import (
     Answer,
+    BackupProgress,
+    BackupReport,
     CacheFigures,
     ChunkRef,
     Citation,
+    EgressEntry,
+    EgressReport,
     EmbedProgress,
+    ExportedFile,
+    ExportReport,
     ExtractedSentence,
     FileProgress,
     FileResult,
@@ -37,6 +44,7 @@ from memories_tui.engine import (
     Quote,
     Record,
     RecordHit,
+    RestoreReport,
     SearchHit,
     SearchResponse,
     Source,
@@ -67,6 +75,10 @@ STATUS = StatusReport(
     limits=CacheFigures(10000, 16.0, 32.0, 2), usage=CacheFigures(9, 0.003, 0.0, 1), last_build=1.7e9,
     last_build_seconds=0.25, cache_repairs=["emb:x"])
 
+EGRESS = EgressEntry(seq=5, time="2026-01-01T00:00:00Z", host="127.0.0.1:8080", purpose="rerank", loopback=True,
+                     chunks=(SentChunk("a1b2", 3, "h" * 64), SentChunk(None, None, "g" * 64)), bytes_sent=120,
+                     bytes_received=40, outcome="ok", attempts=1, client="mcp:claude-code")
+
 SAMPLES: list[Jsonable] = [
     HIT,
     SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], [Note("Vector ranking left out", "vector_left_out")]),
@@ -95,6 +107,16 @@ SAMPLES: list[Jsonable] = [
     AskResult("v1", "How?", ANSWER),
     InjectResult("codex", "server", "/h/.codex/config.toml", "added", None, "", {"command": "memories"}),
     InjectReport(False, [InjectResult("cursor", "skill", None, "skipped")], ["restart the client"]),
+    SentChunk("a1b2", 3, "h" * 64), EGRESS, EgressReport("v1", "notes", "2026-01-01", [EGRESS], [4], [2]),
+    BackupProgress("copy", 3, 10),
+    BackupReport("v1", "notes", Path("/b/notes-20260101T000000Z.mvault"), 4096, 2, 3, "full", "change 4",
+                 [Path("/b/old.mvault")], 0.1234567),
+    RestoreReport("v1", "notes", Path("/h/vaults/v1.mvault"), Path("/b/x.mvault"), True, 2, Path("/h/kept.mvault"),
+                  2, 3, "change 4"),
+    RestoreReport("v2", "copy", Path("/h/vaults/v2.mvault"), Path("/b/x.mvault"), False, 0, None, 2, 3, "change 4"),
+    ExportReport("v1", "notes", Path("/out"), [ExportedFile("memory/garden.md", "a1b2", 2, "memory")], 1, 0.25,
+                 {"memory": 1}),
+    ExportedFile("memory/garden.md", "a1b2", 2, "memory"),
 ]
 
 
@@ -140,6 +162,11 @@ def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
     assert list(AskResult("v1", "How?", ANSWER).to_json("mcp"))[:4] == ["vault_id", "question", "status", "answer"]
     report = InjectReport(True, [InjectResult("codex", "server", None, "unchanged")], [])
     assert list(report.to_json()) == ["dry_run", "server_name", "targets", "notes"]
+    egress = EGRESS.to_json()
+    assert egress["records"] == ["a1b2"] and egress["chunks"][0] == {"id": "a1b2", "revision": 3, "chunk_hash": "h" * 64}
+    assert list(egress)[:6] == ["seq", "time", "host", "purpose", "loopback", "records"]
+    assert EgressEntry.from_json(egress) == EGRESS  # the computed key is ignored on the way back
+    assert ExportedFile("a.md", "i", 1, "memory").to_json()["file"] == "a.md"
     assert report.to_json()["targets"][0] == {"client": "codex", "what": "server", "path": None, "status": "unchanged",
                                                "backup": None, "message": "", "entry": None}
 
