@@ -146,8 +146,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/index/lexical.py",
            (('card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""',
              'card = ""'),
-            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)",
-             "ranked = self._bm25.top_k(terms, match_mode, limit, False, per_group)")),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group,",
+             "ranked = self._bm25.top_k(terms, match_mode, limit, False, per_group,")),
            ("tests/integration/test_cli_search.py",)),
     Mutant("excluded-kinds-searchable", "private/credential/asset records are treated as searchable",
            "memories_tui/vault/records.py",
@@ -190,11 +190,10 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_crypto.py",)),
     Mutant("phrase-mode-as-all", "phrase queries match the words in any order (like all)",
            "memories_tui/index/lexical.py",
-           (('        if match_mode != "phrase":\n            terms = self._terms(query)',
-             '        if True:\n            terms = self._terms(query)'),
-            ("ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)",
-             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit, cards_only, '
-             'per_group)')),
+           (('        if match_mode != "phrase":\n            terms, pieces = self._terms(query)',
+             '        if True:\n            terms, pieces = self._terms(query)'),
+            ("ranked = self._bm25.top_k(terms, match_mode, limit,",
+             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit,')),
            ("tests/unit/test_lexical.py",)),
     # ---- bugs planted in a copy that the whole suite once let through
     # (One more was planted and is left out as an equivalent mutant: VaultIndex.restore() also

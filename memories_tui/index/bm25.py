@@ -10,39 +10,33 @@ SQLite FTS5's ``bm25(t, w_1, …, w_n)``, so on the same tokens the scores are i
     idf(t)     = ln((N − n_t + 0.5) / (n_t + 0.5)), or 1e-6 when that is ≤ 0
     k1 = 1.2, b = 0.75; f = column-weighted term frequency; n_t = live rows holding t
 
-The caller gives each row its weighted frequencies and its length (the caller decides
-what counts toward it). Interface: ``add``/``remove`` rows by integer key, ``top_k``
-(prepared terms + ``any``/``all`` → best keys and scores), ``matching`` (keys of rows
-holding every term) and ``to_bytes``/``from_bytes`` for the encrypted snapshot. A row may
-name a group (its record): ``top_k(..., per_group=True)`` then ranks groups by their best
-row, which is how a document is scored from its chunks, however many chunks that takes.
-
-Storage: a term-major CSR of (row, weighted tf) postings built in bulk, plus a small
-delta of rows added since, merged in when it grows. Removed rows are masked out (their
-postings are dropped at the next merge).
+A row has two fields, each with its own postings, lengths and statistics
+(``bm25_postings.py``): the words, and the pieces (CJK character bigrams, which let part of
+a word match). A query's score is its words' BM25 plus ``piece_weight`` times its pieces'
+BM25; without pieces it is exactly the words' FTS5 score. The caller gives each row its
+weighted frequencies and lengths. Interface: ``add``/``remove`` rows by integer key,
+``top_k`` (terms, pieces + ``any``/``all`` → best keys and scores), ``matching`` (keys of
+rows an ``all`` query matches) and ``to_bytes``/``from_bytes`` for the encrypted snapshot.
+A row may name a group (its record): ``top_k(..., per_group=True)`` then ranks groups by
+their best row, which is how a document is scored from its chunks, however many it has.
 """
 
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-K1 = 1.2
-B = 0.75
-_MAGIC = b"MBM3"  # 3: rows carry a group; older images are refused (the caller rebuilds)
-_HEAD = struct.Struct("<4sQQQ2s")  # magic, rows, terms, postings, dtype codes of (row, tf) columns
-# Postings are stored as narrow as they fit (the snapshot is read at every unlock):
-# row numbers as uint16 below 65,536 rows, frequencies as uint16 when whole numbers.
-_CODES = {b"H": "<u2", b"i": "<i4", b"f": "<f4"}
-_MERGE_MIN = 20_000  # delta postings before merging, or a quarter of the base if larger
-# Per-term (rows, contributions) are memoised until the next write: queries share terms,
-# and a hit saves ~8 numpy calls. Bounded by the postings held.
-_MEMO_POSTINGS = 2_000_000
+from .bm25_postings import FieldPostings
+
+_MAGIC = b"MBM4"  # 4: a pieces field beside the words; 3: rows carry a group. Older images are refused.
+_HEAD = struct.Struct("<4sQ")  # magic, rows
 _TINY = float(np.finfo(np.float64).tiny)  # below every score of a matching row
+# An ``all`` requirement: a query word, the pieces that all together also satisfy it, and
+# pieces of which any one does.
+Need = tuple[str, tuple[str, ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -52,6 +46,8 @@ class BM25Row:
     length: int  # token count used for length normalisation
     card: bool = False
     group: int | None = None  # rows of one group (a record's chunks) share it; None: the key
+    pieces: Mapping[str, float] = field(default_factory=dict)  # the pieces field, like ``freqs``
+    pieces_length: int = 0
 
 
 def _first_of_each(values: np.ndarray) -> np.ndarray:
@@ -71,30 +67,18 @@ class BM25Index:
     """Not thread-safe on its own: the owner (``LexicalIndex``) serialises access."""
 
     def __init__(self) -> None:
-        self._vocab: dict[str, int] = {}
-        self._terms: list[str] = []
         cap = 64
         self._row_key = np.zeros(cap, np.int64)
         self._row_group = np.zeros(cap, np.int64)
         self._row_gidx = np.zeros(cap, np.int64)  # the group as a dense number (0, 1, …)
-        self._group_ids: dict[int, int] = {}
-        self._row_len = np.zeros(cap, np.float64)
         self._row_card = np.zeros(cap, np.bool_)
         self._row_alive = np.zeros(cap, np.bool_)
+        self._group_ids: dict[int, int] = {}
         self._n_slots = 0
         self._key_row: dict[int, int] = {}
-        self._total_len = 0
         self._dead = 0
-        # base CSR (term-major)
-        self._ptr = np.zeros(1, np.int64)
-        self._prow = np.zeros(0, np.int32)
-        self._ptf = np.zeros(0, np.float32)
-        # delta: term id -> (rows, tfs) as lists, and its count
-        self._delta: dict[int, tuple[list[int], list[float]]] = {}
-        self._delta_n = 0
-        self._norm: np.ndarray | None = None  # per-slot denominator term; None when stale
-        self._memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._memo_size = 0
+        self._words = FieldPostings()
+        self._pieces = FieldPostings(filled_average=True)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -109,11 +93,13 @@ class BM25Index:
         if need <= cap:
             return
         new = max(need, cap * 2)
-        for name in ("_row_key", "_row_group", "_row_gidx", "_row_len", "_row_card", "_row_alive"):
+        for name in ("_row_key", "_row_group", "_row_gidx", "_row_card", "_row_alive"):
             old = getattr(self, name)
             arr = np.zeros(new, old.dtype)
             arr[:cap] = old
             setattr(self, name, arr)
+        self._words.grow(new)
+        self._pieces.grow(new)
 
     def add(self, rows: Sequence[BM25Row]) -> None:
         """Add rows; a key already present is replaced (the last one wins)."""
@@ -127,43 +113,19 @@ class BM25Index:
         rows = list(last.values())
         start = self._n_slots
         self._grow(start + len(rows))
-        terms: list[str] = []
-        ptf: list[float] = []
+        end = start + len(rows)
         for slot, r in enumerate(rows, start):
             self._key_row[r.key] = slot
-            terms.extend(r.freqs)
-            ptf.extend(r.freqs.values())
-        end = start + len(rows)
-        prow = np.repeat(np.arange(start, end, dtype=np.int32), [len(r.freqs) for r in rows])
-        lengths = [r.length for r in rows]
-        self._row_key[start:end] = [r.key for r in rows]
         groups = [r.key if r.group is None else r.group for r in rows]
+        self._row_key[start:end] = [r.key for r in rows]
         self._row_group[start:end] = groups
         self._row_gidx[start:end] = self._dense_groups(groups)
-        self._row_len[start:end] = lengths
         self._row_card[start:end] = [r.card for r in rows]
         self._row_alive[start:end] = True
-        self._total_len += sum(lengths)
-        vocab = self._vocab
-        fresh = sorted(set(terms).difference(vocab))
-        vocab.update(zip(fresh, range(len(self._terms), len(self._terms) + len(fresh)), strict=True))
-        self._terms.extend(fresh)
-        tids = list(map(vocab.__getitem__, terms))
         self._n_slots = end
-        self._stale()
-        if len(self._prow) == 0 and not self._delta:
-            self._set_base(np.asarray(tids, np.int64), prow, np.asarray(ptf, np.float32))
-            return
-        delta = self._delta
-        for tid, slot, tf in zip(tids, prow.tolist(), ptf, strict=True):
-            entry = delta.get(tid)
-            if entry is None:
-                entry = delta[tid] = ([], [])
-            entry[0].append(slot)
-            entry[1].append(tf)
-        self._delta_n += len(tids)
-        if self._delta_n > max(_MERGE_MIN, len(self._prow) // 4):
-            self._merge()
+        self._words.add(start, [r.freqs for r in rows], [r.length for r in rows], self._row_alive, self._dead)
+        self._pieces.add(start, [r.pieces for r in rows], [r.pieces_length for r in rows], self._row_alive,
+                         self._dead)
 
     def _dense_groups(self, groups: Iterable[int]) -> list[int]:
         ids = self._group_ids
@@ -175,124 +137,78 @@ class BM25Index:
             if slot is None:
                 continue
             self._row_alive[slot] = False
-            self._total_len -= int(self._row_len[slot])
+            self._words.remove(slot)
+            self._pieces.remove(slot)
             self._dead += 1
-        self._stale()
-
-    def _stale(self) -> None:
-        """Row count, lengths or postings changed: every derived score must be recomputed."""
-        self._norm = None
-        self._memo = {}
-        self._memo_size = 0
-
-    def _set_base(self, tids: np.ndarray, rows: np.ndarray, tfs: np.ndarray) -> None:
-        order = np.argsort(tids, kind="stable")  # keeps rows ascending within a term
-        counts = np.bincount(tids, minlength=len(self._terms)) if len(tids) else np.zeros(len(self._terms), np.int64)
-        self._ptr = np.zeros(len(self._terms) + 1, np.int64)
-        np.cumsum(counts, out=self._ptr[1:])
-        self._prow = rows[order]
-        self._ptf = tfs[order]
-
-    def _merge(self) -> None:
-        """Fold the delta into the base CSR and drop postings of removed rows."""
-        n_base = len(self._ptr) - 1
-        base_tids = np.repeat(np.arange(n_base, dtype=np.int64), np.diff(self._ptr))
-        d_tids: list[int] = []
-        d_rows: list[int] = []
-        d_tfs: list[float] = []
-        for tid, (rs, fs) in self._delta.items():
-            d_tids.extend([tid] * len(rs))
-            d_rows.extend(rs)
-            d_tfs.extend(fs)
-        tids = np.concatenate([base_tids, np.asarray(d_tids, np.int64)])
-        rows = np.concatenate([self._prow, np.asarray(d_rows, np.int32)])
-        tfs = np.concatenate([self._ptf, np.asarray(d_tfs, np.float32)])
-        if self._dead:
-            keep = self._row_alive[rows]
-            tids, rows, tfs = tids[keep], rows[keep], tfs[keep]
-        self._delta = {}
-        self._delta_n = 0
-        self._set_base(tids, rows, tfs)
+        self._words.stale()  # row count and lengths changed: every derived score too
+        self._pieces.stale()
 
     # -- queries --------------------------------------------------------------------------
 
-    def _postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = self._prow[self._ptr[tid]:self._ptr[tid + 1]] if tid < len(self._ptr) - 1 else self._prow[:0]
-        tfs = self._ptf[self._ptr[tid]:self._ptr[tid + 1]] if tid < len(self._ptr) - 1 else self._ptf[:0]
-        extra = self._delta.get(tid)
-        if extra is not None:
-            rows = np.concatenate([rows, np.asarray(extra[0], np.int32)])
-            tfs = np.concatenate([tfs, np.asarray(extra[1], np.float32)])
-        if self._dead:
-            keep = self._row_alive[rows]
-            rows, tfs = rows[keep], tfs[keep]
-        return rows, tfs
+    def _contributions(self, fld: FieldPostings, terms: Sequence[str], need_all: bool, scale: float = 1.0
+                       ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return fld.contributions(terms, need_all, self._row_alive, self._dead, len(self._key_row), self._n_slots,
+                                 scale)
 
-    def _denominators(self) -> np.ndarray:
-        """k1·(1 − b + b·len/avgdl) per slot, evaluated in FTS5's order of operations."""
-        if self._norm is None:
-            n = len(self._key_row)
-            avgdl = self._total_len / n if n else 1.0
-            self._norm = K1 * (1 - B + B * self._row_len[:self._n_slots] / avgdl)
-        return self._norm
-
-    def _contributions(self, terms: Sequence[str], need_all: bool) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Per term (in query order) its live rows and score contributions; empty lists when
-        ``need_all`` and some term matches nothing."""
-        n = len(self._key_row)
-        norm = self._denominators()
-        rows_out: list[np.ndarray] = []
-        vals_out: list[np.ndarray] = []
-        memo = self._memo
-        for term in dict.fromkeys(terms):
-            tid = self._vocab.get(term)
-            if tid is None:
-                if need_all:
-                    return [], []
-                continue
-            got = memo.get(tid)
-            if got is not None:
-                rows_out.append(got[0])
-                vals_out.append(got[1])
-                continue
-            rows, tfs = self._postings(tid)
-            hits = len(rows)
-            if hits == 0:
-                if need_all:
-                    return [], []
-                continue
-            idf = math.log((n - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            f = tfs.astype(np.float64)
-            vals = idf * ((f * (K1 + 1.0)) / (f + norm[rows]))
-            rows_out.append(rows)
-            vals_out.append(vals)
-            if self._memo_size + hits <= _MEMO_POSTINGS:
-                memo[tid] = (rows, vals)
-                self._memo_size += hits
-        return rows_out, vals_out
+    def _all_mask(self, need: Sequence[Need]) -> np.ndarray | None:
+        """Slots meeting every requirement (a word, or its pieces), or None when none can."""
+        ok: np.ndarray | None = None
+        size = self._n_slots
+        scale = self._pieces.memo_scale  # only rows are read here: keep the memo as it is
+        for word, all_of, any_of in need:
+            meets = np.zeros(size, np.bool_)
+            for rows in self._contributions(self._words, [word], False)[0]:
+                meets[rows] = True
+            if all_of:
+                parts = self._contributions(self._pieces, all_of, True, scale)[0]  # [] unless each is held
+                if parts:
+                    meets |= np.bincount(np.concatenate(parts), minlength=size) == len(parts)
+            for rows in self._contributions(self._pieces, any_of, False, scale)[0]:
+                meets[rows] = True
+            ok = meets if ok is None else ok & meets
+            if not ok.any():
+                return None
+        return ok
 
     def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False,
-              per_group: bool = False) -> list[tuple[int, float]]:
+              per_group: bool = False, pieces: Sequence[str] = (), piece_weight: float = 1.0,
+              need: Sequence[Need] | None = None) -> list[tuple[int, float]]:
         """Best ``k`` (key, score) pairs, score descending then key ascending. ``any``: rows with
-        at least one term; ``all``: rows with every term. ``per_group``: the best row of each of
-        the best ``k`` groups (a group ranks by its best row)."""
+        at least one term or piece; ``all``: rows meeting every requirement of ``need``
+        (default: holding every term). ``per_group``: the best row of each of the best ``k``
+        groups (a group ranks by its best row)."""
         if match_mode not in ("any", "all"):
             raise ValueError(f"BM25Index handles 'any' and 'all', not {match_mode!r}")
         need_all = match_mode == "all"
-        rows_l, vals_l = self._contributions(terms, need_all)
+        if need_all and need is None:
+            need = [(t, (), ()) for t in dict.fromkeys(terms)]
+        # plain: every word itself required (no piece may stand in for one)
+        plain = not need_all or not any(a or b for _, a, b in need or ())
+        rows_l, vals_l = self._contributions(self._words, terms, need_all and plain)
+        n_words = len(rows_l)
+        if need_all and plain and not rows_l:
+            return []
+        if pieces:
+            p_rows, p_vals = self._contributions(self._pieces, pieces, False, piece_weight)
+            rows_l += p_rows
+            vals_l += p_vals
         if not rows_l or k <= 0:
             return []
         size = self._n_slots
-        if len(rows_l) == 1:
+        if len(rows_l) == 1 and plain:  # one term's rows: already the candidates, scored
             cand = rows_l[0]
             cand_scores = vals_l[0]
         else:
             rows = np.concatenate(rows_l)
             scores = np.bincount(rows, weights=np.concatenate(vals_l), minlength=size)
-            if need_all:
-                cand = np.flatnonzero(np.bincount(rows, minlength=size) == len(rows_l))
+            if need_all and plain:
+                cand = np.flatnonzero(np.bincount(np.concatenate(rows_l[:n_words]), minlength=size) == n_words)
+            elif need_all:
+                assert need is not None
+                mask = self._all_mask(need)
+                if mask is None:
+                    return []
+                cand = np.flatnonzero(mask)
             else:
                 # every matching row scores > 0 (idf is at least 1e-6); a scan of booleans
                 # is several times faster than numpy's nonzero over floats
@@ -336,97 +252,64 @@ class BM25Index:
         slot = self._key_row.get(key)
         return None if slot is None else int(self._row_group[slot])
 
-    def matching(self, terms: Sequence[str]) -> set[int]:
-        """Keys of the rows that hold every term (``all``)."""
-        rows_l, _ = self._contributions(terms, True)
-        if not rows_l:
-            return set()
-        rows = np.concatenate(rows_l)
-        hit = np.flatnonzero(np.bincount(rows, minlength=self._n_slots) == len(rows_l))
-        return set(self._row_key[hit].tolist())
+    def matching(self, terms: Sequence[str], need: Sequence[Need] | None = None) -> set[int]:
+        """Keys of the rows an ``all`` query matches (``need``, default: every term)."""
+        mask = self._all_mask([(t, (), ()) for t in dict.fromkeys(terms)] if need is None else need)
+        return set() if mask is None else set(self._row_key[np.flatnonzero(mask)].tolist())
 
-    def doc_freq(self, term: str) -> int:
-        tid = self._vocab.get(term)
-        return 0 if tid is None else len(self._postings(tid)[0])
+    def doc_freq(self, term: str, pieces: bool = False) -> int:
+        return (self._pieces if pieces else self._words).doc_freq(term, self._row_alive, self._dead)
 
     # -- persistence ----------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """Compact form: live rows renumbered in slot order, one CSR, and only the terms that
-        live rows hold (the snapshot must keep no token of deleted text)."""
-        if self._delta or self._dead:
-            self._merge()
+        """Compact form: live rows renumbered in slot order, then each field (the snapshot must
+        keep no token of deleted text: only terms live rows hold are written)."""
+        for fld in (self._words, self._pieces):
+            if fld.delta or self._dead:
+                fld.merge(self._row_alive, self._dead)
         alive = np.flatnonzero(self._row_alive[:self._n_slots])
         remap = np.full(max(self._n_slots, 1), -1, np.int64)
         remap[alive] = np.arange(len(alive))
-        rows = remap[self._prow].astype(np.int32)
-        counts = np.diff(self._ptr)
-        used = np.flatnonzero(counts)
-        ptr = np.zeros(len(used) + 1, np.int64)
-        np.cumsum(counts[used], out=ptr[1:])
-        terms = self._terms
-        vocab = "\x00".join([terms[i] for i in used.tolist()]).encode("utf-8")
-        row_code = b"H" if len(alive) <= 65536 else b"i"
-        tfs = self._ptf
-        tf_code = b"H" if len(tfs) == 0 or (float(tfs.max()) <= 65535 and bool(np.all(tfs == np.floor(tfs)))) else b"f"
-        parts = [
-            _HEAD.pack(_MAGIC, len(alive), len(used), len(rows), row_code + tf_code),
+        return b"".join([
+            _HEAD.pack(_MAGIC, len(alive)),
             self._row_key[alive].astype("<i8").tobytes(),
             self._row_group[alive].astype("<i8").tobytes(),
-            self._row_len[alive].astype("<i4").tobytes(),
             self._row_card[alive].astype(np.uint8).tobytes(),
-            ptr.astype("<i8").tobytes(),
-            rows.astype(_CODES[row_code]).tobytes(),
-            tfs.astype(_CODES[tf_code]).tobytes(),
-            vocab,
-        ]
-        return b"".join(parts)
+            self._words.to_bytes(alive, remap),
+            self._pieces.to_bytes(alive, remap),
+        ])
 
     @classmethod
     def from_bytes(cls, data: bytes | memoryview) -> BM25Index:
-        """Inverse of ``to_bytes``; raises ValueError on anything malformed."""
+        """Inverse of ``to_bytes``; raises ValueError on anything malformed or older."""
         view = memoryview(data)
         if len(view) < _HEAD.size:
             raise ValueError("truncated BM25 index")
-        magic, n_rows, n_terms, n_post, codes = _HEAD.unpack_from(view)
-        if magic != _MAGIC or codes[:1] not in (b"H", b"i") or codes[1:] not in (b"H", b"f"):
-            raise ValueError("not a BM25 index")
-        index = cls()
+        magic, n_rows = _HEAD.unpack_from(view)
+        if magic != _MAGIC:
+            raise ValueError("not a BM25 index of this version")
         off = _HEAD.size
-
-        def take(dtype: str, count: int) -> np.ndarray:
-            nonlocal off
-            size = np.dtype(dtype).itemsize * count
-            if off + size > len(view):
-                raise ValueError("truncated BM25 index")
-            arr = np.frombuffer(view, dtype, count, off)
-            off += size
-            return arr
-
-        keys = take("<i8", n_rows)
-        groups = take("<i8", n_rows)
-        lens = take("<i4", n_rows)
-        cards = take("u1", n_rows)
-        ptr = take("<i8", n_terms + 1)
-        rows = take(_CODES[codes[:1]], n_post)
-        tfs = take(_CODES[codes[1:]], n_post)
-        terms = bytes(view[off:]).decode("utf-8").split("\x00") if n_terms else []
-        if len(terms) != n_terms or int(ptr[-1]) != n_post or (n_post and int(rows.max()) >= n_rows):
+        if off + 17 * n_rows > len(view):
+            raise ValueError("truncated BM25 index")
+        keys = np.frombuffer(view, "<i8", n_rows, off)
+        groups = np.frombuffer(view, "<i8", n_rows, off + 8 * n_rows)
+        cards = np.frombuffer(view, "u1", n_rows, off + 16 * n_rows)
+        off += 17 * n_rows
+        words, off = FieldPostings.from_view(view, off, n_rows, False)
+        pieces, off = FieldPostings.from_view(view, off, n_rows, True)
+        if off != len(view):
             raise ValueError("inconsistent BM25 index")
+        index = cls()
         index._grow(n_rows)
+        words.grow(len(index._row_key))
+        pieces.grow(len(index._row_key))
+        index._words, index._pieces = words, pieces
         index._row_key[:n_rows] = keys
         index._row_group[:n_rows] = groups
         index._row_gidx[:n_rows] = index._dense_groups(groups.tolist())
-        index._row_len[:n_rows] = lens
         index._row_card[:n_rows] = cards.astype(np.bool_)
         index._row_alive[:n_rows] = True
         index._n_slots = n_rows
         index._key_row = dict(zip(keys.tolist(), range(n_rows), strict=True))
-        index._total_len = int(lens.sum(dtype=np.int64))
-        index._terms = terms
-        index._vocab = dict(zip(terms, range(n_terms), strict=True))
-        # read-only views on the snapshot: base arrays are replaced, never written in place
-        index._ptr = ptr
-        index._prow = rows
-        index._ptf = tfs
         return index

@@ -29,8 +29,9 @@ from .vectors import VectorMatrix
 
 MIB = 1024 * 1024
 # 3: BM25 part here, the FTS5 phrase image in PHRASE_BLOB (loaded on first use); 4: BM25 rows
-# carry their record's group. Another format is not read: the index is built again.
-SNAPSHOT_FORMAT = 4
+# carry their record's group; 5: a CJK pieces field beside the words. Another format is not
+# read: the index is built again.
+SNAPSHOT_FORMAT = 5
 SNAPSHOT_BLOB = "lexical-index"
 PHRASE_BLOB = "lexical-phrase"
 _SNAPSHOT_MAGIC = b"MLX1"

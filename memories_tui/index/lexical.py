@@ -4,7 +4,12 @@
   (folded, English stemmed) of title, body and metadata weighted 5/1/2, scored with FTS5's
   bm25 formula in numpy (identical scores, ~10x less time than an FTS5 query). A row's
   length counts its tokens plus its distinct tokens, as the former FTS5 table with a
-  zero-weight "terms" column did, so rankings did not move.
+  zero-weight "terms" column did, so rankings did not move. Beside the words, a second
+  field holds every CJK run's overlapping two-character pieces (same 5/1/2 columns, its own
+  statistics), scored at PIECE_WEIGHT: a query that is part of a word (小明 → 王小明) or
+  spans two (竹廠 → 新竹廠區) matches through them, and a whole-word match still ranks first
+  at equal frequency, because it scores as a word and as pieces. ``all`` accepts a query
+  word met by its pieces (``text.query.word_needs``).
 * ``phr(title, body, meta)`` is an SQLite FTS5 table holding the precise phrase stream (one
   token per CJK character, whole Latin words, folded, not stemmed) and ranks ``phrase``
   queries with ``bm25(phr, 5.0, 1.0, 2.0)``. A phrase query is the raw query's phrase
@@ -19,7 +24,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import struct
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -30,11 +34,14 @@ from typing import NamedTuple
 from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.text import segment
-from memories_tui.text.query import Query
-from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
+from memories_tui.text.query import Query, word_needs
+from memories_tui.text.segment import MATCH_MODES, MAX_QUERY_TERMS, MAX_RESULTS
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
-_SERIAL_MAGIC = b"MLI2"  # + u64 length of the SQLite image + the image + the BM25 index
+# Half a word: the weight of the pieces field's BM25 beside the words'. On zh-cmrc2018
+# questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
+# count (bench/bench_lexical.py, zh-cmrc2018-partial-words); 1.0 would rank a piece like a word.
+PIECE_WEIGHT = 0.5
 # Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
 # part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
 # loaded on first use. Both carry one random build id, so parts of different builds never mix.
@@ -69,6 +76,25 @@ class LexicalHit(NamedTuple):
 _hit = partial(tuple.__new__, LexicalHit)
 
 
+def _without_pieces(text: str) -> tuple[list[str], list[str], list[str]]:
+    tokens, phrase = segment.index_and_phrase_tokens(text)
+    return tokens, phrase, []
+
+
+def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str]:
+    """Column-weighted term frequencies (WEIGHTS) of one row."""
+    w_title, w_body, w_meta = WEIGHTS
+    freqs: Counter[str] = Counter(body)
+    if w_body != 1.0:
+        for t in freqs:
+            freqs[t] *= w_body  # type: ignore[assignment]
+    for t in title:
+        freqs[t] += w_title  # type: ignore[assignment]
+    for t in meta:
+        freqs[t] += w_meta  # type: ignore[assignment]
+    return freqs
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -97,7 +123,10 @@ def _connect() -> sqlite3.Connection:
 
 
 class LexicalIndex:
-    def __init__(self) -> None:
+    def __init__(self, pieces: bool = True) -> None:
+        """``pieces=False`` indexes and scores the words alone, as before the pieces field
+        (the benchmarks measure what the pieces cost with it)."""
+        self._pieces = pieces
         self._lock = threading.RLock()
         self._conn = _connect()
         self._keys: set[int] = set()
@@ -116,30 +145,6 @@ class LexicalIndex:
         c = self._conn
         c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS phr USING fts5(title, body, meta, tokenize='{_TOKENIZE}')")
         c.execute("CREATE TABLE IF NOT EXISTS docs(key INTEGER PRIMARY KEY, card INTEGER NOT NULL)")
-
-    def serialize(self) -> bytes:
-        with self._lock:
-            self._ensure_phrase()
-            self._maybe_optimize(force=True)
-            image = self._conn.serialize()
-            return b"".join((_SERIAL_MAGIC, struct.pack("<Q", len(image)), image, self._bm25.to_bytes()))
-
-    @classmethod
-    def deserialize(cls, data: bytes | memoryview) -> LexicalIndex:
-        """Inverse of ``serialize``; raises ValueError or sqlite3.DatabaseError when malformed."""
-        view = memoryview(data)
-        if bytes(view[:4]) != _SERIAL_MAGIC or len(view) < 12:
-            raise ValueError("not a lexical index image")
-        (size,) = struct.unpack_from("<Q", view, 4)
-        if 12 + size > len(view):
-            raise ValueError("truncated lexical index image")
-        index = cls()
-        with index._lock:
-            index._conn.deserialize(view[12:12 + size])
-            index._create_schema()
-            index._bm25 = BM25Index.from_bytes(view[12 + size:])
-            index._keys = set(index._bm25._key_row)
-        return index
 
     def serialize_parts(self) -> tuple[bytes, bytes]:
         """(BM25 part, phrase part) for ``deserialize_parts``; a fresh build id ties them."""
@@ -226,30 +231,26 @@ class LexicalIndex:
         rows_phr = []
         rows_docs = []
         # Chunks of one document repeat its title and metadata: segment each distinct one once.
-        seen: dict[str, tuple[list[str], list[str]]] = {}
+        seen: dict[str, tuple[list[str], list[str], list[str]]] = {}
 
-        def tokens_of(text: str) -> tuple[list[str], list[str]]:
+        def tokens_of(text: str) -> tuple[list[str], list[str], list[str]]:
             got = seen.get(text)
             if got is None:
-                got = seen[text] = segment.index_and_phrase_tokens(text)
+                got = seen[text] = split(text)
             return got
 
-        w_title, w_body, w_meta = WEIGHTS
+        split = segment.index_phrase_pieces if self._pieces else _without_pieces
+
         for d in docs:
             key = int(d.key)
-            title, ptitle = tokens_of(d.title)
-            body, pbody = segment.index_and_phrase_tokens(d.body)
-            meta, pmeta = tokens_of(d.meta)
-            freqs: Counter[str] = Counter(body)  # column-weighted term frequencies
-            if w_body != 1.0:
-                for t in freqs:
-                    freqs[t] *= w_body  # type: ignore[assignment]
-            for t in title:
-                freqs[t] += w_title  # type: ignore[assignment]
-            for t in meta:
-                freqs[t] += w_meta  # type: ignore[assignment]
+            title, ptitle, gtitle = tokens_of(d.title)
+            body, pbody, gbody = split(d.body)
+            meta, pmeta, gmeta = tokens_of(d.meta)
+            freqs = _weighted(title, body, meta)
+            pieces = _weighted(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
             length = len(title) + len(body) + len(meta) + len(freqs)
-            rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group))
+            rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group, pieces,
+                                    len(gtitle) + len(gbody) + len(gmeta)))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
             rows_docs.append((key, 1 if d.is_card else 0))
         if not rows_docs:
@@ -323,9 +324,14 @@ class LexicalIndex:
         tokens = list(query.phrase) if isinstance(query, Query) else segment.query_phrase(query)
         return _quote(" ".join(tokens)) if tokens else None
 
-    @staticmethod
-    def _terms(query: str | Query) -> list[str]:
-        return list(query.terms) if isinstance(query, Query) else segment.search_terms(query)
+    def _terms(self, query: str | Query) -> tuple[list[str], list[str]]:
+        """The query's words and CJK pieces (together within the term limit)."""
+        if isinstance(query, Query):
+            return list(query.terms), list(query.pieces) if self._pieces else []
+        segment.check_query_bytes(query)
+        folded = segment.fold(query)
+        terms = segment.search_terms(query, folded)
+        return terms, segment.query_pieces(folded, MAX_QUERY_TERMS - len(terms)) if self._pieces else []
 
     def search(
         self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
@@ -340,11 +346,12 @@ class LexicalIndex:
         _check_mode(match_mode)
         _check_limit(limit)
         if match_mode != "phrase":
-            terms = self._terms(query)
+            terms, pieces = self._terms(query)
             if not terms or limit == 0:
                 return []
+            need = word_needs(terms, pieces) if match_mode == "all" else None
             with self._lock:
-                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group)
+                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need)
             return list(map(_hit, ranked))
         match = self._phrase_expression(query)
         if match is None or limit == 0:
@@ -379,9 +386,9 @@ class LexicalIndex:
                 segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
         if match_mode == "all":
-            terms = self._terms(query)
+            terms, pieces = self._terms(query)
             with self._lock:
-                return self._bm25.matching(terms) if terms else set()
+                return self._bm25.matching(terms, word_needs(terms, pieces)) if terms else set()
         match = self._phrase_expression(query)
         if match is None:
             return set()

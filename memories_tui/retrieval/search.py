@@ -90,6 +90,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
                                                      folded=query.folded,
                                                      keep_scores=mode == "hybrid" and fusion == "score")
         hits = []
+        marks = query.highlight_terms  # the words and the CJK pieces a hit may hold
         for n, (key, score) in enumerate(ranked[:limit], 1):
             item: IndexedChunk = index.chunks[key]
             scores: dict[str, float | None] = {
@@ -101,8 +102,8 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
                 citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
                 byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
                 title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key,
-                terms=query.terms))
-    return SearchResponse(index.vault_id, query.text, mode, query.match_mode, hits, terms, notes)
+                terms=marks))
+    return SearchResponse(index.vault_id, query.text, mode, query.match_mode, hits, list(marks), notes)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:

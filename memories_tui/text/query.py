@@ -8,6 +8,7 @@ one parse (`with_mode`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import LimitError, UsageError
@@ -33,6 +34,12 @@ class Query:
     terms: tuple[str, ...]  # folded search terms (stopwords dropped unless that is all there is)
     phrase: tuple[str, ...]  # the phrase token stream; empty unless match_mode is "phrase"
     folded: str  # the whole query folded (script, width, case), whitespace collapsed
+    pieces: tuple[str, ...] = ()  # CJK two-character pieces (any/all), within the term limit
+
+    @property
+    def highlight_terms(self) -> tuple[str, ...]:
+        """What a hit's text is marked at: the words and the pieces (a piece inside a longer word)."""
+        return tuple(dict.fromkeys(self.terms + self.pieces))
 
     def with_mode(self, mode: str) -> Query:
         """The same parsed query in another search mode (no second segmentation)."""
@@ -65,5 +72,26 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
     folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
     terms = segment.search_terms(text, folded)  # also checks the term limit
     phrase = segment.phrase_tokens(text, folded) if match_mode == "phrase" else []
+    pieces = segment.query_pieces(folded, segment.MAX_QUERY_TERMS - len(terms)) if match_mode != "phrase" else []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
-                 phrase=tuple(phrase), folded=" ".join(folded.split()))
+                 phrase=tuple(phrase), folded=" ".join(folded.split()), pieces=tuple(pieces))
+
+
+def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """How ``all`` may meet each query word: as the word itself, or through the query's pieces.
+    A CJK word of two or more characters is also met where every piece of it occurs (王小明
+    holds 小明 as a piece, not as a word); a single CJK character, where a query piece holding
+    it occurs (淇淋 is cut into 淇 and 淋). Latin words are met only as themselves."""
+    held = set(pieces)
+    needs = []
+    for term in terms:
+        all_of: tuple[str, ...] = ()
+        any_of: tuple[str, ...] = ()
+        if held and segment.is_cjk_word(term):
+            if len(term) > 1:
+                grams = tuple(segment.index_pieces(term))
+                all_of = grams if grams and held.issuperset(grams) else ()
+            else:
+                any_of = tuple(p for p in pieces if term in p)
+        needs.append((term, all_of, any_of))
+    return needs

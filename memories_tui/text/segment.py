@@ -7,6 +7,10 @@
 * ``index_tokens`` is Jieba search mode (``cut_for_search``: words and their parts) over the
   folded text, punctuation dropped, pure-Latin words stemmed with the Snowball English
   stemmer. Stopwords are kept in the index so a query made only of common words still works.
+* ``index_pieces`` are the overlapping two-character pieces of every CJK run (folded): a
+  second, lower-weighted field beside the Jieba words, so that a query that is part of a
+  longer word (小明 in 王小明, 積電 in 台積電) or that spans two words (竹廠 in 新竹廠區) still
+  matches. ``query_pieces`` gives a query's pieces within the term limit.
 * ``phrase_tokens`` is the precise token stream used for contiguous phrase matching:
   every CJK ideograph/kana is its own token, other runs of letters/digits are words
   (folded, not stemmed). Any substring of Chinese text is therefore a contiguous token
@@ -237,9 +241,16 @@ def _other_index_tokens(words: list[str]) -> list[str]:
     return out
 
 
-def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[str]:
+def _bigrams(run: str, out: list[str]) -> None:
+    """Append the overlapping two-character pieces of a CJK run (kana-block separators break it)."""
+    for part in _WORD_PIECE.findall(run) if _CJK_NON_WORD.search(run) else (run,):
+        out.extend(map(str.__add__, part, part[1:]))
+
+
+def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: list[str] | None = None) -> list[str]:
     """CJK runs go through Jieba search mode; everything else is split into letter/digit words.
-    When ``phrase`` is given, the phrase token stream is appended to it in the same pass."""
+    When ``phrase`` is given, the phrase token stream is appended to it in the same pass, and
+    likewise the CJK pieces to ``pieces``."""
     if folded.isascii():
         words = folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         if phrase is not None:
@@ -260,6 +271,8 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None) -> list[st
             tokens.extend(words)
             if phrase is not None:
                 phrase.extend(part)
+            if pieces is not None:
+                _bigrams(part, pieces)
             continue
         if part.isascii():
             words = part.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
@@ -312,6 +325,39 @@ def index_and_phrase_tokens(text: str) -> tuple[list[str], list[str]]:
         return [], []
     phrase: list[str] = []
     return _tokens_from_folded(fold(text), phrase), phrase
+
+
+def index_phrase_pieces(text: str) -> tuple[list[str], list[str], list[str]]:
+    """``index_and_phrase_tokens(text)`` and the text's CJK pieces (``index_pieces``), in one pass."""
+    if not text:
+        return [], [], []
+    phrase: list[str] = []
+    pieces: list[str] = []
+    return _tokens_from_folded(fold(text), phrase, pieces), phrase, pieces
+
+
+def index_pieces(text: str) -> list[str]:
+    """Overlapping two-character pieces of every CJK run of the folded text, in order."""
+    pieces: list[str] = []
+    for run in _CJK_SPLIT.split(fold(text))[1::2]:
+        _bigrams(run, pieces)
+    return pieces
+
+
+def is_cjk_word(term: str) -> bool:
+    """True for a token made of CJK characters (Jieba words of a CJK run)."""
+    return bool(term) and _CJK_SPLIT.fullmatch(term) is not None
+
+
+def query_pieces(folded: str, budget: int) -> list[str]:
+    """A folded query's distinct CJK pieces in order, at most ``budget`` of them: a query's
+    words and pieces together stay within the term limit."""
+    if budget <= 0 or not _HAS_CJK.search(folded):
+        return []
+    pieces: list[str] = []
+    for run in _CJK_SPLIT.split(folded)[1::2]:
+        _bigrams(run, pieces)
+    return list(dict.fromkeys(pieces))[:budget]
 
 
 _stop_cache: frozenset[str] | None = None

@@ -85,3 +85,39 @@ def test_bench_backup_json_is_one_object_with_the_documented_keys() -> None:
     assert set(report["ratios"]) == {"backup_locked_vs_copy", "backup_unlocked_vs_copy", "restore_vs_argon2id",
                                      "search_with_log_vs_without"}
     assert report["records"] >= 50 and report["runs"] == 1 and report["backup_unlocked_s"] > 0
+
+
+def test_bench_lexical_json_on_a_partial_word_collection(tmp_path: Path) -> None:
+    """Short pieces of longer words over another collection's corpus (its corpus.jsonl names
+    that file, as zh-cmrc2018-partial-words does): ours finds every note holding the piece,
+    the word-based bm25s reference cannot."""
+    pytest.importorskip("bm25s", reason="bench extra not installed (pip install -e '.[bench]')")
+    data = tmp_path / "data"
+    words = data / "tiny-zh"
+    words.mkdir(parents=True)
+    docs = [("d1", "同學", "老師說王小明今天沒有來上課。"), ("d2", "公司", "台積電在新竹科學園區設廠。"),
+            ("d3", "點心", "夏天最好吃的是冰淇淋和西瓜。"), ("d4", "參訪", "他們參觀了新竹廠區的生產線。"),
+            ("d5", "天氣", "今天下午會下雨，記得帶傘。")]
+    (words / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}, ensure_ascii=False)
+                                                + "\n" for i, t, x in docs), encoding="utf-8")
+    partial = data / "tiny-zh-partial"
+    partial.mkdir()
+    (partial / "corpus.jsonl").write_text("../tiny-zh/corpus.jsonl", encoding="utf-8")
+    queries = {"p1": ("小明", ["d1"]), "p2": ("積電", ["d2"]), "p3": ("淇淋", ["d3"]), "p4": ("竹廠", ["d4"])}
+    (partial / "queries.jsonl").write_text("".join(json.dumps({"id": q, "text": t}, ensure_ascii=False) + "\n"
+                                                   for q, (t, _) in queries.items()), encoding="utf-8")
+    (partial / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t1\n" for q, (_, ds) in queries.items() for d in ds), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_lexical.py"), "--data", str(data), "--json",
+                          "--no-synthetic", "--collections", "tiny-zh-partial"], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    entries = {e["collection"]: e for e in json.loads(out.stdout)["collections"]}
+    # the collection, its two cross-script variants and its Traditional copy
+    assert set(entries) == {"tiny-zh-partial", "tiny-zh-partial: Trad corpus, Simp queries",
+                            "tiny-zh-partial: Simp corpus, Trad queries", "tiny-zh-partial:s2t"}
+    for entry in entries.values():
+        assert set(entry) == {"collection", "ours", "bm25s", "words_only"}
+        assert entry["ours"]["recall@100"] == pytest.approx(1.0) and entry["ours"]["ndcg@10"] == pytest.approx(1.0)
+        assert entry["words_only"]["recall@100"] < 1.0  # the words alone miss pieces of longer words
+    assert entries["tiny-zh-partial"]["bm25s"]["recall@100"] < 1.0
