@@ -27,6 +27,7 @@ import json
 import math
 import random
 import re
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -62,6 +63,7 @@ HEADERS = [
     "p95 ms",
     "build s",
     "seg MB/s",
+    "snapshot MB (BM25 + phrase)",
     "peak RSS MiB",
 ]
 _WORD = re.compile(r"\w")
@@ -70,8 +72,9 @@ NAN = float("nan")
 Search = Callable[[str], list[str]]
 
 
-def build_fts(coll: Collection) -> tuple[LexicalIndex, dict[int, str], float, float]:
-    """Chunk and index a collection: (index, chunk key -> doc id, build seconds, segmentation MB/s)."""
+def build_fts(coll: Collection, pieces: bool = True) -> tuple[LexicalIndex, dict[int, str], float, float]:
+    """Chunk and index a collection: (index, chunk key -> doc id, build seconds, segmentation MB/s).
+    ``pieces=False``: the words alone, as before the CJK pieces field (what it costs)."""
     docs: list[LexicalDoc] = []
     owner: dict[int, str] = {}
     for n, (did, d) in enumerate(coll.corpus.items()):
@@ -86,12 +89,22 @@ def build_fts(coll: Collection) -> tuple[LexicalIndex, dict[int, str], float, fl
         segment.index_and_phrase_tokens(x.title)
         segment.index_and_phrase_tokens(x.body)
     seg_s = time.perf_counter() - t
+    gc.collect()
     t = time.perf_counter()
-    index = LexicalIndex()
+    index = LexicalIndex(pieces=pieces)
     index.add(docs)
     index.search("warm", "any", limit=1)  # includes the one-off FTS5 segment merge
     build_s = time.perf_counter() - t
     return index, owner, build_s, nbytes / 1e6 / seg_s
+
+
+def current_rss_mib() -> float:
+    """Resident memory of this process now (Linux), to see what one index adds."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return NAN
+    return pages * resource.getpagesize() / 2**20
 
 
 def fts_search(index: LexicalIndex, owner: dict[int, str], mode: str, per_group: bool = True,
@@ -188,6 +201,11 @@ def bench_collection(
         "ours any, first 100 chunks": fts_search(index, owner, "any", per_group=False),
     }
     builds = {"ours any": build_s}
+    snapshots = {}
+    words_only = None
+    if chinese:  # the same without the CJK pieces field: before/after in one run
+        words_only, _, builds[BEFORE], _ = build_fts(coll, pieces=False)
+        systems[BEFORE] = fts_search(words_only, owner, "any")
     # bm25s on exactly our tokens (doc level, unchunked).
     t = time.perf_counter()
     ours_tokens = [segment.index_tokens(x) for x in texts]
@@ -210,12 +228,17 @@ def bench_collection(
             systems[name], b = bm25s_search(doc_ids, toks, lambda q, tok=tok: tok([q])[0])
             builds[name] = b + tok_s
     results = run_interleaved(systems, queries)
+    for name, ix in (("ours any", index), (BEFORE, words_only)):
+        if ix is not None:
+            main, phrase = ix.serialize_parts()  # what the vault stores (encrypted) for this index
+            snapshots[name] = f"{len(main) / 1e6:.2f} + {len(phrase) / 1e6:.2f}"
+            ix.close()
     for name, (run, lat) in results.items():
         nd, rc = evaluate(run, coll.qrels)
         system = f"{name} ({len(index):,} chunks)" if name.startswith("ours") else name
         rows.append([label, system, len(queries), nd, rc, percentile(lat, 50), percentile(lat, 95),
-                     builds.get(name, NAN), seg_mbs if name == "ours any" else NAN, peak_rss_mib()])
-    index.close()
+                     builds.get(name, NAN), seg_mbs if name == "ours any" else NAN, snapshots.get(name, "-"),
+                     peak_rss_mib()])
 
 
 def convert_collection(coll: Collection, corpus_cfg: str | None, query_cfg: str | None, name: str) -> Collection:
@@ -258,11 +281,20 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
             texts.append(fill(zh_chunks)[:384] + " " + fill(en_chunks)[:383])
     total = sum(len(t) for t in texts)
     docs = [LexicalDoc(key=i, title="", body=t, meta="", is_card=i % 2 == 0) for i, t in enumerate(texts)]
-    t0 = time.perf_counter()
-    index = LexicalIndex()
-    index.add(docs)
-    index.search("warm", "any", limit=1)
-    build_s = time.perf_counter() - t0
+    built: dict[str, tuple[LexicalIndex, float, str]] = {}
+    for name, pieces in (("ours any, limit 10", True), ("ours any, limit 10, words only (before)", False)):
+        gc.collect()
+        rss = current_rss_mib()
+        t0 = time.perf_counter()
+        ix = LexicalIndex(pieces=pieces)
+        ix.add(docs)
+        ix.search("warm", "any", limit=1)
+        build_s = time.perf_counter() - t0
+        main, phrase = ix.serialize_parts()
+        gc.collect()
+        grew = current_rss_mib() - rss  # what the built index holds in memory (roughly)
+        built[name] = (ix, build_s, f"{len(main) / 1e6:.2f} + {len(phrase) / 1e6:.2f} (RSS +{grew:.0f} MiB)")
+    index = built["ours any, limit 10"][0]
     qs = list(zh[0].queries.values())[: n_queries // 2] + list(en[0].queries.values())[: n_queries // 2]
     label = f"synthetic {len(docs):,} chunks, {total / 1e6:.1f}M chars"
     owner = {i: str(i) for i in range(len(docs))}
@@ -270,6 +302,8 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
     for mode, limit in (("any", 10), ("any", 100), ("all", 10), ("phrase", 10)):
         run = fts_search(index, owner, mode, per_group=False, limit=limit)
         systems[f"ours {mode}, limit {limit}"] = (lambda q, run=run: run(q[:8])) if mode == "phrase" else run
+    before = built["ours any, limit 10, words only (before)"][0]
+    systems["ours any, limit 10, words only (before)"] = fts_search(before, owner, "any", per_group=False, limit=10)
     # bm25s on the same tokens, one query at a time.
     t = time.perf_counter()
     toks = [segment.index_tokens(x) for x in texts]
@@ -277,12 +311,14 @@ def synthetic_speed(collections: list[Collection], n_chunks: int, n_queries: int
     systems[BM25S_SINGLE], b = bm25s_search([str(i) for i in range(len(texts))], toks, segment.search_terms, k=10)
     results = run_interleaved(systems, {str(i): q for i, q in enumerate(qs)})
     for name, (_, lat) in results.items():
-        built = b + tok_s if name == BM25S_SINGLE else build_s if name == "ours any, limit 10" else NAN
-        rows.append([label, name, len(qs), NAN, NAN, percentile(lat, 50), percentile(lat, 95), built, NAN,
-                     peak_rss_mib()])
-    index.close()
+        build_s = b + tok_s if name == BM25S_SINGLE else built[name][1] if name in built else NAN
+        rows.append([label, name, len(qs), NAN, NAN, percentile(lat, 50), percentile(lat, 95), build_s, NAN,
+                     built[name][2] if name in built else "-", peak_rss_mib()])
+    for ix, _, _ in built.values():
+        ix.close()
 
 
+BEFORE = "ours any, words only (no CJK pieces: before)"
 OUR_TOKENS = "bm25s, our tokens (docs)"
 BM25S_EN = "bm25s, stopwords en (SOURCE)"
 BM25S_EN_STEM = "bm25s, stopwords en + stem (SOURCE)"
@@ -293,7 +329,8 @@ BM25S_REFERENCE = (BM25S_EN_STEM, BM25S_ZH, BM25S_SINGLE)
 
 def json_report(rows: list[list[object]]) -> dict:
     """The --json object: per collection our `any` search (100 documents) and the bm25s
-    reference (the SOURCE.md defaults: English stopwords + stemming, Chinese jieba search mode)."""
+    reference (the SOURCE.md defaults: English stopwords + stemming, Chinese jieba search mode);
+    Chinese collections also give `words_only`, our search without the CJK pieces field."""
 
     def num(v: object) -> float | None:
         return None if not isinstance(v, float | int) or math.isnan(v) else round(float(v), 4)
@@ -301,8 +338,9 @@ def json_report(rows: list[list[object]]) -> dict:
     entries: dict[str, dict] = {}
     for label, system, _n, nd, rc, p50, p95, *_rest in rows:
         entry = entries.setdefault(str(label), {"collection": str(label)})
-        ours = str(system).startswith(("ours any (", "ours any, limit 10"))
-        side = "ours" if ours else "bm25s" if system in BM25S_REFERENCE else None
+        ours = str(system).startswith("ours any (") or system == "ours any, limit 10"
+        before = str(system).startswith((BEFORE, "ours any, limit 10, words only"))
+        side = "ours" if ours else "words_only" if before else "bm25s" if system in BM25S_REFERENCE else None
         if side and side not in entry:
             entry[side] = {"ndcg@10": num(nd), "recall@100": num(rc), "p50_ms": num(p50), "p95_ms": num(p95)}
     return {"collections": [e for e in entries.values() if "ours" in e and "bm25s" in e]}
@@ -348,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             run, lat = run_interleaved({"ours": fts_search(index, owner, "any")}, latin)["ours"]
             nd, rc = evaluate(run, coll.qrels)
             rows.append([f"{name} (Latin-word queries)", "ours any", len(latin), nd, rc, percentile(lat, 50),
-                         percentile(lat, 95), NAN, NAN, peak_rss_mib()])
+                         percentile(lat, 95), NAN, NAN, "-", peak_rss_mib()])
             index.close()
         # script-insensitivity: the corpus and the queries in the other script
         trad_corpus = convert_collection(coll, "s2t", "t2s", f"{name}-trad-corpus")
