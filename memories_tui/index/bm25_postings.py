@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -71,23 +72,21 @@ class FieldPostings:
         self.lens[start:end] = lengths
         self.total_len += sum(lengths)
         self.filled += sum(1 for n in lengths if n > 0)
-        terms: list[str] = []
-        tfs: list[float] = []
-        for f in freqs:
-            terms.extend(f)
-            tfs.extend(f.values())
+        terms = list(chain.from_iterable(freqs))
+        tfs = np.fromiter(chain.from_iterable(f.values() for f in freqs), np.float32, len(terms))
         prow = np.repeat(np.arange(start, end, dtype=np.int32), [len(f) for f in freqs])
         vocab = self.vocab
-        fresh = sorted(set(terms).difference(vocab))
+        # new terms numbered in order of first use (no sort: ~a tenth of a bulk build)
+        fresh = [t for t in dict.fromkeys(terms) if t not in vocab]
         vocab.update(zip(fresh, range(len(self.terms), len(self.terms) + len(fresh)), strict=True))
         self.terms.extend(fresh)
-        tids = list(map(vocab.__getitem__, terms))
+        tids = np.fromiter(map(vocab.__getitem__, terms), np.int64, len(terms))
         self.stale()
         if len(self.prow) == 0 and not self.delta:
-            self._set_base(np.asarray(tids, np.int64), prow, np.asarray(tfs, np.float32))
+            self._set_base(tids, prow, tfs)
             return
         delta = self.delta
-        for tid, slot, tf in zip(tids, prow.tolist(), tfs, strict=True):
+        for tid, slot, tf in zip(tids.tolist(), prow.tolist(), tfs.tolist(), strict=True):
             entry = delta.get(tid)
             if entry is None:
                 entry = delta[tid] = ([], [])

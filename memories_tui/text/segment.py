@@ -241,9 +241,12 @@ def _other_index_tokens(words: list[str]) -> list[str]:
     return out
 
 
-def _bigrams(run: str, out: list[str]) -> None:
-    """Append the overlapping two-character pieces of a CJK run (kana-block separators break it)."""
-    for part in _WORD_PIECE.findall(run) if _CJK_NON_WORD.search(run) else (run,):
+def _bigrams(run: str, out: list[str], separated: bool | None = None) -> None:
+    """Append the overlapping two-character pieces of a CJK run (kana-block separators break
+    it; ``separated``: whether the run holds one, when the caller knows)."""
+    if separated is None:
+        separated = _CJK_NON_WORD.search(run) is not None
+    for part in _WORD_PIECE.findall(run) if separated else (run,):
         out.extend(map(str.__add__, part, part[1:]))
 
 
@@ -266,13 +269,17 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: li
             continue
         if i % 2:  # a run of CJK characters
             words = cut(part)
-            if _CJK_NON_WORD.search(part):
+            separated = _CJK_NON_WORD.search(part) is not None
+            if separated:
                 words = [piece for w in words for piece in _WORD_PIECE.findall(w)]
             tokens.extend(words)
             if phrase is not None:
                 phrase.extend(part)
             if pieces is not None:
-                _bigrams(part, pieces)
+                if separated:
+                    _bigrams(part, pieces, True)
+                else:
+                    pieces.extend(map(str.__add__, part, part[1:]))
             continue
         if part.isascii():
             words = part.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
