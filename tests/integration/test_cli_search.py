@@ -177,12 +177,12 @@ def partial_words(tmp_path_factory) -> tuple[Path, str]:
     """Notes whose names Jieba keeps whole: before the pieces field, a query that is part
     of one of them (小明, 積電, 淇淋, 冰淇, 竹廠) found nothing at all."""
     home = tmp_path_factory.mktemp("partial") / "home"
-    vault = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    vault = call_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     notes = [("同學", "王小明今天沒有來上課。"), ("半導體", "台積電宣布擴建晶圓廠。"),
              ("甜點", "夏天最好吃的是冰淇淋。"), ("參訪", "我們參觀了新竹廠區的產線。"),
              ("River", "The river carries sand to the sea.")]
     for title, text in notes:
-        assert run_cli(home, "memory", "add", vault, "--title", title, "--text", text).code == 0
+        assert call_cli(home, "memory", "add", vault, "--title", title, "--text", text).code == 0
     return home, vault
 
 
@@ -193,16 +193,16 @@ def partial_words(tmp_path_factory) -> tuple[Path, str]:
 def test_a_piece_of_a_word_finds_the_note(partial_words, query, title):
     home, vault = partial_words
     for verb in (("rag", "search"), ("memory", "search")):
-        out = run_cli(home, *verb, vault, query, "--json")
+        out = call_cli(home, *verb, vault, query, "--json")
         assert out.code == 0, out.stderr
         assert [r["title"] for r in out.json["results"]] == [title], (verb, query)
-    out = run_cli(home, "rag", "search", vault, query, "--match-mode", "all", "--json")
+    out = call_cli(home, "rag", "search", vault, query, "--match-mode", "all", "--json")
     assert [r["title"] for r in out.json["results"]] == [title]
 
 
 def test_a_phrase_of_pieces_must_be_consecutive(partial_words):
     home, vault = partial_words
-    titles = lambda q: [r["title"] for r in run_cli(home, "rag", "search", vault, q, "--match-mode", "phrase",  # noqa: E731
+    titles = lambda q: [r["title"] for r in call_cli(home, "rag", "search", vault, q, "--match-mode", "phrase",  # noqa: E731
                                                      "--json").json["results"]]
     assert titles("小明今天") == ["同學"]
     assert titles("明小") == [] and titles("竹新") == []
