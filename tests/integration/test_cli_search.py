@@ -202,7 +202,9 @@ def test_a_piece_of_a_word_finds_the_note(partial_words, query, title):
 
 def test_a_phrase_of_pieces_must_be_consecutive(partial_words):
     home, vault = partial_words
-    titles = lambda q: [r["title"] for r in call_cli(home, "rag", "search", vault, q, "--match-mode", "phrase",  # noqa: E731
-                                                     "--json").json["results"]]
+    titles = lambda q, mode="phrase": [r["title"] for r in call_cli(  # noqa: E731
+        home, "rag", "search", vault, q, "--match-mode", mode, "--json").json["results"]]
     assert titles("小明今天") == ["同學"]
     assert titles("明小") == [] and titles("竹新") == []
+    # the same pieces out of order: any/all find the note by them, a phrase does not
+    assert titles("小明王", "any") == ["同學"] and titles("小明王", "phrase") == []

@@ -84,6 +84,7 @@ def test_phrase_keeps_its_exact_sequence(index: LexicalIndex) -> None:
     assert keys(index, "小明", "phrase") == [1]  # consecutive characters inside 王小明
     assert keys(index, "王小明今天", "phrase") == [1]
     assert keys(index, "小明王", "phrase") == []  # the pieces are there, not in this order
+    assert keys(index, "小明王", "any")[:1] == [1]  # ...which any accepts
     assert keys(index, "竹科", "phrase") == [2]
 
 
