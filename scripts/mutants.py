@@ -218,7 +218,7 @@ MUTANTS: tuple[Mutant, ...] = (
            (MCP_TOOLS + "::test_search_budget_with_exactly_one_record_left_out",)),
     Mutant("mcp-search-budget-before-add", "memory_search checks its byte budget before adding a row (one row too many)",
            "memories_tui/mcp/tools.py",
-           (("if records and used + size > SEARCH_BUDGET:", "if records and used > SEARCH_BUDGET:"),),
+           (("if kept and used + cost > budget:", "if kept and used > budget:"),),
            (MCP_TOOLS + "::test_search_budget_with_exactly_one_record_left_out",)),
     Mutant("mcp-read-cut-mid-char", "memory_read cuts at the byte budget even inside a UTF-8 character",
            "memories_tui/mcp/tools.py",

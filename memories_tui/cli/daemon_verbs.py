@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from ..daemon import DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
+from ..daemon import DaemonClient, DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
 from ..errors import UsageError
 from ..frontend.durations import parse_duration
 from ..frontend.passphrase import get_passphrase
@@ -85,12 +85,18 @@ def cmd_daemon(ctx: Context) -> Payload:
     return {}
 
 
-def cmd_daemon_status(ctx: Context) -> Payload:
+def _running_daemon(ctx: Context) -> DaemonClient | None:
+    """The home's daemon, or None once the user has been told (in text mode) that none runs."""
     _need_sockets()
     client = connect(ctx.engine.home) if not daemon_disabled() else None
+    if client is None and not ctx.json:
+        print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
+    return client
+
+
+def cmd_daemon_status(ctx: Context) -> Payload:
+    client = _running_daemon(ctx)
     if client is None:
-        if not ctx.json:
-            print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
         return {"running": False}
     status: dict[str, Any] = client.call("status")
     if not ctx.json:
@@ -155,13 +161,10 @@ def _clock(stamp: object) -> str:
 
 
 def cmd_daemon_stop(ctx: Context) -> Payload:
-    _need_sockets()
     from ..daemon.lifecycle import stop_daemon
 
-    client = connect(ctx.engine.home) if not daemon_disabled() else None
+    client = _running_daemon(ctx)
     if client is None:
-        if not ctx.json:
-            print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
         return {"stopped": False}
     answer = client.call("stop")
     stop_daemon(ctx.daemon_paths(), int(answer["pid"]))

@@ -10,10 +10,10 @@ Excluded kinds (private, credential, asset) never leave: search never indexes th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
-from ..engine import EXCLUDED_KINDS, RecordHit, SearchHit, ceil_char_boundary, floor_char_boundary
+from ..engine import EXCLUDED_KINDS, ceil_char_boundary, floor_char_boundary
 from ..errors import CancelledError, NotFoundError, UsageError
 from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
@@ -41,17 +41,9 @@ class MemoryTools:
             response = self.engine.search(vid, query, mode=mode, match_mode=match_mode, limit=limit,
                                           cards_only=cards_only, budget_seconds=EMBED_BUDGET_SECONDS,
                                           progress=lambda _p: self._watch(vid, cancel), cancel=cancel)
-            chunks: list[SearchHit] = []
-            omitted = used = 0
-            for hit in response.results:
-                if hit.kind in EXCLUDED_KINDS:  # defence in depth: the index never holds them
-                    continue
-                size = len(hit.text.encode("utf-8")) + len(hit.title.encode("utf-8"))
-                if chunks and used + size > RETRIEVE_BUDGET:
-                    omitted += 1
-                    continue
-                used += size
-                chunks.append(hit)
+            shareable = [hit for hit in response.results
+                         if hit.kind not in EXCLUDED_KINDS]  # defence in depth: the index never holds them
+            chunks, omitted = _within_budget(shareable, lambda hit: _size(hit.text, hit.title), RETRIEVE_BUDGET)
             return RetrieveResult(vault_id=vid, query=query, mode=response.mode, match_mode=response.match_mode,
                                   chunks=chunks, truncated=omitted > 0, omitted=omitted, notes=list(response.notes))
 
@@ -61,15 +53,7 @@ class MemoryTools:
     def search(self, vault_id: str, query: str, limit: int = 10, match_mode: MatchMode = "any") -> SearchResult:
         def work(vid: str) -> SearchResult:
             rows = self.engine.memory_search(vid, query, limit=limit, match_mode=match_mode)
-            records: list[RecordHit] = []
-            omitted = used = 0
-            for row in rows:
-                size = len(row.snippet.encode("utf-8")) + len(row.title.encode("utf-8"))
-                if records and used + size > SEARCH_BUDGET:
-                    omitted += 1
-                    continue
-                used += size
-                records.append(row)
+            records, omitted = _within_budget(rows, lambda row: _size(row.snippet, row.title), SEARCH_BUDGET)
             return SearchResult(vault_id=vid, query=query, records=records, truncated=omitted > 0, omitted=omitted)
 
         return self._run(vault_id, work)
@@ -144,3 +128,22 @@ class MemoryTools:
             self._watch(vault_id, cancel)
             if cancel.is_set():
                 return
+
+
+def _size(*texts: str) -> int:
+    return sum(len(text.encode("utf-8")) for text in texts)
+
+
+def _within_budget(items: Iterable[T], size: Callable[[T], int], budget: int) -> tuple[list[T], int]:
+    """The items, in order, that fit in `budget` bytes (the first always does, so an answer is
+    never empty for want of room), and how many were left out."""
+    kept: list[T] = []
+    omitted = used = 0
+    for item in items:
+        cost = size(item)
+        if kept and used + cost > budget:
+            omitted += 1
+            continue
+        used += cost
+        kept.append(item)
+    return kept, omitted
