@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui import errors
 from tests.helpers.cli import call_cli
 from tests.helpers.daemon import stop, unlock
 
@@ -142,3 +143,42 @@ def test_writing_verbs_print_the_same_and_write_the_same(world, monkeypatch, as_
     assert served.code == alone.code == 0 and normal(served.stdout) == normal(alone.stdout)
     gone = call_cli(home, "--json", "memory", "read", "notes", added, passphrase=None)
     assert gone.code == 1 and gone.json["error"]["code"] == "not_found"
+
+
+def test_engine_errors_cross_the_socket_as_their_own_class(world, cheap_kdf) -> None:
+    """A front end catches engine errors by class (the TUI offers the model screen on
+    ModelNotInstalledError, the CLI exits 2 on UsageError): through the daemon each failure
+    must be the very class, code, sentence and exit status the engine raises in-process."""
+    from memories_tui.daemon import connect
+    from memories_tui.daemon.remote_engine import RemoteEngine
+    from memories_tui.engine import Engine
+
+    home = world["home"]
+    local = Engine.open(home)
+    other = local.create_vault("elsewhere", PASS).vault_id  # held by neither engine: locked in both
+    client = connect(home)
+    assert client is not None
+    remote = RemoteEngine(client, home, local.config)
+    vault = remote.resolve_vault("notes").vault_id
+    local.unlock(vault, PASS)
+    failing = {
+        "not_found": lambda e: e.read_record(vault, "0" * 16),
+        "limit": lambda e: e.search(vault, "bread", limit=0),
+        "kind": lambda e: e.add_record(vault, kind="nonsense", title="T"),  # type: ignore[arg-type]
+        "revision": lambda e: e.read_record(vault, world["memory"], revision=99),
+        "locked": lambda e: e.status(other),
+    }
+    try:
+        for name, call in failing.items():
+            caught = []
+            for engine in (local, remote):
+                with pytest.raises(errors.MemoriesError) as info:
+                    call(engine)
+                caught.append(info.value)
+            alone, served = caught
+            assert (type(served), served.code, served.exit_code) == (type(alone), alone.code, alone.exit_code), name
+            if name != "locked":  # the daemon says how to unlock it there (`memories unlock`), by name
+                assert served.message == alone.message, name
+        assert {type(e) for e in caught} == {errors.LockedError}
+    finally:
+        local.close()
