@@ -73,6 +73,20 @@ def cheap_kdf():
 
 
 @pytest.fixture
+def home(tmp_path):
+    """A home folder not made yet: the first command makes it, as on a new machine."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def vault(home):
+    """The id of vault `notes`, made with `memories vault create` in `home`."""
+    from tests.helpers.vaults import create_vault
+
+    return create_vault(home)
+
+
+@pytest.fixture
 def engine(tmp_path, cheap_kdf):
     """An engine on a fresh temp home with one unlocked vault named `notes`."""
     from memories_tui.engine import Engine

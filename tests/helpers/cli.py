@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.vaults import PASS
+
 CHEAP_CLI = Path(__file__).with_name("cheap_cli.py")
 
 
@@ -28,7 +30,7 @@ class Result:
         return json.loads(self.stdout)
 
 
-def run_cli(home: Path, *args: str, passphrase: str | None = "correct horse", stdin: str | bytes | None = None,
+def run_cli(home: Path, *args: str, passphrase: str | None = PASS, stdin: str | bytes | None = None,
             env: dict[str, str] | None = None, timeout: float = 120, real_kdf: bool = False) -> Result:
     """`real_kdf=True` runs `python -m memories_tui` exactly as shipped (Argon2id 256 MiB, ~1 s per
     vault create/unlock); otherwise new vaults get cheap parameters (tests/helpers/cheap_cli.py)."""
@@ -75,7 +77,7 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def call_cli(home: Path, *args: str, passphrase: str | None = "correct horse", stdin: str | bytes | None = None,
+def call_cli(home: Path, *args: str, passphrase: str | None = PASS, stdin: str | bytes | None = None,
              env: dict[str, str] | None = None) -> Result:
     """`memories ARGS` in this process through `cli.main(argv)`, with stdin, stdout and stderr
     captured and the environment a shell would give it. New vaults get the cheap KDF (as in

@@ -15,8 +15,6 @@ from pathlib import Path
 
 from tests.helpers.cli import Result, run_cli
 
-PASS = "correct horse"
-
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
     """Poll `predicate` until it holds; fail after `timeout` (a ceiling for slow CI, not a speed claim)."""

@@ -13,6 +13,7 @@ the model APIs). Paths are keys without the leading slash or query string.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -21,6 +22,13 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 HANG_SECONDS = 30  # a hung request is released when the server stops; this only guards a leak
+
+
+def unused_port() -> int:
+    """A loopback port nobody listens on right now (bound once by us, then let go)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -142,11 +150,16 @@ class LoopbackServer:
         return Handler
 
     @staticmethod
-    def send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
+    def send_head(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], length: int) -> None:
+        """Status line and headers of a reply whose body (`length` bytes) the caller writes."""
         h.send_response(status)
         for k, v in headers.items():
             h.send_header(k, v)
-        h.send_header("Content-Length", str(len(body)))
+        h.send_header("Content-Length", str(length))
         h.end_headers()
+
+    @classmethod
+    def send(cls, h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
+        cls.send_head(h, status, headers, len(body))
         if body:
             h.wfile.write(body)

@@ -61,11 +61,7 @@ class Mirror(LoopbackServer):
             payload = data[start:end + 1]
         else:
             payload = data
-        h.send_response(status)
-        for k, v in headers.items():
-            h.send_header(k, v)
-        h.send_header("Content-Length", str(len(payload)))
-        h.end_headers()
+        self.send_head(h, status, headers, len(payload))
         if cut:
             h.wfile.write(payload[: len(payload) // 2])
             h.wfile.flush()

@@ -13,6 +13,8 @@
         srv.vector = lambda text, dims: [1e308] * dims   # what each embedding holds (default bag_vector)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
         srv.rerank = lambda query, docs, top_n: [{"index": 0, "relevance_score": 1.0}]
+        asked, release = srv.hold_chat()       # the model waits: `asked` is set when a request reaches
+                                               # it, and it answers once the test sets `release`
         srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body and
                                                # the raw request target (query string included)
 
@@ -28,6 +30,7 @@ import json
 import math
 import re
 import socket
+import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -41,6 +44,7 @@ GEMINI_EMBED = "v1beta/models/emb:embedContent"
 GEMINI_BATCH = "v1beta/models/emb:batchEmbedContents"
 GEMINI_GENERATE = "v1beta/models/gen:generateContent"
 
+HELD_SECONDS = 120  # a held model answers when the test releases it; this only guards a hang
 _SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">\n(.*?)\n</source>', re.S)
 
 
@@ -101,6 +105,18 @@ class ModelServer(LoopbackServer):
     gemini_embed_url = property(lambda self: f"{self.base}/{GEMINI_EMBED}")
     gemini_batch_url = property(lambda self: f"{self.base}/{GEMINI_BATCH}")
     gemini_generate_url = property(lambda self: f"{self.base}/{GEMINI_GENERATE}")
+
+    def hold_chat(self, then: Callable[[str, str], str] = naive_model) -> tuple[threading.Event, threading.Event]:
+        """Make the chat model wait, so a test can act while a call is in flight: (asked, release)."""
+        asked, release = threading.Event(), threading.Event()
+
+        def held(system: str, user: str) -> str:
+            asked.set()
+            release.wait(HELD_SECONDS)
+            return then(system, user)
+
+        self.chat = held
+        return asked, release
 
     def queue_json(self, path: str, payload: Any, status: int = 200) -> None:
         self.queue(path, status, {"Content-Type": "application/json"}, json.dumps(payload))

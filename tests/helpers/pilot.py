@@ -10,7 +10,8 @@ from textual.widgets import Input, Static
 PASS = "correct horse battery staple"
 
 
-async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Wait for a condition, never for a fixed time; `timeout` only stops a hung test on a loaded machine."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

@@ -12,9 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memories_tui.vault import crypto
 
+if TYPE_CHECKING:
+    from memories_tui.engine import Record
+
+PASS = "correct horse"  # the passphrase of the vaults tests make through the CLI (tests/helpers/cli.py)
 CHEAP = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD_PRELUDE = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\n"
@@ -34,3 +39,36 @@ def cheap_kdf() -> Iterator[None]:
         yield
     finally:
         crypto._TEST_KDF_OVERRIDE = previous
+
+
+def records_of(home: Path, vault: str, passphrase: str = PASS) -> list[Record]:
+    """What a fresh engine finds in the vault after whatever the test did to it: the header and
+    manifest verified on unlock, every latest revision decrypted."""
+    from memories_tui.engine import Engine
+
+    engine = Engine.open(home)
+    try:
+        with cheap_kdf():  # a vault made with the cheap parameters opens only under the same hook
+            engine.unlock(vault, passphrase)
+        return engine.list_records(vault)
+    finally:
+        engine.close()
+
+
+def create_vault(home: Path, name: str = "notes") -> str:
+    """A new vault made as a user makes one (`memories vault create`, in this process); its id."""
+    from tests.helpers.cli import call_cli
+
+    result = call_cli(home, "--json", "vault", "create", name)
+    assert result.code == 0, result.stderr + result.stdout
+    return str(result.json["vault_id"])
+
+
+def home_with_a_note(home: Path, title: str, text: str) -> Path:
+    """`home` with vault `notes` holding one memory, both made through the CLI in this process."""
+    from tests.helpers.cli import call_cli
+
+    create_vault(home)
+    added = call_cli(home, "memory", "add", "notes", "--title", title, "--text", text)
+    assert added.code == 0, added.stderr + added.stdout
+    return home

@@ -15,14 +15,12 @@ import pytest
 
 from tests.helpers.cli import CHEAP_CLI, call_cli
 from tests.helpers.model_server import ModelServer, bag_vector
+from tests.helpers.vaults import home_with_a_note
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    assert call_cli(home, "vault", "create", "notes").code == 0
-    assert call_cli(home, "memory", "add", "notes", "--title", "Bread", "--text", "Bake at 250 degrees.").code == 0
-    return home
+    return home_with_a_note(tmp_path / "home", "Bread", "Bake at 250 degrees.")
 
 
 def test_huge_embedding_values_are_refused_not_cached_as_zero_vectors(home):

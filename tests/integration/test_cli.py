@@ -6,25 +6,12 @@ import json
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli import call_cli
 
 CANARY = "CANARY-7f3a9c-金絲雀-zebra"
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def vault(home: Path) -> str:
-    result = call_cli(home, "vault", "create", "notes", "--json")
-    assert result.code == 0, result.stderr
-    return result.json["vault_id"]
 
 
 def test_init_is_idempotent_and_keeps_config(home):

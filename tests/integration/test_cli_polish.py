@@ -7,14 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.vaults import home_with_a_note
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("polish") / "home"
-    assert run_cli(home, "vault", "create", "notes").code == 0
-    assert run_cli(home, "memory", "add", "notes", "--title", "Kyoto", "--text", "The JR pass covers local lines.").code == 0
-    return home
+    return home_with_a_note(tmp_path_factory.mktemp("polish") / "home", "Kyoto", "The JR pass covers local lines.")
 
 
 def test_init_twice_says_the_config_was_kept_without_nested_brackets(tmp_path: Path) -> None:

@@ -11,11 +11,8 @@ from pathlib import Path
 
 from memories_tui import testhooks
 from memories_tui.engine import Engine
-from memories_tui.vault.records import Record
 from tests.helpers.cli import CHEAP_CLI, run_cli
-from tests.helpers.vaults import CHILD_PRELUDE
-
-PASS = "correct horse"
+from tests.helpers.vaults import CHILD_PRELUDE, PASS, records_of
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -24,14 +21,6 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _all_records_decrypt(home: Path, vault: str) -> list[Record]:
-    """Reopen the vault in a fresh engine: manifest verified, every latest revision decrypted."""
-    engine = Engine.open(home)
-    try:
-        engine.unlock(vault, PASS)
-        return engine.list_records(vault)
-    finally:
-        engine.close()
 
 
 N_FILES, REPEAT = 100, 800
@@ -75,12 +64,12 @@ def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path, cheap_kdf):
         proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     # the batch is one transaction and it never committed: none of it is visible
-    assert _all_records_decrypt(home, vault) == []
+    assert records_of(home, vault) == []
     # an uninterrupted run then completes and reports the right statuses
     done = run_cli(home, "rag", "ingest", vault, *files, "--json")
     assert done.code == 0, done.stderr
     assert [r["status"] for r in done.json["results"]] == ["created"] * N_FILES
-    records = _all_records_decrypt(home, vault)
+    records = records_of(home, vault)
     assert {r.title for r in records} == {f"Note {i}" for i in range(N_FILES)}
     for record in records:
         assert record.body.endswith("段落內容 paragraph text. ") and record.body.count("paragraph") == REPEAT
@@ -109,7 +98,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path, cheap_kdf):
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()
-    records = _all_records_decrypt(home, vault)
+    records = records_of(home, vault)
     titles = {r.title for r in records}
     assert {f"{w}-{i}" for w in "AB" for i in range(n)} <= titles
     engine = Engine.open(home)

@@ -8,15 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from memories_tui import testhooks
-from memories_tui.engine import Engine
 from tests.helpers.cli import CHEAP_CLI, run_cli
-from tests.helpers.daemon import PASS, daemon, lock_held, stop, unlock, wait_until
-from tests.helpers.model_server import COMPAT_CHAT, ModelServer, naive_model
-from tests.helpers.vaults import cheap_kdf
+from tests.helpers.daemon import daemon, lock_held, stop, unlock, wait_until
+from tests.helpers.model_server import COMPAT_CHAT, ModelServer
+from tests.helpers.vaults import records_of
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -43,16 +41,6 @@ def test_unlock_once_then_no_passphrase_then_lock_needs_it_again(tmp_path: Path)
         stop(home)
 
 
-def _records(home: Path, vault: str) -> list:
-    with cheap_kdf():
-        engine = Engine.open(home)
-        try:
-            engine.unlock(vault, PASS)
-            return engine.list_records(vault)
-        finally:
-            engine.close()
-
-
 def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> None:
     """The daemon (not the CLI) stops at the test hook once the batch is written but not
     committed, and is killed there: the CLI gets a clear error, the vault shows none of the
@@ -76,7 +64,7 @@ def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> N
     assert cli.returncode == 1 and b"Traceback" not in err
     assert b'"code": "daemon_gone"' in out and b"nothing it had not finished was written" in out
     wait_until(lambda: not lock_held(home), what="the killed daemon's lock to drop")
-    assert _records(home, vault) == []  # the batch never committed: none of it is there
+    assert records_of(home, vault) == []  # the batch never committed: none of it is there
     try:
         assert unlock(home, "notes").code == 0  # a new daemon
         done = subprocess.run([sys.executable, str(CHEAP_CLI), "--json", "rag", "ingest", "notes", *files],
@@ -84,21 +72,15 @@ def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> N
         assert done.returncode == 0, done.stderr
     finally:
         stop(home)
-    assert {r.title for r in _records(home, vault)} == {f"Note {i}" for i in range(20)}
+    assert {r.title for r in records_of(home, vault)} == {f"Note {i}" for i in range(20)}
 
 
 def test_ctrl_c_in_the_cli_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert run_cli(home, "vault", "create", "notes").code == 0
     assert run_cli(home, "memory", "add", "notes", "--title", "Bread", "--text", "Knead the dough.").code == 0
-    asked, release = threading.Event(), threading.Event()
     with ModelServer() as srv:
-        def slow_model(system: str, user: str) -> str:
-            asked.set()
-            release.wait(120)
-            return naive_model(system, user)
-
-        srv.chat = slow_model
+        asked, release = srv.hold_chat()
         (home / "config.toml").write_text(f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\n'
                                           'model = "m"\n')
         try:

@@ -18,7 +18,6 @@ from memories_tui import cli
 from memories_tui.daemon import connect
 from tests.helpers.cli import run_cli
 from tests.helpers.daemon import (
-    PASS,
     Clock,
     answer_json,
     connect_unix,
@@ -31,6 +30,7 @@ from tests.helpers.daemon import (
     unlock,
     wait_until,
 )
+from tests.helpers.vaults import PASS
 
 
 @pytest.fixture

@@ -16,18 +16,6 @@ import pytest
 from tests.helpers.cli import call_cli, run_cli
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def vault(home: Path) -> str:
-    result = call_cli(home, "--json", "vault", "create", "notes")
-    assert result.code == 0, result.stderr
-    return result.json["vault_id"]
-
-
 def _vault_file(home: Path, vault: str) -> Path:
     return home / "vaults" / f"{vault}.mvault"
 

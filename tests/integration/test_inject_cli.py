@@ -10,21 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import call_cli
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-def create(home: Path, name: str) -> str:
-    result = call_cli(home, "vault", "create", name, "--json")
-    assert result.code == 0, result.stderr
-    return result.json["vault_id"]
+from tests.helpers.vaults import create_vault
 
 
 def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_path):
-    vault_id = create(home, "notes")
+    vault_id = create_vault(home, "notes")
     target = tmp_path / "target"
     result = call_cli(home, "inject", "all", "--target", str(target), "--vault", "notes",
                      "--passphrase-command", "pass show memories", "--expires", "8h", "--json")
@@ -43,7 +33,7 @@ def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_pat
 
 
 def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_path):
-    vault_id = create(home, "notes")
+    vault_id = create_vault(home, "notes")
     secret = tmp_path / "pass.txt"
     secret.write_text("correct horse\n")
     result = call_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"), "--passphrase-file",
@@ -56,7 +46,7 @@ def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_pat
 
 
 def test_dry_run_writes_nothing_and_says_so(home, tmp_path):
-    create(home, "notes")
+    create_vault(home, "notes")
     result = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--dry-run")
     assert result.code == 0, result.stderr
     assert "would be created" in result.stdout and "nothing was written" in result.stderr
@@ -71,7 +61,7 @@ def test_dry_run_writes_nothing_and_says_so(home, tmp_path):
     (["inject", "all", "--passphrase-file", "x", "--passphrase-command", "y"], "usage_error", "not both"),
 ])
 def test_bad_input_is_a_clear_error(home, tmp_path, args, code, words):
-    create(home, "notes")
+    create_vault(home, "notes")
     result = call_cli(home, *args, "--target", str(tmp_path / "t"), "--json")
     assert result.code != 0
     assert result.json["error"]["code"] == code and words in result.json["error"]["message"]
@@ -81,15 +71,15 @@ def test_bad_input_is_a_clear_error(home, tmp_path, args, code, words):
 def test_several_vaults_need_a_choice_and_none_is_an_error(home, tmp_path):
     empty = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
     assert empty.code == 1 and "vault create" in empty.json["error"]["message"]
-    create(home, "notes")
-    create(home, "work")
+    create_vault(home, "notes")
+    create_vault(home, "work")
     result = call_cli(home, "inject", "all", "--target", str(tmp_path / "t"), "--json")
     assert result.code == 2 and "--vault" in result.json["error"]["message"]
     assert "notes" in result.json["error"]["message"] and "work" in result.json["error"]["message"]
 
 
 def test_a_malformed_config_fails_the_command_but_not_the_others(home, tmp_path):
-    create(home, "notes")
+    create_vault(home, "notes")
     bad = tmp_path / "t" / ".cursor" / "mcp.json"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"mcpServers": {"other": ')
@@ -106,7 +96,7 @@ def test_a_malformed_config_fails_the_command_but_not_the_others(home, tmp_path)
 def test_inject_all_reports_every_target_when_some_cannot_be_written(home, tmp_path):
     """An inline-table Codex config (once an internal_error that stopped the run), a read-only
     Cursor config and a symlinked .claude.json: each target says what happened to it."""
-    create(home, "notes")
+    create_vault(home, "notes")
     target = tmp_path / "t"
     codex = target / ".codex" / "config.toml"
     codex.parent.mkdir(parents=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from memories_tui.errors import CancelledError, ModelError, NetworkError
 from memories_tui.models.install import install_model
 from memories_tui.models.install_local import install_from_folder
+from tests.helpers.loopback import unused_port
 from tests.integration.test_install import FAST, manifest, payload  # noqa: F401 - fixtures
 
 
@@ -68,9 +68,7 @@ def test_install_from_folder_bad_source_and_cancel(tmp_path, manifest, payload):
 
 
 def test_unreachable_host_is_one_clear_error(tmp_path, manifest):  # noqa: F811
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()  # a loopback port nobody listens on
     with pytest.raises(NetworkError) as info:
         install_model(tmp_path, base_url=f"http://127.0.0.1:{port}/m", http=FAST, manifest=manifest)
     message = info.value.message
@@ -117,9 +115,7 @@ def test_cli_folder_install_summary_and_table_name_each_file_once(tmp_path):
 
 
 def test_unreachable_host_gives_the_full_revision_and_where_the_urls_are(tmp_path, manifest):  # noqa: F811
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()  # a loopback port nobody listens on
     with pytest.raises(NetworkError) as info:
         install_model(tmp_path, base_url=f"http://127.0.0.1:{port}/m", http=FAST, manifest=manifest)
     message = info.value.message
@@ -134,9 +130,7 @@ def test_cli_unreachable_host_gives_every_exact_url(tmp_path):
     from memories_tui.models.manifest import PINNED
     from tests.helpers.cli import run_cli
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()  # a loopback port nobody listens on
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(

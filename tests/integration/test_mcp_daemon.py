@@ -24,7 +24,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from memories_tui.daemon import connect as connect_daemon
 from tests.helpers.cli import run_cli
 from tests.helpers.daemon import Clock, daemon, stop, unlock, wait_until
-from tests.helpers.model_server import COMPAT_CHAT, ModelServer, naive_model
+from tests.helpers.model_server import COMPAT_CHAT, ModelServer
+from tests.helpers.vaults import home_with_a_note
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 TEXT = "Feed the sourdough starter twice a day with rye flour. 酸種麵包的酵頭每天餵兩次。"
@@ -32,9 +33,7 @@ TEXT = "Feed the sourdough starter twice a day with rye flour. 酸種麵包的�
 
 @pytest.fixture
 def home(tmp_path: Path):
-    home = tmp_path / "home"
-    assert run_cli(home, "vault", "create", "notes", "--json").code == 0
-    assert run_cli(home, "memory", "add", "notes", "--title", "Sourdough", "--text", TEXT).code == 0
+    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
     yield home
     stop(home)
 
@@ -109,14 +108,8 @@ async def test_grants_are_held_in_the_daemon_revoke_and_expiry_end_them(home: Pa
 
 
 async def test_a_lock_during_a_call_drops_the_late_answer(home: Path) -> None:
-    received, release = threading.Event(), threading.Event()
     with ModelServer() as srv:
-        def slow_model(system: str, user: str) -> str:
-            received.set()
-            release.wait(120)
-            return naive_model(system, user)
-
-        srv.chat = slow_model
+        received, release = srv.hold_chat()
         (home / "config.toml").write_text(
             f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n'
             'api_key_env = "GEN_KEY"\n')

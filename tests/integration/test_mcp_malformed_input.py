@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.helpers.cli import call_cli
+from tests.helpers.vaults import home_with_a_note
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 HANG_GUARD = 60
@@ -31,10 +31,7 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("mcp-raw") / "home"
-    assert call_cli(home, "vault", "create", "notes").code == 0
-    assert call_cli(home, "memory", "add", "notes", "--title", "Lantern", "--text", "Lanterns float at dusk.").code == 0
-    return home
+    return home_with_a_note(tmp_path_factory.mktemp("mcp-raw") / "home", "Lantern", "Lanterns float at dusk.")
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -7,15 +7,14 @@ from pathlib import Path
 import pytest
 
 from memories_tui.engine import Engine
-from memories_tui.vault import crypto
+from tests.helpers import vaults
 
 
 @pytest.fixture(autouse=True)
 def cheap_kdf():
-    old = crypto._TEST_KDF_OVERRIDE
-    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
-    yield
-    crypto._TEST_KDF_OVERRIDE = old
+    """Every TUI test: vaults made here derive their key cheaply (tests/helpers/vaults.py)."""
+    with vaults.cheap_kdf():
+        yield
 
 
 @pytest.fixture

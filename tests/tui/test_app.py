@@ -25,11 +25,10 @@ from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, Vau
 from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
-from memories_tui.vault import crypto
 from tests.helpers.embedding import GatedEmbedding
 from tests.helpers.paths import MINILM_DIR, require_minilm
+from tests.helpers.pilot import PASS, static_text, type_text, wait_for
 
-PASS = "correct horse battery staple"
 SIZE = (160, 48)
 MINILM = MINILM_DIR
 # Missing inputs skip with a reason outside CI and fail in CI (tests/helpers/paths.py).
@@ -44,37 +43,8 @@ NOTES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def cheap_kdf():
-    old = crypto._TEST_KDF_OVERRIDE
-    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
-    yield
-    crypto._TEST_KDF_OVERRIDE = old
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine.open(tmp_path / "home")
-    yield eng
-    eng.lock()
-
-
 def one_vault(engine: Engine, name: str = "Personal") -> str:
     return engine.create_vault(name, PASS).vault_id
-
-
-async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
-    """Wait for a condition, never for a fixed time; `timeout` only stops a hung test."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached in time; screen={pilot.app.screen!r} stack={pilot.app.screen_stack}")
-        await pilot.pause(0.02)
-
-
-def static_text(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Text) else str(content)
 
 
 def markdown_text(screen) -> str:
@@ -97,12 +67,6 @@ def live_actions(screen) -> list[str]:
                 if "@click" in meta and not str(meta["@click"]).startswith("link("):
                     actions.append(meta["@click"])
     return actions
-
-
-async def type_text(pilot, widget: Input, text: str) -> None:
-    widget.focus()
-    widget.value = text
-    await pilot.pause()
 
 
 async def unlock(pilot, app: MemoriesApp, passphrase: str = PASS) -> None:
@@ -673,6 +637,7 @@ async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ChunkDetailScreen))
         detail = app.screen
         area = detail.query_one("#detail-body", TermTextArea)
+        await wait_for(pilot, lambda: area.text)  # the screen is pushed before its on_mount fills it
         body = area.text
         # the engine's terms are stems ("appl"), the same spans the result snippets highlight
         assert [body[a:b].lower() for a, b in detail.term_matches] == ["appl", "appl"]

@@ -5,12 +5,9 @@ verified quotes highlighted, late answers dropped on lock."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 from textual.widgets import Input, OptionList, Static
 
 from memories_tui.engine import Engine
@@ -19,20 +16,11 @@ from memories_tui.tui.screens.ask import CHECK_LINE, AskScreen, QuoteDetailScree
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import TERM_HIGHLIGHT, TermTextArea
 from memories_tui.tui.screens.vaults import UnlockScreen
-from memories_tui.vault import crypto
 from tests.helpers.model_server import ModelServer
+from tests.helpers.pilot import PASS, static_text, wait_for
 
-PASS = "correct horse battery staple"
 SIZE = (160, 48)
 NOTE = "前言。混合搜尋把 BM25 與向量排名融合 [S1] 並且 [@click=app.quit]不會執行[/]。結尾。"
-
-
-@pytest.fixture(autouse=True)
-def cheap_kdf():
-    old = crypto._TEST_KDF_OVERRIDE
-    crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
-    yield
-    crypto._TEST_KDF_OVERRIDE = old
 
 
 @pytest.fixture
@@ -50,19 +38,6 @@ def make_engine(tmp_path: Path, config: str = "") -> tuple[Engine, str]:
     engine.unlock(vault_id, PASS)
     engine.add_record(vault_id, kind="card", title="混合搜尋", body=NOTE)
     return engine, vault_id
-
-
-async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached; screen={pilot.app.screen!r}")
-        await pilot.pause(0.02)
-
-
-def plain(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Text) else str(content)
 
 
 async def ask(pilot, app: MemoriesApp, vault_id: str, question: str) -> AskScreen:
@@ -97,10 +72,10 @@ async def test_extractive_state_and_markup_pitfalls(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ask(pilot, app, vault_id, "混合搜尋融合什麼")
         assert screen.state == "extractive"
-        assert "not generated" in plain(screen.query_one("#ask-state", Static))
-        shown = plain(screen.query_one("#ask-answer", Static))
+        assert "not generated" in static_text(screen.query_one("#ask-state", Static))
+        shown = static_text(screen.query_one("#ask-answer", Static))
         assert "[S1]" in shown and "[@click=app.quit]不會執行[/]" in shown  # literal text, nothing eaten
-        assert plain(screen.query_one("#ask-check", Static)) == CHECK_LINE
+        assert static_text(screen.query_one("#ask-check", Static)) == CHECK_LINE
         assert screen.query_one("#ask-citations", OptionList).option_count == 1
         await pilot.click("#ask-answer")  # a live action link would quit the app here
         await pilot.pause()
@@ -116,7 +91,7 @@ async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         screen = await ask(pilot, app, vault_id, "混合搜尋")
         assert screen.state == "answered"
-        assert "✓ verified" in plain(screen.query_one("#ask-quotes", Static))
+        assert "✓ verified" in static_text(screen.query_one("#ask-quotes", Static))
         options = screen.query_one("#ask-citations", OptionList)
         options.focus()
         options.highlighted = 0
@@ -136,8 +111,8 @@ async def test_rejected_and_insufficient_states(tmp_path: Path, srv) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ask(pilot, app, vault_id, "混合搜尋")
         assert screen.state == "rejected"
-        assert plain(screen.query_one("#ask-answer", Static)) == ""
-        assert "S9" in plain(screen.query_one("#ask-state", Static))
+        assert static_text(screen.query_one("#ask-answer", Static)) == ""
+        assert "S9" in static_text(screen.query_one("#ask-state", Static))
         field = screen.query_one("#question", Input)
         field.focus()
         field.value = "quantum chromodynamics"
@@ -147,15 +122,7 @@ async def test_rejected_and_insufficient_states(tmp_path: Path, srv) -> None:
 
 
 async def test_lock_during_ask_drops_the_answer(tmp_path: Path, srv) -> None:
-    gate = threading.Event()
-    entered = threading.Event()
-
-    def slow(system: str, user: str) -> str:
-        entered.set()
-        gate.wait(10)
-        return json.dumps({"answer": "late [S1]", "citations": ["S1"]})
-
-    srv.chat = slow
+    entered, gate = srv.hold_chat(lambda system, user: json.dumps({"answer": "late [S1]", "citations": ["S1"]}))
     engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:

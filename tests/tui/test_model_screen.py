@@ -3,7 +3,6 @@ says what to do, Cancel only while something runs. Real installer, real loopback
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from textual.widgets import Button, DataTable, Static
@@ -12,19 +11,14 @@ from memories_tui.engine import Engine
 from memories_tui.models.manifest import PINNED
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.model import ModelInstallScreen
+from tests.helpers.loopback import unused_port
 from tests.helpers.pilot import footer_keys, static_text, wait_for
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_terms_then_an_unreachable_host_names_the_way_out(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    port = closed_port()
+    port = unused_port()
     (home / "config.toml").write_text(
         f'[rag]\nmodel_download_base_url = "http://127.0.0.1:{port}/mirror"\n\n[rag.http]\nretries = 0\n',
         encoding="utf-8")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import socket
 import threading
 import time
 
@@ -22,6 +21,7 @@ from memories_tui.models.http import (
 )
 from memories_tui.models.proxy import proxy_for
 from memories_tui.models.strict_json import strict_json
+from tests.helpers.loopback import unused_port
 from tests.helpers.mirror import Mirror
 
 # --------------------------------------------------------------------------- URL policy
@@ -310,10 +310,7 @@ def test_retry_after_beyond_deadline_returns_response(server, monkeypatch):
 
 
 def test_connect_failure_retried_then_network_error():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens here now
+    port = unused_port()  # nothing listens here
     url = f"http://127.0.0.1:{port}/x"
     calls = []
     client = make_client(FAST, url)
