@@ -2,7 +2,7 @@
 inert in normal use.
 
 Only the environment variable ``MEMORIES_TEST_PAUSE_AT=<point>:<ready-file>`` (documented in
-README, Testing) activates a point: when the process reaches `<point>` it writes its pid to
+docs/testing.md) activates a point: when the process reaches `<point>` it writes its pid to
 `<ready-file>` and sleeps, so a test can `kill -9` it at exactly that moment instead of racing
 a timer. No TOML key or command-line flag reaches this; without the variable a point is one
 dictionary lookup.

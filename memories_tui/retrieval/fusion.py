@@ -7,7 +7,7 @@ a BM25 hit far above the rest keeps its lead when the embedding model reads the 
 worse than BM25 does, and a confident vector hit still rises. ``fusion = "rrf"`` keeps the
 seed's reciprocal rank fusion, score(d) = Σ 1 / (60 + rank_i(d)).
 
-Evidence (README, "Hybrid quality"; ``bench/bench_fusion.py``): with a real multilingual
+Evidence (docs/performance.md, "Hybrid quality"; ``bench/bench_fusion.py``): with a real multilingual
 model (e5-small) the score rule is above both single lists on SciFact, zh-cmrc2018 and its
 Traditional copy where RRF fell below BM25 on the Chinese sets, and with a model that cannot
 read the text at all it stays within 0.005 of BM25 where RRF lost 0.26. 0.6 is the smallest

@@ -5,7 +5,7 @@ blob key and associated data binding the vault id and the entry's sequence numbe
 entry cannot be edited, swapped or moved to another position. The table is outside the
 record manifest (a request during a search must not invalidate every index), so a deleted
 entry shows as a gap in the sequence, and entries cut from the end cannot be told from
-entries never written (the README says so). Vaults made before the log existed get the table
+entries never written (docs/backups.md says so). Vaults made before the log existed get the table
 with their first entry; until then reading it gives an empty log.
 
 An entry is written before its request is sent (outcome "sending") and rewritten with the

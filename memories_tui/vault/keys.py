@@ -3,8 +3,8 @@
 The vault key goes through HKDF straight into slices of one bytearray; the two AES-GCM
 contexts are built from those slices (no `bytes` copy is made) and OpenSSL clears their key
 schedules when they are freed. `wipe()` overwrites the buffer and drops the contexts. What
-Python cannot wipe (the passphrase string, decrypted text in `str` objects) is listed in the
-README's security model.
+Python cannot wipe (the passphrase string, decrypted text in `str` objects) is listed in
+docs/security.md.
 """
 
 from __future__ import annotations

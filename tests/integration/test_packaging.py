@@ -68,7 +68,7 @@ def test_the_wheel_and_sdist_carry_everything_the_app_reads(built: tuple[Path, P
         top = f"memories_tui-{memories_tui.__version__}"
         in_sdist = {m.name.removeprefix(f"{top}/") for m in tf.getmembers()}
     assert {"LICENSE", "THIRD_PARTY_NOTICES.md", "CHANGELOG.md", "README.md", "pyproject.toml",
-            "config.example.toml"} <= in_sdist
+            "config.example.toml", "docs/cli.md", "docs/security.md"} <= in_sdist
     assert data <= in_sdist
 
 

@@ -67,7 +67,7 @@ def test_a_forged_anchor_is_refused_and_a_missing_one_is_the_documented_blind_sp
     _put_back(old_copy, home / "vaults" / f"{vault_id}.mvault")
     result = run_cli(home, "memory", "list", "notes", "--json")
     assert result.json["error"]["code"] == "anchor_invalid"
-    anchor.unlink()  # a home without an anchor (fresh home, other machine) cannot tell: README says so
+    anchor.unlink()  # a home without an anchor (fresh home, other machine) cannot tell: docs/backups.md says so
     assert run_cli(home, "memory", "list", "notes", "--json").code == 0
 
 

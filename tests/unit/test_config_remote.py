@@ -113,13 +113,13 @@ def test_bad_url_message_redacts_credentials(tmp_path):
     assert "hunter2" not in err.value.message and "rag.rerank.url" in err.value.message
 
 
-def test_readme_examples_parse():
+def test_documented_examples_parse():
     import re
 
     import tomlkit
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", docs, re.S)
     assert len(blocks) >= 2
     for block in blocks:
         cfg = parse_config(tomlkit.parse(block).unwrap(), HOME / "config.toml", HOME)

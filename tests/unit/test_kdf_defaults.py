@@ -17,7 +17,7 @@ from memories_tui.vault import crypto
 from memories_tui.vault.records import NewRecord
 from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
 
-# Hand-written from README "Security model", not read from the code under test.
+# Hand-written from docs/security.md, not read from the code under test.
 SHIPPED = {"alg": "argon2id", "m": 256 * 1024, "t": 3, "p": 4}
 
 

@@ -1,0 +1,149 @@
+"""The README and docs/ are read one click at a time: every relative link must land on a file
+and, with `#anchor`, on a heading of it; every bench script and every `memories` verb they
+name must exist. Checked from the files themselves, against the real parser and file tree."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from memories_tui.cli.parser import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md",
+                *(ROOT / "docs").glob("*.md")])
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+GLOBAL_WITH_VALUE = {"--home", "--config"}
+
+
+def _prose(text: str) -> str:
+    """The text with fenced blocks and code spans blanked: links there are not links."""
+    return CODE_SPAN.sub("``", FENCE.sub("", text))
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip()).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    for line in FENCE.sub("", page.read_text(encoding="utf-8")).splitlines():
+        match = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if match:
+            slug = _slug(match.group(1))
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            out.add(slug if count == 0 else f"{slug}-{count}")
+    return out
+
+
+def dead_links(page: Path) -> list[str]:
+    dead = []
+    for target in LINK.findall(_prose(page.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto: — not checked offline
+            continue
+        path_part, _, anchor = target.partition("#")
+        dest = (page.parent / path_part).resolve() if path_part else page
+        if not dest.exists():
+            dead.append(f"{target} (no such file)")
+        elif anchor and (dest.suffix != ".md" or anchor not in anchors(dest)):
+            dead.append(f"{target} (no heading #{anchor})")
+    return dead
+
+
+def _code(text: str) -> list[str]:
+    """Every piece of code in a page: each line of a fenced block, each code span."""
+    pieces = []
+    for block in FENCE.findall(text):
+        pieces.extend(block.splitlines()[1:-1])
+    pieces.extend(CODE_SPAN.findall(FENCE.sub("", text)))
+    return pieces
+
+
+def named_commands(text: str) -> list[list[str]]:
+    """The words after `memories` wherever code runs it (`memories rag search …`)."""
+    commands = []
+    for piece in _code(text):
+        for match in re.finditer(r"(?:^|[\s($`\"])memories\s+([^|;&#)\n]*)", piece):
+            words = match.group(1).split()
+            while words and words[0].startswith("-"):  # global options before the verb
+                words = words[2:] if words[0] in GLOBAL_WITH_VALUE else words[1:]
+            if words:
+                commands.append(words)
+    return commands
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def unknown_verbs(commands: list[list[str]]) -> list[str]:
+    verbs = _subcommands(build_parser())
+    unknown = []
+    for words in commands:
+        verb = words[0]
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", verb):  # a placeholder (VERB, …): nothing to check
+            continue
+        if verb not in verbs:
+            unknown.append(" ".join(words[:2]))
+            continue
+        subverbs = _subcommands(verbs[verb])
+        if subverbs and len(words) > 1 and re.fullmatch(r"[a-z][a-z0-9-]*", words[1]) \
+                and words[1] not in subverbs:
+            unknown.append(" ".join(words[:2]))
+    return unknown
+
+
+def named_bench_scripts(text: str) -> set[str]:
+    return set(re.findall(r"\bbench/[\w./-]*\w", text)) | {
+        f"bench/{name}" for name in re.findall(r"(?<![/\w])(bench_\w+\.py)", text)}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_lands_on_a_file_and_heading(page: Path) -> None:
+    assert dead_links(page) == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_bench_script_and_memories_verb_named_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert sorted(s for s in named_bench_scripts(text) if not (ROOT / s).exists()) == []
+    assert unknown_verbs(named_commands(text)) == []
+
+
+def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    """A dead file, a dead anchor, a missing script and an unknown verb are each reported."""
+    (tmp_path / "other.md").write_text("# Other page\n\n## Rollback detection\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("[a](other.md#rollback-detection) [b](gone.md) [c](other.md#nowhere) "
+                    "[d](https://example.com/x) `[e](gone.md)`\n", encoding="utf-8")
+    assert dead_links(page) == ["gone.md (no such file)", "other.md#nowhere (no heading #nowhere)"]
+    text = ("```\nmemories --json vault list   # then `memories rag serch notes x`\n"
+            "memories --home H unlock notes\n```\nRun `memories vault lsit` or `memories VERB`; "
+            "`eval \"$(memories completion bash)\"`, `.venv/bin/python bench/bench_nothing.py`.\n")
+    assert unknown_verbs(named_commands(text)) == ["rag serch", "vault lsit"]
+    assert [w[0] for w in named_commands(text)] == ["vault", "rag", "unlock", "vault", "VERB", "completion"]
+    assert named_bench_scripts(text) == {"bench/bench_nothing.py"}
+    assert _slug("The command line (`memories`)") == "the-command-line-memories"
+    assert _slug("The default model's cost") == "the-default-models-cost"
+
+
+def test_readme_is_short_and_its_test_command_is_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"```bash\n(.*?)\n```", quick, re.S) == ["./scripts/start", "./scripts/test"]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line and not line.startswith("#")]
+    assert ci[-1] == "./scripts/test"
