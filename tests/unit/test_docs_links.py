@@ -1,6 +1,6 @@
 """The README and docs/ are read one click at a time: every relative link must land on a file
-and, with `#anchor`, on a heading of it; every bench script and every `memories` verb they
-name must exist. Checked from the files themselves, against the real parser and file tree."""
+and, with `#anchor`, on a heading of it; every bench script, `memories` verb and `[table] key`
+setting they name must exist. Checked against the real parser, file tree and example config."""
 
 from __future__ import annotations
 
@@ -110,16 +110,38 @@ def named_bench_scripts(text: str) -> set[str]:
         f"bench/{name}" for name in re.findall(r"(?<![/\w])(bench_\w+\.py)", text)}
 
 
+def config_keys(example: str) -> dict[str, set[str]]:
+    """Each table of config.example.toml with the keys it documents (most are commented out)."""
+    tables: dict[str, set[str]] = {}
+    current = None
+    for line in example.splitlines():
+        table = re.match(r"#?\s*\[([\w.]+)\]\s*$", line)
+        key = re.match(r"#?\s*([a-z_]+)\s*=", line)
+        if table:
+            current = tables.setdefault(table.group(1), set())
+        elif key and current is not None:
+            current.add(key.group(1))
+    return tables
+
+
+def unknown_settings(text: str, tables: dict[str, set[str]]) -> list[str]:
+    """`[table] key` code spans that config.example.toml does not document."""
+    return [f"[{table}] {key}" for table, key in re.findall(r"`\[([a-z_.]+)\] ([a-z_]+)", text)
+            if key not in tables.get(table, set())]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_lands_on_a_file_and_heading(page: Path) -> None:
     assert dead_links(page) == []
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_bench_script_and_memories_verb_named_exists(page: Path) -> None:
+def test_every_bench_script_verb_and_setting_named_exists(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert sorted(s for s in named_bench_scripts(text) if not (ROOT / s).exists()) == []
     assert unknown_verbs(named_commands(text)) == []
+    tables = config_keys((ROOT / "config.example.toml").read_text(encoding="utf-8"))
+    assert unknown_settings(text, tables) == []
 
 
 def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
@@ -135,6 +157,9 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     assert unknown_verbs(named_commands(text)) == ["rag serch", "vault lsit"]
     assert [w[0] for w in named_commands(text)] == ["vault", "rag", "unlock", "vault", "VERB", "completion"]
     assert named_bench_scripts(text) == {"bench/bench_nothing.py"}
+    tables = config_keys("[tui]\n# idle_lock_minutes = 15\n[rag]\nfusion = \"score\"\n")
+    assert unknown_settings("`[tui] idle_lock_minutes`, `[rag] fusion`, `[rag] fuse`, `[gui] x`", tables) \
+        == ["[rag] fuse", "[gui] x"]
     assert _slug("The command line (`memories`)") == "the-command-line-memories"
     assert _slug("The default model's cost") == "the-default-models-cost"
 
