@@ -4,6 +4,9 @@
   duplicate keys, NaN/Infinity, trailing text and wrong types are refused.
 * Every `[S#]` in the answer text, every id in `citations` and every quote's `source` must
   be a source that was sent; one unknown id rejects the whole answer (never shown).
+  Citations are found by the one finder every front end uses too (citation_finder.py), so
+  look-alikes (`[S\u200b9]`, `［S9］`, `[Ｓ9]`, `[S⁹]`, `⟦S9⟧`) count as what they print as and
+  a range `[S1-S9]` cites every member.
 * A quote is verified when it occurs in its source after NFC, Simplified/Traditional and
   width folding, case folding and whitespace removal; it is reported with the byte range
   it covers in the record's UTF-8 body. This checks references, not truth.
@@ -20,6 +23,7 @@ from ..errors import AnswerRejectedError, ModelError
 from ..models.strict_json import strict_json
 from ..text.offsets import byte_span_to_chars, char_span_to_bytes
 from ..text.segment import fold
+from .citation_finder import find_citations, label_list
 from .prompt import unescape
 from .types import Citation, Quote, Source
 
@@ -27,10 +31,6 @@ MAX_ANSWER_CHARS = 20_000
 MAX_QUOTES = 50
 MAX_QUOTE_CHARS = 2_000
 
-_BRACKETED = re.compile(r"[\[【]([^\[\]【】]{1,80})[\]】]")
-_ID_LIST = re.compile(r"\s*[Ss]\s*\d+(?:\s*[,，;；、]\s*[Ss]\s*\d+)*\s*")
-_ID = re.compile(r"[Ss]\s*(\d+)")
-_LABEL = re.compile(r"\s*\[?\s*[Ss]\s*(\d+)\s*\]?\s*")
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.S)
 
 
@@ -81,20 +81,24 @@ def parse_model_answer(text: str) -> ModelAnswer:
 
 
 def cited_in_text(answer: str) -> list[str]:
-    """Source ids cited as `[S1]`, `[S1, S2]`, `【S3】` in answer text, in order, as `S#`."""
-    found: list[str] = []
-    for group in _BRACKETED.finditer(answer):
-        inner = group.group(1)
-        if _ID_LIST.fullmatch(inner):
-            found.extend(f"S{int(n)}" for n in _ID.findall(inner))
-    return list(dict.fromkeys(found))
+    """Source ids cited in answer text (`[S1]`, `[S1, S2]`, `【S3】`, `[S1-S3]`, …), in order, as `S#`."""
+    return list(dict.fromkeys(label for span in find_citations(answer) for label in span.labels))
+
+
+def _labels(raw: str, what: str) -> list[str]:
+    """The ids one `citations` entry or quote source names (`S1`, `[S2]`, `Ｓ3`, `S1-S3`)."""
+    labels = label_list(raw)
+    if not labels:
+        raise AnswerRejected(f"The model's {what} {raw[:20]!r} is not a source id like S1; the answer was rejected.")
+    return labels
 
 
 def _label(raw: str, what: str) -> str:
-    m = _LABEL.fullmatch(raw)
-    if not m:
-        raise AnswerRejected(f"The model's {what} {raw[:20]!r} is not a source id like S1; the answer was rejected.")
-    return f"S{int(m.group(1))}"
+    labels = _labels(raw, what)
+    if len(labels) != 1:
+        raise AnswerRejected(f"The model's {what} {raw[:20]!r} names {len(labels)} sources, not one; "
+                             "the answer was rejected.")
+    return labels[0]
 
 
 def _describe(labels: Sequence[str]) -> str:
@@ -106,7 +110,8 @@ def _describe(labels: Sequence[str]) -> str:
 def validate_citations(parsed: ModelAnswer, sources: Sequence[Source]) -> list[Citation]:
     """Citations (answer text first, then the list) that all name sent sources; else reject."""
     by_label = {s.label: s for s in sources}
-    labels = cited_in_text(parsed.answer) + [_label(c, "citation") for c in parsed.citations]
+    listed_ids = [label for c in parsed.citations for label in _labels(c, "citation")]
+    labels = cited_in_text(parsed.answer) + listed_ids
     labels += [_label(src, "quote source") for src, _ in parsed.quotes]
     labels = list(dict.fromkeys(labels))
     unknown = [label for label in labels if label not in by_label]
@@ -114,7 +119,7 @@ def validate_citations(parsed: ModelAnswer, sources: Sequence[Source]) -> list[C
         raise AnswerRejected(
             f"The model cited {', '.join(unknown[:5])}, which {'is' if len(unknown) == 1 else 'are'} not among the "
             f"{len(sources)} sources sent ({_describe([s.label for s in sources])}); the whole answer was rejected.")
-    listed = set(cited_in_text(parsed.answer)) | {_label(c, "citation") for c in parsed.citations}
+    listed = set(cited_in_text(parsed.answer)) | set(listed_ids)
     return [Citation.of(by_label[label]) for label in labels if label in listed]
 
 

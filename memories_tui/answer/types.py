@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 from ..notes import Note
 from ..serial import Jsonable, json_meta
 from ..vocabulary import AnswerStatus, Kind
+from .citation_finder import CitationSpan, find_citations
 
 if TYPE_CHECKING:
     from ..retrieval.results import SearchHit
@@ -104,7 +105,15 @@ class Answer(Jsonable):
     sources: list[Source] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
 
-    JSON_COMPUTED = (("unverified_quotes", "has_unverified_quote", "quotes"),)
+    JSON_COMPUTED = (("citation_spans", "citation_spans", "answer"),
+                     ("unverified_quotes", "has_unverified_quote", "quotes"))
+
+    @property
+    def citation_spans(self) -> list[CitationSpan]:
+        """Where each `[S#]` sits in `answer` (character offsets) and what it cites, as the
+        citation check reads it (look-alike brackets, letters and digits included): derived
+        from the text, so it never disagrees with it."""
+        return find_citations(self.answer)
 
     @property
     def has_unverified_quote(self) -> bool:

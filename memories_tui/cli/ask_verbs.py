@@ -65,7 +65,7 @@ def cmd_rag_ask(ctx: Context) -> Payload:
 def _print_answer(ctx: Context, answer: Answer) -> None:
     print(ctx.bold(STATUS_LABEL.get(answer.status, answer.status)))
     if answer.answer:
-        print(clean(answer.answer))
+        print(_with_citations_bold(ctx, answer))
     for c in answer.citations:
         print(f"  {ctx.bold('[' + c.label + ']')} {clean(c.title)}  "
               + ctx.dim(f"{c.record_id} r{c.revision} bytes {c.byte_start}-{c.byte_end}"))
@@ -76,6 +76,16 @@ def _print_answer(ctx: Context, answer: Answer) -> None:
     for note in answer.notes:
         if note.kind != "extractive":  # the heading line says it already
             print(ctx.dim(f"note: {clean(note.text)}"))
+
+
+def _with_citations_bold(ctx: Context, answer: Answer) -> str:
+    """The answer with each citation the check found in bold (on a colour terminal)."""
+    text = answer.answer
+    out, pos = [], 0
+    for span in answer.citation_spans:
+        out += [clean(text[pos:span.start]), ctx.bold(clean(text[span.start:span.end]))]
+        pos = span.end
+    return "".join([*out, clean(text[pos:])])
 
 
 def register(rag: Any, verb: Any) -> None:

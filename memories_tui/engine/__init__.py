@@ -8,7 +8,8 @@
 - `BackgroundEmbedding` (jobs.py, made by `Engine.background_embedding`): the background
   embedding scheduler for long-running front ends, with the `EmbedRunning` / `EmbedFinished`
   events it delivers.
-- Typed results and progress values (types.py); highlight helpers for hit text.
+- Typed results and progress values (types.py); highlight helpers for hit text; `find_citations`,
+  the one citation finder the answer check uses (for highlighting `[S#]` in any text).
 - `read_limited` (files.py): how every user-named file is read (regular files, capped).
 
 Only `Engine` and the background-embedding types load with the package; every other name
@@ -50,6 +51,7 @@ from .facade import Engine
 from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 
 if TYPE_CHECKING:
+    from ..answer.citation_finder import CitationSpan, find_citations
     from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
     from ..egress import on_behalf_of
     from ..files import read_limited
@@ -91,12 +93,12 @@ __all__ = [
     "EXCLUDED_KINDS", "GEMMA_PROHIBITED_USE_URL", "GEMMA_TERMS_URL", "GENERAL_KINDS", "KINDS", "MATCH_MODES",
     "MAX_FILE_BYTES", "MAX_RESULTS", "MODES", "PINNED_MODEL", "DEFAULT_LIMIT", "DEFAULT_MATCH_MODE", "DEFAULT_MODE",
     "TEXT_KINDS", "AnswerStatus", "IngestStatus", "Kind", "MatchMode", "Mode", "Stage",
-    "BackgroundEmbedding", "BackupProgress", "BackupReport", "CacheFigures", "ChunkRef", "EmbedEvent", "EmbedFinished", "EmbedProgress",
+    "BackgroundEmbedding", "BackupProgress", "BackupReport", "CacheFigures", "ChunkRef", "CitationSpan", "EmbedEvent", "EmbedFinished", "EmbedProgress",
     "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "ExportReport", "ExportedFile", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
-    "check_options", "match_spans", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
+    "check_options", "find_citations", "match_spans", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
@@ -106,6 +108,7 @@ __all__ = [
 _LAZY: dict[str, tuple[str, str]] = {
     **{n: ("..answer.types", n) for n in ("ANSWERED", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation",
                                           "ExtractedSentence", "Quote", "Source")},
+    **{n: ("..answer.citation_finder", n) for n in ("CitationSpan", "find_citations")},
     "read_limited": ("..files", "read_limited"),
     **{n: ("..index.reports", n) for n in ("EmbedProgress", "IndexReport")},
     # model-install types load httpx

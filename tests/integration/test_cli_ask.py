@@ -76,6 +76,8 @@ def test_extractive_answer_without_generation(make_home):
     cite = out["citations"][0]
     assert set(cite) >= {"record_id", "revision", "byte_start", "byte_end", "title"} and cite["title"] == "混合搜尋"
     assert not any(c in r.stdout for c in CANARIES)
+    spans = out["citation_spans"]  # the answer check's finder, as offsets into `answer`
+    assert spans and all(out["answer"][x["start"]:x["end"]] == "[S1]" and x["labels"] == ["S1"] for x in spans)
     sentence = out["sentences"][0]
     body = call_cli(home, "--json", "memory", "read", "notes", sentence["record_id"]).json["body"].encode()
     assert body[sentence["byte_start"]:sentence["byte_end"]].decode() == sentence["text"]
@@ -106,6 +108,14 @@ def test_fabricated_citation_is_an_error_not_an_answer(make_home, srv):
     assert r.code != 0
     assert r.json["error"]["code"] == "answer_rejected" and "S9" in r.json["error"]["message"]
     assert "RRF [S9]" not in r.stdout
+
+
+def test_lookalike_citation_of_an_unsent_source_is_rejected(make_home, srv):
+    srv.chat = lambda s, u: json.dumps({"answer": "RRF [S1] and ［S9］ and [S\u200b9].", "citations": ["S1"]},
+                                       ensure_ascii=False)
+    home = make_home(generation(srv.compat_chat_url))
+    r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
+    assert r.code != 0 and r.json["error"]["code"] == "answer_rejected" and "S9" in r.json["error"]["message"]
 
 
 def test_nothing_retrieved_is_insufficient_evidence_without_a_call(make_home, srv):

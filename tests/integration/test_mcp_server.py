@@ -225,6 +225,9 @@ async def test_memory_ask_extractive_and_insufficient_evidence(world):
         jsonschema.validate(answer, schema)
         assert answer["status"] in ("extractive", "answered") and answer["sources"]
         assert {c["citation"] for c in answer["citations"]} <= {s["citation"] for s in answer["sources"]}
+        spans = answer["citation_spans"]  # where each [S#] sits in the answer, as the citation check read it
+        assert spans and {label for x in spans for label in x["labels"]} == {c["citation"] for c in answer["citations"]}
+        assert all(answer["answer"][x["start"]:x["end"]].startswith("[S") for x in spans)
         assert_no_canary(await client.call_tool("memory_ask", {"vault_id": "notes", "question": "safe code password"}))
         nothing = structured(await client.call_tool("memory_ask", {"vault_id": "notes",
                                                                    "question": "zyxwvut qqqq"}))

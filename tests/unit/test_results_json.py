@@ -25,6 +25,7 @@ from memories_tui.engine import (
     CacheFigures,
     ChunkRef,
     Citation,
+    CitationSpan,
     EgressEntry,
     EgressReport,
     EmbedProgress,
@@ -117,6 +118,7 @@ SAMPLES: list[Jsonable] = [
     ExportReport("v1", "notes", Path("/out"), [ExportedFile("memory/garden.md", "a1b2", 2, "memory")], 1, 0.25,
                  {"memory": 1}),
     ExportedFile("memory/garden.md", "a1b2", 2, "memory"),
+    CitationSpan(3, 12, ("S1", "S2")),
 ]
 
 
@@ -153,7 +155,8 @@ def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
     assert SearchHit.from_json(HIT.to_json("mcp")).asset_id == "a1b2"  # every form reads back
     answer = ANSWER.to_json()
     assert answer["notes"][0].startswith("Extractive answer") and answer["unverified_quotes"] is True
-    assert list(answer)[:5] == ["status", "answer", "citations", "quotes", "unverified_quotes"]
+    assert list(answer)[:6] == ["status", "answer", "citation_spans", "citations", "quotes", "unverified_quotes"]
+    assert answer["citation_spans"] == [{"start": 18, "end": 22, "labels": ["S1"]}]  # derived from the text
     assert "pinned" not in STATUS.to_json() and STATUS.to_json()["problem"]
     assert json_of([Note("a")]) == ["a"] and from_json(list[Note], ["a"]) == [Note("a")]
     asset = SAMPLES[11]

@@ -9,7 +9,6 @@ is cancelled by a newer question or by leaving the screen, and is dropped on loc
 
 from __future__ import annotations
 
-import re
 import threading
 
 from rich.text import Text
@@ -22,7 +21,7 @@ from textual.widgets import Footer, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ...engine import MODES as SEARCH_MODES
-from ...engine import Answer, Mode, SearchHit
+from ...engine import Answer, Mode, SearchHit, find_citations
 from ...errors import AnswerRejectedError, MemoriesError
 from ..messages import WorkerMessage
 from ..text import HIGHLIGHT, byte_range_to_chars
@@ -40,7 +39,6 @@ STATE_TEXT = {
     "error": ("The ask failed", "bold red"),
     "working": ("Retrieving and asking…", "dim"),
 }
-_CITE = re.compile(r"\[S\d+(?:\s*[,，]\s*S\d+)*\]|【S\d+】")
 
 
 class AskDone(WorkerMessage):
@@ -57,10 +55,10 @@ def answer_text(answer: str) -> Text:
     """The answer as plain text with `[S#]` styled; nothing in it is parsed as markup."""
     out = Text()
     pos = 0
-    for m in _CITE.finditer(answer):
-        out.append(answer[pos:m.start()])
-        out.append(m.group(0), style="bold magenta")
-        pos = m.end()
+    for span in find_citations(answer):  # the answer check's own finder: every form it accepts
+        out.append(answer[pos:span.start])
+        out.append(answer[span.start:span.end], style="bold magenta")
+        pos = span.end
     out.append(answer[pos:])
     return out
 
