@@ -210,3 +210,42 @@ def test_model_answer_length_is_capped_at_20000_characters():
     assert parse_model_answer(reply(at_cap)).answer == at_cap
     with pytest.raises(AnswerRejected, match="longer than 20,000 characters"):
         parse_model_answer(reply("量" + at_cap))
+
+
+TRAVEL = ("# 京都旅行 Kyoto trip\n\n第一天：清水寺、二年坂。\n\n"
+          "Rail pass: the JR Kansai Area Pass covers the Haruka express from Kansai Airport and local\n"
+          "JR lines, but not the subway. Buy an ICOCA card for buses.\n")
+SOURDOUGH = ("# Sourdough bread notes\n\n"
+             "Feed the starter twice a day at room temperature: equal weights of flour and water. It is\n"
+             "ready when it doubles within six hours and smells pleasantly sour.\n\n"
+             "For one loaf: 500 g bread flour, 350 g water, 100 g active starter, 10 g salt. Mix, rest for\n"
+             "an hour (autolyse), then stretch and fold every 30 minutes for two hours. Shape, proof\n"
+             "overnight in the fridge, and bake at 250 °C in a covered pot for 20 minutes, uncovered for 25.\n")
+
+
+def test_a_hard_line_break_inside_a_sentence_does_not_end_it():
+    ans = extract_answer("What does the JR pass cover?", [src("S1", TRAVEL)])
+    assert "from Kansai Airport and local JR lines, but not the subway. [S1]" in ans.answer
+    assert "local [S1]" not in ans.answer
+
+
+def test_wrapped_chinese_lines_join_without_a_space_and_lists_stay_apart():
+    text = "第一天：清水寺、二年坂、三年坂，傍晚去祇園散步，晚上在先斗町\n吃晚餐。\n- 第二天去伏見稻荷大社\n- 第三天去嵐山"
+    parts = [text[a:b] for a, b in split_sentences(text)]
+    assert parts[0].endswith("吃晚餐。") and parts[1:] == ["- 第二天去伏見稻荷大社", "- 第三天去嵐山"]
+    ans = extract_answer("第一天晚上在哪裡吃晚餐", [src("S1", text)])
+    assert "在先斗町吃晚餐。 [S1]" in ans.answer
+
+
+def test_an_amount_question_prefers_the_sentence_with_the_number_and_unit():
+    ans = extract_answer("What temperature should I bake sourdough at?", [src("S1", SOURDOUGH)])
+    best = max(ans.sentences, key=lambda s: s.score)
+    assert best.text.endswith("bake at 250 °C in a covered pot for 20 minutes, uncovered for 25.")
+    assert all("room temperature" not in s.text for s in ans.sentences)
+    zh = extract_answer("咖啡的水溫要多少度？", [src("S1", "咖啡的水溫很重要，請小心。咖啡的水溫大約九十二度。")])
+    assert max(zh.sentences, key=lambda s: s.score).text == "咖啡的水溫大約九十二度。"
+
+
+def test_a_question_that_asks_no_amount_gets_no_number_bonus():
+    ans = extract_answer("Why feed the starter?", [src("S1", "Feed the starter twice a day. Feed it 100 g of flour.")])
+    assert ans.sentences[0].text == "Feed the starter twice a day."
