@@ -30,16 +30,22 @@ class Result:
         return json.loads(self.stdout)
 
 
+def cli_env(home: Path, passphrase: str | None = PASS, **extra: str) -> dict[str, str]:
+    """The environment a child `memories` process gets: this one's without any MEMORIES_ setting,
+    then the home, the passphrase (unless None) and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    env.update(MEMORIES_HOME=str(home), PYTHONIOENCODING="utf-8")
+    if passphrase is not None:
+        env["MEMORIES_PASSPHRASE"] = passphrase
+    env.update(extra)
+    return env
+
+
 def run_cli(home: Path, *args: str, passphrase: str | None = PASS, stdin: str | bytes | None = None,
             env: dict[str, str] | None = None, timeout: float = 120, real_kdf: bool = False) -> Result:
     """`real_kdf=True` runs `python -m memories_tui` exactly as shipped (Argon2id 256 MiB, ~1 s per
     vault create/unlock); otherwise new vaults get cheap parameters (tests/helpers/cheap_cli.py)."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    environ["MEMORIES_HOME"] = str(home)
-    environ["PYTHONIOENCODING"] = "utf-8"
-    if passphrase is not None:
-        environ["MEMORIES_PASSPHRASE"] = passphrase
-    environ.update(env or {})
+    environ = cli_env(home, passphrase, **(env or {}))
     data = stdin.encode() if isinstance(stdin, str) else stdin
     entry = ["-m", "memories_tui"] if real_kdf else [str(CHEAP_CLI)]
     done = subprocess.run([sys.executable, *entry, *args], input=data if data is not None else b"",

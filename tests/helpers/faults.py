@@ -14,18 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memories_tui import testhooks
-from tests.helpers.cli import CHEAP_CLI, Result
+from tests.helpers.cli import CHEAP_CLI, Result, cli_env
 
-PASS = "correct horse"
 _PR_CAPBSET_DROP = 24
 _DAC_CAPS = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
-
-
-def cli_env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_HOME=str(home), MEMORIES_PASSPHRASE=PASS, PYTHONIOENCODING="utf-8")
-    env.update(extra)
-    return env
 
 
 def obey_permissions() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import CHEAP_CLI, call_cli
+from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
 from tests.helpers.model_server import ModelServer, bag_vector
 from tests.helpers.vaults import home_with_a_note
 
@@ -55,18 +55,12 @@ def test_file_name_that_is_not_utf8_is_refused_clearly(home, tmp_path, verb):
     path = _non_utf8_file(tmp_path)
     before = call_cli(home, "--json", "memory", "list", "notes").json
     done = subprocess.run([sys.executable, str(CHEAP_CLI), "--json", *verb, "notes", os.fsencode(str(path))],
-                          capture_output=True, env=_env(home), timeout=120, check=False)
+                          capture_output=True, env=cli_env(home), timeout=120, check=False)
     out = json.loads(done.stdout)
     assert done.returncode == 1 and out["error"]["code"] == "bad_file_name", done.stdout
     assert "\\xff\\xfe" in out["error"]["message"] and "UTF-8" in out["error"]["message"]
     assert b"Traceback" not in done.stderr
     assert call_cli(home, "--json", "memory", "list", "notes").json == before  # nothing written
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_HOME=str(home), MEMORIES_PASSPHRASE="correct horse", PYTHONIOENCODING="utf-8")
-    return env
 
 
 @pytest.mark.parametrize("args,status", [
@@ -80,7 +74,7 @@ def test_a_reader_that_left_the_pipe_gets_no_traceback(home, args, status):
     os.close(read_end)
     try:
         done = subprocess.run([sys.executable, str(CHEAP_CLI), *args], stdout=write_end, stderr=subprocess.PIPE,
-                              env=_env(home), timeout=120, check=False)
+                              env=cli_env(home), timeout=120, check=False)
     finally:
         os.close(write_end)
     assert done.stderr == b"", done.stderr.decode()

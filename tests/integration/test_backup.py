@@ -21,6 +21,7 @@ from memories_tui.vault.keys import open_keys
 from memories_tui.vault.verify import check_vault_file
 from tests.helpers.cli import run_cli
 from tests.helpers.faults import PASS, cli_env, file_size_limit, killed_at, obey_permissions, run_cli_as
+from tests.helpers.vaults import CHILD_PRELUDE
 
 BULK_RECORDS, BULK_CHARS = 60, 24_000  # ~1.4 MB: several backup steps of 256 pages
 
@@ -51,11 +52,9 @@ def _visible(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
 
 
-WRITER = """
+WRITER = CHILD_PRELUDE + """
 import sys, time
 from pathlib import Path
-from memories_tui.vault import crypto
-crypto._TEST_KDF_OVERRIDE = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
 from memories_tui.engine import Engine
 home, vault, stop, count = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
 engine = Engine.open(home)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,17 +10,8 @@ from pathlib import Path
 
 from memories_tui import testhooks
 from memories_tui.engine import Engine
-from tests.helpers.cli import CHEAP_CLI, run_cli
+from tests.helpers.cli import CHEAP_CLI, cli_env, run_cli
 from tests.helpers.vaults import CHILD_PRELUDE, PASS, records_of
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_HOME=str(home), MEMORIES_PASSPHRASE=PASS)
-    return env
-
-
-
 
 N_FILES, REPEAT = 100, 800
 
@@ -50,7 +40,7 @@ def test_kill_9_mid_ingest_leaves_all_or_nothing(tmp_path, cheap_kdf):
         files.append(str(path))
     wal = home / "vaults" / f"{vault}.mvault-wal"
     ready = tmp_path / "paused"
-    env = _env(home)
+    env = cli_env(home)
     env[testhooks.ENV] = f"vault-add-before-commit:{ready}"
     proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ingest", vault, *files],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -94,7 +84,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path, cheap_kdf):
     shared = run_cli(home, "memory", "add", vault, "--title", "shared", "--text", "v0", "--json").json["id"]
     n = 40
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(home), vault, PASS, shared, name, str(n)],
-                              env=_env(home), stderr=subprocess.PIPE) for name in ("A", "B")]
+                              env=cli_env(home), stderr=subprocess.PIPE) for name in ("A", "B")]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()

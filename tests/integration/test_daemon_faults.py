@@ -11,16 +11,10 @@ import sys
 from pathlib import Path
 
 from memories_tui import testhooks
-from tests.helpers.cli import CHEAP_CLI, run_cli
+from tests.helpers.cli import CHEAP_CLI, cli_env, run_cli
 from tests.helpers.daemon import daemon, lock_held, stop, unlock, wait_until
 from tests.helpers.model_server import COMPAT_CHAT, ModelServer
 from tests.helpers.vaults import records_of
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_HOME=str(home), PYTHONIOENCODING="utf-8", **extra)
-    return env
 
 
 def test_unlock_once_then_no_passphrase_then_lock_needs_it_again(tmp_path: Path) -> None:
@@ -56,7 +50,7 @@ def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> N
     with daemon(home, env={testhooks.ENV: f"vault-add-before-commit:{ready}"}) as pid:
         assert unlock(home, "notes").code == 0
         cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "--json", "rag", "ingest", "notes", *files],
-                               cwd=tmp_path, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               cwd=tmp_path, env=cli_env(home, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         wait_until(lambda: ready.exists() or cli.poll() is not None, 300, "the daemon to pause before commit")
         assert int(ready.read_text()) == pid  # the daemon did the writing, not the CLI
         os.kill(pid, signal.SIGKILL)
@@ -68,7 +62,7 @@ def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> N
     try:
         assert unlock(home, "notes").code == 0  # a new daemon
         done = subprocess.run([sys.executable, str(CHEAP_CLI), "--json", "rag", "ingest", "notes", *files],
-                              cwd=tmp_path, env=_env(home), capture_output=True, check=False)
+                              cwd=tmp_path, env=cli_env(home, None), capture_output=True, check=False)
         assert done.returncode == 0, done.stderr
     finally:
         stop(home)
@@ -86,7 +80,7 @@ def test_ctrl_c_in_the_cli_cancels_the_work_in_the_daemon(tmp_path: Path) -> Non
         try:
             assert unlock(home, "notes").code == 0
             cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ask", "notes", "How to make bread?"],
-                                   env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   env=cli_env(home, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert asked.wait(120), "the daemon never asked the model"
             cli.send_signal(signal.SIGINT)
             out, err = cli.communicate(timeout=120)

@@ -9,7 +9,6 @@ still a normal MCP server after the same abuse.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.helpers.cli import cli_env
 from tests.helpers.vaults import home_with_a_note
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
@@ -34,17 +34,11 @@ def home(tmp_path_factory) -> Path:
     return home_with_a_note(tmp_path_factory.mktemp("mcp-raw") / "home", "Lantern", "Lanterns float at dusk.")
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_HOME=str(home), MEMORIES_PASSPHRASE="correct horse", PYTHONIOENCODING="utf-8")
-    return env
-
-
 class RawServer:
     """The server on raw pipes; every stdout line lands in a queue read with a hang guard."""
 
     def __init__(self, home: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(SERVER), "mcp", "--vault", "notes"], env=_env(home),
+        self.proc = subprocess.Popen([sys.executable, str(SERVER), "mcp", "--vault", "notes"], env=cli_env(home),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -124,7 +118,7 @@ def test_a_huge_id_is_not_echoed_and_a_huge_line_is_refused(raw):
 
 async def test_the_sdk_client_still_works_with_the_guarded_transport(home, tmp_path):
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "mcp", "--vault", "notes"],
-                                   env=_env(home))
+                                   env=cli_env(home))
     with open(tmp_path / "stderr.log", "w+", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=HANG_GUARD) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
