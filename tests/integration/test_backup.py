@@ -19,9 +19,9 @@ from memories_tui.vault.backups import backups_of
 from memories_tui.vault.header import read_header
 from memories_tui.vault.keys import open_keys
 from memories_tui.vault.verify import check_vault_file
-from tests.helpers.cli import run_cli
-from tests.helpers.faults import PASS, cli_env, file_size_limit, killed_at, obey_permissions, run_cli_as
-from tests.helpers.vaults import CHILD_PRELUDE
+from tests.helpers.cli import cli_env, run_cli
+from tests.helpers.faults import file_size_limit, killed_at, obey_permissions, run_cli_as
+from tests.helpers.vaults import CHILD_PRELUDE, PASS
 
 BULK_RECORDS, BULK_CHARS = 60, 24_000  # ~1.4 MB: several backup steps of 256 pages
 

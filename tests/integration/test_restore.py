@@ -12,7 +12,8 @@ import pytest
 
 from memories_tui.engine import Engine
 from tests.helpers.cli import run_cli
-from tests.helpers.faults import PASS, killed_at
+from tests.helpers.faults import killed_at
+from tests.helpers.vaults import PASS
 
 BULK_RECORDS, BULK_CHARS = 60, 24_000
 

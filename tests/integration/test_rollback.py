@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memories_tui.engine import Engine
 from tests.helpers.cli import run_cli
-from tests.helpers.faults import PASS
+from tests.helpers.vaults import PASS
 
 
 def _vault_with_history(home: Path, tmp: Path) -> tuple[str, Path, Path]:
