@@ -172,3 +172,36 @@ def test_readme_is_short_and_its_test_command_is_what_ci_runs() -> None:
     ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
           if line and not line.startswith("#")]
     assert ci[-1] == "./scripts/test"
+
+
+def verb_rows(cli_doc: str) -> list[tuple[str, set[str]]]:
+    """docs/cli.md's verb table: (the verb's usage, the JSON keys its row names)."""
+    table = cli_doc.split("## Every verb", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`memories"):
+            rows.append((cells[0], set(re.findall(r'"(\w+)"', cells[2]))))
+    return rows
+
+
+def test_the_verb_table_names_every_key_the_recorded_json_prints() -> None:
+    """The --json golden (real output of 31 calls) against the keys docs/cli.md promises."""
+    import json
+
+    rows = verb_rows((ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
+    golden = json.loads((ROOT / "tests" / "golden" / "json" / "outputs.json").read_text(encoding="utf-8"))
+    checked = 0
+    for case in golden.values():
+        output = json.loads(case["stdout"])
+        if case["exit"] != 0 or not isinstance(output, dict):
+            continue
+        argv = case["argv"]
+        batch = "--queries" in argv or "--questions" in argv
+        usage = f"`memories {argv[0]} {argv[1]}" if argv[0] in _subcommands(build_parser()) else ""
+        matches = [keys for first, keys in rows if first.startswith(usage)
+                   and ("--queries" in first or "--questions" in first) == batch]
+        assert matches, f"no row for {' '.join(argv[:2])} in docs/cli.md"
+        assert set(output) <= matches[0], f"{' '.join(argv)}: {sorted(set(output) - matches[0])} not in docs/cli.md"
+        checked += 1
+    assert checked >= 20
