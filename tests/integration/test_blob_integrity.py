@@ -8,7 +8,6 @@ subprocesses.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from memories_tui.errors import TamperError
 from memories_tui.index.cache import SNAPSHOT_BLOB
 from memories_tui.vault.store import UnlockedVault, create_vault_file
 from tests.helpers.cli import call_cli
+from tests.helpers.tamper import flip, sql
 from tests.helpers.vaults import CHILD_PRELUDE
 
 
@@ -29,21 +29,10 @@ def _vault_file(home: Path) -> Path:
 
 
 def _blob_row(path: Path, name: str) -> tuple[bytes, bytes, bytes]:
-    conn = sqlite3.connect(path)
-    try:
-        row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?", (name,)).fetchone()
-    finally:
-        conn.close()
-    return bytes(row[0]), bytes(row[1]), bytes(row[2])
+    (nonce, ciphertext, digest), = sql(path, "SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?", name)
+    return nonce, ciphertext, digest
 
 
-def _sql(path: Path, statement: str, *params: object) -> None:
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute(statement, params)
-        conn.commit()
-    finally:
-        conn.close()
 
 
 # -- item 1: settings rollback -------------------------------------------------------------
@@ -57,7 +46,7 @@ def test_settings_ciphertext_rolled_back_from_an_older_copy_is_refused(tmp_path)
     assert call_cli(home, "--json", "vault", "policy", vid, "--device-only", "on").json["device_only"] is True
     nonce, ct, _ = _blob_row(older, "settings")
     # the attack from the issue: nonce + ciphertext only, the (manifest-covered) digest stays
-    _sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'settings'", nonce, ct)
+    sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'settings'", nonce, ct)
     result = call_cli(home, "--json", "vault", "policy", vid)
     assert result.code == 1, result.stdout
     assert result.json["error"]["code"] == "vault_tampered"
@@ -73,7 +62,7 @@ def test_settings_rollback_is_seen_by_an_open_vault_too(tmp_path, cheap_kdf):
     try:
         vault.set_settings({"device_only": True})
         nonce, ct, _ = _blob_row(older, "settings")
-        _sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'settings'", nonce, ct)
+        sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'settings'", nonce, ct)
         with pytest.raises(TamperError):
             vault.settings()
     finally:
@@ -90,7 +79,7 @@ def test_cache_blob_with_a_mismatching_digest_is_not_trusted(tmp_path, cheap_kdf
         vault.put_cache_blob("emb:aa", b"old vector")
         old = _blob_row(path, "emb:aa")
         vault.put_cache_blob("emb:aa", b"new vector")
-        _sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'emb:aa'", old[0], old[1])
+        sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ? WHERE name = 'emb:aa'", old[0], old[1])
         assert vault.get_cache_blobs(["emb:aa"]) == {}
         assert any("emb:aa" in note for note in vault.cache_repairs)
     finally:
@@ -114,7 +103,7 @@ def test_rolled_back_lexical_snapshot_never_returns_text_that_is_gone(tmp_path, 
     eng.update_record(vid, rec.id, body="nothing to see here")
     eng.search(vid, "nothing")
     eng.close()
-    _sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ?, digest = ? WHERE name = ?", *old, SNAPSHOT_BLOB)
+    sql(path, "UPDATE blobs SET nonce = ?, ciphertext = ?, digest = ? WHERE name = ?", *old, SNAPSHOT_BLOB)
     eng = Engine.open(home)
     try:
         eng.unlock(vid, "pw")
@@ -166,10 +155,7 @@ def test_other_processes_honest_writes_still_pass(engine):
 # -- item 7: a damaged cache blob is dropped and rebuilt -----------------------------------
 
 def _flip_blob_byte(path: Path, name: str, offset: int = 7) -> None:
-    nonce, ct, _ = _blob_row(path, name)
-    flipped = bytearray(ct)
-    flipped[offset] ^= 0x01
-    _sql(path, "UPDATE blobs SET ciphertext = ? WHERE name = ?", bytes(flipped), name)
+    flip(path, "blobs", "ciphertext", "name = ?", name, offset=offset)
 
 
 @pytest.mark.parametrize("fix_digest", [False, True])
@@ -187,7 +173,7 @@ def test_damaged_lexical_snapshot_is_reported_dropped_and_rebuilt(tmp_path, fix_
     _flip_blob_byte(path, SNAPSHOT_BLOB)
     if fix_digest:  # digest recomputed to match: only AEAD can tell now
         nonce, ct, _ = _blob_row(path, SNAPSHOT_BLOB)
-        _sql(path, "UPDATE blobs SET digest = ? WHERE name = ?", hashlib.sha256(nonce + ct).digest(), SNAPSHOT_BLOB)
+        sql(path, "UPDATE blobs SET digest = ? WHERE name = ?", hashlib.sha256(nonce + ct).digest(), SNAPSHOT_BLOB)
     status = call_cli(home, "--json", "rag", "status", vid)
     assert status.code == 0, status.stdout
     assert any(SNAPSHOT_BLOB in note for note in status.json["cache_repairs"])
@@ -197,10 +183,8 @@ def test_damaged_lexical_snapshot_is_reported_dropped_and_rebuilt(tmp_path, fix_
     # the rebuilt snapshot was saved again and verifies
     assert call_cli(home, "--json", "rag", "status", vid).json["cache_repairs"] == []
     # records stay strict
-    conn = sqlite3.connect(path)
-    rid, ct = conn.execute("SELECT record_id, ciphertext FROM records").fetchone()
-    conn.close()
-    _sql(path, "UPDATE records SET ciphertext = ? WHERE record_id = ?", bytes([ct[0] ^ 1]) + ct[1:], rid)
+    (rid, revision), *_ = sql(path, "SELECT record_id, revision FROM records ORDER BY revision DESC")
+    flip(path, "records", "ciphertext", "record_id = ? AND revision = ?", rid, revision)
     broken = call_cli(home, "--json", "rag", "search", vid, "oolong")
     assert broken.code == 1 and broken.json["error"]["code"] == "vault_tampered"
 
@@ -214,8 +198,6 @@ def test_damaged_embedding_blob_is_dropped_not_fatal(tmp_path, cheap_kdf):
         _flip_blob_byte(path, "emb:bad", offset=0)
         assert vault.get_cache_blobs(["emb:good", "emb:bad"]) == {"emb:good": b"v1"}
         assert any("emb:bad" in note for note in vault.cache_repairs)
-        conn = sqlite3.connect(path)
-        assert conn.execute("SELECT name FROM blobs WHERE name LIKE 'emb:%'").fetchall() == [("emb:good",)]
-        conn.close()
+        assert sql(path, "SELECT name FROM blobs WHERE name LIKE 'emb:%'") == [("emb:good",)]
     finally:
         vault.close()

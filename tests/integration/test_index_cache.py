@@ -188,7 +188,7 @@ def test_encrypted_snapshot_restores_and_only_changed_records_are_resegmented(tm
 
 def test_tampered_snapshot_is_dropped_reported_and_rebuilt(tmp_path, cheap_kdf):
     """A snapshot failing AEAD is never used; search rebuilds from records."""
-    import sqlite3
+    from tests.helpers.tamper import flip
 
     home = tmp_path / "home"
     eng = Engine.open(home)
@@ -198,12 +198,7 @@ def test_tampered_snapshot_is_dropped_reported_and_rebuilt(tmp_path, cheap_kdf):
     eng.search(vid, "words")
     eng.close()
     path = home / "vaults" / f"{vid}.mvault"
-    conn = sqlite3.connect(path)
-    ct = bytearray(conn.execute("SELECT ciphertext FROM blobs WHERE name='lexical-index'").fetchone()[0])
-    ct[100] ^= 1
-    conn.execute("UPDATE blobs SET ciphertext=? WHERE name='lexical-index'", (bytes(ct),))
-    conn.commit()
-    conn.close()
+    flip(path, "blobs", "ciphertext", "name='lexical-index'", offset=100)
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
     assert _titles(eng, vid, "words") == ["t"]

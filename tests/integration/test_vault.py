@@ -11,6 +11,7 @@ import pytest
 from memories_tui.errors import NotFoundError, TamperError, VaultError, WrongPassphraseError
 from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault, create_vault_file, read_header
+from tests.helpers.tamper import flip, sql
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "format-v1.mvault"
 GOLDEN_PASS = "golden passphrase 金庫"
@@ -56,13 +57,6 @@ def _make(tmp_path: Path, cheap: None = None) -> tuple[Path, list[str]]:
     return path, [a.id, b.id, c.id]
 
 
-def _sql(path: Path, statement: str, *params: object) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute(statement, params)
-    conn.commit()
-    conn.close()
-
-
 def _open_all(path: Path) -> None:
     vault = UnlockedVault(path, "pw")
     try:
@@ -95,12 +89,7 @@ def test_wrong_passphrase_changes_nothing(tmp_path, cheap_kdf):
 
 def test_flipped_record_ciphertext_detected(tmp_path, cheap_kdf):
     path, (a, _, _) = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    ct = bytearray(conn.execute("SELECT ciphertext FROM records WHERE record_id=? AND revision=2", (a,)).fetchone()[0])
-    ct[5] ^= 0x01
-    conn.execute("UPDATE records SET ciphertext=? WHERE record_id=? AND revision=2", (bytes(ct), a))
-    conn.commit()
-    conn.close()
+    flip(path, "records", "ciphertext", "record_id=? AND revision=2", a, offset=5)
     with pytest.raises(TamperError):
         _open_all(path)
 
@@ -109,33 +98,23 @@ def test_flipped_record_ciphertext_with_recomputed_digest_still_detected(tmp_pat
     import hashlib
 
     path, (a, _, _) = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    nonce, ct = conn.execute("SELECT nonce, ciphertext FROM records WHERE record_id=? AND revision=2", (a,)).fetchone()
-    ct = bytearray(ct)
-    ct[-1] ^= 0x80
-    conn.execute("UPDATE records SET ciphertext=?, digest=? WHERE record_id=? AND revision=2",
-                 (bytes(ct), hashlib.sha256(bytes(nonce) + bytes(ct)).digest(), a))
-    conn.commit()
-    conn.close()
+    flip(path, "records", "ciphertext", "record_id=? AND revision=2", a, offset=-1, mask=0x80)
+    (nonce, ct), = sql(path, "SELECT nonce, ciphertext FROM records WHERE record_id=? AND revision=2", a)
+    sql(path, "UPDATE records SET digest=? WHERE record_id=? AND revision=2", hashlib.sha256(nonce + ct).digest(), a)
     with pytest.raises(TamperError):
         _open_all(path)
 
 
 def test_flipped_header_detected(tmp_path, cheap_kdf):
     path, _ = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    salt = bytearray(conn.execute("SELECT salt FROM header").fetchone()[0])
-    salt[0] ^= 0xFF
-    conn.execute("UPDATE header SET salt=?", (bytes(salt),))
-    conn.commit()
-    conn.close()
+    flip(path, "header", "salt", "1", mask=0xFF)
     with pytest.raises(TamperError, match="header"):
         UnlockedVault(path, "pw")
 
 
 def test_renamed_vault_header_detected(tmp_path, cheap_kdf):
     path, _ = _make(tmp_path)
-    _sql(path, "UPDATE header SET name='evil'")
+    sql(path, "UPDATE header SET name='evil'")
     with pytest.raises(TamperError):
         read_header(path)
 
@@ -151,47 +130,42 @@ def test_flipped_sqlite_file_header_refused(tmp_path, cheap_kdf):
 
 def test_swapped_ciphertexts_detected(tmp_path, cheap_kdf):
     path, (a, _, c) = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    ra = conn.execute("SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", (a,)).fetchone()
-    rc = conn.execute("SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", (c,)).fetchone()
-    conn.execute("UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", (*rc, a))
-    conn.execute("UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", (*ra, c))
-    conn.commit()
-    conn.close()
+    ra, = sql(path, "SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", a)
+    rc, = sql(path, "SELECT nonce, ciphertext, digest FROM records WHERE record_id=? AND revision=1", c)
+    sql(path, "UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", *rc, a)
+    sql(path, "UPDATE records SET nonce=?, ciphertext=?, digest=? WHERE record_id=? AND revision=1", *ra, c)
     with pytest.raises(TamperError):
         _open_all(path)
 
 
 def test_credential_relabelled_as_memory_detected(tmp_path, cheap_kdf):
     path, (_, b, _) = _make(tmp_path)
-    _sql(path, "UPDATE records SET kind='memory' WHERE record_id=?", b)
+    sql(path, "UPDATE records SET kind='memory' WHERE record_id=?", b)
     with pytest.raises(TamperError):
         _open_all(path)
 
 
 def test_deleted_row_detected(tmp_path, cheap_kdf):
     path, (_, _, c) = _make(tmp_path)
-    _sql(path, "DELETE FROM records WHERE record_id=?", c)
+    sql(path, "DELETE FROM records WHERE record_id=?", c)
     with pytest.raises(TamperError, match="manifest"):
         UnlockedVault(path, "pw")
 
 
 def test_rolled_back_row_detected(tmp_path, cheap_kdf):
     path, (a, _, _) = _make(tmp_path)
-    _sql(path, "DELETE FROM records WHERE record_id=? AND revision=2", a)  # back to revision 1
+    sql(path, "DELETE FROM records WHERE record_id=? AND revision=2", a)  # back to revision 1
     with pytest.raises(TamperError, match="manifest"):
         UnlockedVault(path, "pw")
 
 
 def test_rolled_back_settings_detected(tmp_path, cheap_kdf):
     path, _ = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    old = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name='settings'").fetchone()
-    conn.close()
+    old, = sql(path, "SELECT nonce, ciphertext, digest FROM blobs WHERE name='settings'")
     vault = UnlockedVault(path, "pw")
     vault.set_settings({"device_only": True})
     vault.close()
-    _sql(path, "UPDATE blobs SET nonce=?, ciphertext=?, digest=? WHERE name='settings'", *old)
+    sql(path, "UPDATE blobs SET nonce=?, ciphertext=?, digest=? WHERE name='settings'", *old)
     with pytest.raises(TamperError):
         UnlockedVault(path, "pw")
 
@@ -220,16 +194,14 @@ def test_plaintext_sqlite_and_random_files_refused(tmp_path):
 
 def test_newer_format_refused(tmp_path, cheap_kdf):
     path, _ = _make(tmp_path)
-    _sql(path, "UPDATE header SET format=99")
+    sql(path, "UPDATE header SET format=99")
     with pytest.raises(VaultError, match="newer version"):
         read_header(path)
 
 
 def test_passwd_rewraps_without_reencrypting(tmp_path, cheap_kdf):
     path, (a, _, _) = _make(tmp_path)
-    conn = sqlite3.connect(path)
-    before = conn.execute("SELECT ciphertext FROM records ORDER BY record_id, revision").fetchall()
-    conn.close()
+    before = sql(path, "SELECT ciphertext FROM records ORDER BY record_id, revision")
     vault = UnlockedVault(path, "pw")
     vault.change_passphrase("pw", "new pass")
     vault.close()
@@ -238,9 +210,7 @@ def test_passwd_rewraps_without_reencrypting(tmp_path, cheap_kdf):
     vault = UnlockedVault(path, "new pass")
     assert vault.read(a).body == "alpha body v2"
     vault.close()
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT ciphertext FROM records ORDER BY record_id, revision").fetchall() == before
-    conn.close()
+    assert sql(path, "SELECT ciphertext FROM records ORDER BY record_id, revision") == before
 
 
 def test_create_refuses_to_overwrite(tmp_path, cheap_kdf):
