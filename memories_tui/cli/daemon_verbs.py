@@ -11,14 +11,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..daemon import DaemonClient, DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
+from ..daemon.status import clock, span
 from ..errors import UsageError
 from ..frontend.durations import parse_duration
 from ..frontend.passphrase import get_passphrase
 from .context import Context
 from .output import Payload, clean
+
+if TYPE_CHECKING:
+    from ..daemon.status import DaemonStatus, HeldVault
 
 
 def register(sub: Any, verb: Any) -> None:
@@ -95,69 +99,54 @@ def _running_daemon(ctx: Context) -> DaemonClient | None:
 
 
 def cmd_daemon_status(ctx: Context) -> Payload:
+    from ..daemon.status import DaemonStatus
+
     client = _running_daemon(ctx)
     if client is None:
         return {"running": False}
-    status: dict[str, Any] = client.call("status")
+    status = DaemonStatus.from_json(client.call("status"))
     if not ctx.json:
         _print_status(ctx, status)
-    return {"running": True, **status}
+    return {"running": True, **status.to_json()}
 
 
-def _print_status(ctx: Context, status: dict[str, Any]) -> None:
-    rss = status.get("rss_bytes")
-    host = "Memories TUI (serving the socket)" if status.get("kind") == "tui" else "Memories daemon"
-    parts = [f"pid {status['pid']}", f"up {_span(float(status['uptime_seconds']))}"]
-    if isinstance(rss, int):
-        parts.append(f"{rss / 2**20:,.1f} MiB resident")
-    if "model_loaded" in status:
-        parts.append("model loaded" if status["model_loaded"] else "no model loaded")
+def _print_status(ctx: Context, status: DaemonStatus) -> None:
+    from ..daemon.status import KIND_LABELS
+
+    host = "Memories TUI (serving the socket)" if status.kind == "tui" else "Memories daemon"
+    parts = [f"pid {status.pid}", f"up {span(status.uptime_seconds)}"]
+    if status.rss_bytes is not None:
+        parts.append(f"{status.rss_bytes / 2**20:,.1f} MiB resident")
+    parts.append("model loaded" if status.model_loaded else "no model loaded")
+    parts.append(f"{status.requests_served:,} request(s) served")
     print(f"{ctx.bold(host)}  " + " · ".join(parts))
-    print(f"home  {clean(status['home'])}")
-    minutes = float(status.get("idle_lock_minutes") or 0)
-    print(f"idle lock  {'never' if minutes <= 0 else f'after {minutes:g} min'}")
-    vaults = status.get("vaults") or []
-    if not vaults:
+    print(f"home  {clean(status.home)}")
+    print(f"idle lock  {'never' if status.idle_lock_minutes <= 0 else f'after {status.idle_lock_minutes:g} min'}")
+    if not status.vaults:
         print("No vault is unlocked.")
     else:
         ctx.table(["VAULT_ID", "NAME", "UNLOCKED", "LOCKS IN"],
-                  [[v["vault_id"], v["name"], _clock(v["unlocked_at"]), _left(v)] for v in vaults])
-    grants = status.get("grants") or []
-    if grants:
-        print(ctx.bold("AI clients (MCP grants)"))
-        ctx.table(["PID", "VAULTS", "EXPIRES"],
-                  [[g.get("pid") or "-", ", ".join(g.get("vaults", [])), _clock(g.get("expires_at"))]
-                   for g in grants])
-    clients = status.get("clients") or []
-    if clients:
-        print(ctx.bold("Requests running"))
-        ctx.table(["PID", "METHOD", "FOR"],
-                  [[c.get("pid") or "-", c.get("method", ""), _span(time.time() - float(c.get("since", 0)))]
-                   for c in clients])
+                  [[v.vault_id, v.name, clock(v.unlocked_at), _left(v)] for v in status.vaults])
+    if status.clients:
+        print(ctx.bold("Clients"))
+        ctx.table(["PID", "WHAT", "CALLS", "LAST CALL", "NOW"],
+                  [[c.pid or "-", KIND_LABELS.get(c.kind, c.kind), c.calls,
+                    f"{c.last_method} ({span(time.time() - c.last_seen)} ago)", c.running or "idle"]
+                   for c in status.clients])
+    else:
+        print("No client is connected.")
+    if status.grants:
+        print(ctx.bold("AI clients' grants (revoke with `memories mcp revoke VAULT_ID`)"))
+        ctx.table(["PID", "VAULTS", "EXPIRES", "STATE"],
+                  [[g.pid or "-", ", ".join(g.names), clock(g.expires_at), g.state] for g in status.grants])
 
 
-def _left(row: dict[str, Any]) -> str:
-    left = row.get("seconds_left")
-    if left is None:
+def _left(vault: HeldVault) -> str:
+    if vault.seconds_left is None:
         return "never (until locked)"
-    why = "--for" if row.get("expires_at") is not None and (
-        row.get("idle_lock_at") is None or row["expires_at"] <= row["idle_lock_at"]) else "idle"
-    return f"{_span(float(left))} ({why})"
-
-
-def _span(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, _ = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m"
-
-
-def _clock(stamp: object) -> str:
-    if not isinstance(stamp, int | float):
-        return "never"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(float(stamp)))
+    why = "--for" if vault.expires_at is not None and (
+        vault.idle_lock_at is None or vault.expires_at <= vault.idle_lock_at) else "idle"
+    return f"{span(vault.seconds_left)} ({why})"
 
 
 def cmd_daemon_stop(ctx: Context) -> Payload:
@@ -202,7 +191,7 @@ def cmd_unlock(ctx: Context) -> Payload:
 
 def _until(row: dict[str, Any]) -> str:
     if row.get("expires_at") is not None:
-        return f"it locks at {_clock(row['expires_at'])} or after idle time, whichever comes first"
+        return f"it locks at {clock(row['expires_at'])} or after idle time, whichever comes first"
     if row.get("idle_lock_at") is not None:
         return "it locks when idle for [daemon] idle_lock_minutes or with `memories lock`"
     return "it stays unlocked until `memories lock`"

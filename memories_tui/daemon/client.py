@@ -23,6 +23,7 @@ from ..errors import CancelledError, MemoriesError
 from .paths import DaemonPaths, SocketAddress, unix_sockets_supported
 from .peer import peer_of
 from .protocol import (
+    CLIENT_HEADER,
     MAX_LINE_BYTES,
     PREFIX,
     DaemonConnectionError,
@@ -77,8 +78,9 @@ def _http_errors() -> tuple[type[BaseException], ...]:
 class DaemonClient:
     """One home's daemon. Each `call` is one request on its own connection."""
 
-    def __init__(self, home: Path, timeout: float | None = None) -> None:
+    def __init__(self, home: Path, timeout: float | None = None, *, kind: str = "cli") -> None:
         self.home = home
+        self.kind = kind  # cli | mcp | tui: how `daemon status` labels this process
         self.paths = DaemonPaths(home)
         self.timeout = timeout
         self.hello: dict[str, Any] = {}
@@ -91,7 +93,8 @@ class DaemonClient:
         try:
             try:
                 conn.request("POST", PREFIX + method, body=body,
-                             headers={"Content-Type": "application/json", "Content-Length": str(len(body))})
+                             headers={"Content-Type": "application/json", "Content-Length": str(len(body)),
+                                      CLIENT_HEADER: self.kind})
                 response = conn.getresponse()
             except _http_errors():
                 raise self._gone(method) from None
@@ -174,12 +177,12 @@ def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
         return DaemonConnectionError(f"The daemon refused the request (HTTP {response.status}).")
 
 
-def connect(home: Path) -> DaemonClient | None:
+def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
     """The home's daemon if one accepts connections, else None (also when disabled or
     unsupported). A socket file nobody accepts on (left by a killed daemon) counts as none."""
     if daemon_disabled() or not unix_sockets_supported():
         return None
-    client = DaemonClient(home)
+    client = DaemonClient(home, kind=kind)
     if not client.paths.socket.exists():
         return None
     try:

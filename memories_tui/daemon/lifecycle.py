@@ -132,9 +132,7 @@ class SocketHost:
             self.home_lock.release()
             raise
         server = self.server
-        self.service.server_activity = lambda: [  # what runs now, besides the status request asking
-            {"pid": peer.pid, "method": method, "since": since} for peer, method, since in server.in_flight()
-            if method != "status"]
+        self.service.clients = server.clients
         self._threads = [threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5},
                                           name="memories-daemon-serve", daemon=True),
                          threading.Thread(target=self.service.sweep_forever, args=(self._stop_sweep,),

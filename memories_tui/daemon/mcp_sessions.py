@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
 from ..errors import LockedError, MemoriesError, UsageError
+from ..frontend.grant_records import revoked_at
 from ..mcp.grants import GrantedVault, Grants
 from .server import Call, Method
 from .service import DaemonService, how_to_unlock
+from .status import GrantInfo, process_alive
 
 if TYPE_CHECKING:
     from ..mcp.tools import MemoryTools
@@ -102,14 +104,22 @@ class McpSessions:
         data: dict[str, Any] = result.to_wire()
         return data
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[GrantInfo]:
         """The grants of the MCP servers served here (for `daemon status` and the TUI)."""
         now = testhooks.now()
         with self._lock:
             sessions = list(self._sessions.values())
-        return [{"pid": s.pid, "vaults": sorted(s.grants.vaults), "started_at": s.grants.started_at,
-                 "expires_at": s.grants.expires_at,
-                 "expired": s.grants.expires_at is not None and now >= s.grants.expires_at} for s in sessions]
+        rows = []
+        for s in sessions:
+            if s.pid is not None and not process_alive(s.pid):
+                continue  # an MCP server that exited without closing its session
+            held = sorted(s.grants.vaults.values(), key=lambda v: v.name.casefold())
+            revoked = [v.vault_id for v in held if (at := revoked_at(s.grants.home, v.vault_id)) is not None
+                       and at >= s.grants.started_at]
+            rows.append(GrantInfo(s.pid, [v.vault_id for v in held], [v.name for v in held], s.grants.started_at,
+                                  s.grants.expires_at, s.grants.expires_at is not None and now >= s.grants.expires_at,
+                                  revoked))
+        return rows
 
 
 def _seconds(value: object) -> float | None:

@@ -22,6 +22,7 @@ PREFIX = f"/v{VERSION}/"
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024 * 1024  # one answer line (a 16 MiB record body with escapes, a big batch)
 CONTENT_TYPE = "application/x-ndjson"
+CLIENT_HEADER = "X-Memories-Client"  # cli | mcp | tui: a label for `daemon status`, never a permission
 
 
 class DaemonProtocolError(MemoriesError):

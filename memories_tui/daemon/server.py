@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import InternalError, MemoriesError, UsageError
 from .peer import Peer, peer_of
 from .protocol import (
+    CLIENT_HEADER,
     CONTENT_TYPE,
     MAX_REQUEST_BYTES,
     PREFIX,
@@ -38,6 +39,7 @@ from .protocol import (
     encode_line,
     error_line,
 )
+from .status import ClientBook
 
 log = logging.getLogger("memories.daemon")
 READ_TIMEOUT_SECONDS = 30.0  # a client that sends half a request is dropped after this
@@ -75,8 +77,7 @@ class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, address: str, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
-        self.active: dict[int, tuple[Peer, str, float]] = {}  # thread id -> (peer, method, since)
-        self.active_lock = threading.Lock()
+        self.clients = ClientBook()  # who uses the daemon, for `daemon status`
         old = os.umask(0o177)  # the socket file is created 0600
         try:
             super().__init__(address, _Handler)
@@ -89,10 +90,6 @@ class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def handle_error(self, request: object, client_address: object) -> None:
         log.error("connection failed unexpectedly")  # never the traceback: it may quote a request
-
-    def in_flight(self) -> list[tuple[Peer, str, float]]:
-        with self.active_lock:
-            return list(self.active.values())
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -205,9 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
         stop_watch = _watch_hangup(self.connection, call.cancel)
-        key = threading.get_ident()
-        with self.server.active_lock:
-            self.server.active[key] = (self.peer, name, time.time())
+        kind = self.headers.get(CLIENT_HEADER, "")
+        token = self.server.clients.begin(self.peer, kind, name)
         started = time.monotonic()
         try:
             self.server.dispatcher.before_call()
@@ -226,8 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
             line, outcome = error_line(error), error.code
         finally:
             stop_watch()
-            with self.server.active_lock:
-                self.server.active.pop(key, None)
+            self.server.clients.end(self.peer, kind, token)
         log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
         send(line)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import testhooks
 from ..errors import LockedError, UsageError
 from .server import Call, Dispatcher, Method
+from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -51,10 +52,11 @@ class DaemonService(Dispatcher):
         self.stop_requested = threading.Event()
         self._times: dict[str, VaultTimes] = {}
         self._lock = threading.RLock()
-        self.server_activity: Callable[[], list[dict[str, Any]]] = lambda: []  # set by the host
-        self.grants_status: Callable[[], list[dict[str, Any]]] = lambda: []  # set by the host
+        self.clients = ClientBook()  # the host hands over its server's
+        self.grants_status: Callable[[], list[GrantInfo]] = lambda: []  # set by the host
         self._methods: dict[str, Method] = {
-            "hello": self._hello, "status": lambda _a, _c: self.status(), "unlock": self._unlock,
+            "hello": self._hello, "status": lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
+            "unlock": self._unlock,
             "lock": self._lock_method, "vault_state": self._vault_state, "stop": self._stop,
         }
 
@@ -183,7 +185,7 @@ class DaemonService(Dispatcher):
             times.last_used = now
             times.expires_at = None if for_seconds is None else now + float(for_seconds)
         log.info("unlock %s (%s)", vault_id, "already unlocked" if already else "key derived")
-        return {**self._vault_row(vault_id, name, now), "already_unlocked": already}
+        return {**self._held(vault_id, name, now).to_wire(), "already_unlocked": already}
 
     def _lock_method(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         ref = args.get("vault")
@@ -202,39 +204,25 @@ class DaemonService(Dispatcher):
         return {"pid": os.getpid(), "stopping": True}
 
     # -- status -------------------------------------------------------------------------------
-    def _vault_row(self, vault_id: str, name: str, now: float) -> dict[str, Any]:
+    def _held(self, vault_id: str, name: str, now: float) -> HeldVault:
         times = self._times_of(vault_id)
         idle_at = times.last_used + self.idle_seconds if self.idle_seconds > 0 else None
         ends = [t for t in (times.expires_at, idle_at) if t is not None]
-        return {"vault_id": vault_id, "name": name, "unlocked_at": times.unlocked_at, "last_used": times.last_used,
-                "expires_at": times.expires_at, "idle_lock_at": idle_at,
-                "seconds_left": None if not ends else max(0.0, min(ends) - now)}
+        return HeldVault(vault_id, name, times.unlocked_at, times.last_used, times.expires_at, idle_at,
+                         None if not ends else max(0.0, min(ends) - now))
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, asking: int | None = None) -> DaemonStatus:
+        """What `memories daemon status` shows (`asking`: the pid of the process asking, left
+        out of the clients)."""
         now = testhooks.now()
-        vaults = sorted((self._vault_row(vid, self.engine.vault_name(vid), now) for vid in self.unlocked_ids()),
-                        key=lambda row: str(row["name"]).casefold())
-        return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home),
-                "started_at": self.started_at, "uptime_seconds": max(0.0, time.time() - self.started_at),
-                "idle_lock_minutes": self.idle_seconds / 60.0, "vaults": vaults,
-                "clients": self.server_activity(), "grants": self.grants_status(), "rss_bytes": resident_bytes(),
-                "model_loaded": self.engine.model_loaded}
-
-
-def resident_bytes() -> int | None:
-    """This process's resident memory (Linux /proc), else the peak (getrusage), else None."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return int(peak if os.uname().sysname == "Darwin" else peak * 1024)
-    except (ImportError, OSError):
-        return None
+        vaults = sorted((self._held(vid, self.engine.vault_name(vid), now) for vid in self.unlocked_ids()),
+                        key=lambda row: row.name.casefold())
+        return DaemonStatus(kind=self.kind, pid=os.getpid(), home=str(self.engine.home), started_at=self.started_at,
+                            uptime_seconds=max(0.0, time.time() - self.started_at),
+                            idle_lock_minutes=self.idle_seconds / 60.0, vaults=vaults,
+                            clients=self.clients.rows(leave_out=asking), grants=self.grants_status(),
+                            requests_served=self.clients.served, rss_bytes=resident_bytes(),
+                            model_loaded=self.engine.model_loaded)
 
 
 def _text(args: dict[str, Any], key: str) -> str:

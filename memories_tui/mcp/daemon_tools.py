@@ -71,7 +71,7 @@ class DaemonTools:
 
     def _ready(self, vault_ref: str) -> tuple[DaemonClient, str]:
         with self._lock:
-            client = self._client or connect(self.home)
+            client = self._client or connect(self.home, kind="mcp")
             if client is None:
                 raise self._locked(vault_ref)
             if self._session is None or self._session.get("token") is None:

@@ -76,7 +76,7 @@ class DaemonLink:
                                                                     on_locked=self._service_locked))
                 host.start()
             except DaemonRunningError:
-                self.remote = connect(self.engine.home)
+                self.remote = connect(self.engine.home, kind="tui")
                 self.problem = "" if self.remote is not None else "another daemon holds the home but does not answer"
                 return
             except (MemoriesError, OSError) as exc:
@@ -100,6 +100,29 @@ class DaemonLink:
             pid = self.remote.call_quietly("hello").get("pid", "?")
             return f"the Memories daemon (pid {pid}) serves them; unlock and lock here act on it too"
         return f"not shared: {self.problem}" if self.problem else "not shared yet"
+
+    def sharing_rows(self, vault_id: str | None = None) -> list[tuple[str, str]]:
+        """(label, text) rows for the status screen: who serves the CLI and AI clients, the
+        processes using it now and the AI clients' grants (of `vault_id`, when given). Blocks
+        on the socket when following a daemon: call it in a worker."""
+        from ..daemon.status import DaemonStatus
+
+        rows = [("shared", self.describe())]
+        host, remote = self.host, self.remote
+        try:
+            if host is not None:
+                status = host.service.status()
+            elif remote is not None:
+                status = DaemonStatus.from_json(remote.call("status"))
+            else:
+                return rows
+        except (MemoriesError, ValueError, TypeError):
+            return [*rows, ("clients", "the daemon did not answer")]
+        now = time.time()
+        grants = [g for g in status.grants if vault_id is None or vault_id in g.vaults]
+        rows.append(("clients", "\n".join(c.describe(now) for c in status.clients) or "none"))
+        rows.append(("grants", "\n".join(g.describe() for g in grants) or "none"))
+        return rows
 
     # -- what the app reports ------------------------------------------------------------------
     def activity(self) -> None:

@@ -9,6 +9,7 @@ lock act on the daemon's lock state too, and a lock there reaches the TUI.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,10 @@ async def test_the_tui_serves_the_socket_and_one_lock_locks_everyone(home: Path)
         assert found.code == 0 and found.json["results"][0]["title"] == "Sourdough"
         tools = DaemonTools(home, [GrantedVault(found.json["vault_id"], "notes")], expires_in=None)  # an MCP server's
         assert (await asyncio.to_thread(tools.retrieve, "notes", "starter")).chunks
+        rows = dict(await asyncio.to_thread(app.daemon_link.sharing_rows, found.json["vault_id"]))
+        assert rows["shared"] == "this TUI serves the CLI and AI clients of this home"
+        assert f"pid {os.getpid()} AI client (MCP), 2 calls, last mcp_call" in rows["clients"]  # open + retrieve
+        assert rows["grants"] == f"pid {os.getpid()}: notes (active)"
         await pilot.press("ctrl+l")  # from the TUI: locked for everyone
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen), 30)
         assert daemon_vaults(home) == []

@@ -18,6 +18,7 @@ import pytest
 import memories_tui
 from memories_tui import errors
 from memories_tui.egress import SentChunk
+from memories_tui.daemon.status import ClientInfo, DaemonStatus, GrantInfo, HeldVault
 from memories_tui.engine import (
     Answer,
     BackupProgress,
@@ -79,6 +80,9 @@ STATUS = StatusReport(
 EGRESS = EgressEntry(seq=5, time="2026-01-01T00:00:00Z", host="127.0.0.1:8080", purpose="rerank", loopback=True,
                      chunks=(SentChunk("a1b2", 3, "h" * 64), SentChunk(None, None, "g" * 64)), bytes_sent=120,
                      bytes_received=40, outcome="ok", attempts=1, client="mcp:claude-code")
+HELD = HeldVault("v1", "notes", 1.7e9, 1.7e9 + 5, 1.7e9 + 3600, None, 3594.987654)
+CLIENT = ClientInfo(4242, "mcp", 3, "mcp_call", 1.7e9 + 5, None)
+GRANT = GrantInfo(4242, ["v1"], ["notes"], 1.7e9, None, False, [])
 
 SAMPLES: list[Jsonable] = [
     HIT,
@@ -119,6 +123,8 @@ SAMPLES: list[Jsonable] = [
                  {"memory": 1}),
     ExportedFile("memory/garden.md", "a1b2", 2, "memory"),
     CitationSpan(3, 12, ("S1", "S2")),
+    HELD, CLIENT, GRANT,
+    DaemonStatus("daemon", 42, "/home/x", 1.7e9, 12.345678, 30.0, [HELD], [CLIENT], [GRANT], 9, 123456, True),
 ]
 
 
