@@ -17,8 +17,8 @@ import pytest
 
 import memories_tui
 from memories_tui import errors
-from memories_tui.egress import SentChunk
 from memories_tui.daemon.status import ClientInfo, DaemonStatus, GrantInfo, HeldVault
+from memories_tui.egress import SentChunk
 from memories_tui.engine import (
     Answer,
     BackupProgress,
