@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
+from ..engine import on_behalf_of
 from ..errors import LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
 from ..mcp.grants import GrantedVault, Grants
@@ -97,7 +98,9 @@ class McpSessions:
         name = session.grants.vaults[vault_id].name
         self.service.require(vault_id)
         epoch = engine.lock_epoch
-        result = getattr(session.tools, str(tool))(**arguments)
+        origin = args.get("origin")  # the AI client's name, for the egress log of model requests
+        with on_behalf_of(origin if isinstance(origin, str) else None):
+            result = getattr(session.tools, str(tool))(**arguments)
         if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
             raise LockedError(f"Vault {name} was locked during the call; the late result was dropped. "
                               f"To go on, {how_to_unlock(name)}.")

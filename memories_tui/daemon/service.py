@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
-from ..errors import LockedError, UsageError
+from ..errors import LockedError, MemoriesError, UsageError
 from .server import Call, Dispatcher, Method
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
@@ -120,7 +120,11 @@ class DaemonService(Dispatcher):
             self._times_of(vault_id).last_used = testhooks.now()
 
     def lock(self, vault_id: str | None, reason: str) -> list[str]:
-        """Lock one vault or all (keys wiped, indexes dropped); returns the ids that were unlocked."""
+        """Lock one vault or all (keys wiped, indexes dropped); returns the ids that were unlocked.
+        A backup that is due (`[backup] every_hours`) is taken first, while the keys are there; if
+        it fails, the failure is logged by its code and the vault locks anyway."""
+        for vid in self.unlocked_ids() if vault_id is None else [vault_id]:
+            self._backup_if_due(vid)
         with self._lock:
             ids = self.unlocked_ids() if vault_id is None else [vault_id]
             ids = [vid for vid in ids if self.engine.is_unlocked(vid)]
@@ -132,6 +136,17 @@ class DaemonService(Dispatcher):
         if ids and self.on_locked is not None:
             self.on_locked(ids, reason)
         return ids
+
+    def _backup_if_due(self, vault_id: str) -> None:
+        if not self.engine.is_unlocked(vault_id):
+            return
+        try:
+            report = self.engine.backup_if_due(vault_id)
+        except MemoriesError as exc:
+            log.warning("backup before lock of %s failed: %s", vault_id, exc.code)
+            return
+        if report is not None:
+            log.info("backup of %s before lock (%d bytes)", vault_id, report.bytes)
 
     def expire_due(self) -> None:
         """Lock every vault whose `--for` ran out or that nobody used for the idle time."""

@@ -53,7 +53,7 @@ from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 if TYPE_CHECKING:
     from ..answer.citation_finder import CitationSpan, find_citations
     from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
-    from ..egress import on_behalf_of
+    from ..egress import current_origin, on_behalf_of
     from ..files import read_limited
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
@@ -98,7 +98,7 @@ __all__ = [
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
-    "check_options", "find_citations", "match_spans", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
+    "check_options", "find_citations", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
@@ -125,6 +125,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BackupProgress": ("..vault.backups", "BackupProgress"),
     **{n: (".backup_ops", n) for n in ("BackupReport", "RestoreReport")},
     "on_behalf_of": ("..egress", "on_behalf_of"),
+    "current_origin": ("..egress", "current_origin"),
     "EgressEntry": ("..vault.egress_log", "EgressEntry"),
     **{n: (".egress_ops", n) for n in ("EgressReport", "parse_since")},
     **{n: ("..vault.records", n) for n in ("NewRecord", "Record", "RecordUpdate")},

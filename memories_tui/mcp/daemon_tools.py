@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..daemon import DaemonClient, connect
-from ..engine import Jsonable
+from ..engine import Jsonable, current_origin
 from ..errors import LockedError, MemoriesError
 from .grants import GrantedVault
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
@@ -58,7 +58,8 @@ class DaemonTools:
         for attempt in (1, 2):
             client, token = self._ready(arguments["vault_id"])
             try:
-                data = client.call("mcp_call", {"session": token, "tool": tool, "arguments": arguments})
+                data = client.call("mcp_call", {"session": token, "tool": tool, "arguments": arguments,
+                                                "origin": current_origin()})
             except MemoriesError as exc:
                 if exc.code in GONE and attempt == 1:  # restarted or gone: find it again, once
                     self._forget(token)

@@ -12,7 +12,8 @@ import pytest
 
 from memories_tui.daemon import DaemonClient
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import PASS, holder_pid, stop, unlock
+from tests.helpers.daemon import holder_pid, stop, unlock
+from tests.helpers.vaults import PASS
 
 
 @pytest.fixture
