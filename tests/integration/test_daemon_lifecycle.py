@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import sys
@@ -154,6 +155,24 @@ def test_for_expiry_and_idle_lock_follow_the_clock_the_test_moves(home: Path, tm
     clock.advance(2 * 60)
     assert unlocked_names(home) == []
     assert "(idle)" in (home / "daemon" / "daemon.log").read_text()
+
+
+def test_a_due_backup_is_taken_before_the_daemon_locks_and_a_failed_one_does_not_stop_the_lock(home: Path) -> None:
+    (home / "config.toml").write_text("[backup]\nevery_hours = 1\n")
+    assert unlock(home, "notes").code == 0
+    vault_id = status(home)["vaults"][0]["vault_id"]
+    assert run_cli(home, "lock", "notes", passphrase=None).code == 0
+    assert len(list((home / "backups").glob("*.mvault"))) == 1  # taken while the keys were there
+    log = (home / "daemon" / "daemon.log").read_text()
+    assert f"backup of {vault_id} before lock" in log
+
+    (home / "in-the-way").write_text("a file where the backup folder should be")
+    (home / "config.toml").write_text('[backup]\nevery_hours = 1\ndir = "in-the-way"\n')
+    stop(home)  # the next daemon reads the new config
+    assert unlock(home, "notes").code == 0
+    assert run_cli(home, "lock", "notes", passphrase=None).code == 0
+    assert unlocked_names(home) == []  # locked all the same
+    assert re.search(rf"backup before lock of {vault_id} failed: [a-z_]+", (home / "daemon" / "daemon.log").read_text())
 
 
 def test_bad_requests_get_clear_errors_and_the_daemon_keeps_serving(home: Path) -> None:

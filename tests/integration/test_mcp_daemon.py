@@ -145,3 +145,19 @@ async def test_killing_the_daemon_mid_session_gives_a_clear_error_then_recovers(
         assert "[vault_locked]" in error_of(await retrieve(client))
         assert unlock(home, "notes").code == 0  # a new daemon: the session is opened again
         assert chunks_of(await retrieve(client))
+
+
+async def test_the_egress_log_names_the_ai_client_the_daemon_served(home: Path) -> None:
+    """The model request is made in the daemon, but the entry names the AI client that asked."""
+    with ModelServer() as srv:
+        (home / "config.toml").write_text(
+            f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n')
+        assert unlock(home, "notes").code == 0
+        async with mcp_client(home, "--vault", "notes") as client:
+            answer = await client.call_tool("memory_ask", {"vault_id": "notes", "question": "How often to feed?"})
+            assert answer.is_error is False, answer.content[0].text
+        assert len(srv.requests_for(COMPAT_CHAT)) == 1
+    stop(home)
+    entries = run_cli(home, "--json", "rag", "egress", "notes").json["entries"]
+    assert [e["purpose"] for e in entries] == ["generation"]
+    assert entries[0]["client"].startswith("mcp:"), entries
