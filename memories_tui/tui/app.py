@@ -30,7 +30,6 @@ from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
@@ -39,6 +38,7 @@ from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
 from .data_actions import DataActions
+from .keys import KeyRouting
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
@@ -52,10 +52,9 @@ from .widgets.embed_status import EmbedState
 ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)
 # worker groups whose work counts as activity for the idle lock (locking would cancel or cut them)
 BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
-NEVER_HELD = frozenset({"ctrl+q"})  # quit works while keys wait for the unlock
 
 
-class MemoriesApp(DataActions, App):
+class MemoriesApp(DataActions, KeyRouting, App):
     """Vault picker → unlock → records, with search, ingest, model install and status on top."""
 
     CSS_PATH = "app.tcss"
@@ -92,7 +91,6 @@ class MemoriesApp(DataActions, App):
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
-        self._held: list[events.Key | events.Paste] | None = None  # see hold_keys
         # one key derivation at a time, whichever screen starts it (each takes 256 MiB)
         self.kdf_lock = threading.Lock()
 
@@ -108,32 +106,6 @@ class MemoriesApp(DataActions, App):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.screen))
-
-    # -- tab order ---------------------------------------------------------------------------------
-    def action_focus_next(self) -> None:
-        if not self._focus_in_order(1):
-            self.screen.focus_next()
-
-    def action_focus_previous(self) -> None:
-        if not self._focus_in_order(-1):
-            self.screen.focus_previous()
-
-    def _focus_in_order(self, step: int) -> bool:
-        """Tab and shift+tab follow a screen's own `focus_order()` when it has one (the search
-        screen: query, the result panes, then the match-mode selector); at once, so keys typed
-        right after tab reach the new widget."""
-        order_of = getattr(self.screen, "focus_order", None)
-        if order_of is None:
-            return False
-        order: list[Widget] = [w for w in order_of() if w.focusable]
-        focused = self.screen.focused
-        if not order or focused is None:
-            return False
-        here = next((n for n, w in enumerate(order) if focused is w or w in focused.ancestors), None)
-        if here is None:
-            return False
-        self.screen.set_focus(order[(here + step) % len(order)])
-        return True
 
     # -- start ------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -206,28 +178,7 @@ class MemoriesApp(DataActions, App):
         if isinstance(event, ACTIVITY_EVENTS):
             self._last_activity = time.monotonic()
             self.daemon_link.activity()
-        if self._held is not None and isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
-            if not (isinstance(event, events.Key) and event.key in NEVER_HELD):
-                self._held.append(event)  # typed for the screen after the unlock
-                return
         await super().on_event(event)
-
-    # -- keys typed while a vault unlocks -----------------------------------------------------------
-    def hold_keys(self) -> None:
-        """Keys and pastes from now on wait (quit still works): they were typed for the screen
-        that follows the unlock, not for the passphrase field."""
-        if self._held is None:
-            self._held = []
-
-    def release_keys(self, *, replay: bool) -> None:
-        """Stop holding keys; `replay` sends the held ones on, in order, as if typed now (after
-        a failed unlock they are dropped: they were not meant for the passphrase field)."""
-        held, self._held = self._held or [], None
-        if not replay:
-            return
-        for event in held:
-            self.post_message(events.Key(event.key, event.character) if isinstance(event, events.Key)
-                              else events.Paste(event.text) if isinstance(event, events.Paste) else event)
 
     def busy_work(self) -> bool:
         """Is an ingest, model install or vault creation running? (such work is never cut by the idle lock)."""

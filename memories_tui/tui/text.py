@@ -14,6 +14,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ..engine import byte_span_to_chars
+from .markdown_plain import position_map, strip_markers
 
 
 def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
@@ -35,10 +36,12 @@ def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
     """A window of `text` around its first matched term, at most `cells` terminal cells wide
     (CJK characters take two), terms highlighted. A search hit brings its `spans`.
 
-    Whitespace is replaced one character for one, so spans computed on the original text
-    stay valid."""
+    Markdown markers are left out (`**bread**` reads `bread`), the spans moved with the text;
+    whitespace is replaced one character for one."""
     if spans is None:
         spans = match_spans(text, terms)
+    text, where = strip_markers(text)
+    spans = position_map(spans, where)
     start = 0
     if spans:
         # back up about a third of the budget before the first match

@@ -107,6 +107,10 @@ def test_tui_in_a_real_terminal(home: Path, width: int, height: int) -> None:
         term.keys("sourdough", literal=True)
         term.keys("Enter")
         term.wait_for("[S1]")
+        if width < 120:  # one pane at a time, tabs above it: f3 shows Vector, then Hybrid
+            term.keys("F3")
+            term.wait_for("Needs the embedding model")
+            term.keys("F3")
         screen = term.wait_for("Keyword results")  # Hybrid falls back to BM25 without a model
         assert "BM25" in screen and "F2 installs it" in screen
 

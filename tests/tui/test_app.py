@@ -16,15 +16,18 @@ from memories_tui.engine import EmbedProgress, Engine, IndexReport
 from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.messages import SearchDone
+from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, ChunkDetailScreen, TermTextArea
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
-from memories_tui.tui.screens.search import TERM_HIGHLIGHT, ChunkDetailScreen, SearchScreen, TermTextArea
+from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.screens.status import StatusScreen
 from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
 from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
+from memories_tui.tui.wrap import BrokenLines
+from memories_tui.vault import crypto
 from tests.helpers.embedding import GatedEmbedding
 from tests.helpers.paths import MINILM_DIR, require_minilm
 from tests.helpers.pilot import PASS, static_text, type_text, wait_for
@@ -166,7 +169,8 @@ async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, e
         await wait_for(pilot, lambda: bm25.hits)
         assert bm25.hits[0].citation == "S1" and bm25.hits[0].title == "Garden"
         prompt = bm25.option_list.get_option_at_index(0).prompt
-        assert isinstance(prompt, Text) and prompt.plain.startswith("[S1] Garden")
+        assert isinstance(prompt, BrokenLines) and isinstance(prompt.text, Text)  # literal text, never markup
+        assert prompt.plain.startswith("[S1] Garden")
         vector = search.query_one("#pane-vector", ResultsPane)
         await wait_for(pilot, lambda: "Searching" not in static_text(vector.state))
 

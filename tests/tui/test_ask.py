@@ -13,8 +13,8 @@ from textual.widgets import Input, OptionList, Static
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ask import CHECK_LINE, AskScreen, QuoteDetailScreen, answer_text
+from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, TermTextArea
 from memories_tui.tui.screens.records import RecordsScreen
-from memories_tui.tui.screens.search import TERM_HIGHLIGHT, TermTextArea
 from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.model_server import ModelServer
 from tests.helpers.pilot import PASS, static_text, wait_for

@@ -9,8 +9,9 @@ from textual.widgets import Input, Static
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.chunk import ChunkDetailScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
-from memories_tui.tui.screens.search import ChunkDetailScreen, SearchScreen
+from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.widgets.results import ResultsPane
 from tests.helpers.pilot import static_text, wait_for
 from tests.tui.test_app import minilm_engine  # noqa: F401 - fixture

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Input, OptionList, Select, Static
+from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ...engine import MODES as SEARCH_MODES
@@ -25,9 +25,11 @@ from ...engine import Answer, Mode, SearchHit, find_citations
 from ...errors import AnswerRejectedError, MemoriesError
 from ..messages import WorkerMessage
 from ..text import HIGHLIGHT, byte_range_to_chars
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
+from ..wrap import BrokenLines
 from .base import VaultScreen
-from .search import ChunkDetailScreen, TermTextArea
+from .chunk import ChunkDetailScreen, TermTextArea
 
 MODES = [("BM25", "bm25"), ("vector", "vector"), ("hybrid", "hybrid")]
 CHECK_LINE = "Citation checks verify references and quotes, not whether the answer is true."
@@ -133,7 +135,7 @@ class AskScreen(VaultScreen):
                 yield Static(id="ask-quotes", markup=False)
             yield OptionList(id="ask-citations")
             yield Static(Text(CHECK_LINE, style="dim"), id="ask-check")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.engine.vault_name(self.vault_id)
@@ -192,14 +194,14 @@ class AskScreen(VaultScreen):
         answer = self.answer = message.answer
         notes = [n.text for n in answer.notes if n.kind not in ("citation_check", "extractive")]  # shown above
         self._show_state(answer.status, " · ".join(notes))
-        self.query_one("#ask-answer", Static).update(answer_text(answer.answer))
+        self.query_one("#ask-answer", Static).update(BrokenLines(answer_text(answer.answer)))
         quotes = Text()
         for q in answer.quotes:
             mark, style = ("✓ verified", "green") if q.verified else ("✗ not found in its source", "bold red")
             quotes.append(f"[{q.source}] ", style="bold magenta")
             quotes.append(f"{mark}: ", style=style)
             quotes.append(q.text + "\n", style=HIGHLIGHT if q.verified else "")
-        self.query_one("#ask-quotes", Static).update(quotes)
+        self.query_one("#ask-quotes", Static).update(BrokenLines(quotes))
         options = self.query_one("#ask-citations", OptionList)
         for c in answer.citations:
             label = Text()

@@ -14,11 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets import Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ...engine import KINDS, Kind, Record
 from ..messages import WorkerMessage
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 from .confirm import ConfirmScreen
@@ -98,7 +99,7 @@ class RecordEditorScreen(VaultScreen):
             yield Label(self._text_label())
             yield NoteTextArea(shown.body if shown else "", id="editor-body", soft_wrap=True)
             yield Static(id="editor-error", classes="error")
-        yield Footer()
+        yield AppFooter()
 
     def _text_label(self) -> str:
         if self.record is None or self.restore is None:

@@ -80,7 +80,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen { align: center middle; }
     #help-box { width: 90%; max-width: 96; height: auto; max-height: 90%; border: round $accent;
                 background: $surface; padding: 0 1; }
-    #help-scroll { height: auto; max-height: 1fr; }
+    #help-scroll { height: auto; }
     #help-title { text-style: bold; height: auto; margin-bottom: 1; }
     #help-guide { height: auto; margin-bottom: 1; }
     #help-keys { height: auto; }
@@ -101,6 +101,29 @@ class HelpScreen(ModalScreen[None]):
                     yield Static(Text(guide), id="help-guide")
                 yield Static(self._key_table(), id="help-keys")
             yield Static(Text("esc closes this help"), id="help-foot")
+
+    def on_mount(self) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        self.set_focus(scroll)  # ↑/↓ and page up/down scroll a help taller than the screen
+        self.watch(scroll, "scroll_y", lambda _: self._say_more(), init=False)
+        self.call_after_refresh(self._say_more)
+
+    def on_resize(self) -> None:
+        # the box may take 90% of the height: its border (2), title (2) and last line (1) stay
+        # visible and the keys scroll in the rest (a max-height in CSS let the last line fall off)
+        self.query_one("#help-scroll").styles.max_height = max(3, int(self.size.height * 0.9) - 5)
+        self.call_after_refresh(self._say_more)
+
+    def _say_more(self) -> None:
+        """The last line says when part of the help is below the box, and how to see it."""
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        below = scroll.max_scroll_y - round(scroll.scroll_y)
+        foot = Text()
+        if below > 0:
+            foot.append(f"↓ {below} more line{'s' if below != 1 else ''}: ↓ or page down", style="bold")
+            foot.append(" · ")
+        foot.append("esc closes this help")
+        self.query_one("#help-foot", Static).update(foot)
 
     def _key_table(self) -> Text:
         width = max((len(k.keys) for k in self.keys), default=8) + 2

@@ -12,28 +12,52 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, DirectoryTree, Footer, Input, ProgressBar, Static
+from textual.message import Message
+from textual.widgets import Button, DataTable, DirectoryTree, Input, ProgressBar, Static
 
 from ...engine import IngestProgress as EngineIngestProgress
 from ..messages import IngestDone, IngestProgress
-from ..text import plain
+from ..paths import PathSuggester, parse_paths
+from ..text import plain, tilde
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 
 STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
 
 
-def parse_paths(value: str) -> list[Path]:
-    """Paths separated by spaces; quote a path that contains spaces. `~` is expanded."""
-    return [Path(p).expanduser() for p in shlex.split(value)]
-
-
 class FileTree(DirectoryTree):
-    """A directory tree without hidden (dot) files and folders."""
+    """A directory tree without hidden (dot) files and folders; backspace goes up a folder, so
+    the tree is never stuck in the folder it started in."""
+
+    BINDINGS = [
+        Binding("backspace", "up", "Up", tooltip="Show the folder that holds this one"),
+        Binding("a", "add", "Add", tooltip="Add the highlighted file or folder to the paths"),
+    ]
+
+    class Add(Message):
+        def __init__(self, path: Path) -> None:
+            super().__init__()
+            self.path = path
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return [path for path in paths if not path.name.startswith(".")]
+
+    async def watch_path(self) -> None:
+        """The root is labelled with its whole path as ~/… (Textual shows only the folder's name)."""
+        await super().watch_path()
+        self.root.set_label(Text(tilde(Path(self.path).resolve())))
+
+    def action_up(self) -> None:
+        folder = Path(self.path).resolve()
+        if folder.parent != folder:
+            self.path = folder.parent
+
+    def action_add(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.data is not None:
+            self.post_message(self.Add(Path(node.data.path)))
 
 
 class IngestScreen(VaultScreen):
@@ -44,9 +68,11 @@ class IngestScreen(VaultScreen):
     ]
     HELP_TITLE = "Ingest"
     GUIDE = ("Import UTF-8 text and Markdown files as knowledge cards. Type paths in the field (separated by "
-             "spaces, quote a path with spaces), or press ctrl+t to move into the file tree: ↑/↓ move, enter "
-             "opens a folder or adds a file to the field; ctrl+t goes back to the field. enter in the field "
-             "or ctrl+r imports. All or nothing: a refused file stops the import and nothing is written.")
+             "spaces, quote a path with spaces, ~ is your home folder): the rest of a file or folder name is "
+             "suggested in grey, right arrow takes it. ctrl+t moves into the file tree (at the folder typed last, "
+             "if it is one): ↑/↓ move, enter opens a folder or adds a file to the field, a adds the highlighted "
+             "file or folder, backspace goes up a folder; ctrl+t goes back to the field. enter in the field or "
+             "ctrl+r imports. All or nothing: a refused file stops the import and nothing is written.")
 
     def __init__(self, vault_id: str, root: Path | None = None) -> None:
         super().__init__(vault_id)
@@ -56,21 +82,22 @@ class IngestScreen(VaultScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Vertical(id="ingest"):
-            yield Static(Text("Text files to import as knowledge cards (space-separated; quote paths with spaces). "
-                              "ctrl+t moves into the file tree (enter adds a file). All or nothing: a refused file stops the import. "
-                              "F1 lists every key."),
+            yield Static(Text("Text files to import as cards: space-separated, ~ is home, → takes the grey "
+                              "completion; ctrl+t: the file tree. All or nothing. F1: every key."),
                          id="ingest-help")
             with Horizontal(id="ingest-row"):
-                yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"")
+                yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"", suggester=PathSuggester())
                 yield Button("Ingest", id="run", variant="primary")
             with Horizontal(id="ingest-body"):
-                yield FileTree(self.root, id="tree")
+                with Vertical(id="tree-box"):
+                    yield Static(Text.assemble(("backspace", "bold"), (" goes up a folder", "dim")), id="tree-folder")
+                    yield FileTree(self.root, id="tree")
                 with Vertical(id="ingest-out"):
                     yield ProgressBar(id="ingest-progress", show_eta=False)
                     yield Static(id="ingest-message")
                     yield DataTable(id="ingest-results", cursor_type="row", zebra_stripes=True)
             yield EmbedStatus(id="ingest-embed-status")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#ingest-results", DataTable)
@@ -80,13 +107,24 @@ class IngestScreen(VaultScreen):
         self.sub_title = self.engine.vault_name(self.vault_id)
 
     def action_toggle_tree(self) -> None:
-        """Into the file tree, or back to the path field when the tree has the focus."""
+        """Into the file tree (at the folder typed last in the field, when it is one), or back to
+        the path field when the tree has the focus."""
         tree = self.query_one("#tree", FileTree)
         if tree.has_focus:
             self.query_one("#paths", Input).focus()
             return
+        try:
+            typed = parse_paths(self.query_one("#paths", Input).value)
+        except ValueError:
+            typed = []
+        if typed and typed[-1].is_dir() and typed[-1].resolve() != Path(tree.path).resolve():
+            tree.path = typed[-1].resolve()
         tree.display = True
         tree.focus()
+
+    @on(FileTree.Add)
+    def _add(self, event: FileTree.Add) -> None:
+        self._add_path(event.path)
 
     def action_back(self) -> None:
         if self.cancel_event is not None:
@@ -97,13 +135,16 @@ class IngestScreen(VaultScreen):
 
     @on(DirectoryTree.FileSelected, "#tree")
     def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        self._add_path(event.path)
+
+    def _add_path(self, path: Path) -> None:
         field = self.query_one("#paths", Input)
         try:
             current = parse_paths(field.value)
         except ValueError:
             current = []
-        if event.path not in current:
-            quoted = shlex.quote(str(event.path))
+        if path not in current:
+            quoted = shlex.quote(str(path))
             field.value = f"{field.value.rstrip()} {quoted}".lstrip()
 
     @on(Input.Submitted, "#paths")

@@ -11,12 +11,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
 from ..messages import InstallDone, InstallProgressMessage
 from ..text import human_eta, plain, tilde
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import EngineScreen
 
@@ -83,7 +84,7 @@ class ModelInstallScreen(EngineScreen):
             yield Static(id="model-rate")
             yield Static(id="model-message")
             yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         vault = self.memories.vault

@@ -10,13 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable
 
 from ...engine import Record
 from ...errors import MemoriesError
 from ..messages import WorkerMessage
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.reader import RecordReader
 from .base import VaultScreen
@@ -87,7 +88,7 @@ class RecordsScreen(VaultScreen):
             yield RecordTable(id="records", cursor_type="row", zebra_stripes=True)
             yield RecordReader(id="reader")
         yield EmbedStatus(id="records-embed-status")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#records", DataTable)
@@ -173,7 +174,9 @@ class RecordsScreen(VaultScreen):
         for key, label, width in zip(("kind", "title", "updated"), ("Kind", "Title", "Updated"), widths, strict=False):
             table.add_column(label, key=key, width=width)
         for record in self.records:
-            cells = [plain(record.kind, "cyan"), plain(record.title), plain(record.updated[:16].replace("T", " "))]
+            title = plain(record.title)
+            title.truncate(widths[1], overflow="ellipsis")  # a cut title ends in "…" (the table cuts it bare)
+            cells = [plain(record.kind, "cyan"), title, plain(record.updated[:16].replace("T", " "))]
             table.add_row(*cells[:len(widths)], key=record.id)
         if self.records:
             table.move_cursor(row=min(max(cursor, 0), len(self.records) - 1))

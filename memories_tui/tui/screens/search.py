@@ -10,24 +10,23 @@ from __future__ import annotations
 import threading
 import time
 
-from rich.style import Style
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Select, Static, TextArea
-from textual.widgets.text_area import Document, Selection
+from textual.widgets import Input, Select, Tab, Tabs
 
-from ...engine import MODES, EmbedProgress, Mode, Query, SearchHit, char_to_byte, parse_query
+from ...engine import MODES, EmbedProgress, Mode, Query, parse_query
 from ...errors import MemoriesError, ModelNotInstalledError
 from ..messages import SearchDone, SearchProgress
-from ..text import HIGHLIGHT, byte_range_to_chars, human_eta, match_spans
+from ..text import human_eta
 from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
-from ..widgets.results import STAGE_LABELS, ResultsPane
+from ..widgets.results import MODE_TITLES, ResultsPane
 from .base import VaultScreen
+from .chunk import ChunkDetailScreen
 
 clock = time.perf_counter  # the pane's "N ms"; snapshot tests pin it
 SEMANTIC: tuple[Mode, ...] = ("vector", "hybrid")
@@ -36,6 +35,7 @@ STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score t
 NO_MODEL_VECTOR = "Needs the embedding model: F2 installs it (about 200 MiB, once)."
 NO_MODEL_HYBRID = "Keyword results: no model yet (F2 installs it)."
 EMPTY_QUERY = "The query is empty: type words to search for and press enter."
+NARROW = 120  # columns: below this the panes are shown one at a time
 
 
 class SharedQuery:
@@ -68,6 +68,8 @@ class SearchScreen(VaultScreen):
         Binding("ctrl+f", "focus_query", "Query", id="search.query"),
         Binding("f2", "app.open_model", "Model", tooltip="Install the embedding model for vector search",
                 id="search.model"),
+        # one pane at a time on a narrow terminal: f3 shows the next one (offered only then)
+        Binding("f3", "next_pane", "Next pane", tooltip="BM25 → Vector → Hybrid", id="search.next_pane"),
     ]
 
     HELP_TITLE = "Search"
@@ -77,7 +79,8 @@ class SearchScreen(VaultScreen):
              "back). The selector beside the query switches between any term, all terms and phrase. "
              "Each row shows the score that ranked its pane (bm25, cosine, fusion) and, in green, the other "
              "panes that found the same passage. Without the embedding model Hybrid shows keyword results; "
-             "F2 installs the model.")
+             "F2 installs the model. On a terminal narrower than 120 columns one pane is shown at a time, "
+             "with tabs above it: f3 (or a click on a tab) shows the next one.")
 
     def __init__(self, vault_id: str, limit: int = 10) -> None:
         super().__init__(vault_id)
@@ -86,6 +89,8 @@ class SearchScreen(VaultScreen):
         self.cancels: dict[str, threading.Event | None] = dict.fromkeys(MODES)
         self.last_query: tuple[str, str] | None = None  # (query, match mode) of the latest search
         self.waiting: set[str] = set()  # panes waiting for the background embedding
+        self.narrow = False  # one pane at a time, with tabs (see on_resize)
+        self.shown_mode: Mode = MODES[0]  # the pane shown when narrow
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -93,16 +98,59 @@ class SearchScreen(VaultScreen):
             with Horizontal(id="search-row"):
                 yield Input(id="query", placeholder="Search (English, 中文, or both) and press enter")
                 yield Select(MATCH_MODES, value="any", allow_blank=False, id="match-mode")
+            yield Tabs(*(Tab(MODE_TITLES[mode], id=f"tab-{mode}") for mode in MODES), id="mode-tabs")
             with Horizontal(id="panes"):
                 for mode in MODES:
                     yield ResultsPane(mode)
             yield EmbedStatus(id="search-embed-status")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.engine.vault_name(self.vault_id)
         self.query_one("#query", Input).focus()
+        self.query_one("#mode-tabs", Tabs).can_focus = False  # f3 and clicks switch; tab skips it
         self.watch(self.app, "embed_state", self._embed_state_changed, init=False)
+
+    # -- narrow terminals: one pane, tabs above it --------------------------------------------------
+    def on_resize(self) -> None:
+        """Three panes need about 40 columns each; below 120, one pane at a time (each row
+        readable instead of 1.5 results in 24 columns)."""
+        narrow = self.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.set_class(narrow, "-narrow")
+            self.show_pane(self.shown_mode)
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_pane":
+            return self.narrow
+        return super().check_action(action, parameters)
+
+    def action_next_pane(self) -> None:
+        self.show_pane(MODES[(MODES.index(self.shown_mode) + 1) % len(MODES)])
+
+    @on(Tabs.TabActivated, "#mode-tabs")
+    def _tab_clicked(self, event: Tabs.TabActivated) -> None:
+        mode = next((m for m in MODES if event.tab.id == f"tab-{m}"), None)
+        if mode is not None and mode != self.shown_mode:
+            self.show_pane(mode)
+
+    def show_pane(self, mode: Mode) -> None:
+        """The pane of `mode` is the one shown when narrow; the focus follows it out of a hidden one."""
+        previous, self.shown_mode = self.shown_mode, mode
+        for each in MODES:
+            self.pane(each).set_class(each == mode, "-active")
+        tabs = self.query_one("#mode-tabs", Tabs)
+        if tabs.active != f"tab-{mode}":
+            tabs.active = f"tab-{mode}"
+        if self.narrow and previous != mode and self.focused is self.pane(previous).option_list:
+            self.set_focus(self.pane(mode).option_list)
+
+    def _label_tab(self, mode: str) -> None:
+        pane = self.pane(mode)
+        count = f" {len(pane.hits)}" if pane.shown and pane.hits else ""
+        self.query_one("#mode-tabs", Tabs).query_one(f"#tab-{mode}", Tab).label = MODE_TITLES[mode] + count
 
     def on_unmount(self) -> None:
         for event in self.cancels.values():
@@ -130,7 +178,8 @@ class SearchScreen(VaultScreen):
     def focus_order(self) -> list[Widget]:
         """Tab from the query goes to the first results pane (as F1 says), then the next panes,
         then the match-mode selector."""
-        return [self.query_one("#query", Input), *(self.pane(mode).option_list for mode in MODES),
+        modes = [self.shown_mode] if self.narrow else list(MODES)
+        return [self.query_one("#query", Input), *(self.pane(mode).option_list for mode in modes),
                 self.query_one("#match-mode", Select)]
 
     def run_search(self, query: str | None = None, modes: tuple[Mode, ...] = MODES) -> None:
@@ -156,6 +205,7 @@ class SearchScreen(VaultScreen):
                 pane.set_waiting(self._waiting_text(self.memories.embed_state))
                 continue
             pane.set_busy()
+            self._label_tab(mode)
             cancel = threading.Event() if mode in SEMANTIC else None
             self.cancels[mode] = cancel
             worker = {"bm25": self.search_bm25, "vector": self.search_vector, "hybrid": self.search_hybrid}[mode]
@@ -172,6 +222,7 @@ class SearchScreen(VaultScreen):
             self.cancels[mode] = None
             self.waiting.discard(mode)
             self.pane(mode).set_idle(EMPTY_QUERY)
+            self._label_tab(mode)
 
     @staticmethod
     def _waiting_text(state: EmbedState) -> str:
@@ -257,6 +308,7 @@ class SearchScreen(VaultScreen):
         elif message.response is not None:
             pane.set_results(message.response, message.seconds, stage=message.stage, note=message.note)
         self.mark_shared()
+        self._label_tab(message.mode)
 
     def mark_shared(self) -> None:
         """Tag each row with the other panes that found the same chunk, so the panes are easy to compare."""
@@ -270,159 +322,3 @@ class SearchScreen(VaultScreen):
     @on(ResultsPane.HitChosen)
     def _hit_chosen(self, event: ResultsPane.HitChosen) -> None:
         self.app.push_screen(ChunkDetailScreen(self.vault_id, event.hit, event.terms, event.pane.mode))
-
-
-def stage_scores(hit: SearchHit) -> Text | None:
-    """The scores of the stages that scored this hit, the final one last; None for a hit no
-    stage scored (a source opened from an answer): no row of dashes and zeros."""
-    scored = [(stage, hit.scores[stage]) for stage in ("bm25", "vector", "fusion", "rerank")
-              if hit.scores.get(stage) is not None]
-    if not scored:
-        return None
-    out = Text("scores: ", style="dim")
-    for n, (stage, value) in enumerate(scored):
-        if n:
-            out.append(" · ", style="dim")
-        out.append(f"{STAGE_LABELS[stage]} ")
-        out.append(f"{value:.4f}", style="cyan")
-    out.append(f" · final {hit.score:.4f}", style="bold cyan")
-    return out
-
-
-def _in_word(char: str) -> bool:
-    """A letter or digit of a space-separated script (CJK words have no such edges)."""
-    return char.isalnum() and ord(char) < 0x2E80
-
-
-def matched_words(chunk: str, spans: list[tuple[int, int]]) -> Text:
-    """How often each matched word occurs in the chunk, as written there ("security ×2, deleted"),
-    not the stems the index keeps ("secur, delet")."""
-    counts: dict[str, int] = {}
-    shown: dict[str, str] = {}
-    for a, b in spans:
-        while a > 0 and _in_word(chunk[a - 1]):  # a stem match ("Appl") shown as its word ("Apples")
-            a -= 1
-        while b < len(chunk) and _in_word(chunk[b]):
-            b += 1
-        word = " ".join(chunk[a:b].split())
-        key = word.casefold()
-        counts[key] = counts.get(key, 0) + 1
-        shown.setdefault(key, word)
-    total = len(spans)
-    out = Text(f"{total} match{'es' if total != 1 else ''} in the chunk", style=HIGHLIGHT)
-    out.append(": " + ", ".join(shown[k] + (f" ×{n}" if n > 1 else "") for k, n in counts.items()), style="dim")
-    return out
-
-
-TERM_HIGHLIGHT = "memories.term"
-
-
-def _document(area: TextArea) -> Document:
-    """The area's document (a plain `Document`: these areas have no syntax highlighting)."""
-    doc = area.document
-    assert isinstance(doc, Document)
-    return doc
-
-
-class TermTextArea(TextArea):
-    """A read-only TextArea that also paints query-term matches over the chunk selection.
-
-    Term spans are character offsets into the text; Textual's highlight map wants per-line
-    UTF-8 byte columns and a theme style name, so they are converted here."""
-
-    term_char_spans: list[tuple[int, int]] = []
-
-    def set_term_spans(self, spans: list[tuple[int, int]]) -> None:
-        self.term_char_spans = list(spans)
-        self._build_highlight_map()
-        self.refresh()
-
-    def _set_theme(self, theme: str) -> None:
-        super()._set_theme(theme)
-        # a copy: the builtin theme objects share their syntax_styles dict
-        self._theme.syntax_styles = {**self._theme.syntax_styles, TERM_HIGHLIGHT: Style.parse(HIGHLIGHT)}
-
-    def _build_highlight_map(self) -> None:
-        super()._build_highlight_map()
-        doc = _document(self)
-        for start, end in self.term_char_spans:
-            (row0, col0), (row1, col1) = doc.get_location_from_index(start), doc.get_location_from_index(end)
-            for row in range(row0, row1 + 1):
-                line = doc.get_line(row)
-                a = col0 if row == row0 else 0
-                b = col1 if row == row1 else len(line)
-                if b > a:
-                    self._highlights[row].append((char_to_byte(line, a), char_to_byte(line, b), TERM_HIGHLIGHT))
-
-
-class ChunkDetailScreen(VaultScreen):
-    """The chunk inside its document: the record body with the chunk's byte range selected and
-    the query terms inside the chunk highlighted."""
-
-    BINDINGS = [Binding("escape", "back", "Back", id="back")]
-    HELP_TITLE = "Result in its document"
-    GUIDE = ("The whole document, with the result's chunk selected and the query terms in it highlighted. "
-             "Arrow keys, page up/down and the mouse scroll; esc goes back to the results.")
-
-    def __init__(self, vault_id: str, hit: SearchHit, terms: list[str], mode: str = "") -> None:
-        super().__init__(vault_id)
-        self.hit = hit
-        self.terms = terms
-        self.mode = mode
-        self.char_range = (0, 0)
-        self.term_matches: list[tuple[int, int]] = []
-
-    def compose(self) -> ComposeResult:
-        yield AppHeader()
-        with Vertical(id="detail"):
-            yield Static(id="detail-meta")
-            yield TermTextArea(id="detail-body", read_only=True, soft_wrap=True, show_line_numbers=True)
-        yield Footer()
-
-    def on_mount(self) -> None:
-        hit = self.hit
-        meta = self.query_one("#detail-meta", Static)
-        area = self.query_one("#detail-body", TermTextArea)
-        head = Text()
-        head.append(f"[{hit.citation}]", style="bold magenta")
-        head.append(f" {hit.title}", style="bold")
-        head.append(f"\n{self.mode} · record {hit.asset_id} rev {hit.revision}"
-                    f" · bytes {hit.byte_start}–{hit.byte_end} · chunk {hit.chunk_hash[:12]}", style="dim")
-        scores = self.score_line()
-        if scores is not None:
-            head.append("\n")
-            head.append_text(scores)
-        try:
-            record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
-        except MemoriesError as exc:
-            head.append(f"\n{exc.message}", style="bold red")
-            meta.update(head)
-            area.text = hit.text
-            return
-        start, end = byte_range_to_chars(record.body, hit.byte_start, hit.byte_end)
-        self.char_range = (start, end)
-        chunk = record.body[start:end]
-        spans = hit.spans if chunk == hit.text else match_spans(chunk, self.terms)
-        self.term_matches = [(start + a, start + b) for a, b in spans]
-        head.append(f" · chars {start}–{end} (selected below)", style="dim")
-        if spans:
-            head.append("\n")
-            head.append_text(matched_words(chunk, spans))
-        meta.update(head)
-        area.load_text(record.body)
-        area.set_term_spans(self.term_matches)
-        doc = _document(area)
-        area.selection = Selection(doc.get_location_from_index(start), doc.get_location_from_index(end))
-        area.focus()
-        self.call_after_refresh(self._scroll_to_chunk)
-
-    def score_line(self) -> Text | None:
-        return stage_scores(self.hit)
-
-    def _scroll_to_chunk(self) -> None:
-        area = self.query_one("#detail-body", TextArea)
-        start_loc = _document(area).get_location_from_index(self.char_range[0])
-        area.scroll_to(y=max(0, area.wrapped_document.location_to_offset(start_loc).y - 1), animate=False)
-
-    def action_back(self) -> None:
-        self.dismiss()

@@ -11,12 +11,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...frontend.grant_records import revoke, running_servers
 from ..messages import StatusDone
 from ..status_view import Section, sections
 from ..text import tilde
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 
@@ -36,7 +37,7 @@ class StatusScreen(VaultScreen):
         with VerticalScroll(id="status"):
             yield Static(id="status-head")
             yield Static(id="status-body")
-        yield Footer()
+        yield AppFooter()
 
     view: list[Section] = []
 

@@ -7,13 +7,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Center, Horizontal, Vertical
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, LoadingIndicator, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, Label, LoadingIndicator, Static
 
 from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
 from ...frontend.strength import SHORT, estimate
 from ..messages import CreateProgress, UnlockDone, VaultCreated
 from ..text import plain, tilde
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import EngineScreen
 from .confirm import ConfirmScreen
@@ -51,7 +52,7 @@ class VaultPickerScreen(EngineScreen):
             yield Static(id="picker-intro")
             yield DataTable(id="vaults", cursor_type="row", zebra_stripes=True)
             yield Static(id="vault-problems")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self.built:
@@ -172,7 +173,7 @@ class CreateVaultScreen(EngineScreen):
                 yield LoadingIndicator(id="create-loading")
                 yield Static(id="create-status")
             yield Button("Create vault", id="create", variant="primary")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one("#create-busy").display = False
@@ -314,7 +315,7 @@ class UnlockScreen(EngineScreen):
             yield Input(password=True, id="passphrase", placeholder="passphrase")
             yield Static(id="unlock-error", classes="error")
             yield LoadingIndicator(id="unlock-loading")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one("#unlock-loading").display = False

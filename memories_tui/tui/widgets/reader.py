@@ -16,7 +16,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
+from ..wrap import BrokenLines
+
 MARKDOWN_MAX_CHARS = 64_000  # above this the reader shows raw text (one widget per block gets slow)
+WRAP_MAX_CHARS = 20_000  # raw text up to this size is broken into lines by wrap.py at every redraw
 
 
 class RecordReader(VerticalScroll):
@@ -48,7 +51,8 @@ class RecordReader(VerticalScroll):
         if literal is not None:
             self._show_body(literal, markdown=False)
         elif self.raw or len(body) > MARKDOWN_MAX_CHARS:
-            self._show_body(Text(body), markdown=False)
+            # Chinese punctuation never starts a line (wrap.py); a very long body is left to Textual
+            self._show_body(BrokenLines(Text(body)) if len(body) <= WRAP_MAX_CHARS else Text(body), markdown=False)
         else:
             self._show_body(None, markdown=True)
         self.scroll_home(animate=False)
@@ -57,7 +61,7 @@ class RecordReader(VerticalScroll):
     def showing_markdown(self) -> bool:
         return bool(self.query_one("#reader-markdown", Markdown).display)
 
-    def _show_body(self, text: Text | None, *, markdown: bool) -> None:
+    def _show_body(self, text: Text | BrokenLines | None, *, markdown: bool) -> None:
         view = self.query_one("#reader-markdown", Markdown)
         raw = self.query_one("#reader-body", Static)
         view.display = markdown

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from ...engine import SearchHit, SearchResponse
 from ..text import snippet_text
+from ..wrap import BrokenLines
 
 MODE_TITLES = {"bm25": "BM25", "vector": "Vector", "hybrid": "Hybrid"}
 STAGE_LABELS = {"bm25": "bm25", "vector": "cosine", "fusion": "fusion", "rerank": "rerank"}
@@ -68,6 +69,7 @@ class ResultsPane(Vertical):
         self.stage = ""
         self.shared: dict[int, list[str]] = {}  # row → other panes holding the same chunk
         self.shown = False  # showing results or an error (not idle, busy or waiting)
+        self._rows_width = 0  # the width the rows were built for
 
     def compose(self) -> ComposeResult:
         yield Static(Text(MODE_TITLES.get(self.mode, self.mode), style="bold"), classes="pane-title")
@@ -134,7 +136,8 @@ class ResultsPane(Vertical):
         self.shared = {}
         options = self.option_list
         options.clear_options()
-        options.add_options([Option(self.row(n), id=f"{self.mode}-{n}") for n in range(len(self.hits))])
+        self._rows_width = self.size.width
+        options.add_options([Option(BrokenLines(self.row(n)), id=f"{self.mode}-{n}") for n in range(len(self.hits))])
         count = len(self.hits)
         label = f"{count} result{'s' if count != 1 else ''} · {seconds * 1000:.0f} ms"
         if not count:
@@ -151,6 +154,14 @@ class ResultsPane(Vertical):
         cells = max(48, (self.size.width - 6) * 3) if self.size.width else 150
         return hit_row(self.hits[n], min(cells, 150), stage=self.stage, also_in=self.shared.get(n))
 
+    def on_resize(self) -> None:
+        """A pane shown later (one pane at a time on a narrow terminal) or resized: the rows'
+        snippets follow its width."""
+        if self.hits and self.size.width and self.size.width != self._rows_width:
+            self._rows_width = self.size.width
+            for n in range(min(len(self.hits), self.option_list.option_count)):
+                self.option_list.replace_option_prompt_at_index(n, BrokenLines(self.row(n)))
+
     def chunk_keys(self) -> list[tuple[str, int, str]]:
         return [chunk_key(hit) for hit in self.hits] if self.shown else []
 
@@ -165,7 +176,7 @@ class ResultsPane(Vertical):
         for n in sorted(changed):
             if n >= min(len(self.hits), self.option_list.option_count):
                 continue  # a row that is no longer shown
-            self.option_list.replace_option_prompt_at_index(n, self.row(n))
+            self.option_list.replace_option_prompt_at_index(n, BrokenLines(self.row(n)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

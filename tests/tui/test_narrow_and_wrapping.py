@@ -1,0 +1,142 @@
+"""Issue 20, items 9 and 13 (TUI): at 80×24 the footer keeps Help and Lock, a help taller than
+the screen says there is more, search shows one pane with tabs; snippets without Markdown
+markers; cut titles end in "…"; Chinese punctuation never starts a line the TUI wraps."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+from textual.widgets import DataTable, Input, Static, Tabs
+
+from memories_tui.engine import Engine, SearchHit
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.help import HelpScreen
+from memories_tui.tui.screens.search import SearchScreen
+from memories_tui.tui.widgets.results import ResultsPane, hit_row
+from memories_tui.tui.wrap import NO_START, BrokenLines, line_ranges, wrap
+from tests.helpers.pilot import PASS, static_text, wait_for
+from tests.tui.test_keys import unlock_to_records
+
+LONG_TITLE = "A very long title about baking sourdough bread at home in a covered cast-iron pot"
+ZH = ("我們先去京都的寺廟看看，之後再去大阪吃東西。然後回家休息（很累），明天再說！"
+      "「混合搜尋」把關鍵字與語意結合；結果更好、更快。")
+
+
+def notes(engine: Engine) -> str:
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title=LONG_TITLE, body="Bake **sourdough** bread at 250 °C.")
+    engine.add_record(info.vault_id, kind="card", title="京都", body=ZH)
+    engine.lock()
+    return info.vault_id
+
+
+def visible(widget) -> bool:
+    """Drawn on screen: displayed, and its region inside the screen."""
+    screen = widget.screen.region
+    return widget.display and widget.region.width > 0 and screen.contains_region(widget.region)
+
+
+async def test_80x24_footer_keeps_help_and_lock_and_help_says_there_is_more(engine: Engine) -> None:
+    from textual.widgets._footer import FooterKey
+
+    notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        records = await unlock_to_records(pilot, app)
+        await pilot.pause()
+        shown = {key.description for key in records.query(FooterKey) if visible(key)}
+        assert {"Help", "Lock", "Search", "Ask"} <= shown, shown
+
+        # the records table cuts a long title with "…"
+        table = records.query_one("#records", DataTable)
+        row = next(n for n, r in enumerate(records.records) if r.title == LONG_TITLE)
+        cell = table.get_row_at(row)[1]
+        assert cell.plain.endswith("…") and LONG_TITLE.startswith(cell.plain[:-1])
+
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_screen = app.screen
+        foot = help_screen.query_one("#help-foot", Static)
+        await wait_for(pilot, lambda: "more line" in static_text(foot))
+        assert visible(foot)
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "more line" not in static_text(foot))
+        assert static_text(foot) == "esc closes this help"
+
+
+async def test_narrow_search_shows_one_pane_with_tabs_and_f3_switches(engine: Engine) -> None:
+    notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await unlock_to_records(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        panes = {mode: screen.query_one(f"#pane-{mode}", ResultsPane) for mode in ("bm25", "vector", "hybrid")}
+        screen.query_one("#query", Input).value = "sourdough"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: all(p.shown for p in panes.values()), timeout=60)
+        await pilot.pause()
+        tabs = screen.query_one("#mode-tabs", Tabs)
+        assert visible(tabs) and [visible(p) for p in panes.values()] == [True, False, False]
+        assert panes["bm25"].size.width > 60  # one wide pane, not three of 24 columns
+        assert "BM25 1" in str(tabs.query_one("#tab-bm25").label)
+        # the snippet reads as text: no Markdown markers
+        row = panes["bm25"].option_list.get_option_at_index(0).prompt.plain
+        assert "Bake sourdough bread" in row and "**" not in row
+
+        await pilot.press("tab")  # tab goes to the one pane shown
+        assert app.focused is panes["bm25"].option_list
+        await pilot.press("f3")
+        assert [visible(p) for p in panes.values()] == [False, True, False]
+        assert app.focused is panes["vector"].option_list  # the focus followed the pane
+        await pilot.press("f3", "f3")
+        assert [visible(p) for p in panes.values()] == [True, False, False]
+
+        await pilot.resize_terminal(140, 45)
+        await wait_for(pilot, lambda: not screen.narrow)
+        await pilot.pause()
+        assert not visible(tabs) and all(visible(p) for p in panes.values())
+        assert not screen.check_action("next_pane", ())
+
+
+def test_snippet_rows_leave_out_markdown_markers() -> None:
+    text = "# Oven\n\nBake sourdough **bread** at 250 °C, see [the notes](http://x) and `code`."
+    hit = SearchHit(citation="S1", asset_id="r", revision=1, chunk_hash="h", byte_start=0, byte_end=len(text),
+                    score=1.0, title="Oven", text=text, kind="card", terms=("bread",))
+    assert hit.spans  # the engine's matching found "bread" in the raw text
+    row = hit_row(hit, 150, stage="bm25")
+    assert "Bake sourdough bread at 250 °C, see the notes and code." in row.plain
+    assert "**" not in row.plain and "# Oven" not in row.plain and "http" not in row.plain
+    highlighted = [row.plain[s.start:s.end] for s in row.spans if "yellow" in str(s.style)]
+    assert highlighted == ["bread"]
+
+
+@pytest.mark.parametrize("width", range(6, 41))
+def test_chinese_punctuation_never_starts_a_line(width: int) -> None:
+    lines = [ZH[a:b] for a, b in line_ranges(ZH, width)]
+    assert "".join(lines) == ZH  # nothing lost, nothing added
+    for line in lines:
+        assert line and line[0] not in NO_START, (width, lines)
+        assert line[-1] not in "（「『【《", (width, lines)
+        assert Text(line).cell_len <= width, (width, lines)
+
+
+def test_latin_words_break_at_spaces_and_styles_are_kept() -> None:
+    text = Text("The quick brown fox jumps over the lazy dog.")
+    text.stylize("bold", 4, 9)  # "quick"
+    wrapped = wrap(text, 12)
+    assert wrapped.plain.split("\n") == ["The quick", "brown fox", "jumps over", "the lazy", "dog."]
+    assert [wrapped.plain[s.start:s.end] for s in wrapped.spans] == ["quick"]
+    assert wrap(Text("supercalifragilistic"), 8).plain.split("\n") == ["supercal", "ifragili", "stic"]
+
+
+def test_broken_lines_render_at_the_drawn_width() -> None:
+    console = Console(width=13, record=True, color_system=None)
+    console.print(BrokenLines(Text(ZH[:30])))
+    lines = console.export_text().rstrip("\n").split("\n")
+    assert all(line.rstrip() and line[0] not in NO_START for line in lines), lines
+    assert "".join(line.rstrip() for line in lines) == ZH[:30]
+    assert str(BrokenLines(Text("[S1] x"))) == "[S1] x"
