@@ -32,20 +32,36 @@ def normalize(svg: str, masks: dict[str, str]) -> str:
     return re.sub(r"terminal-\d+", "terminal", svg)
 
 
+def steady_cursors(app) -> bool:
+    """Stop the blink of every text cursor on the screen (drawn steadily while focused, as the
+    first blink phase shows it); True when one was blinking. Snapshots taken in either blink
+    phase would otherwise differ by the cursor cell."""
+    stopped = False
+    for widget in app.screen.query("Input, TextArea"):
+        if widget.cursor_blink:
+            widget.cursor_blink = False
+            stopped = True
+    return stopped
+
+
 async def check(pilot, name: str, masks: dict[str, str] | None = None) -> str | None:
     """None when the screen matches its stored snapshot, else a sentence saying what to do.
 
-    Blinking cursors are stopped first (shown steadily) and the image is taken once two exports
-    0.1 s apart agree, so it does not depend on timing."""
+    Blinking cursors are stopped before every export (a cursor shows steadily where the focus
+    is; a field mounted late is caught too), and the image is taken once two exports 0.1 s
+    apart agree, so it does not depend on timing."""
     app = pilot.app
-    for widget in app.screen.query("Input, TextArea"):
-        widget.cursor_blink = False
-    await pilot.pause(0.05)
+
+    async def export() -> str:
+        if steady_cursors(app):
+            await pilot.pause(0.05)  # let the stopped cursor repaint
+        return normalize(app.export_screenshot(title=name), masks or {})
+
+    svg = await export()
     # wait until the screen has settled (footer keys, late layout): two exports in a row agree
-    svg = normalize(app.export_screenshot(title=name), masks or {})
     for _ in range(40):
         await pilot.pause(0.1)
-        again = normalize(app.export_screenshot(title=name), masks or {})
+        again = await export()
         if again == svg:
             break
         svg = again

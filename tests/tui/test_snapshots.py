@@ -185,7 +185,8 @@ async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen)
+                       and app.screen.focused is app.screen.query_one("#editor-body"))
         await snap("record-editor")
     engine.lock()
     problems = [f for f in failures if f]
