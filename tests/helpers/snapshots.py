@@ -40,6 +40,10 @@ def steady_cursors(app) -> bool:
     for widget in app.screen.query("Input, TextArea"):
         if widget.cursor_blink:
             widget.cursor_blink = False
+            # a text area keys its cached lines by "cursor shown while blinking", so a line cached
+            # in the blink's off phase would be reused without the steady cursor: drop the cache
+            widget.notify_style_update()
+            widget.refresh()
             stopped = True
     return stopped
 
@@ -48,23 +52,25 @@ async def check(pilot, name: str, masks: dict[str, str] | None = None) -> str | 
     """None when the screen matches its stored snapshot, else a sentence saying what to do.
 
     Blinking cursors are stopped before every export (a cursor shows steadily where the focus
-    is; a field mounted late is caught too), and the image is taken once two exports 0.1 s
+    is; a field mounted late is caught too), and the image is taken once three exports 0.1 s
     apart agree, so it does not depend on timing."""
     app = pilot.app
 
     async def export() -> str:
-        if steady_cursors(app):
-            await pilot.pause(0.05)  # let the stopped cursor repaint
+        steady_cursors(app)
+        await pilot.pause(0.05)  # let a stopped cursor and late layout repaint
         return normalize(app.export_screenshot(title=name), masks or {})
 
     svg = await export()
-    # wait until the screen has settled (footer keys, late layout): two exports in a row agree
-    for _ in range(40):
+    # wait until the screen has settled (footer keys, late layout): three exports in a row agree
+    agreeing = 1
+    for _ in range(60):
         await pilot.pause(0.1)
         again = await export()
-        if again == svg:
-            break
+        agreeing = agreeing + 1 if again == svg else 1
         svg = again
+        if agreeing == 3:
+            break
     stored = SNAPSHOTS / f"{name}.svg"
     if updating():
         SNAPSHOTS.mkdir(parents=True, exist_ok=True)

@@ -186,8 +186,9 @@ async def test_full_flow_create_unlock_ingest_read_search_lock(tmp_path: Path, e
         bm25.option_list.focus()
         bm25.option_list.highlighted = 0
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChunkDetailScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ChunkDetailScreen) and app.screen.is_mounted)
         area = app.screen.query_one("#detail-body", TextArea)
+        await wait_for(pilot, lambda: area.selected_text != "")  # set in the screen's on_mount
         assert area.selected_text == bm25.hits[0].text
 
         # lock pops everything and forgets the vault
