@@ -27,7 +27,6 @@ from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.tui.wrap import BrokenLines
-from memories_tui.vault import crypto
 from tests.helpers.embedding import GatedEmbedding
 from tests.helpers.paths import MINILM_DIR, require_minilm
 from tests.helpers.pilot import PASS, static_text, type_text, wait_for
