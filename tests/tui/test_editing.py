@@ -3,7 +3,7 @@ confirmation — through the keys a user presses, checked against the real vault
 
 from __future__ import annotations
 
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import DataTable, Input, Static, TextArea
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
@@ -134,7 +134,11 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
 
         # a record with one revision: no "all 1 of its revision"
         oven = next(r for r in engine.list_records(vault_id) if r.title == "Oven")
-        records.show_record(oven)
+        # through the table, as a user does (a highlight the delete left pending would replace a
+        # record shown directly)
+        table = records.query_one("#records", DataTable)
+        table.move_cursor(row=next(n for n, r in enumerate(records.records) if r.id == oven.id))
+        await wait_for(pilot, lambda: records.shown is not None and records.shown.id == oven.id)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         text = static_text(app.screen.query_one("#confirm-text", Static))
