@@ -106,7 +106,7 @@ def bm25_memory_mib(index: LexicalIndex) -> float:
     total = sum(a.nbytes for a in arrays) + sys.getsizeof(bm25._key_row) + sys.getsizeof(bm25._group_ids)
     for fld in (bm25._words, bm25._pieces):
         total += sum(a.nbytes for a in (fld.lens, fld.ptr, fld.prow, fld.ptf))
-        total += sys.getsizeof(fld.vocab) + sys.getsizeof(fld.terms) + sum(sys.getsizeof(t) for t in fld.terms)
+        total += fld.vocab.nbytes()
     return total / 2**20
 
 

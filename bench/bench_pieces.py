@@ -16,6 +16,10 @@ and Recall@100), with the product's index code:
   and a question's many pieces pull in many unrelated longer words.
 
 Figures only; the expansion reads the words index's vocabulary directly (bench code only).
+
+``--at-cache-limit`` measures instead what the pieces cost in a Chinese vault at the cache
+limits (10,000 chunks / 16 MiB of source): build time, snapshot size and the BM25 part's
+memory with and without pieces, and that one more note is still refused.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,12 +35,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_lexical import build_fts  # noqa: E402
+from bench_lexical import bm25_memory_mib, build_fts  # noqa: E402
 from common import DEFAULT_DATA, evaluate, load_named, print_table  # noqa: E402
 
+from memories_tui.config import Limits  # noqa: E402
+from memories_tui.errors import LimitError  # noqa: E402
 from memories_tui.index import lexical  # noqa: E402
-from memories_tui.index.lexical import LexicalIndex  # noqa: E402
+from memories_tui.index.cache import VaultIndex  # noqa: E402
+from memories_tui.index.lexical import LexicalDoc, LexicalIndex  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
+from memories_tui.text.chunking import chunk_text  # noqa: E402
+from memories_tui.vault.records import Record  # noqa: E402
 
 HEADERS = ["collection", "design", "nDCG@10", "R@100"]
 
@@ -80,13 +90,70 @@ def expansion_run(words: LexicalIndex, owner: dict[int, str], queries: dict[str,
     return run
 
 
+def at_cache_limit(data: Path) -> dict[str, object]:
+    """A vault at the default cache limits in Chinese alone (the pieces' worst case): notes of
+    three zh-cmrc2018 paragraphs each (each note rotated by its number, so the text repeats
+    less) until the next note would pass 10,000 chunks or 16 MiB of source. Built through
+    ``VaultIndex.sync`` (the product's limit check included), then the same chunks without
+    pieces; then one more note must be refused with the limit error."""
+    coll = load_named(data, "zh-cmrc2018")
+    if coll is None:
+        raise SystemExit("zh-cmrc2018 not found under --data")
+    paragraphs = [d["title"] + "。" + d["text"] for d in coll.corpus.values()]
+    limits = Limits()
+    records: list[Record] = []
+    chunks = source = 0
+    while True:
+        i = len(records)
+        body = "\n".join(paragraphs[(3 * i + j) % len(paragraphs)] for j in range(3))
+        body = body[i % 97:] + body[:i % 97]
+        record = Record(id=f"r{i}", revision=1, kind="memory", title=f"筆記 {i}", body=body)
+        more, nbytes = len(chunk_text(body)), len(body.encode()) + len(record.title.encode())
+        if chunks + more > limits.chunks or source + nbytes > limits.source_mib * 2**20:
+            break
+        records.append(record)
+        chunks, source = chunks + more, source + nbytes
+    vault = VaultIndex("bench", limits)
+    t = time.perf_counter()
+    vault.sync(records)
+    with_pieces_s = time.perf_counter() - t
+    first: dict[str, int] = {}
+    docs = [LexicalDoc(k, c.title, c.chunk.text, "", False, group=first.setdefault(c.record_id, k))
+            for k, c in sorted(vault.chunks.items())]
+    t = time.perf_counter()
+    words = LexicalIndex(pieces=False)
+    words.add(docs)
+    words.search("warm", "any", limit=1)
+    words_s = time.perf_counter() - t
+    sizes = {name: [round(len(part) / 1e6, 2) for part in ix.serialize_parts()]
+             for name, ix in (("with pieces", vault.lexical), ("words only", words))}
+    try:
+        VaultIndex("bench", limits).sync([*records, Record(id="one-more", revision=1, kind="memory", title="再一則",
+                                                           body=paragraphs[0] * 3)])
+        refused = "no error: the limit did not hold"
+    except LimitError as exc:
+        refused = str(exc)
+    return {"chunks": len(vault.chunks), "source_mib": round(vault.source_bytes / 2**20, 2),
+            "cjk_chars": sum(len(r.body) for r in records),
+            "build_s": {"with pieces": round(with_pieces_s, 1), "words only": round(words_s, 1)},
+            "snapshot_mb (BM25, phrase)": sizes,
+            "bm25_in_memory_mib": {"with pieces": round(bm25_memory_mib(vault.lexical)),
+                                   "words only": round(bm25_memory_mib(words))},
+            "one more note": refused}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--collections", default="zh-cmrc2018-partial-words,zh-cmrc2018")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--at-cache-limit", action="store_true",
+                    help="instead: cost of the pieces for a Chinese vault at the cache limits (one JSON object)")
     args = ap.parse_args()
     segment.warm_up()
+    if args.at_cache_limit:
+        print(json.dumps(at_cache_limit(args.data), ensure_ascii=False, indent=1))
+        return
     report: dict[str, dict[str, dict[str, float]]] = {}
     for name in [c for c in args.collections.split(",") if c]:
         coll = load_named(args.data, name)

@@ -78,7 +78,7 @@ class BM25Index:
         self._key_row: dict[int, int] = {}
         self._dead = 0
         self._words = FieldPostings()
-        self._pieces = FieldPostings(filled_average=True)
+        self._pieces = FieldPostings(pairs=True)
 
     # -- writes ---------------------------------------------------------------------------
 

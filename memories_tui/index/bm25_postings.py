@@ -20,6 +20,8 @@ from itertools import chain
 
 import numpy as np
 
+from .bm25_vocab import PairVocabulary, Vocabulary, WordVocabulary
+
 K1 = 1.2
 B = 0.75
 _MERGE_MIN = 20_000  # delta postings before merging, or a quarter of the base if larger
@@ -31,14 +33,14 @@ _HEAD = struct.Struct("<QQQ2s")  # terms, postings, vocabulary bytes, dtype code
 
 
 class FieldPostings:
-    """``filled_average``: the average length is taken over rows with at least one token in
-    this field, so a field most rows lack (CJK pieces in a mostly English vault) is not
+    """``pairs``: the field of CJK pieces. Its terms are all two characters (kept as codes,
+    see bm25_vocab), and its average length is taken over rows with at least one token in
+    this field, so a field most rows lack (pieces in a mostly English vault) is not
     normalised against a near-zero average. The words field keeps FTS5's average over all rows."""
 
-    def __init__(self, filled_average: bool = False) -> None:
-        self.filled_average = filled_average
-        self.vocab: dict[str, int] = {}
-        self.terms: list[str] = []
+    def __init__(self, pairs: bool = False, vocab: Vocabulary | None = None) -> None:
+        self.filled_average = pairs
+        self.vocab: Vocabulary = vocab if vocab is not None else PairVocabulary() if pairs else WordVocabulary()
         self.lens = np.zeros(64, np.float64)
         self.total_len = 0
         self.filled = 0  # live rows whose length here is > 0
@@ -75,12 +77,7 @@ class FieldPostings:
         terms = list(chain.from_iterable(freqs))
         tfs = np.fromiter(chain.from_iterable(f.values() for f in freqs), np.float32, len(terms))
         prow = np.repeat(np.arange(start, end, dtype=np.int32), [len(f) for f in freqs])
-        vocab = self.vocab
-        # new terms numbered in order of first use (no sort: ~a tenth of a bulk build)
-        fresh = [t for t in dict.fromkeys(terms) if t not in vocab]
-        vocab.update(zip(fresh, range(len(self.terms), len(self.terms) + len(fresh)), strict=True))
-        self.terms.extend(fresh)
-        tids = np.fromiter(map(vocab.__getitem__, terms), np.int64, len(terms))
+        tids = self.vocab.ids(terms)
         self.stale()
         if len(self.prow) == 0 and not self.delta:
             self._set_base(tids, prow, tfs)
@@ -103,8 +100,9 @@ class FieldPostings:
 
     def _set_base(self, tids: np.ndarray, rows: np.ndarray, tfs: np.ndarray) -> None:
         order = np.argsort(tids, kind="stable")  # keeps rows ascending within a term
-        counts = np.bincount(tids, minlength=len(self.terms)) if len(tids) else np.zeros(len(self.terms), np.int64)
-        self.ptr = np.zeros(len(self.terms) + 1, np.int64)
+        n_terms = len(self.vocab)
+        counts = np.bincount(tids, minlength=n_terms) if len(tids) else np.zeros(n_terms, np.int64)
+        self.ptr = np.zeros(n_terms + 1, np.int64)
         np.cumsum(counts, out=self.ptr[1:])
         self.prow = rows[order]
         self.ptf = tfs[order]
@@ -164,8 +162,7 @@ class FieldPostings:
         rows_out: list[np.ndarray] = []
         vals_out: list[np.ndarray] = []
         memo = self.memo
-        for term in dict.fromkeys(terms):
-            tid = self.vocab.get(term)
+        for tid in self.vocab.lookup(list(dict.fromkeys(terms))):
             if tid is None:
                 if need_all:
                     return [], []
@@ -196,7 +193,7 @@ class FieldPostings:
         return rows_out, vals_out
 
     def doc_freq(self, term: str, alive: np.ndarray, dead: int) -> int:
-        tid = self.vocab.get(term)
+        (tid,) = self.vocab.lookup([term])
         return 0 if tid is None else len(self.postings(tid, alive, dead)[0])
 
     # -- persistence ----------------------------------------------------------------------
@@ -209,7 +206,7 @@ class FieldPostings:
         used = np.flatnonzero(counts)
         ptr = np.zeros(len(used) + 1, np.int64)
         np.cumsum(counts[used], out=ptr[1:])
-        vocab = "\x00".join([self.terms[i] for i in used.tolist()]).encode("utf-8")
+        vocab = self.vocab.joined(used)
         row_code = b"H" if len(alive_slots) <= 65536 else b"i"
         tfs = self.ptf
         whole = len(tfs) == 0 or (float(tfs.max()) <= 65535 and bool(np.all(tfs == np.floor(tfs))))
@@ -224,7 +221,7 @@ class FieldPostings:
         ])
 
     @classmethod
-    def from_view(cls, view: memoryview, off: int, n_rows: int, filled_average: bool) -> tuple[FieldPostings, int]:
+    def from_view(cls, view: memoryview, off: int, n_rows: int, pairs: bool) -> tuple[FieldPostings, int]:
         """The field stored at ``view[off:]`` and the offset after it; ValueError when malformed.
         Arrays are read-only views on the snapshot: they are replaced, never written in place."""
         if off + _HEAD.size > len(view):
@@ -243,22 +240,24 @@ class FieldPostings:
             off += size
             return arr
 
-        field = cls(filled_average)
+        field = cls(pairs)
         lens = take("<i4", n_rows)
         field.ptr = take("<i8", n_terms + 1)
         field.prow = take(CODES[codes[:1]], n_post)
         field.ptf = take(CODES[codes[1:]], n_post)
         if off + n_vocab > len(view):
             raise ValueError("truncated BM25 index")
-        terms = bytes(view[off:off + n_vocab]).decode("utf-8").split("\x00") if n_terms else []
+        read = PairVocabulary.from_joined if pairs else WordVocabulary.from_joined
+        try:
+            field.vocab = read(bytes(view[off:off + n_vocab]), n_terms)
+        except UnicodeError as exc:
+            raise ValueError("inconsistent BM25 index") from exc
         off += n_vocab
-        if (len(terms) != n_terms or int(field.ptr[-1]) != n_post
+        if (int(field.ptr[-1]) != n_post
                 or (n_post and int(field.prow.max()) >= n_rows)):
             raise ValueError("inconsistent BM25 index")
         field.grow(n_rows)
         field.lens[:n_rows] = lens
         field.total_len = int(lens.sum(dtype=np.int64))
         field.filled = int(np.count_nonzero(lens))
-        field.terms = terms
-        field.vocab = dict(zip(terms, range(n_terms), strict=True))
         return field, off
