@@ -44,6 +44,27 @@ class Context:
                            accept_rollback=bool(getattr(self.args, "accept_rollback", False)))
         return info.vault_id
 
+    def held_by_daemon(self, ref: str) -> str | None:
+        """The id of vault `ref` when the resident engine holds it unlocked (`engine` then
+        becomes its client), else None: for a verb that never asks for a passphrase."""
+        return self._served_by_daemon(ref)
+
+    def use_daemon_if_running(self) -> None:
+        """Run the verb's work in the resident engine when one serves this home, whatever its
+        vaults' state (a restore, which must lock the vault it replaces where it is open)."""
+        if getattr(self.args, "no_daemon", False):
+            return
+        from ..daemon import connect
+        from ..daemon.remote_engine import RemoteEngine
+
+        local = self.engine
+        try:
+            client = connect(local.home)
+        except MemoriesError:
+            return
+        if client is not None:
+            self.opened = RemoteEngine(client, local.home, local.config)
+
     def _served_by_daemon(self, ref: str) -> str | None:
         if getattr(self.args, "no_daemon", False):
             return None

@@ -69,14 +69,6 @@ def register(vault: Any, rag: Any, verb: Verb) -> None:
                                                 "age such as 24h, 7d, 2w")
 
 
-def _unlock_here(ctx: Context, ref: str) -> str:
-    """These verbs read the vault file and its keys in this process (the resident engine does not
-    run them yet), so they unlock here with the passphrase even when a daemon holds the vault;
-    both may hold it at once."""
-    ctx.args.no_daemon = True
-    return ctx.unlock(ref)
-
-
 def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[BackupProgress], None]]:
     bar = ProgressReport(label, unit="", enabled=not ctx.json)
     units = {"copy": "pages copied", "verify": "revisions verified", "replace": "pages written"}
@@ -89,7 +81,10 @@ def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[BackupProg
 
 def cmd_vault_backup(ctx: Context) -> Payload:
     args = ctx.args
-    ref = ctx.engine.resolve_vault(args.vault).vault_id if args.no_unlock else _unlock_here(ctx, args.vault)
+    if args.no_unlock:  # no passphrase: the resident engine's copy (verified in full) if it holds the vault
+        ref = ctx.held_by_daemon(args.vault) or ctx.engine.resolve_vault(args.vault).vault_id
+    else:
+        ref = ctx.unlock(args.vault)
     bar, update = _bar(ctx, "Backing up")
     with bar:
         report = ctx.engine.backup_vault(ref, Path(args.dir) if args.dir else None, keep=args.keep,
@@ -107,6 +102,7 @@ def cmd_vault_backup(ctx: Context) -> Payload:
 def cmd_vault_restore(ctx: Context) -> Payload:
     args = ctx.args
     passphrase = get_passphrase(file=args.passphrase_file, prompt="Passphrase of the backed-up vault: ")
+    ctx.use_daemon_if_running()  # it may hold the vault being replaced: it locks it there first
     bar, update = _bar(ctx, "Restoring")
     with bar:
         report = ctx.engine.restore_vault(Path(args.file), passphrase, as_name=args.as_name, force=args.force,
@@ -124,7 +120,7 @@ def cmd_rag_egress(ctx: Context) -> Payload:
     from ..engine import parse_since
 
     since = parse_since(ctx.args.since)  # a bad value is a usage error before any passphrase
-    vault_id = _unlock_here(ctx, ctx.args.vault)
+    vault_id = ctx.unlock(ctx.args.vault)
     report = ctx.engine.egress_log(vault_id, since)
     if not ctx.json:
         if not report.entries:
@@ -150,7 +146,7 @@ def cmd_rag_egress(ctx: Context) -> Payload:
 
 def cmd_vault_export(ctx: Context) -> Payload:
     args = ctx.args
-    vault_id = _unlock_here(ctx, args.vault)
+    vault_id = ctx.unlock(args.vault)
     if args.include_excluded and not args.yes:
         _confirm_excluded(ctx, vault_id, args.dir)
     bar = ProgressReport("Exporting", unit="files", enabled=not ctx.json)

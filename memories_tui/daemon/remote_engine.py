@@ -22,14 +22,19 @@ from ..engine import (
     DEFAULT_MATCH_MODE,
     DEFAULT_MODE,
     Answer,
+    BackupProgress,
+    BackupReport,
+    EgressReport,
     EmbedProgress,
     Engine,
+    ExportReport,
     IndexReport,
     IngestProgress,
     IngestResult,
     Query,
     Record,
     RecordHit,
+    RestoreReport,
     SearchResponse,
     StatusReport,
     VaultInfo,
@@ -161,11 +166,51 @@ class RemoteEngine(Engine):
     def status(self, vault_id: str) -> StatusReport:
         return self._typed(StatusReport, "status", vault=vault_id)
 
+    # -- keeping and leaving with your data ----------------------------------------------------
+    def backup_vault(self, ref: str, folder: Path | None = None, *, keep: int | None = None,
+                     progress: Callable[[BackupProgress], None] | None = None,
+                     cancel: threading.Event | None = None) -> BackupReport:
+        return from_json(BackupReport, self._call(
+            "backup", _backup_events(progress), vault=ref, folder=None if folder is None else str(folder),
+            keep=keep, cwd=os.getcwd()))
+
+    def restore_vault(self, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
+                      progress: Callable[[BackupProgress], None] | None = None,
+                      cancel: threading.Event | None = None,
+                      before_replace: Callable[[str], None] | None = None) -> RestoreReport:
+        """Restored by the daemon, which locks a vault it holds before replacing its file."""
+        return from_json(RestoreReport, self._call(
+            "restore", _backup_events(progress), file=str(file), passphrase=passphrase, as_name=as_name,
+            force=force, cwd=os.getcwd()))
+
+    def egress_log(self, ref: str, since: str | None = None) -> EgressReport:
+        return self._typed(EgressReport, "egress_log", vault=ref, since=since)
+
+    def export_vault(self, ref: str, folder: Path, *, include_excluded: bool = False, force: bool = False,
+                     progress: Callable[[int, int], None] | None = None,
+                     cancel: threading.Event | None = None) -> ExportReport:
+        def event(data: dict[str, Any]) -> None:
+            done = data.get("export")
+            if progress is not None and isinstance(done, list) and len(done) == 2:
+                progress(int(done[0]), int(done[1]))
+
+        return from_json(ExportReport, self._call(
+            "export", event, vault=ref, folder=str(folder), include_excluded=include_excluded, force=force,
+            cwd=os.getcwd()))
+
 
 def _not_served() -> UsageError:
     """An Engine method this client does not forward reached for a vault it does not hold."""
     return UsageError("This command does not run through the Memories daemon yet; run it with --no-daemon "
                       "(it then asks for the passphrase).", code="daemon_unsupported")
+
+
+def _backup_events(progress: Callable[[BackupProgress], None] | None) -> Callable[[dict[str, Any]], None]:
+    def event(data: dict[str, Any]) -> None:
+        if progress is not None and "backup" in data:
+            progress(from_json(BackupProgress, data["backup"]))
+
+    return event
 
 
 def _embed_events(progress: Callable[[EmbedProgress], None] | None) -> Callable[[dict[str, Any]], None]:

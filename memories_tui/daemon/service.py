@@ -122,8 +122,9 @@ class DaemonService(Dispatcher):
     def lock(self, vault_id: str | None, reason: str) -> list[str]:
         """Lock one vault or all (keys wiped, indexes dropped); returns the ids that were unlocked.
         A backup that is due (`[backup] every_hours`) is taken first, while the keys are there; if
-        it fails, the failure is logged by its code and the vault locks anyway."""
-        for vid in self.unlocked_ids() if vault_id is None else [vault_id]:
+        it fails, the failure is logged by its code and the vault locks anyway. Not before a
+        restore replaces the vault: the restore keeps its own copy of what it replaces."""
+        for vid in (self.unlocked_ids() if vault_id is None else [vault_id]) if reason != "restore" else []:
             self._backup_if_due(vid)
         with self._lock:
             ids = self.unlocked_ids() if vault_id is None else [vault_id]

@@ -9,11 +9,14 @@ folder, which the client sends, and reported as the caller typed them.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import json_of
-from ..errors import UsageError
+from ..errors import MemoriesError, UsageError
 from .server import Call, Method
 
 if TYPE_CHECKING:
@@ -54,6 +57,73 @@ def _cwd(args: dict[str, Any]) -> Path:
     if not cwd.is_absolute():
         raise UsageError("The request's working folder must be an absolute path.", code="daemon_bad_request")
     return cwd
+
+
+def _in_cwd(args: dict[str, Any], key: str) -> tuple[Path, Path]:
+    """(where the file is, the name the caller gave it): a name relative to the caller's folder."""
+    typed = Path(_str(args, key)).expanduser()
+    return _cwd(args) / typed, typed
+
+
+@contextlib.contextmanager
+def _named_as_typed(resolved: Path, typed: Path) -> Iterator[None]:
+    """An error naming the file by the path this process opened names it as the caller typed
+    it, so the message is the same as the one the command prints without the daemon."""
+    try:
+        yield
+    except MemoriesError as exc:
+        if resolved != typed and str(resolved) in exc.message:
+            exc.message = exc.message.replace(str(resolved), str(typed))
+            exc.args = (exc.message,)
+        raise
+
+
+def data_methods(service: DaemonService) -> dict[str, Method]:
+    """Backup, restore, the egress log and export (the engine's data_ops.py), as the CLI runs
+    them in-process; a restore locks the vault it replaces here first, for every client."""
+    engine = service.engine
+
+    def backup_progress(call: Call) -> Any:
+        return lambda p: call.progress({"backup": _wire(p)})
+
+    def backup(args: dict[str, Any], call: Call) -> object:
+        vault_id = service.require(_str(args, "vault"))
+        if args.get("folder") is None:
+            return _wire(engine.backup_vault(vault_id, None, keep=_opt(args, "keep", int),
+                                             progress=backup_progress(call), cancel=call.cancel))
+        folder, typed = _in_cwd(args, "folder")
+        with _named_as_typed(folder, typed):
+            report = engine.backup_vault(vault_id, folder, keep=_opt(args, "keep", int),
+                                         progress=backup_progress(call), cancel=call.cancel)
+        return _wire(replace(report, path=typed / report.path.name,
+                             removed=[typed / old.name for old in report.removed]))
+
+    def lock_for_restore(vault_id: str) -> None:
+        service.lock(vault_id, "restore")  # every client sees it locked; its file is replaced next
+
+    def restore(args: dict[str, Any], call: Call) -> object:
+        file, typed = _in_cwd(args, "file")
+        with _named_as_typed(file, typed):
+            report = engine.restore_vault(file, _str(args, "passphrase"), as_name=_opt(args, "as_name", str),
+                                          force=bool(args.get("force")), progress=backup_progress(call),
+                                          cancel=call.cancel,
+                                          before_replace=lock_for_restore)
+        return _wire(replace(report, source=Path(_str(args, "file"))))
+
+    def export(args: dict[str, Any], call: Call) -> object:
+        vault_id = service.require(_str(args, "vault"))
+        folder, typed = _in_cwd(args, "folder")
+        with _named_as_typed(folder, typed):
+            report = engine.export_vault(vault_id, folder, include_excluded=bool(args.get("include_excluded")),
+                                         force=bool(args.get("force")), cancel=call.cancel,
+                                         progress=lambda done, total: call.progress({"export": [done, total]}))
+        return _wire(replace(report, folder=typed))
+
+    return {
+        "vault.backup": backup, "vault.restore": restore, "vault.export": export,
+        "vault.egress_log": lambda a, c: _wire(engine.egress_log(service.require(_str(a, "vault")),
+                                                                 _opt(a, "since", str))),
+    }
 
 
 def vault_methods(service: DaemonService) -> dict[str, Method]:
@@ -123,4 +193,5 @@ def vault_methods(service: DaemonService) -> dict[str, Method]:
             vault(a), _str(a, "query"), limit=_opt(a, "limit", int), match_mode=_checked_by_engine(a, "match_mode"))),
         "vault.ask": ask,
         "vault.status": lambda a, c: _wire(engine.status(vault(a))),
+        **data_methods(service),
     }

@@ -94,7 +94,8 @@ def backup_if_due(engine: EngineParts, vault_id: str, *, progress: BackupProgres
 
 
 def restore_vault(engine: EngineParts, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
-                  progress: BackupProgressFn | None = None, cancel: threading.Event | None = None) -> RestoreReport:
+                  progress: BackupProgressFn | None = None, cancel: threading.Event | None = None,
+                  before_replace: Callable[[str], None] | None = None) -> RestoreReport:
     from ..vault.restore import restore_backup
 
     if as_name is not None:
@@ -105,7 +106,12 @@ def restore_vault(engine: EngineParts, file: Path, passphrase: str, *, as_name: 
     done: RestoreDone = restore_backup(Path(file).expanduser(), engine._files.folder, passphrase,
                                        anchors=engine.anchors, backups=backup_folder(engine), as_name=as_name,
                                        force=force, taken_names=taken, progress=progress, cancel=cancel,
-                                       before_replace=lambda vid: engine.lock(vid) if engine.is_unlocked(vid) else None)
+                                       before_replace=before_replace or (lambda vid: _lock_if_open(engine, vid)))
     check = done.check
     return RestoreReport(done.header.vault_id, done.header.name, done.path, Path(file), done.replaced,
                          done.revisions_lost, done.kept_copy, check.records, check.revisions, check.state)
+
+
+def _lock_if_open(engine: EngineParts, vault_id: str) -> None:
+    if engine.is_unlocked(vault_id):
+        engine.lock(vault_id)

@@ -6,6 +6,7 @@ build an engine); the work is done in backup_ops.py and the modules beside it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -54,15 +55,17 @@ class DataOperations:
         return backup_if_due(self._engine(), vault_id, progress=progress, now=now)
 
     def restore_vault(self, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
-                      progress: BackupProgressFn | None = None,
-                      cancel: threading.Event | None = None) -> RestoreReport:
+                      progress: BackupProgressFn | None = None, cancel: threading.Event | None = None,
+                      before_replace: Callable[[str], None] | None = None) -> RestoreReport:
         """Verify the backup `file` with `passphrase`, then put it in this home: as a new vault
         named `as_name`, or under its own id (replacing an existing copy only with `force`;
-        the refusal counts the revisions it would lose). Moves the rollback anchor."""
+        the refusal counts the revisions it would lose). Moves the rollback anchor. The vault
+        about to be replaced is locked first (`before_replace(vault_id)` when the host has its
+        own way to lock, as the resident engine does)."""
         from .backup_ops import restore_vault
 
         return restore_vault(self._engine(), file, passphrase, as_name=as_name, force=force, progress=progress,
-                             cancel=cancel)
+                             cancel=cancel, before_replace=before_replace)
 
     def egress_hook(self, vault_id: str) -> VaultEgress:
         """What model services write to before sending this vault's content (egress_ops.py)."""

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import stat
+import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,6 +70,38 @@ def sqlite_errors(path: Path) -> Iterator[None]:
         raise vault_error_from(exc, path) from None
 
 
+# Files this process holds open for writing, by (device, inode). Closing ANY descriptor of a
+# file drops every POSIX lock this process holds on it, SQLite's included: a plain open/close
+# of a vault another connection here has open would let a second process think it is the last
+# user, checkpoint, and delete the -wal/-shm files under our feet (its later writes invisible to
+# everyone else). So the magic check below never opens such a file; SQLite checked it already.
+_LIVE: dict[tuple[int, int], int] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+class _LiveConnection(sqlite3.Connection):
+    """A read-write connection that keeps its file in `_LIVE` until it is closed."""
+
+    live_key: tuple[int, int] | None = None
+
+    def close(self) -> None:
+        key, self.live_key = self.live_key, None
+        if key is not None:
+            with _LIVE_LOCK:
+                _LIVE[key] -= 1
+                if _LIVE[key] <= 0:
+                    del _LIVE[key]
+        super().close()
+
+
+def _remember_live(conn: _LiveConnection, path: Path) -> None:
+    info = os.stat(path)
+    key = (info.st_dev, info.st_ino)
+    with _LIVE_LOCK:
+        _LIVE[key] = _LIVE.get(key, 0) + 1
+    conn.live_key = key
+
+
 def _check_sqlite_file(path: Path) -> None:
     """A regular file that starts with the SQLite magic, checked before SQLite ever opens it."""
     try:
@@ -79,6 +112,9 @@ def _check_sqlite_file(path: Path) -> None:
         raise VaultError(f"Cannot read {path.name}: {exc.strerror}.", code="vault_unreadable") from None
     if not stat.S_ISREG(info.st_mode):
         raise VaultError(f"{path.name} is not a regular file, so it is not a Memories vault.")
+    with _LIVE_LOCK:
+        if (info.st_dev, info.st_ino) in _LIVE:
+            return  # open for writing here: reading it another way would drop SQLite's locks
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
@@ -97,8 +133,10 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
 
 def connect_readwrite(path: Path) -> sqlite3.Connection:
     """The unlock/create connection: WAL, synchronous=FULL, secure_delete."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False,
+                           factory=_LiveConnection)
     try:
+        _remember_live(conn, path)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA secure_delete=ON")
@@ -106,6 +144,9 @@ def connect_readwrite(path: Path) -> sqlite3.Connection:
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         conn.close()
         raise vault_error_from(exc, path) from None
+    except OSError:
+        conn.close()
+        raise
     return conn
 
 

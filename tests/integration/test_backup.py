@@ -266,3 +266,37 @@ def test_backup_if_due_follows_every_hours(tmp_path, cheap_kdf):
     finally:
         engine.close()
     assert len(_visible(tmp_path / "auto")) == 2
+
+
+PEER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2] == "touch":  # open, read and close, as another Memories process does
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+else:
+    print(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+conn.close()
+"""
+
+
+def test_a_backup_of_a_vault_open_here_keeps_it_shared_with_other_processes(tmp_path, cheap_kdf):
+    """Reading a file this process holds open through SQLite drops SQLite's locks on it when
+    the reader closes; another process closing the vault then thinks it is the last user and
+    deletes the -wal/-shm files, after which our writes are invisible to everyone else."""
+    home = tmp_path / "home"
+    vault_id = _vault(home, records=1)
+    engine = Engine.open(home)
+    try:
+        engine.unlock(vault_id, PASS)
+        path = engine.resolve_vault(vault_id).path
+        engine.backup_vault(vault_id, tmp_path / "bk")
+        engine.list_vaults()  # reads every header, this open vault's too
+        assert subprocess.run([sys.executable, "-c", PEER, str(path), "touch"], check=True).returncode == 0
+        assert Path(f"{path}-shm").exists()
+        engine.add_record(vault_id, kind="memory", title="after", body="written after the backup")
+        seen = subprocess.run([sys.executable, "-c", PEER, str(path), "count"], check=True, capture_output=True,
+                              text=True).stdout
+        assert int(seen) == 3  # the record written after the backup is there for another process
+    finally:
+        engine.close()
