@@ -87,6 +87,15 @@ def vault(home):
 
 
 @pytest.fixture
+def srv():
+    """A loopback server speaking the model APIs (tests/helpers/model_server.py)."""
+    from tests.helpers.model_server import ModelServer
+
+    with ModelServer() as server:
+        yield server
+
+
+@pytest.fixture
 def engine(tmp_path, cheap_kdf):
     """An engine on a fresh temp home with one unlocked vault named `notes`."""
     from memories_tui.engine import Engine

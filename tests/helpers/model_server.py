@@ -13,6 +13,7 @@
         srv.vector = lambda text, dims: [1e308] * dims   # what each embedding holds (default bag_vector)
         srv.chat = lambda system, user: '{"answer": "...", "citations": ["S1"]}'   # the "model"
         srv.rerank = lambda query, docs, top_n: [{"index": 0, "relevance_score": 1.0}]
+        srv.generation_toml()                  # a [rag.generation] section that answers with srv.chat
         asked, release = srv.hold_chat()       # the model waits: `asked` is set when a request reaches
                                                # it, and it answers once the test sets `release`
         srv.requests_for("v1/embeddings")      # every request: path, headers (lower-case), body and
@@ -46,6 +47,12 @@ GEMINI_GENERATE = "v1beta/models/gen:generateContent"
 
 HELD_SECONDS = 120  # a held model answers when the test releases it; this only guards a hang
 _SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">\n(.*?)\n</source>', re.S)
+
+
+def generation_toml(url: str, **extra: str) -> str:
+    """A `[rag.generation]` section for an OpenAI-compatible chat at `url` (model "m"), `extra` keys added."""
+    keys = {"protocol": "compatible", "url": url, "model": "m", **extra}
+    return "[rag.generation]\n" + "".join(f'{key} = "{value}"\n' for key, value in keys.items())
 
 
 def bag_vector(text: str, dims: int) -> list[float]:
@@ -117,6 +124,10 @@ class ModelServer(LoopbackServer):
 
         self.chat = held
         return asked, release
+
+    def generation_toml(self, **extra: str) -> str:
+        """A `[rag.generation]` section whose model is this server's OpenAI-compatible chat."""
+        return generation_toml(self.compat_chat_url, **extra)
 
     def queue_json(self, path: str, payload: Any, status: int = 200) -> None:
         self.queue(path, status, {"Content-Type": "application/json"}, json.dumps(payload))

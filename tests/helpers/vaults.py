@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memories_tui.vault import crypto
 
 if TYPE_CHECKING:
-    from memories_tui.engine import Record
+    from memories_tui.engine import Engine, Record
 
 PASS = "correct horse"  # the passphrase of the vaults tests make through the CLI (tests/helpers/cli.py)
 CHEAP = crypto.KdfParams(memory_kib=8, iterations=1, lanes=1)
@@ -72,3 +72,17 @@ def home_with_a_note(home: Path, title: str, text: str) -> Path:
     added = call_cli(home, "memory", "add", "notes", "--title", title, "--text", text)
     assert added.code == 0, added.stderr + added.stdout
     return home
+
+
+def open_vault(home: Path, config: str = "", name: str = "notes", passphrase: str = PASS) -> tuple[Engine, str]:
+    """An engine on `home` (its config.toml is `config` when one is given) with vault `name`
+    made and unlocked: (engine, vault id). Call it under the cheap KDF."""
+    from memories_tui.engine import Engine
+
+    home.mkdir(parents=True, exist_ok=True)
+    if config:
+        (home / "config.toml").write_text(config, encoding="utf-8")
+    engine = Engine.open(home)
+    vault_id = engine.create_vault(name, passphrase).vault_id
+    engine.unlock(vault_id, passphrase)
+    return engine, vault_id

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import call_cli
-from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, RERANK, ModelServer, naive_model
+from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, RERANK, generation_toml, naive_model
 
 KEY = "sk-test-0123456789abcdef"
 CANARIES = ("CANARY-PRIVATE-7731", "CANARY-CRED-5512")
@@ -19,12 +19,6 @@ NOTES = {
     "bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake until golden.",
     "tax.md": "# 報稅\n\n今年的所得稅申報截止日期是五月三十一日，記得保留收據。",
 }
-
-
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
 
 
 def _build_home(root: Path, device_only: bool) -> Path:
@@ -63,10 +57,6 @@ def make_home(tmp_path, templates):
     return make
 
 
-def generation(url: str) -> str:
-    return f'[rag.generation]\nprotocol = "compatible"\nurl = "{url}"\nmodel = "m"\napi_key_env = "GEN_KEY"\n'
-
-
 def test_extractive_answer_without_generation(make_home):
     home = make_home()
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？")
@@ -86,7 +76,7 @@ def test_extractive_answer_without_generation(make_home):
 
 
 def test_generated_answer_sends_only_general_sources_and_key_in_header(make_home, srv):
-    home = make_home(generation(srv.compat_chat_url))
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"))
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋用什麼融合？", "--mode", "bm25",
                 env={"GEN_KEY": KEY})
     assert r.code == 0, r.stderr
@@ -103,7 +93,7 @@ def test_generated_answer_sends_only_general_sources_and_key_in_header(make_home
 
 def test_fabricated_citation_is_an_error_not_an_answer(make_home, srv):
     srv.chat = lambda s, u: json.dumps({"answer": "RRF [S9].", "citations": ["S9"]})
-    home = make_home(generation(srv.compat_chat_url))
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"))
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code != 0
     assert r.json["error"]["code"] == "answer_rejected" and "S9" in r.json["error"]["message"]
@@ -113,26 +103,26 @@ def test_fabricated_citation_is_an_error_not_an_answer(make_home, srv):
 def test_lookalike_citation_of_an_unsent_source_is_rejected(make_home, srv):
     srv.chat = lambda s, u: json.dumps({"answer": "RRF [S1] and ［S9］ and [S\u200b9].", "citations": ["S1"]},
                                        ensure_ascii=False)
-    home = make_home(generation(srv.compat_chat_url))
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"))
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code != 0 and r.json["error"]["code"] == "answer_rejected" and "S9" in r.json["error"]["message"]
 
 
 def test_nothing_retrieved_is_insufficient_evidence_without_a_call(make_home, srv):
-    home = make_home(generation(srv.compat_chat_url))
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"))
     r = call_cli(home, "--json", "rag", "ask", "notes", "quantum chromodynamics", env={"GEN_KEY": KEY})
     assert r.code == 0 and r.json["status"] == "insufficient_evidence"
     assert srv.requests == []
 
 
 def test_device_only_vault_refuses_remote_generation_before_sending(make_home, tmp_path):
-    home = make_home(generation("https://gen.invalid/v1/chat/completions"), device_only=True)
+    home = make_home(generation_toml("https://gen.invalid/v1/chat/completions", api_key_env="GEN_KEY"), device_only=True)
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code != 0 and r.json["error"]["code"] == "device_only"
 
 
 def test_device_only_vault_allows_loopback_generation(make_home, srv):
-    home = make_home(generation(srv.compat_chat_url), device_only=True)
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"), device_only=True)
     r = call_cli(home, "--json", "rag", "ask", "notes", "混合搜尋", env={"GEN_KEY": KEY})
     assert r.code == 0 and r.json["status"] == "answered"
 
@@ -154,7 +144,7 @@ def test_batch_stops_when_the_vault_changes_under_it(make_home, srv, tmp_path):
     """Another process edits a source while the service answers question b: that late answer is
     dropped and the batch ends there with `cancelled` (question c is never sent), as a lock would
     end it; a lock or change is not one more failed question to note and go past."""
-    home = make_home(generation(srv.compat_chat_url))
+    home = make_home(generation_toml(srv.compat_chat_url, api_key_env="GEN_KEY"))
     card = call_cli(home, "--json", "rag", "search", "notes", "混合搜尋").json["results"][0]["asset_id"]
     calls: list[str] = []
 

@@ -75,8 +75,7 @@ def test_ctrl_c_in_the_cli_cancels_the_work_in_the_daemon(tmp_path: Path) -> Non
     assert run_cli(home, "memory", "add", "notes", "--title", "Bread", "--text", "Knead the dough.").code == 0
     with ModelServer() as srv:
         asked, release = srv.hold_chat()
-        (home / "config.toml").write_text(f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\n'
-                                          'model = "m"\n')
+        (home / "config.toml").write_text(srv.generation_toml())
         try:
             assert unlock(home, "notes").code == 0
             cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ask", "notes", "How to make bread?"],

@@ -9,36 +9,22 @@ import pytest
 
 from memories_tui.engine import ANSWERED, Engine
 from memories_tui.errors import CancelledError, PolicyError
-from tests.helpers.model_server import ModelServer, naive_model
+from tests.helpers.model_server import generation_toml, naive_model
+from tests.helpers.vaults import open_vault
 
 PASS = "correct horse"
 
 
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
-
-
 def open_engine(tmp_path, config: str) -> tuple[Engine, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(config, encoding="utf-8")
-    eng = Engine.open(home)
-    vid = eng.create_vault("notes", PASS).vault_id
-    eng.unlock(vid, PASS)
+    eng, vid = open_vault(tmp_path / "home", config)
     eng.add_record(vid, kind="card", title="混合搜尋", body="混合搜尋把 BM25 與向量排名融合。")
     eng.add_record(vid, kind="private", title="日記 混合搜尋", body="混合搜尋 PRIVATE-CANARY-1")
     eng.add_record(vid, kind="credential", title="token 混合搜尋", body="混合搜尋 CRED-CANARY-2")
     return eng, vid
 
 
-def gen_config(url: str) -> str:
-    return f'[rag.generation]\nprotocol = "compatible"\nurl = "{url}"\nmodel = "m"\n'
-
-
 def test_ask_answers_and_sends_no_excluded_text(tmp_path, cheap_kdf, srv):
-    eng, vid = open_engine(tmp_path, gen_config(srv.compat_chat_url))
+    eng, vid = open_engine(tmp_path, srv.generation_toml())
     try:
         ans = eng.ask(vid, "混合搜尋")
         assert ans.status == ANSWERED and len(ans.sources) == 1
@@ -49,7 +35,7 @@ def test_ask_answers_and_sends_no_excluded_text(tmp_path, cheap_kdf, srv):
 
 
 def test_lock_during_the_call_drops_the_late_answer(tmp_path, cheap_kdf, srv):
-    eng, vid = open_engine(tmp_path, gen_config(srv.compat_chat_url))
+    eng, vid = open_engine(tmp_path, srv.generation_toml())
 
     def lock_then_answer(system: str, user: str) -> str:
         eng.lock()
@@ -62,7 +48,7 @@ def test_lock_during_the_call_drops_the_late_answer(tmp_path, cheap_kdf, srv):
 
 
 def test_source_change_during_the_call_drops_the_late_answer(tmp_path, cheap_kdf, srv):
-    eng, vid = open_engine(tmp_path, gen_config(srv.compat_chat_url))
+    eng, vid = open_engine(tmp_path, srv.generation_toml())
     card = next(r for r in eng.list_records(vid) if r.kind == "card")
 
     def edit_then_answer(system: str, user: str) -> str:
@@ -80,7 +66,7 @@ def test_source_change_during_the_call_drops_the_late_answer(tmp_path, cheap_kdf
 def test_lock_between_retries_stops_sending(tmp_path, cheap_kdf, srv, monkeypatch):
     from memories_tui.models import http as nethttp
 
-    eng, vid = open_engine(tmp_path, gen_config(srv.compat_chat_url))
+    eng, vid = open_engine(tmp_path, srv.generation_toml())
     srv.queue("v1/chat/completions", 503)
     monkeypatch.setattr(nethttp, "_sleep", lambda s, cancel: eng.lock())
     with pytest.raises(CancelledError):
@@ -93,7 +79,7 @@ def test_lock_between_retries_stops_sending(tmp_path, cheap_kdf, srv, monkeypatc
 def test_device_only_refuses_remote_generation_before_any_retrieval(tmp_path, cheap_kdf, srv, mode):
     """Retrieval reaches the loopback services a device-only vault may use (the rerank service in
     every mode, the embedding service for vector and hybrid): before the refusal none hears a thing."""
-    config = (gen_config("https://gen.example/v1/chat/completions")
+    config = (generation_toml("https://gen.example/v1/chat/completions")
               + f'[rag.embedding]\nprotocol = "compatible"\nurl = "{srv.compat_embed_url}"\nmodel = "m"\n'
               + f'[rag.rerank]\nprotocol = "compatible"\nurl = "{srv.rerank_url}"\nmodel = "r"\n')
     eng, vid = open_engine(tmp_path, config)

@@ -11,6 +11,7 @@ import pytest
 
 from memories_tui.engine import Engine
 from tests.helpers.cli import run_cli
+from tests.helpers.vaults import open_vault
 
 PASS = "correct horse"
 QUERIES = ["咖啡", "sourdough", "混合排序 hybrid", "hand drip 手沖", "bread starter", "向量 vector", "note",
@@ -32,13 +33,6 @@ ZH_EN = [  # (title, body, tags): names that clash, need cleaning, or could brea
 ]
 
 
-def _engine(home: Path) -> tuple[Engine, str]:
-    engine = Engine.open(home)
-    vault_id = engine.create_vault("notes", PASS).vault_id
-    engine.unlock(vault_id, PASS)
-    return engine, vault_id
-
-
 def _searchable(engine: Engine, vault_id: str) -> dict[str, tuple[str, tuple[str, ...], object]]:
     """title → (body, tags, source): what the index is built from, keyed by title."""
     out = {}
@@ -56,8 +50,8 @@ def _results(engine: Engine, vault_id: str) -> list[list[tuple[str, str, float]]
 
 @pytest.mark.parametrize("dataset", ["samples", "zh-en"])
 def test_export_then_ingest_gives_the_same_searchable_text(tmp_path, cheap_kdf, dataset):
-    source, vault_id = _engine(tmp_path / "a")
-    target, other = _engine(tmp_path / "b")
+    source, vault_id = open_vault(tmp_path / "a")
+    target, other = open_vault(tmp_path / "b")
     folder = tmp_path / "export"
     try:
         if dataset == "samples":
@@ -80,7 +74,7 @@ def test_export_then_ingest_gives_the_same_searchable_text(tmp_path, cheap_kdf, 
 
 
 def test_names_are_safe_unique_and_the_front_matter_is_complete(tmp_path, cheap_kdf):
-    engine, vault_id = _engine(tmp_path / "a")
+    engine, vault_id = open_vault(tmp_path / "a")
     try:
         made = {engine.add_record(vault_id, kind="memory", title=t, body=b, tags=tags).id: (t, b, tags)
                 for t, b, tags in ZH_EN}

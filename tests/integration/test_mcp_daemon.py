@@ -110,9 +110,7 @@ async def test_grants_are_held_in_the_daemon_revoke_and_expiry_end_them(home: Pa
 async def test_a_lock_during_a_call_drops_the_late_answer(home: Path) -> None:
     with ModelServer() as srv:
         received, release = srv.hold_chat()
-        (home / "config.toml").write_text(
-            f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n'
-            'api_key_env = "GEN_KEY"\n')
+        (home / "config.toml").write_text(srv.generation_toml(api_key_env="GEN_KEY"))
         assert unlock(home, "notes", env={"GEN_KEY": "key-of-the-daemon"}).code == 0
         async with mcp_client(home, "--vault", "notes", env={"GEN_KEY": "key-of-the-ai-client"}) as client:
             outcome: list[str] = []

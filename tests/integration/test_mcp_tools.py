@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -22,6 +21,7 @@ from memories_tui.mcp.grants import GrantedVault, Grants
 from memories_tui.mcp.server import build_server
 from memories_tui.mcp.tools import READ_BUDGET, RETRIEVE_BUDGET, SEARCH_BUDGET, MemoryTools
 from tests.helpers.model_server import ModelServer, naive_model
+from tests.helpers.vaults import open_vault
 
 PASS = "correct horse"
 # 12 CJK characters (36 UTF-8 bytes) that segment into the query's word 燈籠 every time.
@@ -34,16 +34,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def open_vault(home: Path, config: str = "") -> tuple[Engine, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    if config:
-        (home / "config.toml").write_text(config, encoding="utf-8")
-    eng = Engine.open(home)
-    vid = eng.create_vault("notes", PASS).vault_id
-    eng.unlock(vid, PASS)
-    return eng, vid
 
 
 @asynccontextmanager
@@ -95,7 +85,7 @@ async def test_a_grant_expires_on_the_grant_clock(eng_vid):
 async def test_memory_ask_drops_the_answer_when_the_grant_is_revoked_during_the_call(tmp_path, cheap_kdf):
     """The revocation lands while the answer service is working: the answer never reaches the client."""
     with ModelServer() as srv:
-        config = f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n'
+        config = srv.generation_toml()
         eng, vid = open_vault(tmp_path / "home", config)
         try:
             eng.add_record(vid, kind="memory", title="Lanterns", body=LANTERNS)

@@ -20,19 +20,12 @@ from tests.helpers.model_server import (
     GEMINI_EMBED,
     GEMINI_GENERATE,
     RERANK,
-    ModelServer,
     bag_vector,
 )
 
 KEY = "test-key-0123456789"
 ENV = {"MODEL_KEY": KEY}
 FAST = HttpSettings(retries=2, backoff_ms=1, connect_timeout_seconds=2, timeout_seconds=5)
-
-
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
 
 
 @pytest.fixture

@@ -36,12 +36,6 @@ HTTP = HttpSettings(retries=2, backoff_ms=1, connect_timeout_seconds=5, timeout_
                     request_timeout_seconds=1)
 
 
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
-
-
 def _outcome(call) -> BaseException | None:  # noqa: ANN001
     """Run `call` in a thread; its exception (or None). Fails if it is still running at the guard."""
     result: list[BaseException | None] = []
@@ -131,8 +125,7 @@ def _home_with_trickling_generation(tmp_path, srv: ModelServer):  # noqa: ANN202
     assert call_cli(home, "memory", "add", "notes", "--title", "Bread",
                    "--text", "Bake the sourdough at 250 degrees for forty minutes.").code == 0
     (home / "config.toml").write_text(
-        f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n\n'
-        '[rag.http]\nretries = 0\ntimeout_seconds = 30\nrequest_timeout_seconds = 1\n', encoding="utf-8")
+        srv.generation_toml() + '\n[rag.http]\nretries = 0\ntimeout_seconds = 30\nrequest_timeout_seconds = 1\n', encoding="utf-8")
     return home
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from memories_tui.engine import Engine, NewRecord
-from tests.helpers.model_server import RERANK, ModelServer
+from tests.helpers.model_server import RERANK
+from tests.helpers.vaults import open_vault
 
 PASS = "correct horse"
 NOTES = [
@@ -31,19 +32,9 @@ NOTES = [
 
 
 def open_engine(home, config: str) -> tuple[Engine, str]:
-    home.mkdir(parents=True)
-    (home / "config.toml").write_text(config, encoding="utf-8")
-    eng = Engine.open(home)
-    vid = eng.create_vault("notes", PASS).vault_id
-    eng.unlock(vid, PASS)
+    eng, vid = open_vault(home, config)
     eng.add_records(vid, [NewRecord("memory", title, body) for title, body in NOTES])
     return eng, vid
-
-
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
 
 
 def _ranking(hits) -> list[tuple[str, str, float]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.widgets import Input, OptionList, Static
 
 from memories_tui.engine import Engine
@@ -16,26 +15,15 @@ from memories_tui.tui.screens.ask import CHECK_LINE, AskScreen, QuoteDetailScree
 from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, TermTextArea
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
-from tests.helpers.model_server import ModelServer
 from tests.helpers.pilot import PASS, static_text, wait_for
+from tests.helpers.vaults import open_vault
 
 SIZE = (160, 48)
 NOTE = "前言。混合搜尋把 BM25 與向量排名融合 [S1] 並且 [@click=app.quit]不會執行[/]。結尾。"
 
 
-@pytest.fixture
-def srv():
-    with ModelServer() as s:
-        yield s
-
-
 def make_engine(tmp_path: Path, config: str = "") -> tuple[Engine, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(config, encoding="utf-8")
-    engine = Engine.open(home)
-    vault_id = engine.create_vault("Personal", PASS).vault_id
-    engine.unlock(vault_id, PASS)
+    engine, vault_id = open_vault(tmp_path / "home", config, "Personal", PASS)
     engine.add_record(vault_id, kind="card", title="混合搜尋", body=NOTE)
     return engine, vault_id
 
@@ -53,10 +41,6 @@ async def ask(pilot, app: MemoriesApp, vault_id: str, question: str) -> AskScree
     await pilot.press("enter")
     await wait_for(pilot, lambda: screen.state not in ("idle", "working"))
     return screen
-
-
-def gen_config(url: str) -> str:
-    return f'[rag.generation]\nprotocol = "compatible"\nurl = "{url}"\nmodel = "m"\n'
 
 
 def test_answer_text_highlights_citations_without_markup() -> None:
@@ -86,7 +70,7 @@ async def test_extractive_state_and_markup_pitfalls(tmp_path: Path) -> None:
 async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Path, srv) -> None:
     srv.chat = lambda s, u: json.dumps({"answer": "它融合 BM25 與向量 [S1]。", "citations": ["S1"],
                                         "quotes": [{"source": "S1", "text": "混合搜寻把 BM25"}]}, ensure_ascii=False)
-    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    engine, vault_id = make_engine(tmp_path, srv.generation_toml())
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ask(pilot, app, vault_id, "混合搜尋")
@@ -98,6 +82,7 @@ async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Pa
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, QuoteDetailScreen))
         area = app.screen.query_one("#detail-body", TermTextArea)
+        await wait_for(pilot, lambda: area.term_char_spans)  # painted after the screen's first refresh
         spans = area.term_char_spans
         assert [area.text[a:b] for a, b in spans] == ["混合搜尋把 BM25"]
         assert any(h[2] == TERM_HIGHLIGHT for row in area._highlights.values() for h in row)
@@ -106,7 +91,7 @@ async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Pa
 
 async def test_rejected_and_insufficient_states(tmp_path: Path, srv) -> None:
     srv.chat = lambda s, u: json.dumps({"answer": "Made up [S9].", "citations": ["S9"]})
-    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    engine, vault_id = make_engine(tmp_path, srv.generation_toml())
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ask(pilot, app, vault_id, "混合搜尋")
@@ -123,7 +108,7 @@ async def test_rejected_and_insufficient_states(tmp_path: Path, srv) -> None:
 
 async def test_lock_during_ask_drops_the_answer(tmp_path: Path, srv) -> None:
     entered, gate = srv.hold_chat(lambda system, user: json.dumps({"answer": "late [S1]", "citations": ["S1"]}))
-    engine, vault_id = make_engine(tmp_path, gen_config(srv.compat_chat_url))
+    engine, vault_id = make_engine(tmp_path, srv.generation_toml())
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         app.vault_unlocked(engine.resolve_vault(vault_id))

@@ -10,12 +10,12 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Input, OptionList, Static
 
-from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ask import AskScreen, QuoteDetailScreen, answer_text
 from memories_tui.tui.screens.records import RecordsScreen
 from tests.helpers.model_server import ModelServer
 from tests.helpers.pilot import PASS, wait_for
+from tests.helpers.vaults import open_vault
 
 ANSWER = "混合搜尋融合兩種排名【S1、S2】，英文筆記也這樣說 [s1; S2]。"
 
@@ -30,14 +30,7 @@ def test_answer_text_styles_every_accepted_form() -> None:
 async def test_chinese_and_lowercase_citation_lists_are_highlighted_and_linked(tmp_path: Path) -> None:
     with ModelServer() as srv:
         srv.chat = lambda system, user: json.dumps({"answer": ANSWER, "citations": []}, ensure_ascii=False)
-        home = tmp_path / "home"
-        home.mkdir()
-        (home / "config.toml").write_text(
-            f'[rag.generation]\nprotocol = "compatible"\nurl = "{srv.compat_chat_url}"\nmodel = "m"\n',
-            encoding="utf-8")
-        engine = Engine.open(home)
-        vault_id = engine.create_vault("Personal", PASS).vault_id
-        engine.unlock(vault_id, PASS)
+        engine, vault_id = open_vault(tmp_path / "home", srv.generation_toml(), "Personal", PASS)
         engine.add_record(vault_id, kind="card", title="混合搜尋", body="混合搜尋把 BM25 與向量排名融合。")
         engine.add_record(vault_id, kind="card", title="Hybrid", body="混合搜尋 hybrid search fuses two rankings.")
         app = MemoriesApp(engine)
