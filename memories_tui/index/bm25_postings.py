@@ -26,8 +26,8 @@ K1 = 1.2
 B = 0.75
 _MERGE_MIN = 20_000  # delta postings before merging, or a quarter of the base if larger
 _MEMO_POSTINGS = 2_000_000  # bounded by the postings held
-# Postings are stored as narrow as they fit (the snapshot is read at every unlock):
-# row numbers as uint16 below 65,536 rows, frequencies as uint16 when whole numbers.
+# Postings are stored as narrow as they fit, in memory and in the snapshot (read at every
+# unlock): row numbers as uint16 below 65,536 rows, frequencies as uint16 when whole numbers.
 CODES = {b"H": "<u2", b"i": "<i4", b"f": "<f4"}
 _HEAD = struct.Struct("<QQQ2s")  # terms, postings, vocabulary bytes, dtype codes of (row, tf)
 
@@ -104,8 +104,8 @@ class FieldPostings:
         counts = np.bincount(tids, minlength=n_terms) if len(tids) else np.zeros(n_terms, np.int64)
         self.ptr = np.zeros(n_terms + 1, np.int64)
         np.cumsum(counts, out=self.ptr[1:])
-        self.prow = rows[order]
-        self.ptf = tfs[order]
+        self.prow = _narrow(rows[order], whole=True)
+        self.ptf = _narrow(tfs[order], whole=False)
 
     def merge(self, alive: np.ndarray, dead: int) -> None:
         """Fold the delta into the base CSR and drop postings of removed rows."""
@@ -261,3 +261,13 @@ class FieldPostings:
         field.total_len = int(lens.sum(dtype=np.int64))
         field.filled = int(np.count_nonzero(lens))
         return field, off
+
+
+def _narrow(values: np.ndarray, whole: bool) -> np.ndarray:
+    """``values`` as uint16 when they all fit (row numbers below 65,536, as in every vault
+    within the default chunk limit; frequencies that are whole numbers): half the memory of
+    the postings, as a restored snapshot already holds them."""
+    if len(values) and (float(values.max()) > 65535 or float(values.min()) < 0
+                        or not (whole or bool(np.all(values == np.floor(values))))):
+        return values
+    return values.astype(np.uint16)
