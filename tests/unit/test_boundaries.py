@@ -211,3 +211,15 @@ def test_product_code_cites_nothing_a_clone_does_not_hold() -> None:
             if outside.search(line):
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+MAX_MODULE_LINES = 430  # one module, one job: past this a module is doing two
+MAX_FACADE_LINES = 360  # the facade routes front ends' calls; the work lives in the engine's helpers
+
+
+def test_every_module_stays_small_and_the_facade_only_routes() -> None:
+    sizes = {path.relative_to(PACKAGE.parent): len(path.read_text(encoding="utf-8").splitlines())
+             for _module, path, _tree in _sources()}
+    assert [f"{path}: {n} lines" for path, n in sizes.items() if n > MAX_MODULE_LINES] == []
+    facade = Path("memories_tui", "engine", "facade.py")
+    assert sizes[facade] <= MAX_FACADE_LINES, f"{facade}: {sizes[facade]} lines"
