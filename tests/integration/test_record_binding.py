@@ -18,6 +18,7 @@ from memories_tui.errors import TamperError
 from memories_tui.vault import integrity
 from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault, create_vault_file
+from tests.helpers.tamper import sql
 
 PW = "pw"
 AEAD_FAILED = "failed authentication"  # crypto.open_sealed's refusal
@@ -40,8 +41,8 @@ def made(tmp_path: Path, cheap_kdf) -> Iterator[tuple[Path, UnlockedVault, dict[
 def _tamper_and_remac(path: Path, vault: UnlockedVault, *statements: tuple[str, tuple[object, ...]]) -> None:
     conn = sqlite3.connect(path)
     try:
-        for sql, params in statements:
-            conn.execute(sql, params)
+        for statement, params in statements:
+            conn.execute(statement, params)
         counter = conn.execute("SELECT change_counter FROM state").fetchone()[0]
         conn.execute("UPDATE state SET manifest = ?", (integrity.manifest(conn, vault.keys, counter),))
         conn.commit()
@@ -50,12 +51,9 @@ def _tamper_and_remac(path: Path, vault: UnlockedVault, *statements: tuple[str, 
 
 
 def _row(path: Path, record_id: str, revision: int) -> tuple[bytes, bytes, bytes]:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT nonce, ciphertext, digest FROM records WHERE record_id = ? AND revision = ?",
-                            (record_id, revision)).fetchone()
-    finally:
-        conn.close()
+    (nonce, ciphertext, digest), = sql(path, "SELECT nonce, ciphertext, digest FROM records "
+                                             "WHERE record_id = ? AND revision = ?", record_id, revision)
+    return nonce, ciphertext, digest
 
 
 def _reopened(path: Path) -> UnlockedVault:
