@@ -21,6 +21,7 @@ NoteKind = Literal[
     "unverified_quote",  # a quote was not found in its source
     "citation_check",  # what the citation checks do and do not prove
     "vector_left_out",  # hybrid search used keyword order only
+    "no_embedding_model",  # hybrid search answered with BM25: no embedding model is installed
 ]
 
 
@@ -42,10 +43,12 @@ NO_GENERATION_SERVICE = Note("No [rag.generation] service is configured; add one
                              "no_generation_service")
 UNCITED = Note("The model cited no source: treated as insufficient evidence.", "uncited")
 UNVERIFIED_QUOTE = Note("The answer carries a quote that was not found in its source.", "unverified_quote")
+NO_EMBEDDING_MODEL = Note("No embedding model is installed, so hybrid shows the BM25 results "
+                          "(`memories rag model-install` installs it).", "no_embedding_model")
 CITATION_CHECK = Note("Citation checks verify references and quotes, not whether the answer is true.",
                       "citation_check")
 
 
 def vector_left_out(unknown_share: float) -> Note:
     return Note(f"Vector ranking left out: the embedding model cannot read {unknown_share:.0%} of this query's "
-                "tokens, so hybrid shows BM25 order.", "vector_left_out")
+                "tokens, so hybrid shows the BM25 results.", "vector_left_out")

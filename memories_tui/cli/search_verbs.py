@@ -83,6 +83,8 @@ def _batch_item(ctx: Context, qid: str, text: str, vault_id: str,
             print(f"    error: {clean(exc.message)}")
         return {"id": qid, "results": [], **exc.to_json()}
     item: dict[str, object] = {"id": qid, "results": [h.to_json() for h in response.results]}
+    if response.fallback is not None:
+        item["fallback"] = response.fallback
     if response.notes:
         item["notes"] = response.notes
     if not ctx.json:

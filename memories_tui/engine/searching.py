@@ -8,16 +8,17 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import InputRefusedError
+from ..errors import InputRefusedError, ModelNotInstalledError
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
 from ..vocabulary import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MAX_RESULTS, MatchMode, Mode
 
 if TYPE_CHECKING:
+    from ..index.embedding import Embedder
     from ..index.reports import EmbedProgress
     from ..retrieval.results import RecordHit, SearchResponse
-    from .context import VaultContext
+    from .context import LockGuard, VaultContext
 
 
 def search_vault(ctx: VaultContext, query: str | Query, *, mode: Mode | None, match_mode: MatchMode | None,
@@ -33,8 +34,9 @@ def search_vault(ctx: VaultContext, query: str | Query, *, mode: Mode | None, ma
     depth = candidate_depth(parsed.limit) if service is not None else None
     if parsed.mode == "bm25":
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
+    elif (embedder := _embedder_or_none(ctx, parsed.mode, cancel, guard)) is None:
+        response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)  # BM25, and says so
     else:
-        embedder = ctx.embedder(cancel, guard)
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, embed_query=embedder.embed_query,
                           fusion=rag.fusion,
                           unknown_share=embedder.unknown_share(parsed.text), depth=depth,
@@ -48,6 +50,19 @@ def search_vault(ctx: VaultContext, query: str | Query, *, mode: Mode | None, ma
                                                  ctx.call_context(cancel, guard), parsed.limit)
     guard.check("The vault was locked during the search; the late result was dropped.")
     return result
+
+
+def _embedder_or_none(ctx: VaultContext, mode: Mode, cancel: threading.Event | None,
+                      guard: LockGuard) -> Embedder | None:
+    """The vault's embedder; None for a hybrid search when no model is installed (the search
+    then answers with the BM25 results and says so). A vector search without one stays an error,
+    and so does a model that is installed but broken."""
+    try:
+        return ctx.embedder(cancel, guard)
+    except ModelNotInstalledError:
+        if mode == "hybrid":
+            return None
+        raise
 
 
 def memory_search_vault(ctx: VaultContext, query: str | Query, *, limit: int | None,

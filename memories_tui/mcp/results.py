@@ -24,6 +24,9 @@ class RetrieveResult(Jsonable):
     chunks: list[SearchHit]
     truncated: bool = field(metadata=json_meta(description=TRUNCATED.format(what="chunks")))
     omitted: int = field(metadata=json_meta(description="How many matching chunks were left out by the byte budget."))
+    fallback: Mode | None = field(default=None, metadata=json_meta(description=(
+        "\"bm25\" when a hybrid search had no vector side (no embedding model installed, or a query the model "
+        "cannot read) and these are the BM25 results; null when the mode ran as asked.")))
     notes: list[Note] = field(default_factory=list, metadata=json_meta(description="Remarks about how the search ran."))
 
 

@@ -45,7 +45,8 @@ class MemoryTools:
                          if hit.kind not in EXCLUDED_KINDS]  # defence in depth: the index never holds them
             chunks, omitted = _within_budget(shareable, lambda hit: _size(hit.text, hit.title), RETRIEVE_BUDGET)
             return RetrieveResult(vault_id=vid, query=query, mode=response.mode, match_mode=response.match_mode,
-                                  chunks=chunks, truncated=omitted > 0, omitted=omitted, notes=list(response.notes))
+                                  chunks=chunks, truncated=omitted > 0, omitted=omitted, fallback=response.fallback,
+                                  notes=list(response.notes))
 
         return self._run(vault_id, work)
 

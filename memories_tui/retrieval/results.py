@@ -56,6 +56,9 @@ class SearchResponse(Jsonable):
     match_mode: MatchMode
     results: list[SearchHit]
     terms: list[str] = field(metadata=json_meta(wire_only=True))
+    fallback: Mode | None = field(default=None, metadata=json_meta(omit=lambda r: r.fallback is None, description=(
+        "\"bm25\" when a hybrid search had no vector side (no embedding model installed, or a query the model "
+        "cannot read) and these are the BM25 results; absent when the mode ran as asked.")))
     notes: list[Note] = field(default_factory=list, metadata=json_meta(omit=lambda r: not r.notes))
 
 

@@ -14,8 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..index.cache import IndexedChunk, VaultIndex
-from ..notes import Note, vector_left_out
+from ..notes import NO_EMBEDDING_MODEL, Note, vector_left_out
 from ..text.query import Query
+from ..vocabulary import Mode
 from .fusion import reciprocal_rank_fusion, score_fusion
 from .rerank import heuristic_rerank
 from .results import ChunkRef, RecordHit, SearchHit, SearchResponse
@@ -35,18 +36,23 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
     `fusion`: how hybrid combines its two lists, "score" or "rrf" (fusion.py).
     `unknown_share`: share of the query's tokens the embedding model cannot read; above
     UNREADABLE_QUERY hybrid leaves the vector ranking out (its vectors would be noise).
-    `depth`: how many results to return when that differs from the query's limit."""
+    `depth`: how many results to return when that differs from the query's limit.
+    Hybrid without a vector side (no `embed_query`: no model; or an unreadable query) answers
+    with the BM25 results themselves and says so: `fallback` "bm25" and a note."""
     mode = query.mode
     limit = query.limit if depth is None else depth
     terms = list(query.terms)
     notes: list[Note] = []
-    if mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
+    fallback: Mode | None = None
+    if mode == "hybrid" and embed_query is None:
+        notes.append(NO_EMBEDDING_MODEL)
+        fallback = "bm25"
+    elif mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
         notes.append(vector_left_out(unknown_share))
-        embed_query, ensure_vectors = None, None
-        vector_off = True
-    else:
-        vector_off = False
-    if mode in ("vector", "hybrid") and not vector_off:
+        fallback = "bm25"
+    if fallback is not None:  # ranked exactly as a BM25 search: same depth, no rerank, BM25 scores
+        mode, embed_query, ensure_vectors = fallback, None, None
+    if mode in ("vector", "hybrid"):
         if embed_query is None:
             from ..errors import ModelError
 
@@ -64,7 +70,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
                 lexical_rank.append(hit.key)
         vector_scores: dict[int, float] = {}
         vector_rank: list[int] = []
-        if mode in ("vector", "hybrid") and not vector_off and index.vectors is not None:
+        if mode in ("vector", "hybrid") and index.vectors is not None:
             allowed = index.lexical.matching_keys(query)
             if cards_only:
                 cards = {k for k, c in index.chunks.items() if c.kind == "card"}
@@ -85,7 +91,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
-        if rerank and mode != "bm25" and not vector_off and ranked and terms:
+        if rerank and mode != "bm25" and ranked and terms:
             ranked, rerank_scores = heuristic_rerank(query.text, terms, ranked, index.folded_text,
                                                      folded=query.folded,
                                                      keep_scores=mode == "hybrid" and fusion == "score")
@@ -103,7 +109,8 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
                 byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
                 title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key,
                 terms=marks))
-    return SearchResponse(index.vault_id, query.text, mode, query.match_mode, hits, list(marks), notes)
+    return SearchResponse(index.vault_id, query.text, query.mode, query.match_mode, hits, list(marks),
+                          fallback=fallback, notes=notes)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:

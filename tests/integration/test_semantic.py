@@ -224,7 +224,14 @@ def test_model_not_installed_is_clear_and_bm25_still_works(engine):
     engine.add_record(vid, kind="memory", title="t", body="plain words")
     with pytest.raises(ModelError, match="model-install"):
         engine.search(vid, "words", mode="vector")
-    assert engine.search(vid, "words", mode="bm25").results[0].title == "t"
+    bm25 = engine.search(vid, "words", mode="bm25")
+    assert bm25.results[0].title == "t" and bm25.fallback is None
+    # hybrid without a model: the BM25 results, said in `fallback` and a note (one rule for every front end)
+    hybrid = engine.search(vid, "words", mode="hybrid")
+    assert hybrid.mode == "hybrid" and hybrid.fallback == "bm25" and [n.kind for n in hybrid.notes] == [
+        "no_embedding_model"]
+    assert [(h.asset_id, h.score, h.scores) for h in hybrid.results] == [(h.asset_id, h.score, h.scores)
+                                                                         for h in bm25.results]
     status = engine.status(vid).to_json()
     assert status["installed"] is False and status["model"] == "not installed" and status["missing"] == 1
 
@@ -305,9 +312,10 @@ def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
     bm25 = eng.search(vid, "手沖咖啡 水溫", mode="bm25")
     assert [h.asset_id for h in hybrid.results] == [h.asset_id for h in bm25.results]
     assert [n.kind for n in hybrid.notes] == ["vector_left_out"] and "cannot read" in hybrid.notes[0].text
-    assert all(h.scores["vector"] is None for h in hybrid.results)
+    assert all(h.scores["vector"] is None for h in hybrid.results) and hybrid.fallback == "bm25"
+    assert [h.score for h in hybrid.results] == [h.score for h in bm25.results]  # the BM25 results themselves
     english = eng.search(vid, "bake bread", mode="hybrid")
-    assert not english.notes and english.results[0].scores["vector"] is not None
+    assert not english.notes and english.results[0].scores["vector"] is not None and english.fallback is None
 
 
 @needs_minilm

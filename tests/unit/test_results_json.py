@@ -86,7 +86,8 @@ GRANT = GrantInfo(4242, ["v1"], ["notes"], 1.7e9, None, False, [])
 
 SAMPLES: list[Jsonable] = [
     HIT,
-    SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], [Note("Vector ranking left out", "vector_left_out")]),
+    SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], fallback="bm25",
+                   notes=[Note("Vector ranking left out", "vector_left_out")]),
     ChunkRef("h" * 64, 7, 40, 1.5),
     RecordHit("a1b2", 3, "Sourdough", 2.5, "…the starter…", [ChunkRef("h" * 64, 7, 40, 1.5)]),
     SOURCE, Citation.of(SOURCE), Quote("S1", "Feed", True, "a1b2", 7, 11),
@@ -106,7 +107,7 @@ SAMPLES: list[Jsonable] = [
     InstallProgress([FileProgress("tokenizer.json", 10, 20, "downloading")], 10, 20, 5.5, 2.0, "tokenizer.json"),
     FileResult("tokenizer.json", 20, "ab" * 32, "failed", "hash mismatch"),
     InstallReport(Path("/models"), [FileResult("tokenizer.json", 20, "ab" * 32, "reused")], True),
-    RetrieveResult("v1", "starter", "bm25", "any", [HIT], False, 0, [Note("n")]),
+    RetrieveResult("v1", "starter", "hybrid", "any", [HIT], False, 0, "bm25", [Note("n")]),
     SearchResult("v1", "starter", [RecordHit("a1b2", 3, "S", 2.5, "…", [])], True, 2),
     ReadResult("v1", "a1b2", 3, [1, 2, 3], "memory", "S", ["t"], "c", "u", 100, 0, 50, "text", True),
     AskResult("v1", "How?", ANSWER),
@@ -125,6 +126,7 @@ SAMPLES: list[Jsonable] = [
     CitationSpan(3, 12, ("S1", "S2")),
     HELD, CLIENT, GRANT,
     DaemonStatus("daemon", 42, "/home/x", 1.7e9, 12.345678, 30.0, [HELD], [CLIENT], [GRANT], 9, 123456, True),
+    SearchResponse("v1", "starter", "bm25", "any", [HIT], ["starter"]),
 ]
 
 
@@ -168,6 +170,7 @@ def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
     asset = SAMPLES[11]
     assert isinstance(asset, Record) and asset.to_json()["bytes"] == 8 and "data" not in asset.to_json()
     assert "path" not in VaultInfo("v", "n", Path("/p")).to_json()
+    assert SAMPLES[1].to_json()["fallback"] == "bm25" and "fallback" not in SAMPLES[-1].to_json()  # only when taken
     assert list(AskResult("v1", "How?", ANSWER).to_json("mcp"))[:4] == ["vault_id", "question", "status", "answer"]
     report = InjectReport(True, [InjectResult("codex", "server", None, "unchanged")], [])
     assert list(report.to_json()) == ["dry_run", "server_name", "targets", "notes"]

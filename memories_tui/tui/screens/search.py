@@ -269,13 +269,13 @@ class SearchScreen(VaultScreen):
                 response = self.engine.search(self.vault_id, query.for_mode(mode), mode=mode, progress=progress,
                                               cancel=cancel)
             except ModelNotInstalledError:
-                if mode == "vector":
-                    self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, no_model=True,
-                                                 error=NO_MODEL_VECTOR, seconds=clock() - started))
-                    return
-                # hybrid without a model: keyword results (the same parsed query), and one line saying so
-                response = self.engine.search(self.vault_id, query.for_mode("bm25"), mode="bm25")
-                stage, note = "bm25", NO_MODEL_HYBRID
+                self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, no_model=True,
+                                             error=NO_MODEL_VECTOR, seconds=clock() - started))
+                return
+            stage = response.fallback or stage  # hybrid without vectors: the engine answered with BM25
+            if any(n.kind == "no_embedding_model" for n in response.notes):
+                note = NO_MODEL_HYBRID  # said here with the key that installs the model
+                response.notes = [n for n in response.notes if n.kind != "no_embedding_model"]
         except MemoriesError as exc:
             self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.message,
                                          seconds=clock() - started))
