@@ -61,6 +61,7 @@ def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool 
     records = sorted(context.records().values(), key=lambda r: (r.created, r.id))
     wanted = [r for r in records if include_excluded or r.kind not in EXCLUDED_FOLDERS]
     folder = Path(folder).expanduser()
+    made = not folder.exists()
     existing = _prepare(folder, force)
     plan = _plan(wanted)
     clashes = sorted(rel for rel, _ in plan if name_key(rel) in existing)
@@ -70,18 +71,38 @@ def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool 
                                 "nothing was written. Export into an empty folder, or move those files.",
                                 code="export_name_collision")
     files: list[ExportedFile] = []
-    for n, (rel, record) in enumerate(plan, 1):
-        if cancel is not None and cancel.is_set():
-            raise CancelledError(f"Export cancelled after {n - 1} of {len(plan)} files.")
-        _write_new(folder / rel, _content(record))
-        files.append(ExportedFile(rel, record.id, record.revision, record.kind))
-        if progress is not None:
-            progress(n, len(plan))
+    try:
+        for n, (rel, record) in enumerate(plan, 1):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError(f"Export cancelled after {n - 1} of {len(plan)} files; the files it wrote "
+                                     "were removed.")
+            _write_new(folder / rel, _content(record))
+            files.append(ExportedFile(rel, record.id, record.revision, record.kind))
+            if progress is not None:
+                progress(n, len(plan))
+    except BaseException:
+        _take_back(folder, [f.path for f in files], made)
+        raise
     counts: dict[str, int] = {}
     for item in files:
         counts[item.kind] = counts.get(item.kind, 0) + 1
     return ExportReport(vault_id, context.vault.name, folder, files, len(records) - len(wanted),
                         time.perf_counter() - started, counts)
+
+
+def _take_back(folder: Path, written: list[str], made: bool) -> None:
+    """A failed or cancelled export leaves the folder as it found it: no half an export of
+    plain-text notes. Only files this export created go (it never replaced one), then the
+    subfolders it made and the folder itself when it made it, if they are empty."""
+    for rel in written:
+        with contextlib.suppress(OSError):
+            (folder / rel).unlink()
+    for sub in sorted({str(Path(rel).parent) for rel in written if "/" in rel}, reverse=True):
+        with contextlib.suppress(OSError):
+            (folder / sub).rmdir()
+    if made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _prepare(folder: Path, force: bool) -> set[str]:

@@ -3,14 +3,18 @@ request, and an export → `rag ingest` round trip with the same searchable text
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 from memories_tui.engine import Engine
+from memories_tui.errors import CancelledError
 from tests.helpers.cli import run_cli
+from tests.helpers.faults import file_size_limit, obey_permissions, run_cli_as
 from tests.helpers.vaults import open_vault
 
 PASS = "correct horse"
@@ -148,3 +152,60 @@ def test_folder_rules_non_empty_collisions_and_a_file(tmp_path, cheap_kdf):
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
     assert run_cli(home, "vault", "export", "notes", str(blocker), "--json").json["error"]["code"] == "not_a_folder"
+
+
+def _big_last(home: Path) -> None:
+    """Small notes first, then one note larger than the file size limit below."""
+    engine, vault_id = open_vault(home)
+    try:
+        for i in range(3):
+            engine.add_record(vault_id, kind="memory", title=f"small {i}", body=f"note {i} 筆記")
+        engine.add_record(vault_id, kind="credential", title="bank", body="PIN 2468")
+        engine.add_record(vault_id, kind="memory", title="big", body="long lines of text\n" * 9000)
+    finally:
+        engine.close()
+
+
+def test_export_onto_a_full_disk_takes_back_what_it_wrote(tmp_path, cheap_kdf):
+    """The child cannot grow a file past 100 KB (RLIMIT_FSIZE: writes fail as on a full disk):
+    the small notes are written, the big one fails, and the folder is left as it was found."""
+    home = tmp_path / "home"
+    _big_last(home)
+    fresh, kept = tmp_path / "fresh", tmp_path / "kept"
+    kept.mkdir()
+    (kept / "mine.txt").write_text("not the export's")
+    for folder, extra in ((fresh, ()), (kept, ("--force",))):
+        result = run_cli_as(home, "vault", "export", "notes", str(folder), "--include-excluded", "--yes", "--json",
+                            *extra, preexec=file_size_limit(100_000))
+        assert result.code == 1 and result.json["error"]["code"] == "disk_full", result.stdout + result.stderr
+    assert not fresh.exists()  # made by the export, removed with what it wrote
+    assert [p.name for p in kept.rglob("*")] == ["mine.txt"] and (kept / "mine.txt").read_text() == "not the export's"
+    ok = run_cli(home, "vault", "export", "notes", str(fresh), "--json")
+    assert ok.code == 0 and len(ok.json["files"]) == 4
+
+
+def test_export_into_an_unwritable_folder_or_cancelled_leaves_nothing(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    _big_last(home)
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    os.chmod(locked, 0o500)
+    try:
+        result = run_cli_as(home, "vault", "export", "notes", str(locked), "--json", preexec=obey_permissions)
+        deeper = run_cli_as(home, "vault", "export", "notes", str(locked / "sub"), "--json", preexec=obey_permissions)
+    finally:
+        os.chmod(locked, 0o700)
+    assert result.code == 1 and result.json["error"]["code"] == "folder_unwritable", result.stdout
+    assert deeper.code == 1 and deeper.json["error"]["code"] == "folder_unwritable", deeper.stdout
+    assert list(locked.iterdir()) == []
+    engine = Engine.open(home)
+    try:
+        vault_id = engine.resolve_vault("notes").vault_id
+        engine.unlock(vault_id, PASS)
+        stop = threading.Event()
+        with pytest.raises(CancelledError, match="removed"):
+            engine.export_vault(vault_id, tmp_path / "cancelled", include_excluded=True, cancel=stop,
+                                progress=lambda done, total: stop.set() if done == 2 else None)
+    finally:
+        engine.close()
+    assert not (tmp_path / "cancelled").exists()

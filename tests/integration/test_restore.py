@@ -12,7 +12,7 @@ import pytest
 
 from memories_tui.engine import Engine
 from tests.helpers.cli import run_cli
-from tests.helpers.faults import killed_at
+from tests.helpers.faults import file_size_limit, killed_at, obey_permissions, run_cli_as
 from tests.helpers.vaults import PASS
 
 BULK_RECORDS, BULK_CHARS = 60, 24_000
@@ -246,3 +246,33 @@ def test_a_vault_made_before_these_features_backs_up_restores_logs_and_exports(t
         assert [(e.seq, e.purpose) for e in engine.egress_log("golden").entries] == [(1, "rerank")]
     finally:
         engine.close()
+
+
+def test_restore_into_an_unwritable_home_or_onto_a_full_disk_changes_nothing(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    try:
+        vault_id = engine.create_vault("notes", PASS).vault_id
+        engine.unlock(vault_id, PASS)
+        for i in range(BULK_RECORDS):  # ~1.4 MB: more than the file size limit below
+            engine.add_record(vault_id, kind="memory", title=f"bulk {i}", body=os.urandom(BULK_CHARS // 2).hex())
+    finally:
+        engine.close()
+    backup = _backup(home, tmp_path / "bk")
+    other = tmp_path / "other"
+    (other / "vaults").mkdir(parents=True)
+    os.chmod(other / "vaults", 0o500)
+    try:
+        refused = run_cli_as(other, "vault", "restore", str(backup), "--json", preexec=obey_permissions)
+    finally:
+        os.chmod(other / "vaults", 0o700)
+    assert refused.code == 1 and refused.json["error"]["code"] == "folder_unwritable", refused.stdout
+    assert list((other / "vaults").iterdir()) == []
+    run_cli(home, "memory", "add", "notes", "--title", "after", "--text", "only in the live vault")
+    live = _state(home, vault_id)
+    full = run_cli_as(home, "vault", "restore", str(backup), "--force", "--json", preexec=file_size_limit(300_000))
+    assert full.code == 1 and full.json["error"]["code"] == "disk_full", full.stdout + full.stderr
+    assert _state(home, vault_id) == live
+    assert not [p for p in (home / "vaults").iterdir() if p.name.endswith(".partial") or "restore" in p.name]
+    kept = home / "backups"  # where the replaced vault would have been saved first
+    assert not kept.exists() or not [p for p in kept.iterdir() if p.name.endswith(".partial")]
