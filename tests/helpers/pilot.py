@@ -36,3 +36,30 @@ def footer_keys(screen) -> dict[str, str]:
     from textual.widgets._footer import FooterKey
 
     return {key.description: key.key_display for key in screen.query(FooterKey)}
+
+
+async def open_records(pilot, app, vault_id: str):
+    """The records screen of a vault the engine has unlocked, as the app shows it after an unlock."""
+    from memories_tui.tui.screens.records import RecordsScreen
+
+    app.vault_unlocked(app.engine.resolve_vault(vault_id))
+    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+    return app.screen
+
+
+async def ask(pilot, app, vault_id: str, question: str, *, wait: bool = True):
+    """Open Ask on an unlocked vault and submit `question`; with `wait`, until the answer (or
+    why there is none) shows. The Ask screen."""
+    from memories_tui.tui.screens.ask import AskScreen
+
+    await open_records(pilot, app, vault_id)
+    await pilot.press("a")
+    await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+    screen = app.screen
+    field = screen.query_one("#question", Input)
+    field.focus()
+    field.value = question
+    await pilot.press("enter")
+    if wait:
+        await wait_for(pilot, lambda: screen.state not in ("idle", "working"))
+    return screen

@@ -29,7 +29,7 @@ from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.tui.wrap import BrokenLines
 from tests.helpers.embedding import GatedEmbedding
 from tests.helpers.paths import MINILM_DIR, require_minilm
-from tests.helpers.pilot import PASS, static_text, type_text, wait_for
+from tests.helpers.pilot import PASS, open_records, static_text, type_text, wait_for
 
 SIZE = (160, 48)
 MINILM = MINILM_DIR
@@ -399,8 +399,7 @@ async def test_command_palette_opens_screens(engine: Engine) -> None:
     engine.unlock(vault_id, PASS)
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
-        app.vault_unlocked(engine.resolve_vault(vault_id))
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await open_records(pilot, app, vault_id)
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"ingest files")
@@ -626,8 +625,7 @@ async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
     engine.add_record(vault_id, kind="memory", title="Fruit", body="Intro line.\n咖啡 Apples and pears; more apples.\n")
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
-        app.vault_unlocked(engine.resolve_vault(vault_id))
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await open_records(pilot, app, vault_id)
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         search = app.screen

@@ -11,11 +11,10 @@ from textual.widgets import Input, OptionList, Static
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
-from memories_tui.tui.screens.ask import CHECK_LINE, AskScreen, QuoteDetailScreen, answer_text
+from memories_tui.tui.screens.ask import CHECK_LINE, QuoteDetailScreen, answer_text
 from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, TermTextArea
-from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
-from tests.helpers.pilot import PASS, static_text, wait_for
+from tests.helpers.pilot import PASS, ask, static_text, wait_for
 from tests.helpers.vaults import open_vault
 
 SIZE = (160, 48)
@@ -26,21 +25,6 @@ def make_engine(tmp_path: Path, config: str = "") -> tuple[Engine, str]:
     engine, vault_id = open_vault(tmp_path / "home", config, "Personal", PASS)
     engine.add_record(vault_id, kind="card", title="混合搜尋", body=NOTE)
     return engine, vault_id
-
-
-async def ask(pilot, app: MemoriesApp, vault_id: str, question: str) -> AskScreen:
-    app.vault_unlocked(app.engine.resolve_vault(vault_id))
-    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-    await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
-    screen = app.screen
-    assert isinstance(screen, AskScreen)
-    field = screen.query_one("#question", Input)
-    field.focus()
-    field.value = question
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: screen.state not in ("idle", "working"))
-    return screen
 
 
 def test_answer_text_highlights_citations_without_markup() -> None:
@@ -111,15 +95,7 @@ async def test_lock_during_ask_drops_the_answer(tmp_path: Path, srv) -> None:
     engine, vault_id = make_engine(tmp_path, srv.generation_toml())
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
-        app.vault_unlocked(engine.resolve_vault(vault_id))
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
-        screen = app.screen
-        field = screen.query_one("#question", Input)
-        field.focus()
-        field.value = "混合搜尋"
-        await pilot.press("enter")
+        screen = await ask(pilot, app, vault_id, "混合搜尋", wait=False)
         await wait_for(pilot, entered.is_set)
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))

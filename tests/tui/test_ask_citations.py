@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 from rich.text import Text
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from memories_tui.tui.app import MemoriesApp
-from memories_tui.tui.screens.ask import AskScreen, QuoteDetailScreen, answer_text
-from memories_tui.tui.screens.records import RecordsScreen
+from memories_tui.tui.screens.ask import QuoteDetailScreen, answer_text
+from memories_tui.tui.wrap import BrokenLines
 from tests.helpers.model_server import ModelServer
-from tests.helpers.pilot import PASS, wait_for
+from tests.helpers.pilot import PASS, ask, wait_for
 from tests.helpers.vaults import open_vault
 
 ANSWER = "混合搜尋融合兩種排名【S1、S2】，英文筆記也這樣說 [s1; S2]。"
@@ -35,19 +35,11 @@ async def test_chinese_and_lowercase_citation_lists_are_highlighted_and_linked(t
         engine.add_record(vault_id, kind="card", title="Hybrid", body="混合搜尋 hybrid search fuses two rankings.")
         app = MemoriesApp(engine)
         async with app.run_test(size=(160, 48)) as pilot:
-            app.vault_unlocked(engine.resolve_vault(vault_id))
-            await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
-            await pilot.press("a")
-            await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
-            screen = app.screen
-            assert isinstance(screen, AskScreen)
-            field = screen.query_one("#question", Input)
-            field.focus()
-            field.value = "混合搜尋"
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: screen.state not in ("idle", "working"), timeout=20)
+            screen = await ask(pilot, app, vault_id, "混合搜尋")
             assert screen.state == "answered"
-            shown = screen.query_one("#ask-answer", Static).content
+            content = screen.query_one("#ask-answer", Static).content
+            assert isinstance(content, BrokenLines)  # wrapped at draw time, its text styled as answer_text made it
+            shown = content.text
             assert isinstance(shown, Text) and shown.plain == ANSWER
             styled = [(shown.plain[s.start:s.end], str(s.style)) for s in shown.spans]
             assert styled == [("【S1、S2】", "bold magenta"), ("[s1; S2]", "bold magenta")]
