@@ -138,6 +138,9 @@ def test_restore_through_the_daemon_locks_the_vault_it_replaces(tmp_path, srv, m
     monkeypatch.chdir(tmp_path)
     with daemon(home):
         assert unlock(home, "notes").code == 0
+        quick = call_cli(home, "vault", "backup", "notes", "bk", "--no-unlock", passphrase=None)
+        assert quick.code == 0 and "every record decrypted" in quick.stdout  # the daemon's copy: checked in full
+        assert "Backing up:" in quick.stderr and "revisions verified" in quick.stderr  # progress streamed back
         taken = call_cli(home, "--json", "vault", "backup", "notes", "bk", passphrase=None).json
         backup = Path(taken["path"])
         assert not backup.is_absolute() and (tmp_path / backup).is_file()
