@@ -169,7 +169,8 @@ def cmd_unlock(ctx: Context) -> Payload:
     info = engine.resolve_vault(ctx.args.vault)
     for_seconds = parse_duration(ctx.args.duration) if ctx.args.duration else None
     client = connect(engine.home)
-    args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds}
+    args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds,
+                            "accept_rollback": bool(getattr(ctx.args, "accept_rollback", False))}
     if client is None or not client.call("vault_state", {"vault": info.vault_id})["unlocked"]:
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
                                             prompt=f"Passphrase for vault {info.name}: ")

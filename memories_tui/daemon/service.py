@@ -188,7 +188,7 @@ class DaemonService(Dispatcher):
             if not isinstance(passphrase, str) or not passphrase:
                 raise UsageError(f"Vault {name} is locked; a passphrase is needed to unlock it.")
             epoch = self.engine.lock_epoch
-            self.engine.unlock(vault_id, passphrase)
+            self.engine.unlock(vault_id, passphrase, accept_rollback=args.get("accept_rollback") is True)
             del passphrase
             if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins
                 self.engine.lock(vault_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -173,6 +174,24 @@ def test_a_due_backup_is_taken_before_the_daemon_locks_and_a_failed_one_does_not
     assert run_cli(home, "lock", "notes", passphrase=None).code == 0
     assert unlocked_names(home) == []  # locked all the same
     assert re.search(rf"backup before lock of {vault_id} failed: [a-z_]+", (home / "daemon" / "daemon.log").read_text())
+
+
+def test_a_rolled_back_vault_is_refused_by_the_daemon_until_accepted_on_purpose(home: Path, tmp_path: Path) -> None:
+    vault_file = next((home / "vaults").glob("*.mvault"))
+    assert run_cli(home, "memory", "add", "notes", "--title", "kept", "--text", "in the old copy").code == 0
+    old_copy = tmp_path / "old-copy.mvault"
+    shutil.copyfile(vault_file, old_copy)
+    assert run_cli(home, "memory", "add", "notes", "--title", "newer", "--text", "not in the copy").code == 0
+    for extra in ("-wal", "-shm"):
+        Path(f"{vault_file}{extra}").unlink(missing_ok=True)
+    shutil.copyfile(old_copy, vault_file)
+    refused = unlock(home, "notes")
+    assert refused.code == 1 and refused.json["error"]["code"] == "vault_rolled_back"
+    assert unlocked_names(home) == []
+    accepted = unlock(home, "notes", "--accept-rollback")
+    assert accepted.code == 0, accepted.stdout + accepted.stderr
+    listed = run_cli(home, "--json", "memory", "list", "notes", passphrase=None)  # through the daemon
+    assert [r["title"] for r in listed.json["records"]] == ["kept"]
 
 
 def test_bad_requests_get_clear_errors_and_the_daemon_keeps_serving(home: Path) -> None:
