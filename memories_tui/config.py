@@ -18,6 +18,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from .errors import ConfigError, InputRefusedError
 from .files import read_limited
+from .i18n import N_, SETTINGS, Message, msg, msg_n, normalize_setting, term
 from .loopback import is_loopback_host
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
@@ -110,12 +111,18 @@ class BackupSettings:
 
 
 @dataclass(frozen=True)
+class UiSettings:
+    language: str = "auto"  # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     rag: RagSettings
     tui: TuiSettings = field(default_factory=TuiSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     backup: BackupSettings = field(default_factory=BackupSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
 
 
 def default_local_threads() -> int:
@@ -134,20 +141,35 @@ def load_config(path: Path, home: Path) -> Config:
     data: dict[str, Any] = {}
     if path.exists() or path.is_symlink():
         try:
-            text = read_limited(path, MAX_CONFIG_BYTES, what="config file").decode("utf-8")
+            text = read_limited(path, MAX_CONFIG_BYTES, what=N_("config file")).decode("utf-8")
         except InputRefusedError as exc:
-            raise ConfigError(f"Cannot read the config file: {exc.message}") from None
+            raise ConfigError(msg("Cannot read the config file: {reason}", reason=exc)) from None
         except UnicodeDecodeError:
-            raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
+            raise ConfigError(msg("Config file {path} is not UTF-8 text.", path=path)) from None
         try:
             data = tomllib.loads(text)  # stdlib, ~50x faster than tomlkit for a commented config
         except (ValueError, RecursionError) as exc:
-            raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
+            raise ConfigError(msg("Config file {path} is not valid TOML: {reason}", path=path, reason=exc)) from None
     return parse_config(data, path, home)
 
 
+def configured_language(home: str | None, config: str | None) -> str | None:
+    """`[ui] language` as set in the config (None when unset or unreadable), read before
+    anything else so a command's help and errors can be in it; a broken config is reported
+    by the command that loads it, not here."""
+    from .home import resolve_config, resolve_home
+
+    try:
+        # read like the config proper: size-limited, regular files only (never /dev/zero)
+        raw = read_limited(resolve_config(resolve_home(home), config), MAX_CONFIG_BYTES, what="config file")
+        value = tomllib.loads(raw.decode("utf-8")).get("ui", {}).get("language")
+        return normalize_setting(value) if isinstance(value, str) else None
+    except Exception:  # noqa: BLE001 - any problem means "not set" here
+        return None
+
+
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon", "backup"})
+    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -161,14 +183,16 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
             model_dir = (path.parent / model_dir).resolve()
     profile = _str(rag.get("local_model_profile", "embeddinggemma"), "rag.local_model_profile")
     if profile not in PROFILES:
-        raise ConfigError(f"rag.local_model_profile must be one of {', '.join(PROFILES)}; got {_shown(profile)}.")
+        raise ConfigError(msg("rag.local_model_profile must be one of {names}; got {shown}.",
+                              names=', '.join(PROFILES), shown=_shown(profile)))
     base_url = rag.get("model_download_base_url")
     if base_url is not None:
         base_url = _url(_str(base_url, "rag.model_download_base_url"), "rag.model_download_base_url",
                         allow_query=False)
     fusion = _str(rag.get("fusion", "score"), "rag.fusion")
     if fusion not in FUSION_POLICIES:
-        raise ConfigError(f"rag.fusion must be one of {', '.join(FUSION_POLICIES)}; got {_shown(fusion)}.")
+        raise ConfigError(msg("rag.fusion must be one of {names}; got {shown}.",
+                              names=', '.join(FUSION_POLICIES), shown=_shown(fusion)))
     settings = RagSettings(
         local_model_dir=model_dir,
         local_model_profile=profile,
@@ -190,8 +214,15 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     daemon_settings = DaemonSettings(
         idle_lock_minutes=_num(daemon.get("idle_lock_minutes", 30), "daemon.idle_lock_minutes", 0, 24 * 60)
     )
+    ui = _table(top.get("ui", {}), "ui", {"language"})
+    language = _str(ui.get("language", "auto"), "ui.language")
+    try:
+        language = normalize_setting(language)
+    except ValueError:
+        raise ConfigError(msg("ui.language must be one of {names}; got {shown}.",
+                              names=', '.join(SETTINGS), shown=_shown(language))) from None
     return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
-                  backup=_backup(top.get("backup", {}), path))
+                  backup=_backup(top.get("backup", {}), path), ui=UiSettings(language=language))
 
 
 def _backup(value: Any, path: Path) -> BackupSettings:
@@ -223,19 +254,20 @@ def _http(value: Any) -> HttpSettings:
     })
     use_env = t.get("use_env_proxy", True)
     if not isinstance(use_env, bool):
-        raise ConfigError("rag.http.use_env_proxy must be true or false.")
+        raise ConfigError(msg("rag.http.use_env_proxy must be true or false."))
     proxy = t.get("proxy_url")
     if proxy is not None:
         proxy = _str(proxy, "rag.http.proxy_url")
         parts = _split(proxy, "rag.http.proxy_url")
         if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
             raise ConfigError(
-                f"rag.http.proxy_url must be an {'/'.join(PROXY_SCHEMES)} URL with a host (value not shown)."
+                msg("rag.http.proxy_url must be an {names} URL with a host (value not shown).",
+                    names='/'.join(PROXY_SCHEMES))
             )
         if parts.username or parts.password:
             raise ConfigError(
-                "rag.http.proxy_url must not contain credentials; put an authenticated proxy "
-                "in the HTTPS_PROXY/ALL_PROXY environment variable instead."
+                msg("rag.http.proxy_url must not contain credentials; put an authenticated proxy in the "
+                    "HTTPS_PROXY/ALL_PROXY environment variable instead.")
             )
     return HttpSettings(
         use_env_proxy=use_env,
@@ -282,39 +314,42 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
     t = _table(value, name, allowed | {"api_key"})
     if "api_key" in t:
         raise ConfigError(
-            f"{name}.api_key is not allowed: never put a key in TOML. Set api_key_env to the name "
-            "of an environment variable that holds it."
+            msg("{name}.api_key is not allowed: never put a key in TOML. Set api_key_env to the name of an "
+                "environment variable that holds it.", name=name)
         )
     for key, item in t.items():
         if isinstance(item, str) and looks_like_key(item):
             raise ConfigError(
-                f"{name}.{key} looks like an API key (value not shown). Keys never go in the config: put the key "
-                f"in an environment variable and set {name}.api_key_env to that variable's name."
+                msg("{name}.{key} looks like an API key (value not shown). Keys never go in the config: put "
+                    "the key in an environment variable and set {name}.api_key_env to that variable's name.",
+                    name=name, key=key)
             )
     for key in ("protocol", "url", "model"):
         if key not in t:
-            raise ConfigError(f"{name}.{key} is required.")
+            raise ConfigError(msg("{name}.{key} is required.", name=name, key=key))
     protocol = _str(t["protocol"], f"{name}.protocol")
     if protocol not in PROTOCOLS:
-        raise ConfigError(f"{name}.protocol must be one of {', '.join(PROTOCOLS)}; got {_shown(protocol)}.")
+        raise ConfigError(msg("{name}.protocol must be one of {names}; got {shown}.",
+                              name=name, names=', '.join(PROTOCOLS), shown=_shown(protocol)))
     key_env = t.get("api_key_env")
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
-            raise ConfigError(f"{name}.api_key_env must be the name of an environment variable (letters, digits "
-                              "and _), not the key itself; the value given is not shown.")
+            raise ConfigError(msg("{name}.api_key_env must be the name of an environment variable (letters, "
+                                  "digits and _), not the key itself; the value given is not shown.", name=name))
     dimensions = t.get("dimensions")
     if dimensions is not None:
         dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
     url = _url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False)
     host = urlsplit(url).hostname or ""
     if urlsplit(url).scheme == "http" and not is_loopback_host(host):
-        raise ConfigError(f"{name} uses plain http:// to {host}, which is not loopback; remote services must use "
-                          "https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost).")
+        raise ConfigError(msg("{name} uses plain http:// to {host}, which is not loopback; remote services "
+                              "must use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and "
+                              "localhost).", name=name, host=host))
     _check_operation(protocol, url, name)
     json_mode = t.get("json_mode", True)
     if not isinstance(json_mode, bool):
-        raise ConfigError(f"{name}.json_mode must be true or false.")
+        raise ConfigError(msg("{name}.json_mode must be true or false.", name=name))
     return RemoteService(
         protocol=protocol,
         url=url,
@@ -340,7 +375,8 @@ _GEMINI_METHODS = {
 def _check_operation(protocol: str, url: str, name: str) -> None:
     methods = _GEMINI_METHODS.get(name)
     if protocol == "gemini" and methods and not urlsplit(url).path.endswith(methods):
-        raise ConfigError(f"{name}.url must be a Gemini operation URL ending in {' or '.join(methods)}.")
+        raise ConfigError(msg("{name}.url must be a Gemini operation URL ending in {names}.",
+                              name=name, names=' or '.join(methods)))
 
 
 def _opt_str(value: Any, name: str) -> str | None:
@@ -349,7 +385,7 @@ def _opt_str(value: Any, name: str) -> str | None:
 
 def _prefix(value: Any, name: str) -> str:
     if not isinstance(value, str) or len(value) > 200:
-        raise ConfigError(f"{name} must be a string of at most 200 characters.")
+        raise ConfigError(msg("{name} must be a string of at most 200 characters.", name=name))
     return value
 
 
@@ -357,11 +393,11 @@ def _url(url: str, name: str, allow_query: bool) -> str:
     """Shape check; the loopback/HTTPS rule is checked in `_service` and again by models.http at call time."""
     parts = _split(url, name)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{name} must be an http(s) URL with a host (value not shown).")
+        raise ConfigError(msg("{name} must be an http(s) URL with a host (value not shown).", name=name))
     if parts.username or parts.password:
-        raise ConfigError(f"{name} must not contain credentials; use api_key_env instead.")
+        raise ConfigError(msg("{name} must not contain credentials; use api_key_env instead.", name=name))
     if not allow_query and (parts.query or parts.fragment):
-        raise ConfigError(f"{name} must not contain a query string or fragment.")
+        raise ConfigError(msg("{name} must not contain a query string or fragment.", name=name))
     return url
 
 
@@ -371,47 +407,51 @@ def _split(url: str, name: str) -> SplitResult:
         parts = urlsplit(url)
         _ = parts.hostname, parts.port
     except ValueError as exc:
-        raise ConfigError(f"{name} is not a valid URL ({exc}); got {_shown(url)}.") from None
+        raise ConfigError(msg("{name} is not a valid URL ({reason}); got {shown}.",
+                              name=name, reason=exc, shown=_shown(url))) from None
     return parts
 
 
 def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"[{name}] must be a table.")
+        raise ConfigError(msg("[{name}] must be a table.", name=name))
     unknown = sorted(set(value) - allowed)
     if unknown:
-        where = f"[{name}]" if name else "the top level"
-        raise ConfigError(f"Unknown config key(s) in {where}: {', '.join(_shown(k, quote=False) for k in unknown)}.")
+        where: str | Message = f"[{name}]" if name else term(N_("the top level"))
+        raise ConfigError(msg_n("Unknown config key in {where}: {names}.", "Unknown config keys in {where}: {names}.",
+                                len(unknown), where=where, names=', '.join(str(_shown(k, quote=False)) for k in unknown)))
     return value
 
 
-def _shown(value: Any, *, quote: bool = True) -> str:
+def _shown(value: Any, *, quote: bool = True) -> str | Message:
     """A config value as an error message may show it: never one shaped like a key (whatever
     field it sits in), never more than 60 characters, only scalars (a table or list by type)."""
     if isinstance(value, str):
         if looks_like_key(value):
-            return "a value shaped like an API key (not shown)"
+            return msg("a value shaped like an API key (not shown)")
         text = value if len(value) <= 60 else value[:57] + "..."
         return repr(text) if quote else text
     if isinstance(value, (bool, int, float)):
         return repr(value)
-    return f"a {type(value).__name__} (not shown)"
+    return msg("a {kind} (not shown)", kind=type(value).__name__)
 
 
 def _str(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{name} must be a non-empty string.")
+        raise ConfigError(msg("{name} must be a non-empty string.", name=name))
     return value
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ConfigError(f"{name} must be an integer from {lo} to {hi}; got {_shown(value)}.")
+        raise ConfigError(msg("{name} must be an integer from {lo} to {hi}; got {shown}.",
+                              name=name, lo=lo, hi=hi, shown=_shown(value)))
     return value
 
 
 def _num(value: Any, name: str, lo: float, hi: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or not lo <= value <= hi:
-        raise ConfigError(f"{name} must be a number from {lo} to {hi}; got {_shown(value)}.")
+        raise ConfigError(msg("{name} must be a number from {lo} to {hi}; got {shown}.",
+                              name=name, lo=lo, hi=hi, shown=_shown(value)))
     return float(value)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .i18n import Message, _, msg
+
 # Credentials in URLs (`scheme://user:password@host`), secret-looking query parameters, and
 # values shaped like common API keys or bearer tokens: none may reach a message or a log.
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>]*@")
@@ -37,21 +39,33 @@ class MemoriesError(Exception):
     code: str = "error"
     exit_code: int = 1
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        # Lone surrogates (a file name that is not UTF-8, say) would make printing the message fail.
-        message = redact(message).encode("utf-8", "backslashreplace").decode("utf-8")
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Message, *, code: str | None = None) -> None:
+        # A Message is kept to be shown in the reader's language; `message` is always English
+        # (JSON, MCP and logs read it).
+        self.localizable = message if isinstance(message, Message) else None
+        english = _printable(redact(str(message)))
+        super().__init__(english)
+        self.message = english
         if code is not None:
             self.code = code
+
+    def localized(self) -> str:
+        """The message in the interface language (English when it was given as plain text)."""
+        if self.localizable is None:
+            return self.message
+        return _printable(redact(self.localizable.localized()))
 
     def to_json(self) -> dict[str, dict[str, str]]:
         return {"error": {"code": self.code, "message": self.message}}
 
-    def to_wire(self) -> dict[str, dict[str, str]]:
+    def to_wire(self) -> dict[str, dict[str, object]]:
         """`to_json` plus the class, so `error_from_json` rebuilds this very error (exit status
-        included) on the other side of the resident engine's socket."""
-        return {"error": {"code": self.code, "message": self.message, "type": type(self).__name__}}
+        included) on the other side of the resident engine's socket, and the sentence in a form
+        that side shows in its own interface language."""
+        body: dict[str, object] = {"code": self.code, "message": self.message, "type": type(self).__name__}
+        if self.localizable is not None:
+            body["localizable"] = self.localizable.to_wire()
+        return {"error": body}
 
 
 class UsageError(MemoriesError):
@@ -162,13 +176,14 @@ def error_from_json(data: object) -> MemoriesError:
     """The error a `to_wire()` (or `to_json()`) object describes, as its own class when known."""
     body = data.get("error") if isinstance(data, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("message"), str):
-        return InternalError("An error arrived in an unreadable form.")
+        return InternalError(msg("An error arrived in an unreadable form."))
     code = body.get("code") if isinstance(body.get("code"), str) else None
     classes = {cls.__name__: cls for cls in _error_classes()}
     by_code = {cls.code: cls for cls in _error_classes()}
     cls = classes.get(str(body.get("type"))) or by_code.get(code or "") or MemoriesError
     error = cls.__new__(cls)
     MemoriesError.__init__(error, body["message"], code=code)
+    error.localizable = Message.from_wire(body.get("localizable"))
     return error
 
 
@@ -179,10 +194,18 @@ def _error_classes() -> list[type[MemoriesError]]:
     return found
 
 
+def _printable(text: str) -> str:
+    # Lone surrogates (a file name that is not UTF-8, say) would make printing the message fail.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def describe_error(exc: BaseException) -> str:
-    """The sentence to show for a failure: engine errors carry a safe message; anything else
-    is a bug, shown by type so a front end never hangs in a busy state."""
+    """The sentence to show a person for a failure, in the interface language: engine errors
+    carry a safe message; anything else is a bug, shown by type so a front end never hangs in a
+    busy state."""
+    if isinstance(exc, MemoriesError):
+        return exc.localized()
     message = getattr(exc, "message", None)
     if isinstance(message, str):
         return message
-    return f"Unexpected error ({type(exc).__name__}): {exc}"
+    return _("Unexpected error ({kind}): {detail}").format(kind=type(exc).__name__, detail=exc)

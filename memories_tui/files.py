@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from .errors import InputRefusedError
+from .i18n import Message, msg, term
 
 _CHUNK = 1024 * 1024
 
@@ -29,19 +30,20 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
     try:
         fd = os.open(path if base is None else base / path, flags)
     except FileNotFoundError:
-        raise InputRefusedError(f"{path} does not exist.", code="file_not_found") from None
+        raise InputRefusedError(msg("{path} does not exist.", path=path), code="file_not_found") from None
     except IsADirectoryError:
-        raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file") from None
+        raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code="unsupported_file") from None
     except OSError as exc:
-        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code="file_unreadable") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise InputRefusedError(f"{path} is a directory; pass the files inside it.", code="unsupported_file")
+            raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code="unsupported_file")
         pipe = stat.S_ISFIFO(info.st_mode)
         if not (stat.S_ISREG(info.st_mode) or (allow_pipe and pipe)):
             raise InputRefusedError(
-                f"{path} is not a regular file (a device, FIFO or socket); only regular files are read.",
+                msg("{path} is not a regular file (a device, FIFO or socket); only regular files are read.",
+                    path=path),
                 code="not_regular_file")
         if info.st_size > limit:
             raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code="file_too_large")
@@ -59,11 +61,17 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
                 raise InputRefusedError(_too_large(path, None, limit, what, advice), code="file_too_large")
         return b"".join(parts)
     except OSError as exc:
-        raise InputRefusedError(f"Cannot read {path}: {exc.strerror}.", code="file_unreadable") from None
+        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code="file_unreadable") from None
     finally:
         os.close(fd)
 
 
-def _too_large(path: Path, size: int | None, limit: int, what: str, advice: str) -> str:
-    actual = f"{size:,} bytes" if size is not None else f"over {limit:,} bytes"
-    return f"{path} is {actual}; the {what} limit is {limit:,} bytes. {advice}".rstrip()
+def _too_large(path: Path, size: int | None, limit: int, what: str, advice: str) -> Message:
+    """`what` and `advice` are marked with N_() where they are written."""
+    if size is None:
+        problem = msg("{path} is over {limit:,} bytes; the {what} limit is {limit:,} bytes.",
+                      path=path, limit=limit, what=term(what))
+    else:
+        problem = msg("{path} is {size:,} bytes; the {what} limit is {limit:,} bytes.",
+                      path=path, size=size, limit=limit, what=term(what))
+    return msg("{problem} {advice}", problem=problem, advice=term(advice)) if advice else problem

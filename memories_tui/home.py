@@ -12,6 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from .errors import HomeError
+from .i18n import msg
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -22,7 +23,8 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     else:
         path = Path(platformdirs.user_data_dir("memories", appauthor=False))
     if path.exists() and not path.is_dir():
-        raise HomeError(f"The home {path} is not a folder; point --home (or $MEMORIES_HOME) at a folder.")
+        raise HomeError(msg("The home {path} is not a folder; point --home (or $MEMORIES_HOME) at a folder.",
+                            path=path))
     return path
 
 
@@ -38,17 +40,18 @@ def ensure_private_dir(path: Path) -> bool:
     if path.is_dir():
         return False
     if path.exists() or path.is_symlink():
-        raise HomeError(f"{path} exists but is not a folder; move it away or choose another --home.")
+        raise HomeError(msg("{path} exists but is not a folder; move it away or choose another --home.", path=path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.mkdir(mode=0o700)
         os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
     except FileExistsError:
         if not path.is_dir():
-            raise HomeError(f"{path} exists but is not a folder; move it away or choose another --home.") from None
+            raise HomeError(msg("{path} exists but is not a folder; move it away or choose another --home.",
+                                path=path)) from None
         return False
     except OSError as exc:
-        raise HomeError(f"Cannot create {path}: {exc.strerror}.") from None
+        raise HomeError(msg("Cannot create {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
     return True
 
 
@@ -59,7 +62,7 @@ def write_new_private_file(path: Path, text: str) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise HomeError(f"Cannot create {path}: {exc.strerror}.") from None
+        raise HomeError(msg("Cannot create {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .i18n import N_
 from .serial import Jsonable
 
 NoteKind = Literal[
@@ -36,16 +37,17 @@ class Note(Jsonable):
         return self.text
 
 
-EXTRACTIVE = Note("Extractive answer: sentences copied from your notes, not generated.", "extractive")
-NOTHING_RETRIEVED = Note("Nothing relevant was retrieved; no service was called.", "nothing_retrieved")
-NO_SHARED_WORD = Note("No retrieved sentence shares a word with the question.", "no_shared_word")
-NO_GENERATION_SERVICE = Note("No [rag.generation] service is configured; add one to the config for generated answers.",
+EXTRACTIVE = Note(N_("Extractive answer: sentences copied from your notes, not generated."), "extractive")
+NOTHING_RETRIEVED = Note(N_("Nothing relevant was retrieved; no service was called."), "nothing_retrieved")
+NO_SHARED_WORD = Note(N_("No retrieved sentence shares a word with the question."), "no_shared_word")
+NO_GENERATION_SERVICE = Note(N_("No [rag.generation] service is configured; add one to the config for generated "
+                                "answers."),
                              "no_generation_service")
-UNCITED = Note("The model cited no source: treated as insufficient evidence.", "uncited")
-UNVERIFIED_QUOTE = Note("The answer carries a quote that was not found in its source.", "unverified_quote")
-NO_EMBEDDING_MODEL = Note("No embedding model is installed, so hybrid shows the BM25 results "
-                          "(`memories rag model-install` installs it).", "no_embedding_model")
-CITATION_CHECK = Note("Citation checks verify references and quotes, not whether the answer is true.",
+UNCITED = Note(N_("The model cited no source: treated as insufficient evidence."), "uncited")
+UNVERIFIED_QUOTE = Note(N_("The answer carries a quote that was not found in its source."), "unverified_quote")
+NO_EMBEDDING_MODEL = Note(N_("No embedding model is installed, so hybrid shows the BM25 results "
+                             "(`memories rag model-install` installs it)."), "no_embedding_model")
+CITATION_CHECK = Note(N_("Citation checks verify references and quotes, not whether the answer is true."),
                       "citation_check")
 
 

@@ -176,7 +176,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_crash_and_concurrency.py::test_kill_9_mid_ingest_leaves_all_or_nothing",)),
     Mutant("backoff-ignores-cancel", "the retry backoff sleeps through a cancel (checked only afterwards)",
            "memories_tui/models/http.py",
-           (("    elif cancel.wait(seconds):\n        raise CancelledError(\"Cancelled.\")\n",
+           (("    elif cancel.wait(seconds):\n        raise CancelledError(msg(\"Cancelled.\"))\n",
              "    else:\n        time.sleep(seconds)\n"),),
            ("tests/unit/test_http.py::test_cancel_interrupts_backoff",)),
     Mutant("search-limit-off-by-one", "a search asks for 101 results without error",

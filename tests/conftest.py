@@ -6,10 +6,12 @@ CI never silently skips."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 
 import pytest
 
+from memories_tui.i18n import resolve_language, set_language
 from tests.helpers.paths import (
     in_ci,
     require_collection,
@@ -18,6 +20,11 @@ from tests.helpers.paths import (
     require_minilm,
     require_modules,
 )
+
+# The interface language follows the locale (issue 23); tests read English output unless they
+# ask for another language, whatever the developer's own LANG says.
+if resolve_language("auto") != "en":
+    os.environ["LC_ALL"] = "C.UTF-8"
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -61,6 +68,14 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
                 "MEMORIES_HOME", "MEMORIES_PASSPHRASE", "MEMORIES_PASSPHRASE_FILE",
                 "MEMORIES_PASSPHRASE_COMMAND"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _english_afterwards():
+    """The interface language is process-wide: a test that switches it (or runs the TUI or CLI
+    in-process) leaves English behind for the next one."""
+    yield
+    set_language("en")
 
 
 @pytest.fixture

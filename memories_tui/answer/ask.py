@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..errors import CancelledError
+from ..i18n import msg
 from ..models.remote import CallContext
 from ..models.remote_generate import Generator
 from ..notes import CITATION_CHECK, NO_GENERATION_SERVICE, NOTHING_RETRIEVED, UNCITED, UNVERIFIED_QUOTE
@@ -32,7 +33,7 @@ def answer_question(question: str, sources: Sequence[Source], generator: Generat
         prompt = build_prompt(question, sources)
         reply = generator.generate(prompt.system, prompt.user, ctx)
         if still_valid is not None and not still_valid():
-            raise CancelledError("The vault was locked or changed during the ask; the late answer was dropped.")
+            raise CancelledError(msg("The vault was locked or changed during the ask; the late answer was dropped."))
         parsed, citations, quotes = check_answer(reply, sources)
         if not citations:
             answer = Answer(INSUFFICIENT, parsed.answer, quotes=quotes, sources=sources,
@@ -42,6 +43,6 @@ def answer_question(question: str, sources: Sequence[Source], generator: Generat
         if answer.has_unverified_quote:
             answer.notes.append(UNVERIFIED_QUOTE)
     if still_valid is not None and not still_valid():
-        raise CancelledError("The vault was locked or changed during the ask; the late answer was dropped.")
+        raise CancelledError(msg("The vault was locked or changed during the ask; the late answer was dropped."))
     answer.notes.append(CITATION_CHECK)
     return answer

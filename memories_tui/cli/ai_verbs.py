@@ -13,8 +13,10 @@ from typing import Any
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..frontend.durations import parse_duration
 from ..frontend.grant_records import revoke, running_servers
+from ..frontend.words import status_name
+from ..i18n import _, _n, msg
 from .context import Context
-from .output import Payload, clean
+from .output import Payload, cell_width, clean, pad_cells
 
 CLIENT_NAMES = ("claude-code", "codex", "cursor", "vscode", "claude-desktop")
 
@@ -22,34 +24,34 @@ CLIENT_NAMES = ("claude-code", "codex", "cursor", "vscode", "claude-desktop")
 def register(sub: Any, verb: Any) -> None:
     """Add the verbs to the parser (`verb` is parser._verb)."""
     p = verb(sub, "inject", cmd_inject,
-             "Install the Memories skill and register the MCP server for AI clients.",
+             _("Install the Memories skill and register the MCP server for AI clients."),
              "memories inject claude-code --vault notes --passphrase-command \"pass show memories\"", unlocks=False)
     p.add_argument("client", metavar="CLIENT", choices=("all", *CLIENT_NAMES),
-                   help="all, or one of: " + ", ".join(CLIENT_NAMES))
+                   help=_("all, or one of: {clients}").format(clients=", ".join(CLIENT_NAMES)))
     p.add_argument("--vault", action="append", metavar="VAULT_ID",
-                   help="vault the server may read (repeat for several; default: the only vault in the home)")
-    p.add_argument("--force", action="store_true", help="replace a different existing entry or skill (after a backup)")
-    p.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
-    p.add_argument("--target", metavar="DIR", help="use DIR as both the home and the project folder")
+                   help=_("vault the server may read (repeat for several; default: the only vault in the home)"))
+    p.add_argument("--force", action="store_true", help=_("replace a different existing entry or skill (after a backup)"))
+    p.add_argument("--dry-run", action="store_true", help=_("report what would change; write nothing"))
+    p.add_argument("--target", metavar="DIR", help=_("use DIR as both the home and the project folder"))
     p.add_argument("--scope", choices=("user", "project"), default="user",
-                   help="user config (default) or the project in the current folder (.mcp.json, .cursor/, …)")
-    p.add_argument("--expires", metavar="DURATION", help="pass --expires to the server (e.g. 8h)")
-    p.add_argument("--passphrase-file", metavar="FILE", help="the server reads the vault passphrase from FILE")
+                   help=_("user config (default) or the project in the current folder (.mcp.json, .cursor/, …)"))
+    p.add_argument("--expires", metavar="DURATION", help=_("pass --expires to the server (e.g. 8h)"))
+    p.add_argument("--passphrase-file", metavar="FILE", help=_("the server reads the vault passphrase from FILE"))
     p.add_argument("--passphrase-command", metavar="CMD",
-                   help="the server runs CMD for the passphrase ($MEMORIES_PASSPHRASE_COMMAND)")
+                   help=_("the server runs CMD for the passphrase ($MEMORIES_PASSPHRASE_COMMAND)"))
 
     p = verb(sub, "mcp", cmd_mcp_serve,
-             "Serve the granted vaults to an AI client over MCP (stdio). Subcommands: revoke, status.",
+             _("Serve the granted vaults to an AI client over MCP (stdio). Subcommands: revoke, status."),
              "memories mcp --vault notes --expires 8h --passphrase-file ~/.memories-pass")
     p.add_argument("--vault", action="append", metavar="VAULT_ID",
-                   help="a vault the client may read (repeat for several)")
-    p.add_argument("--expires", metavar="DURATION", help="end the grant after DURATION, e.g. 30m, 8h, 7d")
-    commands = p.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(p), required=False)
+                   help=_("a vault the client may read (repeat for several)"))
+    p.add_argument("--expires", metavar="DURATION", help=_("end the grant after DURATION, e.g. 30m, 8h, 7d"))
+    commands = p.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=type(p), required=False)
     r = verb(commands, "revoke", cmd_mcp_revoke,
-             "End every running MCP server's grant for a vault (takes effect at the server's next call).",
+             _("End every running MCP server's grant for a vault (takes effect at the server's next call)."),
              "memories mcp revoke notes", unlocks=False)
     r.add_argument("revoke_vault", metavar="VAULT_ID")
-    verb(commands, "status", cmd_mcp_status, "List running MCP servers and the vaults they may read.",
+    verb(commands, "status", cmd_mcp_status, _("List running MCP servers and the vaults they may read."),
          "memories mcp status --json", unlocks=False)
 
 
@@ -61,14 +63,15 @@ def cmd_inject(ctx: Context) -> Payload:
 
     args = ctx.args
     if args.passphrase_file and args.passphrase_command:
-        raise UsageError("Give --passphrase-file or --passphrase-command, not both.")
+        raise UsageError(msg("Give --passphrase-file or --passphrase-command, not both."))
     if args.expires:
         parse_duration(args.expires)
     passphrase_file = None
     if args.passphrase_file:
         passphrase_file = Path(args.passphrase_file).expanduser().resolve()
         if not passphrase_file.is_file():
-            raise UsageError(f"Passphrase file {passphrase_file} does not exist.")
+            raise UsageError(msg("Passphrase file {passphrase_file} does not exist.",
+                                 passphrase_file=passphrase_file))
     vault_ids = _vault_ids(ctx, args.vault)
     launch = build_launch(ctx.engine.home, vault_ids, expires=args.expires, passphrase_file=passphrase_file,
                           passphrase_command=args.passphrase_command)
@@ -79,8 +82,8 @@ def cmd_inject(ctx: Context) -> Payload:
         _print_report(ctx, report)
     if report.failed:
         paths = ", ".join(str(r.path) for r in report.failed)
-        error = ConfigError(f"Left as they were, because they could not be updated: {paths}. "
-                            "The other targets were handled.")
+        error = ConfigError(msg("Left as they were, because they could not be updated: {paths}. The other "
+                                "targets were handled.", paths=paths))
         error.extra = report.to_json()  # type: ignore[attr-defined]
         raise error
     return report.to_json()
@@ -94,24 +97,32 @@ def _vault_ids(ctx: Context, refs: list[str] | None) -> list[str]:
     if len(vaults) == 1:
         return [vaults[0].vault_id]
     if not vaults:
-        raise NotFoundError(f"No vault in {engine.home}; create one with `memories vault create NAME` first.")
+        raise NotFoundError(msg("No vault in {home}; create one with `memories vault create NAME` first.",
+                                home=engine.home))
     names = ", ".join(v.name for v in vaults)
-    raise UsageError(f"Several vaults ({names}): choose the ones the AI client may read with --vault.")
+    raise UsageError(msg("Several vaults ({names}): choose the ones the AI client may read with --vault.",
+                         names=names))
 
 
 def _print_report(ctx: Context, report: Any) -> None:
-    rows = [(r.client, r.what, ("would be " if report.dry_run and r.status in ("created", "added", "replaced")
-                                else "") + r.status, r.path or "-", r.message) for r in report.results]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    rows = [(r.client, r.what, _status(r.status, report.dry_run), r.path or "-", r.message, r.status)
+            for r in report.results]
+    widths = [max(cell_width(row[i]) for row in rows) for i in range(3)]
     for row in rows:
-        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
+        line = "  ".join(pad_cells(cell, widths[i]) for i, cell in enumerate(row[:3]))
         print(clean(f"{line}  {row[3]}"))
-        if row[4] and row[2].endswith(("kept", "skipped", "error")):
-            print(ctx.dim(clean(f"    {row[4]}")))
+        if row[4] and row[5] in ("kept", "skipped", "error"):
+            print(ctx.dim(clean(f"    {_(row[4])}")))
     for note in report.notes:
-        print(clean(f"note: {note}"), file=sys.stderr)
+        print(clean(_("note: {note}").format(note=_(note))), file=sys.stderr)
     if report.dry_run:
-        print("dry run: nothing was written.", file=sys.stderr)
+        print(_("dry run: nothing was written."), file=sys.stderr)
+
+
+def _status(status: str, dry_run: bool) -> str:
+    if dry_run and status in ("created", "added", "replaced"):
+        return _("would be {status}").format(status=status_name(status))
+    return status_name(status)
 
 
 # -- mcp -------------------------------------------------------------------------------------
@@ -121,8 +132,8 @@ def cmd_mcp_serve(ctx: Context) -> Payload:
 
     args = ctx.args
     if ctx.json:
-        raise UsageError("`memories mcp` speaks MCP on stdout, so --json does not apply to it "
-                         "(it does to `mcp status` and `mcp revoke`).")
+        raise UsageError(msg("`memories mcp` speaks MCP on stdout, so --json does not apply to it (it does to "
+                             "`mcp status` and `mcp revoke`)."))
     serve(getattr(args, "home", None), getattr(args, "config", None), args.vault or [], expires=args.expires,
           passphrase_file=getattr(args, "passphrase_file", None), no_daemon=bool(getattr(args, "no_daemon", False)))
     return {}
@@ -134,8 +145,9 @@ def cmd_mcp_revoke(ctx: Context) -> Payload:
     affected = running_servers(engine.home, info.vault_id)
     when = revoke(engine.home, info.vault_id)
     if not ctx.json:
-        print(clean(f"Revoked MCP access to {info.name} ({info.vault_id}); {len(affected)} running server(s) "
-                    "lose it at their next call."))
+        print(clean(_n("Revoked MCP access to {name} ({vault_id}); {count} running server loses it at its next call.",
+                       "Revoked MCP access to {name} ({vault_id}); {count} running servers lose it at their next "
+                       "call.", len(affected)).format(name=info.name, vault_id=info.vault_id, count=len(affected))))
     return {"vault_id": info.vault_id, "name": info.name, "revoked_at": when, "servers": [s.pid for s in affected]}
 
 
@@ -143,9 +155,9 @@ def cmd_mcp_status(ctx: Context) -> Payload:
     servers = running_servers(ctx.engine.home)
     if not ctx.json:
         if not servers:
-            print("No MCP server is running for this home.")
+            print(_("No MCP server is running for this home."))
         else:
-            ctx.table(["pid", "vaults", "expires"],
+            ctx.table([_("pid"), _("vaults"), _("expires")],
                       [[s.pid, ", ".join(s.vaults), _when(s.expires_at)] for s in servers])
     return {"servers": [{"pid": s.pid, "vaults": s.vaults, "started_at": s.started_at, "expires_at": s.expires_at}
                         for s in servers]}
@@ -154,4 +166,4 @@ def cmd_mcp_status(ctx: Context) -> Payload:
 def _when(stamp: float | None) -> str:
     import time
 
-    return "never" if stamp is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))
+    return _("never") if stamp is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))

@@ -16,19 +16,21 @@ from ..engine import (
     check_options,
 )
 from ..errors import CancelledError, LockedError, MemoriesError, UsageError
+from ..frontend.words import note_text
+from ..i18n import N_, _, msg
 from .context import Context
 from .output import Payload, clean
 from .search_verbs import _read_queries
 
-STATUS_LABEL = {"answered": "Answer (generated, citations checked)",
-                "extractive": "Extractive answer (sentences copied from your notes, not generated)",
-                "insufficient_evidence": "Insufficient evidence"}
+STATUS_LABEL = {"answered": N_("Answer (generated, citations checked)"),
+                "extractive": N_("Extractive answer (sentences copied from your notes, not generated)"),
+                "insufficient_evidence": N_("Insufficient evidence")}
 
 
 def cmd_rag_ask(ctx: Context) -> Payload:
     args = ctx.args
     if (args.question is None) == (args.questions is None):
-        raise UsageError("Give either a QUESTION or --questions FILE.jsonl.")
+        raise UsageError(msg("Give either a QUESTION or --questions FILE.jsonl."))
     check_options(args.mode, args.match_mode, args.limit)
     batch = _read_queries(Path(args.questions)) if args.questions is not None else None
     vault_id = ctx.unlock(args.vault)
@@ -53,7 +55,7 @@ def cmd_rag_ask(ctx: Context) -> Payload:
         except MemoriesError as exc:
             out.append({"id": qid, **exc.to_json()})
             if not ctx.json:
-                print(f"    error: {clean(exc.message)}")
+                print("    " + _("error: {message}").format(message=clean(exc.localized())))
             continue
         out.append({"id": qid, **answer.to_json()})
         if not ctx.json:
@@ -63,19 +65,24 @@ def cmd_rag_ask(ctx: Context) -> Payload:
 
 
 def _print_answer(ctx: Context, answer: Answer) -> None:
-    print(ctx.bold(STATUS_LABEL.get(answer.status, answer.status)))
+    label = STATUS_LABEL.get(answer.status)
+    print(ctx.bold(_(label) if label else answer.status))
     if answer.answer:
         print(_with_citations_bold(ctx, answer))
     for c in answer.citations:
         print(f"  {ctx.bold('[' + c.label + ']')} {clean(c.title)}  "
-              + ctx.dim(f"{c.record_id} r{c.revision} bytes {c.byte_start}-{c.byte_end}"))
+              + ctx.dim(_("{id} r{revision} bytes {start}-{end}").format(
+                  id=c.record_id, revision=c.revision, start=c.byte_start, end=c.byte_end)))
     for q in answer.quotes:
-        mark = "verified" if q.verified else "NOT FOUND in its source"
-        where = f" bytes {q.byte_start}-{q.byte_end}" if q.verified else ""
-        print(f"  quote [{q.source}] {mark}{where}: {clean(q.text)}")
+        if q.verified:
+            line = _("quote [{source}] verified bytes {start}-{end}: {text}").format(
+                source=q.source, start=q.byte_start, end=q.byte_end, text=clean(q.text))
+        else:
+            line = _("quote [{source}] NOT FOUND in its source: {text}").format(source=q.source, text=clean(q.text))
+        print("  " + line)
     for note in answer.notes:
         if note.kind != "extractive":  # the heading line says it already
-            print(ctx.dim(f"note: {clean(note.text)}"))
+            print(ctx.dim(_("note: {note}").format(note=clean(note_text(note)))))
 
 
 def _with_citations_bold(ctx: Context, answer: Answer) -> str:
@@ -90,13 +97,15 @@ def _with_citations_bold(ctx: Context, answer: Answer) -> str:
 
 def register(rag: Any, verb: Any) -> None:
     p = verb(rag, "ask", cmd_rag_ask,
-             "Answer a question from the vault with checked [S#] citations (extractive without [rag.generation]).",
+             _("Answer a question from the vault with checked [S#] citations (extractive without [rag.generation])."),
              "memories rag ask notes \"什麼是混合搜尋？\" --mode hybrid --limit 8")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("question", metavar="QUESTION", nargs="?")
-    p.add_argument("--questions", metavar="FILE.jsonl", help="answer every {\"id\",\"text\"} line with one unlock")
-    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES, help=f"retrieval mode (default {DEFAULT_MODE})")
+    p.add_argument("--questions", metavar="FILE.jsonl", help=_("answer every {\"id\",\"text\"} line with one unlock"))
+    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES,
+                   help=_("retrieval mode (default {mode})").format(mode=DEFAULT_MODE))
     p.add_argument("--match-mode", default=DEFAULT_MATCH_MODE, choices=MATCH_MODES)
     p.add_argument("--limit", type=int, default=DEFAULT_ASK_LIMIT,
-                   help=f"chunks retrieved and sent as sources (1–{MAX_RESULTS}, default {DEFAULT_ASK_LIMIT})")
-    p.add_argument("--no-rerank", action="store_true", help="skip the rerank stages")
+                   help=_("chunks retrieved and sent as sources (1–{max}, default {default})").format(
+                       max=MAX_RESULTS, default=DEFAULT_ASK_LIMIT))
+    p.add_argument("--no-rerank", action="store_true", help=_("skip the rerank stages"))

@@ -15,23 +15,26 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..i18n import _
 from .context import Context
 from .output import Payload
 
 SHELLS = ("bash", "zsh", "fish")
+INSTALL_LINES = """
+  bash  memories completion bash > ~/.local/share/bash-completion/completions/memories
+  zsh   memories completion zsh > ~/.zfunc/_memories   (with fpath+=~/.zfunc; compinit in ~/.zshrc)
+  fish  memories completion fish > ~/.config/fish/completions/memories.fish
+"""
 PROG = "memories"
 
 
 def register(sub: Any, verb: Callable[..., argparse.ArgumentParser]) -> None:
     p = verb(sub, "completion", cmd_completion,
-             "Print a shell completion script for bash, zsh or fish (verbs, options, vault names).",
+             _("Print a shell completion script for bash, zsh or fish (verbs, options, vault names)."),
              'eval "$(memories completion bash)"    # or add it to ~/.bashrc', unlocks=False)
-    p.epilog = (p.epilog or "") + (
-        "\ninstall:\n"
-        "  bash  memories completion bash > ~/.local/share/bash-completion/completions/memories\n"
-        "  zsh   memories completion zsh > ~/.zfunc/_memories   (with fpath+=~/.zfunc; compinit in ~/.zshrc)\n"
-        "  fish  memories completion fish > ~/.config/fish/completions/memories.fish\n")
-    p.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
+    p.epilog = (p.epilog or "") + "\n" + _("install:") + INSTALL_LINES
+
+    p.add_argument("shell", choices=SHELLS, help=_("the shell to print the script for"))
 
 
 def cmd_completion(ctx: Context) -> Payload:

@@ -12,6 +12,7 @@ from ..daemon import DaemonPaths
 from ..engine import Engine
 from ..errors import MemoriesError
 from ..frontend.passphrase import get_passphrase
+from ..i18n import _
 from .output import Payload, clean, print_table
 
 
@@ -39,7 +40,7 @@ class Context:
             return served
         info = self.engine.resolve_vault(ref)
         passphrase = get_passphrase(file=getattr(self.args, "passphrase_file", None),
-                                    prompt=prompt or f"Passphrase for vault {info.name}: ")
+                                    prompt=prompt or _("Passphrase for vault {name}: ").format(name=info.name))
         self.engine.unlock(info.vault_id, passphrase,
                            accept_rollback=bool(getattr(self.args, "accept_rollback", False)))
         return info.vault_id

@@ -18,6 +18,7 @@ from ..daemon.status import clock, span
 from ..errors import UsageError
 from ..frontend.durations import parse_duration
 from ..frontend.passphrase import get_passphrase
+from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 
@@ -28,42 +29,43 @@ if TYPE_CHECKING:
 def register(sub: Any, verb: Any) -> None:
     """Add the verbs to the parser (`verb` is parser._verb)."""
     p = verb(sub, "daemon", cmd_daemon,
-             "Run the resident engine for this home (foreground; --detach to background it). It holds "
+             _("Run the resident engine for this home (foreground; --detach to background it). It holds "
              "unlocked vaults, their indexes and the model for the CLI, AI clients and the TUI of this user. "
-             "Subcommands: status, stop.",
+             "Subcommands: status, stop."),
              "memories daemon --detach", unlocks=False)
-    p.add_argument("--detach", action="store_true", help="start in the background and return once it listens")
+    p.add_argument("--detach", action="store_true", help=_("start in the background and return once it listens"))
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
-    commands = p.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(p), required=False)
+    commands = p.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=type(p), required=False)
     verb(commands, "status", cmd_daemon_status,
-         "Show the daemon: pid, uptime, unlocked vaults and their time left, clients, memory, model.",
+         _("Show the daemon: pid, uptime, unlocked vaults and their time left, clients, memory, model."),
          "memories daemon status --json", unlocks=False)
-    verb(commands, "stop", cmd_daemon_stop, "Lock every vault (keys wiped) and stop the daemon.",
+    verb(commands, "stop", cmd_daemon_stop, _("Lock every vault (keys wiped) and stop the daemon."),
          "memories daemon stop", unlocks=False)
 
     p = verb(sub, "unlock", cmd_unlock,
-             "Unlock a vault once in the resident engine (started if needed): later commands and AI clients "
-             "need no passphrase until it is locked, idle for [daemon] idle_lock_minutes, or --for ends.",
+             _("Unlock a vault once in the resident engine (started if needed): later commands and AI clients "
+             "need no passphrase until it is locked, idle for [daemon] idle_lock_minutes, or --for ends."),
              "memories unlock notes --for 8h")
     p.add_argument("vault", metavar="VAULT_ID")
-    p.add_argument("--for", dest="duration", metavar="DURATION", help="lock again after DURATION (e.g. 30m, 8h)")
+    p.add_argument("--for", dest="duration", metavar="DURATION", help=_("lock again after DURATION (e.g. 30m, 8h)"))
 
-    p = verb(sub, "lock", cmd_lock, "Lock a vault (or --all) in the resident engine: keys wiped, indexes dropped.",
+    p = verb(sub, "lock", cmd_lock, _("Lock a vault (or --all) in the resident engine: keys wiped, indexes dropped."),
              "memories lock --all", unlocks=False)
     p.add_argument("vault", metavar="VAULT_ID", nargs="?")
-    p.add_argument("--all", action="store_true", help="lock every vault the daemon holds")
+    p.add_argument("--all", action="store_true", help=_("lock every vault the daemon holds"))
 
 
 def _need_sockets() -> None:
     if not unix_sockets_supported():
         from ..daemon.lifecycle import WINDOWS_SENTENCE
 
-        raise DaemonUnavailableError(WINDOWS_SENTENCE)
+        raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
 
 
 def _no_daemon_refusal(ctx: Context) -> None:
     if daemon_disabled() or getattr(ctx.args, "no_daemon", False):
-        raise UsageError("This command works through the daemon, which --no-daemon / $MEMORIES_NO_DAEMON turn off.")
+        raise UsageError(msg("This command works through the daemon, which --no-daemon / $MEMORIES_NO_DAEMON "
+                             "turn off."))
 
 
 def cmd_daemon(ctx: Context) -> Payload:
@@ -76,14 +78,14 @@ def cmd_daemon(ctx: Context) -> Payload:
         paths = ctx.daemon_paths()
         if connect(engine.home) is not None:
             holder = read_holder(paths)
-            raise running_refusal(paths) if holder else UsageError("A daemon already serves this home.")
+            raise running_refusal(paths) if holder else UsageError(msg("A daemon already serves this home."))
         pid = start_detached(engine.home, engine.config.path)
         if not ctx.json:
-            print(f"Memories daemon started (pid {pid}); socket {clean(paths.socket)}")
+            print(_("Memories daemon started (pid {pid}); socket {socket}").format(pid=pid, socket=clean(paths.socket)))
         return {"pid": pid, "socket": str(paths.socket)}
     if ctx.json:
-        raise UsageError("`memories daemon` runs in the foreground and prints no JSON; use --detach or "
-                         "`memories daemon status --json`.")
+        raise UsageError(msg("`memories daemon` runs in the foreground and prints no JSON; use --detach or "
+                             "`memories daemon status --json`."))
     run_daemon(engine, ready_fd=ctx.args.ready_fd,
                announce=None if ctx.args.ready_fd is not None else lambda text: print(clean(text), file=sys.stderr))
     return {}
@@ -94,7 +96,7 @@ def _running_daemon(ctx: Context) -> DaemonClient | None:
     _need_sockets()
     client = connect(ctx.engine.home) if not daemon_disabled() else None
     if client is None and not ctx.json:
-        print(f"No Memories daemon runs for {clean(ctx.engine.home)}.")
+        print(_("No Memories daemon runs for {home}.").format(home=clean(ctx.engine.home)))
     return client
 
 
@@ -113,39 +115,42 @@ def cmd_daemon_status(ctx: Context) -> Payload:
 def _print_status(ctx: Context, status: DaemonStatus) -> None:
     from ..daemon.status import KIND_LABELS
 
-    host = "Memories TUI (serving the socket)" if status.kind == "tui" else "Memories daemon"
-    parts = [f"pid {status.pid}", f"up {span(status.uptime_seconds)}"]
+    host = _("Memories TUI (serving the socket)") if status.kind == "tui" else _("Memories daemon")
+    parts = [_("pid {pid}").format(pid=status.pid), _("up {span}").format(span=span(status.uptime_seconds))]
     if status.rss_bytes is not None:
-        parts.append(f"{status.rss_bytes / 2**20:,.1f} MiB resident")
-    parts.append("model loaded" if status.model_loaded else "no model loaded")
-    parts.append(f"{status.requests_served:,} request(s) served")
+        parts.append(_("{mib:,.1f} MiB resident").format(mib=status.rss_bytes / 2**20))
+    parts.append(_("model loaded") if status.model_loaded else _("no model loaded"))
+    parts.append(_n("{n:,} request served", "{n:,} requests served", status.requests_served).format(
+        n=status.requests_served))
     print(f"{ctx.bold(host)}  " + " · ".join(parts))
-    print(f"home  {clean(status.home)}")
-    print(f"idle lock  {'never' if status.idle_lock_minutes <= 0 else f'after {status.idle_lock_minutes:g} min'}")
+    print(_("home  {home}").format(home=clean(status.home)))
+    print(_("idle lock  never") if status.idle_lock_minutes <= 0
+          else _("idle lock  after {minutes:g} min").format(minutes=status.idle_lock_minutes))
     if not status.vaults:
-        print("No vault is unlocked.")
+        print(_("No vault is unlocked."))
     else:
-        ctx.table(["VAULT_ID", "NAME", "UNLOCKED", "LOCKS IN"],
+        ctx.table([_("VAULT_ID"), _("NAME"), _("UNLOCKED"), _("LOCKS IN")],
                   [[v.vault_id, v.name, clock(v.unlocked_at), _left(v)] for v in status.vaults])
     if status.clients:
-        print(ctx.bold("Clients"))
-        ctx.table(["PID", "WHAT", "CALLS", "LAST CALL", "NOW"],
-                  [[c.pid or "-", KIND_LABELS.get(c.kind, c.kind), c.calls,
-                    f"{c.last_method} ({span(time.time() - c.last_seen)} ago)", c.running or "idle"]
+        print(ctx.bold(_("Clients")))
+        ctx.table([_("PID"), _("WHAT"), _("CALLS"), _("LAST CALL"), _("NOW")],
+                  [[c.pid or "-", _(KIND_LABELS.get(c.kind, c.kind)), c.calls,
+                    _("{method} ({span} ago)").format(method=c.last_method, span=span(time.time() - c.last_seen)),
+                    c.running or _("idle")]
                    for c in status.clients])
     else:
-        print("No client is connected.")
+        print(_("No client is connected."))
     if status.grants:
-        print(ctx.bold("AI clients' grants (revoke with `memories mcp revoke VAULT_ID`)"))
-        ctx.table(["PID", "VAULTS", "EXPIRES", "STATE"],
-                  [[g.pid or "-", ", ".join(g.names), clock(g.expires_at), g.state] for g in status.grants])
+        print(ctx.bold(_("AI clients' grants (revoke with `memories mcp revoke VAULT_ID`)")))
+        ctx.table([_("PID"), _("VAULTS"), _("EXPIRES"), _("STATE")],
+                  [[g.pid or "-", ", ".join(g.names), clock(g.expires_at), _(g.state)] for g in status.grants])
 
 
 def _left(vault: HeldVault) -> str:
     if vault.seconds_left is None:
-        return "never (until locked)"
+        return _("never (until locked)")
     why = "--for" if vault.expires_at is not None and (
-        vault.idle_lock_at is None or vault.expires_at <= vault.idle_lock_at) else "idle"
+        vault.idle_lock_at is None or vault.expires_at <= vault.idle_lock_at) else _("idle")
     return f"{span(vault.seconds_left)} ({why})"
 
 
@@ -158,7 +163,7 @@ def cmd_daemon_stop(ctx: Context) -> Payload:
     answer = client.call("stop")
     stop_daemon(ctx.daemon_paths(), int(answer["pid"]))
     if not ctx.json:
-        print(f"Memories daemon (pid {answer['pid']}) locked every vault and stopped.")
+        print(_("Memories daemon (pid {pid}) locked every vault and stopped.").format(pid=answer["pid"]))
     return {"stopped": True, "pid": answer["pid"]}
 
 
@@ -173,44 +178,47 @@ def cmd_unlock(ctx: Context) -> Payload:
                             "accept_rollback": bool(getattr(ctx.args, "accept_rollback", False))}
     if client is None or not client.call("vault_state", {"vault": info.vault_id})["unlocked"]:
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
-                                            prompt=f"Passphrase for vault {info.name}: ")
+                                            prompt=_("Passphrase for vault {name}: ").format(name=info.name))
     if client is None:
         from ..daemon.lifecycle import start_detached
 
         start_detached(engine.home, engine.config.path)
         client = connect(engine.home)
         if client is None:
-            raise DaemonUnavailableError("The daemon started but does not answer; see "
-                                         f"{ctx.daemon_paths().log_file}.")
+            raise DaemonUnavailableError(msg("The daemon started but does not answer; see {log_file}.",
+                                             log_file=ctx.daemon_paths().log_file))
     row = client.call("unlock", args)
     if not ctx.json:
-        state = "was already unlocked" if row.get("already_unlocked") else "is unlocked"
-        print(f"Vault {clean(info.name)} {state} in the Memories daemon; {_until(row)}. "
-              "Commands and AI clients need no passphrase until then.")
+        text = (_("Vault {name} was already unlocked in the Memories daemon; {until}. Commands and AI clients "
+                  "need no passphrase until then.") if row.get("already_unlocked") else
+                _("Vault {name} is unlocked in the Memories daemon; {until}. Commands and AI clients need no "
+                  "passphrase until then."))
+        print(text.format(name=clean(info.name), until=_until(row)))
     return row
 
 
 def _until(row: dict[str, Any]) -> str:
     if row.get("expires_at") is not None:
-        return f"it locks at {clock(row['expires_at'])} or after idle time, whichever comes first"
+        return _("it locks at {time} or after idle time, whichever comes first").format(time=clock(row["expires_at"]))
     if row.get("idle_lock_at") is not None:
-        return "it locks when idle for [daemon] idle_lock_minutes or with `memories lock`"
-    return "it stays unlocked until `memories lock`"
+        return _("it locks when idle for [daemon] idle_lock_minutes or with `memories lock`")
+    return _("it stays unlocked until `memories lock`")
 
 
 def cmd_lock(ctx: Context) -> Payload:
     _need_sockets()
     if (ctx.args.vault is None) == (not ctx.args.all):
-        raise UsageError("Name a VAULT_ID or give --all.")
+        raise UsageError(msg("Name a VAULT_ID or give --all."))
     engine = ctx.engine
     vault_id = engine.resolve_vault(ctx.args.vault).vault_id if ctx.args.vault else None
     client = connect(engine.home) if not daemon_disabled() else None
     if client is None:
         if not ctx.json:
-            print("No Memories daemon runs for this home, so nothing is unlocked there.")
+            print(_("No Memories daemon runs for this home, so nothing is unlocked there."))
         return {"locked": []}
     result: dict[str, Any] = client.call("lock", {"vault": vault_id})
     if not ctx.json:
         locked = result.get("locked") or []
-        print(f"Locked {len(locked)} vault(s) in the Memories daemon." if locked else "Nothing was unlocked.")
+        print(_n("Locked {count} vault in the Memories daemon.", "Locked {count} vaults in the Memories daemon.",
+                 len(locked)).format(count=len(locked)) if locked else _("Nothing was unlocked."))
     return result

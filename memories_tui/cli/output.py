@@ -24,16 +24,31 @@ def clean(text: object, *, multiline: bool = False) -> str:
 
 def print_table(headers: list[str], rows: Sequence[Sequence[object]], bold: bool) -> None:
     cells = [[clean(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    widths = [max([cell_width(h)] + [cell_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    head = "  ".join(pad_cells(h, w) for h, w in zip(headers, widths, strict=True)).rstrip()
     print(f"\x1b[1m{head}\x1b[0m" if bold else head)
     for row in cells:
-        print("  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip())
+        print("  ".join(pad_cells(c, w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def cell_width(text: str) -> int:
+    """Terminal cells `text` takes: CJK and full-width characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
 
 
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - _width(text))
+def pad_cells(text: str, width: int, *, right: bool = False) -> str:
+    """`text` padded with spaces to `width` cells (on the left when `right`), as ljust/rjust
+    would if every character took one cell."""
+    fill = " " * max(0, width - cell_width(text))
+    return fill + text if right else text + fill
+
+
+def cut_cells(text: str, width: int) -> str:
+    """At most `width` cells of `text`, never half of a double-width character."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += cell_width(ch)
+        if used > width:
+            return text[:i]
+    return text

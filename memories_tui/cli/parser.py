@@ -18,9 +18,11 @@ from typing import Any
 
 from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
-from ..errors import CancelledError, InternalError, MemoriesError, UsageError, redact
+from ..errors import CancelledError, InternalError, MemoriesError, UsageError, describe_error, redact
+from ..i18n import N_, _, current_language, msg, set_language
 from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs
 from .context import Context, Handler
+from .language import LANG_CHOICES, LANG_HELP, choose_language
 from .output import clean
 from .record_verbs import (
     cmd_asset_add,
@@ -33,12 +35,21 @@ from .record_verbs import (
 )
 from .vault_verbs import cmd_init, cmd_tui, cmd_vault_create, cmd_vault_list, cmd_vault_passwd, cmd_vault_policy
 
+EXAMPLES = """
+  memories init
+  memories vault create notes
+  memories rag ingest notes ~/notes/*.md
+  memories rag search notes "keywords" --mode bm25
+  memories --json vault list
+
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing and exiting, so --json sees it."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}. Try `{self.prog} --help`.")
+        raise UsageError(msg("{prog}: {problem}. Try `{prog} --help`.", prog=self.prog, problem=message))
 
 
 # -- parser -----------------------------------------------------------------------------
@@ -46,28 +57,30 @@ class _Parser(argparse.ArgumentParser):
 def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
     default = None if top else argparse.SUPPRESS
     parser.add_argument("--home", metavar="DIR", default=default,
-                        help="home folder (default: $MEMORIES_HOME, else the platform data dir)")
-    parser.add_argument("--config", metavar="FILE", default=default, help="config file (default: HOME/config.toml)")
+                        help=_("home folder (default: $MEMORIES_HOME, else the platform data dir)"))
+    parser.add_argument("--config", metavar="FILE", default=default, help=_("config file (default: HOME/config.toml)"))
     parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
-                        help="print exactly one JSON object on stdout")
+                        help=_("print exactly one JSON object on stdout"))
     parser.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
-                        help="on an unexpected error, print the full traceback on stderr")
+                        help=_("on an unexpected error, print the full traceback on stderr"))
     parser.add_argument("--no-daemon", action="store_true", default=False if top else argparse.SUPPRESS,
-                        help="work in this process even when the daemon holds the vault (also $MEMORIES_NO_DAEMON=1)")
+                        help=_("work in this process even when the daemon holds the vault (also $MEMORIES_NO_DAEMON=1)"))
+    parser.add_argument("--lang", choices=LANG_CHOICES, default="auto" if top else argparse.SUPPRESS,
+                        help=_(LANG_HELP))
 
 
 def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passphrase-file", metavar="FILE",
-                        help="read the passphrase from FILE (else $MEMORIES_PASSPHRASE_FILE, "
-                             "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, or a prompt)")
+                        help=_("read the passphrase from FILE (else $MEMORIES_PASSPHRASE_FILE, "
+                             "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, or a prompt)"))
     parser.add_argument("--accept-rollback", action="store_true",
-                        help="open the vault even if it is older than this home has seen (moves the anchor)")
+                        help=_("open the vault even if it is older than this home has seen (moves the anchor)"))
 
 
 def _verb(sub: Any, name: str, handler: Handler, help_text: str, example: str,
           unlocks: bool = True) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help_text, description=help_text,
-                            epilog=f"example:\n  {example}\n", formatter_class=argparse.RawDescriptionHelpFormatter)
+                            epilog=_("example:") + f"\n  {example}\n", formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(parser)
     if unlocks:
         _passphrase_opt(parser)
@@ -76,77 +89,71 @@ def _verb(sub: Any, name: str, handler: Handler, help_text: str, example: str,
 
 
 def _group(sub: Any, name: str, help_text: str, examples: str) -> Any:
-    parser = sub.add_parser(name, help=help_text, description=help_text, epilog=f"examples:\n{examples}\n",
+    parser = sub.add_parser(name, help=help_text, description=help_text, epilog=_("examples:") + f"\n{examples}\n",
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(parser)
     parser.set_defaults(handler=None, group_parser=parser)
-    return parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    return parser.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=_Parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memories",
-        description="Memories: an encrypted personal memory vault with Chinese/English keyword and "
-                    "semantic search. With no command, opens the TUI.",
-        epilog="examples:\n"
-               "  memories init\n"
-               "  memories vault create notes\n"
-               "  memories rag ingest notes ~/notes/*.md\n"
-               "  memories rag search notes \"keywords\" --mode bm25\n"
-               "  memories --json vault list\n\n"
-               "Passphrases come from --passphrase-file, $MEMORIES_PASSPHRASE_FILE,\n"
-               "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, else a prompt.",
+        description=_("Memories: an encrypted personal memory vault with Chinese/English keyword and "
+                      "semantic search. With no command, opens the TUI."),
+        epilog=_("examples:") + EXAMPLES + _("Passphrases come from --passphrase-file, $MEMORIES_PASSPHRASE_FILE,\n"
+                                             "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, else a prompt."),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, top=True)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(handler=cmd_tui)
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=_Parser)
 
-    _verb(sub, "init", cmd_init, "Create the home folder and a commented config.toml (never overwrites).",
+    _verb(sub, "init", cmd_init, _("Create the home folder and a commented config.toml (never overwrites)."),
           "memories init --home ~/memories", unlocks=False)
-    _verb(sub, "tui", cmd_tui, "Open the terminal UI.", "memories tui --home ~/memories", unlocks=False)
+    _verb(sub, "tui", cmd_tui, _("Open the terminal UI."), "memories tui --home ~/memories", unlocks=False)
 
-    vault = _group(sub, "vault", "Create, list and manage encrypted vaults.",
+    vault = _group(sub, "vault", _("Create, list and manage encrypted vaults."),
                    "  memories vault create notes\n  memories vault list\n  memories vault passwd notes\n"
                    "  memories vault policy notes --device-only on")
-    p = _verb(vault, "create", cmd_vault_create, "Create a vault and print its VAULT_ID.",
+    p = _verb(vault, "create", cmd_vault_create, _("Create a vault and print its VAULT_ID."),
               "memories vault create notes --device-only")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--allow-weak-passphrase", action="store_true",
-                   help="accept a passphrase shorter than 8 characters")
+                   help=_("accept a passphrase shorter than 8 characters"))
     p.add_argument("--device-only", action="store_true",
-                   help="never send this vault's data to a non-loopback model endpoint")
-    _verb(vault, "list", cmd_vault_list, "List vaults (no passphrase needed).", "memories vault list --json",
+                   help=_("never send this vault's data to a non-loopback model endpoint"))
+    _verb(vault, "list", cmd_vault_list, _("List vaults (no passphrase needed)."), "memories vault list --json",
           unlocks=False)
-    p = _verb(vault, "passwd", cmd_vault_passwd, "Change a vault's passphrase (re-wraps the key; fast).",
+    p = _verb(vault, "passwd", cmd_vault_passwd, _("Change a vault's passphrase (re-wraps the key; fast)."),
               "memories vault passwd notes --new-passphrase-file new.txt")
     p.add_argument("vault", metavar="VAULT_ID")
-    p.add_argument("--new-passphrase-file", metavar="FILE", help="read the new passphrase from FILE (else a prompt)")
+    p.add_argument("--new-passphrase-file", metavar="FILE", help=_("read the new passphrase from FILE (else a prompt)"))
     p.add_argument("--allow-weak-passphrase", action="store_true",
-                   help="accept a new passphrase shorter than 8 characters")
-    p = _verb(vault, "policy", cmd_vault_policy, "Show or set a vault's device-only policy.",
+                   help=_("accept a new passphrase shorter than 8 characters"))
+    p = _verb(vault, "policy", cmd_vault_policy, _("Show or set a vault's device-only policy."),
               "memories vault policy notes --device-only on")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--device-only", choices=("on", "off"), default=None)
 
-    memory = _group(sub, "memory", "Add, read, update, delete, list and search records.",
+    memory = _group(sub, "memory", _("Add, read, update, delete, list and search records."),
                     "  memories memory add notes --title \"Idea\" --text \"…\"\n  memories memory list notes\n"
                     "  memories memory read notes ID --revision 1\n  memories memory search notes \"關鍵字\"")
-    p = _verb(memory, "add", cmd_memory_add, "Add a record (body from --text, --file or standard input).",
+    p = _verb(memory, "add", cmd_memory_add, _("Add a record (body from --text, --file or standard input)."),
               "echo \"密碼在保險箱\" | memories memory add notes --title \"Safe\" --kind private")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--title", required=True)
     p.add_argument("--kind", default="memory", choices=TEXT_KINDS)
     p.add_argument("--text")
     p.add_argument("--file", metavar="FILE")
-    p.add_argument("--tag", action="append", help="a tag (repeat for several)")
-    p = _verb(memory, "read", cmd_memory_read, "Print a record (latest revision unless --revision).",
+    p.add_argument("--tag", action="append", help=_("a tag (repeat for several)"))
+    p = _verb(memory, "read", cmd_memory_read, _("Print a record (latest revision unless --revision)."),
               "memories memory read notes 3f2a9c0d1e2b4a5f --revision 1")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("id", metavar="ID")
     p.add_argument("--revision", type=int)
-    p = _verb(memory, "update", cmd_memory_update, "Write a new revision of a record.",
+    p = _verb(memory, "update", cmd_memory_update, _("Write a new revision of a record."),
               "memories memory update notes 3f2a9c0d1e2b4a5f --file note.md")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("id", metavar="ID")
@@ -154,31 +161,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text")
     p.add_argument("--file", metavar="FILE")
     p.add_argument("--tag", action="append")
-    p = _verb(memory, "delete", cmd_memory_delete, "Delete a record and all its revisions.",
+    p = _verb(memory, "delete", cmd_memory_delete, _("Delete a record and all its revisions."),
               "memories memory delete notes 3f2a9c0d1e2b4a5f")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("id", metavar="ID")
-    p = _verb(memory, "list", cmd_memory_list, "List records, newest first.", "memories memory list notes --kind card")
+    p = _verb(memory, "list", cmd_memory_list, _("List records, newest first."), "memories memory list notes --kind card")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--kind", choices=KINDS)
 
-    asset = _group(sub, "asset", "Store binary file assets (encrypted, never indexed).",
+    asset = _group(sub, "asset", _("Store binary file assets (encrypted, never indexed)."),
                    "  memories asset add notes scan.pdf")
-    p = _verb(asset, "add", cmd_asset_add, "Store a file as an encrypted asset.", "memories asset add notes scan.pdf")
+    p = _verb(asset, "add", cmd_asset_add, _("Store a file as an encrypted asset."), "memories asset add notes scan.pdf")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--title")
 
-    rag = _group(sub, "rag", "Ingest documents and search them (BM25, vector, hybrid).",
+    rag = _group(sub, "rag", _("Ingest documents and search them (BM25, vector, hybrid)."),
                  "  memories rag ingest notes notes.md --title \"Research notes\"\n"
                  "  memories rag search notes \"keywords\" --mode bm25 --match-mode all\n"
                  "  memories rag ask notes \"what did I decide about hybrid search?\"")
     p = _verb(rag, "ingest", cmd_rag_ingest,
-              "Import UTF-8 text/Markdown files as encrypted knowledge cards (all files or none).",
+              _("Import UTF-8 text/Markdown files as encrypted knowledge cards (all files or none)."),
               "memories rag ingest notes notes.md --title \"Research notes\"")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("files", metavar="FILE", nargs="+")
-    p.add_argument("--title", help="card title (default: first Markdown heading, else the file name)")
+    p.add_argument("--title", help=_("card title (default: first Markdown heading, else the file name)"))
     search_verbs.register(rag, memory, _verb)
     data_verbs.register(vault, rag, _verb)
     ask_verbs.register(rag, _verb)
@@ -214,7 +221,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     if extras:
         words = [e.replace(_LITERAL, "") for e in extras]
         hint = _DASH_HINT if any(w.startswith("-") for w in words) else ""
-        parser.error(f"unrecognized arguments: {' '.join(words)}{hint}")
+        parser.error(_("unrecognized arguments: %s") % " ".join(words) + (_(hint) if hint else ""))
     for key, value in vars(args).items():
         if isinstance(value, str) and value.startswith(_LITERAL):
             setattr(args, key, value[len(_LITERAL):])
@@ -224,7 +231,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-_DASH_HINT = (". A query, question or title that starts with `-` goes after `--`, e.g. "
+_DASH_HINT = N_(". A query, question or title that starts with `-` goes after `--`, e.g. "
               "`memories rag search notes -- \"-x\"`")
 
 
@@ -251,22 +258,26 @@ def _options(argv: Sequence[str]) -> Sequence[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. A reader that left early (`memories … | head`,
     `| true`) is not an error of ours: output stops quietly, the status stays the command's."""
+    language = current_language()  # a caller in the same process (tests, the TUI) keeps its own
     try:
         status = _run(argv)
         sys.stdout.flush()  # a pipe buffers: find out here, not at interpreter exit
         return status
     except BrokenPipeError:
         return _reader_left(0)
+    finally:
+        set_language(language)
 
 
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
+    choose_language(argv)
     try:
         args = _parse(argv)
         if args.handler is None:
             args.group_parser.print_help(sys.stderr)
-            raise UsageError(f"{args.group_parser.prog}: choose a command.")
+            raise UsageError(msg("{prog}: choose a command.", prog=args.group_parser.prog))
         ctx = Context(args)
         try:
             payload = args.handler(ctx)
@@ -281,7 +292,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except KeyboardInterrupt:
-        return _fail(CancelledError("Interrupted."), as_json)
+        return _fail(CancelledError(msg("Interrupted.")), as_json)
     except Exception as exc:  # last resort: one line (and a code), never a traceback unless --debug
         return _internal_error(exc, as_json, "--debug" in _options(argv))
 
@@ -312,8 +323,8 @@ def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if "memories_tui" in f.filename] or frames
     where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
-    error = InternalError(f"Unexpected {type(exc).__name__}{where}. This is a bug in Memories; run the "
-                          "command again with --debug for the full traceback and report it.")
+    error = InternalError(msg("Unexpected {kind}{where}. This is a bug in Memories; run the command again with "
+                              "--debug for the full traceback and report it.", kind=type(exc).__name__, where=where))
     if debug:
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
     return _fail(error, as_json)
@@ -324,7 +335,8 @@ def _fail(exc: MemoriesError, as_json: bool) -> int:
         if as_json:
             print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False), flush=True)
         else:
-            print(f"memories: error: {clean(exc.message)}", file=sys.stderr, flush=True)
+            print(_("memories: error: {message}").format(message=clean(describe_error(exc))), file=sys.stderr,
+                  flush=True)
     except BrokenPipeError:
         return _reader_left(exc.exit_code)
     return exc.exit_code

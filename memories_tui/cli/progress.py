@@ -18,14 +18,15 @@ if TYPE_CHECKING:  # rich loads only when a bar is drawn on a terminal (~0.1-0.3
     from rich.progress import Progress, TaskID
 
 PLAIN_INTERVAL_SECONDS = 0.5
+BYTES = "bytes"  # the unit that shows MiB and MiB/s; any other unit is the word shown beside a count
 
 
 class ProgressReport:
-    """`with ProgressReport("Embedding", unit="chunks", enabled=not json) as bar: bar.update(done, total)`."""
+    """`with ProgressReport(_("Embedding"), unit=_("chunks"), enabled=not json) as bar: bar.update(done, total)`."""
 
     def __init__(self, label: str, *, unit: str = "items", enabled: bool = True, stream: TextIO | None = None) -> None:
         self.label = label
-        self.unit = unit  # "bytes" shows MiB and MiB/s; anything else counts items
+        self.unit = unit  # BYTES shows MiB and MiB/s; anything else counts items
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
         self.rich = enabled and self.stream.isatty()
@@ -50,8 +51,8 @@ class ProgressReport:
             )
 
             columns = [TextColumn("{task.description}"), BarColumn(),
-                       DownloadColumn(binary_units=True) if self.unit == "bytes" else MofNCompleteColumn(),
-                       TransferSpeedColumn() if self.unit == "bytes" else TextColumn(f"{self.unit}"),
+                       DownloadColumn(binary_units=True) if self.unit == BYTES else MofNCompleteColumn(),
+                       TransferSpeedColumn() if self.unit == BYTES else TextColumn(f"{self.unit}"),
                        TimeRemainingColumn(), TextColumn("{task.fields[detail]}", style="dim")]
             self._progress = Progress(*columns, console=Console(file=self.stream), transient=False,
                                       redirect_stdout=False, redirect_stderr=False)  # results stay on stdout
@@ -76,7 +77,7 @@ class ProgressReport:
         if self._last is None:
             return
         done, total, detail = self._printed = self._last
-        if self.unit == "bytes":
+        if self.unit == BYTES:
             elapsed = max(time.monotonic() - self._started, 1e-6)
             amount = f"{done / 2**20:,.1f}/{total / 2**20:,.1f} MiB, {done / elapsed / 2**20:,.2f} MiB/s"
         else:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ..engine import MAX_FILE_BYTES, IngestProgress, read_text_file
 from ..errors import InputRefusedError, UsageError
+from ..frontend.words import kind_name, status_name
+from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -15,7 +17,7 @@ from .progress import ProgressReport
 def _read_text_input(ctx: Context, required: bool) -> str | None:
     args = ctx.args
     if args.text is not None and args.file is not None:
-        raise UsageError("Give either --text or --file, not both.")
+        raise UsageError(msg("Give either --text or --file, not both."))
     if args.text is not None:
         return str(args.text)
     if args.file is not None:
@@ -23,15 +25,16 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
     if not required:
         return None
     if sys.stdin.isatty():
-        raise UsageError("Give the body with --text, --file, or on standard input.")
+        raise UsageError(msg("Give the body with --text, --file, or on standard input."))
     raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
-        raise InputRefusedError(f"Standard input is over the {MAX_FILE_BYTES:,}-byte limit for a body.",
+        raise InputRefusedError(msg("Standard input is over the {max_file_bytes:,}-byte limit for a body.",
+                                    max_file_bytes=MAX_FILE_BYTES),
                                 code="file_too_large")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputRefusedError("Standard input is not valid UTF-8 text.", code="invalid_utf8") from None
+        raise InputRefusedError(msg("Standard input is not valid UTF-8 text."), code="invalid_utf8") from None
 
 
 def cmd_memory_add(ctx: Context) -> Payload:
@@ -40,7 +43,8 @@ def cmd_memory_add(ctx: Context) -> Payload:
     record = ctx.engine.add_record(vault_id, kind=ctx.args.kind, title=ctx.args.title, body=body or "",
                                    tags=ctx.args.tag or ())
     if not ctx.json:
-        print(f"Added {record.kind} {ctx.bold(record.id)} (revision {record.revision})")
+        print(_("Added {kind} {id} (revision {revision})").format(kind=kind_name(record.kind), id=ctx.bold(record.id),
+                                                                   revision=record.revision))
     return {"id": record.id, "revision": record.revision, "kind": record.kind}
 
 
@@ -50,24 +54,29 @@ def cmd_memory_read(ctx: Context) -> Payload:
     payload = record.to_json()
     if not ctx.json:
         print(ctx.bold(clean(record.title)))
-        print(ctx.dim(f"{record.kind} {record.id} revision {record.revision} · created {record.created} · "
-                      f"updated {record.updated}" + (f" · tags {', '.join(record.tags)}" if record.tags else "")))
+        line = _("{kind} {id} revision {revision} · created {created} · updated {updated}").format(
+            kind=kind_name(record.kind), id=record.id, revision=record.revision, created=record.created,
+            updated=record.updated)
+        if record.tags:
+            line += " · " + _("tags {tags}").format(tags=", ".join(record.tags))
+        print(ctx.dim(line))
         print()
         if record.data is not None:
-            print(f"[file asset, {len(record.data):,} bytes]")
+            print(_n("[file asset, {size:,} byte]", "[file asset, {size:,} bytes]", len(record.data)).format(
+                size=len(record.data)))
         else:
-            print(clean(record.body, multiline=True) if record.body else ctx.dim("(empty)"))
+            print(clean(record.body, multiline=True) if record.body else ctx.dim(_("(empty)")))
     return payload
 
 
 def cmd_memory_update(ctx: Context) -> Payload:
     body = _read_text_input(ctx, required=False)
     if body is None and ctx.args.title is None and ctx.args.tag is None:
-        raise UsageError("Nothing to update: give --title, --text, --file or --tag.")
+        raise UsageError(msg("Nothing to update: give --title, --text, --file or --tag."))
     vault_id = ctx.unlock(ctx.args.vault)
     record = ctx.engine.update_record(vault_id, ctx.args.id, title=ctx.args.title, body=body, tags=ctx.args.tag)
     if not ctx.json:
-        print(f"Updated {ctx.bold(record.id)} → revision {record.revision}")
+        print(_("Updated {id} → revision {revision}").format(id=ctx.bold(record.id), revision=record.revision))
     return {"id": record.id, "revision": record.revision, "kind": record.kind}
 
 
@@ -75,7 +84,7 @@ def cmd_memory_delete(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     ctx.engine.delete_record(vault_id, ctx.args.id)
     if not ctx.json:
-        print(f"Deleted {ctx.args.id} and all its revisions.")
+        print(_("Deleted {id} and all its revisions.").format(id=ctx.args.id))
     return {"id": ctx.args.id, "deleted": True}
 
 
@@ -84,10 +93,10 @@ def cmd_memory_list(ctx: Context) -> Payload:
     records = ctx.engine.list_records(vault_id, ctx.args.kind)
     if not ctx.json:
         if not records:
-            print("No records yet.")
+            print(_("No records yet."))
         else:
-            ctx.table(["ID", "REV", "KIND", "UPDATED", "TITLE"],
-                      [[r.id, r.revision, r.kind, r.updated, r.title] for r in records])
+            ctx.table([_("ID"), _("REV"), _("KIND"), _("UPDATED"), _("TITLE")],
+                      [[r.id, r.revision, kind_name(r.kind), r.updated, r.title] for r in records])
     return {"records": [r.summary() for r in records]}
 
 
@@ -95,7 +104,10 @@ def cmd_asset_add(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     record = ctx.engine.add_asset(vault_id, Path(ctx.args.file), ctx.args.title)
     if not ctx.json:
-        print(f"Stored asset {ctx.bold(record.id)} ({len(record.data or b''):,} bytes, encrypted; never indexed)")
+        size = len(record.data or b"")
+        print(_n("Stored asset {id} ({size:,} byte, encrypted; never indexed)",
+                 "Stored asset {id} ({size:,} bytes, encrypted; never indexed)", size).format(
+            id=ctx.bold(record.id), size=size))
     return {"id": record.id, "revision": record.revision, "kind": record.kind, "bytes": len(record.data or b"")}
 
 
@@ -103,12 +115,12 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     paths = [Path(p) for p in ctx.args.files]
 
-    with ProgressReport("Ingesting", unit="files", enabled=not ctx.json) as bar:
+    with ProgressReport(_("Ingesting"), unit=_("files"), enabled=not ctx.json) as bar:
         def progress(p: IngestProgress) -> None:
-            bar.update(p.done, p.total, "checked" if p.stage == "read" else "written")
+            bar.update(p.done, p.total, _("checked") if p.stage == "read" else _("written"))
 
         results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
     if not ctx.json:
-        ctx.table(["STATUS", "ID", "REV", "CHUNKS", "FILE", "TITLE"],
-                  [[r.status, r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])
+        ctx.table([_("STATUS"), _("ID"), _("REV"), _("CHUNKS"), _("FILE"), _("TITLE")],
+                  [[status_name(r.status), r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])
     return {"results": [r.to_json() for r in results]}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CancelledError, MemoriesError
+from ..i18n import msg
 from .paths import DaemonPaths, SocketAddress, unix_sockets_supported
 from .peer import peer_of
 from .protocol import (
@@ -103,7 +104,7 @@ class DaemonClient:
             return self._read_stream(response, method, progress)
         except KeyboardInterrupt:
             conn.close()  # the daemon sees the hang-up and cancels the work
-            raise CancelledError("Interrupted.") from None
+            raise CancelledError(msg("Interrupted.")) from None
         finally:
             conn.close()
 
@@ -123,18 +124,19 @@ class DaemonClient:
                 conn.connect()
             except OSError as exc:
                 conn.close()
-                raise DaemonConnectionError(f"Cannot reach the daemon at {self.paths.socket}: {exc.strerror or exc}."
+                raise DaemonConnectionError(msg("Cannot reach the daemon at {socket}: {problem}.",
+                                                socket=self.paths.socket, problem=exc.strerror or exc)
                                             ) from None
         assert conn.sock is not None
         try:
             peer = peer_of(conn.sock)
         except OSError:
             conn.close()
-            raise PeerRefusedError("Cannot tell who serves the daemon socket; not using it.") from None
+            raise PeerRefusedError(msg("Cannot tell who serves the daemon socket; not using it.")) from None
         if peer.uid != os.getuid():
             conn.close()
-            raise PeerRefusedError(f"The daemon socket {self.paths.socket} is served by uid {peer.uid}, not by you; "
-                                   "not using it.")
+            raise PeerRefusedError(msg("The daemon socket {socket} is served by uid {uid}, not by you; not "
+                                       "using it.", socket=self.paths.socket, uid=peer.uid))
         return conn
 
     def _read_stream(self, response: http.client.HTTPResponse, method: str, progress: ProgressFn | None) -> Any:
@@ -146,13 +148,16 @@ class DaemonClient:
             if not line:
                 raise self._gone(method)
             if len(line) > MAX_LINE_BYTES:
-                raise DaemonConnectionError(f"The daemon's answer to {method} is over {MAX_LINE_BYTES:,} bytes.")
+                raise DaemonConnectionError(msg("The daemon's answer to {method} is over {limit:,} "
+                                                "bytes.", method=method, limit=MAX_LINE_BYTES))
             try:
                 message = json.loads(line)
             except (ValueError, RecursionError):
-                raise DaemonConnectionError(f"The daemon answered {method} with something that is not JSON.") from None
+                raise DaemonConnectionError(msg("The daemon answered {method} with something that is not JSON.",
+                                                method=method)) from None
             if not isinstance(message, dict):
-                raise DaemonConnectionError(f"The daemon answered {method} with something that is not the protocol.")
+                raise DaemonConnectionError(msg("The daemon answered {method} with something that is not the "
+                                                "protocol.", method=method))
             if "progress" in message:
                 if progress is not None and isinstance(message["progress"], dict):
                     progress(message["progress"])
@@ -161,12 +166,13 @@ class DaemonClient:
                 raise read_error(message)
             if "result" in message:
                 return message["result"]
-            raise DaemonConnectionError(f"The daemon answered {method} with something that is not the protocol.")
+            raise DaemonConnectionError(msg("The daemon answered {method} with something that is not the "
+                                            "protocol.", method=method))
 
     def _gone(self, method: str) -> DaemonConnectionError:
         return DaemonConnectionError(
-            f"The Memories daemon stopped while running {method}; nothing it had not finished was written "
-            "(ingest is all or nothing). Run the command again.", code="daemon_gone")
+            msg("The Memories daemon stopped while running {method}; nothing it had not finished was written "
+                "(ingest is all or nothing). Run the command again.", method=method), code="daemon_gone")
 
 
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
@@ -174,7 +180,7 @@ def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
     try:
         return read_error(json.loads(response.read(1024 * 1024)))
     except unreadable:
-        return DaemonConnectionError(f"The daemon refused the request (HTTP {response.status}).")
+        return DaemonConnectionError(msg("The daemon refused the request (HTTP {status}).", status=response.status))
 
 
 def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
+from ..i18n import N_, _, msg
 from .mcp_sessions import McpSessions
 from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sockets_supported
 from .protocol import read_error
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memories.daemon")
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
-WINDOWS_SENTENCE = ("The Memories daemon needs Unix domain sockets, which this platform does not offer to "
+WINDOWS_SENTENCE = N_("The Memories daemon needs Unix domain sockets, which this platform does not offer to "
                     "Python reliably (Windows); every command and the MCP server work per process instead, "
                     "unlocking the vault themselves.")
 
@@ -97,9 +98,10 @@ class HomeLock:
 def running_refusal(paths: DaemonPaths) -> DaemonRunningError:
     holder = read_holder(paths)
     if holder is None:
-        return DaemonRunningError(f"Another Memories daemon already serves {paths.home}.")
+        return DaemonRunningError(msg("Another Memories daemon already serves {home}.", home=paths.home))
     what = "The Memories TUI" if holder.kind == "tui" else "A Memories daemon"
-    return DaemonRunningError(f"{what} already serves {paths.home} (pid {holder.pid}); only one runs per home.")
+    return DaemonRunningError(msg("{what} already serves {home} (pid {pid}); only one runs per home.",
+                                  what=what, home=paths.home, pid=holder.pid))
 
 
 class SocketHost:
@@ -107,7 +109,7 @@ class SocketHost:
 
     def __init__(self, engine: Engine, kind: str, service: DaemonService | None = None) -> None:
         if not unix_sockets_supported():
-            raise DaemonUnavailableError(WINDOWS_SENTENCE)
+            raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
         self.paths = DaemonPaths(engine.home)
         self.service = service if service is not None else DaemonService(engine, kind=kind)
         sessions = McpSessions(self.service)
@@ -191,8 +193,8 @@ def run_daemon(engine: Engine, *, ready_fd: int | None = None, announce: Callabl
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal that started it may close
     _report_ready(ready_fd, {"pid": os.getpid()})
     if announce is not None:
-        announce(f"Memories daemon serving {engine.home} (pid {os.getpid()}); ctrl+c or `memories daemon stop` "
-                 "locks every vault and stops it.")
+        announce(_("Memories daemon serving {home} (pid {pid}); ctrl+c or `memories daemon stop` locks every "
+                   "vault and stops it.").format(home=engine.home, pid=os.getpid()))
     try:
         while not stop.wait(1.0):
             pass
@@ -216,7 +218,7 @@ def start_detached(home: Path, config: Path) -> int:
     The child gets the caller's environment minus every passphrase variable (a passphrase
     only ever reaches the daemon inside an unlock request), and `/` as its folder."""
     if not unix_sockets_supported():
-        raise DaemonUnavailableError(WINDOWS_SENTENCE)
+        raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
     read_end, write_end = os.pipe()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_PASSPHRASE")}
     program = _TEST_DAEMON_COMMAND or [sys.executable, "-m", "memories_tui"]
@@ -234,8 +236,8 @@ def start_detached(home: Path, config: Path) -> int:
         return int(data["pid"])
     if isinstance(data.get("error"), dict):
         raise read_error(data)  # the same error the foreground start would print
-    raise DaemonUnavailableError("The daemon did not start and said nothing; run `memories daemon` in a terminal "
-                                 "to see why.")
+    raise DaemonUnavailableError(msg("The daemon did not start and said nothing; run `memories daemon` in a "
+                                     "terminal to see why."))
 
 
 def _read_ready(fd: int) -> dict[str, Any]:

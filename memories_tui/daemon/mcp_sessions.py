@@ -19,6 +19,7 @@ from .. import testhooks
 from ..engine import on_behalf_of
 from ..errors import LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
+from ..i18n import msg
 from ..mcp.grants import GrantedVault, Grants
 from .server import Call, Method
 from .service import DaemonService, how_to_unlock
@@ -59,7 +60,7 @@ class McpSessions:
 
         refs = args.get("vaults")
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
-            raise UsageError("mcp_open needs the list of granted vault ids.", code="daemon_bad_request")
+            raise UsageError(msg("mcp_open needs the list of granted vault ids."), code="daemon_bad_request")
         engine = self.service.engine
         named = {vid: name for vid, name, _ in (self.service.resolve(ref) for ref in refs)}
         grants = Grants(engine.home, [GrantedVault(vid, name) for vid, name in named.items()],
@@ -85,14 +86,14 @@ class McpSessions:
         with self._lock:
             session = self._sessions.get(str(token))
         if session is None:
-            raise SessionUnknownError("The daemon does not know this MCP session (it was restarted).")
+            raise SessionUnknownError(msg("The daemon does not know this MCP session (it was restarted)."))
         return session
 
     def _call(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         session = self._session(args.get("session"))
         tool, arguments = args.get("tool"), args.get("arguments")
         if tool not in TOOLS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
-            raise UsageError("mcp_call needs a known tool and its arguments with a vault_id.", code="daemon_bad_request")
+            raise UsageError(msg("mcp_call needs a known tool and its arguments with a vault_id."), code="daemon_bad_request")
         engine = self.service.engine
         vault_id = session.grants.check(arguments["vault_id"])  # not granted: say so, locked or not
         name = session.grants.vaults[vault_id].name
@@ -102,8 +103,8 @@ class McpSessions:
         with on_behalf_of(origin if isinstance(origin, str) else None):
             result = getattr(session.tools, str(tool))(**arguments)
         if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
-            raise LockedError(f"Vault {name} was locked during the call; the late result was dropped. "
-                              f"To go on, {how_to_unlock(name)}.")
+            raise LockedError(msg("Vault {name} was locked during the call; the late result was dropped. To "
+                                  "go on, {how}.", name=name, how=how_to_unlock(name)))
         data: dict[str, Any] = result.to_wire()
         return data
 
@@ -129,5 +130,5 @@ def _seconds(value: object) -> float | None:
     if value is None:
         return None
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise UsageError("expires_in must be a positive number of seconds.", code="daemon_bad_request")
+        raise UsageError(msg("expires_in must be a positive number of seconds."), code="daemon_bad_request")
     return float(value)

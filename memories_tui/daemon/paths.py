@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HomeError, MemoriesError
+from ..i18n import msg
 
 SOCKET_NAME = "daemon.sock"
 MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin
@@ -63,7 +64,7 @@ class DaemonPaths:
             except FileExistsError:
                 pass
             except OSError as exc:
-                raise HomeError(f"Cannot create {folder}: {exc.strerror}.") from None
+                raise HomeError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror)) from None
         check_private_folder(self.folder)
 
 
@@ -72,14 +73,16 @@ def check_private_folder(folder: Path) -> None:
     try:
         info = os.lstat(folder)
     except OSError as exc:
-        raise HomeError(f"Cannot use {folder}: {exc.strerror}.") from None
+        raise HomeError(msg("Cannot use {folder}: {strerror}.", folder=folder, strerror=exc.strerror)) from None
     if not stat.S_ISDIR(info.st_mode):
-        raise HomeError(f"{folder} is not a folder; move it away so the daemon can create its own.")
+        raise HomeError(msg("{folder} is not a folder; move it away so the daemon can create its own.",
+                            folder=folder))
     if info.st_uid != os.getuid():
-        raise HomeError(f"{folder} belongs to another user (uid {info.st_uid}); the daemon will not use it.")
+        raise HomeError(msg("{folder} belongs to another user (uid {uid}); the daemon will not use it.",
+                            folder=folder, uid=info.st_uid))
     if info.st_mode & 0o077:
-        raise HomeError(f"{folder} can be entered by other users (mode {stat.S_IMODE(info.st_mode):o}); "
-                        f"run `chmod 700 {folder}` and start again.")
+        raise HomeError(msg("{folder} can be entered by other users (mode {mode:o}); run `chmod 700 "
+                            "{folder}` and start again.", folder=folder, mode=stat.S_IMODE(info.st_mode)))
 
 
 class SocketAddress:
@@ -93,13 +96,15 @@ class SocketAddress:
             return
         if not Path("/proc/self/fd").is_dir():
             raise DaemonUnavailableError(
-                f"The daemon socket path {text} is too long for this system ({len(text)} bytes; the limit is "
-                f"about {MAX_SOCKET_PATH}); use a home with a shorter path.")
+                msg("The daemon socket path {path} is too long for this system ({count} bytes; the limit is "
+                    "about {limit}); use a home with a shorter path.",
+                    path=text, count=len(text), limit=MAX_SOCKET_PATH))
         try:
             self._dir_fd = os.open(socket_path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
                                    | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
-            raise DaemonUnavailableError(f"Cannot open {socket_path.parent}: {exc.strerror}.") from None
+            raise DaemonUnavailableError(msg("Cannot open {parent}: {strerror}.",
+                                             parent=socket_path.parent, strerror=exc.strerror)) from None
         self.path = f"/proc/self/fd/{self._dir_fd}/{socket_path.name}"
 
     def close(self) -> None:

@@ -41,6 +41,7 @@ from ..engine import (
     from_json,
 )
 from ..errors import UsageError
+from ..i18n import msg
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -67,8 +68,8 @@ class RemoteEngine(Engine):
 
     # -- the lock state is the daemon's ------------------------------------------------------
     def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
-        raise UsageError("The resident engine holds this vault; unlock and lock it with `memories unlock` / "
-                         "`memories lock`.")
+        raise UsageError(msg("The resident engine holds this vault; unlock and lock it with `memories unlock` "
+                             "/ `memories lock`."))
 
     def is_unlocked(self, vault_id: str) -> bool:
         return bool(self.client.call("vault_state", {"vault": vault_id})["unlocked"])
@@ -98,7 +99,7 @@ class RemoteEngine(Engine):
     def add_record(self, vault_id: str, *, kind: Kind, title: str, body: str = "", tags: Sequence[str] = (),
                    metadata: dict[str, str] | None = None) -> Record:
         if metadata:
-            raise UsageError("Record metadata is not sent to the resident engine.")
+            raise UsageError(msg("Record metadata is not sent to the resident engine."))
         return self._typed(Record, "add_record", vault=vault_id, kind=kind, title=title, body=body, tags=list(tags))
 
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:

@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ..errors import InternalError, MemoriesError, UsageError
+from ..i18n import msg
 from .peer import Peer, peer_of
 from .protocol import (
     CLIENT_HEADER,
@@ -126,7 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
             who = "an unknown user" if self.peer is None else f"uid {self.peer.uid}"
             log.warning("refused a connection from %s", who)
             self._refuse(HTTPStatus.FORBIDDEN, PeerRefusedError(
-                f"This Memories daemon serves only its own user (uid {os.getuid()}); the connection came from {who}."))
+                msg("This Memories daemon serves only its own user (uid {uid}); the connection came from "
+                    "{who}.", uid=os.getuid(), who=who)))
             return
         name = self._method_name()
         if name is None:
@@ -137,8 +139,8 @@ class _Handler(BaseHTTPRequestHandler):
         method = self.server.dispatcher.method(name)
         if method is None:
             self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
-                f"The daemon has no method {name!r}; is it older than this client? Restart it with "
-                "`memories daemon stop`.", code="daemon_unknown_method"))
+                msg("The daemon has no method {name!r}; is it older than this client? Restart it with "
+                    "`memories daemon stop`.", name=name), code="daemon_unknown_method"))
             return
         self._run(name, method, args)
 
@@ -147,13 +149,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not path.startswith(PREFIX):
             version = path.split("/")[1] if path.count("/") >= 2 else path
             self._refuse(HTTPStatus.BAD_REQUEST, DaemonProtocolError(
-                f"This daemon speaks protocol version {VERSION}; the request asked for {version[:20]!r}. Run "
-                "`memories daemon stop` and let the current version start again.", code="daemon_version"))
+                msg("This daemon speaks protocol version {version}; the request asked for {asked!r}. Run "
+                    "`memories daemon stop` and let the current version start again.",
+                    version=VERSION, asked=version[:20]), code="daemon_version"))
             return None
         name = path[len(PREFIX):]
         if not name or len(name) > 64 or not name.replace("_", "").replace(".", "").isalnum():
             self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
-                "The request names no valid method.", code="daemon_unknown_method"))
+                msg("The request names no valid method."), code="daemon_unknown_method"))
             return None
         return name
 
@@ -165,11 +168,12 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if length < 0:
             self._refuse(HTTPStatus.LENGTH_REQUIRED, DaemonProtocolError(
-                "The request has no valid Content-Length."))
+                msg("The request has no valid Content-Length.")))
             return None
         if length > MAX_REQUEST_BYTES:
             self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, DaemonProtocolError(
-                f"The request is {length:,} bytes; the daemon takes at most {MAX_REQUEST_BYTES:,}.",
+                msg("The request is {length:,} bytes; the daemon takes at most {limit:,}.",
+                    length=length, limit=MAX_REQUEST_BYTES),
                 code="daemon_request_too_large"))
             return None
         raw = self.rfile.read(length)
@@ -179,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
             args = None
         if not isinstance(args, dict):
             self._refuse(HTTPStatus.BAD_REQUEST, DaemonProtocolError(
-                "The request body must be one JSON object of arguments."))
+                msg("The request body must be one JSON object of arguments.")))
             return None
         return args
 
@@ -213,12 +217,14 @@ class _Handler(BaseHTTPRequestHandler):
         except MemoriesError as exc:
             line, outcome = error_line(exc), exc.code
         except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
-            refusal = UsageError(f"Bad arguments for {name}: {type(exc).__name__}.", code="daemon_bad_request")
+            refusal = UsageError(msg("Bad arguments for {name}: {kind}.",
+                                     name=name, kind=type(exc).__name__), code="daemon_bad_request")
             line, outcome = error_line(refusal), refusal.code
         except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
             log.error("%s failed: unexpected %s", name, type(exc).__name__)
-            error = InternalError(f"Unexpected {type(exc).__name__} in the daemon while running {name}. This is a "
-                                  "bug in Memories; the daemon log has the place.")
+            error = InternalError(msg("Unexpected {kind} in the daemon while running {name}. This is a "
+                                      "bug in Memories; the daemon log has the place.",
+                                      kind=type(exc).__name__, name=name))
             line, outcome = error_line(error), error.code
         finally:
             stop_watch()

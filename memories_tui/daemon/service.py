@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
 from ..errors import LockedError, MemoriesError, UsageError
+from ..i18n import msg
 from .server import Call, Dispatcher, Method
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
@@ -104,7 +105,7 @@ class DaemonService(Dispatcher):
         LockedError saying how to unlock it."""
         vault_id, name, unlocked = self.resolve(ref)
         if not unlocked:
-            raise LockedError(f"Vault {name} is locked; {how_to_unlock(name)}.")
+            raise LockedError(msg("Vault {name} is locked; {how}.", name=name, how=how_to_unlock(name)))
         self._times_of(vault_id).last_used = testhooks.now()
         return vault_id
 
@@ -182,17 +183,18 @@ class DaemonService(Dispatcher):
         for_seconds = args.get("for_seconds")
         if for_seconds is not None and (not isinstance(for_seconds, int | float) or isinstance(for_seconds, bool)
                                         or not 0 < for_seconds <= MAX_UNLOCK_SECONDS):
-            raise UsageError("for_seconds must be a positive number of seconds, at most a year.")
+            raise UsageError(msg("for_seconds must be a positive number of seconds, at most a year."))
         if not already:
             passphrase = args.get("passphrase")
             if not isinstance(passphrase, str) or not passphrase:
-                raise UsageError(f"Vault {name} is locked; a passphrase is needed to unlock it.")
+                raise UsageError(msg("Vault {name} is locked; a passphrase is needed to unlock it.", name=name))
             epoch = self.engine.lock_epoch
             self.engine.unlock(vault_id, passphrase, accept_rollback=args.get("accept_rollback") is True)
             del passphrase
             if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins
                 self.engine.lock(vault_id)
-                raise LockedError(f"Vault {name} was locked while it was being unlocked; nothing stays open.")
+                raise LockedError(msg("Vault {name} was locked while it was being unlocked; nothing stays "
+                                      "open.", name=name))
         now = testhooks.now()
         with self._lock:
             times = self._times_of(vault_id)
@@ -214,7 +216,7 @@ class DaemonService(Dispatcher):
 
     def _stop(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         if self.kind != "daemon":
-            raise UsageError("The TUI serves this home's socket; quit the TUI to stop it (ctrl+q).",
+            raise UsageError(msg("The TUI serves this home's socket; quit the TUI to stop it (ctrl+q)."),
                              code="daemon_is_tui")
         self.stop_requested.set()
         return {"pid": os.getpid(), "stopping": True}
@@ -244,5 +246,5 @@ class DaemonService(Dispatcher):
 def _text(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value:
-        raise UsageError(f"The request needs a text {key!r}.", code="daemon_bad_request")
+        raise UsageError(msg("The request needs a text {key!r}.", key=key), code="daemon_bad_request")
     return value

@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass, field
 
 from ..engine import Jsonable, json_meta
+from ..i18n import N_, _
 from .peer import Peer
 
-KIND_LABELS = {"cli": "CLI", "mcp": "AI client (MCP)", "tui": "TUI"}
+KIND_LABELS = {"cli": "CLI", "mcp": N_("AI client (MCP)"), "tui": "TUI"}
 FORGET_SECONDS = 24 * 3600.0  # a process the kernel cannot name (no pid) is shown this long
 
 
@@ -68,10 +69,10 @@ class GrantInfo(Jsonable):
     @property
     def state(self) -> str:
         if self.expired:
-            return "expired"
+            return N_("expired")
         if self.revoked:
-            return "revoked" if len(self.revoked) == len(self.vaults) else f"{len(self.revoked)} revoked"
-        return "active"
+            return N_("revoked") if len(self.revoked) == len(self.vaults) else f"{len(self.revoked)} revoked"
+        return N_("active")
 
     def describe(self) -> str:
         """One line for people: `pid 4242: notes, work until 2026-12-03 18:00 (active)`."""
@@ -179,7 +180,7 @@ def span(seconds: float) -> str:
 def clock(stamp: float | None) -> str:
     """A time of day for people (local time), or `never`."""
     if stamp is None:
-        return "never"
+        return _("never")
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 

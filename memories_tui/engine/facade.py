@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..config import Config, load_config
 from ..errors import LimitError, MemoriesError, NotFoundError, UsageError
 from ..home import resolve_config, resolve_home
+from ..i18n import N_, msg
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE
 from .asking import ask_vault
@@ -59,7 +60,7 @@ class Engine(DataOperations):
         home_path = resolve_home(home)
         config_path = resolve_config(home_path, config)
         if config is not None and not config_path.exists():
-            raise NotFoundError(f"Config file {config_path} does not exist.")
+            raise NotFoundError(msg("Config file {config_path} does not exist.", config_path=config_path))
         return cls(home_path, load_config(config_path, home_path))
 
     @property
@@ -203,7 +204,7 @@ class Engine(DataOperations):
         from ..vault.records import NewRecord
         from .sources import read_file
 
-        data = read_file(path, MAX_ASSET_BYTES, "asset", base=cwd)
+        data = read_file(path, MAX_ASSET_BYTES, N_("asset"), base=cwd)
         item = NewRecord("asset", title or path.name, "", (), {"source": path.name, "bytes": len(data)}, data)
         return self._vault(vault_id).add(item)
 
@@ -217,7 +218,7 @@ class Engine(DataOperations):
         from .ingest import ingest_files
 
         if not paths:
-            raise UsageError("Name at least one file to ingest.")
+            raise UsageError(msg("Name at least one file to ingest."))
         ctx = self._context(vault_id)
         return ingest_files(ctx.vault, ctx.records(), paths, title=title, progress=progress, cancel=cancel,
                             check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced), base=cwd)
@@ -231,13 +232,13 @@ class Engine(DataOperations):
         try:
             current = len(ctx.index().chunks)
         except LimitError as exc:
-            raise LimitError(f"{exc.message} Nothing was written.") from None
+            raise LimitError(msg("{reason} Nothing was written.", reason=exc)) from None
         after = current + sum(map(count_chunks, new_bodies)) - sum(map(count_chunks, replaced_bodies))
         if after > limit:
             raise LimitError(
-                f"This batch would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per vault "
-                "([rag.limits] chunks in the config). Nothing was written: ingest fewer or smaller files, "
-                "or raise the limit.")
+                msg("This batch would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per "
+                    "vault ([rag.limits] chunks in the config). Nothing was written: ingest fewer or smaller "
+                    "files, or raise the limit.", after=after, limit=limit))
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
         """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, UsageError
+from ..i18n import msg
 from ..text.chunking import chunk_text
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vocabulary import IngestStatus
@@ -36,7 +37,7 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     `check_fits` runs before anything is written (a batch over the limits would leave a vault no search can load).
     Relative paths are found in `base` when given (the caller's working folder)."""
     if not paths:
-        raise UsageError("Name at least one file to ingest.")
+        raise UsageError(msg("Name at least one file to ingest."))
     sources: list[SourceFile] = []
     for n, path in enumerate(paths, 1):
         _check_cancel(cancel)
@@ -96,7 +97,7 @@ def count_chunks(body: str) -> int:
 
 def _check_cancel(cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
-        raise CancelledError("Ingest cancelled; nothing was written.")
+        raise CancelledError(msg("Ingest cancelled; nothing was written."))
 
 
 def read_text_file(path: Path) -> str:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from ..errors import InputRefusedError
+from ..i18n import msg
 from ..vault.records import KINDS, NewRecord, RecordUpdate
 
 
 def check_new_record(item: NewRecord) -> None:
     if item.kind not in KINDS or item.kind == "asset":
         raise InputRefusedError(
-            f"Unknown record kind {item.kind!r}; use memory, card, private or credential (assets: `asset add`).",
+            msg("Unknown record kind {kind!r}; use memory, card, private or credential (assets: `asset add`).",
+                kind=item.kind),
             code="bad_kind")
     if not item.title.strip():
-        raise InputRefusedError("A record needs a non-empty title (--title).", code="bad_title")
+        raise InputRefusedError(msg("A record needs a non-empty title (--title)."), code="bad_title")
     check_text(item.title, "The title")
     check_text("", "A tag", *item.tags)
     check_body(item.body)
@@ -20,7 +22,7 @@ def check_new_record(item: NewRecord) -> None:
 
 def check_update(change: RecordUpdate) -> None:
     if change.title is not None and not change.title.strip():
-        raise InputRefusedError("A title cannot be empty.", code="bad_title")
+        raise InputRefusedError(msg("A title cannot be empty."), code="bad_title")
     check_text(change.title or "", "The title")
     check_text("", "A tag", *(change.tags or ()))
     if change.body is not None:
@@ -29,7 +31,7 @@ def check_update(change: RecordUpdate) -> None:
 
 def check_body(body: str) -> None:
     if "\x00" in body:
-        raise InputRefusedError("The text contains NUL characters; only text can be stored as a body.",
+        raise InputRefusedError(msg("The text contains NUL characters; only text can be stored as a body."),
                                 code="invalid_text")
     check_text(body, "The text")
 
@@ -40,5 +42,5 @@ def check_text(text: str, what: str, *more: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise InputRefusedError(f"{what} is not valid Unicode text (it holds undecodable bytes).",
+            raise InputRefusedError(msg("{what} is not valid Unicode text (it holds undecodable bytes).", what=what),
                                     code="invalid_text") from None

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InputRefusedError, ModelNotInstalledError
+from ..i18n import msg
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
@@ -79,6 +80,7 @@ def parsed_query(query: str | Query, mode: Mode | None, match_mode: MatchMode | 
         return parse_query(query, mode=mode or DEFAULT_MODE, match_mode=match_mode or DEFAULT_MATCH_MODE,
                            limit=DEFAULT_LIMIT if limit is None else limit)
     if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
-        raise InputRefusedError("A parsed query carries its own match mode and limit; parse it again to change them.",
+        raise InputRefusedError(msg("A parsed query carries its own match mode and limit; parse it again to "
+                                    "change them."),
                                 code="bad_query")
     return query if mode in (None, query.mode) else query.with_mode(mode)

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import LockedError
+from ..i18n import msg
 
 if TYPE_CHECKING:  # the vault store (cryptography, SQLite writes) loads at the first unlock
     from ..vault.records import Record
@@ -103,7 +104,7 @@ class OpenVaults:
                         entry = candidate
                         break
         if entry is None:
-            raise LockedError(f"Vault {vault_ref} is locked; unlock it first.")
+            raise LockedError(msg("Vault {vault_ref} is locked; unlock it first.", vault_ref=vault_ref))
         return entry
 
     def close(self, vault_id: str) -> None:

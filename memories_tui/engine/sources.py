@@ -17,22 +17,23 @@ from pathlib import Path
 from .. import frontmatter
 from ..errors import InputRefusedError
 from ..files import read_limited
+from ..i18n import N_, msg, term
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 # Signatures of common binary formats users try to ingest, with the name we tell them.
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"%PDF-", "a PDF document"),
-    (b"PK\x03\x04", "a ZIP-based file (DOCX, XLSX, ODT, EPUB or ZIP)"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office document (DOC/XLS/PPT)"),
-    (b"{\\rtf", "an RTF document"),
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"\x7fELF", "an executable"),
-    (b"\x1f\x8b", "a gzip archive"),
+    (b"%PDF-", N_("a PDF document")),
+    (b"PK\x03\x04", N_("a ZIP-based file (DOCX, XLSX, ODT, EPUB or ZIP)")),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", N_("a legacy Office document (DOC/XLS/PPT)")),
+    (b"{\\rtf", N_("an RTF document")),
+    (b"\x89PNG\r\n\x1a\n", N_("a PNG image")),
+    (b"\xff\xd8\xff", N_("a JPEG image")),
+    (b"GIF8", N_("a GIF image")),
+    (b"\x7fELF", N_("an executable")),
+    (b"\x1f\x8b", N_("a gzip archive")),
 )
-_CONVERT_HINT = "Memories ingests UTF-8 text and Markdown only; convert it to text first, then ingest the text file."
+_CONVERT_HINT = N_("Memories ingests UTF-8 text and Markdown only; convert it to text first, then ingest the text file.")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
@@ -64,26 +65,29 @@ def check_utf8_name(path: Path) -> None:
         str(path.absolute()).encode("utf-8")
     except UnicodeEncodeError:
         shown = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
-        raise InputRefusedError(f"{shown}: the file's name (or a folder's) is not valid UTF-8, so it cannot be kept "
-                                "as the note's source. Rename it to UTF-8 (e.g. `convmv -f latin1 -t utf-8 FILE`) "
-                                "and try again.", code="bad_file_name") from None
+        raise InputRefusedError(msg("{shown}: the file's name (or a folder's) is not valid UTF-8, so it "
+                                    "cannot be kept as the note's source. Rename it to UTF-8 (e.g. `convmv -f "
+                                    "latin1 -t utf-8 FILE`) and try again.", shown=shown), code="bad_file_name") from None
 
 
 def read_source(path: Path, title: str | None = None, *, base: Path | None = None) -> SourceFile:
     """Read one file as UTF-8 text or raise InputRefusedError naming the file and the fix."""
-    raw = read_file(path, MAX_FILE_BYTES, "ingest", "Split it into smaller text files.", base=base)
+    raw = read_file(path, MAX_FILE_BYTES, N_("ingest"), N_("Split it into smaller text files."), base=base)
     for magic, kind in _SIGNATURES:
         if raw.startswith(magic):
-            raise InputRefusedError(f"{path} is {kind}. {_CONVERT_HINT}", code="unsupported_file")
+            raise InputRefusedError(msg("{path} is {kind}. {hint}",
+                                        path=path, kind=term(kind), hint=term(_CONVERT_HINT)), code="unsupported_file")
     if b"\x00" in raw:
-        raise InputRefusedError(f"{path} contains NUL bytes, so it is a binary file. {_CONVERT_HINT}",
+        raise InputRefusedError(msg("{path} contains NUL bytes, so it is a binary file. {hint}",
+                                    path=path, hint=term(_CONVERT_HINT)),
                                 code="unsupported_file")
     try:
         body = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputRefusedError(
-            f"{path} is not valid UTF-8 (bad byte at offset {exc.start}). {_CONVERT_HINT} "
-            "If it is text in another encoding, re-save it as UTF-8.", code="invalid_utf8") from None
+            msg("{path} is not valid UTF-8 (bad byte at offset {start}). {hint} If it is text in "
+                "another encoding, re-save it as UTF-8.",
+                path=path, start=exc.start, hint=term(_CONVERT_HINT)), code="invalid_utf8") from None
     if body.startswith("\ufeff"):
         body = body[1:]
     resolved = (path if base is None else base / path).resolve()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputRefusedError, NotFoundError, UsageError
 from ..home import ensure_private_dir, write_new_private_file
+from ..i18n import msg
 from ..vault import header as headers
 from .types import HomeReport, VaultInfo, VaultScan
 
@@ -70,24 +71,27 @@ class VaultFiles:
             return matches[0]
         if len(matches) > 1:
             ids = ", ".join(v.vault_id for v in matches)
-            raise UsageError(f"Several vaults are named {ref!r} ({ids}); use the VAULT_ID instead.")
-        raise NotFoundError(f"No vault {ref!r} in {self.home}. `memories vault list` shows the vaults.")
+            raise UsageError(msg("Several vaults are named {ref!r} ({ids}); use the VAULT_ID instead.",
+                                 ref=ref, ids=ids))
+        raise NotFoundError(msg("No vault {ref!r} in {home}. `memories vault list` shows the vaults.",
+                                ref=ref, home=self.home))
 
     def check_new_name(self, name: str) -> str:
         """A name for a new vault: 1–200 printable characters, not taken in this home."""
         name = name.strip()
         if not name or len(name) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
-            raise InputRefusedError("A vault name must be 1–200 printable characters.", code="bad_name")
+            raise InputRefusedError(msg("A vault name must be 1–200 printable characters."), code="bad_name")
         scan = self.scan()
         if any(v.name == name for v in scan.vaults):
-            raise InputRefusedError(f"A vault named {name!r} already exists; pick another name.", code="vault_exists")
+            raise InputRefusedError(msg("A vault named {name!r} already exists; pick another name.", name=name), code="vault_exists")
         # A VAULT_ID (or any vault file's name) is looked up before names: a vault named like
         # one could never be reached by its name.
         taken = {v.vault_id for v in scan.vaults} | {v.path.name[: -len(VAULT_SUFFIX)] for v in scan.vaults} \
             | {p.file[: -len(VAULT_SUFFIX)] for p in scan.problems}
         if name in taken:
-            raise InputRefusedError(f"{name!r} is the VAULT_ID (file name) of an existing vault; a name must differ "
-                                    "from every VAULT_ID, or it could never be reached by name. Pick another name.",
+            raise InputRefusedError(msg("{name!r} is the VAULT_ID (file name) of an existing vault; a name "
+                                        "must differ from every VAULT_ID, or it could never be reached by "
+                                        "name. Pick another name.", name=name),
                                     code="vault_exists")
         return name
 

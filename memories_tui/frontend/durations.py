@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..errors import UsageError
+from ..i18n import msg
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"(\d+)\s*([smhdw])")
@@ -16,11 +17,11 @@ def parse_duration(text: str) -> float:
     """'30m', '8h', '7d', '1h30m' → seconds. Bare numbers and zero are refused (ambiguous, useless)."""
     compact = text.strip().lower().replace(" ", "")
     if not compact or _DURATION.sub("", compact):
-        raise UsageError(f"Cannot read the duration {text!r}: use a number and a unit, e.g. 30m, 8h, 7d or 1h30m "
-                         "(units: s, m, h, d, w).")
+        raise UsageError(msg("Cannot read the duration {text!r}: use a number and a unit, e.g. 30m, 8h, 7d or "
+                             "1h30m (units: s, m, h, d, w).", text=text))
     seconds = sum(int(n) * _UNITS[unit] for n, unit in _DURATION.findall(compact))
     if seconds <= 0:
-        raise UsageError(f"The duration {text!r} is zero; give a positive one, e.g. 8h.")
+        raise UsageError(msg("The duration {text!r} is zero; give a positive one, e.g. 8h.", text=text))
     if seconds > MAX_DURATION:
-        raise UsageError(f"The duration {text!r} is over a year; grant less, or leave --expires out.")
+        raise UsageError(msg("The duration {text!r} is over a year; grant less, or leave --expires out.", text=text))
     return float(seconds)

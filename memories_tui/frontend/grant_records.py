@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..i18n import msg
 
 
 def mcp_dir(home: Path) -> Path:
@@ -25,7 +26,7 @@ def mcp_dir(home: Path) -> Path:
 
 def _revocation_path(home: Path, vault_id: str) -> Path:
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", vault_id):
-        raise UsageError(f"{vault_id!r} is not a vault id.")
+        raise UsageError(msg("{vault_id!r} is not a vault id.", vault_id=vault_id))
     return mcp_dir(home) / "revoked" / vault_id
 
 

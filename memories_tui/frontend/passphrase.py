@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..engine import read_limited
 from ..errors import InputRefusedError, UsageError
+from ..i18n import N_, _, msg
 
 
 def _strip_newline(text: str) -> str:
@@ -32,16 +33,16 @@ MIN_PASSPHRASE_CHARS = 8  # shorter ones need an explicit confirmation (--allow-
 def read_passphrase_file(path: str | os.PathLike[str]) -> str:
     """A regular file or a pipe (`--passphrase-file <(pass show x)`), at most 64 KiB."""
     try:
-        raw = read_limited(Path(path), MAX_PASSPHRASE_FILE_BYTES, what="passphrase file", allow_pipe=True)
+        raw = read_limited(Path(path), MAX_PASSPHRASE_FILE_BYTES, what=N_("passphrase file"), allow_pipe=True)
     except InputRefusedError as exc:
-        raise InputRefusedError(f"Cannot use passphrase file: {exc.message}", code="passphrase_source") from None
+        raise InputRefusedError(msg("Cannot use passphrase file: {reason}", reason=exc), code="passphrase_source") from None
     try:
         return _strip_newline(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputRefusedError(f"Passphrase file {path} is not UTF-8 text.", code="passphrase_source") from None
+        raise InputRefusedError(msg("Passphrase file {path} is not UTF-8 text.", path=path), code="passphrase_source") from None
 
 
-def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: str = "Passphrase: ",
+def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: str | None = None,
                    environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     if file:
@@ -53,28 +54,29 @@ def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: st
         try:
             done = subprocess.run(shlex.split(command), capture_output=True, timeout=120, check=False)
         except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-            raise InputRefusedError(f"MEMORIES_PASSPHRASE_COMMAND could not run: {exc}.", code="passphrase_source") from None
+            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND could not run: {reason}.", reason=exc), code="passphrase_source") from None
         if done.returncode != 0:
-            raise InputRefusedError(f"MEMORIES_PASSPHRASE_COMMAND exited with status {done.returncode}.",
+            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND exited with status {returncode}.",
+                                        returncode=done.returncode),
                                     code="passphrase_source")
         try:
             return _nonempty(_strip_newline(done.stdout.decode("utf-8")))
         except UnicodeDecodeError:
-            raise InputRefusedError("MEMORIES_PASSPHRASE_COMMAND printed non-UTF-8 output.", code="passphrase_source") from None
+            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND printed non-UTF-8 output."), code="passphrase_source") from None
     if "MEMORIES_PASSPHRASE" in env:
         return _nonempty(env["MEMORIES_PASSPHRASE"])
     if not sys.stdin.isatty():
         raise UsageError(
-            "No passphrase given: use --passphrase-file, MEMORIES_PASSPHRASE_FILE, "
-            "MEMORIES_PASSPHRASE_COMMAND or MEMORIES_PASSPHRASE, or run in a terminal to be asked."
+            msg("No passphrase given: use --passphrase-file, MEMORIES_PASSPHRASE_FILE, "
+                "MEMORIES_PASSPHRASE_COMMAND or MEMORIES_PASSPHRASE, or run in a terminal to be asked.")
         )
-    first = _nonempty(getpass.getpass(prompt))
-    if confirm and getpass.getpass("Repeat passphrase: ") != first:
-        raise InputRefusedError("The two passphrases differ; nothing was changed.", code="passphrase_mismatch")
+    first = _nonempty(getpass.getpass(prompt if prompt is not None else _("Passphrase: ")))
+    if confirm and getpass.getpass(_("Repeat passphrase: ")) != first:
+        raise InputRefusedError(msg("The two passphrases differ; nothing was changed."), code="passphrase_mismatch")
     return first
 
 
 def _nonempty(value: str) -> str:
     if not value:
-        raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
+        raise InputRefusedError(msg("An empty passphrase is not allowed."), code="empty_passphrase")
     return value

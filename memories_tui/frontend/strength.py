@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..i18n import _
+
 SHORT = 8  # below this many characters the form asks for a confirmation
 # zxcvbn's own bound (its cost grows quickly with length); a longer passphrase is rated by its start
 MAX_RATED_CHARS = 72
@@ -46,7 +48,7 @@ class Strength:
     label: str  # "" for an empty passphrase
     bits: int
     style: str
-    advice: str
+    advice: str  # in the interface language (zxcvbn's own warning, put first, stays English)
 
 
 def _compact(text: str) -> str:
@@ -80,9 +82,10 @@ def estimate(passphrase: str) -> Strength:
     hint = f"{warning.rstrip('.')}. " if warning else ""
     if len(passphrase) < SHORT or bits < WEAK_BITS:
         return Strength("weak", bits, "bold red",
-                        f"{hint}Easy to guess. Five or more random words make a strong passphrase that is easy to remember.")
+                        hint + _("Easy to guess. Five or more random words make a strong passphrase that is easy to "
+                                 "remember."))
     if bits < FAIR_BITS:
-        return Strength("fair", bits, "yellow", f"{hint}Longer is better: add a word or two.")
+        return Strength("fair", bits, "yellow", hint + _("Longer is better: add a word or two."))
     if bits < GOOD_BITS:
         return Strength("good", bits, "green", "")
     return Strength("strong", bits, "bold green", "")

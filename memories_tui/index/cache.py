@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..config import Limits
 from ..errors import LimitError
+from ..i18n import msg
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Kind, Record, is_searchable
@@ -226,13 +227,14 @@ class VaultIndex:
     def _check_limits(self) -> None:
         if len(self.chunks) > self.limits.chunks:
             raise LimitError(
-                f"This vault has {len(self.chunks):,} chunks; the cache limit is {self.limits.chunks:,} chunks "
-                "per vault ([rag.limits] chunks in the config)."
+                msg("This vault has {count:,} chunks; the cache limit is {chunks:,} chunks per vault "
+                    "([rag.limits] chunks in the config).", count=len(self.chunks), chunks=self.limits.chunks)
             )
         if self.source_bytes > self.limits.source_mib * MIB:
             raise LimitError(
-                f"This vault has {self.source_bytes / MIB:.1f} MiB of source text and metadata; the cache "
-                f"limit is {self.limits.source_mib:g} MiB per vault ([rag.limits] source_mib in the config)."
+                msg("This vault has {used:.1f} MiB of source text and metadata; the cache limit is "
+                    "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config).",
+                    used=self.source_bytes / MIB, source_mib=self.limits.source_mib)
             )
 
     def folded_text(self, key: int) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ..errors import BudgetExceededError, CancelledError, LimitError, ModelError
+from ..i18n import msg
 from .cache import MIB, VaultIndex
 from .reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from .vectors import VectorMatrix
@@ -126,8 +127,9 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
         needed = (len(index.chunks)) * embedder.dims * 4
         if needed > limit_bytes:
             raise LimitError(
-                f"This vault needs {needed / MIB:.1f} MiB of vectors; the cache limit is "
-                f"{index.limits.vector_mib:g} MiB per vault ([rag.limits] vector_mib in the config).")
+                msg("This vault needs {needed:.1f} MiB of vectors; the cache limit is {vector_mib:g} MiB per "
+                    "vault ([rag.limits] vector_mib in the config).",
+                    needed=needed / MIB, vector_mib=index.limits.vector_mib))
         hashes = [index.chunks[k].chunk.chunk_hash for k in todo]
     report.reused = _load_cached(index, matrix, store, embedder, todo, hashes)
     with index.lock:
@@ -145,21 +147,21 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
     embed_started = time.monotonic()
     for start in range(0, len(items), BATCH_CHUNKS):
         if cancel is not None and cancel.is_set():
-            raise CancelledError("Embedding cancelled; finished batches are kept and will be reused.")
+            raise CancelledError(msg("Embedding cancelled; finished batches are kept and will be reused."))
         if time.monotonic() - started > budget_seconds:
             report.missing = len(items) - start
             report.seconds = time.monotonic() - started
             raise BudgetExceededError(
-                f"The {budget_seconds:g}-second embedding budget ran out with {report.missing:,} chunks left "
-                f"({report.embedded + report.reused:,} done). Run the same command again to continue; "
-                "finished batches are reused.")
+                msg("The {budget_seconds:g}-second embedding budget ran out with {missing:,} chunks left "
+                    "({done:,} done). Run the same command again to continue; finished batches are reused.",
+                    budget_seconds=budget_seconds, missing=report.missing, done=report.embedded + report.reused))
         batch = items[start:start + BATCH_CHUNKS]
         result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
         vectors = unit_vectors(result.vectors, len(batch), embedder.dims)
         truncated = result.truncated
         tokens_done += int(result.tokens)
         if still_valid is not None and not still_valid():
-            raise CancelledError("The vault was locked or changed while embedding; results were dropped.")
+            raise CancelledError(msg("The vault was locked or changed while embedding; results were dropped."))
         with index.lock:
             live = [i for i, (key, *_rest) in enumerate(batch) if key in index.chunks]
             matrix.add([batch[i][0] for i in live], vectors[live])
@@ -186,12 +188,13 @@ def unit_vectors(vectors: object, count: int, dims: int) -> np.ndarray:
     anything reaches the index or the encrypted cache (a cached bad vector would be reused)."""
     matrix = np.asarray(vectors, dtype=np.float32)
     if matrix.shape != (count, dims) or not np.isfinite(matrix).all():
-        raise ModelError(f"The embedder returned {matrix.shape} vectors with non-finite values or the wrong shape "
-                         f"for {count} texts of {dims} dimensions; nothing was stored.")
+        raise ModelError(msg("The embedder returned {shape} vectors with non-finite values or the wrong shape "
+                             "for {count} texts of {dims} dimensions; nothing was stored.",
+                             shape=matrix.shape, count=count, dims=dims))
     norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
     if not np.all(np.abs(norms - 1.0) < 1e-3):
-        raise ModelError("The embedder returned vectors that are not unit length (e.g. all zero); nothing was "
-                         "stored.")
+        raise ModelError(msg("The embedder returned vectors that are not unit length (e.g. all zero); nothing "
+                             "was stored."))
     return matrix
 
 

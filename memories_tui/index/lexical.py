@@ -37,6 +37,8 @@ from memories_tui.text import segment
 from memories_tui.text.query import Query, word_needs
 from memories_tui.text.segment import MATCH_MODES, MAX_QUERY_TERMS, MAX_RESULTS
 
+from ..i18n import msg
+
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
 # Half a word: the weight of the pieces field's BM25 beside the words'. On zh-cmrc2018
 # questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
@@ -101,14 +103,16 @@ def _quote(term: str) -> str:
 
 def _check_mode(match_mode: str) -> None:
     if match_mode not in MATCH_MODES:
-        raise UsageError(f"Unknown match mode {match_mode!r}; use one of: {', '.join(MATCH_MODES)}.")
+        raise UsageError(msg("Unknown match mode {match_mode!r}; use one of: {names}.",
+                             match_mode=match_mode, names=', '.join(MATCH_MODES)))
 
 
 def _check_limit(limit: int) -> None:
     if limit > MAX_RESULTS:
-        raise LimitError(f"Requested {limit:,} results; the limit is {MAX_RESULTS} results.")
+        raise LimitError(msg("Requested {limit:,} results; the limit is {max_results} results.",
+                             limit=limit, max_results=MAX_RESULTS))
     if limit < 0:
-        raise UsageError("The result limit must not be negative.")
+        raise UsageError(msg("The result limit must not be negative."))
 
 
 def _secure_delete(conn: sqlite3.Connection) -> None:

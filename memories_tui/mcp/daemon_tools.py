@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from ..daemon import DaemonClient, connect
 from ..engine import Jsonable, current_origin
 from ..errors import LockedError, MemoriesError
+from ..i18n import msg
 from .grants import GrantedVault
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
@@ -99,8 +100,8 @@ class DaemonTools:
     def _locked(self, vault_ref: str) -> LockedError:
         names = {v.vault_id: v.name for v in self.vaults}
         name = names.get(vault_ref, vault_ref)
-        return LockedError(f"Vault {name} is locked: no Memories daemon holds it unlocked. Unlock it with "
-                           f"`memories unlock {name}` (or in the Memories TUI), then call again.")
+        return LockedError(msg("Vault {name} is locked: no Memories daemon holds it unlocked. Unlock it with "
+                               "`memories unlock {name}` (or in the Memories TUI), then call again.", name=name))
 
     def close(self) -> None:
         with self._lock:

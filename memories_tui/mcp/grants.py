@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from ..errors import MemoriesError
 from ..frontend.grant_records import remove_server_record, revoked_at, write_server_record
+from ..i18n import msg
 
 T = TypeVar("T")
 
@@ -52,18 +53,19 @@ class Grants:
         if len(matches) == 1:
             return matches[0]
         granted = ", ".join(f"{v.name} ({v.vault_id})" for v in self.vaults.values())
-        raise GrantError(f"Vault {ref!r} is not granted to this server; granted: {granted}.")
+        raise GrantError(msg("Vault {ref!r} is not granted to this server; granted: {granted}.",
+                             ref=ref, granted=granted))
 
     def check(self, ref: str) -> str:
         """The vault id if its grant still holds, else GrantError saying why it ended."""
         vault_id = self.resolve(ref)
         if self.expires_at is not None and self._clock() >= self.expires_at:
-            raise GrantError(f"The grant for vault {vault_id} expired at {_stamp(self.expires_at)}; restart the "
-                             "server to grant it again.", code="grant_expired")
+            raise GrantError(msg("The grant for vault {vault_id} expired at {when}; restart the server to "
+                                 "grant it again.", vault_id=vault_id, when=_stamp(self.expires_at)), code="grant_expired")
         revoked = revoked_at(self.home, vault_id)
         if revoked is not None and revoked >= self.started_at:
-            raise GrantError(f"The grant for vault {vault_id} was revoked at {_stamp(revoked)}; restart the "
-                             "server to grant it again.", code="grant_revoked")
+            raise GrantError(msg("The grant for vault {vault_id} was revoked at {when}; restart the server "
+                                 "to grant it again.", vault_id=vault_id, when=_stamp(revoked)), code="grant_revoked")
         return vault_id
 
     def run(self, ref: str, work: Callable[[str], T]) -> T:

@@ -26,6 +26,7 @@ from pydantic import Field
 from ..engine import MatchMode, Mode
 from ..errors import MemoriesError, UsageError
 from ..frontend.durations import parse_duration
+from ..i18n import msg
 from .grants import GrantedVault, Grants
 from .tools import MemoryTools
 
@@ -59,7 +60,7 @@ def serve(home: str | None, config: str | None, vault_refs: list[str], *, expire
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memories mcp: %(levelname)s %(message)s")
     expires_in = parse_duration(expires) if expires else None
     if not vault_refs:
-        raise UsageError("Name the vaults this server may read: memories mcp --vault VAULT_ID [--vault …].")
+        raise UsageError(msg("Name the vaults this server may read: memories mcp --vault VAULT_ID [--vault …]."))
     if not no_daemon and _uses_daemon(home, passphrase_file):
         serve_through_daemon(home, config, vault_refs, expires_in=expires_in)
         return
@@ -131,9 +132,10 @@ def _prepare(engine: Engine, refs: list[str], passphrase_file: str | None) -> tu
 
     infos = list({info.vault_id: info for info in (engine.resolve_vault(ref) for ref in refs)}.values())
     if not _has_passphrase_source(passphrase_file):
-        raise UsageError("Without the daemon the MCP server needs a passphrase source and never prompts: use "
-                         "--passphrase-file, $MEMORIES_PASSPHRASE_FILE, $MEMORIES_PASSPHRASE_COMMAND or "
-                         "$MEMORIES_PASSPHRASE (or drop --no-daemon and unlock with `memories unlock VAULT`).")
+        raise UsageError(msg("Without the daemon the MCP server needs a passphrase source and never prompts: "
+                             "use --passphrase-file, $MEMORIES_PASSPHRASE_FILE, $MEMORIES_PASSPHRASE_COMMAND "
+                             "or $MEMORIES_PASSPHRASE (or drop --no-daemon and unlock with `memories unlock "
+                             "VAULT`)."))
     with _std_streams_away():  # a passphrase command can neither read protocol input nor print into it
         return infos, get_passphrase(file=passphrase_file)
 

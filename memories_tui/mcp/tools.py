@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..engine import EXCLUDED_KINDS, ceil_char_boundary, floor_char_boundary
 from ..errors import CancelledError, NotFoundError, UsageError
+from ..i18n import msg
 from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
@@ -63,9 +64,9 @@ class MemoryTools:
     def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
              byte_end: int | None = None) -> ReadResult:
         if revision is not None and revision < 1:
-            raise UsageError("revision counts from 1.")
+            raise UsageError(msg("revision counts from 1."))
         if byte_start is not None and byte_start < 0 or byte_end is not None and byte_end < 0:
-            raise UsageError("byte_start and byte_end cannot be negative.")
+            raise UsageError(msg("byte_start and byte_end cannot be negative."))
 
         def work(vid: str) -> ReadResult:
             try:
@@ -74,13 +75,15 @@ class MemoryTools:
                 record = None
             if record is None or record.kind in EXCLUDED_KINDS:
                 what = f"record {id!r}" + (f" revision {revision}" if revision is not None else "")
-                raise NotFoundError(f"No {what} in vault {vid} that this server may read. Use ids and revisions "
-                                    "from memory_retrieve or memory_search results.")
+                raise NotFoundError(msg("No {what} in vault {vid} that this server may read. Use ids and "
+                                        "revisions from memory_retrieve or memory_search results.",
+                                        what=what, vid=vid))
             body = record.body.encode("utf-8")
             start = floor_char_boundary(body, min(byte_start or 0, len(body)))
             end = len(body) if byte_end is None else ceil_char_boundary(body, min(byte_end, len(body)))
             if end < start:
-                raise UsageError(f"byte_end {byte_end} is before byte_start {byte_start}.")
+                raise UsageError(msg("byte_end {byte_end} is before byte_start {byte_start}.",
+                                     byte_end=byte_end, byte_start=byte_start))
             truncated = end - start > READ_BUDGET
             if truncated:
                 end = floor_char_boundary(body, start + READ_BUDGET)

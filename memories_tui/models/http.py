@@ -37,6 +37,7 @@ import httpx
 
 from ..config import HttpSettings
 from ..errors import CancelledError, NetworkError, PolicyError
+from ..i18n import msg
 from ..loopback import is_loopback_host
 from .inflight import InFlight
 from .proxy import proxy_for
@@ -66,13 +67,13 @@ RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
 
 def _parse(url: str, what: str) -> httpx.URL:
     if not isinstance(url, str) or not url:
-        raise PolicyError(f"{what} is empty.")
+        raise PolicyError(msg("{what} is empty.", what=what))
     if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
-        raise PolicyError(f"{what} must not contain spaces or control characters.")
+        raise PolicyError(msg("{what} must not contain spaces or control characters.", what=what))
     try:
         return httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise PolicyError(f"{what} is not a valid URL ({exc}).") from None
+        raise PolicyError(msg("{what} is not a valid URL ({reason}).", what=what, reason=exc)) from None
 
 
 def is_loopback_url(url: str) -> bool:
@@ -91,19 +92,22 @@ def check_endpoint_url(url: str, *, what: str, allow_query: bool = False) -> Non
     """
     parsed = _parse(url, what)
     if parsed.scheme not in ("http", "https"):
-        raise PolicyError(f"{what} must be an https:// URL (http:// only for loopback); got scheme {parsed.scheme!r}.")
+        raise PolicyError(msg("{what} must be an https:// URL (http:// only for loopback); got scheme "
+                              "{scheme!r}.", what=what, scheme=parsed.scheme))
     if not parsed.host:
-        raise PolicyError(f"{what} has no host.")
+        raise PolicyError(msg("{what} has no host.", what=what))
     if parsed.userinfo or "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-        raise PolicyError(f"{what} must not contain credentials; keys go in the environment variable named by api_key_env.")
+        raise PolicyError(msg("{what} must not contain credentials; keys go in the environment variable named "
+                              "by api_key_env.", what=what))
     if "#" in url:
-        raise PolicyError(f"{what} must not contain a fragment (#...).")
+        raise PolicyError(msg("{what} must not contain a fragment (#...).", what=what))
     if not allow_query and "?" in url:
-        raise PolicyError(f"{what} must not contain a query string (?...).")
+        raise PolicyError(msg("{what} must not contain a query string (?...).", what=what))
     if parsed.scheme == "http" and not is_loopback_host(parsed.host):
         raise PolicyError(
-            f"{what} uses plain http:// to {parsed.host}, which is not loopback; remote services must use https:// "
-            "(plain http is allowed only for 127.0.0.0/8, ::1 and localhost)."
+            msg("{what} uses plain http:// to {host}, which is not loopback; remote services must use "
+                "https:// (plain http is allowed only for 127.0.0.0/8, ::1 and localhost).",
+                what=what, host=parsed.host)
         )
 
 
@@ -118,18 +122,21 @@ def check_redirect(current: str, location: str, *, what: str = "download") -> st
     try:
         target = httpx.URL(current).join(location)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise PolicyError(f"{what}: refused a redirect to an invalid location {location!r} ({exc}).") from None
+        raise PolicyError(msg("{what}: refused a redirect to an invalid location {location!r} ({reason}).",
+                              what=what, location=location, reason=exc)) from None
     target_str = str(target)
     try:
         check_endpoint_url(target_str, what=f"{what} redirect target", allow_query=True)
     except PolicyError as exc:
-        raise PolicyError(f"{what}: refused an unsafe redirect to {target_str}: {exc.message}") from None
+        raise PolicyError(msg("{what}: refused an unsafe redirect to {target_str}: {reason}",
+                              what=what, target_str=target_str, reason=exc)) from None
     if target.scheme == "http":
         cur = httpx.URL(current)
         same_origin = (cur.scheme, cur.host, cur.port) == (target.scheme, target.host, target.port)
         if not (cur.scheme == "http" and same_origin):
             raise PolicyError(
-                f"{what}: refused a redirect to plain http ({target_str}); downloads only follow redirects to https."
+                msg("{what}: refused a redirect to plain http ({target_str}); downloads only follow redirects "
+                    "to https.", what=what, target_str=target_str)
             )
     return target_str
 
@@ -165,7 +172,7 @@ def _sleep(seconds: float, cancel: threading.Event | None) -> None:
     if cancel is None:
         time.sleep(seconds)
     elif cancel.wait(seconds):
-        raise CancelledError("Cancelled.")
+        raise CancelledError(msg("Cancelled."))
 
 
 def retry_after_seconds(response: httpx.Response) -> float | None:
@@ -195,14 +202,14 @@ def attempt_timeout(settings: HttpSettings, deadline: float | None) -> httpx.Tim
 
 
 def _deadline_error(what: str) -> NetworkError:
-    return NetworkError(f"{what} timed out: the whole request (retries included) ran out of its time budget "
-                        "([rag.http] request_timeout_seconds).", code="network_timeout")
+    return NetworkError(msg("{what} timed out: the whole request (retries included) ran out of its time "
+                            "budget ([rag.http] request_timeout_seconds).", what=what), code="network_timeout")
 
 
 def _check_state(cancel: threading.Event | None, check: Callable[[], None] | None,
                  deadline: float | None, what: str) -> None:
     if cancel is not None and cancel.is_set():
-        raise CancelledError("Cancelled.")
+        raise CancelledError(msg("Cancelled."))
     if check is not None:
         check()
     if deadline is not None and time.monotonic() >= deadline:
@@ -268,7 +275,7 @@ def send_with_retries(
         def between() -> None:  # between body chunks: the lock check waits for the next attempt or the end
             _check_state(cancel, None, deadline, what)
             if watch.tripped:
-                raise CancelledError("Cancelled.")
+                raise CancelledError(msg("Cancelled."))
 
         attempt = 0
         while True:
@@ -297,11 +304,13 @@ def send_with_retries(
                     response.close()
                 between()  # cut by cancel or the deadline: say that, not "the connection broke"
                 if not isinstance(exc, RETRYABLE_ERRORS):
-                    raise NetworkError(f"{what} failed: {describe_transport_error(exc)}.") from None
+                    raise NetworkError(msg("{what} failed: {problem}.",
+                                           what=what, problem=describe_transport_error(exc))) from None
                 if attempt >= settings.retries:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise NetworkError(
-                        f"{what} failed{tries}: {describe_transport_error(exc)}.",
+                        msg("{what} failed{tries}: {problem}.",
+                            what=what, tries=tries, problem=describe_transport_error(exc)),
                         code=_failure_code(exc),
                     ) from None
                 delay = backoff_seconds(settings, attempt + 1)
@@ -317,12 +326,15 @@ def status_error(response: httpx.Response, *, what: str) -> NetworkError:
     """A clear NetworkError for an unexpected HTTP status (the body is not echoed)."""
     code = response.status_code
     if code in REDIRECT_STATUSES:
-        return NetworkError(f"{what}: the server answered with a redirect (HTTP {code}); redirects are not followed.")
+        return NetworkError(msg("{what}: the server answered with a redirect (HTTP {code}); redirects are not "
+                                "followed.", what=what, code=code))
     if code in (401, 403):
-        return NetworkError(f"{what}: not authorized (HTTP {code}); check the API key environment variable.",
+        return NetworkError(msg("{what}: not authorized (HTTP {code}); check the API key environment variable.",
+                                what=what, code=code),
                             code="network_unauthorized")
     if code == 429:
-        return NetworkError(f"{what}: rate limited (HTTP 429) and retries ran out.")
+        return NetworkError(msg("{what}: rate limited (HTTP 429) and retries ran out.", what=what))
     if code >= 500:
-        return NetworkError(f"{what}: the server failed (HTTP {code}) and retries ran out.")
-    return NetworkError(f"{what}: unexpected HTTP {code}.")
+        return NetworkError(msg("{what}: the server failed (HTTP {code}) and retries ran out.",
+                                what=what, code=code))
+    return NetworkError(msg("{what}: unexpected HTTP {code}.", what=what, code=code))

@@ -34,6 +34,7 @@ import httpx
 
 from ..config import HttpSettings
 from ..errors import CancelledError, NetworkError
+from ..i18n import Message, msg
 from . import http as nethttp
 from .install_base import FileFailed, FileInstaller, run_install
 from .install_files import (
@@ -275,17 +276,18 @@ class MirrorInstaller(FileInstaller):
             raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
 
 
-def unreachable_message(base: str, detail: str, manifest: ModelManifest = PINNED) -> str:
+def unreachable_message(base: str, detail: str, manifest: ModelManifest = PINNED) -> Message:
     """What to do when the download host cannot be reached (offline, firewall, blocked host):
     where the pinned files live (repository, full revision), so they can be fetched on another
     machine. File names stay out: the TUI lists them one per row, the CLI adds every URL."""
     host = httpx.URL(base).host or base
-    return (f"Could not reach {host} to download the model: {detail.rstrip('.')}. Nothing more was tried. "
-            f"To install without it, fetch the {len(manifest.files)} pinned files of {manifest.repo} at revision "
-            f"{manifest.revision} from {manifest.default_base_url}/ on a machine that can "
-            "(`memories rag model-install --list` prints each file's exact URL, size and SHA-256), put them in one "
-            "folder and run `memories rag model-install --from DIR` here; every file's size and SHA-256 is "
-            "checked. Or set [rag] model_download_base_url to a mirror that holds the same files.")
+    return msg("Could not reach {host} to download the model: {detail}. Nothing more was tried. To install "
+               "without it, fetch the {count} pinned files of {repo} at revision {revision} from {base}/ on a "
+               "machine that can (`memories rag model-install --list` prints each file's exact URL, size and "
+               "SHA-256), put them in one folder and run `memories rag model-install --from DIR` here; every "
+               "file's size and SHA-256 is checked. Or set [rag] model_download_base_url to a mirror that holds "
+               "the same files.", host=host, detail=detail.rstrip("."), count=len(manifest.files),
+               repo=manifest.repo, revision=manifest.revision, base=manifest.default_base_url)
 
 
 def install_model(

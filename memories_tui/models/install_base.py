@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import CancelledError, MemoriesError, ModelError
+from ..i18n import msg
 from .install_files import (
     FileProgress,
     FileResult,
@@ -148,7 +149,8 @@ def run_install(target: Path, manifest: ModelManifest, make: Callable[[ProgressT
         write_text_atomic(target / NOTICE_FILENAME, notice_text(manifest))
         write_text_atomic(target / MODEL_CARD_FILENAME, model_card_text(manifest))
     except OSError as exc:
-        raise ModelError(f"Cannot write into the model folder {target}: {exc.strerror or exc}.") from None
+        raise ModelError(msg("Cannot write into the model folder {target}: {problem}.",
+                             target=target, problem=exc.strerror or exc)) from None
     files = [FileProgress(mf.path, 0, mf.bytes, "pending") for mf in manifest.files]
     tracker = ProgressTracker(files, progress)
     installer = make(tracker)

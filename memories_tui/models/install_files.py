@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import CancelledError, ModelError
+from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from .manifest import ModelFile
 
@@ -95,7 +96,7 @@ class ProgressTracker:
 def check_manifest_path(path: str) -> None:
     p = PurePosixPath(path)
     if not path or "\\" in path or p.is_absolute() or any(part in ("..", ".", "") for part in path.split("/")):
-        raise ModelError(f"Manifest path {path!r} is not a safe relative path.")
+        raise ModelError(msg("Manifest path {path!r} is not a safe relative path.", path=path))
 
 
 def sha256_file(path: Path, cancel: threading.Event | None) -> str:
@@ -107,7 +108,8 @@ def sha256_file(path: Path, cancel: threading.Event | None) -> str:
                 break
             h.update(block)
             if cancel is not None and cancel.is_set():
-                raise CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
+                raise CancelledError(msg("Model install cancelled; run it again to resume (partial files are "
+                                         "kept)."))
     return h.hexdigest()
 
 
@@ -142,4 +144,4 @@ def mismatch_message(mf: ModelFile, final: Path, got: str) -> str:
 
 
 def cancelled_error() -> CancelledError:
-    return CancelledError("Model install cancelled; run it again to resume (partial files are kept).")
+    return CancelledError(msg("Model install cancelled; run it again to resume (partial files are kept)."))

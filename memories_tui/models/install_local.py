@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ModelError
+from ..i18n import msg
 from .install_base import FileFailed, FileInstaller, run_install
 from .install_files import FileProgress, InstallProgress, InstallReport, ProgressTracker, cancelled_error
 from .manifest import PINNED, ModelFile, ModelManifest
@@ -89,6 +90,7 @@ def install_from_folder(
     CancelledError when `cancel` is set (a half-copied file is removed, placed files stay)."""
     source, target = Path(source).expanduser(), Path(target)
     if not source.is_dir():
-        raise ModelError(f"{source} is not a folder; give the folder that holds the downloaded model files.")
+        raise ModelError(msg("{source} is not a folder; give the folder that holds the downloaded model files.",
+                             source=source))
     return run_install(target, manifest, lambda tracker: FolderInstaller(target, source, cancel, tracker),
                        progress=progress, cancel=cancel)

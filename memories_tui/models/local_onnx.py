@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import CancelledError, ModelError, ModelNotInstalledError
+from ..i18n import msg
 
 if TYPE_CHECKING:
     from .remote import CallContext
@@ -100,7 +101,8 @@ def create_session(model_path: Path, threads: int):
     try:
         return ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
-        raise ModelError(f"Cannot load the ONNX model {model_path}: {_short(exc)}") from exc
+        raise ModelError(msg("Cannot load the ONNX model {model_path}: {problem}",
+                             model_path=model_path, problem=_short(exc))) from exc
 
 
 # --- hashing -----------------------------------------------------------------------------
@@ -152,9 +154,10 @@ class LocalEmbedder:
     def __init__(self, model_dir: Path, profile: str = "embeddinggemma", threads: int = 4,
                  max_tokens: int = 2048) -> None:
         if profile not in PROFILES:
-            raise ModelError(f"Unknown local model profile {profile!r}; use one of {', '.join(PROFILES)}.")
+            raise ModelError(msg("Unknown local model profile {profile!r}; use one of {names}.",
+                                 profile=profile, names=', '.join(PROFILES)))
         if int(max_tokens) < 4:
-            raise ModelError(f"max_tokens must be at least 4; got {max_tokens}.")
+            raise ModelError(msg("max_tokens must be at least 4; got {max_tokens}.", max_tokens=max_tokens))
         self.model_dir = Path(model_dir)
         self.profile = profile
         self.threads = max(1, int(threads))
@@ -171,8 +174,9 @@ class LocalEmbedder:
         self._output_name = self._pick_output()
         self.dims: int = self._find_dims()
         if profile == "embeddinggemma" and self.dims != GEMMA_DIMS:
-            raise ModelError(f"The EmbeddingGemma model in {self.model_dir} gives {self.dims}-d vectors; "
-                             f"expected {GEMMA_DIMS}. Reinstall it: {INSTALL_HINT}.")
+            raise ModelError(msg("The EmbeddingGemma model in {model_dir} gives {dims}-d vectors; expected "
+                                 "{expected}. Reinstall it: run `memories rag model-install`.",
+                                 model_dir=self.model_dir, dims=self.dims, expected=GEMMA_DIMS))
 
         self.file_hashes: dict[str, str] = {rel: sha256_file(self.model_dir / rel) for rel in self._hashed_files()}
         self.pinned: bool = profile == "embeddinggemma" and all(
@@ -192,16 +196,18 @@ class LocalEmbedder:
         if self.profile == "embeddinggemma":
             missing = [rel for rel in (GEMMA_MODEL, GEMMA_DATA, TOKENIZER) if not (d / rel).is_file()]
             if missing:
-                raise ModelNotInstalledError(f"EmbeddingGemma is not installed in {d}; {INSTALL_HINT} "
-                                             f"(missing: {', '.join(missing)}).")
+                raise ModelNotInstalledError(msg("EmbeddingGemma is not installed in {folder}; run `memories rag model-install` "
+                                                 "(missing: {names}).",
+                                                 folder=d, names=', '.join(missing)))
             return {"model": d / GEMMA_MODEL, "tokenizer": d / TOKENIZER}
         model = next((d / rel for rel in ST_MODEL_CANDIDATES if (d / rel).is_file()), None)
         tok = d / TOKENIZER
         if model is None or not tok.is_file():
             need = [] if model is not None else ["model.onnx (or onnx/model.onnx)"]
             need += [] if tok.is_file() else [TOKENIZER]
-            raise ModelNotInstalledError(f"No sentence-transformers ONNX model in {d} (missing: {', '.join(need)}); "
-                                         "point [rag] local_model_dir at a folder with model.onnx and tokenizer.json.")
+            raise ModelNotInstalledError(msg("No sentence-transformers ONNX model in {folder} (missing: {names}); "
+                                             "point [rag] local_model_dir at a folder with model.onnx and "
+                                             "tokenizer.json.", folder=d, names=', '.join(need)))
         return {"model": model, "tokenizer": tok}
 
     def _hashed_files(self) -> list[str]:
@@ -226,7 +232,8 @@ class LocalEmbedder:
         try:
             tok = Tokenizer.from_file(str(self.tokenizer_path))
         except Exception as exc:
-            raise ModelError(f"Cannot read the tokenizer {self.tokenizer_path}: {_short(exc)}") from exc
+            raise ModelError(msg("Cannot read the tokenizer {tokenizer_path}: {problem}",
+                                 tokenizer_path=self.tokenizer_path, problem=_short(exc))) from exc
         # Ignore any padding/truncation baked into tokenizer.json; we pad per batch ourselves.
         tok.no_padding()
         tok.no_truncation()
@@ -238,8 +245,9 @@ class LocalEmbedder:
         probe = tok.encode("a")
         if self.profile == "embeddinggemma":
             if probe.ids[:1] != [2] or probe.ids[-1:] != [1]:
-                raise ModelError(f"The tokenizer {self.tokenizer_path} does not add <bos>=2/<eos>=1; "
-                                 f"it is not EmbeddingGemma's. Reinstall: {INSTALL_HINT}.")
+                raise ModelError(msg("The tokenizer {tokenizer_path} does not add <bos>=2/<eos>=1; it is not "
+                                     "EmbeddingGemma's. Reinstall: run `memories rag model-install`.",
+                                     tokenizer_path=self.tokenizer_path))
         pad_id = None
         for name in ("<pad>", "[PAD]", "<PAD>"):
             pad_id = tok.token_to_id(name)
@@ -255,8 +263,9 @@ class LocalEmbedder:
         required = {"input_ids", "attention_mask"}
         allowed = required | ({"token_type_ids"} if self.profile == "sentence-transformers" else set())
         if not required <= names or not names <= allowed:
-            raise ModelError(f"The ONNX model {self.model_path} has inputs {sorted(names)}; the "
-                             f"{self.profile} profile feeds {sorted(allowed)}.")
+            raise ModelError(msg("The ONNX model {model_path} has inputs {inputs}; the {profile} profile feeds "
+                                 "{fed}.",
+                                 model_path=self.model_path, inputs=sorted(names), profile=self.profile, fed=sorted(allowed)))
 
     def _pick_output(self) -> str:
         outputs = [o.name for o in self._session.get_outputs()]
@@ -268,7 +277,8 @@ class LocalEmbedder:
             for o in self._session.get_outputs():
                 if len(o.shape or []) == 3:
                     return o.name
-        raise ModelError(f"The ONNX model {self.model_path} has no output {want!r} (outputs: {outputs}).")
+        raise ModelError(msg("The ONNX model {model_path} has no output {want!r} (outputs: {outputs}).",
+                             model_path=self.model_path, want=want, outputs=outputs))
 
     def _find_dims(self) -> int:
         out = next(o for o in self._session.get_outputs() if o.name == self._output_name)
@@ -328,21 +338,23 @@ class LocalEmbedder:
         try:
             (out,) = self._session.run([self._output_name], feeds)
         except Exception as exc:
-            raise ModelError(f"The local embedding model failed: {_short(exc)}") from exc
+            raise ModelError(msg("The local embedding model failed: {problem}", problem=_short(exc))) from exc
         out = np.asarray(out, dtype=np.float32)
         if self.profile == "sentence-transformers":
             if out.ndim != 3:
-                raise ModelError(f"Output {self._output_name!r} has shape {out.shape}; expected [batch, seq, dims].")
+                raise ModelError(msg("Output {output!r} has shape {shape}; expected [batch, seq, dims].",
+                                     output=self._output_name, shape=out.shape))
             m = mask.astype(np.float32)[:, :, None]
             out = (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         elif out.ndim != 2:
-            raise ModelError(f"Output {self._output_name!r} has shape {out.shape}; expected [batch, dims].")
+            raise ModelError(msg("Output {output!r} has shape {shape}; expected [batch, dims].",
+                                 output=self._output_name, shape=out.shape))
         if out.shape[0] != len(seqs) or not np.isfinite(out).all():
-            raise ModelError("The local embedding model returned malformed or non-finite vectors.")
+            raise ModelError(msg("The local embedding model returned malformed or non-finite vectors."))
         wide = out.astype(np.float64)  # float32 squares of large outputs would overflow to inf
         norms = np.linalg.norm(wide, axis=1, keepdims=True)
         if not np.all(norms > 0):
-            raise ModelError("The local embedding model returned an all-zero vector, which has no direction.")
+            raise ModelError(msg("The local embedding model returned an all-zero vector, which has no direction."))
         return (wide / norms).astype(np.float32)
 
     def _embed_ids(self, seqs: list[list[int]], batch_size: int, cancel: threading.Event | None) -> np.ndarray:
@@ -353,7 +365,7 @@ class LocalEmbedder:
         start = 0
         while start < len(order):
             if cancel is not None and cancel.is_set():
-                raise CancelledError("Embedding was cancelled.")
+                raise CancelledError(msg("Embedding was cancelled."))
             end = start + 1
             # Sorted ascending: the item at `end` is the longest so far, so it sets the width.
             while (end < len(order) and end - start < batch_size

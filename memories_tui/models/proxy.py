@@ -15,6 +15,7 @@ import httpx
 
 from ..config import PROXY_SCHEMES, HttpSettings
 from ..errors import ConfigError
+from ..i18n import msg
 from ..loopback import is_loopback_host
 
 
@@ -96,10 +97,11 @@ def proxy_for(url: str, settings: HttpSettings, environ: Mapping[str, str] | Non
     try:
         proxy = httpx.URL(value)
     except (httpx.InvalidURL, ValueError, TypeError):
-        raise ConfigError(f"Environment variable {var} is not a valid proxy URL.") from None
+        raise ConfigError(msg("Environment variable {var} is not a valid proxy URL.", var=var)) from None
     if proxy.scheme not in PROXY_SCHEMES or not proxy.host:
         raise ConfigError(
-            f"Environment variable {var} must be an {'/'.join(PROXY_SCHEMES)} proxy URL with a host; "
-            f"got scheme {proxy.scheme!r}. Fix it, or set [rag.http] use_env_proxy = false."
+            msg("Environment variable {var} must be an {names} proxy URL with a host; got scheme {scheme!r}. "
+                "Fix it, or set [rag.http] use_env_proxy = false.",
+                var=var, names='/'.join(PROXY_SCHEMES), scheme=proxy.scheme)
         )
     return value

@@ -28,6 +28,7 @@ import httpx
 from ..config import HttpSettings, RemoteService
 from ..egress import EgressHook, Finish, Outbound, SentChunk
 from ..errors import ConfigError, MemoriesError, ModelError, PolicyError
+from ..i18n import msg
 from .http import is_loopback_url, make_client, send_with_retries, status_error
 from .reply_body import MAX_REPLY_BYTES
 from .strict_json import strict_json
@@ -71,8 +72,9 @@ def refuse_if_device_only(url: str, device_only: bool, role: str) -> None:
     """A device-only vault never sends data to a non-loopback endpoint."""
     if device_only and not is_loopback_url(url):
         raise PolicyError(
-            f"This vault is device-only: the {role} service at {host_of(url)} is not a loopback address, so "
-            "nothing was sent. Use local inference or a service on 127.0.0.1/::1/localhost.",
+            msg("This vault is device-only: the {role} service at {host} is not a loopback address, so "
+                "nothing was sent. Use local inference or a service on 127.0.0.1/::1/localhost.",
+                role=role, host=host_of(url)),
             code="device_only")
 
 
@@ -97,15 +99,16 @@ class ServiceClient:
         if name is None:
             if is_loopback_url(self.service.url):
                 return None
-            raise ConfigError(f"{self.table}.api_key_env is required for a non-loopback service: name the "
-                              "environment variable that holds the API key.")
+            raise ConfigError(msg("{table}.api_key_env is required for a non-loopback service: name the "
+                                  "environment variable that holds the API key.", table=self.table))
         value = (self._environ.get(name) or "").strip()
         if not value:
-            raise ConfigError(f"The environment variable {name} (named by {self.table}.api_key_env) is not set.",
+            raise ConfigError(msg("The environment variable {name} (named by {table}.api_key_env) is not set.",
+                                  name=name, table=self.table),
                               code="api_key_missing")
         if any(ord(c) < 0x21 or ord(c) > 0x7E for c in value):
-            raise ConfigError(f"The environment variable {name} does not hold a usable API key "
-                              "(it contains spaces or non-ASCII characters; value not shown).",
+            raise ConfigError(msg("The environment variable {name} does not hold a usable API key (it "
+                                  "contains spaces or non-ASCII characters; value not shown).", name=name),
                               code="api_key_invalid")
         return value
 
@@ -158,7 +161,8 @@ class ServiceClient:
             try:
                 parsed = strict_json(response.content)
             except ModelError as exc:
-                raise ModelError(f"{self.what}: {exc.message}", code="model_bad_response") from None
+                raise ModelError(msg("{what}: {reason}", what=self.what, reason=exc),
+                                 code="model_bad_response") from None
         except BaseException as exc:
             if finish is not None:
                 finish(exc.code if isinstance(exc, MemoriesError) else "interrupted", received, attempts)
@@ -169,7 +173,7 @@ class ServiceClient:
 
 
 def bad_response(client: ServiceClient, detail: str) -> ModelError:
-    return ModelError(f"{client.what} returned an unusable response: {detail}.", code="model_bad_response")
+    return ModelError(msg("{what} returned an unusable response: {detail}.", what=client.what, detail=detail), code="model_bad_response")
 
 
 def field(obj: Any, key: str, kind: type | tuple[type, ...], client: ServiceClient, where: str) -> Any:

@@ -29,6 +29,7 @@ import numpy as np
 from ..config import HttpSettings, RemoteService
 from ..egress import SentChunk
 from ..errors import CancelledError, ModelError
+from ..i18n import msg
 from .remote import CallContext, ServiceClient, bad_response, field, refuse_if_device_only, with_context
 
 GEMINI_QUERY_TASK = "RETRIEVAL_QUERY"
@@ -126,7 +127,7 @@ class RemoteEmbedder:
         step = max(1, s.batch_size)
         for start in range(0, len(wire), step):
             if ctx.cancel is not None and ctx.cancel.is_set():
-                raise CancelledError("Embedding was cancelled.")
+                raise CancelledError(msg("Embedding was cancelled."))
             batch = wire[start:start + step]
             batch_titles: list[str | None] = (list(titles[start:start + step]) if titles is not None
                                               else [None] * len(batch))
@@ -197,9 +198,10 @@ class RemoteEmbedder:
                 if len(row) != expected:
                     configured = "configured" if self.service.dimensions is not None else "expected"
                     raise ModelError(
-                        f"{self.client.what} returned {len(row)}-dimensional embeddings; {expected} dimensions are "
-                        f"{configured} (rag.embedding.dimensions). Set dimensions to what the model gives, then "
-                        "run rag index again.", code="dimension_mismatch")
+                        msg("{what} returned {count}-dimensional embeddings; {expected} dimensions are "
+                            "{configured} (rag.embedding.dimensions). Set dimensions to what the model gives, "
+                            "then run rag index again.",
+                            what=self.client.what, count=len(row), expected=expected, configured=configured), code="dimension_mismatch")
             if expected is None or expected == 0:
                 raise bad_response(self.client, "empty embeddings")
             self._learned.dims = expected

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import HttpSettings, RemoteService
 from ..errors import ModelError
+from ..i18n import msg
 from .remote import CallContext, ServiceClient, bad_response, field
 
 # The shape `rag ask` asks for (Gemini responseSchema, an OpenAPI subset).
@@ -60,13 +61,15 @@ class Generator:
             feedback = reply.get("promptFeedback") if isinstance(reply, dict) else None
             reason = feedback.get("blockReason") if isinstance(feedback, dict) else None
             if isinstance(reason, str):
-                raise ModelError(f"{self.client.what} refused the prompt (blockReason {reason[:40]}).",
+                raise ModelError(msg("{what} refused the prompt (blockReason {block_reason}).",
+                                     what=self.client.what, block_reason=reason[:40]),
                                  code="model_refused")
             raise bad_response(self.client, "no candidates")
         first = candidates[0] if isinstance(candidates, list) else None
         finish = first.get("finishReason") if isinstance(first, dict) else None
         if finish not in _GEMINI_OK_FINISH:
-            raise ModelError(f"{self.client.what} stopped early (finishReason {str(finish)[:40]}); no answer used.",
+            raise ModelError(msg("{what} stopped early (finishReason {finish_reason}); no answer used.",
+                                 what=self.client.what, finish_reason=str(finish)[:40]),
                              code="model_refused")
         content = field(first, "content", dict, self.client, "candidates[0]")
         parts = field(content, "parts", list, self.client, "candidates[0].content")
@@ -89,7 +92,7 @@ class Generator:
             raise bad_response(self.client, "no choices")
         first = choices[0]
         if isinstance(first, dict) and first.get("finish_reason") == "length":
-            raise ModelError(f"{self.client.what} ran out of output tokens; no answer used.", code="model_refused")
+            raise ModelError(msg("{what} ran out of output tokens; no answer used.", what=self.client.what), code="model_refused")
         message = field(first, "message", dict, self.client, "choices[0]")
         return field(message, "content", str, self.client, "choices[0].message")
 

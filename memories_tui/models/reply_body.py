@@ -18,6 +18,7 @@ from collections.abc import Callable
 import httpx
 
 from ..errors import ModelError
+from ..i18n import msg
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 INFLATE_STEP = 1024 * 1024  # at most this much decompressed output per zlib call
@@ -30,7 +31,8 @@ def _mib(n: int) -> str:
 
 
 def too_large(what: str, limit: int, detail: str = "") -> ModelError:
-    return ModelError(f"{what} sent a reply larger than {_mib(limit)}{detail}; it was refused and not read further.",
+    return ModelError(msg("{what} sent a reply larger than {limit}{detail}; it was refused and not read "
+                          "further.", what=what, limit=_mib(limit), detail=detail),
                       code="model_bad_response")
 
 
@@ -57,11 +59,11 @@ class _Gunzip:
                 else:
                     data = self._z.unconsumed_tail
         except zlib.error:
-            raise ModelError(f"{self.what} sent a damaged gzip body.", code="model_bad_response") from None
+            raise ModelError(msg("{what} sent a damaged gzip body.", what=self.what), code="model_bad_response") from None
 
     def finish(self) -> bytes:
         if not self._z.eof:
-            raise ModelError(f"{self.what} sent a gzip body that ends early.", code="model_bad_response")
+            raise ModelError(msg("{what} sent a gzip body that ends early.", what=self.what), code="model_bad_response")
         return bytes(self.out)
 
 
@@ -74,7 +76,8 @@ def read_capped(response: httpx.Response, *, limit: int, what: str, between: Cal
     try:
         encoding = response.headers.get("content-encoding", "").strip().lower()
         if encoding not in ("", "identity", *_GZIP):
-            raise ModelError(f"{what} sent its reply {encoding[:20]}-encoded; only gzip or plain bodies are read.",
+            raise ModelError(msg("{what} sent its reply {encoding}-encoded; only gzip or plain bodies are read.",
+                                 what=what, encoding=encoding[:20]),
                              code="model_bad_response")
         declared = response.headers.get("content-length", "").strip()
         if declared.isdigit() and int(declared) > limit:

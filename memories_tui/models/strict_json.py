@@ -11,16 +11,17 @@ import math
 from typing import Any
 
 from ..errors import ModelError
+from ..i18n import msg
 
 
 def _reject_constant(name: str) -> Any:
-    raise ModelError(f"The service returned JSON with a non-finite number ({name}).")
+    raise ModelError(msg("The service returned JSON with a non-finite number ({name}).", name=name))
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ModelError("The service returned JSON with a number out of range.")
+        raise ModelError(msg("The service returned JSON with a number out of range."))
     return value
 
 
@@ -28,7 +29,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ModelError(f"The service returned JSON with a duplicate key {key[:40]!r}.")
+            raise ModelError(msg("The service returned JSON with a duplicate key {key!r}.", key=key[:40]))
         out[key] = value
     return out
 
@@ -39,13 +40,14 @@ def strict_json(text: str | bytes) -> Any:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
-            raise ModelError("The service returned a body that is not UTF-8 JSON.") from None
+            raise ModelError(msg("The service returned a body that is not UTF-8 JSON.")) from None
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
                           parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        raise ModelError(f"The service returned malformed JSON ({exc.msg} at position {exc.pos}).") from None
+        raise ModelError(msg("The service returned malformed JSON ({problem} at position {pos}).",
+                             problem=exc.msg, pos=exc.pos)) from None
     except RecursionError:
-        raise ModelError("The service returned JSON nested too deeply.") from None
+        raise ModelError(msg("The service returned JSON nested too deeply.")) from None
     except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        raise ModelError(f"The service returned JSON we cannot use ({exc}).") from None
+        raise ModelError(msg("The service returned JSON we cannot use ({reason}).", reason=exc)) from None

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..i18n import msg
 from ..index.cache import IndexedChunk, VaultIndex
 from ..notes import NO_EMBEDDING_MODEL, Note, vector_left_out
 from ..text.query import Query
@@ -56,7 +57,7 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
         if embed_query is None:
             from ..errors import ModelError
 
-            raise ModelError("Vector search needs an embedding model; run `memories rag model-install`.")
+            raise ModelError(msg("Vector search needs an embedding model; run `memories rag model-install`."))
         if ensure_vectors is not None:
             ensure_vectors()  # outside the index lock: BM25 queries keep being served meanwhile
         qvec = embed_query(query.text)

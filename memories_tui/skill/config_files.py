@@ -28,6 +28,7 @@ import tomlkit
 import tomlkit.items
 
 from ..errors import ConfigError
+from ..i18n import msg
 
 Entry = dict[str, Any]
 
@@ -51,7 +52,8 @@ def plan_json(path: Path, section: str, name: str, entry: Entry, force: bool) ->
     if servers is None:
         servers = document[section] = {}
     if not isinstance(servers, dict):
-        raise ConfigError(f"{path}: `{section}` is not a JSON object; fix it by hand, nothing was changed.")
+        raise ConfigError(msg("{path}: `{section}` is not a JSON object; fix it by hand, nothing was changed.",
+                              path=path, section=section))
     existing = servers.get(name)
     status = _decide(existing, entry, force)
     if status in ("unchanged", "kept"):
@@ -74,12 +76,14 @@ def plan_toml(path: Path, section: str, name: str, entry: Entry, force: bool) ->
     try:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix it by hand, nothing was changed.") from None
+        raise ConfigError(msg("{path} is not valid TOML ({reason}); fix it by hand, nothing was changed.",
+                              path=path, reason=exc)) from None
     except RecursionError:
-        raise ConfigError(f"{path} is nested too deeply to read; nothing was changed.") from None
+        raise ConfigError(msg("{path} is nested too deeply to read; nothing was changed.", path=path)) from None
     servers = data.get(section)
     if servers is not None and not isinstance(servers, dict):
-        raise ConfigError(f"{path}: `{section}` is not a TOML table; fix it by hand, nothing was changed.")
+        raise ConfigError(msg("{path}: `{section}` is not a TOML table; fix it by hand, nothing was changed.",
+                              path=path, section=section))
     existing = (servers or {}).get(name)
     status = "created" if not path.exists() else _decide(existing, entry, force)
     if status in ("unchanged", "kept"):
@@ -96,9 +100,10 @@ def plan_toml(path: Path, section: str, name: str, entry: Entry, force: bool) ->
                 return MergePlan(status, text, existing)
         except Exception:  # noqa: BLE001, S112 - any failure of one shape: try the next, else refuse
             continue
-    raise ConfigError(f"{path}: cannot write the `{name}` entry into `{section}` in the shape this file uses "
-                      "(e.g. dotted keys) without changing what the rest of it means; edit it by hand "
-                      "(`--dry-run --json` shows the entry), nothing was changed.")
+    raise ConfigError(msg("{path}: cannot write the `{name}` entry into `{section}` in the shape this file "
+                          "uses (e.g. dotted keys) without changing what the rest of it means; edit it by "
+                          "hand (`--dry-run --json` shows the entry), nothing was changed.",
+                          path=path, name=name, section=section))
 
 
 def _toml_edit(raw: str, section: str, name: str, entry: Entry) -> str:
@@ -143,15 +148,17 @@ def writable_target(path: Path) -> Path:
     the link stays), a read-only or non-regular file is refused (ConfigError), not replaced."""
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     if path.is_symlink() and not target.exists():
-        raise ConfigError(f"{path} is a symbolic link to {target}, which does not exist; nothing was changed.")
+        raise ConfigError(msg("{path} is a symbolic link to {target}, which does not exist; nothing was "
+                              "changed.", path=path, target=target))
     if not target.exists():
         return target
     info = target.stat()
     if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{path} is not a regular file; nothing was changed.")
+        raise ConfigError(msg("{path} is not a regular file; nothing was changed.", path=path))
     if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
-        raise ConfigError(f"{path} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); make it writable to let "
-                          "inject change it, or add the entry by hand. Nothing was changed.")
+        raise ConfigError(msg("{path} is read-only (mode {mode:04o}); make it writable to let inject change "
+                              "it, or add the entry by hand. Nothing was changed.",
+                              path=path, mode=stat.S_IMODE(info.st_mode)))
     return target
 
 
@@ -193,9 +200,9 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text; fix it by hand, nothing was changed.") from None
+        raise ConfigError(msg("{path} is not UTF-8 text; fix it by hand, nothing was changed.", path=path)) from None
     except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+        raise ConfigError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
 
 
 _COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
@@ -207,23 +214,25 @@ def _load_json(path: Path, raw: str) -> dict[str, Any]:
     try:
         document = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
     except RecursionError:
-        raise ConfigError(f"{path} is nested too deeply to read; nothing was changed.") from None
+        raise ConfigError(msg("{path} is nested too deeply to read; nothing was changed.", path=path)) from None
     except _DuplicateKey as dup:
-        raise ConfigError(f"{path} has the key {dup.key[:60]!r} twice in one object; a rewrite would keep only "
-                          "one of them and change what the file means. Remove the duplicate by hand, nothing was "
-                          "changed.") from None
+        raise ConfigError(msg("{path} has the key {key!r} twice in one object; a rewrite would keep only "
+                              "one of them and change what the file means. Remove the duplicate by hand, "
+                              "nothing was changed.", path=path, key=dup.key[:60])) from None
     except json.JSONDecodeError as exc:
         stripped = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", raw)
         stripped = re.sub(r",(\s*[}\]])", r"\1", stripped)
         try:
             json.loads(stripped)
         except json.JSONDecodeError:
-            raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                              "fix it by hand, nothing was changed.") from None
-        raise ConfigError(f"{path} has comments or trailing commas that a rewrite would lose; add the "
-                          "`memories` entry by hand (`--dry-run --json` shows it), nothing was changed.") from None
+            raise ConfigError(msg("{path} is not valid JSON (line {lineno}, column {colno}: {problem}); fix it by "
+                                  "hand, nothing was changed.",
+                                  path=path, lineno=exc.lineno, colno=exc.colno, problem=exc.msg)) from None
+        raise ConfigError(msg("{path} has comments or trailing commas that a rewrite would lose; add the "
+                              "`memories` entry by hand (`--dry-run --json` shows it), nothing was changed.",
+                              path=path)) from None
     if not isinstance(document, dict):
-        raise ConfigError(f"{path} does not hold a JSON object; fix it by hand, nothing was changed.")
+        raise ConfigError(msg("{path} does not hold a JSON object; fix it by hand, nothing was changed.", path=path))
     return document
 
 

@@ -19,15 +19,16 @@ from typing import Any
 
 from ..engine import Jsonable, json_meta
 from ..errors import ConfigError
+from ..i18n import N_
 from . import config_files
 from .clients import SERVER_NAME, Launch, Roots, Target, targets
 
 _WHY = {
-    "created": "new file",
-    "added": "entry added; other entries kept",
-    "unchanged": "already up to date",
-    "kept": "a different entry is there; kept it (--force replaces it)",
-    "replaced": "replaced (backup kept)",
+    "created": N_("new file"),
+    "added": N_("entry added; other entries kept"),
+    "unchanged": N_("already up to date"),
+    "kept": N_("a different entry is there; kept it (--force replaces it)"),
+    "replaced": N_("replaced (backup kept)"),
     "skipped": "",
 }
 
@@ -95,9 +96,9 @@ def inject(clients: list[str], roots: Roots, launch: Launch, *, scope: str = "us
                for client in clients for target in targets(client, roots, launch, scope)]
     notes = []
     if not any(key == "MEMORIES_PASSPHRASE_COMMAND" for key, _ in launch.env) and "--passphrase-file" not in launch.args:
-        notes.append("No passphrase source was given: the server uses the Memories daemon, so unlock the vault "
-                     "with `memories unlock VAULT` (or in the TUI) before the AI client calls it. On a machine "
-                     "without a daemon, give --passphrase-file or --passphrase-command instead.")
+        notes.append(N_("No passphrase source was given: the server uses the Memories daemon, so unlock the vault "
+                        "with `memories unlock VAULT` (or in the TUI) before the AI client calls it. On a machine "
+                        "without a daemon, give --passphrase-file or --passphrase-command instead."))
     return InjectReport(dry_run, results, notes)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import LimitError, UsageError
+from ..i18n import msg
 from ..vocabulary import (
     DEFAULT_LIMIT,
     DEFAULT_MATCH_MODE,
@@ -51,14 +52,16 @@ def check_options(mode: str, match_mode: str, limit: int) -> tuple[Mode, MatchMo
     """Mode, match mode and limit, checked before any index or model work (they may come
     from a command line or an AI client as any string); returned as the engine's types."""
     if mode not in MODES:
-        raise UsageError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
+        raise UsageError(msg("Unknown search mode {mode!r}; use one of {names}.", mode=mode, names=', '.join(MODES)))
     if match_mode not in MATCH_MODES:
-        raise UsageError(f"Unknown match mode {match_mode!r}; use one of {', '.join(MATCH_MODES)}.")
+        raise UsageError(msg("Unknown match mode {match_mode!r}; use one of {names}.",
+                             match_mode=match_mode, names=', '.join(MATCH_MODES)))
     if type(limit) is not int or limit < 1:  # a mistake (usage), not a request over a limit
-        raise UsageError(f"--limit must be a whole number from 1 to {MAX_RESULTS}; got {limit!r}.")
+        raise UsageError(msg("--limit must be a whole number from 1 to {max_results}; got {limit!r}.",
+                             max_results=MAX_RESULTS, limit=limit))
     if limit > MAX_RESULTS:
-        raise LimitError(f"--limit {limit} is out of range; at most {MAX_RESULTS} results may be requested "
-                         "(and at least 1).")
+        raise LimitError(msg("--limit {limit} is out of range; at most {max_results} results may be requested "
+                             "(and at least 1).", limit=limit, max_results=MAX_RESULTS))
     return mode, match_mode, limit
 
 
@@ -67,7 +70,7 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
     """Check the request and segment the query text once; raises UsageError / LimitError."""
     mode, match_mode, limit = check_options(mode, match_mode, limit)
     if not text or not text.strip():
-        raise UsageError("The query is empty; give some words to search for.")
+        raise UsageError(msg("The query is empty; give some words to search for."))
     segment.check_query_bytes(text)  # before any work
     folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
     terms = segment.search_terms(text, folded)  # also checks the term limit

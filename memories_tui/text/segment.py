@@ -31,6 +31,8 @@ from collections.abc import Callable
 from memories_tui.errors import LimitError
 from memories_tui.vocabulary import MATCH_MODES, MAX_RESULTS  # noqa: F401  (the index reads them here)
 
+from ..i18n import msg
+
 MAX_QUERY_BYTES = 1024
 MAX_QUERY_TERMS = 64
 
@@ -382,12 +384,14 @@ def _stopwords() -> frozenset[str]:
 def check_query_bytes(query: str) -> None:
     size = len(query.encode("utf-8", "surrogatepass"))
     if size > MAX_QUERY_BYTES:
-        raise LimitError(f"Query is {size:,} bytes; the limit is {MAX_QUERY_BYTES:,} query bytes.")
+        raise LimitError(msg("Query is {size:,} bytes; the limit is {max_query_bytes:,} query bytes.",
+                             size=size, max_query_bytes=MAX_QUERY_BYTES))
 
 
 def _check_terms(count: int) -> None:
     if count > MAX_QUERY_TERMS:
-        raise LimitError(f"Query has {count:,} terms; the limit is {MAX_QUERY_TERMS:,} query terms.")
+        raise LimitError(msg("Query has {count:,} terms; the limit is {max_query_terms:,} query terms.",
+                             count=count, max_query_terms=MAX_QUERY_TERMS))
 
 
 def query_terms(query: str, folded: str | None = None) -> list[str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockedError, TamperError, VaultError
+from ..i18n import msg
 from . import crypto
 from .header import sqlite_errors
 from .integrity import SETTINGS_BLOB, blob_ad, checked_blob_row, put_blob
@@ -84,7 +85,7 @@ class CacheBlobs:
     def put(self, items: dict[str, bytes]) -> None:
         """Write several blobs in one transaction."""
         if SETTINGS_BLOB in items:
-            raise VaultError("The settings record is written through set_settings only.")
+            raise VaultError(msg("The settings record is written through set_settings only."))
         with self._lock, sqlite_errors(self.path):
             keys = self._keys()
             self._conn.execute("BEGIN IMMEDIATE")

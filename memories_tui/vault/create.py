@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import VaultError
+from ..i18n import msg
 from . import crypto
 from .egress_log import SCHEMA as EGRESS_SCHEMA
 from .header import FORMAT_VERSION, MAGIC, Header, connect_readwrite
@@ -48,7 +49,7 @@ def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bo
     crypto.zero(crypto.normalize_passphrase(passphrase))  # refuse empty before any work
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.exists():
-        raise VaultError(f"{path} already exists; refusing to overwrite it.")
+        raise VaultError(msg("{path} already exists; refusing to overwrite it.", path=path))
     header = Header(vault_id=secrets.token_hex(8), name=name, format=FORMAT_VERSION, kdf=params,
                     salt=os.urandom(crypto.SALT_BYTES), wrapped_key=b"", created=now_iso())
     disable_core_dumps()

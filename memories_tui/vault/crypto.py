@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ..errors import InputRefusedError, TamperError, VaultError, WrongPassphraseError
+from ..i18n import msg
 from .format import MIN_MEMORY_KIB as MIN_MEMORY_KIB
 from .format import KdfParams as KdfParams
 from .format import length_prefixed as length_prefixed
@@ -47,11 +48,11 @@ def normalize_passphrase(passphrase: str) -> bytearray:
     """NFC then UTF-8, so the same passphrase typed on macOS (NFD) and Linux (NFC) agrees.
     A bytearray, so callers can wipe it once the KDF has run."""
     if not passphrase:
-        raise InputRefusedError("An empty passphrase is not allowed.", code="empty_passphrase")
+        raise InputRefusedError(msg("An empty passphrase is not allowed."), code="empty_passphrase")
     try:
         return bytearray(unicodedata.normalize("NFC", passphrase).encode("utf-8"))
     except UnicodeEncodeError:
-        raise InputRefusedError("The passphrase is not valid Unicode text (it holds undecodable bytes).",
+        raise InputRefusedError(msg("The passphrase is not valid Unicode text (it holds undecodable bytes)."),
                                 code="invalid_passphrase") from None
 
 
@@ -76,14 +77,14 @@ def wrap_key(kek: bytearray, vault_key: bytearray, header_ad: bytes) -> bytes:
 
 def unwrap_key(kek: bytearray, wrapped: bytes, header_ad: bytes) -> bytearray:
     if len(wrapped) != NONCE_BYTES + KEY_BYTES + 16:
-        raise VaultError("The vault header's wrapped key has the wrong length; the file is damaged.")
+        raise VaultError(msg("The vault header's wrapped key has the wrong length; the file is damaged."))
     vault_key = bytearray(KEY_BYTES)
     try:
         AESGCM(kek).decrypt_into(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], header_ad, vault_key)
     except InvalidTag:
         zero(vault_key)
         raise WrongPassphraseError(
-            "Wrong passphrase (or the vault header was altered): the vault key could not be unlocked."
+            msg("Wrong passphrase (or the vault header was altered): the vault key could not be unlocked.")
         ) from None
     return vault_key
 
@@ -108,15 +109,15 @@ def seal(aead: AESGCM, plaintext: bytes | bytearray, ad: bytes) -> tuple[bytes, 
 def open_sealed(aead: AESGCM, nonce: bytes, ciphertext: bytes, ad: bytes, what: str) -> bytearray:
     """Decrypt into a fresh bytearray the caller wipes once it has parsed the plaintext."""
     if len(nonce) != NONCE_BYTES or len(ciphertext) < 16:
-        raise TamperError(f"{what} failed authentication: its nonce or ciphertext has the wrong length. "
-                          "Nothing from it is shown.")
+        raise TamperError(msg("{what} failed authentication: its nonce or ciphertext has the wrong length. "
+                              "Nothing from it is shown.", what=what))
     out = bytearray(len(ciphertext) - 16)
     try:
         aead.decrypt_into(nonce, ciphertext, ad, out)
     except (InvalidTag, ValueError):
         raise TamperError(
-            f"{what} failed authentication: the vault file was altered, swapped or damaged. "
-            "Nothing from it is shown."
+            msg("{what} failed authentication: the vault file was altered, swapped or damaged. Nothing from "
+                "it is shown.", what=what)
         ) from None
     return out
 

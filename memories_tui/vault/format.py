@@ -8,6 +8,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import VaultError
+from ..i18n import msg
 
 # Creation floor and opening ceiling: a new vault never gets parameters below the floor, and the
 # ceiling is checked before any KDF work so a hostile header cannot make us allocate 1 TiB.
@@ -30,11 +31,11 @@ class KdfParams:
     @classmethod
     def from_dict(cls, data: object) -> KdfParams:
         if not isinstance(data, dict) or data.get("alg") != "argon2id":
-            raise VaultError("The vault header names an unknown key derivation function.")
+            raise VaultError(msg("The vault header names an unknown key derivation function."))
         try:
             params = cls(int(data["m"]), int(data["t"]), int(data["p"]))
         except (KeyError, TypeError, ValueError, OverflowError):
-            raise VaultError("The vault header has malformed key derivation parameters.") from None
+            raise VaultError(msg("The vault header has malformed key derivation parameters.")) from None
         params.check_openable()
         return params
 
@@ -42,8 +43,9 @@ class KdfParams:
         if not (8 <= self.memory_kib <= MAX_MEMORY_KIB and 1 <= self.iterations <= MAX_ITERATIONS
                 and 1 <= self.lanes <= MAX_LANES):
             raise VaultError(
-                "The vault header asks for key derivation parameters beyond the safe ceiling "
-                f"(m ≤ {MAX_MEMORY_KIB} KiB, t ≤ {MAX_ITERATIONS}, p ≤ {MAX_LANES}); refusing to open it."
+                msg("The vault header asks for key derivation parameters beyond the safe ceiling (m ≤ "
+                    "{max_memory_kib} KiB, t ≤ {max_iterations}, p ≤ {max_lanes}); refusing to open it.",
+                    max_memory_kib=MAX_MEMORY_KIB, max_iterations=MAX_ITERATIONS, max_lanes=MAX_LANES)
             )
 
     def check_unlockable(self, floor_lifted: bool = False) -> None:
@@ -53,13 +55,15 @@ class KdfParams:
         self.check_openable()
         if not floor_lifted and self.memory_kib < MIN_MEMORY_KIB:
             raise VaultError(
-                f"The vault header asks for Argon2id memory m = {self.memory_kib} KiB, below the floor of "
-                f"{MIN_MEMORY_KIB} KiB; refusing to unlock it with such weak key derivation.", code="kdf_too_weak")
+                msg("The vault header asks for Argon2id memory m = {memory_kib} KiB, below the floor of "
+                    "{min_memory_kib} KiB; refusing to unlock it with such weak key derivation.",
+                    memory_kib=self.memory_kib, min_memory_kib=MIN_MEMORY_KIB), code="kdf_too_weak")
 
     def check_creatable(self) -> None:
         if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:
             raise VaultError(
-                f"Argon2id parameters below m = {MIN_MEMORY_KIB} KiB, t = {MIN_ITERATIONS} are too weak."
+                msg("Argon2id parameters below m = {min_memory_kib} KiB, t = {min_iterations} are too weak.",
+                    min_memory_kib=MIN_MEMORY_KIB, min_iterations=MIN_ITERATIONS)
             )
         self.check_openable()
 

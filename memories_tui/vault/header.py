@@ -17,11 +17,13 @@ import stat
 import threading
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import NotFoundError, TamperError, VaultError
-from ..serial import Jsonable
+from ..i18n import Message, localized, msg
+from ..serial import Jsonable, json_meta
 from .format import KdfParams, length_prefixed
 
 MAGIC = "memories-vault"
@@ -56,8 +58,10 @@ def vault_error_from(exc: sqlite3.Error | UnicodeDecodeError, path: Path) -> Vau
     if isinstance(exc, UnicodeDecodeError):
         text = "a text column is not valid UTF-8"
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return VaultError(f"{path.name} is busy (another process holds it): {text}. Try again.", code="vault_busy")
-    return VaultError(f"{path.name} is damaged or unreadable (SQLite: {text}). Restore it from a backup.",
+        return VaultError(msg("{file_name} is busy (another process holds it): {text}. Try again.",
+                              file_name=path.name, text=text), code="vault_busy")
+    return VaultError(msg("{file_name} is damaged or unreadable (SQLite: {text}). Restore it from a backup.",
+                          file_name=path.name, text=text),
                       code="vault_damaged")
 
 
@@ -107,11 +111,12 @@ def _check_sqlite_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise NotFoundError(f"Vault file {path} does not exist.") from None
+        raise NotFoundError(msg("Vault file {path} does not exist.", path=path)) from None
     except OSError as exc:
-        raise VaultError(f"Cannot read {path.name}: {exc.strerror}.", code="vault_unreadable") from None
+        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code="vault_unreadable") from None
     if not stat.S_ISREG(info.st_mode):
-        raise VaultError(f"{path.name} is not a regular file, so it is not a Memories vault.")
+        raise VaultError(msg("{file_name} is not a regular file, so it is not a Memories vault.",
+                             file_name=path.name))
     with _LIVE_LOCK:
         if (info.st_dev, info.st_ino) in _LIVE:
             return  # open for writing here: reading it another way would drop SQLite's locks
@@ -119,9 +124,10 @@ def _check_sqlite_file(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
-        raise VaultError(f"Cannot read {path.name}: {exc.strerror}.", code="vault_unreadable") from None
+        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code="vault_unreadable") from None
     if head != _SQLITE_MAGIC or info.st_size < 512:
-        raise VaultError(f"{path.name} is not a Memories vault (not an SQLite database); it was left untouched.")
+        raise VaultError(msg("{file_name} is not a Memories vault (not an SQLite database); it was left "
+                             "untouched.", file_name=path.name))
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
@@ -192,32 +198,38 @@ def header_from(conn: sqlite3.Connection, path: Path) -> Header:
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if isinstance(exc, sqlite3.OperationalError) and ("no such table" in str(exc) or "no such column" in str(exc)):
             raise VaultError(
-                f"{path.name} is not a Memories vault (no vault header); refusing to open or change it."
+                msg("{file_name} is not a Memories vault (no vault header); refusing to open or change it.",
+                    file_name=path.name)
             ) from None
         raise vault_error_from(exc, path) from None
     if row is None or row[0] != MAGIC:
-        raise VaultError(f"{path.name} is not a Memories vault; refusing to open or change it.")
+        raise VaultError(msg("{file_name} is not a Memories vault; refusing to open or change it.",
+                             file_name=path.name))
     if type(row[1]) is not int or row[1] > FORMAT_VERSION:
         raise VaultError(
-            f"{path.name} was written by a newer version of Memories (format {row[1]!r}; this version "
-            f"reads format {FORMAT_VERSION}). Upgrade Memories to open it."
+            msg("{file_name} was written by a newer version of Memories (format {found!r}; this version reads "
+                "format {format_version}). Upgrade Memories to open it.",
+                file_name=path.name, found=row[1], format_version=FORMAT_VERSION)
         )
     if not (isinstance(row[2], str) and isinstance(row[3], str) and isinstance(row[4], (str, bytes))
             and isinstance(row[5], bytes) and isinstance(row[6], bytes) and isinstance(row[7], str)
             and isinstance(row[8], bytes)):
-        raise TamperError(f"{path.name}: the vault header is damaged (a field has the wrong type).")
+        raise TamperError(msg("{file_name}: the vault header is damaged (a field has the wrong type).",
+                              file_name=path.name))
     try:
         kdf = KdfParams.from_dict(json.loads(row[4]))
     except (TypeError, ValueError, RecursionError):
-        raise TamperError(f"{path.name}: the vault header is damaged (unreadable KDF parameters).") from None
+        raise TamperError(msg("{file_name}: the vault header is damaged (unreadable KDF parameters).",
+                              file_name=path.name)) from None
     header = Header(vault_id=row[2], name=row[3], format=row[1], kdf=kdf, salt=row[5],
                     wrapped_key=row[6], created=row[7])
     try:
         checksum = header.checksum()
     except UnicodeEncodeError:
-        raise TamperError(f"{path.name}: the vault header is damaged (invalid text).") from None
+        raise TamperError(msg("{file_name}: the vault header is damaged (invalid text).", file_name=path.name)) from None
     if checksum != row[8]:
-        raise TamperError(f"{path.name}: the vault header is damaged or was edited (checksum mismatch).")
+        raise TamperError(msg("{file_name}: the vault header is damaged or was edited (checksum mismatch).",
+                              file_name=path.name))
     return header
 
 
@@ -228,6 +240,13 @@ class VaultProblem(Jsonable):
     file: str
     code: str
     message: str
+    # the message in a form each front end shows in its own language (not printed in --json)
+    localizable: dict[str, Any] | None = field(default=None, compare=False, repr=False,
+                                               metadata=json_meta(wire_only=True))
+
+    def localized(self) -> str:
+        shown = Message.from_wire(self.localizable)
+        return localized(shown) if shown is not None else self.message
 
 
 def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int]], list[VaultProblem]]:
@@ -240,12 +259,13 @@ def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int
     except FileNotFoundError:
         return [], []
     except OSError as exc:
-        raise VaultError(f"Cannot list {folder}: {exc.strerror}.", code="vault_unreadable") from None
+        raise VaultError(msg("Cannot list {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="vault_unreadable") from None
     for path in paths:
         try:
             header, count = scan_vault_file(path)
         except (VaultError, NotFoundError) as exc:
-            problems.append(VaultProblem(path.name, exc.code, exc.message))
+            problems.append(VaultProblem(path.name, exc.code, exc.message,
+                                         exc.localizable.to_wire() if exc.localizable else None))
             continue
         found.append((path, header, count))
     return _without_copies(found, problems, suffix)
@@ -265,10 +285,10 @@ def _without_copies(found: list[tuple[Path, Header, int]], problems: list[VaultP
         first = items[0]
         kept.append(first)
         for path, header, _count in items[1:]:
-            problems.append(VaultProblem(
-                path.name, "vault_duplicate",
-                f"{path.name} holds vault {vault_id} ({header.name!r}), the same vault as {first[0].name}, which is "
-                "the one used. Keep the copy outside the vaults folder (e.g. as a backup)."))
+            copy = msg("{file_name} holds vault {vault_id} ({vault_name!r}), the same vault as {used}, which is "
+                       "the one used. Keep the copy outside the vaults folder (e.g. as a backup).",
+                       file_name=path.name, vault_id=vault_id, vault_name=header.name, used=first[0].name)
+            problems.append(VaultProblem(path.name, "vault_duplicate", str(copy), copy.to_wire()))
     kept.sort(key=lambda item: item[0].name)
     problems.sort(key=lambda p: p.file)
     return kept, problems

@@ -15,6 +15,7 @@ import struct
 from typing import Any
 
 from ..errors import TamperError
+from ..i18n import msg
 from . import crypto
 from .keys import VaultKeys
 from .records import Kind, Record, sensitivity_for
@@ -46,16 +47,17 @@ def put_blob(conn: sqlite3.Connection, keys: VaultKeys, name: str, data: bytes |
 def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, what: str) -> tuple[bytes, bytes]:
     """(nonce, ciphertext) once their types and their digest check out, else TamperError."""
     if not (isinstance(nonce, bytes) and isinstance(ciphertext, bytes) and isinstance(stored_digest, bytes)):
-        raise TamperError(f"{what} has a column of the wrong type: the vault file was altered.")
+        raise TamperError(msg("{what} has a column of the wrong type: the vault file was altered.", what=what))
     if digest(nonce, ciphertext) != stored_digest:
-        raise TamperError(f"{what} does not match its digest: the vault file was altered or rolled back.")
+        raise TamperError(msg("{what} does not match its digest: the vault file was altered or rolled back.",
+                              what=what))
     return nonce, ciphertext
 
 
 def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
     """Keyed MAC over every (record_id, revision, kind, digest) row and the settings digest."""
     if type(counter) is not int:
-        raise TamperError("The vault state row has a change counter of the wrong type: the file was altered.")
+        raise TamperError(msg("The vault state row has a change counter of the wrong type: the file was altered."))
     h = hashlib.sha256()
     h.update(crypto.length_prefixed("manifest/v1", keys.vault_id, counter))
     for record_id, revision, kind, row_digest in conn.execute(
@@ -63,7 +65,7 @@ def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
     ):
         if not (isinstance(record_id, str) and type(revision) is int and isinstance(kind, str)
                 and isinstance(row_digest, bytes)):
-            raise TamperError("A record row has a column of the wrong type: the vault file was altered.")
+            raise TamperError(msg("A record row has a column of the wrong type: the vault file was altered."))
         # inlined crypto.length_prefixed(record_id, revision, kind, digest): same bytes, 3x faster
         rid, rev, knd = record_id.encode("utf-8", "surrogatepass"), str(revision).encode(), kind.encode(
             "utf-8", "surrogatepass")
@@ -72,7 +74,7 @@ def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
     row = conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
     settings_digest = row[0] if row else b""
     if not isinstance(settings_digest, bytes):
-        raise TamperError("The settings row has a digest of the wrong type: the vault file was altered.")
+        raise TamperError(msg("The settings row has a digest of the wrong type: the vault file was altered."))
     h.update(crypto.length_prefixed("settings", settings_digest))
     return crypto.mac(keys.manifest, h.digest())
 
@@ -95,7 +97,8 @@ def decode_payload(raw: bytearray, record_id: str, revision: int, kind: Kind, wh
         if not isinstance(payload, dict):
             raise ValueError("not an object")
         if payload.get("kind") != kind or payload.get("sensitivity") != sensitivity_for(kind):
-            raise TamperError(f"{what}: its stored kind does not match its label on disk; refusing it.")
+            raise TamperError(msg("{what}: its stored kind does not match its label on disk; refusing it.",
+                                  what=what))
         title, body = payload["title"], payload["body"]
         tags, metadata = payload.get("tags", []), payload.get("metadata", {})
         created, updated = payload.get("created", ""), payload.get("updated", "")
@@ -107,6 +110,6 @@ def decode_payload(raw: bytearray, record_id: str, revision: int, kind: Kind, wh
     except TamperError:
         raise
     except (ValueError, KeyError, TypeError, RecursionError, binascii.Error):
-        raise TamperError(f"{what} decrypted to a malformed record; refusing it.") from None
+        raise TamperError(msg("{what} decrypted to a malformed record; refusing it.", what=what)) from None
     return Record(id=record_id, revision=revision, kind=kind, title=title, body=body, tags=tuple(tags),
                   metadata=metadata, created=created, updated=updated, data=data)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import LockedError
+from ..i18n import msg
 from . import crypto
 
 if TYPE_CHECKING:
@@ -55,13 +56,13 @@ class VaultKeys:
     @property
     def record(self) -> AESGCM:
         if self._record is None:
-            raise LockedError("The vault is locked; unlock it again.")
+            raise LockedError(msg("The vault is locked; unlock it again."))
         return self._record
 
     @property
     def blob(self) -> AESGCM:
         if self._blob is None:
-            raise LockedError("The vault is locked; unlock it again.")
+            raise LockedError(msg("The vault is locked; unlock it again."))
         return self._blob
 
     @property
@@ -78,7 +79,7 @@ class VaultKeys:
 
     def _live(self, index: int) -> memoryview:
         if self._record is None:
-            raise LockedError("The vault is locked; unlock it again.")
+            raise LockedError(msg("The vault is locked; unlock it again."))
         return self._views[index]
 
     def wipe(self) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError
+from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
 from .caches import CacheBlobs
@@ -77,17 +78,18 @@ def count_records(path: Path) -> int:
 
 def _check_record_id(record_id: object) -> str:
     if not isinstance(record_id, str):
-        raise NotFoundError(f"No record {record_id!r}.")
+        raise NotFoundError(msg("No record {record_id!r}.", record_id=record_id))
     try:
         record_id.encode("utf-8")
     except UnicodeEncodeError:
-        raise NotFoundError("No record with that id (it is not valid UTF-8 text).") from None
+        raise NotFoundError(msg("No record with that id (it is not valid UTF-8 text).")) from None
     return record_id
 
 
 def _check_revision(revision: object) -> int:
     if type(revision) is not int or not 1 <= revision <= MAX_REVISION:
-        raise UsageError(f"A revision number is an integer from 1 to {MAX_REVISION}; got {revision!r}.")
+        raise UsageError(msg("A revision number is an integer from 1 to {max_revision}; got {revision!r}.",
+                             max_revision=MAX_REVISION, revision=revision))
     return revision
 
 
@@ -130,7 +132,7 @@ class UnlockedVault:
     @property
     def keys(self) -> VaultKeys:
         if self._keys is None:
-            raise LockedError("The vault is locked; unlock it again.")
+            raise LockedError(msg("The vault is locked; unlock it again."))
         return self._keys
 
     @contextlib.contextmanager
@@ -189,12 +191,13 @@ class UnlockedVault:
     def _verify_manifest(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
         if row is None:
-            raise TamperError(f"{self.path.name}: the vault state row is missing; the file was altered.")
+            raise TamperError(msg("{name}: the vault state row is missing; the file was altered.",
+                                  name=self.path.name))
         counter, stored = row
         if manifest(conn, self.keys, counter) != stored:
             raise TamperError(
-                f"{self.path.name}: the record manifest does not match (rows were deleted, added or "
-                "rolled back outside Memories). Nothing from it is shown."
+                msg("{name}: the record manifest does not match (rows were deleted, added or rolled back "
+                    "outside Memories). Nothing from it is shown.", name=self.path.name)
             )
         return counter
 
@@ -224,7 +227,8 @@ class UnlockedVault:
     # -- records --------------------------------------------------------------------------
     def _decrypt_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> Record:
         if not (isinstance(record_id, str) and type(revision) is int and isinstance(kind, str) and kind in KINDS):
-            raise TamperError("A record row has a column of the wrong type or an unknown kind: the vault file was altered.")
+            raise TamperError(msg("A record row has a column of the wrong type or an unknown kind: the vault "
+                                  "file was altered."))
         what = f"Record {record_id} revision {revision}"
         nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
         raw = crypto.open_sealed(self.keys.record, nonce, ct, record_ad(self.vault_id, record_id, kind, revision), what)
@@ -259,7 +263,8 @@ class UnlockedVault:
                                    (record_id, _check_revision(revision))).fetchone()
         if row is None:
             suffix = f" revision {revision}" if revision is not None else ""
-            raise NotFoundError(f"No record {record_id}{suffix} in vault {self.name}.")
+            raise NotFoundError(msg("No record {record_id}{suffix} in vault {vault}.",
+                                    record_id=record_id, suffix=suffix, vault=self.name))
         return self._decrypt_row(*row)
 
     def read_many(self, record_ids: list[str] | None = None) -> list[Record]:
@@ -304,7 +309,8 @@ class UnlockedVault:
                 row = conn.execute(f"{_ROW} WHERE record_id = ? ORDER BY revision DESC LIMIT 1",
                                    (record_id,)).fetchone()
                 if row is None:
-                    raise NotFoundError(f"No record {record_id} in vault {self.name}.")
+                    raise NotFoundError(msg("No record {record_id} in vault {vault}.",
+                                            record_id=record_id, vault=self.name))
                 old = self._decrypt_row(*row)
                 new = Record(id=old.id, revision=old.revision + 1, kind=old.kind,
                              title=old.title if change.title is None else change.title,
@@ -320,7 +326,8 @@ class UnlockedVault:
         with self._write() as conn:
             cur = conn.execute("DELETE FROM records WHERE record_id = ?", (_check_record_id(record_id),))
             if cur.rowcount == 0:
-                raise NotFoundError(f"No record {record_id} in vault {self.name}.")
+                raise NotFoundError(msg("No record {record_id} in vault {vault}.",
+                                        record_id=record_id, vault=self.name))
 
     def revisions(self, record_id: str) -> list[int]:
         record_id = _check_record_id(record_id)
@@ -343,7 +350,7 @@ class UnlockedVault:
             row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?",
                                (SETTINGS_BLOB,)).fetchone()
         if row is None:
-            raise TamperError(f"{what} is missing; the file was altered.")
+            raise TamperError(msg("{what} is missing; the file was altered.", what=what))
         nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
         raw = crypto.open_sealed(self.keys.blob, nonce, ct, blob_ad(self.vault_id, SETTINGS_BLOB), what)
         try:
@@ -353,7 +360,7 @@ class UnlockedVault:
         finally:
             crypto.zero(raw)
         if not isinstance(settings, dict):
-            raise TamperError(f"{what} is malformed; refusing it.")
+            raise TamperError(msg("{what} is malformed; refusing it.", what=what))
         return settings
 
     def set_settings(self, settings: dict[str, Any]) -> None:
@@ -412,4 +419,5 @@ class UnlockedVault:
 
 def _check_kind(kind: str) -> None:
     if kind not in KINDS:
-        raise InputRefusedError(f"Unknown record kind {kind!r}; use one of {', '.join(KINDS)}.", code="bad_kind")
+        raise InputRefusedError(msg("Unknown record kind {kind!r}; use one of {names}.",
+                                    kind=kind, names=', '.join(KINDS)), code="bad_kind")

@@ -57,7 +57,12 @@ def test_the_wheel_and_sdist_carry_everything_the_app_reads(built: tuple[Path, P
     data = _package_data()
     assert {"memories_tui/samples/01-welcome.md", "memories_tui/skill/SKILL.md", "memories_tui/tui/app.tcss",
             "memories_tui/config.example.toml"} <= data
-    assert data - names == set(), "package data missing from the wheel (pyproject [tool.setuptools.package-data])"
+    # the interface catalogs: the .po sources become the .mo files gettext reads (setup.py)
+    catalogs = {n for n in data if n.endswith(".po")}
+    assert {"memories_tui/locale/zh_Hant/LC_MESSAGES/memories.po"} <= catalogs
+    assert {n.removesuffix(".po") + ".mo" for n in catalogs} <= names
+    assert not catalogs & names, "the wheel carries compiled catalogs, not their sources"
+    assert data - catalogs - names == set(), "package data missing from the wheel (pyproject [tool.setuptools.package-data])"
     assert {f"{info}/licenses/LICENSE", f"{info}/licenses/THIRD_PARTY_NOTICES.md"} <= names
     assert f"\nVersion: {memories_tui.__version__}\n" in meta
     assert "\nLicense-Expression: MIT\n" in meta
@@ -121,6 +126,11 @@ def test_the_installed_commands_work_with_no_checkout_around(fresh: FreshEnv, tm
                      passphrase=PASSPHRASE)
         assert found.returncode == 0, found.stderr
         assert json.loads(found.stdout)["results"][0]["title"] == title
+
+    # the compiled catalogs came along (Babel is never imported for them: no .po is installed)
+    chinese = _run(fresh, tmp_path, "memories", "--home", str(home), "--lang", "zh-Hans", "rag", "search", "notes",
+                   "nothing-like-this", passphrase=PASSPHRASE)
+    assert chinese.returncode == 0 and chinese.stdout.strip() == "没有结果。", chinese.stderr
 
     tui_help = _run(fresh, tmp_path, "memories-tui", "--help")
     assert tui_help.returncode == 0 and "memories-tui" in tui_help.stdout, tui_help.stderr

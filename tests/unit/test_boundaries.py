@@ -17,7 +17,8 @@ import memories_tui.engine as engine_api
 PACKAGE = Path(engine_api.__file__).resolve().parents[1]
 FRONT_ENDS = ("cli", "tui", "mcp", "skill", "frontend", "daemon")
 # what a front end may import from memories_tui (besides its own package)
-FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend")
+FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend",
+                     "memories_tui.i18n")
 # the CLI starts the other front ends (`memories tui`, `memories mcp`, `memories inject`)
 LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill", "memories_tui.daemon"),
             # the TUI and the MCP server reach the resident engine through its client (or host it)
@@ -92,7 +93,7 @@ def test_front_ends_import_only_the_engine_api() -> None:
                 continue
             if target.startswith("memories_tui.engine.") or not _within(target, allowed):
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
-    assert not bad, "front ends must import only memories_tui.engine, errors and config:\n" + "\n".join(bad)
+    assert not bad, "front ends must import only memories_tui.engine, errors, config and i18n:\n" + "\n".join(bad)
 
 
 def test_nothing_below_the_front_ends_imports_them() -> None:
