@@ -21,7 +21,6 @@ from .keys import VaultKeys
 from .records import Kind, Record, sensitivity_for
 
 SETTINGS_BLOB = "settings"
-MAX_REVISION = 2**63 - 1
 _PACK = struct.Struct(">I").pack
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import InputRefusedError, NotFoundError, UsageError
+from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vocabulary import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, Kind
 
@@ -19,6 +21,8 @@ def sensitivity_for(kind: str) -> str:
 
 def is_searchable(kind: str) -> bool:
     return kind in GENERAL_KINDS
+
+MAX_REVISION = 2**63 - 1  # SQLite's largest integer
 
 
 @dataclass(frozen=True)
@@ -71,3 +75,26 @@ class RecordUpdate:
     body: str | None = None
     tags: tuple[str, ...] | None = None
     metadata: dict[str, object] | None = None
+
+
+def check_record_id(record_id: object) -> str:
+    if not isinstance(record_id, str):
+        raise NotFoundError(msg("No record {record_id!r}.", record_id=record_id))
+    try:
+        record_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotFoundError(msg("No record with that id (it is not valid UTF-8 text).")) from None
+    return record_id
+
+
+def check_revision(revision: object) -> int:
+    if type(revision) is not int or not 1 <= revision <= MAX_REVISION:
+        raise UsageError(msg("A revision number is an integer from 1 to {max_revision}; got {revision!r}.",
+                             max_revision=MAX_REVISION, revision=revision))
+    return revision
+
+
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputRefusedError(msg("Unknown record kind {kind!r}; use one of {names}.",
+                                    kind=kind, names=', '.join(KINDS)), code="bad_kind")

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputRefusedError, LockedError, NotFoundError, TamperError, UsageError
+from ..errors import LockedError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
@@ -47,7 +47,6 @@ from .header import (
     sqlite_errors,
 )
 from .integrity import (
-    MAX_REVISION,
     SETTINGS_BLOB,
     blob_ad,
     checked_blob_row,
@@ -60,7 +59,7 @@ from .integrity import (
 )
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
-from .records import KINDS, NewRecord, Record, RecordUpdate
+from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -74,23 +73,6 @@ _ROW = "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records
 def count_records(path: Path) -> int:
     """Distinct record ids, read-only and without a key (for `vault list`)."""
     return scan_vault_file(path)[1]
-
-
-def _check_record_id(record_id: object) -> str:
-    if not isinstance(record_id, str):
-        raise NotFoundError(msg("No record {record_id!r}.", record_id=record_id))
-    try:
-        record_id.encode("utf-8")
-    except UnicodeEncodeError:
-        raise NotFoundError(msg("No record with that id (it is not valid UTF-8 text).")) from None
-    return record_id
-
-
-def _check_revision(revision: object) -> int:
-    if type(revision) is not int or not 1 <= revision <= MAX_REVISION:
-        raise UsageError(msg("A revision number is an integer from 1 to {max_revision}; got {revision!r}.",
-                             max_revision=MAX_REVISION, revision=revision))
-    return revision
 
 
 class UnlockedVault:
@@ -253,18 +235,19 @@ class UnlockedVault:
         return counter, {rid for rid, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
-        record_id = _check_record_id(record_id)
+        record_id = check_record_id(record_id)
         with self._read() as conn:
             if revision is None:
                 row = conn.execute(f"{_ROW} WHERE record_id = ? ORDER BY revision DESC LIMIT 1",
                                    (record_id,)).fetchone()
             else:
                 row = conn.execute(f"{_ROW} WHERE record_id = ? AND revision = ?",
-                                   (record_id, _check_revision(revision))).fetchone()
+                                   (record_id, check_revision(revision))).fetchone()
         if row is None:
-            suffix = f" revision {revision}" if revision is not None else ""
-            raise NotFoundError(msg("No record {record_id}{suffix} in vault {vault}.",
-                                    record_id=record_id, suffix=suffix, vault=self.name))
+            if revision is None:
+                raise NotFoundError(msg("No record {record_id} in vault {vault}.", record_id=record_id, vault=self.name))
+            raise NotFoundError(msg("No record {record_id} revision {revision} in vault {vault}.",
+                                    record_id=record_id, revision=revision, vault=self.name))
         return self._decrypt_row(*row)
 
     def read_many(self, record_ids: list[str] | None = None) -> list[Record]:
@@ -286,7 +269,7 @@ class UnlockedVault:
         stamp = now_iso()
         records = []
         for item in items:
-            _check_kind(item.kind)
+            check_kind(item.kind)
             records.append(Record(id=secrets.token_hex(8), revision=1, kind=item.kind, title=item.title,
                                   body=item.body, tags=tuple(item.tags), metadata=item.metadata,
                                   created=stamp, updated=stamp, data=item.data))
@@ -305,7 +288,7 @@ class UnlockedVault:
         out = []
         with self._write() as conn:
             for change in changes:
-                record_id = _check_record_id(change.record_id)
+                record_id = check_record_id(change.record_id)
                 row = conn.execute(f"{_ROW} WHERE record_id = ? ORDER BY revision DESC LIMIT 1",
                                    (record_id,)).fetchone()
                 if row is None:
@@ -324,13 +307,13 @@ class UnlockedVault:
 
     def delete(self, record_id: str) -> None:
         with self._write() as conn:
-            cur = conn.execute("DELETE FROM records WHERE record_id = ?", (_check_record_id(record_id),))
+            cur = conn.execute("DELETE FROM records WHERE record_id = ?", (check_record_id(record_id),))
             if cur.rowcount == 0:
                 raise NotFoundError(msg("No record {record_id} in vault {vault}.",
                                         record_id=record_id, vault=self.name))
 
     def revisions(self, record_id: str) -> list[int]:
-        record_id = _check_record_id(record_id)
+        record_id = check_record_id(record_id)
         with self._read() as conn:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
@@ -416,8 +399,3 @@ class UnlockedVault:
                 conn.execute("ROLLBACK")
                 raise
 
-
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise InputRefusedError(msg("Unknown record kind {kind!r}; use one of {names}.",
-                                    kind=kind, names=', '.join(KINDS)), code="bad_kind")
