@@ -7,7 +7,6 @@ TOML; only the *name* of the environment variable that holds one does.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
@@ -16,9 +15,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from .config_values import int_value as _int
+from .config_values import looks_like_key
+from .config_values import number_value as _num
+from .config_values import shown as _shown
+from .config_values import table_value as _table
+from .config_values import text_value as _str
 from .errors import ConfigError, InputRefusedError
 from .files import read_limited
-from .i18n import N_, SETTINGS, Message, msg, msg_n, normalize_setting, term
+from .i18n import N_, SETTINGS, msg, normalize_setting
 from .loopback import is_loopback_host
 
 PROFILES = ("embeddinggemma", "sentence-transformers")
@@ -270,28 +275,6 @@ def _http(value: Any) -> HttpSettings:
 EMBEDDING_KEYS = {"dimensions", "query_input_type", "document_input_type", "query_prefix", "document_prefix",
                   "batch_size"}
 GENERATION_KEYS = {"json_mode"}
-# Values that look like API keys: known prefixes, or a long opaque token mixing cases and digits.
-_KEY_SHAPES = (
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\b(?:ghp|gho|ghs|ghu|xox[abp]|hf|gsk|glpat|github_pat)_[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\b(?:xai|pplx|nvapi|csk|fw)-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b[A-Za-z]{2,10}_[A-Za-z0-9]{24,}"),  # prefix_ + a long token (Groq gsk_, many others)
-    re.compile(r"(?i)\bbearer\s+\S+"),
-)
-_OPAQUE = re.compile(r"[A-Za-z0-9_+=]{32,}")  # no "-" or "/": model names are hyphenated paths
-
-
-def looks_like_key(value: str) -> bool:
-    """True when a config value has the shape of a secret (we refuse to keep keys in TOML)."""
-    if any(p.search(value) for p in _KEY_SHAPES):
-        return True
-    for token in _OPAQUE.findall(value):
-        if any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token):
-            return True
-    return False
-
-
 def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset()) -> RemoteService | None:
     if value is None:
         return None
@@ -395,48 +378,3 @@ def _split(url: str, name: str) -> SplitResult:
         raise ConfigError(msg("{name} is not a valid URL ({reason}); got {shown}.",
                               name=name, reason=exc, shown=_shown(url))) from None
     return parts
-
-
-def _table(value: Any, name: str, allowed: set[str]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(msg("[{name}] must be a table.", name=name))
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        where: str | Message = f"[{name}]" if name else term(N_("the top level"))
-        raise ConfigError(msg_n("Unknown config key in {where}: {names}.", "Unknown config keys in {where}: {names}.",
-                                len(unknown), where=where, names=', '.join(str(_shown(k, quote=False)) for k in unknown)))
-    return value
-
-
-def _shown(value: Any, *, quote: bool = True) -> str | Message:
-    """A config value as an error message may show it: never one shaped like a key (whatever
-    field it sits in), never more than 60 characters, only scalars (a table or list by type)."""
-    if isinstance(value, str):
-        if looks_like_key(value):
-            return msg("a value shaped like an API key (not shown)")
-        text = value if len(value) <= 60 else value[:57] + "..."
-        return repr(text) if quote else text
-    if isinstance(value, (bool, int, float)):
-        return repr(value)
-    return msg("a {kind} (not shown)", kind=type(value).__name__)
-
-
-def _str(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(msg("{name} must be a non-empty string.", name=name))
-    return value
-
-
-def _int(value: Any, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ConfigError(msg("{name} must be an integer from {lo} to {hi}; got {shown}.",
-                              name=name, lo=lo, hi=hi, shown=_shown(value)))
-    return value
-
-
-def _num(value: Any, name: str, lo: float, hi: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not lo <= value <= hi:
-        raise ConfigError(msg("{name} must be a number from {lo} to {hi}; got {shown}.",
-                              name=name, lo=lo, hi=hi, shown=_shown(value)))
-    return float(value)
