@@ -158,6 +158,21 @@ def load_config(path: Path, home: Path) -> Config:
     return parse_config(data, path, home)
 
 
+def configured_language(home: str | None, config: str | None) -> str | None:
+    """`[ui] language` as set in the config (None when unset or unreadable), read before
+    anything else so a command's help and errors can be in it; a broken config is reported
+    by the command that loads it, not here."""
+    from .home import resolve_config, resolve_home
+
+    try:
+        # read like the config proper: size-limited, regular files only (never /dev/zero)
+        raw = read_limited(resolve_config(resolve_home(home), config), MAX_CONFIG_BYTES, what="config file")
+        value = tomllib.loads(raw.decode("utf-8")).get("ui", {}).get("language")
+        return normalize_setting(value) if isinstance(value, str) else None
+    except Exception:  # noqa: BLE001 - any problem means "not set" here
+        return None
+
+
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
     top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui"})
     rag = _table(top.get("rag", {}), "rag", {

@@ -8,12 +8,9 @@ from its gettext calls; they are pointed at our catalog, whose entries for them 
 from __future__ import annotations
 
 import argparse
-import tomllib
 from collections.abc import Sequence
 
-from ..config import MAX_CONFIG_BYTES
-from ..files import read_limited
-from ..home import resolve_config, resolve_home
+from ..config import configured_language
 from ..i18n import N_, SETTINGS, _, _n, normalize_setting, resolve_language, set_language
 
 # argparse's messages that people see, so the catalog holds them (argparse formats them with %)
@@ -42,19 +39,6 @@ def choose_language(argv: Sequence[str]) -> str:
     setattr(argparse, "_", _)  # noqa: B010 (argparse looks these names up at call time)
     setattr(argparse, "ngettext", _n)  # noqa: B010
     return language
-
-
-def configured_language(home: str | None, config: str | None) -> str | None:
-    """`[ui] language` as set in the config (None when unset or unreadable), read before
-    anything else so a command's help and errors can be in it; a broken config is reported
-    by the command that loads it, not here."""
-    try:
-        # read like the config proper: size-limited, regular files only (never /dev/zero)
-        raw = read_limited(resolve_config(resolve_home(home), config), MAX_CONFIG_BYTES, what="config file")
-        value = tomllib.loads(raw.decode("utf-8")).get("ui", {}).get("language")
-        return normalize_setting(value) if isinstance(value, str) else None
-    except Exception:  # noqa: BLE001 - any problem means "not set" here
-        return None
 
 
 def _option(argv: Sequence[str], name: str) -> str | None:
