@@ -19,7 +19,6 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import NotFoundError, TamperError, VaultError
 from ..i18n import Message, localized, msg
@@ -241,7 +240,7 @@ class VaultProblem(Jsonable):
     code: str
     message: str
     # the message in a form each front end shows in its own language (not printed in --json)
-    localizable: dict[str, Any] | None = field(default=None, compare=False, repr=False,
+    localizable: dict[str, object] | None = field(default=None, compare=False, repr=False,
                                                metadata=json_meta(wire_only=True))
 
     def localized(self) -> str:
