@@ -202,8 +202,8 @@ class RemoteEngine(Engine):
 
 def _not_served() -> UsageError:
     """An Engine method this client does not forward reached for a vault it does not hold."""
-    return UsageError("This command does not run through the Memories daemon yet; run it with --no-daemon "
-                      "(it then asks for the passphrase).", code="daemon_unsupported")
+    return UsageError(msg("This command does not run through the Memories daemon yet; run it with --no-daemon "
+                      "(it then asks for the passphrase)."), code="daemon_unsupported")
 
 
 def _backup_events(progress: Callable[[BackupProgress], None] | None) -> Callable[[dict[str, Any]], None]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vault.backups import BackupProgress
 
@@ -65,7 +66,7 @@ def backup_vault(engine: EngineParts, ref: str, folder: Path | None = None, *, k
     from ..vault.backups import take_backup
 
     if keep is not None and keep < 1:
-        raise UsageError("--keep needs at least 1 (the backup just taken is always kept).")
+        raise UsageError(msg("--keep needs at least 1 (the backup just taken is always kept)."))
     info = engine._files.resolve(ref)
     entry = engine._state.vaults.peek(info.vault_id)
     keys = entry.vault.keys if entry is not None else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..egress import Finish, Outbound, SentChunk, current_origin
 from ..errors import MemoriesError, UsageError
+from ..i18n import msg
 from ..serial import Jsonable
 from ..vault.egress_log import EgressEntry
 
@@ -105,8 +106,8 @@ def parse_since(text: str | None, now: datetime | None = None) -> str | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--since takes a date (2026-12-01), a time (2026-12-01T08:00, UTC unless it has an "
-                         f"offset) or an age (24h, 7d, 2w); got {text!r}.") from None
+        raise UsageError(msg("--since takes a date (2026-12-01), a time (2026-12-01T08:00, UTC unless it has an "
+                             "offset) or an age (24h, 7d, 2w); got {text!r}.", text=text)) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return _stamp(moment)

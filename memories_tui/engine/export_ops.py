@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import CancelledError, InputRefusedError, VaultError
 from ..filenames import name_key, safe_stem, unique_name
 from ..frontmatter import Value, render
+from ..i18n import msg
 from ..serial import Jsonable, json_meta
 
 if TYPE_CHECKING:
@@ -67,15 +68,16 @@ def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool 
     clashes = sorted(rel for rel, _ in plan if name_key(rel) in existing)
     if clashes:
         shown = ", ".join(clashes[:5]) + (f" and {len(clashes) - 5} more" if len(clashes) > 5 else "")
-        raise InputRefusedError(f"{folder} already holds files with the names this export needs ({shown}); "
-                                "nothing was written. Export into an empty folder, or move those files.",
+        raise InputRefusedError(msg("{folder} already holds files with the names this export needs ({shown}); "
+                                    "nothing was written. Export into an empty folder, or move those files.",
+                                    folder=folder, shown=shown),
                                 code="export_name_collision")
     files: list[ExportedFile] = []
     try:
         for n, (rel, record) in enumerate(plan, 1):
             if cancel is not None and cancel.is_set():
-                raise CancelledError(f"Export cancelled after {n - 1} of {len(plan)} files; the files it wrote "
-                                     "were removed.")
+                raise CancelledError(msg("Export cancelled after {done} of {total} files; the files it wrote were "
+                                         "removed.", done=n - 1, total=len(plan)))
             _write_new(folder / rel, _content(record))
             files.append(ExportedFile(rel, record.id, record.revision, record.kind))
             if progress is not None:
@@ -108,24 +110,24 @@ def _take_back(folder: Path, written: list[str], made: bool) -> None:
 def _prepare(folder: Path, force: bool) -> set[str]:
     """Create the folder (0700) or check an existing one; the name keys of what it holds."""
     if folder.exists() and not folder.is_dir():
-        raise VaultError(f"{folder} is a file, not a folder; choose a folder for the export.", code="not_a_folder")
+        raise VaultError(msg("{folder} is a file, not a folder; choose a folder for the export.", folder=folder), code="not_a_folder")
     if not folder.exists():
         try:
             folder.mkdir(mode=0o700, parents=True)
         except NotADirectoryError:
-            raise VaultError(f"{folder} lies inside a file; choose a folder for the export.",
+            raise VaultError(msg("{folder} lies inside a file; choose a folder for the export.", folder=folder),
                              code="not_a_folder") from None
         except OSError as exc:
-            raise VaultError(f"Cannot create {folder}: {exc.strerror}.", code="folder_unwritable") from None
+            raise VaultError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
         return set()
     try:
         present = [p for p in folder.rglob("*") if p.is_file() or p.is_symlink()]
         anything = any(folder.iterdir())
     except OSError as exc:
-        raise VaultError(f"Cannot read {folder}: {exc.strerror}.", code="folder_unwritable") from None
+        raise VaultError(msg("Cannot read {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
     if anything and not force:
-        raise InputRefusedError(f"{folder} is not empty; export into an empty folder, or add --force to write "
-                                "beside what is there (no existing file is ever replaced).", code="folder_not_empty")
+        raise InputRefusedError(msg("{folder} is not empty; export into an empty folder, or add --force to write "
+                                    "beside what is there (no existing file is ever replaced).", folder=folder), code="folder_not_empty")
     return {name_key(p.relative_to(folder).as_posix()) for p in present}
 
 
@@ -171,7 +173,7 @@ def _write_new(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.link(tmp, path)
     except FileExistsError:
-        raise InputRefusedError(f"{path} appeared while exporting; it was left as it is.",
+        raise InputRefusedError(msg("{path} appeared while exporting; it was left as it is.", path=path),
                                 code="export_name_collision") from None
     except OSError as exc:
         from ..vault.filecopy import write_error

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import HomeError, RollbackError, TamperError
+from ..i18n import msg
 from . import crypto
 from .keys import VaultKeys
 from .verify import state_name
@@ -68,7 +69,8 @@ class AnchorBook:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise HomeError(f"Cannot read the rollback anchor {path}: {exc.strerror}.") from None
+            raise HomeError(msg("Cannot read the rollback anchor {path}: {strerror}.",
+                                path=path, strerror=exc.strerror)) from None
         try:
             data = json.loads(raw)
             anchor = Anchor(vault_id=data["vault_id"], counter=data["counter"],
@@ -80,9 +82,9 @@ class AnchorBook:
             ok = False
         if not ok or len(raw) > MAX_ANCHOR_BYTES:
             raise TamperError(
-                f"The rollback anchor {path} does not verify with this vault's key: it was altered, or it "
-                "belongs to another vault with the same id. Unlock with --accept-rollback to trust the vault "
-                "file's current state (and write a new anchor).", code="anchor_invalid")
+                msg("The rollback anchor {path} does not verify with this vault's key: it was altered, or it "
+                    "belongs to another vault with the same id. Unlock with --accept-rollback to trust the vault "
+                    "file's current state (and write a new anchor).", path=path), code="anchor_invalid")
         return anchor
 
     def write(self, keys: VaultKeys, counter: int, manifest: bytes) -> Anchor:
@@ -102,8 +104,8 @@ class AnchorBook:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise HomeError(f"Cannot record the vault's state in {self.folder}: {exc.strerror}. Rollback "
-                            "detection needs that folder to be writable.") from None
+            raise HomeError(msg("Cannot record the vault's state in {folder}: {strerror}. Rollback detection needs "
+                                "that folder to be writable.", folder=self.folder, strerror=exc.strerror)) from None
         return anchor
 
     @contextlib.contextmanager
@@ -120,7 +122,7 @@ class AnchorBook:
             try:
                 fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             except OSError as exc:
-                raise HomeError(f"Cannot lock {self.folder}: {exc.strerror}.") from None
+                raise HomeError(msg("Cannot lock {folder}: {strerror}.", folder=self.folder, strerror=exc.strerror)) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
@@ -153,12 +155,13 @@ class StateWatcher:
             elif (counter, bytes(manifest)) != (anchor.counter, anchor.manifest):
                 if latest is not None and _not_behind(latest(), anchor):
                     return  # an older snapshot of a file that has moved on; its next read sees the new state
-                what = f"Vault {name} ({keys.vault_id})" if name else f"Vault {keys.vault_id}"
+                what = msg("Vault {name} ({vault_id})", name=name, vault_id=keys.vault_id) if name \
+                    else msg("Vault {vault_id}", vault_id=keys.vault_id)
                 raise RollbackError(
-                    f"{what} is at an older state than this home has seen: the file is at "
-                    f"{state_name(counter, manifest)}, but {anchor.state} was seen here on {anchor.seen}. The file "
-                    "may have been replaced by an older copy. Restore the copy you want with `memories vault "
-                    "restore`, or accept this state with --accept-rollback.")
+                    msg("{what} is at an older state than this home has seen: the file is at {current}, but {seen_state} "
+                        "was seen here on {seen}. The file may have been replaced by an older copy. Restore the "
+                        "copy you want with `memories vault restore`, or accept this state with --accept-rollback.",
+                        what=what, current=state_name(counter, manifest), seen_state=anchor.state, seen=anchor.seen))
         self.accept = False
         self._confirmed = (counter, bytes(manifest))
 

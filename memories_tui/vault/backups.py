@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import MemoriesError, NotFoundError, VaultError
 from ..filenames import safe_stem
+from ..i18n import msg
 from ..serial import Jsonable
 from ..testhooks import pause_point
 from .filecopy import copy_database, install, partial_path, remove_stale_partials, write_error
@@ -90,14 +91,15 @@ def prepare_folder(folder: Path) -> None:
     """The backup folder: created (0700) when missing; a file or an unwritable folder is a
     clear error before any copying starts."""
     if folder.exists() and not folder.is_dir():
-        raise VaultError(f"{folder} is a file, not a folder; choose a folder for the backups.", code="not_a_folder")
+        raise VaultError(msg("{folder} is a file, not a folder; choose a folder for the backups.", folder=folder), code="not_a_folder")
     if not folder.exists():
         try:
             folder.mkdir(mode=0o700, parents=True)
         except FileExistsError:
             pass
         except NotADirectoryError:
-            raise VaultError(f"{folder} lies inside a file, not a folder; choose a folder for the backups.",
+            raise VaultError(msg("{folder} lies inside a file, not a folder; choose a folder for the backups.",
+                                 folder=folder),
                              code="not_a_folder") from None
         except OSError as exc:
             raise write_error(folder / "x", exc) from None
@@ -111,8 +113,8 @@ def check_space(source: Path, folder: Path) -> None:
     except OSError:
         return
     if free < need:
-        raise VaultError(f"Not enough space in {folder}: the backup needs about {need:,} bytes and "
-                         f"{free:,} are free. Nothing was written.", code="disk_full")
+        raise VaultError(msg("Not enough space in {folder}: the backup needs about {need:,} bytes and {free:,} are "
+                             "free. Nothing was written.", folder=folder, need=need, free=free), code="disk_full")
 
 
 def _size(path: Path) -> int:
@@ -128,7 +130,7 @@ def take_backup(source: Path, folder: Path, vault_name: str, keys: VaultKeys | N
     """Copy, verify and name one backup of the vault file `source`; then rotate to `keep`.
     A `label` goes after the time (`…-before-restore`); rotation never removes labelled copies."""
     if not source.is_file():
-        raise NotFoundError(f"Vault file {source} does not exist.")
+        raise NotFoundError(msg("Vault file {source} does not exist.", source=source))
     prepare_folder(folder)
     remove_stale_partials(folder)
     check_space(source, folder)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from ..errors import TamperError
+from ..i18n import msg
 from . import crypto
 from .create import create_vault_file
 from .egress_log import SCHEMA as EGRESS_SCHEMA
@@ -46,7 +47,7 @@ def clone_vault(source: Path, source_keys: VaultKeys, target: Path, name: str, p
             log = (src.execute("SELECT seq, nonce, ciphertext, digest FROM egress").fetchall()
                    if has_table(src) else [])
         if settings is None:
-            raise TamperError(f"{source.name}: the vault settings record is missing.")
+            raise TamperError(msg("{name}: the vault settings record is missing.", name=source.name))
         with sqlite_errors(target):
             dst.execute("BEGIN IMMEDIATE")
             try:
@@ -73,7 +74,7 @@ def clone_vault(source: Path, source_keys: VaultKeys, target: Path, name: str, p
                 finally:
                     crypto.zero(raw)
                 if not isinstance(values, dict):
-                    raise TamperError(f"{what} is malformed; refusing it.")
+                    raise TamperError(msg("{what} is malformed; refusing it.", what=what))
                 put_blob(dst, keys, SETTINGS_BLOB, json.dumps(values).encode())
                 dst.execute(EGRESS_SCHEMA)
                 for seq, nonce, ct, row_digest in log:

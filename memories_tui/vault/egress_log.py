@@ -25,6 +25,7 @@ from typing import Any
 
 from ..egress import SentChunk
 from ..errors import TamperError
+from ..i18n import msg
 from ..serial import Jsonable
 from . import crypto
 from .header import sqlite_errors
@@ -80,7 +81,7 @@ class EgressEntry(Jsonable):
                        outcome=_req(data["outcome"], str), attempts=_req(data["attempts"], int),
                        client=_opt(data.get("client"), str))
         except (ValueError, KeyError, TypeError, RecursionError):
-            raise TamperError(f"Egress log entry {seq} decrypted to a malformed entry.") from None
+            raise TamperError(msg("Egress log entry {seq} decrypted to a malformed entry.", seq=seq)) from None
 
 
 def _req(value: Any, kind: type) -> Any:
@@ -109,7 +110,7 @@ class EgressRead:
 def open_entry(keys: VaultKeys, vault_id: str, seq: Any, nonce: Any, ct: Any, row_digest: Any,
                 where: str) -> EgressEntry:
     if type(seq) is not int:
-        raise TamperError(f"{where}: an egress log row has a sequence number of the wrong type.")
+        raise TamperError(msg("{where}: an egress log row has a sequence number of the wrong type.", where=where))
     what = f"{where}: egress log entry {seq}"
     checked = checked_blob_row(nonce, ct, row_digest, what)
     raw = crypto.open_sealed(keys.blob, *checked, entry_ad(vault_id, seq), what)

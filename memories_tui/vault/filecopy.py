@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import CancelledError, MemoriesError, VaultError
+from ..i18n import msg
 from .header import BUSY_TIMEOUT_S, connect_readonly, vault_error_from
 
 PARTIAL_SUFFIX = ".partial"
@@ -138,7 +139,7 @@ def _run_backup(src: sqlite3.Connection, dst: sqlite3.Connection, source: Path, 
 
     def step(_status: int, remaining: int, total: int) -> None:
         if cancel is not None and cancel.is_set():
-            raise CancelledError("Cancelled; the partial copy was removed.")
+            raise CancelledError(msg("Cancelled; the partial copy was removed."))
         if remaining_before and remaining > remaining_before[-1] and restart_ok:
             raise _Restarted
         remaining_before.append(remaining)
@@ -154,7 +155,7 @@ def _run_backup(src: sqlite3.Connection, dst: sqlite3.Connection, source: Path, 
             return
         except _Restarted:
             continue
-    raise VaultError(f"{source.name} kept changing while it was copied; try again.", code="vault_busy")
+    raise VaultError(msg("{name} kept changing while it was copied; try again.", name=source.name), code="vault_busy")
 
 
 @contextlib.contextmanager
@@ -209,13 +210,15 @@ def write_error(path: Path, exc: OSError | sqlite3.Error) -> MemoriesError:
     number = exc.errno if isinstance(exc, OSError) else None
     folder = path.parent
     if number in _FULL_ERRNOS:
-        return VaultError(f"Not enough space to write into {folder}: the disk (or its quota or a file size limit) "
-                          "is full. Nothing was left behind; free some space and try again.", code="disk_full")
+        return VaultError(msg("Not enough space to write into {folder}: the disk (or its quota or a file size "
+                              "limit) is full. Nothing was left behind; free some space and try again.",
+                              folder=folder), code="disk_full")
     if number in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return VaultError(f"Cannot write into {folder}: permission denied or read-only. Choose a folder you "
-                          "can write to.", code="folder_unwritable")
+        return VaultError(msg("Cannot write into {folder}: permission denied or read-only. Choose a folder you can "
+                              "write to.", folder=folder), code="folder_unwritable")
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return VaultError(f"Writing into {folder} failed ({reason}). Nothing was left behind.", code="write_failed")
+    return VaultError(msg("Writing into {folder} failed ({reason}). Nothing was left behind.",
+                          folder=folder, reason=reason), code="write_failed")
 
 
 def sync_file(path: Path) -> None:
@@ -245,11 +248,11 @@ def install(partial: Path, final: Path) -> None:
     try:
         os.link(partial, final)  # fails if `final` exists: never overwrites
     except FileExistsError:
-        raise VaultError(f"{final} appeared while the copy was written; refusing to replace it.",
+        raise VaultError(msg("{final} appeared while the copy was written; refusing to replace it.", final=final),
                          code="file_exists") from None
     except OSError:
         if final.exists():
-            raise VaultError(f"{final} already exists; refusing to replace it.", code="file_exists") from None
+            raise VaultError(msg("{final} already exists; refusing to replace it.", final=final), code="file_exists") from None
         os.replace(partial, final)  # file systems without hard links
     else:
         partial.unlink()

@@ -173,7 +173,7 @@ def latest_state(path: Path) -> tuple[int, bytes]:
     finally:
         conn.close()
     if row is None or type(row[0]) is not int or not isinstance(row[1], bytes):
-        raise TamperError(f"{path.name}: the vault state row is missing or damaged.")
+        raise TamperError(msg("{name}: the vault state row is missing or damaged.", name=path.name))
     return row[0], row[1]
 
 

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import MemoriesError, VaultError
+from ..i18n import msg
 from ..testhooks import pause_point
 from .anchor import AnchorBook
 from .backups import BackupProgress, take_backup
@@ -88,8 +89,8 @@ def restore_backup(file: Path, vaults: Path, passphrase: str, *, anchors: Anchor
             header = check.header
             clash = taken_names.get(header.name)
             if clash is not None and clash != header.vault_id:
-                raise VaultError(f"Another vault in this home is already named {header.name!r} ({clash}); restore "
-                                 "this backup beside it with --as NEW_NAME.", code="vault_exists")
+                raise VaultError(msg("Another vault in this home is already named {name!r} ({clash}); restore this "
+                                     "backup beside it with --as NEW_NAME.", name=header.name, clash=clash), code="vault_exists")
             target = vaults / f"{header.vault_id}.mvault"
             if not target.exists():
                 os.chmod(staged, 0o600)
@@ -100,10 +101,10 @@ def restore_backup(file: Path, vaults: Path, passphrase: str, *, anchors: Anchor
             lost = lost_revisions(target, staged)
             if not force:
                 raise VaultError(
-                    f"Vault {header.name} ({header.vault_id}) is already in this home. Restoring this backup over "
-                    f"it would lose {lost} revision(s) it holds that the backup does not. Nothing was changed; "
-                    "add --force to replace it (the current file is backed up first), or restore beside it with "
-                    "--as NEW_NAME.", code="restore_would_replace")
+                    msg("Vault {name} ({vault_id}) is already in this home. Restoring this backup over it would "
+                        "lose {lost} revision(s) it holds that the backup does not. Nothing was changed; add "
+                        "--force to replace it (the current file is backed up first), or restore beside it with "
+                        "--as NEW_NAME.", name=header.name, vault_id=header.vault_id, lost=lost), code="restore_would_replace")
             if before_replace is not None:
                 before_replace(header.vault_id)
             kept = _keep_copy(target, header.name, backups)
@@ -173,6 +174,6 @@ def _keep_copy(target: Path, name: str, backups: Path) -> Path:
             if Path(str(target) + extra).exists():
                 shutil.copyfile(str(target) + extra, str(raw) + extra)
     except OSError as exc:
-        raise VaultError(f"Could not keep a copy of the vault being replaced ({exc.strerror}); nothing was "
-                         "changed.", code="write_failed") from None
+        raise VaultError(msg("Could not keep a copy of the vault being replaced ({strerror}); nothing was changed.",
+                             strerror=exc.strerror), code="write_failed") from None
     return raw

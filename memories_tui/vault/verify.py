@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CancelledError, TamperError, VaultError
+from ..i18n import msg
 from . import crypto
 from .header import Header, connect_readonly, header_from, sqlite_errors
 from .integrity import (
@@ -66,7 +67,8 @@ def open_checked(path: Path) -> tuple[sqlite3.Connection, Header]:
             problems = [row[0] for row in conn.execute("PRAGMA integrity_check(5)")]
         if problems != ["ok"]:
             shown = "; ".join(str(p)[:80] for p in problems[:2])
-            raise VaultError(f"{path.name} is damaged (SQLite integrity check: {shown}).", code="vault_damaged")
+            raise VaultError(msg("{name} is damaged (SQLite integrity check: {shown}).",
+                                 name=path.name, shown=shown), code="vault_damaged")
     except BaseException:
         conn.close()
         raise
@@ -79,7 +81,8 @@ def check_vault_file(path: Path, keys: VaultKeys | None = None, *, progress: Ver
     conn, header = open_checked(path)
     try:
         if keys is not None and keys.vault_id != header.vault_id:
-            raise VaultError(f"{path.name} belongs to vault {header.vault_id}, not {keys.vault_id}.",
+            raise VaultError(msg("{name} belongs to vault {vault_id}, not {vault_id2}.",
+                                 name=path.name, vault_id=header.vault_id, vault_id2=keys.vault_id),
                              code="vault_mismatch")
         with sqlite_errors(path):
             conn.execute("BEGIN")
@@ -95,7 +98,7 @@ def _check(conn: sqlite3.Connection, path: Path, header: Header, keys: VaultKeys
            progress: VerifyProgress | None, cancel: threading.Event | None) -> FileCheck:
     state = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
     if state is None or type(state[0]) is not int or not isinstance(state[1], bytes):
-        raise TamperError(f"{path.name}: the vault state row is missing or damaged.")
+        raise TamperError(msg("{name}: the vault state row is missing or damaged.", name=path.name))
     counter, stored = state
     total = conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
     ids: set[str] = set()
@@ -103,7 +106,8 @@ def _check(conn: sqlite3.Connection, path: Path, header: Header, keys: VaultKeys
     for record_id, revision, kind, nonce, ct, row_digest in conn.execute(
             "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records"):
         if not (isinstance(record_id, str) and type(revision) is int and kind in KINDS):
-            raise TamperError(f"{path.name}: a record row has a column of the wrong type or an unknown kind.")
+            raise TamperError(msg("{name}: a record row has a column of the wrong type or an unknown kind.",
+                                  name=path.name))
         what = f"{path.name}: record {record_id} revision {revision}"
         nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
         if keys is not None:
@@ -117,12 +121,12 @@ def _check(conn: sqlite3.Connection, path: Path, header: Header, keys: VaultKeys
         done += 1
         if done % 200 == 0 or done == total:
             if cancel is not None and cancel.is_set():
-                raise CancelledError("Verification cancelled.")
+                raise CancelledError(msg("Verification cancelled."))
             if progress is not None:
                 progress(done, total)
     if keys is not None and manifest(conn, keys, counter) != stored:
-        raise TamperError(f"{path.name}: the record manifest does not match (rows were deleted, added or "
-                          "rolled back outside Memories).")
+        raise TamperError(msg("{name}: the record manifest does not match (rows were deleted, added or rolled back "
+                              "outside Memories).", name=path.name))
     bad_caches = _check_blobs(conn, path, header, keys)
     from .egress_log import check_entries
 
@@ -138,7 +142,7 @@ def _check_blobs(conn: sqlite3.Connection, path: Path, header: Header, keys: Vau
         what = f"{path.name}: blob {name!r}"
         try:
             if not isinstance(name, str):
-                raise TamperError(f"{what} has a name of the wrong type.")
+                raise TamperError(msg("{what} has a name of the wrong type.", what=what))
             checked = checked_blob_row(nonce, ct, row_digest, what)
             if keys is not None:
                 crypto.zero(crypto.open_sealed(keys.blob, *checked, blob_ad(header.vault_id, name), what))
@@ -148,5 +152,5 @@ def _check_blobs(conn: sqlite3.Connection, path: Path, header: Header, keys: Vau
             bad += 1
         found_settings = found_settings or name == SETTINGS_BLOB
     if not found_settings:
-        raise TamperError(f"{path.name}: the vault settings record is missing.")
+        raise TamperError(msg("{name}: the vault settings record is missing.", name=path.name))
     return bad
