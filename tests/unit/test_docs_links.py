@@ -18,7 +18,7 @@ PAGES = sorted([ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "bench" / "REA
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
-GLOBAL_WITH_VALUE = {"--home", "--config"}
+GLOBAL_WITH_VALUE = {"--home", "--config", "--lang"}
 
 
 def _prose(text: str) -> str:
@@ -152,10 +152,10 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
                     "[d](https://example.com/x) `[e](gone.md)`\n", encoding="utf-8")
     assert dead_links(page) == ["gone.md (no such file)", "other.md#nowhere (no heading #nowhere)"]
     text = ("```\nmemories --json vault list   # then `memories rag serch notes x`\n"
-            "memories --home H unlock notes\n```\nRun `memories vault lsit` or `memories VERB`; "
+            "memories --home H unlock notes\nmemories --lang zh-Hant vault list\n```\nRun `memories vault lsit` or `memories VERB`; "
             "`eval \"$(memories completion bash)\"`, `.venv/bin/python bench/bench_nothing.py`.\n")
     assert unknown_verbs(named_commands(text)) == ["rag serch", "vault lsit"]
-    assert [w[0] for w in named_commands(text)] == ["vault", "rag", "unlock", "vault", "VERB", "completion"]
+    assert [w[0] for w in named_commands(text)] == ["vault", "rag", "unlock", "vault", "vault", "VERB", "completion"]
     assert named_bench_scripts(text) == {"bench/bench_nothing.py"}
     tables = config_keys("[tui]\n# idle_lock_minutes = 15\n[rag]\nfusion = \"score\"\n")
     assert unknown_settings("`[tui] idle_lock_minutes`, `[rag] fusion`, `[rag] fuse`, `[gui] x`", tables) \
