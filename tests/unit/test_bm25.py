@@ -10,6 +10,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memories_tui.index.bm25 import BM25Index, BM25Row
@@ -192,3 +193,23 @@ def test_an_older_image_is_refused_not_misread() -> None:
     image[:4] = b"MBM2"  # the layout before rows carried a group
     with pytest.raises(ValueError):
         BM25Index.from_bytes(bytes(image))
+
+
+def test_postings_past_65536_rows_keep_their_row_numbers() -> None:
+    """Postings are held as uint16 when every row number fits; one row more and they must stay
+    wide, or the last rows' postings would wrap onto the first ones."""
+    n = 65_600
+    rows = [BM25Row(i, {"common": 1.0, f"w{i % 7}": 1.0}, 2, pieces={"小明": 1.0}, pieces_length=1)
+            for i in range(n)]
+    rows[-1] = BM25Row(n - 1, {"rare": 2.0}, 2, pieces={"積電": 1.0}, pieces_length=1)
+    ix = BM25Index()
+    ix.add(rows)
+    assert [k for k, _ in ix.top_k(["rare"], "any", 5)] == [n - 1]
+    assert [k for k, _ in ix.top_k([], "any", 5, pieces=["積電"])] == [n - 1]
+    small = BM25Index()
+    small.add(rows[:100] + [rows[-1]])
+    assert [k for k, _ in small.top_k(["rare"], "any", 5)] == [n - 1]
+    assert [k for k, _ in small.top_k([], "any", 5, pieces=["積電"])] == [n - 1]
+    # the narrow form, half the memory, wherever the row numbers fit
+    assert small._words.prow.dtype == small._pieces.prow.dtype == np.uint16
+    assert ix._words.prow.dtype != np.uint16
