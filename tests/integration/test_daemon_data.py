@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -216,3 +217,22 @@ def test_an_mcp_call_served_by_the_daemon_names_its_client_in_the_egress_log(tmp
         assert call_cli(home, "rag", "ask", "notes", "lantern", passphrase=None).code == 0
         entries = call_cli(home, "--json", "rag", "egress", "notes", passphrase=None).json["entries"]
         assert entries[-1]["client"] is None and len(entries) == 2  # the user's own ask names no client
+
+
+def test_unlock_in_the_daemon_detects_a_rolled_back_file_and_accepts_it_on_purpose(tmp_path, srv) -> None:
+    home = make_home(tmp_path, config(srv))
+    vault_file = next((home / "vaults").glob("*.mvault"))
+    old = tmp_path / "old.mvault"
+    shutil.copyfile(vault_file, old)  # closed cleanly: the file alone holds this state
+    with daemon(home):
+        assert unlock(home, "notes").code == 0
+        assert call_cli(home, "memory", "add", "notes", "--title", "newer", "--text", "x", passphrase=None).code == 0
+        assert run_cli(home, "lock", "notes", passphrase=None).code == 0
+        for extra in ("-wal", "-shm"):
+            Path(f"{vault_file}{extra}").unlink(missing_ok=True)
+        shutil.copyfile(old, vault_file)  # an old copy put back, as a sync tool might
+        refused = unlock(home, "notes")
+        assert refused.code == 1 and refused.json["error"]["code"] == "vault_rolled_back", refused.stdout
+        assert unlock(home, "notes", "--accept-rollback").code == 0
+        listed = call_cli(home, "--json", "memory", "list", "notes", passphrase=None).json["records"]
+        assert "newer" not in {r["title"] for r in listed} and len(listed) == 3
