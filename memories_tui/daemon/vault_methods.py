@@ -73,10 +73,20 @@ def _named_as_typed(resolved: Path, typed: Path) -> Iterator[None]:
     try:
         yield
     except MemoriesError as exc:
-        if resolved != typed and str(resolved) in exc.message:
+        if resolved != typed:
             exc.message = exc.message.replace(str(resolved), str(typed))
             exc.args = (exc.message,)
+            if exc.localizable is not None:  # the sentence the caller shows in its own language
+                _retyped(exc.localizable.params, str(resolved), str(typed))
         raise
+
+
+def _retyped(params: dict[str, Any], resolved: str, typed: str) -> None:
+    for key, value in params.items():
+        if isinstance(value, str | Path) and resolved in str(value):
+            params[key] = str(value).replace(resolved, typed)
+        elif isinstance(getattr(value, "params", None), dict):  # a nested sentence
+            _retyped(value.params, resolved, typed)
 
 
 def data_methods(service: DaemonService) -> dict[str, Method]:
