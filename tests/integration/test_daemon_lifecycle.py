@@ -291,6 +291,65 @@ def test_a_connection_from_another_uid_is_refused() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="fork + setuid to another user is tested on Linux")
+def test_a_socket_another_user_serves_gets_no_passphrase() -> None:
+    """The other direction: a socket in the home served by another user (here `nobody`) is
+    refused by the client before anything is sent, so `memories unlock` never hands it the
+    passphrase. Needs root to become `nobody`."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to setuid to nobody (CI runs as root)")
+    import socket
+
+    base = Path(tempfile.mkdtemp(prefix="mem-impostor-", dir="/tmp"))
+    home = base / "home"
+    try:
+        assert run_cli(home, "--json", "vault", "create", "notes").code == 0
+        (home / "daemon").mkdir()
+        os.chown(home / "daemon", 65534, 65534)
+        for folder in (base, home):
+            os.chmod(folder, 0o711)
+        ready_r, ready_w = os.pipe()
+        got_r, got_w = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the forked child
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+                    server.bind(str(home / "daemon" / "daemon.sock"))
+                    server.listen(4)
+                    os.write(ready_w, b"1")
+                    server.settimeout(60)  # the first connection comes at once; then wait a little for more
+                    received = b""
+                    try:
+                        for _ in range(3):  # a client that went on would connect again to send its request
+                            conn, _ = server.accept()
+                            server.settimeout(10)
+                            with conn:
+                                conn.settimeout(10)
+                                while chunk := conn.recv(65536):
+                                    received += chunk
+                    except OSError:
+                        pass
+                    os.write(got_w, received or b"-")
+            finally:
+                os._exit(0)
+        os.close(ready_w)
+        os.close(got_w)
+        assert os.read(ready_r, 1) == b"1"
+        refused = run_cli(home, "--json", "unlock", "notes")
+        assert refused.code == 1, refused.stdout + refused.stderr
+        assert refused.json["error"]["code"] == "daemon_peer_refused"
+        assert "uid 65534" in refused.json["error"]["message"]
+        os.waitpid(child, 0)
+        received = b""
+        while chunk := os.read(got_r, 65536):
+            received += chunk
+        assert received == b"-"  # the impostor was connected to, and was sent nothing
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def test_without_unix_sockets_the_daemon_refuses_clearly_and_verbs_stay_in_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """What Windows users get: the platform check is the only thing replaced here."""
