@@ -33,11 +33,10 @@ class RecordReader(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="reader-meta")
-        yield Markdown(id="reader-markdown", open_links=False)
+        markdown = Markdown(id="reader-markdown", open_links=False)
+        markdown.display = False  # hidden from the start: a query in on_mount can race a closing screen
+        yield markdown
         yield Static(id="reader-body")
-
-    def on_mount(self) -> None:
-        self.query_one("#reader-markdown", Markdown).display = False
 
     def show_message(self, message: Text) -> None:
         self.body = ""
