@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate screenshots/*.svg (and .png when an SVG renderer is available) from the real app.
 
-What a new user sees: a fresh home in a fixed folder (/tmp/memories-shots, wiped first, so
-paths in the images do not change from run to run) with one vault holding only the bundled
+What a new user sees: a fresh home folder (a fixed /tmp/memories-shots, wiped first and set as
+$HOME, so paths in the images read ~/… as a user's do and never change from run to run), the
+Memories home where it goes by default (~/.local/share/memories) with one vault holding only the bundled
 sample notes, and no embedding model (so the no-model search state is shown). A cheap-KDF
 test hook makes vault creation take milliseconds. MemoriesApp is driven through every screen
 with `run_test()` + Pilot at 150×42, plus the records and search screens at 80×24. The
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -264,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     WORK_DIR.mkdir(mode=0o700, parents=True)
     try:
         base = WORK_DIR
+        os.environ["HOME"] = str(base)  # the TUI shows paths under the home folder as ~/…
+        data = base / ".local" / "share"
         notes = base / "notes"
         notes.mkdir()
         (notes / "garden.md").write_text(
@@ -275,10 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         for old in list(args.out.glob("*.svg")) + list(args.out.glob("*.png")):
             old.unlink()  # no stale images of screens that changed names
         print(f"writing screenshots to {args.out}")
-        asyncio.run(first_run(base / "empty-home", args.out))
+        asyncio.run(first_run(data / "memories-first-run", args.out))
         mirror = start_mirror()
         try:
-            asyncio.run(main_tour(base / "home", notes, args.out, mirror.url))
+            asyncio.run(main_tour(data / "memories", notes, args.out, mirror.url))
         finally:
             mirror.release.set()
             mirror.stop()

@@ -32,6 +32,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from .. import __version__
 from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
 from . import crash
@@ -406,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "local-first memory vault.")
     parser.add_argument("--home", help="Memories home folder (default: $MEMORIES_HOME or the platform data folder)")
     parser.add_argument("--config", help="config file (default: HOME/config.toml)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(argv)
     try:
         code = run_app(args.home, args.config)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .text import tilde
+from .text import tilde, tilde_paths
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
     else:
         problem = _get(status, "problem")
         if problem:
-            model_rows.append(Row("problem", str(problem), warn=True))
+            model_rows.append(Row("problem", tilde_paths(str(problem)), warn=True))
         model_rows.append(Row("install", "press m on the records screen, or F2 anywhere"))
     model_rows += [Row("profile", str(_get(status, "profile", ""))), Row("folder", tilde(str(_get(status, "directory", ""))))]
     model = Section("Embedding model", tuple(model_rows))

@@ -7,6 +7,7 @@ so nothing here ever parses markup.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -91,3 +92,12 @@ def tilde(path: str | os.PathLike[str]) -> str:
     if home not in ("", "/") and (text == home or text.startswith(home.rstrip(os.sep) + os.sep)):
         return "~" + text[len(home.rstrip(os.sep)):]
     return text
+
+
+def tilde_paths(message: str) -> str:
+    """A message with every path under the home folder written from `~` (engine messages name
+    files by their whole path)."""
+    home = str(Path.home()).rstrip(os.sep)
+    if home in ("", "/"):
+        return message
+    return re.sub(re.escape(home) + r"(?=[/\s:;,)]|$)", "~", message)

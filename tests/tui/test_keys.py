@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, HelpPanel, Input, Static
 
+from memories_tui import __version__
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.app import main as tui_main
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.records import RecordsScreen
@@ -55,6 +58,9 @@ async def test_f1_and_question_mark_open_help_with_every_key_of_the_screen(engin
                             "Raw / Markdown", "Reload", "Lock", "Quit", "Help", "command palette"):
             assert description in listed, description
         assert "^l" in listed and "^q" in listed and "f1 / ?" in listed
+        # the version people quote in a bug report, also when the foot says there is more below
+        await wait_for(pilot, lambda: "more line" in static_text(app.screen.query_one("#help-foot", Static)))
+        assert static_text(app.screen.query_one("#help-foot", Static)).endswith(f"Memories {__version__}")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is records)
 
@@ -200,3 +206,10 @@ async def test_reader_renders_markdown_and_toggles_raw(engine: Engine) -> None:
         assert not reader.showing_markdown  # raw stays on for the next record
         await pilot.press("v")
         assert reader.showing_markdown
+
+
+def test_version_flag_prints_the_package_version(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        tui_main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"memories-tui {__version__}"

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable, Input, Static, Tabs
 
+from memories_tui import __version__
 from memories_tui.engine import Engine, SearchHit
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.help import HelpScreen
@@ -61,9 +62,11 @@ async def test_80x24_footer_keeps_help_and_lock_and_help_says_there_is_more(engi
         foot = help_screen.query_one("#help-foot", Static)
         await wait_for(pilot, lambda: "more line" in static_text(foot))
         assert visible(foot)
+        # the whole line fits the box at 80 columns (with the version at its end)
+        assert static_text(foot).endswith(f"Memories {__version__}") and len(static_text(foot)) <= foot.size.width
         await pilot.press("end")
         await wait_for(pilot, lambda: "more line" not in static_text(foot))
-        assert static_text(foot) == "esc closes this help"
+        assert static_text(foot) == f"esc closes this help · Memories {__version__}"
 
 
 async def test_narrow_search_shows_one_pane_with_tabs_and_f3_switches(engine: Engine) -> None:

@@ -15,7 +15,7 @@ from memories_tui.tui.screens.help import HelpScreen, screen_keys
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.screens.status import StatusScreen
-from memories_tui.tui.text import tilde
+from memories_tui.tui.text import tilde, tilde_paths
 from memories_tui.tui.widgets.results import ResultsPane
 from tests.helpers.pilot import PASS, static_text, wait_for
 from tests.tui.test_keys import unlock_to_records
@@ -164,4 +164,7 @@ async def test_status_shows_the_home_with_a_tilde(tmp_path: Path, monkeypatch) -
         rows = {row.label: row.value for section in app.screen.view for row in section.rows}
         assert rows["home"] == "~/.local/share/memories"
         assert rows["config"] == "~/.local/share/memories/config.toml"
+        # the engine's own message names the model folder by its whole path: shown from ~ too
+        assert "~/.local/share/memories/models/" in rows["problem"] and str(tmp_path) not in rows["problem"]
     engine.lock()
+    assert tilde_paths(f"not in {tmp_path}/a; nor {tmp_path}x nor {tmp_path}") == f"not in ~/a; nor {tmp_path}x nor ~"

@@ -10,6 +10,7 @@ from textual.screen import Screen
 from ...errors import MemoriesError
 from .. import crash
 from ..messages import WorkerMessage
+from ..text import tilde_paths
 
 if TYPE_CHECKING:
     from ...engine import Engine
@@ -49,7 +50,7 @@ class EngineScreen(Screen):
         """The line to show for a failed task: an engine error's own message; anything else is
         a bug, named by type and place only (its text may quote a note) and logged in the home."""
         if isinstance(exc, MemoriesError):
-            return exc.message
+            return tilde_paths(exc.message)
         return crash.report(exc, self.engine.home, stopped=False)
 
     def epoch(self) -> int:

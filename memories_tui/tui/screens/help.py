@@ -17,6 +17,9 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from ... import __version__
+
+VERSION = f"Memories {__version__}"  # the version people quote in a bug report
 # Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
 GENERIC_ACTIONS = frozenset(b.action.removeprefix("app.") for b in Screen.BINDINGS if isinstance(b, Binding))
 
@@ -100,7 +103,7 @@ class HelpScreen(ModalScreen[None]):
                 if guide:
                     yield Static(Text(guide), id="help-guide")
                 yield Static(self._key_table(), id="help-keys")
-            yield Static(Text("esc closes this help"), id="help-foot")
+            yield Static(Text(f"esc closes this help · {VERSION}"), id="help-foot")
 
     def on_mount(self) -> None:
         scroll = self.query_one("#help-scroll", VerticalScroll)
@@ -119,10 +122,11 @@ class HelpScreen(ModalScreen[None]):
         scroll = self.query_one("#help-scroll", VerticalScroll)
         below = scroll.max_scroll_y - round(scroll.scroll_y)
         foot = Text()
-        if below > 0:
+        if below > 0:  # shorter words then, so the line fits an 80-column help
             foot.append(f"↓ {below} more line{'s' if below != 1 else ''}: ↓ or page down", style="bold")
-            foot.append(" · ")
-        foot.append("esc closes this help")
+            foot.append(f" · esc closes · {VERSION}")
+        else:
+            foot.append(f"esc closes this help · {VERSION}")
         self.query_one("#help-foot", Static).update(foot)
 
     def _key_table(self) -> Text:
