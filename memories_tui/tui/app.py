@@ -44,6 +44,7 @@ from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
 from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from .textual_adapter import SafeExceptions
 from .threads import DaemonThreadExecutor
 
 # The screens behind the unlock screen load on first use (local imports below): the first
@@ -55,7 +56,7 @@ ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.
 BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
 
 
-class MemoriesApp(DataActions, KeyRouting, App):
+class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
     """Vault picker → unlock → records, with search, ingest, model install and status on top."""
 
     CSS_PATH = "app.tcss"
@@ -210,19 +211,17 @@ class MemoriesApp(DataActions, KeyRouting, App):
             message = crash.report(error if error is not None else RuntimeError(), self.engine.home, stopped=False)
         self.notify(message, title="Background task failed", severity="error", timeout=10, markup=False)
 
-    def _handle_exception(self, error: Exception) -> None:
+    def replace_uncaught(self, error: Exception) -> Exception:
         """An exception no handler caught stops the app (the widget that raised it cannot go on).
 
         Textual would print a traceback with every frame's local variables (passphrases, note
-        text) on the terminal, and offers no public switch for it. This override of its one
-        hook for such errors is the only place the TUI touches that: the error is logged
-        without content (crash.py) and Textual prints the one line of `StoppedError` instead."""
+        text) on the terminal: the error is logged without content (crash.py) and Textual
+        prints the one line of `StoppedError` instead (see textual_adapter.py)."""
         if isinstance(error, crash.StoppedError):
-            super()._handle_exception(error)
-            return
+            return error
         stopped = crash.StoppedError(crash.report(error, self.engine.home))
         stopped.__cause__ = error  # for tests: Pilot re-raises it, pytest shows the cause
-        super()._handle_exception(stopped)
+        return stopped
 
     # -- vault life cycle -------------------------------------------------------------------------
     def vault_unlocked(self, info: VaultInfo) -> None:

@@ -2,10 +2,14 @@
 
 Every message carries the engine's `lock_epoch` at the time the work started; handlers drop
 messages whose epoch no longer matches (the vault was locked meanwhile, so its result must not show).
+Messages are dataclasses (Textual's Message initialises itself in `__post_init__`); `eq=False`
+keeps them hashable and compared by identity, as Textual's own messages are; past the epoch
+every field is given by name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -23,112 +27,96 @@ if TYPE_CHECKING:
     from .status_view import Section
 
 
+
+@dataclass(eq=False)
 class WorkerMessage(Message):
-    def __init__(self, epoch: int) -> None:
-        super().__init__()
-        self.epoch = epoch
+    epoch: int
 
 
+@dataclass(eq=False, kw_only=True)
 class UnlockDone(WorkerMessage):
-    def __init__(self, epoch: int, *, vault_id: str = "", error: str | None = None,
-                 wrong_passphrase: bool = False) -> None:
-        super().__init__(epoch)
-        self.vault_id = vault_id
-        self.error = error
-        self.wrong_passphrase = wrong_passphrase
+    vault_id: str = ""
+    error: str | None = None
+    wrong_passphrase: bool = False
 
 
+@dataclass(eq=False, kw_only=True)
 class CreateProgress(WorkerMessage):
     """What vault creation is doing now, for the line beside the spinner."""
 
-    def __init__(self, epoch: int, *, step: str) -> None:
-        super().__init__(epoch)
-        self.step = step
+    step: str
 
 
+@dataclass(eq=False, kw_only=True)
 class VaultCreated(WorkerMessage):
-    def __init__(self, epoch: int, *, vault_id: str = "", samples: int = 0, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.vault_id = vault_id
-        self.samples = samples
-        self.error = error
+    vault_id: str = ""
+    samples: int = 0
+    error: str | None = None
 
 
+@dataclass(eq=False, kw_only=True)
 class IngestProgress(WorkerMessage):
-    def __init__(self, epoch: int, *, stage: str = "", done: int = 0, total: int = 0) -> None:
-        super().__init__(epoch)
-        self.stage = stage
-        self.done = done
-        self.total = total
+    stage: str = ""
+    done: int = 0
+    total: int = 0
 
 
+@dataclass(eq=False, kw_only=True)
 class IngestDone(WorkerMessage):
-    def __init__(self, epoch: int, *, results: list[IngestResult] | None = None, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.results = results or []
-        self.error = error
+    results: list[IngestResult] = field(default_factory=list)
+    error: str | None = None
 
 
+@dataclass(eq=False, kw_only=True)
 class SearchDone(WorkerMessage):
     """One pane's results. `stage` names the score that ranked them (bm25, vector, fusion); a
     hybrid search without a model falls back to BM25 and says so in `note`; `no_model` marks a
     vector search that could not run because no model is installed."""
 
-    def __init__(self, epoch: int, *, mode: str, generation: int, response: SearchResponse | None = None,
-                 error: str | None = None, seconds: float = 0.0, stage: str = "", note: str = "",
-                 no_model: bool = False) -> None:
-        super().__init__(epoch)
-        self.mode = mode
-        self.generation = generation
-        self.response = response
-        self.error = error
-        self.seconds = seconds
-        self.stage = stage
-        self.note = note
-        self.no_model = no_model
+    mode: str
+    generation: int
+    response: SearchResponse | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    stage: str = ""
+    note: str = ""
+    no_model: bool = False
 
 
+@dataclass(eq=False, kw_only=True)
 class InstallProgressMessage(WorkerMessage):
-    def __init__(self, epoch: int, *, progress: InstallProgress) -> None:
-        super().__init__(epoch)
-        self.progress = progress
+    progress: InstallProgress
 
 
+@dataclass(eq=False, kw_only=True)
 class InstallDone(WorkerMessage):
-    def __init__(self, epoch: int, *, report: InstallReport | None = None, error: str | None = None,
-                 cancelled: bool = False) -> None:
-        super().__init__(epoch)
-        self.report = report
-        self.error = error
-        self.cancelled = cancelled
+    report: InstallReport | None = None
+    error: str | None = None
+    cancelled: bool = False
 
 
+@dataclass(eq=False, kw_only=True)
 class StatusDone(WorkerMessage):
-    def __init__(self, epoch: int, *, status: list[Section] | None = None, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.status = status or []  # status_view.Section list
-        self.error = error
+    status: list[Section] = field(default_factory=list)
+    error: str | None = None
 
 
+@dataclass(eq=False, kw_only=True)
 class SearchProgress(WorkerMessage):
     """On-demand embedding inside a vector/hybrid pane search (EmbedProgress)."""
 
-    def __init__(self, epoch: int, *, mode: str, generation: int, progress: EmbedProgress) -> None:
-        super().__init__(epoch)
-        self.mode = mode
-        self.generation = generation
-        self.progress = progress
+    mode: str
+    generation: int
+    progress: EmbedProgress
 
 
+@dataclass(eq=False)
 class EmbedProgressMessage(Message):
     """Background embedding after unlock / ingest / a record change (from engine/jobs.py)."""
 
-    def __init__(self, event: EmbedRunning) -> None:
-        super().__init__()
-        self.event = event
+    event: EmbedRunning
 
 
+@dataclass(eq=False)
 class EmbedDone(Message):
-    def __init__(self, event: EmbedFinished) -> None:
-        super().__init__()
-        self.event = event
+    event: EmbedFinished

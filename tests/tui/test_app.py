@@ -16,7 +16,7 @@ from memories_tui.engine import EmbedProgress, Engine, IndexReport
 from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.messages import SearchDone
-from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, ChunkDetailScreen, TermTextArea
+from memories_tui.tui.screens.chunk import ChunkDetailScreen, TermTextArea
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
@@ -648,8 +648,7 @@ async def test_chunk_detail_highlights_query_terms(engine: Engine) -> None:
         assert "2 matches in the chunk: Apples ×2" in meta and "appl," not in meta and "terms:" not in meta
         row = next(n for n in range(area.document.line_count) if "Apples" in area.document.get_line(n))
         # per-line UTF-8 byte columns (咖啡 is 6 bytes)
-        assert [h for h in area._highlights[row] if h[2] == TERM_HIGHLIGHT] == [(7, 11, TERM_HIGHLIGHT),
-                                                                              (30, 34, TERM_HIGHLIGHT)]
+        assert area.spans_with_style(row) == [(7, 11), (30, 34)]
         await pilot.pause()
         strip = area.render_line(row)  # the row is visible: first lines of a short body
         styled = [seg for seg in strip if seg.text == "Appl"]

@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList, Static
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ask import CHECK_LINE, QuoteDetailScreen, answer_text
-from memories_tui.tui.screens.chunk import TERM_HIGHLIGHT, TermTextArea
+from memories_tui.tui.screens.chunk import TermTextArea
 from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.pilot import PASS, ask, static_text, wait_for
 from tests.helpers.vaults import open_vault
@@ -65,11 +65,12 @@ async def test_generated_answer_and_citation_opens_chunk_with_quote(tmp_path: Pa
         options.highlighted = 0
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, QuoteDetailScreen))
+        await wait_for(pilot, lambda: app.screen.is_mounted and bool(app.screen.query(TermTextArea)))
         area = app.screen.query_one("#detail-body", TermTextArea)
         await wait_for(pilot, lambda: area.term_char_spans)  # painted after the screen's first refresh
         spans = area.term_char_spans
         assert [area.text[a:b] for a, b in spans] == ["混合搜尋把 BM25"]
-        assert any(h[2] == TERM_HIGHLIGHT for row in area._highlights.values() for h in row)
+        assert any(area.spans_with_style(row) for row in range(area.document.line_count))
     engine.lock()
 
 

@@ -10,6 +10,7 @@ is cancelled by a newer question or by leaving the screen, and is dropped on loc
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -43,14 +44,12 @@ STATE_TEXT = {
 }
 
 
+@dataclass(eq=False, kw_only=True)
 class AskDone(WorkerMessage):
-    def __init__(self, epoch: int, *, generation: int, answer: Answer | None = None, error: str | None = None,
-                 rejected: bool = False) -> None:
-        super().__init__(epoch)
-        self.generation = generation
-        self.answer = answer
-        self.error = error
-        self.rejected = rejected
+    generation: int
+    answer: Answer | None = None
+    error: str | None = None
+    rejected: bool = False
 
 
 def answer_text(answer: str) -> Text:

@@ -14,6 +14,7 @@ from textual.widgets.text_area import Document, Selection
 from ...engine import SearchHit, char_to_byte
 from ...errors import MemoriesError
 from ..text import HIGHLIGHT, byte_range_to_chars, match_spans
+from ..textual_adapter import HighlightArea
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.results import STAGE_LABELS
@@ -62,9 +63,6 @@ def matched_words(chunk: str, spans: list[tuple[int, int]]) -> Text:
     return out
 
 
-TERM_HIGHLIGHT = "memories.term"
-
-
 def _document(area: TextArea) -> Document:
     """The area's document (a plain `Document`: these areas have no syntax highlighting)."""
     doc = area.document
@@ -72,27 +70,22 @@ def _document(area: TextArea) -> Document:
     return doc
 
 
-class TermTextArea(TextArea):
+class TermTextArea(HighlightArea):
     """A read-only TextArea that also paints query-term matches over the chunk selection.
 
-    Term spans are character offsets into the text; Textual's highlight map wants per-line
-    UTF-8 byte columns and a theme style name, so they are converted here."""
+    Term spans are character offsets into the text; the area's highlights want per-line UTF-8
+    byte columns, so they are converted here."""
 
+    extra_style = Style.parse(HIGHLIGHT)
     term_char_spans: list[tuple[int, int]] = []
 
     def set_term_spans(self, spans: list[tuple[int, int]]) -> None:
         self.term_char_spans = list(spans)
-        self._build_highlight_map()
-        self.refresh()
+        self.rebuild_highlights()
 
-    def _set_theme(self, theme: str) -> None:
-        super()._set_theme(theme)
-        # a copy: the builtin theme objects share their syntax_styles dict
-        self._theme.syntax_styles = {**self._theme.syntax_styles, TERM_HIGHLIGHT: Style.parse(HIGHLIGHT)}
-
-    def _build_highlight_map(self) -> None:
-        super()._build_highlight_map()
+    def extra_spans(self) -> list[tuple[int, int, int]]:
         doc = _document(self)
+        out = []
         for start, end in self.term_char_spans:
             (row0, col0), (row1, col1) = doc.get_location_from_index(start), doc.get_location_from_index(end)
             for row in range(row0, row1 + 1):
@@ -100,7 +93,8 @@ class TermTextArea(TextArea):
                 a = col0 if row == row0 else 0
                 b = col1 if row == row1 else len(line)
                 if b > a:
-                    self._highlights[row].append((char_to_byte(line, a), char_to_byte(line, b), TERM_HIGHLIGHT))
+                    out.append((row, char_to_byte(line, a), char_to_byte(line, b)))
+        return out
 
 
 class ChunkDetailScreen(VaultScreen):

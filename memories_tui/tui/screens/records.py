@@ -5,6 +5,8 @@ half of a narrow terminal; its columns follow its width (the date column goes fi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,11 +27,10 @@ from .confirm import ConfirmScreen
 from .editor import RecordEditorScreen, RevisionChoice, RevisionsScreen
 
 
+@dataclass(eq=False, kw_only=True)
 class RecordsLoaded(WorkerMessage):
-    def __init__(self, epoch: int, records: list[Record] | None = None, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.records = records or []
-        self.error = error
+    records: list[Record] = field(default_factory=list)
+    error: str | None = None
 
 
 class RecordTable(DataTable):
@@ -111,7 +112,7 @@ class RecordsScreen(VaultScreen):
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(RecordsLoaded(epoch, error=self.describe(exc)))
             return
-        self.post_if_live(RecordsLoaded(epoch, records))
+        self.post_if_live(RecordsLoaded(epoch, records=records))
 
     def on_records_loaded(self, message: RecordsLoaded) -> None:
         if not self.epoch_live(message.epoch):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -208,8 +209,7 @@ class SearchScreen(VaultScreen):
             self._label_tab(mode)
             cancel = threading.Event() if mode in SEMANTIC else None
             self.cancels[mode] = cancel
-            worker = {"bm25": self.search_bm25, "vector": self.search_vector, "hybrid": self.search_hybrid}[mode]
-            worker(shared, self.generation[mode], epoch, cancel)
+            self.start_pane_search(mode, shared, self.generation[mode], epoch, cancel)
 
     def clear_results(self) -> None:
         """Enter on an empty query: no results (those shown belonged to another query), and why."""
@@ -242,18 +242,12 @@ class SearchScreen(VaultScreen):
         if modes:
             self.run_search(self.last_query[0], modes)
 
-    # one exclusive worker group per pane, so BM25 shows at once even when vector is slow or failing
-    @work(thread=True, exclusive=True, group="search-bm25", exit_on_error=False)
-    def search_bm25(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
-        self._search("bm25", query, generation, epoch, cancel)
-
-    @work(thread=True, exclusive=True, group="search-vector", exit_on_error=False)
-    def search_vector(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
-        self._search("vector", query, generation, epoch, cancel)
-
-    @work(thread=True, exclusive=True, group="search-hybrid", exit_on_error=False)
-    def search_hybrid(self, query: SharedQuery, generation: int, epoch: int, cancel: threading.Event | None) -> None:
-        self._search("hybrid", query, generation, epoch, cancel)
+    def start_pane_search(self, mode: Mode, query: SharedQuery, generation: int, epoch: int,
+                          cancel: threading.Event | None) -> None:
+        """One exclusive worker group per pane (a newer search replaces that pane's older one),
+        so BM25 shows at once even when vector is slow or failing."""
+        self.run_worker(partial(self._search, mode, query, generation, epoch, cancel), thread=True,
+                        exclusive=True, group=f"search-{mode}", exit_on_error=False)
 
     def _search(self, mode: Mode, query: SharedQuery, generation: int, epoch: int,
                 cancel: threading.Event | None) -> None:

@@ -1,0 +1,58 @@
+"""The only place the TUI reaches into Textual's private API, for two things it has no public
+switch for. tests/tui/test_textual_adapter.py fails when a Textual upgrade changes any name
+used here, and checks no other TUI module uses private Textual names.
+
+- Uncaught errors: Textual prints a traceback with every frame's local variables (passphrases,
+  note text) and has one hook for such errors, `App._handle_exception`. `SafeExceptions`
+  hands the error to the app's public `replace_uncaught` first.
+- Extra highlights in a TextArea: highlights come only from tree-sitter syntax queries. A
+  `HighlightArea` adds its own spans (per-line UTF-8 byte columns, as Textual keeps them)
+  under one theme style, through `_build_highlight_map`, `_highlights` and `_set_theme`.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from textual.app import App
+from textual.widgets import TextArea
+
+EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
+
+
+class SafeExceptions(App):
+    """Mixed into the app (before App)."""
+
+    def replace_uncaught(self, error: Exception) -> Exception:
+        """The exception Textual goes on with (and prints) instead of `error`."""
+        return error
+
+    def _handle_exception(self, error: Exception) -> None:
+        super()._handle_exception(self.replace_uncaught(error))
+
+
+class HighlightArea(TextArea):
+    """A TextArea that paints `extra_spans()` (row, start byte, end byte) in `extra_style`."""
+
+    extra_style: Style = Style()
+
+    def extra_spans(self) -> list[tuple[int, int, int]]:
+        return []
+
+    def rebuild_highlights(self) -> None:
+        """Call after `extra_spans()` changed."""
+        self._build_highlight_map()
+        self.refresh()
+
+    def spans_with_style(self, row: int, name: str = EXTRA_HIGHLIGHT) -> list[tuple[int, int | None]]:
+        """The byte spans of `row` painted with the style `name` (what the area draws)."""
+        return [(a, b) for a, b, style in self._highlights[row] if style == name]
+
+    def _set_theme(self, theme: str) -> None:
+        super()._set_theme(theme)
+        if self._theme is not None:  # a copy: the builtin theme objects share their syntax_styles dict
+            self._theme.syntax_styles = {**self._theme.syntax_styles, EXTRA_HIGHLIGHT: self.extra_style}
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()
+        for row, start, end in self.extra_spans():
+            self._highlights[row].append((start, end, EXTRA_HIGHLIGHT))

@@ -1,0 +1,62 @@
+"""The TUI uses Textual's public API except in textual_adapter.py; these tests fail when a
+Textual upgrade changes what that adapter relies on, or when another TUI module starts using
+private Textual names."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from rich.style import Style
+from textual.app import App
+from textual.widgets import TextArea
+
+import memories_tui.tui
+from memories_tui.tui.textual_adapter import EXTRA_HIGHLIGHT, HighlightArea
+
+TUI = Path(memories_tui.tui.__file__).parent
+PRIVATE_NAMES = ("_handle_exception", "_set_theme", "_build_highlight_map", "_highlights", "_theme")
+
+
+def test_no_tui_module_but_the_adapter_uses_private_textual_names() -> None:
+    offenders = []
+    for path in sorted(TUI.rglob("*.py")):
+        if path.name == "textual_adapter.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"from textual(\.\w+)*\._\w+ import|import textual(\.\w+)*\._", text):
+            offenders.append(f"{path.name}: imports a private textual module")
+        offenders += [f"{path.name}: {name}" for name in PRIVATE_NAMES if re.search(rf"\b{name}\b", text)]
+    assert not offenders, offenders
+
+
+def test_textual_still_has_what_the_adapter_overrides() -> None:
+    assert list(inspect.signature(App._handle_exception).parameters) == ["self", "error"]
+    assert list(inspect.signature(TextArea._set_theme).parameters) == ["self", "theme"]
+    assert list(inspect.signature(TextArea._build_highlight_map).parameters) == ["self"]
+
+
+async def test_highlight_area_paints_its_spans_through_the_theme() -> None:
+    class Area(HighlightArea):
+        extra_style = Style(bgcolor="yellow")
+
+        def extra_spans(self) -> list[tuple[int, int, int]]:
+            return [(1, 2, 5)]
+
+    class Host(App):
+        def compose(self):
+            yield Area("first\nsecond line\n")
+
+    app = Host()
+    async with app.run_test(size=(40, 6)) as pilot:
+        area = app.query_one(Area)
+        area.rebuild_highlights()
+        await pilot.pause()
+        assert isinstance(area._highlights, defaultdict)  # rows → [(start byte, end byte, style name)]
+        assert area.spans_with_style(1) == [(2, 5)] and area.spans_with_style(0) == []
+        assert area._theme is not None and area._theme.syntax_styles[EXTRA_HIGHLIGHT] == Style(bgcolor="yellow")
+        painted = "".join(seg.text for seg in area.render_line(1) if seg.style and seg.style.bgcolor
+                          and seg.style.bgcolor.name == "yellow")
+        assert painted == "con"
