@@ -5,6 +5,9 @@ used here, and checks no other TUI module uses private Textual names.
 - Uncaught errors: Textual prints a traceback with every frame's local variables (passphrases,
   note text) and has one hook for such errors, `App._handle_exception`. `SafeExceptions`
   hands the error to the app's public `replace_uncaught` first.
+- The keys bound on one screen or the app (for the help): Textual's public `active_bindings`
+  keeps one binding per key across the focus chain, the help wants every binding of a node
+  with the keymap applied: `node._bindings` and `app._keymap`.
 - Extra highlights in a TextArea: highlights come only from tree-sitter syntax queries. A
   `HighlightArea` adds its own spans (per-line UTF-8 byte columns, as Textual keeps them)
   under one theme style, through `_build_highlight_map`, `_highlights` and `_set_theme`.
@@ -12,11 +15,26 @@ used here, and checks no other TUI module uses private Textual names.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rich.style import Style
 from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.widgets import TextArea
 
 EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
+
+
+def node_bindings(node: DOMNode) -> Iterator[tuple[str, Binding]]:
+    """(key, binding) for every binding of `node` itself, in the order they were declared, with
+    the app's keymap applied (as Textual applies it to a copy while it routes a key)."""
+    bindings = node._bindings.copy()
+    if node.app._keymap:
+        bindings.apply_keymap(node.app._keymap)
+    for key, key_bindings in bindings.key_to_bindings.items():
+        for binding in key_bindings:
+            yield key, binding
 
 
 class SafeExceptions(App):

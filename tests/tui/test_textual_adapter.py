@@ -11,13 +11,15 @@ from pathlib import Path
 
 from rich.style import Style
 from textual.app import App
+from textual.binding import Binding
 from textual.widgets import TextArea
 
 import memories_tui.tui
-from memories_tui.tui.textual_adapter import EXTRA_HIGHLIGHT, HighlightArea
+from memories_tui.tui.textual_adapter import EXTRA_HIGHLIGHT, HighlightArea, node_bindings
 
 TUI = Path(memories_tui.tui.__file__).parent
-PRIVATE_NAMES = ("_handle_exception", "_set_theme", "_build_highlight_map", "_highlights", "_theme")
+PRIVATE_NAMES = ("_handle_exception", "_set_theme", "_build_highlight_map", "_highlights", "_theme", "_bindings",
+                 "_keymap")
 
 
 def test_no_tui_module_but_the_adapter_uses_private_textual_names() -> None:
@@ -60,3 +62,15 @@ async def test_highlight_area_paints_its_spans_through_the_theme() -> None:
         painted = "".join(seg.text for seg in area.render_line(1) if seg.style and seg.style.bgcolor
                           and seg.style.bgcolor.name == "yellow")
         assert painted == "con"
+
+
+async def test_node_bindings_lists_each_binding_of_the_node_with_the_keymap_applied() -> None:
+    class Host(App):
+        BINDINGS = [Binding("x", "bell", "Ring", id="host.ring"), Binding("y,z", "bell", "Ring too")]
+
+    app = Host()
+    async with app.run_test(size=(40, 6)):
+        assert [(key, b.description) for key, b in node_bindings(app) if b.action == "bell"] == [
+            ("x", "Ring"), ("y", "Ring too"), ("z", "Ring too")]
+        app.set_keymap({"host.ring": "f5"})
+        assert [key for key, b in node_bindings(app) if b.id == "host.ring"] == ["f5"]

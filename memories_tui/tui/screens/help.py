@@ -18,6 +18,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ... import __version__
+from ..textual_adapter import node_bindings
 
 VERSION = f"Memories {__version__}"  # the version people quote in a bug report
 # Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
@@ -45,21 +46,20 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
     """Every described, enabled binding of `screen` then of `app`; keys of one action are joined."""
     by_action: dict[tuple[str, str], KeyHelp] = {}
     for node in (screen, app):
-        for key, bindings in node._bindings.key_to_bindings.items():
-            for binding in bindings:
-                if not binding.description or binding.system or not _enabled(node, binding):
-                    continue
-                shown = app.get_key_display(Binding(key, binding.action, key_display=binding.key_display))
-                # a screen's key for an app action (`app.open_model`) and the app's own key for it
-                # are one entry ("m / f2"), not two
-                action = binding.action.removeprefix("app.") if node is screen else binding.action
-                slot = ("app" if node is app or binding.action.startswith("app.") else "screen", action)
-                old = by_action.get(slot)
-                if old is None:
-                    detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
-                    by_action[slot] = KeyHelp(shown, detail)
-                elif shown not in old.keys.split(" / "):
-                    by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
+        for key, binding in node_bindings(node):
+            if not binding.description or binding.system or not _enabled(node, binding):
+                continue
+            shown = app.get_key_display(Binding(key, binding.action, key_display=binding.key_display))
+            # a screen's key for an app action (`app.open_model`) and the app's own key for it
+            # are one entry ("m / f2"), not two
+            action = binding.action.removeprefix("app.") if node is screen else binding.action
+            slot = ("app" if node is app or binding.action.startswith("app.") else "screen", action)
+            old = by_action.get(slot)
+            if old is None:
+                detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
+                by_action[slot] = KeyHelp(shown, detail)
+            elif shown not in old.keys.split(" / "):
+                by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
     specific = [help for (_, action), help in by_action.items() if action not in GENERIC_ACTIONS]
     generic = [help for (_, action), help in by_action.items() if action in GENERIC_ACTIONS]
     return specific + generic
