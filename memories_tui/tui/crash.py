@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ..i18n import _
 from .text import tilde
 
 LOG_FOLDER = "logs"
@@ -42,8 +43,9 @@ class Crash:
         return where.rsplit("/", 1)[-1]
 
     def summary(self) -> str:
-        place = f" in {self.place}" if self.place else ""
-        return f"unexpected {self.kind}{place}"
+        if self.place:
+            return _("unexpected {kind} in {place}").format(kind=self.kind, place=self.place)
+        return _("unexpected {kind}").format(kind=self.kind)
 
 
 def _short(filename: str) -> str:
@@ -87,10 +89,11 @@ def report(exc: BaseException, home: Path | None, *, stopped: bool = True) -> st
     (`stopped`: the app ends)."""
     crash = describe(exc)
     path = write_log(crash, home) if home is not None else None
-    where = f"; details (no note text) in {tilde(path)}" if path is not None else ""
+    where = _("; details (no note text) in {path}").format(path=tilde(path)) if path is not None else ""
     if stopped:
-        return f"Memories stopped after an {crash.summary()}{where}. This is a bug: please report it."
-    return f"An {crash.summary()}{where}. This is a bug: please report it."
+        return _("Memories stopped after an {error}{where}. This is a bug: please report it.").format(
+            error=crash.summary(), where=where)
+    return _("An {error}{where}. This is a bug: please report it.").format(error=crash.summary(), where=where)
 
 
 class StoppedError(Exception):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from ..errors import MemoriesError
+from ..i18n import N_, _
 
 if TYPE_CHECKING:  # the socket code loads after the first frame, in `start`
     from ..daemon import DaemonClient
@@ -63,7 +64,7 @@ class DaemonLink:
         from ..daemon import connect, daemon_disabled, unix_sockets_supported
 
         if daemon_disabled() or not unix_sockets_supported():
-            self.problem = "off (--no-daemon or this platform)"
+            self.problem = N_("off (--no-daemon or this platform)")
             return
         from ..daemon.lifecycle import DaemonRunningError, SocketHost
         from ..daemon.service import DaemonService
@@ -77,7 +78,7 @@ class DaemonLink:
                 host.start()
             except DaemonRunningError:
                 self.remote = connect(self.engine.home, kind="tui")
-                self.problem = "" if self.remote is not None else "another daemon holds the home but does not answer"
+                self.problem = "" if self.remote is not None else N_("another daemon holds the home but does not answer")
                 return
             except (MemoriesError, OSError) as exc:
                 self.problem = getattr(exc, "message", None) or type(exc).__name__
@@ -95,11 +96,11 @@ class DaemonLink:
     def describe(self) -> str:
         """One line for the status screen: who serves the CLI and AI clients of this home."""
         if self.host is not None:
-            return "this TUI serves the CLI and AI clients of this home"
+            return _("this TUI serves the CLI and AI clients of this home")
         if self.remote is not None:
             pid = self.remote.call_quietly("hello").get("pid", "?")
-            return f"the Memories daemon (pid {pid}) serves them; unlock and lock here act on it too"
-        return f"not shared: {self.problem}" if self.problem else "not shared yet"
+            return _("the Memories daemon (pid {pid}) serves them; unlock and lock here act on it too").format(pid=pid)
+        return _("not shared: {problem}").format(problem=_(self.problem)) if self.problem else _("not shared yet")
 
     def sharing_rows(self, vault_id: str | None = None) -> list[tuple[str, str]]:
         """(label, text) rows for the status screen: who serves the CLI and AI clients, the
@@ -107,7 +108,7 @@ class DaemonLink:
         on the socket when following a daemon: call it in a worker."""
         from ..daemon.status import DaemonStatus
 
-        rows = [("shared", self.describe())]
+        rows = [(_("shared"), self.describe())]
         host, remote = self.host, self.remote
         try:
             if host is not None:
@@ -117,11 +118,11 @@ class DaemonLink:
             else:
                 return rows
         except (MemoriesError, ValueError, TypeError):
-            return [*rows, ("clients", "the daemon did not answer")]
+            return [*rows, (_("clients"), _("the daemon did not answer"))]
         now = time.time()
         grants = [g for g in status.grants if vault_id is None or vault_id in g.vaults]
-        rows.append(("clients", "\n".join(c.describe(now) for c in status.clients) or "none"))
-        rows.append(("grants", "\n".join(g.describe() for g in grants) or "none"))
+        rows.append((_("clients"), "\n".join(c.describe(now) for c in status.clients) or _("none")))
+        rows.append((_("grants"), "\n".join(g.describe() for g in grants) or _("none")))
         return rows
 
     # -- what the app reports ------------------------------------------------------------------

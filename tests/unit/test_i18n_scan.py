@@ -22,7 +22,11 @@ WORDS = re.compile(r"[A-Za-z]{2,}")
 
 # Not shown to people, or shown in English on purpose: the MCP server speaks to AI clients
 # (its tool descriptions stay English); i18n.py's one warning says the catalog cannot be read.
-SKIPPED = ("mcp/", "i18n.py", "tui/")  # tui/: its pass comes after the TUI fixes in flight land
+SKIPPED = ("mcp/", "i18n.py",
+           # the TUI files still changing in another branch; their strings are marked when it lands
+           "tui/app.py", "tui/messages.py", "tui/text.py", "tui/status_view.py", "tui/textual_adapter.py",
+           "tui/screens/base.py", "tui/screens/help.py", "tui/screens/search.py", "tui/screens/chunk.py",
+           "tui/screens/records.py", "tui/screens/ask.py", "tui/widgets/header.py")
 
 
 # Calls that put their arguments on screen: name -> (positions, keywords). "*" = every positional.
@@ -76,7 +80,7 @@ NOT_OURS = {"ValueError", "TypeError", "KeyError", "RuntimeError", "OSError", "A
 SHOWN_ATTRIBUTES = {"TITLE", "SUB_TITLE", "border_title", "border_subtitle", "title", "sub_title", "tooltip"}
 
 # Literal text that is the same in every language (product names, units, key names).
-UNTRANSLATED = {"Memories", "MCP", "BM25", "OK", "ID", "MiB", "ETA"}
+UNTRANSLATED = {"Memories", "memories", "tui", "MCP", "BM25", "OK", "ID", "MiB", "ETA"}
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,13 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from ...errors import MemoriesError
+from ...i18n import N_, _, _n
 
 if TYPE_CHECKING:
     from ...engine import BackupProgress, BackupReport
     from ..app import MemoriesApp
 
-STAGES = {"copy": "Copying (SQLite online backup)…", "verify": "Verifying every record…"}
+STAGES = {"copy": N_("Copying (SQLite online backup)…"), "verify": N_("Verifying every record…")}
 
 
 class BackupStep(Message):
@@ -46,7 +47,7 @@ class BackupFinished(Message):
 class BackupScreen(ModalScreen[None]):
     """Back up one vault now (verified in full when it is unlocked, by structure otherwise)."""
 
-    BINDINGS = [Binding("escape", "close", "Close", id="backup.close")]
+    BINDINGS = [Binding("escape", "close", N_("Close"), id="backup.close")]
     DEFAULT_CSS = """
     BackupScreen { align: center middle; }
     #backup-box { width: 72; max-width: 95%; height: auto; border: thick $primary; background: $surface;
@@ -67,10 +68,10 @@ class BackupScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="backup-box"):
-            yield Static(Text(f"Back up {self.vault_name}"), id="backup-title")
-            yield Static(Text("Starting…"), id="backup-stage")
+            yield Static(Text(_("Back up {name}").format(name=self.vault_name)), id="backup-title")
+            yield Static(Text(_("Starting…")), id="backup-stage")
             yield ProgressBar(id="backup-bar", show_eta=False)
-            yield Static(Text("esc closes (a running backup is cancelled; nothing partial is kept)", style="dim"),
+            yield Static(Text(_("esc closes (a running backup is cancelled; nothing partial is kept)"), style="dim"),
                          id="backup-result")
 
     def on_mount(self) -> None:
@@ -94,7 +95,7 @@ class BackupScreen(ModalScreen[None]):
 
     def on_backup_step(self, message: BackupStep) -> None:
         p = message.progress
-        self.query_one("#backup-stage", Static).update(Text(STAGES.get(p.stage, p.stage)))
+        self.query_one("#backup-stage", Static).update(Text(_(STAGES[p.stage]) if p.stage in STAGES else p.stage))
         self.query_one("#backup-bar", ProgressBar).update(total=max(p.total, 1), progress=p.done)
 
     def on_backup_finished(self, message: BackupFinished) -> None:
@@ -104,17 +105,21 @@ class BackupScreen(ModalScreen[None]):
         result = self.query_one("#backup-result", Static)
         if message.report is not None:
             r = message.report
-            checked = ("every record decrypted and the keyed manifest matched" if r.verified == "full"
-                       else "structure and digests checked (locked: records not decrypted)")
-            stage.update(Text("Backup written and verified.", style="bold green"))
+            checked = (_("every record decrypted and the keyed manifest matched") if r.verified == "full"
+                       else _("structure and digests checked (locked: records not decrypted)"))
+            stage.update(Text(_("Backup written and verified."), style="bold green"))
             self.query_one("#backup-bar", ProgressBar).update(total=1, progress=1)
-            lines = [f"{r.path}", f"{r.records} records, {r.revisions} revisions, {r.bytes:,} bytes", checked]
-            lines += [f"removed older backup {p.name}" for p in r.removed]
-            result.update(Text("\n".join(lines) + "\n\nesc closes"))
+            counts = _("{records}, {revisions}").format(
+                records=_n("{n} record", "{n} records", r.records).format(n=r.records),
+                revisions=_n("{n} revision", "{n} revisions", r.revisions).format(n=r.revisions))
+            lines = [f"{r.path}", _("{counts}, {size:,} bytes; {checked}").format(counts=counts, size=r.bytes,
+                                                                                   checked=checked)]
+            lines += [_("removed older backup {name}").format(name=p.name) for p in r.removed]
+            result.update(Text("\n".join(lines) + "\n\n" + _("esc closes")))
         else:
             error = message.error
-            stage.update(Text("The backup failed; nothing was left behind.", style="bold red"))
-            result.update(Text(f"{error.message if error else ''} [{error.code if error else ''}]\n\nesc closes"))
+            stage.update(Text(_("The backup failed; nothing was left behind."), style="bold red"))
+            result.update(Text(f"{error.localized() if error else ''} [{error.code if error else ''}]\n\n" + _("esc closes")))
 
     def action_close(self) -> None:
         self.cancel.set()
@@ -131,7 +136,9 @@ async def backup_before_lock(app: MemoriesApp, vault_id: str) -> None:
     try:
         report = await asyncio.to_thread(engine.backup_if_due, vault_id)
     except MemoriesError as exc:
-        app.notify(f"{exc.message} [{exc.code}]", title="Backup before lock failed", severity="error", timeout=10)
+        app.notify(f"{exc.localized()} [{exc.code}]", title=_("Backup before lock failed"), severity="error", timeout=10,
+                   markup=False)
         return
     if report is not None:
-        app.notify(f"{report.path.name}: {report.records} records, verified", title="Backed up before lock")
+        app.notify(_n("{name}: {n} record, verified", "{name}: {n} records, verified", report.records).format(
+            name=report.path.name, n=report.records), title=_("Backed up before lock"), markup=False)

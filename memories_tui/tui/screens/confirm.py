@@ -14,12 +14,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ...i18n import N_, _
+
 
 class ConfirmScreen(ModalScreen[bool | None]):
     """Dismisses with True for `yes`, False for `no`; esc answers False, or None when both
     answers do something (`cancellable`: esc then does neither)."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="confirm.cancel")]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     #confirm-box { width: 64; max-width: 95%; height: auto; border: thick $warning; background: $surface;
@@ -30,14 +32,14 @@ class ConfirmScreen(ModalScreen[bool | None]):
     #confirm-buttons Button { margin-left: 2; }
     """
 
-    def __init__(self, title: str, text: str, *, yes: str, no: str = "Cancel", danger: bool = False,
+    def __init__(self, title: str, text: str, *, yes: str, no: str | None = None, danger: bool = False,
                  cancellable: bool = False) -> None:
         super().__init__()
         self.cancellable = cancellable
         self.title_text = title
         self.text = text
         self.yes = yes
-        self.no = no
+        self.no = no if no is not None else _("Cancel")
         self.danger = danger
 
     def compose(self) -> ComposeResult:

@@ -18,13 +18,15 @@ from textual.widgets import Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ...engine import KINDS, Kind, Record
+from ...frontend.words import kind_name
+from ...i18n import N_, _
 from ..messages import WorkerMessage
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
 from .confirm import ConfirmScreen
 
-NEW_KINDS = [("memory", "memory"), ("knowledge card", "card"), ("private (never indexed)", "private")]
+NEW_KINDS = [(N_("memory"), "memory"), (N_("knowledge card"), "card"), (N_("private (never indexed)"), "private")]
 
 
 class RecordSaved(WorkerMessage):
@@ -50,8 +52,8 @@ class NoteTextArea(TextArea):
     """Textual's TextArea has no document start / end keys; an editor for notes needs them."""
 
     BINDINGS = [
-        Binding("ctrl+home", "document_edge(False)", "Start of text", show=False),
-        Binding("ctrl+end", "document_edge(True)", "End of text", show=False),
+        Binding("ctrl+home", "document_edge(False)", N_("Start of text"), show=False),
+        Binding("ctrl+end", "document_edge(True)", N_("End of text"), show=False),
     ]
 
     def action_document_edge(self, end: bool) -> None:
@@ -64,13 +66,13 @@ class RecordEditorScreen(VaultScreen):
     Dismisses with the saved record or None."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
-        Binding("escape", "back", "Cancel", id="back"),
+        Binding("ctrl+s", "save", N_("Save"), id="editor.save", priority=True),
+        Binding("escape", "back", N_("Cancel"), id="back"),
         VaultScreen.ENTER_BINDING,
     ]
     ENTER_NEXT = {"editor-title": "#editor-tags", "editor-tags": "#editor-body"}
-    HELP_TITLE = "Edit a record"
-    GUIDE = ("Write the title, optional tags (comma-separated) and the text (Markdown is fine). ctrl+s saves: a "
+    HELP_TITLE = N_("Edit a record")
+    GUIDE = N_("Write the title, optional tags (comma-separated) and the text (Markdown is fine). ctrl+s saves: a "
              "new record, or a new revision of the one you edit (older revisions stay readable with [ and ] "
              "or h in the records screen). esc leaves; with unsaved changes it asks first. Tab and shift+tab "
              "move between the fields; in the text, ctrl+home and ctrl+end go to its start and end.")
@@ -87,15 +89,17 @@ class RecordEditorScreen(VaultScreen):
         with Vertical(id="editor"):
             with Horizontal(id="editor-row"):
                 if self.record is None:
-                    yield Select(NEW_KINDS, value="memory", allow_blank=False, id="editor-kind")
+                    yield Select([(_(label), kind) for label, kind in NEW_KINDS], value="memory", allow_blank=False,
+                                 id="editor-kind")
                 else:
-                    what = f"{self.record.kind} · new revision {self.record.revision + 1}"
+                    what = _("{kind} · new revision {revision}").format(kind=kind_name(self.record.kind),
+                                                                       revision=self.record.revision + 1)
                     if self.restore is not None:
-                        what += f" from revision {self.restore.revision}"
+                        what += " " + _("from revision {revision}").format(revision=self.restore.revision)
                     yield Static(Text(what), id="editor-kind-fixed")
-                yield Input(value=shown.title if shown else "", placeholder="Title", id="editor-title")
+                yield Input(value=shown.title if shown else "", placeholder=_("Title"), id="editor-title")
             yield Input(value=", ".join(shown.tags) if shown else "",
-                        placeholder="tags, comma-separated (optional)", id="editor-tags")
+                        placeholder=_("tags, comma-separated (optional)"), id="editor-tags")
             yield Label(self._text_label())
             yield NoteTextArea(shown.body if shown else "", id="editor-body", soft_wrap=True)
             yield Static(id="editor-error", classes="error")
@@ -103,9 +107,10 @@ class RecordEditorScreen(VaultScreen):
 
     def _text_label(self) -> str:
         if self.record is None or self.restore is None:
-            return "Text"
-        return (f"Text of revision {self.restore.revision}, restored: ctrl+s saves it as the newest revision "
-                f"({self.record.revision + 1}); revision {self.record.revision} stays readable")
+            return _("Text")
+        return _("Text of revision {restored}, restored: ctrl+s saves it as the newest revision ({next}); revision "
+                 "{revision} stays readable").format(restored=self.restore.revision, next=self.record.revision + 1,
+                                                     revision=self.record.revision)
 
     def on_mount(self) -> None:
         # at once, not a turn later: keys typed right after the key that opened the editor land here
@@ -130,14 +135,14 @@ class RecordEditorScreen(VaultScreen):
             return
         draft = self.draft()
         if not draft.title:
-            self.show_error("Give the record a title.")
+            self.show_error(_("Give the record a title."))
             self.query_one("#editor-title", Input).focus()
             return
         if self.record is not None and draft == self.original:
             self.dismiss(None)  # nothing changed: no new revision
             return
         self.saving = True
-        self.show_error("Saving…")
+        self.show_error(_("Saving…"))
         self.save_worker(draft, self.epoch())
 
     @work(thread=True, exclusive=True, group="record-save", exit_on_error=False)
@@ -157,7 +162,7 @@ class RecordEditorScreen(VaultScreen):
     def on_record_saved(self, message: RecordSaved) -> None:
         self.saving = False
         if message.error is not None or message.record is None:
-            self.show_error(message.error or "Not saved.")
+            self.show_error(message.error or _("Not saved."))
             return
         self.dismiss(message.record)
 
@@ -170,8 +175,8 @@ class RecordEditorScreen(VaultScreen):
         if self.draft() == self.original:
             self.dismiss(None)
             return
-        question = ConfirmScreen("Unsaved changes", "Leave without saving? What you typed here is lost.",
-                                 yes="Discard changes", no="Keep editing", danger=True)
+        question = ConfirmScreen(_("Unsaved changes"), _("Leave without saving? What you typed here is lost."),
+                                 yes=_("Discard changes"), no=_("Keep editing"), danger=True)
         self.app.push_screen(question, self._leave_if)
 
     def _leave_if(self, discard: bool | None) -> None:
@@ -189,8 +194,8 @@ class RevisionsScreen(ModalScreen[RevisionChoice | None]):
     """Every revision of one record, newest first; enter picks one for the reader, r restores it."""
 
     BINDINGS = [
-        Binding("escape", "close", "Close", id="revisions.close"),
-        Binding("r", "restore", "Restore", id="revisions.restore"),
+        Binding("escape", "close", N_("Close"), id="revisions.close"),
+        Binding("r", "restore", N_("Restore"), id="revisions.restore"),
     ]
     DEFAULT_CSS = """
     RevisionsScreen { align: center middle; }
@@ -209,17 +214,17 @@ class RevisionsScreen(ModalScreen[RevisionChoice | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="revisions-box"):
-            yield Static(Text(f"Revisions of {self.title_text}"), id="revisions-title")
+            yield Static(Text(_("Revisions of {title}").format(title=self.title_text)), id="revisions-title")
             options = []
             for revision, updated, title in reversed(self.revisions):
                 row = Text()
-                row.append(f"rev {revision}", style="bold" if revision == self.current else "")
+                row.append(_("rev {revision}").format(revision=revision), style="bold" if revision == self.current else "")
                 row.append(f"  {updated[:16].replace('T', ' ')}  ", style="dim")
                 row.append(title)
                 options.append(Option(row, id=str(revision)))
             yield OptionList(*options, id="revisions-list")
-            yield Static(Text("enter shows it · r restores it (opens it in the editor; saving makes it the "
-                              "newest revision) · esc closes"), id="revisions-keys")
+            yield Static(Text(_("enter shows it · r restores it (opens it in the editor; saving makes it the "
+                                "newest revision) · esc closes")), id="revisions-keys")
 
     def on_mount(self) -> None:
         options = self.query_one("#revisions-list", OptionList)

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from ...engine import EgressEntry, EgressReport
 from ...errors import MemoriesError
+from ...i18n import N_, _, _n
 from ..messages import WorkerMessage
 from ..text import plain
 from ..widgets.header import AppHeader
@@ -32,11 +33,11 @@ class EgressLoaded(WorkerMessage):
 
 class EgressScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("r", "reload", "Reload", id="egress.reload"),
+        Binding("escape", "back", N_("Back"), id="back"),
+        Binding("r", "reload", N_("Reload"), id="egress.reload"),
     ]
-    HELP_TITLE = "Egress log"
-    GUIDE = ("Every request that sent this vault's content out of Memories (remote embedding, generation, "
+    HELP_TITLE = N_("Egress log")
+    GUIDE = N_("Every request that sent this vault's content out of Memories (remote embedding, generation, "
              "rerank; loopback services too), newest last. ↑/↓ pick one: below the table are the records, "
              "revisions and chunk hashes it carried. The log is encrypted inside the vault and never holds "
              "the text itself. r reloads, esc goes back.")
@@ -54,14 +55,14 @@ class EgressScreen(VaultScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Vertical(id="egress-box"):
-            yield Static(Text("Loading the egress log…"), id="egress-intro")
+            yield Static(Text(_("Loading the egress log…")), id="egress-intro")
             yield DataTable(id="egress-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="egress-detail")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#egress-table", DataTable).add_columns("Time (UTC)", "Purpose", "Endpoint", "Chunks",
-                                                              "Bytes", "Outcome", "Client")
+        self.query_one("#egress-table", DataTable).add_columns(
+            _("Time (UTC)"), _("Purpose"), _("Endpoint"), _("Chunks"), _("Bytes"), _("Outcome"), _("Client"))
         self.load()
 
     @work(thread=True, exclusive=True, group="egress")
@@ -70,7 +71,7 @@ class EgressScreen(VaultScreen):
         try:
             self.post_if_live(EgressLoaded(epoch, report=self.engine.egress_log(self.vault_id)))
         except MemoriesError as exc:
-            self.post_if_live(EgressLoaded(epoch, error=exc.message))
+            self.post_if_live(EgressLoaded(epoch, error=exc.localized()))
 
     def on_egress_loaded(self, message: EgressLoaded) -> None:
         if not self.epoch_live(message.epoch):
@@ -84,17 +85,19 @@ class EgressScreen(VaultScreen):
         table = self.query_one("#egress-table", DataTable)
         table.clear()
         for e in self.entries:
-            where = e.host + (" (loopback)" if e.loopback else "")
+            where = e.host + (" " + _("(loopback)") if e.loopback else "")
             table.add_row(plain(e.time.replace("T", " ").rstrip("Z")), plain(e.purpose), plain(where),
                           plain(len(e.chunks)), plain(f"{e.bytes_sent:,}"),
                           plain(e.outcome + (f" ×{e.attempts}" if e.attempts > 1 else "")), plain(e.client or ""))
         remote = sum(1 for e in self.entries if not e.loopback)
-        parts = [f"{len(self.entries)} request(s) sent content out; {remote} to non-loopback services."
-                 if self.entries else "Nothing from this vault has been sent out."]
+        parts = [_n("{n} request sent content out; {remote} to non-loopback services.",
+                    "{n} requests sent content out; {remote} to non-loopback services.", len(self.entries)).format(
+                        n=len(self.entries), remote=remote)
+                 if self.entries else _("Nothing from this vault has been sent out.")]
         if report.damaged:
-            parts.append(f"Entries {report.damaged} failed their integrity check.")
+            parts.append(_("Entries {numbers} failed their integrity check.").format(numbers=report.damaged))
         if report.missing:
-            parts.append(f"Entries {report.missing} are missing (deleted from the file).")
+            parts.append(_("Entries {numbers} are missing (deleted from the file).").format(numbers=report.missing))
         intro.update(Text("  ".join(parts), style="bold red" if report.damaged or report.missing else ""))
         if self.entries:
             table.move_cursor(row=len(self.entries) - 1)
@@ -109,13 +112,16 @@ class EgressScreen(VaultScreen):
         if not 0 <= row < len(self.entries):
             return
         entry = self.entries[row]
-        lines = [f"#{entry.seq} {entry.purpose} to {entry.host}: {entry.bytes_sent:,} bytes sent, "
-                 f"{entry.bytes_received:,} received, {entry.attempts} attempt(s), {entry.outcome}"]
+        lines = [_("#{seq} {purpose} to {host}: {sent:,} bytes sent, {received:,} received, {attempts} attempt(s), "
+                   "{outcome}").format(seq=entry.seq, purpose=entry.purpose, host=entry.host, sent=entry.bytes_sent,
+                                       received=entry.bytes_received, attempts=entry.attempts, outcome=entry.outcome)]
         for chunk in entry.chunks[:5]:
-            owner = f"{chunk.record_id} rev {chunk.revision}" if chunk.record_id else "(no record)"
-            lines.append(f"  {owner}  chunk {chunk.chunk_hash[:16]}…")
+            owner = (_("{id} rev {revision}").format(id=chunk.record_id, revision=chunk.revision) if chunk.record_id
+                     else _("(no record)"))
+            lines.append("  " + _("{owner}  chunk {chunk}…").format(owner=owner, chunk=chunk.chunk_hash[:16]))
         if len(entry.chunks) > 5:
-            lines.append(f"  … and {len(entry.chunks) - 5} more chunks (`memories rag egress --json` lists all)")
+            lines.append("  " + _("… and {n} more chunks (`memories rag egress --json` lists all)").format(
+                n=len(entry.chunks) - 5))
         self.query_one("#egress-detail", Static).update(Text("\n".join(lines)))
 
     def action_reload(self) -> None:

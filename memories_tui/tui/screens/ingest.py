@@ -16,6 +16,9 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, DirectoryTree, Input, ProgressBar, Static
 
 from ...engine import IngestProgress as EngineIngestProgress
+from ...frontend.words import status_name
+from ...i18n import N_, _, _n
+from ..language import styled
 from ..messages import IngestDone, IngestProgress
 from ..paths import PathSuggester, parse_paths
 from ..text import plain, tilde
@@ -32,8 +35,8 @@ class FileTree(DirectoryTree):
     the tree is never stuck in the folder it started in."""
 
     BINDINGS = [
-        Binding("backspace", "up", "Up", tooltip="Show the folder that holds this one"),
-        Binding("a", "add", "Add", tooltip="Add the highlighted file or folder to the paths"),
+        Binding("backspace", "up", N_("Up"), tooltip=N_("Show the folder that holds this one")),
+        Binding("a", "add", N_("Add"), tooltip=N_("Add the highlighted file or folder to the paths")),
     ]
 
     class Add(Message):
@@ -62,12 +65,13 @@ class FileTree(DirectoryTree):
 
 class IngestScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", tooltip="Back (cancels a running import)", id="back"),
-        Binding("ctrl+r", "run", "Import", id="ingest.run"),
-        Binding("ctrl+t", "toggle_tree", "Files", tooltip="Into the file tree, or back to the path field", id="ingest.tree"),
+        Binding("escape", "back", N_("Back"), tooltip=N_("Back (cancels a running import)"), id="back"),
+        Binding("ctrl+r", "run", N_("Import"), id="ingest.run"),
+        Binding("ctrl+t", "toggle_tree", N_("Files"), tooltip=N_("Into the file tree, or back to the path field"),
+                id="ingest.tree"),
     ]
-    HELP_TITLE = "Ingest"
-    GUIDE = ("Import UTF-8 text and Markdown files as knowledge cards. Type paths in the field (separated by "
+    HELP_TITLE = N_("Ingest")
+    GUIDE = N_("Import UTF-8 text and Markdown files as knowledge cards. Type paths in the field (separated by "
              "spaces, quote a path with spaces, ~ is your home folder): the rest of a file or folder name is "
              "suggested in grey, right arrow takes it. ctrl+t moves into the file tree (at the folder typed last, "
              "if it is one): ↑/↓ move, enter opens a folder or adds a file to the field, a adds the highlighted "
@@ -82,15 +86,15 @@ class IngestScreen(VaultScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Vertical(id="ingest"):
-            yield Static(Text("Text files to import as cards: space-separated, ~ is home, → takes the grey "
-                              "completion; ctrl+t: the file tree. All or nothing. F1: every key."),
+            yield Static(Text(_("Text files to import as cards: space-separated, ~ is home, → takes the grey "
+                                "completion; ctrl+t: the file tree. All or nothing. F1: every key.")),
                          id="ingest-help")
             with Horizontal(id="ingest-row"):
-                yield Input(id="paths", placeholder="notes/a.md \"my notes/b.txt\"", suggester=PathSuggester())
-                yield Button("Ingest", id="run", variant="primary")
+                yield Input(id="paths", placeholder=_("notes/a.md \"my notes/b.txt\""), suggester=PathSuggester())
+                yield Button(_("Ingest"), id="run", variant="primary")
             with Horizontal(id="ingest-body"):
                 with Vertical(id="tree-box"):
-                    yield Static(Text.assemble(("backspace", "bold"), (" goes up a folder", "dim")), id="tree-folder")
+                    yield Static(styled(_("{key} goes up a folder"), "dim", key=("backspace", "bold")), id="tree-folder")
                     yield FileTree(self.root, id="tree")
                 with Vertical(id="ingest-out"):
                     yield ProgressBar(id="ingest-progress", show_eta=False)
@@ -101,7 +105,7 @@ class IngestScreen(VaultScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#ingest-results", DataTable)
-        table.add_columns("File", "Status", "Chunks", "Title", "Record")
+        table.add_columns(_("File"), _("Status"), _("Chunks"), _("Title"), _("Record"))
         self.query_one("#ingest-progress").display = False
         self.query_one("#paths", Input).focus()
         self.sub_title = self.engine.vault_name(self.vault_id)
@@ -129,7 +133,7 @@ class IngestScreen(VaultScreen):
     def action_back(self) -> None:
         if self.cancel_event is not None:
             self.cancel_event.set()
-            self.query_one("#ingest-message", Static).update(Text("Cancelling…"))
+            self.query_one("#ingest-message", Static).update(Text(_("Cancelling…")))
             return
         self.dismiss()
 
@@ -156,16 +160,16 @@ class IngestScreen(VaultScreen):
         try:
             paths = parse_paths(self.query_one("#paths", Input).value)
         except ValueError as exc:
-            message.update(Text(f"Cannot read the paths: {exc}.", style="bold red"))
+            message.update(Text(_("Cannot read the paths: {reason}.").format(reason=exc), style="bold red"))
             return
         if not paths:
-            message.update(Text("Name at least one file (type a path or pick one in the tree).", style="bold red"))
+            message.update(Text(_("Name at least one file (type a path or pick one in the tree)."), style="bold red"))
             return
         self.cancel_event = threading.Event()
         bar = self.query_one("#ingest-progress", ProgressBar)
         bar.display = True
         bar.update(total=len(paths), progress=0)
-        message.update(Text(f"Reading {len(paths)} file(s)…"))
+        message.update(Text(_n("Reading {n} file…", "Reading {n} files…", len(paths)).format(n=len(paths))))
         self.query_one("#ingest-results", DataTable).clear()
         self.query_one("#run", Button).disabled = True
         self.ingest_worker(paths, self.cancel_event, self.epoch())
@@ -200,10 +204,10 @@ class IngestScreen(VaultScreen):
         counts: dict[str, int] = {}
         for result in message.results:
             counts[result.status] = counts.get(result.status, 0) + 1
-            table.add_row(plain(Path(result.file).name), plain(result.status, STATUS_STYLE.get(result.status, "")),
+            table.add_row(plain(Path(result.file).name), plain(status_name(result.status), STATUS_STYLE.get(result.status, "")),
                           plain(result.chunks), plain(result.title), plain(result.id or "", "dim"))
-        summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-        out.update(Text(f"Done: {summary}.", style="bold green"))
+        summary = _(", ").join(f"{n} {status_name(status)}" for status, n in counts.items())
+        out.update(Text(_("Done: {summary}.").format(summary=summary), style="bold green"))
         self.query_one("#paths", Input).value = ""
         if counts.get("created") or counts.get("updated"):
             self.memories.request_embedding()  # new text: give it vectors in the background

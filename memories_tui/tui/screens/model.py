@@ -15,6 +15,9 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
 from ...errors import CancelledError
+from ...frontend.words import status_name
+from ...i18n import N_, _
+from ..language import styled
 from ..messages import InstallDone, InstallProgressMessage
 from ..text import human_eta, plain, tilde
 from ..widgets.footer import AppFooter
@@ -26,6 +29,14 @@ if TYPE_CHECKING:  # httpx loads only when the install starts
 
 STATE_STYLE = {"pending": "dim", "downloading": "cyan", "copying": "cyan", "verifying": "yellow",
                "downloaded": "green", "copied": "green", "reused": "green", "failed": "bold red"}
+# the file states only this screen shows (the outcomes are the CLI's words too: frontend/words.py)
+STATE_NAMES = {"pending": N_("pending"), "downloading": N_("downloading"), "copying": N_("copying"),
+               "verifying": N_("verifying"), "cancelled": N_("cancelled")}
+
+
+def state_cell(state: str, style: str | None = None) -> Text:
+    return plain(_(STATE_NAMES[state]) if state in STATE_NAMES else status_name(state),
+                 STATE_STYLE.get(state, "") if style is None else style)
 
 
 def human_bytes(n: float) -> str:
@@ -42,24 +53,23 @@ def _pinned_manifest() -> ModelManifest | None:
 
 def terms_text() -> Text:
     text = Text()
-    text.append("Gemma Terms of Use\n", style="bold")
-    text.append("EmbeddingGemma is a Gemma model by Google. By downloading it you accept the Gemma Terms of Use ")
-    text.append(GEMMA_TERMS_URL, style="underline")
-    text.append(" and agree to follow the Gemma Prohibited Use Policy ")
-    text.append(GEMMA_PROHIBITED_USE_URL, style="underline")
-    text.append(". A copy of this notice is kept beside the files (NOTICE.md).")
+    text.append(_("Gemma Terms of Use") + "\n", style="bold")
+    text.append_text(styled(_("EmbeddingGemma is a Gemma model by Google. By downloading it you accept the Gemma "
+                              "Terms of Use {terms} and agree to follow the Gemma Prohibited Use Policy {policy}. "
+                              "A copy of this notice is kept beside the files (NOTICE.md)."),
+                            terms=(GEMMA_TERMS_URL, "underline"), policy=(GEMMA_PROHIBITED_USE_URL, "underline")))
     return text
 
 
 class ModelInstallScreen(EngineScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("ctrl+r", "start", "Start / resume", id="model.start"),
-        Binding("ctrl+x", "cancel", "Cancel download", id="model.cancel"),
+        Binding("escape", "back", N_("Back"), id="back"),
+        Binding("ctrl+r", "start", N_("Start / resume"), id="model.start"),
+        Binding("ctrl+x", "cancel", N_("Cancel download"), id="model.cancel"),
     ]
 
-    HELP_TITLE = "Embedding model"
-    GUIDE = ("Vector and hybrid search need the embedding model (EmbeddingGemma, about 200 MiB, downloaded "
+    HELP_TITLE = N_("Embedding model")
+    GUIDE = N_("Vector and hybrid search need the embedding model (EmbeddingGemma, about 200 MiB, downloaded "
              "once). ctrl+r starts or resumes the download; every file is checked against its pinned "
              "SHA-256 hash. ctrl+x cancels (partial files are kept for a resume). Without internet, type a "
              "folder of files downloaded elsewhere in the field beside the buttons and press enter: the same "
@@ -77,9 +87,9 @@ class ModelInstallScreen(EngineScreen):
             yield Static(id="model-intro")
             yield Static(id="model-terms")
             with Horizontal(id="model-buttons"):
-                yield Button("Start", id="start", variant="primary")
-                yield Button("Cancel", id="cancel", variant="error")
-                yield Input(placeholder="…or a folder of model files + enter", id="from-dir")
+                yield Button(_("Start"), id="start", variant="primary")
+                yield Button(_("Cancel"), id="cancel", variant="error")
+                yield Input(placeholder=_("…or a folder of model files + enter"), id="from-dir")
             yield ProgressBar(id="model-progress", show_eta=False)
             yield Static(id="model-rate")
             yield Static(id="model-message")
@@ -91,21 +101,22 @@ class ModelInstallScreen(EngineScreen):
         if vault is not None and self.engine.is_unlocked(vault.vault_id):
             self.sub_title = self.engine.vault_name(vault.vault_id)  # the header names the vault, as elsewhere
         table = self.query_one("#model-files", DataTable)
-        table.add_column("File", key="file", width=30)
-        table.add_column("Size", key="size", width=10)
-        table.add_column("Done", key="done", width=10)
-        table.add_column("State", key="state", width=11)
-        intro = Text("The embedding model enables vector and hybrid search. Files are downloaded once, "
-                     "checked against pinned SHA-256 hashes, and can be resumed after a cancel or a failure.")
+        table.add_column(_("File"), key="file", width=30)
+        table.add_column(_("Size"), key="size", width=10)
+        table.add_column(_("Done"), key="done", width=10)
+        table.add_column(_("State"), key="state", width=11)
+        intro = Text(_("The embedding model enables vector and hybrid search. Files are downloaded once, checked "
+                       "against pinned SHA-256 hashes, and can be resumed after a cancel or a failure."))
         manifest = _pinned_manifest()
         if manifest is not None:
-            intro.append(f"\n{manifest.repo} @ {manifest.revision[:12]} · {len(manifest.files)} files · "
-                         f"{human_bytes(manifest.total_bytes)}", style="dim")
+            intro.append("\n" + _("{repo} @ {revision} · {n} files · {size}").format(
+                repo=manifest.repo, revision=manifest.revision[:12], n=len(manifest.files),
+                size=human_bytes(manifest.total_bytes)), style="dim")
             table = self.query_one("#model-files", DataTable)
             for mf in manifest.files:
                 self.rows.add(mf.path)
                 table.add_row(plain(mf.path), plain(human_bytes(mf.bytes)), plain("–"),
-                              plain("pending", STATE_STYLE["pending"]), key=mf.path)
+                              state_cell("pending"), key=mf.path)
         self.query_one("#model-intro", Static).update(intro)
         self.query_one("#cancel", Button).display = False
         self.query_one("#model-progress").display = False
@@ -120,7 +131,7 @@ class ModelInstallScreen(EngineScreen):
         terms.display = not accepted
         terms.update(terms_text() if not accepted else Text(""))
         if not accepted:
-            self.query_one("#start", Button).label = "Accept the terms and download"
+            self.query_one("#start", Button).label = _("Accept the terms and download")
 
     @property
     def message_line(self) -> Static:
@@ -155,14 +166,15 @@ class ModelInstallScreen(EngineScreen):
         self.cancel_event = threading.Event()
         self.set_running(True)
         self.query_one("#model-terms", Static).display = False
-        self.say("#model-message", Text(f"Installing from {source}…" if source else "Starting…"))
+        self.say("#model-message", Text(_("Installing from {source}…").format(source=source) if source
+                                        else _("Starting…")))
         self.install_worker(self.cancel_event, self.epoch(), source)
 
     @on(Input.Submitted, "#from-dir")
     def _from_folder(self, event: Input.Submitted) -> None:
         """Install from a folder of files downloaded elsewhere (each size and SHA-256 checked)."""
         if not event.value.strip():
-            self.say("#model-message", Text("Type the folder that holds the downloaded model files.", style="yellow"))
+            self.say("#model-message", Text(_("Type the folder that holds the downloaded model files."), style="yellow"))
             return
         self.action_start(Path(event.value.strip()).expanduser())
 
@@ -170,7 +182,7 @@ class ModelInstallScreen(EngineScreen):
     def action_cancel(self) -> None:
         if self.cancel_event is not None:
             self.cancel_event.set()
-            self.say("#model-message", Text("Cancelling…"))
+            self.say("#model-message", Text(_("Cancelling…")))
 
     @work(thread=True, exclusive=True, group="model-install", exit_on_error=False)
     def install_worker(self, cancel: threading.Event, epoch: int, source: Path | None = None) -> None:
@@ -197,17 +209,18 @@ class ModelInstallScreen(EngineScreen):
         bar.display = True
         bar.update(total=max(p.bytes_total, 1), progress=p.bytes_done)
         line = Text()
-        line.append(f"{human_bytes(p.bytes_done)} of {human_bytes(p.bytes_total)}", style="bold")
-        line.append(f"  ·  {human_bytes(p.rate_bps)}/s  ·  ETA {human_eta(p.eta_seconds)}")
+        line.append(_("{done} of {total}").format(done=human_bytes(p.bytes_done), total=human_bytes(p.bytes_total)),
+                    style="bold")
+        line.append(f"  ·  {human_bytes(p.rate_bps)}/s  ·  " + _("ETA {eta}").format(eta=human_eta(p.eta_seconds)))
         self.say("#model-rate", line)
         if self.cancel_event is not None and not self.cancel_event.is_set():
             finished = sum(f.state in ("downloaded", "reused", "copied") for f in p.files)
-            self.say("#model-message", Text(f"{finished} of {len(p.files)} files ready…"))
+            self.say("#model-message", Text(_("{done} of {total} files ready…").format(done=finished, total=len(p.files))))
         self.file_states = {f.path: f.state for f in p.files}
         table = self.query_one("#model-files", DataTable)
         for f in p.files:
             cells = (plain(f.path), plain(human_bytes(f.bytes_total)), plain(human_bytes(f.bytes_done)),
-                     plain(f.state, STATE_STYLE.get(f.state, "")))
+                     state_cell(f.state))
             if f.path in self.rows:
                 for key, cell in zip(("file", "size", "done", "state"), cells, strict=True):
                     table.update_cell(f.path, key, cell)
@@ -221,18 +234,19 @@ class ModelInstallScreen(EngineScreen):
         self.show_terms()
         start = self.query_one("#start", Button)
         if message.cancelled:
-            start.label = "Resume"
+            start.label = _("Resume")
             table = self.query_one("#model-files", DataTable)
             for path, state in self.file_states.items():
                 if state in ("downloading", "verifying") and path in self.rows:
-                    table.update_cell(path, "state", plain("cancelled", "yellow"))
-            self.say("#model-message", Text(message.error or "Cancelled.", style="yellow"))
+                    table.update_cell(path, "state", state_cell("cancelled", "yellow"))
+            self.say("#model-message", Text(message.error or _("Cancelled."), style="yellow"))
             return
         if message.error:
-            start.label = "Retry"
+            start.label = _("Retry")
             error = Text(message.error, style="bold red")
             if "--from DIR" in message.error:  # in this screen the folder goes in the field beside the buttons
-                error.append("\nHere: type that folder in the field beside the buttons and press enter.", style="yellow")
+                error.append("\n" + _("Here: type that folder in the field beside the buttons and press enter."),
+                             style="yellow")
             self.say("#model-message", error)
             return
         report = message.report
@@ -242,19 +256,20 @@ class ModelInstallScreen(EngineScreen):
         failed = []
         for f in report.files:
             if f.path in self.rows:
-                table.update_cell(f.path, "state", plain(f.status, STATE_STYLE.get(f.status, "")))
+                table.update_cell(f.path, "state", state_cell(f.status))
             if f.status == "failed":
                 failed.append(f"{f.path}: {f.error}")
         if report.ok:
-            start.label = "Verify again"
-            done = Text(f"Model installed and verified in {tilde(report.directory)}.", style="bold green")
+            start.label = _("Verify again")
+            done = Text(_("Model installed and verified in {folder}.").format(folder=tilde(report.directory)),
+                        style="bold green")
             if self.memories.vault is not None:
-                done.append("\nThe unlocked vault is being embedded in the background.", style="green")
+                done.append("\n" + _("The unlocked vault is being embedded in the background."), style="green")
                 self.memories.request_embedding()
             self.say("#model-message", done)
         else:
-            start.label = "Resume"
-            self.say("#model-message", Text("Some files failed:\n" + "\n".join(failed), style="bold red"))
+            start.label = _("Resume")
+            self.say("#model-message", Text(_("Some files failed:") + "\n" + "\n".join(failed), style="bold red"))
 
     def on_unmount(self) -> None:
         if self.cancel_event is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ...frontend.grant_records import revoke, running_servers
+from ...i18n import N_, _, _n
 from ..messages import StatusDone
 from ..status_view import Section, sections
 from ..text import tilde
@@ -24,13 +26,13 @@ from .base import VaultScreen
 
 class StatusScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("r", "refresh_status", "Refresh", id="status.refresh"),
-        Binding("x", "revoke_mcp", "Revoke MCP access", id="status.revoke_mcp"),
+        Binding("escape", "back", N_("Back"), id="back"),
+        Binding("r", "refresh_status", N_("Refresh"), id="status.refresh"),
+        Binding("x", "revoke_mcp", N_("Revoke MCP access"), id="status.revoke_mcp"),
     ]
 
-    HELP_TITLE = "Status"
-    GUIDE = "What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes."
+    HELP_TITLE = N_("Status")
+    GUIDE = N_("What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes.")
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -58,8 +60,9 @@ class StatusScreen(VaultScreen):
         try:
             servers = running_servers(engine.home, self.vault_id)
             mcp = ", ".join(
-                f"pid {s.pid}" + (f" (until {datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M})" if s.expires_at else "")
-                for s in servers) or "none"
+                f"pid {s.pid}" + (" " + _("(until {time})").format(time=f"{datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M}")
+                                  if s.expires_at else "")
+                for s in servers)
             view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
                             home=tilde(engine.home), config=tilde(engine.config.path),
@@ -73,8 +76,9 @@ class StatusScreen(VaultScreen):
         """End the grant of every MCP server reading this vault (they refuse from their next call)."""
         servers = running_servers(self.engine.home, self.vault_id)
         revoke(self.engine.home, self.vault_id)
-        self.notify(f"MCP access to this vault revoked ({len(servers)} running server(s))." if servers
-                    else "No MCP server was reading this vault; any started earlier is revoked too.")
+        self.notify(_n("MCP access to this vault revoked ({n} running server).",
+                       "MCP access to this vault revoked ({n} running servers).", len(servers)).format(n=len(servers))
+                    if servers else _("No MCP server was reading this vault; any started earlier is revoked too."))
         self.action_refresh_status()
 
     def on_status_done(self, message: StatusDone) -> None:
@@ -86,14 +90,14 @@ class StatusScreen(VaultScreen):
         if message.error:
             head.update(Text(message.error, style="bold red"))
             return
-        head.update(Text("r refreshes · memories rag status --json prints every key", style="dim"))
+        head.update(Text(_("r refreshes · memories rag status --json prints every key"), style="dim"))
         self.view = message.status
         body.update(render_sections(self.view))
 
 
 def render_sections(view: list[Section]) -> Group:
     """One heading and a two-column grid per section; long values wrap under their own column."""
-    width = max((len(row.label) for section in view for row in section.rows), default=10)
+    width = max((cell_len(row.label) for section in view for row in section.rows), default=10)
     parts: list[Text | Table] = []
     for n, section in enumerate(view):
         parts.append(Text(("\n" if n else "") + section.title, style="bold underline"))

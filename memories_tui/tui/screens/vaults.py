@@ -12,6 +12,8 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, LoadingIn
 from ...engine import VaultInfo, VaultProblem
 from ...errors import MemoriesError, WrongPassphraseError
 from ...frontend.strength import SHORT, estimate
+from ...i18n import N_, _, _n
+from ..language import styled
 from ..messages import CreateProgress, UnlockDone, VaultCreated
 from ..text import plain, tilde
 from ..widgets.footer import AppFooter
@@ -19,21 +21,23 @@ from ..widgets.header import AppHeader
 from .base import EngineScreen
 from .confirm import ConfirmScreen
 
+STRENGTH_NAMES = {"weak": N_("weak"), "fair": N_("fair"), "good": N_("good"), "strong": N_("strong")}
+
 
 class VaultPickerScreen(EngineScreen):
     """The bottom of the screen stack: every vault in the home, and below them the `*.mvault`
     files that are not usable vaults (dimmed, not selectable), so a missing vault is explained."""
 
     BINDINGS = [
-        Binding("n", "create", "New vault", id="vault.new"),
-        Binding("enter", "unlock", "Unlock", id="vault.unlock", show=True),
-        Binding("b", "backup", "Backup", tooltip="Back up the highlighted vault (verified by structure while "
-                "locked)", id="vault.backup", show=False),
+        Binding("n", "create", N_("New vault"), id="vault.new"),
+        Binding("enter", "unlock", N_("Unlock"), id="vault.unlock", show=True),
+        Binding("b", "backup", N_("Backup"), tooltip=N_("Back up the highlighted vault (verified by structure "
+                "while locked)"), id="vault.backup", show=False),
     ]
-    HELP_TITLE = "Vaults"
-    GUIDE = ("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-             "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
-             "the table with the reason; they are never changed.")
+    HELP_TITLE = N_("Vaults")
+    GUIDE = N_("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
+               "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
+               "the table with the reason; they are never changed.")
 
     def __init__(self, *, deferred: bool = False) -> None:
         """`deferred`: another screen goes on top at once (the unlock screen of the only vault),
@@ -72,7 +76,7 @@ class VaultPickerScreen(EngineScreen):
             self._fill()
 
     def _fill(self) -> None:
-        self.query_one("#vaults", DataTable).add_columns("Name", "Records", "Vault id")
+        self.query_one("#vaults", DataTable).add_columns(_("Name"), _("Records"), _("Vault id"))
         self.refresh_vaults()
 
     def refresh_vaults(self) -> None:
@@ -80,7 +84,7 @@ class VaultPickerScreen(EngineScreen):
             scan = self.engine.scan_vaults()
         except MemoriesError as exc:
             self.vaults = []
-            self.query_one("#picker-intro", Static).update(Text(exc.message, style="bold red"))
+            self.query_one("#picker-intro", Static).update(Text(exc.localized(), style="bold red"))
             self.query_one("#vault-problems", Static).update("")
             return
         self.vaults = scan.vaults
@@ -91,12 +95,13 @@ class VaultPickerScreen(EngineScreen):
         self.query_one("#vault-problems", Static).update(problems_text(scan.problems))
         intro = self.query_one("#picker-intro", Static)
         if self.vaults:
-            intro.update(Text.assemble(("Vaults in ", ""), (tilde(self.engine.home), "bold"),
-                                       ("  ·  enter unlocks, n creates a new vault", "dim")))
+            intro.update(styled(_("Vaults in {home}{hint}"), home=(tilde(self.engine.home), "bold"),
+                                hint=("  ·  " + _("enter unlocks, n creates a new vault"), "dim")))
             table.focus()
         else:
-            intro.update(Text.assemble(("No usable vault in " if scan.problems else "No vault yet in ", ""),
-                                       (tilde(self.engine.home), "bold"), (".  Press n to create one.", "")))
+            intro.update(styled(_("No usable vault in {home}.  Press n to create one.") if scan.problems
+                                else _("No vault yet in {home}.  Press n to create one."),
+                                home=(tilde(self.engine.home), "bold")))
 
     def action_create(self) -> None:
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
@@ -128,9 +133,9 @@ def problems_text(problems: list[VaultProblem]) -> Text:
     (its messages start with the file name; one that does not gets it in front)."""
     if not problems:
         return Text()
-    out = Text("Files that are not usable vaults:", style="bold yellow")
+    out = Text(_("Files that are not usable vaults:"), style="bold yellow")
     for problem in problems:
-        message = problem.message or problem.code
+        message = problem.localized() or problem.code
         rest = message[len(problem.file):] if message.startswith(problem.file) else f": {message}"
         out.append("\n✗ ", style="yellow")
         out.append(plain(problem.file, "bold"))
@@ -139,12 +144,12 @@ def problems_text(problems: list[VaultProblem]) -> Text:
 
 
 class CreateVaultScreen(EngineScreen):
-    BINDINGS = [Binding("escape", "back", "Back", id="back"), EngineScreen.ENTER_BINDING]
+    BINDINGS = [Binding("escape", "back", N_("Back"), id="back"), EngineScreen.ENTER_BINDING]
     ENTER_NEXT = {"name": "#pass1", "pass1": "#pass2"}
-    HELP_TITLE = "Create a vault"
-    GUIDE = ("Give the vault a name and a passphrase (twice); tab and shift+tab move between fields, enter "
-             "in the last field creates the vault. Everything in the vault is encrypted with a key derived "
-             "from the passphrase: it cannot be recovered if you forget it.")
+    HELP_TITLE = N_("Create a vault")
+    GUIDE = N_("Give the vault a name and a passphrase (twice); tab and shift+tab move between fields, enter "
+               "in the last field creates the vault. Everything in the vault is encrypted with a key derived "
+               "from the passphrase: it cannot be recovered if you forget it.")
 
     def __init__(self, first_run: bool = False) -> None:
         super().__init__()
@@ -154,25 +159,26 @@ class CreateVaultScreen(EngineScreen):
         yield AppHeader()
         with Center(), Vertical(id="create-form", classes="form"):
             if self.first_run:
-                yield Static(Text("Welcome to Memories. Create your first vault: everything in it is encrypted "
-                                  "with a key derived from your passphrase, and nothing leaves this machine."),
+                yield Static(Text(_("Welcome to Memories. Create your first vault: everything in it is "
+                                    "encrypted with a key derived from your passphrase, and nothing leaves this "
+                                    "machine.")),
                              id="welcome")
-            yield Label("Vault name")
-            yield Input(value="Personal" if self.first_run else "", id="name", placeholder="e.g. Personal")
-            yield Label("Passphrase")
-            yield Input(password=True, id="pass1", placeholder="passphrase")
+            yield Label(_("Vault name"))
+            yield Input(value=_("Personal") if self.first_run else "", id="name", placeholder=_("e.g. Personal"))
+            yield Label(_("Passphrase"))
+            yield Input(password=True, id="pass1", placeholder=_("passphrase"))
             yield Static(id="strength")
-            yield Label("Passphrase again")
-            yield Input(password=True, id="pass2", placeholder="repeat the passphrase")
-            yield Checkbox("Device-only: never send this vault's text to remote services", value=False,
+            yield Label(_("Passphrase again"))
+            yield Input(password=True, id="pass2", placeholder=_("repeat the passphrase"))
+            yield Checkbox(_("Device-only: never send this vault's text to remote services"), value=False,
                            id="device-only")
-            yield Checkbox("Import the bundled sample notes (English, 中文, mixed)", value=self.first_run,
+            yield Checkbox(_("Import the bundled sample notes (English, 中文, mixed)"), value=self.first_run,
                            id="samples")
             yield Static(id="create-error", classes="error")
             with Horizontal(id="create-busy"):
                 yield LoadingIndicator(id="create-loading")
                 yield Static(id="create-status")
-            yield Button("Create vault", id="create", variant="primary")
+            yield Button(_("Create vault"), id="create", variant="primary")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -191,9 +197,9 @@ class CreateVaultScreen(EngineScreen):
         strength = estimate(event.value)
         line = Text()
         if strength.label:
-            line.append("Strength: ", style="dim")
-            line.append(strength.label, style=strength.style)
-            line.append(f" (~{strength.bits} bits)", style="dim")
+            line.append(_("Strength: "), style="dim")
+            line.append(_(STRENGTH_NAMES.get(strength.label, strength.label)), style=strength.style)
+            line.append(" " + _("(~{bits} bits)").format(bits=strength.bits), style="dim")
             if strength.advice:
                 line.append(f" · {strength.advice}", style="dim")
         self.query_one("#strength", Static).update(line)
@@ -208,20 +214,23 @@ class CreateVaultScreen(EngineScreen):
         p1 = self.query_one("#pass1", Input).value
         p2 = self.query_one("#pass2", Input).value
         if not name:
-            return self.show_error("Give the vault a name.", "#name")
+            return self.show_error(_("Give the vault a name."), "#name")
         if not p1:
-            return self.show_error("An empty passphrase is not allowed.", "#pass1")
+            return self.show_error(_("An empty passphrase is not allowed."), "#pass1")
         if p1 != p2:
             self.query_one("#pass2", Input).value = ""
-            return self.show_error("The two passphrases differ.", "#pass2")
+            return self.show_error(_("The two passphrases differ."), "#pass2")
         self.show_error("")
         if len(p1) < SHORT:
             question = ConfirmScreen(
-                "Short passphrase",
-                f"This passphrase has only {len(p1)} character{'s' if len(p1) != 1 else ''}. Anyone who gets "
-                "the vault file can try passphrases offline, and a short one is found quickly. It cannot be "
-                "recovered if forgotten, but it can be changed later (memories vault passwd).",
-                yes="Use it anyway", no="Choose another")
+                _("Short passphrase"),
+                _n("This passphrase has only {n} character. Anyone who gets the vault file can try passphrases "
+                   "offline, and a short one is found quickly. It cannot be recovered if forgotten, but it can "
+                   "be changed later (memories vault passwd).",
+                   "This passphrase has only {n} characters. Anyone who gets the vault file can try passphrases "
+                   "offline, and a short one is found quickly. It cannot be recovered if forgotten, but it can "
+                   "be changed later (memories vault passwd).", len(p1)).format(n=len(p1)),
+                yes=_("Use it anyway"), no=_("Choose another"))
             self.app.push_screen(question, lambda yes: self._create(name, p1) if yes else self._retry_short())
             return
         self._create(name, p1)
@@ -242,7 +251,7 @@ class CreateVaultScreen(EngineScreen):
         for widget in self.query(Input):
             widget.disabled = busy
         if busy:
-            self.query_one("#create-status", Static).update(Text("Starting…"))
+            self.query_one("#create-status", Static).update(Text(_("Starting…")))
 
     def on_create_progress(self, message: CreateProgress) -> None:
         if self.epoch_live(message.epoch):
@@ -262,13 +271,13 @@ class CreateVaultScreen(EngineScreen):
 
         try:
             with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
-                step("Deriving the vault key from your passphrase (Argon2id: a few seconds, on purpose)…")
+                step(_("Deriving the vault key from your passphrase (Argon2id: a few seconds, on purpose)…"))
                 info = engine.create_vault(name, passphrase, device_only=device_only)
-                step("Unlocking the new vault (the key is derived once more)…")
+                step(_("Unlocking the new vault (the key is derived once more)…"))
                 engine.unlock(info.vault_id, passphrase)
             self.memories.daemon_link.unlocked(info.vault_id, passphrase)
             if samples:
-                step("Importing the sample notes…")
+                step(_("Importing the sample notes…"))
             count = len(engine.import_samples(info.vault_id)) if samples else 0
             if engine.lock_epoch != epoch:  # locked meanwhile: do not leave it open
                 engine.lock(info.vault_id)
@@ -284,7 +293,8 @@ class CreateVaultScreen(EngineScreen):
             self.show_error(message.error)
             return
         if message.samples:
-            self.notify(f"Imported {message.samples} sample notes.")
+            self.notify(_n("Imported {n} sample note.", "Imported {n} sample notes.", message.samples).format(
+                n=message.samples))
         self.memories.vault_unlocked(self.engine.resolve_vault(message.vault_id))
 
 
@@ -294,13 +304,13 @@ class UnlockScreen(EngineScreen):
     and the held keys go to the records screen once the vault is open."""
 
     BINDINGS = [
-        Binding("escape", "back", "Vaults", id="back"),
+        Binding("escape", "back", N_("Vaults"), id="back"),
         # a priority binding runs before the keys typed after enter are routed to the field
         Binding("enter", "unlock", show=False, priority=True),
     ]
-    HELP_TITLE = "Unlock"
-    GUIDE = ("Type the vault's passphrase and press enter. esc goes back to the list of vaults. Keys typed "
-             "while the vault unlocks (s, a query, enter) are kept for the records screen.")
+    HELP_TITLE = N_("Unlock")
+    GUIDE = N_("Type the vault's passphrase and press enter. esc goes back to the list of vaults. Keys typed "
+               "while the vault unlocks (s, a query, enter) are kept for the records screen.")
 
     def __init__(self, info: VaultInfo) -> None:
         super().__init__()
@@ -310,9 +320,9 @@ class UnlockScreen(EngineScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Center(), Vertical(id="unlock-form", classes="form"):
-            yield Static(Text.assemble(("Unlock ", ""), (self.info.name, "bold"),
-                                       (f"  ({self.info.vault_id})", "dim")), id="unlock-title")
-            yield Input(password=True, id="passphrase", placeholder="passphrase")
+            yield Static(styled(_("Unlock {name}{id}"), name=(self.info.name, "bold"),
+                                id=(f"  ({self.info.vault_id})", "dim")), id="unlock-title")
+            yield Input(password=True, id="passphrase", placeholder=_("passphrase"))
             yield Static(id="unlock-error", classes="error")
             yield LoadingIndicator(id="unlock-loading")
         yield AppFooter()
@@ -342,7 +352,7 @@ class UnlockScreen(EngineScreen):
         passphrase = field.value
         if not passphrase:
             self.unlocking = False
-            self.query_one("#unlock-error", Static).update(Text("Type the vault's passphrase."))
+            self.query_one("#unlock-error", Static).update(Text(_("Type the vault's passphrase.")))
             self.memories.release_keys(replay=True)  # typed after an empty enter: for this field
             return
         self.query_one("#unlock-error", Static).update("")

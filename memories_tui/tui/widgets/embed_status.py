@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...engine import IndexReport
+from ...i18n import _, _n
 from ..text import human_eta
 
 
@@ -36,34 +37,35 @@ class EmbedState:
 def progress_text(state: EmbedState) -> str:
     """`48/120 chunks · 1,234 tok/s · ETA 6s` (or `preparing…` before the first batch)."""
     if state.phase != "running" or not state.total:
-        return "preparing…"
-    return (f"{state.done:,}/{state.total:,} chunks · {state.tokens_per_second:,.0f} tok/s · "
-            f"ETA {human_eta(state.eta_seconds)}")
+        return _("preparing…")
+    return _("{done:,}/{total:,} chunks · {speed:,.0f} tok/s · ETA {eta}").format(
+        done=state.done, total=state.total, speed=state.tokens_per_second, eta=human_eta(state.eta_seconds))
 
 
 def status_text(state: EmbedState) -> Text | None:
     if state.active:
-        line = Text("Semantic index: ", style="bold")
-        line.append(f"embedding {progress_text(state)}" if state.phase == "running" else "preparing…")
-        line.append("  (background; searches keep working)", style="dim")
+        line = Text(_("Semantic index: "), style="bold")
+        line.append(_("embedding {progress}").format(progress=progress_text(state)) if state.phase == "running"
+                    else _("preparing…"))
+        line.append("  " + _("(background; searches keep working)"), style="dim")
         return line
     if state.phase == "done":
         report = state.report
-        line = Text("Semantic index ready", style="green")
+        line = Text(_("Semantic index ready"), style="green")
         parts = []
         if state.vectors:
-            parts.append(f"{state.vectors:,} chunk{'s' if state.vectors != 1 else ''} with vectors")
+            parts.append(_n("{n:,} chunk with vectors", "{n:,} chunks with vectors", state.vectors).format(n=state.vectors))
         if report is not None and report.embedded:
-            parts.append(f"{report.embedded:,} embedded in {report.seconds:.1f} s")
+            parts.append(_("{n:,} embedded in {seconds:.1f} s").format(n=report.embedded, seconds=report.seconds))
         if report is not None and report.reused:
-            parts.append(f"{report.reused:,} from the encrypted cache")
+            parts.append(_("{n:,} from the encrypted cache").format(n=report.reused))
         if report is not None and report.truncated:
-            parts.append(f"{report.truncated:,} truncated")
+            parts.append(_("{n:,} truncated").format(n=report.truncated))
         if parts:
             line.append(" · " + " · ".join(parts), style="dim")
         return line
     if state.phase == "failed":
-        return Text(f"Background embedding stopped: {state.message}", style="yellow")
+        return Text(_("Background embedding stopped: {reason}").format(reason=state.message), style="yellow")
     return None
 
 

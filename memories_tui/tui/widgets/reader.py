@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
+from ...i18n import _
 from ..wrap import BrokenLines
 
 MARKDOWN_MAX_CHARS = 64_000  # above this the reader shows raw text (one widget per block gets slow)
@@ -81,4 +82,4 @@ class RecordReader(VerticalScroll):
     @on(Markdown.LinkClicked)
     def _link(self, event: Markdown.LinkClicked) -> None:
         event.stop()
-        self.notify(event.href, title="Link (not opened)", timeout=6, markup=False)
+        self.notify(event.href, title=_("Link (not opened)"), timeout=6, markup=False)

@@ -12,19 +12,21 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...engine import SearchHit, SearchResponse
+from ...frontend.words import kind_name, note_text
+from ...i18n import N_, _, _n
 from ..text import snippet_text
 from ..wrap import BrokenLines
 
-MODE_TITLES = {"bm25": "BM25", "vector": "Vector", "hybrid": "Hybrid"}
-STAGE_LABELS = {"bm25": "bm25", "vector": "cosine", "fusion": "fusion", "rerank": "rerank"}
+MODE_TITLES = {"bm25": "BM25", "vector": N_("Vector"), "hybrid": N_("Hybrid")}
+STAGE_LABELS = {"bm25": "bm25", "vector": N_("cosine"), "fusion": N_("fusion"), "rerank": N_("rerank")}
 
 
 def stage_score(hit: SearchHit, stage: str) -> tuple[str, float]:
     """The score that ranked this pane (BM25, cosine or fusion), falling back to the final score."""
     value = hit.scores.get(stage)
     if value is None:
-        return "score", float(hit.score)
-    return STAGE_LABELS.get(stage, stage), float(value)
+        return _("score"), float(hit.score)
+    return _(STAGE_LABELS.get(stage, stage)), float(value)
 
 
 def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[str] | None = None) -> Text:
@@ -34,14 +36,14 @@ def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[
     row.append(" ")
     row.append(hit.title, style="bold")
     row.append("\n")
-    label, value = stage_score(hit, stage) if stage else ("score", float(hit.score))
+    label, value = stage_score(hit, stage) if stage else (_("score"), float(hit.score))
     row.append(f"{label} {value:.4f}", style="cyan")
-    row.append(f"  bytes {hit.byte_start}–{hit.byte_end}", style="dim")
+    row.append("  " + _("bytes {start}–{end}").format(start=hit.byte_start, end=hit.byte_end), style="dim")
     if hit.kind != "card":
-        row.append(f"  {hit.kind}", style="dim")
+        row.append(f"  {kind_name(hit.kind)}", style="dim")
     if also_in:
-        row.append("  also in ", style="green")
-        row.append("+".join(MODE_TITLES[m] for m in also_in), style="bold green")
+        row.append("  " + _("also in") + " ", style="green")
+        row.append("+".join(_(MODE_TITLES[m]) for m in also_in), style="bold green")
     row.append("\n")
     row.append_text(snippet_text(hit.text, cells=cells, spans=hit.spans))
     return row
@@ -72,8 +74,8 @@ class ResultsPane(Vertical):
         self._rows_width = 0  # the width the rows were built for
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(MODE_TITLES.get(self.mode, self.mode), style="bold"), classes="pane-title")
-        yield Static(Text("Type a query and press enter.", style="dim"), classes="pane-state")
+        yield Static(Text(_(MODE_TITLES.get(self.mode, self.mode)), style="bold"), classes="pane-title")
+        yield Static(Text(_("Type a query and press enter."), style="dim"), classes="pane-state")
         yield OptionList(markup=False, classes="pane-hits")
 
     @property
@@ -93,7 +95,7 @@ class ResultsPane(Vertical):
 
     def set_busy(self) -> None:
         self.shown = False
-        self.state.update(Text("Searching…", style="italic"))
+        self.state.update(Text(_("Searching…"), style="italic"))
         self.option_list.loading = True
 
     def set_progress(self, message: str) -> None:
@@ -139,11 +141,11 @@ class ResultsPane(Vertical):
         self._rows_width = self.size.width
         options.add_options([Option(BrokenLines(self.row(n)), id=f"{self.mode}-{n}") for n in range(len(self.hits))])
         count = len(self.hits)
-        label = f"{count} result{'s' if count != 1 else ''} · {seconds * 1000:.0f} ms"
+        label = _n("{n} result · {ms:.0f} ms", "{n} results · {ms:.0f} ms", count).format(n=count, ms=seconds * 1000)
         if not count:
-            label = f"No match · {seconds * 1000:.0f} ms"
+            label = _("No match · {ms:.0f} ms").format(ms=seconds * 1000)
         state = Text(label, style="dim")
-        for line in ([note] if note else []) + list(response.notes):
+        for line in ([note] if note else []) + [note_text(n) for n in response.notes]:
             state.append(f"\n{line}", style="yellow")
         self.state.update(state)
         if count:
