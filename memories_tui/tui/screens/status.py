@@ -62,7 +62,7 @@ class StatusScreen(VaultScreen):
             mcp = ", ".join(
                 f"pid {s.pid}" + (" " + _("(until {time})").format(time=f"{datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M}")
                                   if s.expires_at else "")
-                for s in servers)
+                for s in servers) or _("none")
             view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
                             home=tilde(engine.home), config=tilde(engine.config.path),
