@@ -27,7 +27,7 @@ KINDS: tuple[Kind, ...] = GENERAL_KINDS + EXCLUDED_KINDS
 TEXT_KINDS: tuple[Kind, ...] = ("memory", "card", "private", "credential")  # a record with a text body
 
 AnswerStatus = Literal["answered", "insufficient_evidence", "extractive"]
-IngestStatus = Literal["created", "updated", "unchanged"]
+IngestStatus = Literal["created", "updated", "unchanged", "skipped"]
 
 MAX_RESULTS = 100  # results one search may return
 DEFAULT_LIMIT = 10  # results a search returns unless told

@@ -119,8 +119,16 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
         def progress(p: IngestProgress) -> None:
             bar.update(p.done, p.total, _("checked") if p.stage == "read" else _("written"))
 
-        results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, progress=progress)
+        results = ctx.engine.ingest(vault_id, paths, title=ctx.args.title, recursive=ctx.args.recursive,
+                                    progress=progress)
     if not ctx.json:
-        ctx.table([_("STATUS"), _("ID"), _("REV"), _("CHUNKS"), _("FILE"), _("TITLE")],
-                  [[status_name(r.status), r.id or "-", r.revision or "-", r.chunks, r.file, r.title] for r in results])
+        stored = [r for r in results if r.status != "skipped"]
+        skipped = [r for r in results if r.status == "skipped"]
+        if stored or not skipped:
+            ctx.table([_("STATUS"), _("ID"), _("REV"), _("CHUNKS"), _("FILE"), _("TITLE")],
+                      [[status_name(r.status), r.id or "-", r.revision or "-", r.chunks, r.file, r.title]
+                       for r in stored])
+        if skipped:
+            print(f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} (not ingested):")
+            ctx.table([_("FILE"), "REASON"], [[r.file, r.reason] for r in skipped])
     return {"results": [r.to_json() for r in results]}

@@ -120,7 +120,7 @@ class RemoteEngine(Engine):
         return self._typed(Record, "add_asset", vault=vault_id, path=str(path), title=title,
                            cwd=str(cwd or Path(os.getcwd())))
 
-    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
+    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None, recursive: bool = False,
                progress: Callable[[IngestProgress], None] | None = None, cancel: threading.Event | None = None,
                cwd: Path | None = None) -> list[IngestResult]:
         def event(data: dict[str, Any]) -> None:
@@ -128,7 +128,7 @@ class RemoteEngine(Engine):
                 progress(from_json(IngestProgress, data["ingest"]))
 
         return from_json(list[IngestResult], self._call(  # cancel: ctrl+c hangs up, which stops the daemon's work
-            "ingest", event, vault=vault_id, paths=[str(p) for p in paths], title=title,
+            "ingest", event, vault=vault_id, paths=[str(p) for p in paths], title=title, recursive=recursive,
             cwd=str(cwd or Path(os.getcwd()))))
 
     # -- index, search, answers ----------------------------------------------------------------

@@ -165,6 +165,7 @@ def vault_methods(service: DaemonService) -> dict[str, Method]:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise UsageError(msg("The request's paths must be a list of texts."), code="daemon_bad_request")
         return _wire(engine.ingest(vault(args), [Path(p) for p in paths], title=_opt(args, "title", str),
+                                   recursive=bool(_opt(args, "recursive", bool)),
                                    progress=lambda p: call.progress({"ingest": _wire(p)}), cancel=call.cancel,
                                    cwd=_cwd(args)))
 

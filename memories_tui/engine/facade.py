@@ -209,18 +209,20 @@ class Engine(DataOperations):
         return self._vault(vault_id).add(item)
 
     # -- ingest ---------------------------------------------------------------------------
-    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None,
+    def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None, recursive: bool = False,
                progress: IngestProgressFn | None = None, cancel: threading.Event | None = None,
                cwd: Path | None = None) -> list[IngestResult]:
-        """Import text files as knowledge cards: every file is checked first, then all accepted
-        files are written in one transaction (all or nothing; see ingest.py). Relative paths are
-        found in `cwd` when given; results and messages name them as given."""
+        """Import text files (with `recursive`, folder trees; others skipped with a reason) as
+        knowledge cards: every file is checked first, then all accepted files are written in one
+        transaction (see ingest.py). Relative paths are found in `cwd` when given; results and
+        messages name them as given."""
         from .ingest import ingest_files
 
         if not paths:
             raise UsageError(msg("Name at least one file to ingest."))
         ctx = self._context(vault_id)
-        return ingest_files(ctx.vault, ctx.records(), paths, title=title, progress=progress, cancel=cancel,
+        return ingest_files(ctx.vault, ctx.records(), paths, title=title, recursive=recursive, progress=progress,
+                            cancel=cancel,
                             check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced), base=cwd)
 
     def _check_batch_fits(self, ctx: VaultContext, new_bodies: list[str], replaced_bodies: list[str]) -> None:

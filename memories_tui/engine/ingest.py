@@ -3,7 +3,9 @@
 A file already imported from the same path with the same bytes and title is `unchanged`;
 the same bytes and title from another path is the same card (found by hash); a changed
 file at a known path gets a new revision. All writes go in one transaction, so a batch is
-imported whole or not at all (see sources.py for what is refused and why).
+imported whole or not at all (see sources.py for what is refused and why). With `recursive`,
+a folder stands for the text and Markdown files in its tree (folders.py); files there that
+cannot be ingested are reported `skipped` with their reason instead of refusing the batch.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import CancelledError, UsageError
+from ..errors import CancelledError, InputRefusedError, LimitError, UsageError
 from ..i18n import msg
 from ..text.chunking import chunk_text
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vocabulary import IngestStatus
+from .folders import refusal_reason, scan_folder, shown
 from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
 
@@ -25,25 +28,72 @@ if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
 IngestProgressFn = Callable[[IngestProgress], None]
+MAX_BATCH_CHARS = 64 * 1024 * 1024  # read before anything is written: bounds the memory one batch holds
 # (bodies to write, bodies they replace) -> raises LimitError when the vault would be over a limit
 FitCheck = Callable[[list[str], list[str]], None]
 
 
 def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
-                 title: str | None = None, progress: IngestProgressFn | None = None,
+                 title: str | None = None, recursive: bool = False, progress: IngestProgressFn | None = None,
                  cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
                  base: Path | None = None) -> list[IngestResult]:
     """Import text files as knowledge cards into `vault`, whose latest records are `current`.
-    `check_fits` runs before anything is written (a batch over the limits would leave a vault no search can load).
-    Relative paths are found in `base` when given (the caller's working folder)."""
+    With `recursive`, a folder in `paths` stands for the text and Markdown files in its tree: a
+    file found there that cannot be ingested is `skipped` with its reason (a file named directly
+    is still refused). `check_fits` runs before anything is written (a batch over the limits
+    would leave a vault no search can load). Relative paths are found in `base` when given (the
+    caller's working folder)."""
     if not paths:
         raise UsageError(msg("Name at least one file to ingest."))
+    if recursive and title is not None:
+        raise UsageError("--title names one card; with --recursive each file is titled by its first heading or "
+                         "its file name.")
+    wanted, skipped = _expand(paths, recursive, base)
     sources: list[SourceFile] = []
-    for n, path in enumerate(paths, 1):
+    read_chars = 0
+    for n, (path, found_in_folder) in enumerate(wanted, 1):
         _check_cancel(cancel)
-        sources.append(read_source(Path(path), title, base=base))
+        try:
+            sources.append(read_source(path, title, base=base))
+        except InputRefusedError as exc:
+            if not found_in_folder:
+                raise
+            skipped.append((path, refusal_reason(exc, path, base)))
+        else:
+            read_chars += len(sources[-1].body)
+            if read_chars > MAX_BATCH_CHARS:
+                raise LimitError(f"These files hold more than {MAX_BATCH_CHARS:,} characters of text, more than a "
+                                 "vault's index takes; ingest fewer files. Nothing was written.")
         if progress:
-            progress(IngestProgress("read", n, len(paths)))
+            progress(IngestProgress("read", n, len(wanted), shown(path)))
+    results = _write(vault, current, sources, check_fits, cancel)
+    if progress:
+        progress(IngestProgress("written", len(wanted), len(wanted)))
+    return results + [IngestResult(shown(p), None, None, "skipped", 0, "", reason)
+                      for p, reason in sorted(skipped, key=lambda item: str(item[0]))]
+
+
+def _expand(paths: Sequence[Path], recursive: bool,
+            base: Path | None) -> tuple[list[tuple[Path, bool]], list[tuple[Path, str]]]:
+    """(file, found by walking a folder) to read, and the files skipped by name."""
+    wanted: list[tuple[Path, bool]] = []
+    skipped: list[tuple[Path, str]] = []
+    for path in map(Path, paths):
+        if not (path if base is None else base / path).is_dir():
+            wanted.append((path, False))
+        elif recursive:
+            scan = scan_folder(path, base)
+            wanted += [(p, True) for p in scan.readable]
+            skipped += scan.skipped
+        else:
+            raise InputRefusedError(f"{shown(path)} is a folder; add --recursive to ingest the text and Markdown "
+                                    "files in it.", code="unsupported_file")
+    return wanted, skipped
+
+
+def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[SourceFile],
+           check_fits: FitCheck | None, cancel: threading.Event | None) -> list[IngestResult]:
+    """Write every accepted file in one transaction; results in the order of `sources`."""
     existing = [r for r in current.values() if r.kind == "card"]
     by_path = {r.metadata.get("source_path"): r for r in existing if r.metadata.get("source_path")}
     by_hash = {r.metadata.get("sha256"): r for r in existing if r.metadata.get("sha256")}
@@ -86,8 +136,6 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     for i, src, record, status in written:
         results[i] = IngestResult(str(src.path), record.id, record.revision, status, count_chunks(record.body),
                                   record.title)
-    if progress:
-        progress(IngestProgress("written", len(paths), len(paths)))
     return [results[i] for i in range(len(sources))]
 
 

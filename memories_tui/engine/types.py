@@ -48,6 +48,7 @@ class IngestProgress(Jsonable):
     stage: str  # "read" (a file was checked) or "written" (the batch is stored)
     done: int
     total: int
+    path: str = ""  # the file just checked ("read"), as the user would name it
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,10 @@ class IngestResult(Jsonable):
     file: str
     id: str | None
     revision: int | None
-    status: IngestStatus
+    status: IngestStatus  # "skipped": found in a folder, not ingested (see `reason`)
     chunks: int
     title: str = ""
+    reason: str = field(default="", metadata=json_meta(omit=lambda r: not r.reason))  # why a file was skipped
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ SAMPLES: list[Jsonable] = [
     HomeReport(Path("/home/x"), Path("/home/x/config.toml"), True),
     IngestProgress("read", 1, 2), IngestResult("a.md", "a1b2", 1, "created", 3, "A"),
     IngestResult("b.md", None, None, "unchanged", 0),
+    IngestProgress("read", 2, 2, "notes/b.md"), IngestResult("x.png", None, None, "skipped", 0, "", "not a text file"),
     CacheFigures(10000, 16.0, 32.0, 2), STATUS,
     IndexReport(embedded=3, reused=2, missing=1, truncated=1, seconds=1.23456), EmbedProgress(3, 10, 1234.5, None),
     FileProgress("tokenizer.json", 10, 20, "downloading"),
