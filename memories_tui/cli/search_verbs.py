@@ -129,10 +129,15 @@ def _print_hits(ctx: Context, hits: list[SearchHit]) -> None:
         print(_("No results."))
         return
     for hit in hits:
-        print(f"{ctx.bold('[' + hit.citation + ']')} {hit.score:.4f}  {clean(hit.title)}  "
+        print(f"{ctx.bold('[' + hit.citation + ']')} {_score_text(hit.score)}  {clean(hit.title)}  "
               + ctx.dim(_("{id} r{revision} bytes {start}-{end}").format(
                   id=hit.asset_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end)))
         print("    " + clean(hit.snippet))
+
+
+def _score_text(score: float) -> str:
+    """Four decimals, or two significant digits for the tiny BM25 scores of a small vault."""
+    return f"{score:.4f}" if score == 0 or abs(score) >= 0.001 else f"{score:.1e}"
 
 
 def cmd_memory_search(ctx: Context) -> Payload:
@@ -144,8 +149,8 @@ def cmd_memory_search(ctx: Context) -> Payload:
         if not rows:
             print(_("No results."))
         else:
-            ctx.table([_("SCORE"), _("ID"), _("REV"), _("TITLE"), _("SNIPPET")],
-                      [[f"{r.score:.4f}", r.id, r.revision, r.title, cut_cells(r.snippet, 80)] for r in rows])
+            ctx.table(["RELEVANCE", _("ID"), _("REV"), _("TITLE"), _("SNIPPET")],
+                      [[f"{r.relevance:.2f}", r.id, r.revision, r.title, cut_cells(r.snippet, 80)] for r in rows])
     return {"vault_id": vault_id, "query": args.query, "results": [r.to_json() for r in rows]}
 
 

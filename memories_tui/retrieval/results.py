@@ -78,5 +78,8 @@ class RecordHit(Jsonable):
     revision: int
     title: str
     score: float
+    relevance: float = field(metadata=json_meta(description=(
+        "score / the best score in this answer (1 for the first record): readable in a small vault, where BM25 "
+        "scores are near 0.")))
     snippet: str = field(metadata=json_meta(description="One line around the first match."))
     chunks: list[ChunkRef]

@@ -115,12 +115,19 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:
-    """`memory search`: one row per record, its best chunk as the snippet."""
+    """`memory search`: one row per record, its best chunk as the snippet.
+
+    `relevance` is the record's score over the best one in this list (the first row is 1). The
+    raw BM25 score says little in a small vault: a term found in half the chunks or more gets an
+    IDF near 0, so in a two-note vault every score prints as 0.0000; the ratio orders the same
+    way and reads the same in a vault of 2 notes or 10,000."""
     rows: dict[str, RecordHit] = {}
+    best = max((hit.score for hit in response.results), default=0.0)
     for hit in response.results:
         row = rows.get(hit.asset_id)
         if row is None:
+            relevance = hit.score / best if best > 0 else 1.0
             row = rows[hit.asset_id] = RecordHit(hit.asset_id, hit.revision, hit.title, round(hit.score, 6),
-                                                 hit.snippet, [])
+                                                 round(relevance, 4), hit.snippet, [])
         row.chunks.append(ChunkRef(hit.chunk_hash, hit.byte_start, hit.byte_end, round(hit.score, 6)))
     return list(rows.values())[:limit]

@@ -45,3 +45,21 @@ def test_vault_create_warns_about_a_well_known_passphrase(tmp_path: Path) -> Non
     assert weak.code == 0 and "warning: this passphrase is weak" in weak.stderr and "common" in weak.stderr
     strong = run_cli(tmp_path / "h", "vault", "create", "b", passphrase="granite otter velvet cascade lantern")
     assert strong.code == 0 and "weak" not in strong.stderr
+
+
+def test_memory_search_in_a_two_record_vault_shows_meaningful_figures(tmp_path: Path) -> None:
+    from tests.helpers.cli import call_cli
+
+    home = tmp_path / "h"
+    assert call_cli(home, "vault", "create", "tiny").code == 0
+    for title, text in (("Temple", "Kyoto temple walk, Kyoto at dawn."), ("Ramen", "A ramen shop near Kyoto station.")):
+        assert call_cli(home, "memory", "add", "tiny", "--title", title, "--text", text).code == 0
+    out = call_cli(home, "--json", "memory", "search", "tiny", "kyoto").json["results"]
+    assert [r["title"] for r in out] == ["Temple", "Ramen"]
+    assert all(r["score"] < 0.001 for r in out)  # BM25's IDF is near 0 when every note has the term
+    assert out[0]["relevance"] == 1.0 and 0.005 < out[1]["relevance"] < 1
+    text = call_cli(home, "memory", "search", "tiny", "kyoto").stdout.splitlines()
+    assert text[0].startswith("RELEVANCE") and text[1].startswith("1.00")
+    assert not any(line.startswith(("0.0000", "0.00 ")) for line in text[1:])
+    hits = call_cli(home, "rag", "search", "tiny", "kyoto").stdout
+    assert "0.0000" not in hits and "e-0" in hits  # tiny BM25 scores shown with their digits, never as zero
