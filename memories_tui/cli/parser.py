@@ -187,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", metavar="FILE", nargs="+")
     p.add_argument("--title", help=_("card title (default: first Markdown heading, else the file name)"))
     p.add_argument("--recursive", "-r", action="store_true",
-                   help="a FILE that is a folder stands for the text and Markdown files in its tree; other files "
-                        "are skipped and listed with the reason, dot-folders left out")
+                   help=_("a FILE that is a folder stands for the text and Markdown files in its tree; other files "
+                          "are skipped and listed with the reason, dot-folders left out"))
     search_verbs.register(rag, memory, _verb)
     data_verbs.register(vault, rag, _verb)
     ask_verbs.register(rag, _verb)

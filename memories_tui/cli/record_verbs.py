@@ -129,6 +129,7 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
                       [[status_name(r.status), r.id or "-", r.revision or "-", r.chunks, r.file, r.title]
                        for r in stored])
         if skipped:
-            print(f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} (not ingested):")
-            ctx.table([_("FILE"), "REASON"], [[r.file, r.reason] for r in skipped])
+            print(_n("Skipped {count} file (not ingested):", "Skipped {count} files (not ingested):",
+                     len(skipped)).format(count=len(skipped)))
+            ctx.table([_("FILE"), _("REASON")], [[r.file, r.reason] for r in skipped])
     return {"results": [r.to_json() for r in results]}

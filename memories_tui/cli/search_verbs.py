@@ -149,7 +149,7 @@ def cmd_memory_search(ctx: Context) -> Payload:
         if not rows:
             print(_("No results."))
         else:
-            ctx.table(["RELEVANCE", _("ID"), _("REV"), _("TITLE"), _("SNIPPET")],
+            ctx.table([_("RELEVANCE"), _("ID"), _("REV"), _("TITLE"), _("SNIPPET")],
                       [[f"{r.relevance:.2f}", r.id, r.revision, r.title, cut_cells(r.snippet, 80)] for r in rows])
     return {"vault_id": vault_id, "query": args.query, "results": [r.to_json() for r in rows]}
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputRefusedError, LimitError
+from ..i18n import msg
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ""})
 MAX_FOLDER_FILES = 10_000  # a vault's index holds 10,000 chunks by default: more files cannot fit anyway
@@ -54,8 +55,8 @@ def scan_folder(folder: Path, base: Path | None = None) -> FolderScan:
             else:
                 skipped.append((path, f"not a text or Markdown file ({shown(Path(suffix))} files are not ingested)"))
             if len(readable) + len(skipped) > MAX_FOLDER_FILES:
-                raise LimitError(f"{shown(folder)} holds more than {MAX_FOLDER_FILES:,} files; ingest a smaller "
-                                 "folder. Nothing was written.")
+                raise LimitError(msg("{folder} holds more than {limit:,} files; ingest a smaller folder. Nothing was "
+                                     "written.", folder=shown(folder), limit=MAX_FOLDER_FILES))
     return FolderScan(readable, skipped)
 
 

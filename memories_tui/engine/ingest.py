@@ -46,8 +46,8 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
     if not paths:
         raise UsageError(msg("Name at least one file to ingest."))
     if recursive and title is not None:
-        raise UsageError("--title names one card; with --recursive each file is titled by its first heading or "
-                         "its file name.")
+        raise UsageError(msg("--title names one card; with --recursive each file is titled by its first heading "
+                             "or its file name."))
     wanted, skipped = _expand(paths, recursive, base)
     sources: list[SourceFile] = []
     read_chars = 0
@@ -62,8 +62,8 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
         else:
             read_chars += len(sources[-1].body)
             if read_chars > MAX_BATCH_CHARS:
-                raise LimitError(f"These files hold more than {MAX_BATCH_CHARS:,} characters of text, more than a "
-                                 "vault's index takes; ingest fewer files. Nothing was written.")
+                raise LimitError(msg("These files hold more than {limit:,} characters of text, more than a vault's "
+                                     "index takes; ingest fewer files. Nothing was written.", limit=MAX_BATCH_CHARS))
         if progress:
             progress(IngestProgress("read", n, len(wanted), shown(path)))
     results = _write(vault, current, sources, check_fits, cancel)
@@ -86,8 +86,8 @@ def _expand(paths: Sequence[Path], recursive: bool,
             wanted += [(p, True) for p in scan.readable]
             skipped += scan.skipped
         else:
-            raise InputRefusedError(f"{shown(path)} is a folder; add --recursive to ingest the text and Markdown "
-                                    "files in it.", code="unsupported_file")
+            raise InputRefusedError(msg("{path} is a folder; add --recursive to ingest the text and Markdown files in "
+                                        "it.", path=shown(path)), code="unsupported_file")
     return wanted, skipped
 
 
