@@ -25,7 +25,7 @@ WORDS = re.compile(r"[A-Za-z]{2,}")
 SKIPPED = ("mcp/", "i18n.py",
            # the TUI files still changing in another branch; their strings are marked when it lands
            "tui/app.py", "tui/messages.py", "tui/text.py", "tui/status_view.py", "tui/textual_adapter.py",
-           "tui/screens/base.py", "tui/screens/help.py", "tui/screens/search.py", "tui/screens/chunk.py",
+           "tui/screens/search.py", "tui/screens/chunk.py",
            "tui/screens/records.py", "tui/screens/ask.py", "tui/widgets/header.py")
 
 

@@ -50,7 +50,7 @@ class EngineScreen(Screen):
         """The line to show for a failed task: an engine error's own message; anything else is
         a bug, named by type and place only (its text may quote a note) and logged in the home."""
         if isinstance(exc, MemoriesError):
-            return tilde_paths(exc.message)
+            return tilde_paths(exc.localized())
         return crash.report(exc, self.engine.home, stopped=False)
 
     def epoch(self) -> int:

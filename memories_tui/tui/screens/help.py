@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -18,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ... import __version__
+from ...i18n import N_, _, _n
 from ..textual_adapter import node_bindings
 
 VERSION = f"Memories {__version__}"  # the version people quote in a bug report
@@ -66,17 +68,18 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
 
 
 def screen_title(screen: Screen) -> str:
-    return getattr(screen, "HELP_TITLE", "") or type(screen).__name__.removesuffix("Screen")
+    title = getattr(screen, "HELP_TITLE", "")  # marked with N_(): translated here
+    return _(title) if title else type(screen).__name__.removesuffix("Screen")
 
 
 class HelpScreen(ModalScreen[None]):
     """A modal over the current screen; esc, F1, `?` or q closes it."""
 
     BINDINGS = [
-        Binding("escape", "close", "Close help", id="help.close"),
-        Binding("f1", "close", "Close help", show=False),
-        Binding("question_mark", "close", "Close help", show=False),
-        Binding("q", "close", "Close help", show=False),
+        Binding("escape", "close", N_("Close help"), id="help.close"),
+        Binding("f1", "close", N_("Close help"), show=False),
+        Binding("question_mark", "close", N_("Close help"), show=False),
+        Binding("q", "close", N_("Close help"), show=False),
     ]
 
     DEFAULT_CSS = """
@@ -97,13 +100,13 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static(Text(f"Keys · {screen_title(self.target)}"), id="help-title")
+            yield Static(Text(_("Keys · {screen}").format(screen=screen_title(self.target))), id="help-title")
             with VerticalScroll(id="help-scroll"):
                 guide = getattr(self.target, "GUIDE", "")
                 if guide:
-                    yield Static(Text(guide), id="help-guide")
+                    yield Static(Text(_(guide)), id="help-guide")
                 yield Static(self._key_table(), id="help-keys")
-            yield Static(Text(f"esc closes this help · {VERSION}"), id="help-foot")
+            yield Static(Text(_("esc closes this help") + f" · {VERSION}"), id="help-foot")
 
     def on_mount(self) -> None:
         scroll = self.query_one("#help-scroll", VerticalScroll)
@@ -123,19 +126,20 @@ class HelpScreen(ModalScreen[None]):
         below = scroll.max_scroll_y - round(scroll.scroll_y)
         foot = Text()
         if below > 0:  # shorter words then, so the line fits an 80-column help
-            foot.append(f"↓ {below} more line{'s' if below != 1 else ''}: ↓ or page down", style="bold")
-            foot.append(f" · esc closes · {VERSION}")
+            foot.append(_n("↓ {n} more line: ↓ or page down", "↓ {n} more lines: ↓ or page down", below).format(
+                n=below), style="bold")
+            foot.append(" · " + _("esc closes") + f" · {VERSION}")
         else:
-            foot.append(f"esc closes this help · {VERSION}")
+            foot.append(_("esc closes this help") + f" · {VERSION}")
         self.query_one("#help-foot", Static).update(foot)
 
     def _key_table(self) -> Text:
-        width = max((len(k.keys) for k in self.keys), default=8) + 2
+        width = max((cell_len(k.keys) for k in self.keys), default=8) + 2  # cells: key names may be wide
         out = Text()
         for n, item in enumerate(self.keys):
             if n:
                 out.append("\n")
-            out.append(item.keys.ljust(width), style="bold cyan")
+            out.append(item.keys + " " * (width - cell_len(item.keys)), style="bold cyan")
             out.append(item.description)
         return out
 
