@@ -88,3 +88,27 @@ async def test_the_tree_leaves_the_home_and_opens_where_the_field_points(tree: P
         await pilot.press("ctrl+r")
         table = screen.query_one("#ingest-results", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1, timeout=30)
+
+
+async def test_a_folder_in_the_field_imports_its_tree_and_lists_what_it_skipped(tree: Path, engine: Engine) -> None:
+    """A folder typed (or added from the tree) brings its text and Markdown files, subfolders
+    included; a binary is listed as skipped with its reason and dot-files stay out."""
+    (tree / "notes" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    vault_id = vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await unlock_to_records(pilot, app)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, IngestScreen))
+        screen = app.screen
+        screen.query_one("#paths", Input).value = str(tree / "notes")
+        await pilot.press("ctrl+r")
+        message = screen.query_one("#ingest-message", Static)
+        await wait_for(pilot, lambda: static_text(message).startswith("Done"), timeout=60)
+        table = screen.query_one("#ingest-results", DataTable)
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        by_file = {row[0]: row for row in rows}
+        assert set(by_file) == {"kyoto.md", "travel plans.md", "photo.png"}, rows
+        assert by_file["photo.png"][1] == "skipped" and by_file["photo.png"][3]  # the reason is shown
+        titles = {record.title for record in engine.list_records(vault_id)}
+        assert {"京都", "Plans"} <= titles and not any("hidden" in t for t in titles)

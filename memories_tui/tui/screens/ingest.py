@@ -76,7 +76,9 @@ class IngestScreen(VaultScreen):
              "suggested in grey, right arrow takes it. ctrl+t moves into the file tree (at the folder typed last, "
              "if it is one): ↑/↓ move, enter opens a folder or adds a file to the field, a adds the highlighted "
              "file or folder, backspace goes up a folder; ctrl+t goes back to the field. enter in the field or "
-             "ctrl+r imports. All or nothing: a refused file stops the import and nothing is written.")
+             "ctrl+r imports. A folder brings every text and Markdown file inside it (dot-folders left out; other "
+             "files are listed as skipped, with the reason). All or nothing: a refused file stops the import and "
+             "nothing is written.")
 
     def __init__(self, vault_id: str, root: Path | None = None) -> None:
         super().__init__(vault_id)
@@ -180,7 +182,7 @@ class IngestScreen(VaultScreen):
             self.post_if_live(IngestProgress(epoch, stage=p.stage, done=p.done, total=p.total))
 
         try:
-            results = self.engine.ingest(self.vault_id, paths, progress=progress, cancel=cancel)
+            results = self.engine.ingest(self.vault_id, paths, recursive=True, progress=progress, cancel=cancel)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(IngestDone(epoch, error=self.describe(exc)))
             return
@@ -205,7 +207,8 @@ class IngestScreen(VaultScreen):
         for result in message.results:
             counts[result.status] = counts.get(result.status, 0) + 1
             table.add_row(plain(Path(result.file).name), plain(status_name(result.status), STATUS_STYLE.get(result.status, "")),
-                          plain(result.chunks), plain(result.title), plain(result.id or "", "dim"))
+                          plain(result.chunks), plain(result.title or result.reason, "" if result.title else "dim"),
+                          plain(result.id or "", "dim"))
         summary = _(", ").join(f"{n} {status_name(status)}" for status, n in counts.items())
         out.update(Text(_("Done: {summary}.").format(summary=summary), style="bold green"))
         self.query_one("#paths", Input).value = ""
