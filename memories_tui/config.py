@@ -96,6 +96,7 @@ class RagSettings:
 @dataclass(frozen=True)
 class TuiSettings:
     idle_lock_minutes: float = 15
+    keys: dict[str, str] = field(default_factory=dict)  # [tui.keys]: binding id -> key(s), as App.set_keymap
 
 
 @dataclass(frozen=True)
@@ -211,9 +212,12 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
         generation=_service(rag.get("generation"), "rag.generation", GENERATION_KEYS),
         rerank=_service(rag.get("rerank"), "rag.rerank"),
     )
-    tui = _table(top.get("tui", {}), "tui", {"idle_lock_minutes"})
+    tui = _table(top.get("tui", {}), "tui", {"idle_lock_minutes", "keys"})
+    keys = tui.get("keys", {})
+    keys = _table(keys, "tui.keys", set(keys) if isinstance(keys, dict) else set())
     tui_settings = TuiSettings(
-        idle_lock_minutes=_num(tui.get("idle_lock_minutes", 15), "tui.idle_lock_minutes", 0, 24 * 60)
+        idle_lock_minutes=_num(tui.get("idle_lock_minutes", 15), "tui.idle_lock_minutes", 0, 24 * 60),
+        keys={str(k): _str(v, f"tui.keys.{k}") for k, v in keys.items()},
     )
     daemon = _table(top.get("daemon", {}), "daemon", {"idle_lock_minutes"})
     daemon_settings = DaemonSettings(

@@ -39,6 +39,7 @@ from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
 from .data_actions import DataActions
+from .keymap import apply_keymap
 from .keys import KeyRouting
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
@@ -149,6 +150,7 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
+        apply_keymap(self, self.engine.config.tui.keys)
         self.call_after_refresh(self._after_first_frame)
         if self._start_error:
             self.notify(self._start_error, severity="error")

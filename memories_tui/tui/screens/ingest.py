@@ -35,8 +35,9 @@ class FileTree(DirectoryTree):
     the tree is never stuck in the folder it started in."""
 
     BINDINGS = [
-        Binding("backspace", "up", N_("Up"), tooltip=N_("Show the folder that holds this one")),
-        Binding("a", "add", N_("Add"), tooltip=N_("Add the highlighted file or folder to the paths")),
+        Binding("backspace", "up", N_("Up"), tooltip=N_("Show the folder that holds this one"), id="ingest.up"),
+        Binding("a", "add", N_("Add"), tooltip=N_("Add the highlighted file or folder to the paths"),
+                id="ingest.add"),
     ]
 
     class Add(Message):
