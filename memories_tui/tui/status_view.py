@@ -47,7 +47,8 @@ def _when(stamp: Any) -> str:
 
 
 def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: str, config: str,
-             idle_lock_minutes: float, mcp_servers: str = "none") -> list[Section]:
+             idle_lock_minutes: float, mcp_servers: str = "none",
+             sharing: list[tuple[str, str]] | None = None) -> list[Section]:
     limits, usage = _get(status, "limits", {}), _get(status, "usage", {})
     chunks = int(_get(status, "chunks", 0) or 0)
     embedded = int(_get(status, "embedded", 0) or 0)
@@ -92,6 +93,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
         Row("unlocked vaults", _share(_get(usage, "cached_vaults", 0), _get(limits, "cached_vaults", 0), "vaults")),
     )
     limits_section = Section("Limits ([rag.limits] in the config)", limit_rows)
-    mcp = Section("MCP server", (Row("running", mcp_servers),
+    shared = tuple(Row(label, text) for label, text in sharing or ())  # the resident engine's clients, grants
+    mcp = Section("MCP server", (*shared, Row("running", mcp_servers),
                                  Row("revoke", "press x: running servers refuse from their next call")))
     return [vault, index, model, limits_section, mcp]

@@ -115,3 +115,22 @@ async def test_beside_a_daemon_the_tui_acts_on_its_lock_state(home: Path) -> Non
             await wait_for(pilot, lambda: daemon_vaults(home) == ["notes"], 30)
             await pilot.press("ctrl+l")
             await wait_for(pilot, lambda: daemon_vaults(home) == [], 30)
+
+
+async def test_the_status_screen_lists_the_clients_and_grants_of_the_vault(home: Path) -> None:
+    from memories_tui.tui.screens.status import StatusScreen
+    from tests.tui.test_status_screen import rendered
+
+    app = MemoriesApp(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.daemon_link.host is not None, 30)
+        await unlock_in_tui(pilot)
+        vault_id = app.vault.vault_id
+        tools = DaemonTools(home, [GrantedVault(vault_id, "notes")], expires_in=None)  # an MCP server's
+        assert (await asyncio.to_thread(tools.retrieve, "notes", "starter")).chunks
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view, 30)
+        text = " ".join(rendered(app.screen, width=120).split())
+        assert "shared this TUI serves the CLI and AI clients of this home" in text
+        assert f"pid {os.getpid()} AI client (MCP)" in text
+        assert f"grants pid {os.getpid()}: notes (active)" in text

@@ -63,10 +63,12 @@ class StatusScreen(VaultScreen):
                 f"pid {s.pid}" + (" " + _("(until {time})").format(time=f"{datetime.fromtimestamp(s.expires_at):%Y-%m-%d %H:%M}")
                                   if s.expires_at else "")
                 for s in servers) or _("none")
+            sharing = self.memories.daemon_link.sharing_rows(self.vault_id)  # blocks on a daemon's socket
             view = sections(name=engine.vault_name(self.vault_id), vault_id=self.vault_id,
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
                             home=tilde(engine.home), config=tilde(engine.config.path),
-                            idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp)
+                            idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp,
+                            sharing=sharing)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=self.describe(exc)))
             return
