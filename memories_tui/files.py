@@ -1,5 +1,5 @@
 """Reading a user-named file safely: regular files only (or a pipe where that is useful),
-never more than a limit, never hanging on a FIFO with no writer.
+never more than a limit, never hanging on a FIFO with no writer; and making a rename durable.
 
 `st_size` is 0 for devices and pipes, so the limit is enforced while reading, not only
 from `stat`; the file is opened non-blocking so a FIFO cannot stall the open itself.
@@ -75,3 +75,17 @@ def _too_large(path: Path, size: int | None, limit: int, what: str, advice: str)
         problem = msg("{path} is {size:,} bytes; the {what} limit is {limit:,} bytes.",
                       path=path, size=size, limit=limit, what=term(what))
     return msg("{problem} {advice}", problem=problem, advice=term(advice)) if advice else problem
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

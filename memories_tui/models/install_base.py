@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import CancelledError, MemoriesError, ModelError
+from ..files import sync_folder
 from ..i18n import msg
 from .install_files import (
     FileProgress,
@@ -26,7 +27,6 @@ from .install_files import (
     ProgressTracker,
     cancelled_error,
     check_manifest_path,
-    fsync_dir,
     mismatch_message,
     sha256_file,
     write_text_atomic,
@@ -122,7 +122,7 @@ class FileInstaller(ABC):
             os.replace(part, final)  # no hard links here; the name was free a moment ago
         else:
             part.unlink()
-        fsync_dir(final.parent)
+        sync_folder(final.parent)
         fp.bytes_done = mf.bytes
         fp.state = self.placed
         self.tracker.emit(force=True)

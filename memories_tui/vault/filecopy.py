@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import CancelledError, MemoriesError, VaultError
+from ..files import sync_folder
 from ..i18n import msg
 from .header import BUSY_TIMEOUT_S, connect_readonly, vault_error_from
 
@@ -225,20 +226,6 @@ def sync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def sync_folder(folder: Path) -> None:
-    """Make a rename in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)
 
