@@ -21,7 +21,7 @@ from tests.helpers.paths import (
     require_modules,
 )
 
-# The interface language follows the locale (issue 23); tests read English output unless they
+# The interface language follows the locale; tests read English output unless they
 # ask for another language, whatever the developer's own LANG says.
 if resolve_language("auto") != "en":
     os.environ["LC_ALL"] = "C.UTF-8"

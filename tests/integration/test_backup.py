@@ -1,6 +1,6 @@
 """`vault backup`: consistent copies of a vault another process is writing, verified, named,
 rotated; and every fault (full disk, unwritable folder, a path that is a file, kill -9 mid-copy)
-a clear error with nothing left under a final name (issue 21, item 1)."""
+a clear error with nothing left under a final name."""
 
 from __future__ import annotations
 

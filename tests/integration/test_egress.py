@@ -1,5 +1,5 @@
 """The egress log: every request that carried vault content out, recorded encrypted inside the
-vault, checked against what real loopback servers received (issue 21, item 4)."""
+vault, checked against what real loopback servers received."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`vault export`: Markdown with front matter, safe unique names, excluded kinds only on
-request, and an export → `rag ingest` round trip with the same searchable text (issue 21, item 5)."""
+request, and an export → `rag ingest` round trip with the same searchable text."""
 
 from __future__ import annotations
 

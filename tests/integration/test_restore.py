@@ -1,5 +1,5 @@
 """`vault restore`: verified first, never replaces a vault silently, counts the revisions a
-replacement would lose, keeps the replaced vault, survives kill -9 (issue 21, item 2)."""
+replacement would lose, keeps the replaced vault, survives kill -9."""
 
 from __future__ import annotations
 

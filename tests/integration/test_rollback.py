@@ -1,4 +1,4 @@
-"""Rollback detection: the home's anchor of the newest state seen per vault (issue 21, item 3)."""
+"""Rollback detection: the home's anchor of the newest state seen per vault."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real-terminal smoke run: the TUI in tmux at 80×24 and 140×45 (issue 11).
+"""Real-terminal smoke run: the TUI in tmux at 80×24 and 140×45.
 
 A real process in a real pseudo-terminal, driven by `tmux send-keys` and read with
 `tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit
@@ -145,7 +145,7 @@ def test_first_run_form_takes_a_burst_of_keys(tmp_path: Path) -> None:
 
 
 def test_keys_typed_during_the_unlock_and_an_over_long_query(home: Path) -> None:
-    """Issue 20, items 1 and 2, in a real terminal. One burst after the lock: the passphrase,
+    """In a real terminal, one burst after the lock: the passphrase,
     enter, `s`, 京都, enter — while the real Argon2id runs — unlocks (no "Wrong passphrase")
     and searches for 京都. Then, with results shown, a 1,100-byte query: the limit is named
     and the app keeps running (it used to exit with a traceback that printed local values)."""

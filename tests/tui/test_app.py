@@ -219,7 +219,7 @@ async def test_first_run_offers_creation_and_samples(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
         screen = app.screen
         assert screen.query_one("#samples", Checkbox).value is True
-        assert screen.query_one("#name", Input).has_focus  # issue 11: focus starts in the name field
+        assert screen.query_one("#name", Input).has_focus  # focus starts in the name field
         screen.query_one("#pass1", Input).value = PASS
         screen.query_one("#pass2", Input).value = PASS
         await pilot.pause()  # the strength line (weak: a famous phrase, with advice) moves the button down

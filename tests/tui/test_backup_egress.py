@@ -1,4 +1,4 @@
-"""The TUI's backup dialog, the backup taken on lock, and the egress log view (issue 21)."""
+"""The TUI's backup dialog, the backup taken on lock, and the egress log view."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20, items 1 and 2: a second search over a limit no longer crashes the app, an
+"""A second search over a limit no longer crashes the app, an
 unexpected error never prints a traceback (with locals) or note text, and keys typed in one
 burst after the passphrase reach the screens after the unlock."""
 

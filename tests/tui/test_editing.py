@@ -1,4 +1,4 @@
-"""Notes editable in place (issue 11, item 5): add, edit (a new revision), revisions, delete with a
+"""Notes editable in place: add, edit (a new revision), revisions, delete with a
 confirmation — through the keys a user presses, checked against the real vault."""
 
 from __future__ import annotations

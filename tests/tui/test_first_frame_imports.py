@@ -1,4 +1,4 @@
-"""R-TUI-2 (issue 11 item 9): the first frame waits for no index, segmenter or model code.
+"""The first frame waits for no index, segmenter or model code.
 
 A fresh interpreter starts the TUI on a home with one vault, as `memories-tui` does, and
 records which heavy modules are loaded when the unlock screen has been drawn: none of numpy,

@@ -1,4 +1,4 @@
-"""First run (issue 11, item 8): focus, passphrase strength, the short-passphrase question, the
+"""First run: focus, passphrase strength, the short-passphrase question, the
 spinner's words (the estimate itself: tests/unit/test_strength.py)."""
 
 from __future__ import annotations

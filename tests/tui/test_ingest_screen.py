@@ -1,4 +1,4 @@
-"""Issue 20, item 11 (TUI): the ingest screen leaves the home folder — a path field that
+"""The ingest screen leaves the home folder — a path field that
 completes names from the file system, a tree that goes up a folder and opens where the field
 points, a root shown as ~/… (it said only "root")."""
 

@@ -1,4 +1,4 @@
-"""Discoverable keys (issue 11, item 3) and the 80×24 layout of the records screen (item 4)."""
+"""Discoverable keys and the 80×24 layout of the records screen."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Model install screen (issue 11, item 6): terms first, one line per file, an unreachable host
+"""Model install screen: terms first, one line per file, an unreachable host
 says what to do, Cancel only while something runs. Real installer, real loopback sockets."""
 
 from __future__ import annotations

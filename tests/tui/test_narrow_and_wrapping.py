@@ -1,4 +1,4 @@
-"""Issue 20, items 9 and 13 (TUI): at 80×24 the footer keeps Help and Lock, a help taller than
+"""At 80×24 the footer keeps Help and Lock, a help taller than
 the screen says there is more, search shows one pane with tabs; snippets without Markdown
 markers; cut titles end in "…"; Chinese punctuation never starts a line the TUI wraps."""
 

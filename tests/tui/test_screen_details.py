@@ -1,4 +1,4 @@
-"""Issue 20, items 3, 5, 12 and 13 (TUI): Ask's question field, sources list and number keys,
+"""Ask's question field, sources list and number keys,
 the search screen's tab order and empty query, one help line per key, no empty scores for a
 source opened from an answer, the vault name on the model screen, paths written with `~`."""
 

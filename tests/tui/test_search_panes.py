@@ -1,4 +1,4 @@
-"""Search panes without and with a model (issue 11, items 1 and 2): no dead end, scores that
+"""Search panes without and with a model: no dead end, scores that
 name their stage, rows found by several panes marked, every stage score in the chunk detail."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SVG snapshots of every screen at 80×24 with deterministic data (issue 11).
+"""SVG snapshots of every screen at 80×24 with deterministic data.
 
 Data: fixed notes, a pinned record clock and search clock; random ids and the temp home are
 masked with same-length placeholders. When a screen changes on purpose, review the image in

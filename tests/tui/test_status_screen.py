@@ -1,4 +1,4 @@
-"""Status for people (issue 11, item 7): sections with units, usage beside its limit, the model
+"""Status for people: sections with units, usage beside its limit, the model
 problem in full."""
 
 from __future__ import annotations

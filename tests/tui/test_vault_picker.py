@@ -1,4 +1,4 @@
-"""The vault picker shows `*.mvault` files that are not usable vaults (issue 11): dimmed lines
+"""The vault picker shows `*.mvault` files that are not usable vaults: dimmed lines
 with the engine's reason below the table, never selectable, never a traceback, files untouched."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ async def test_a_good_home_shows_no_problem_lines(engine: Engine) -> None:
 
 async def test_esc_from_the_first_unlock_screen_shows_a_working_picker(engine: Engine) -> None:
     """With one vault the app opens on its unlock screen and builds the picker below only when
-    it is first shown (R-TUI-2): esc must still show the full picker, and it must still work."""
+    it is first shown (so the first frame is quick): esc must still show the full picker, and it must still work."""
     info = engine.create_vault("Personal", PASS)
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
