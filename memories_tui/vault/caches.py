@@ -17,19 +17,15 @@ from typing import Any
 from ..errors import LockedError, TamperError, VaultError
 from ..i18n import msg
 from . import crypto
-from .header import sqlite_errors
 from .integrity import SETTINGS_BLOB, blob_ad, checked_blob_row, put_blob
 from .keys import VaultKeys
+from .part import VaultPart
 
 
-class CacheBlobs:
+class CacheBlobs(VaultPart):
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: threading.RLock,
                  keys: Callable[[], VaultKeys], vault_id: str) -> None:
-        self.path = path
-        self._conn = conn
-        self._lock = lock
-        self._keys = keys
-        self.vault_id = vault_id
+        super().__init__(path, conn, lock, keys, vault_id)
         self.repairs: list[str] = []
 
     def names_for_vectors(self, space_key: str, chunk_hashes: list[str]) -> list[str]:
@@ -41,26 +37,21 @@ class CacheBlobs:
     def get(self, names: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
         bad: list[tuple[Any, Any, Any]] = []
-        with self._lock, sqlite_errors(self.path):
-            keys = self._keys()
-            self._conn.execute("BEGIN")
-            try:
-                for start in range(0, len(names), 500):
-                    part = names[start:start + 500]
-                    marks = ",".join("?" * len(part))
-                    rows = self._conn.execute(
-                        f"SELECT name, nonce, ciphertext, digest FROM blobs WHERE name IN ({marks})", part).fetchall()
-                    for name, nonce, ct, row_digest in rows:
-                        what = f"Cache blob {name!r}"
-                        try:
-                            checked = checked_blob_row(nonce, ct, row_digest, what)
-                            raw = crypto.open_sealed(keys.blob, *checked, blob_ad(self.vault_id, name), what)
-                            out[name] = bytes(raw)
-                            crypto.zero(raw)
-                        except TamperError:
-                            bad.append((name, nonce, ct))
-            finally:
-                self._conn.execute("COMMIT")
+        with self._reading() as keys:
+            for start in range(0, len(names), 500):
+                part = names[start:start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT name, nonce, ciphertext, digest FROM blobs WHERE name IN ({marks})", part).fetchall()
+                for name, nonce, ct, row_digest in rows:
+                    what = f"Cache blob {name!r}"
+                    try:
+                        checked = checked_blob_row(nonce, ct, row_digest, what)
+                        raw = crypto.open_sealed(keys.blob, *checked, blob_ad(self.vault_id, name), what)
+                        out[name] = bytes(raw)
+                        crypto.zero(raw)
+                    except TamperError:
+                        bad.append((name, nonce, ct))
         if bad:
             self._drop(bad)
         return out
@@ -72,43 +63,23 @@ class CacheBlobs:
         self.repairs.append(
             f"{len(names)} cache blob(s) failed their integrity check and were dropped ({shown}); "
             "they are rebuilt from the verified records.")
-        with contextlib.suppress(VaultError, LockedError), self._lock, sqlite_errors(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany("DELETE FROM blobs WHERE name = ? AND nonce IS ? AND ciphertext IS ? "
-                                       "AND name != 'settings'", bad)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with contextlib.suppress(VaultError, LockedError), self._writing():  # a vault locked meanwhile keeps them
+            self._conn.executemany("DELETE FROM blobs WHERE name = ? AND nonce IS ? AND ciphertext IS ? "
+                                   "AND name != 'settings'", bad)
 
     def put(self, items: dict[str, bytes]) -> None:
         """Write several blobs in one transaction."""
         if SETTINGS_BLOB in items:
             raise VaultError(msg("The settings record is written through set_settings only."))
-        with self._lock, sqlite_errors(self.path):
-            keys = self._keys()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for name, data in items.items():
-                    put_blob(self._conn, keys, name, data)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self._writing() as keys:
+            for name, data in items.items():
+                put_blob(self._conn, keys, name, data)
 
     def prune(self, prefix: str, keep: set[str]) -> int:
         """Delete blobs under `prefix` not in `keep` (vectors of deleted text)."""
-        with self._lock, sqlite_errors(self.path):
-            self._keys()  # raises LockedError after lock
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                names = [n for (n,) in self._conn.execute(
-                    "SELECT name FROM blobs WHERE substr(name, 1, ?) = ?", (len(prefix), prefix))]
-                stale = [n for n in names if n not in keep]
-                self._conn.executemany("DELETE FROM blobs WHERE name = ?", [(n,) for n in stale])
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self._writing():  # raises LockedError after lock
+            names = [n for (n,) in self._conn.execute(
+                "SELECT name FROM blobs WHERE substr(name, 1, ?) = ?", (len(prefix), prefix))]
+            stale = [n for n in names if n not in keep]
+            self._conn.executemany("DELETE FROM blobs WHERE name = ?", [(n,) for n in stale])
         return len(stale)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from . import crypto
 from .header import sqlite_errors
 from .integrity import checked_blob_row, digest
 from .keys import VaultKeys
+from .part import VaultPart
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS egress (seq INTEGER PRIMARY KEY, nonce BLOB NOT NULL, "
           "ciphertext BLOB NOT NULL, digest BLOB NOT NULL)")
@@ -138,45 +137,23 @@ def check_entries(conn: sqlite3.Connection, path: Path, vault_id: str, keys: Vau
     return count
 
 
-class EgressLog:
+class EgressLog(VaultPart):
     """The log of one unlocked vault (shares its connection and lock, like the cache blobs)."""
-
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: threading.RLock,
-                 keys: Callable[[], VaultKeys], vault_id: str) -> None:
-        self.path = path
-        self._conn = conn
-        self._lock = lock
-        self._keys = keys
-        self.vault_id = vault_id
 
     def append(self, entry: EgressEntry) -> EgressEntry:
         """Write `entry` under the next sequence number and return it with that number."""
-        with self._lock, sqlite_errors(self.path):
-            keys = self._keys()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(SCHEMA)
-                last = self._conn.execute("SELECT MAX(seq) FROM egress").fetchone()[0]
-                seq = (last if type(last) is int else 0) + 1
-                numbered = EgressEntry(**{**entry.__dict__, "seq": seq})
-                self._put(keys, numbered, insert=True)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self._writing() as keys:
+            self._conn.execute(SCHEMA)
+            last = self._conn.execute("SELECT MAX(seq) FROM egress").fetchone()[0]
+            seq = (last if type(last) is int else 0) + 1
+            numbered = EgressEntry(**{**entry.__dict__, "seq": seq})
+            self._put(keys, numbered, insert=True)
         return numbered
 
     def rewrite(self, entry: EgressEntry) -> None:
         """Replace entry `entry.seq` (its outcome is known now)."""
-        with self._lock, sqlite_errors(self.path):
-            keys = self._keys()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._put(keys, entry, insert=False)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self._writing() as keys:
+            self._put(keys, entry, insert=False)
 
     def _put(self, keys: VaultKeys, entry: EgressEntry, *, insert: bool) -> None:
         nonce, ct = crypto.seal(keys.blob, entry.sealed_form(), entry_ad(self.vault_id, entry.seq))
@@ -186,14 +163,9 @@ class EgressLog:
     def read(self, since: str | None = None) -> EgressRead:
         """Every entry (oldest first), or those at or after the UTC time `since` (ISO 8601)."""
         out = EgressRead()
-        with self._lock, sqlite_errors(self.path):
-            keys = self._keys()
-            self._conn.execute("BEGIN")
-            try:
-                rows = (self._conn.execute("SELECT seq, nonce, ciphertext, digest FROM egress ORDER BY seq")
-                        .fetchall() if has_table(self._conn) else [])
-            finally:
-                self._conn.execute("COMMIT")
+        with self._reading() as keys:
+            rows = (self._conn.execute("SELECT seq, nonce, ciphertext, digest FROM egress ORDER BY seq")
+                    .fetchall() if has_table(self._conn) else [])
         expected = 1
         for seq, nonce, ct, row_digest in rows:
             if type(seq) is int:
