@@ -35,6 +35,7 @@ from textual.worker import Worker, WorkerState
 from .. import __version__
 from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
+from ..i18n import N_, _
 from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
@@ -64,13 +65,13 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
     TITLE = "Memories"
     COMMANDS = App.COMMANDS | {MemoriesCommands}
     BINDINGS = [
-        Binding("f1", "help", "Help", id="help"),
-        Binding("question_mark", "help", "Help", id="help.question", show=False),
-        Binding("ctrl+l", "lock", "Lock", id="lock", priority=True),
-        Binding("f2", "open_model", "Model", tooltip="Install the embedding model", id="model.open", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding("f1", "help", N_("Help"), id="help"),
+        Binding("question_mark", "help", N_("Help"), id="help.question", show=False),
+        Binding("ctrl+l", "lock", N_("Lock"), id="lock", priority=True),
+        Binding("f2", "open_model", N_("Model"), tooltip=N_("Install the embedding model"), id="model.open", show=False),
+        Binding("ctrl+q", "quit", N_("Quit"), id="quit", priority=True),
         # closes Textual's key panel (palette → "Keys"); inactive, so esc goes on, when it is not shown
-        Binding("escape", "hide_help_panel", "Close keys", id="keys.close", show=False, priority=True),
+        Binding("escape", "hide_help_panel", N_("Close keys"), id="keys.close", show=False, priority=True),
         # Textual's own tab binding waits in the focused field's queue, so keys typed right after
         # it (a paste, a password manager's auto-type) landed in the old field; as app priority
         # bindings the focus moves before the next key is routed. No widget here uses tab itself.
@@ -122,7 +123,7 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
         try:
             scan = self.engine.scan_vaults()
         except MemoriesError as exc:
-            self._start_error = exc.message
+            self._start_error = exc.localized()
             return None
         if scan.problems:
             return None
@@ -199,7 +200,7 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
         if time.monotonic() - self._last_activity >= self.idle_lock_seconds:
             minutes = self.idle_lock_seconds / 60
             await self.action_lock()
-            self.notify(f"Locked after {minutes:g} idle minute(s).", title="Auto-lock")
+            self.notify(_("Locked after {minutes:g} idle minute(s).").format(minutes=minutes), title=_("Auto-lock"))
 
     # -- unexpected errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -208,10 +209,10 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
             return
         error = event.worker.error
         if isinstance(error, MemoriesError):
-            message = error.message
+            message = error.localized()
         else:
             message = crash.report(error if error is not None else RuntimeError(), self.engine.home, stopped=False)
-        self.notify(message, title="Background task failed", severity="error", timeout=10, markup=False)
+        self.notify(message, title=_("Background task failed"), severity="error", timeout=10, markup=False)
 
     def replace_uncaught(self, error: Exception) -> Exception:
         """An exception no handler caught stops the app (the widget that raised it cannot go on).
@@ -323,7 +324,7 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
     async def on_locked_elsewhere(self, message: LockedElsewhere) -> None:
         if self.vault is not None and self.vault.vault_id in message.vault_ids:
             await self.action_lock()
-            self.notify(f"Locked: {message.reason}.", title="Locked")
+            self.notify(_("Locked: {reason}.").format(reason=_(message.reason)), title=_("Locked"))
 
     async def action_switch_vault(self) -> None:
         self.stop_embedding()
@@ -340,7 +341,7 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
     # -- navigation -----------------------------------------------------------------------------
     def _unlocked_id(self) -> str | None:
         if self.vault is None or not self.engine.is_unlocked(self.vault.vault_id):
-            self.notify("Unlock a vault first.", severity="warning")
+            self.notify(_("Unlock a vault first."), severity="warning")
             return None
         return self.vault.vault_id
 
@@ -404,16 +405,16 @@ def run_app(home: str | Path | None = None, config: str | Path | None = None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memories-tui", description="Memories: the terminal UI of your encrypted, "
-                                     "local-first memory vault.")
-    parser.add_argument("--home", help="Memories home folder (default: $MEMORIES_HOME or the platform data folder)")
-    parser.add_argument("--config", help="config file (default: HOME/config.toml)")
+    parser = argparse.ArgumentParser(prog="memories-tui", description=_("Memories: the terminal UI of your encrypted, "
+                                                                        "local-first memory vault."))
+    parser.add_argument("--home", help=_("Memories home folder (default: $MEMORIES_HOME or the platform data folder)"))
+    parser.add_argument("--config", help=_("config file (default: HOME/config.toml)"))
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(argv)
     try:
         code = run_app(args.home, args.config)
     except MemoriesError as exc:
-        print(f"memories-tui: {exc.message}", file=sys.stderr)
+        print(f"memories-tui: {exc.localized()}", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:  # outside the app (start or shutdown): one line, never a traceback
         print(f"memories-tui: {crash.report(exc, None)}", file=sys.stderr)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..i18n import _, _n, localized
 from .text import tilde, tilde_paths
 
 
@@ -35,65 +36,70 @@ def _get(data: Any, key: str, default: Any = None) -> Any:
 
 def _share(used: float, limit: float, unit: str, digits: int = 0) -> str:
     share = f" ({used / limit:.0%})" if limit else ""
-    if digits:
-        return f"{used:,.{digits}f} of {limit:,.{digits}f} {unit}{share}"
-    return f"{used:,.0f} of {limit:,.0f} {unit}{share}"
+    return _("{used} of {limit} {unit}").format(used=f"{used:,.{digits}f}", limit=f"{limit:,.{digits}f}",
+                                                unit=unit) + share
 
 
 def _when(stamp: Any) -> str:
     if not isinstance(stamp, int | float) or stamp <= 0:
-        return "not built yet"
+        return _("not built yet")
     return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: str, config: str,
-             idle_lock_minutes: float, mcp_servers: str = "none",
+             idle_lock_minutes: float, mcp_servers: str = "",
              sharing: list[tuple[str, str]] | None = None) -> list[Section]:
     limits, usage = _get(status, "limits", {}), _get(status, "usage", {})
     chunks = int(_get(status, "chunks", 0) or 0)
     embedded = int(_get(status, "embedded", 0) or 0)
-    vault = Section("Vault", (
-        Row("name", name),
-        Row("id", vault_id),
-        Row("records indexed", f"{int(_get(status, 'records_indexed', 0) or 0):,} records"),
-        Row("device-only", "yes: its text never goes to remote services" if device_only else "no"),
-        Row("home", home),
-        Row("config", config),
-        Row("idle lock", f"after {idle_lock_minutes:g} min" if idle_lock_minutes > 0 else "off"),
+    records = int(_get(status, "records_indexed", 0) or 0)
+    vault = Section(_("Vault"), (
+        Row(_("name"), name),
+        Row(_("id"), vault_id),
+        Row(_("records indexed"), _n("{n:,} record", "{n:,} records", records).format(n=records)),
+        Row(_("device-only"), _("yes: its text never goes to remote services") if device_only else _("no")),
+        Row(_("home"), home),
+        Row(_("config"), config),
+        Row(_("idle lock"), _("after {minutes:g} min").format(minutes=idle_lock_minutes) if idle_lock_minutes > 0
+            else _("off")),
     ))
     seconds = _get(status, "last_build_seconds")
-    index = Section("Index (in memory while unlocked)", (
-        Row("chunks", f"{chunks:,} chunks"),
-        Row("last built", _when(_get(status, "last_build"))
-            + (f", took {seconds:.2f} s" if isinstance(seconds, int | float) and seconds > 0 else "")),
+    index = Section(_("Index (in memory while unlocked)"), (
+        Row(_("chunks"), _n("{n:,} chunk", "{n:,} chunks", chunks).format(n=chunks)),
+        Row(_("last built"), _when(_get(status, "last_build"))
+            + (_(", took {seconds:.2f} s").format(seconds=seconds) if isinstance(seconds, int | float) and seconds > 0
+               else "")),
     ))
     installed = bool(_get(status, "installed", False))
-    model_rows = [Row("model", str(_get(status, "model", "not installed")), warn=not installed)]
+    model_rows = [Row(_("model"), str(_get(status, "model", "")) or _("not installed"), warn=not installed)]
     if installed:
         missing = int(_get(status, "missing", 0) or 0)
         truncated = int(_get(status, "truncated", 0) or 0)
         model_rows += [
-            Row("embedded", f"{embedded:,} of {chunks:,} chunks" + (f", {missing:,} waiting" if missing else ""),
-                warn=bool(missing)),
-            Row("dimensions", f"{_get(status, 'dimensions')} per vector"),
-            Row("max tokens", f"{_get(status, 'max_tokens')} per chunk"
-                + (f" ({truncated:,} chunks were cut to fit)" if truncated else "")),
+            Row(_("embedded"), _("{done:,} of {total:,} chunks").format(done=embedded, total=chunks)
+                + (_(", {n:,} waiting").format(n=missing) if missing else ""), warn=bool(missing)),
+            Row(_("dimensions"), _("{n} per vector").format(n=_get(status, "dimensions"))),
+            Row(_("max tokens"), _("{n} per chunk").format(n=_get(status, "max_tokens"))
+                + (" " + _n("({n:,} chunk was cut to fit)", "({n:,} chunks were cut to fit)", truncated).format(
+                    n=truncated) if truncated else "")),
         ]
     else:
         problem = _get(status, "problem")
         if problem:
-            model_rows.append(Row("problem", tilde_paths(str(problem)), warn=True))
-        model_rows.append(Row("install", "press m on the records screen, or F2 anywhere"))
-    model_rows += [Row("profile", str(_get(status, "profile", ""))), Row("folder", tilde(str(_get(status, "directory", ""))))]
-    model = Section("Embedding model", tuple(model_rows))
+            model_rows.append(Row(_("problem"), tilde_paths(localized(problem)), warn=True))
+        model_rows.append(Row(_("install"), _("press m on the records screen, or F2 anywhere")))
+    model_rows += [Row(_("profile"), str(_get(status, "profile", ""))),
+                   Row(_("folder"), tilde(str(_get(status, "directory", ""))))]
+    model = Section(_("Embedding model"), tuple(model_rows))
     limit_rows = (
-        Row("chunks", _share(_get(usage, "chunks", chunks), _get(limits, "chunks", 0), "chunks")),
-        Row("source text", _share(_get(usage, "source_mib", 0.0), _get(limits, "source_mib", 0), "MiB", 1)),
-        Row("vectors", _share(_get(usage, "vector_mib", 0.0), _get(limits, "vector_mib", 0), "MiB", 1)),
-        Row("unlocked vaults", _share(_get(usage, "cached_vaults", 0), _get(limits, "cached_vaults", 0), "vaults")),
+        Row(_("chunks"), _share(_get(usage, "chunks", chunks), _get(limits, "chunks", 0), _("chunks"))),
+        Row(_("source text"), _share(_get(usage, "source_mib", 0.0), _get(limits, "source_mib", 0), "MiB", 1)),
+        Row(_("vectors"), _share(_get(usage, "vector_mib", 0.0), _get(limits, "vector_mib", 0), "MiB", 1)),
+        Row(_("unlocked vaults"), _share(_get(usage, "cached_vaults", 0), _get(limits, "cached_vaults", 0),
+                                         _("vaults"))),
     )
-    limits_section = Section("Limits ([rag.limits] in the config)", limit_rows)
+    limits_section = Section(_("Limits ([rag.limits] in the config)"), limit_rows)
     shared = tuple(Row(label, text) for label, text in sharing or ())  # the resident engine's clients, grants
-    mcp = Section("MCP server", (*shared, Row("running", mcp_servers),
-                                 Row("revoke", "press x: running servers refuse from their next call")))
+    mcp = Section(_("MCP server"), (*shared, Row(_("running"), mcp_servers or _("none")),
+                                   Row(_("revoke"), _("press x: running servers refuse from their next call"))))
     return [vault, index, model, limits_section, mcp]

@@ -24,6 +24,8 @@ from textual.widgets.option_list import Option
 from ...engine import MODES as SEARCH_MODES
 from ...engine import Answer, Mode, SearchHit, find_citations
 from ...errors import AnswerRejectedError, MemoriesError
+from ...frontend.words import note_text
+from ...i18n import N_, _, _n
 from ..messages import WorkerMessage
 from ..text import HIGHLIGHT, byte_range_to_chars
 from ..widgets.footer import AppFooter
@@ -32,15 +34,15 @@ from ..wrap import BrokenLines
 from .base import VaultScreen
 from .chunk import ChunkDetailScreen, TermTextArea
 
-MODES = [("BM25", "bm25"), ("vector", "vector"), ("hybrid", "hybrid")]
-CHECK_LINE = "Citation checks verify references and quotes, not whether the answer is true."
+MODES = [("BM25", "bm25"), (N_("vector"), "vector"), (N_("hybrid"), "hybrid")]
+CHECK_LINE = N_("Citation checks verify references and quotes, not whether the answer is true.")
 STATE_TEXT = {
-    "answered": ("Generated answer — every [S#] is a source that was sent", "bold green"),
-    "extractive": ("Extractive answer — sentences copied from your notes, not generated", "bold cyan"),
-    "insufficient_evidence": ("Insufficient evidence — nothing in the vault answers this", "bold yellow"),
-    "rejected": ("Answer rejected — the model broke the citation rules; nothing of it is shown", "bold red"),
-    "error": ("The ask failed", "bold red"),
-    "working": ("Retrieving and asking…", "dim"),
+    "answered": (N_("Generated answer — every [S#] is a source that was sent"), "bold green"),
+    "extractive": (N_("Extractive answer — sentences copied from your notes, not generated"), "bold cyan"),
+    "insufficient_evidence": (N_("Insufficient evidence — nothing in the vault answers this"), "bold yellow"),
+    "rejected": (N_("Answer rejected — the model broke the citation rules; nothing of it is shown"), "bold red"),
+    "error": (N_("The ask failed"), "bold red"),
+    "working": (N_("Retrieving and asking…"), "dim"),
 }
 
 
@@ -74,9 +76,10 @@ class QuoteDetailScreen(ChunkDetailScreen):
     def score_line(self) -> Text | None:
         """A source of an answer has no search scores; say what it is instead."""
         count = len(self.quote_ranges)
-        line = Text(f"source [{self.hit.citation}] of the answer", style="dim")
+        line = Text(_("source [{label}] of the answer").format(label=self.hit.citation), style="dim")
         if count:
-            line.append(f" · {count} verified quote{'s' if count != 1 else ''} highlighted", style=HIGHLIGHT)
+            line.append(" · " + _n("{n} verified quote highlighted", "{n} verified quotes highlighted", count).format(
+                n=count), style=HIGHLIGHT)
         return line
 
     def on_mount(self) -> None:
@@ -97,14 +100,14 @@ class QuoteDetailScreen(ChunkDetailScreen):
 
 class AskScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("ctrl+f", "focus_question", "Question", id="ask.question"),
+        Binding("escape", "back", N_("Back"), id="back"),
+        Binding("ctrl+f", "focus_question", N_("Question"), id="ask.question"),
         # digits: not in the question field (it takes them as text), anywhere else on the screen
-        Binding("1", "open_source(1)", "Open [S1]…[S9]", key_display="1…9", id="ask.source"),
+        Binding("1", "open_source(1)", N_("Open [S1]…[S9]"), key_display="1…9", id="ask.source"),
         *(Binding(str(n), f"open_source({n})", show=False) for n in range(2, 10)),
     ]
-    HELP_TITLE = "Ask"
-    GUIDE = ("Type a question and press enter: the answer comes from your notes, each claim followed by the "
+    HELP_TITLE = N_("Ask")
+    GUIDE = N_("Type a question and press enter: the answer comes from your notes, each claim followed by the "
              "source it came from, [S1], [S2], … To open a source: press its number (1 opens [S1]) once the "
              "question field has lost the focus (tab), or tab into the list of sources under the answer and press "
              "enter; the source opens inside its document with the quoted words highlighted (esc comes back). "
@@ -126,14 +129,14 @@ class AskScreen(VaultScreen):
         yield AppHeader()
         with Vertical(id="ask"):
             with Horizontal(id="ask-row"):
-                yield Input(id="question", placeholder="Ask a question about your notes and press enter")
-                yield Select(MODES, value="bm25", allow_blank=False, id="ask-mode")
+                yield Input(id="question", placeholder=_("Ask a question about your notes and press enter"))
+                yield Select([(_(label), mode) for label, mode in MODES], value="bm25", allow_blank=False, id="ask-mode")
             yield Static(id="ask-state", markup=False)
             with VerticalScroll(id="ask-body"):
                 yield Static(id="ask-answer", markup=False)
                 yield Static(id="ask-quotes", markup=False)
             yield OptionList(id="ask-citations")
-            yield Static(Text(CHECK_LINE, style="dim"), id="ask-check")
+            yield Static(Text(_(CHECK_LINE), style="dim"), id="ask-check")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -173,7 +176,7 @@ class AskScreen(VaultScreen):
         try:
             answer = self.engine.ask(self.vault_id, question, mode=mode, limit=self.limit, cancel=cancel)
         except MemoriesError as exc:
-            self.post_if_live(AskDone(epoch, generation=generation, error=exc.message,
+            self.post_if_live(AskDone(epoch, generation=generation, error=exc.localized(),
                                       rejected=isinstance(exc, AnswerRejectedError)))
             return
         except Exception as exc:  # a bug must not kill the app: show it as a failed ask
@@ -191,12 +194,12 @@ class AskScreen(VaultScreen):
             self.post_message(self.Shown())
             return
         answer = self.answer = message.answer
-        notes = [n.text for n in answer.notes if n.kind not in ("citation_check", "extractive")]  # shown above
+        notes = [note_text(n) for n in answer.notes if n.kind not in ("citation_check", "extractive")]  # shown above
         self._show_state(answer.status, " · ".join(notes))
         self.query_one("#ask-answer", Static).update(BrokenLines(answer_text(answer.answer)))
         quotes = Text()
         for q in answer.quotes:
-            mark, style = ("✓ verified", "green") if q.verified else ("✗ not found in its source", "bold red")
+            mark, style = ("✓ " + _("verified"), "green") if q.verified else ("✗ " + _("not found in its source"), "bold red")
             quotes.append(f"[{q.source}] ", style="bold magenta")
             quotes.append(f"{mark}: ", style=style)
             quotes.append(q.text + "\n", style=HIGHLIGHT if q.verified else "")
@@ -206,7 +209,8 @@ class AskScreen(VaultScreen):
             label = Text()
             label.append(f"[{c.label}] ", style="bold magenta")
             label.append(c.title)
-            label.append(f"  {c.record_id} r{c.revision} bytes {c.byte_start}–{c.byte_end}", style="dim")
+            label.append("  " + _("{id} r{revision} bytes {start}–{end}").format(
+                id=c.record_id, revision=c.revision, start=c.byte_start, end=c.byte_end), style="dim")
             options.add_option(Option(label, id=c.label))
         if options.option_count:
             options.highlighted = 0  # enter opens the first source at once, no ↓ first
@@ -215,7 +219,7 @@ class AskScreen(VaultScreen):
     def _show_state(self, state: str, detail: str = "") -> None:
         self.state = state
         text, style = STATE_TEXT[state]
-        line = Text(text, style=style)
+        line = Text(_(text), style=style)
         if detail:
             line.append("\n" + detail, style="dim")
         self.query_one("#ask-state", Static).update(line)
@@ -229,7 +233,8 @@ class AskScreen(VaultScreen):
         if self.answer is None:
             return
         if not self.open_source(f"S{number}"):
-            self.notify(f"This answer has no source [S{number}].", severity="warning", timeout=3, markup=False)
+            self.notify(_("This answer has no source [S{number}].").format(number=number), severity="warning", timeout=3,
+                        markup=False)
 
     def open_source(self, label: str) -> bool:
         """The source `label` (S1, S2, …) inside its document, its verified quotes highlighted."""

@@ -13,6 +13,7 @@ from textual.widgets.text_area import Document, Selection
 
 from ...engine import SearchHit, char_to_byte
 from ...errors import MemoriesError
+from ...i18n import N_, _, _n
 from ..text import HIGHLIGHT, byte_range_to_chars, match_spans
 from ..textual_adapter import HighlightArea
 from ..widgets.footer import AppFooter
@@ -28,13 +29,13 @@ def stage_scores(hit: SearchHit) -> Text | None:
               if hit.scores.get(stage) is not None]
     if not scored:
         return None
-    out = Text("scores: ", style="dim")
+    out = Text(_("scores: "), style="dim")
     for n, (stage, value) in enumerate(scored):
         if n:
             out.append(" · ", style="dim")
-        out.append(f"{STAGE_LABELS[stage]} ")
+        out.append(f"{_(STAGE_LABELS[stage])} ")
         out.append(f"{value:.4f}", style="cyan")
-    out.append(f" · final {hit.score:.4f}", style="bold cyan")
+    out.append(" · " + _("final {score:.4f}").format(score=hit.score), style="bold cyan")
     return out
 
 
@@ -58,7 +59,7 @@ def matched_words(chunk: str, spans: list[tuple[int, int]]) -> Text:
         counts[key] = counts.get(key, 0) + 1
         shown.setdefault(key, word)
     total = len(spans)
-    out = Text(f"{total} match{'es' if total != 1 else ''} in the chunk", style=HIGHLIGHT)
+    out = Text(_n("{n} match in the chunk", "{n} matches in the chunk", total).format(n=total), style=HIGHLIGHT)
     out.append(": " + ", ".join(shown[k] + (f" ×{n}" if n > 1 else "") for k, n in counts.items()), style="dim")
     return out
 
@@ -101,9 +102,9 @@ class ChunkDetailScreen(VaultScreen):
     """The chunk inside its document: the record body with the chunk's byte range selected and
     the query terms inside the chunk highlighted."""
 
-    BINDINGS = [Binding("escape", "back", "Back", id="back")]
-    HELP_TITLE = "Result in its document"
-    GUIDE = ("The whole document, with the result's chunk selected and the query terms in it highlighted. "
+    BINDINGS = [Binding("escape", "back", N_("Back"), id="back")]
+    HELP_TITLE = N_("Result in its document")
+    GUIDE = N_("The whole document, with the result's chunk selected and the query terms in it highlighted. "
              "Arrow keys, page up/down and the mouse scroll; esc goes back to the results.")
 
     def __init__(self, vault_id: str, hit: SearchHit, terms: list[str], mode: str = "") -> None:
@@ -128,8 +129,9 @@ class ChunkDetailScreen(VaultScreen):
         head = Text()
         head.append(f"[{hit.citation}]", style="bold magenta")
         head.append(f" {hit.title}", style="bold")
-        head.append(f"\n{self.mode} · record {hit.asset_id} rev {hit.revision}"
-                    f" · bytes {hit.byte_start}–{hit.byte_end} · chunk {hit.chunk_hash[:12]}", style="dim")
+        head.append("\n" + _("{mode} · record {id} rev {revision} · bytes {start}–{end} · chunk {chunk}").format(
+            mode=self.mode, id=hit.asset_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end,
+            chunk=hit.chunk_hash[:12]), style="dim")
         scores = self.score_line()
         if scores is not None:
             head.append("\n")
@@ -137,7 +139,7 @@ class ChunkDetailScreen(VaultScreen):
         try:
             record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
         except MemoriesError as exc:
-            head.append(f"\n{exc.message}", style="bold red")
+            head.append(f"\n{exc.localized()}", style="bold red")
             meta.update(head)
             area.text = hit.text
             return
@@ -146,7 +148,7 @@ class ChunkDetailScreen(VaultScreen):
         chunk = record.body[start:end]
         spans = hit.spans if chunk == hit.text else match_spans(chunk, self.terms)
         self.term_matches = [(start + a, start + b) for a, b in spans]
-        head.append(f" · chars {start}–{end} (selected below)", style="dim")
+        head.append(" · " + _("chars {start}–{end} (selected below)").format(start=start, end=end), style="dim")
         if spans:
             head.append("\n")
             head.append_text(matched_words(chunk, spans))

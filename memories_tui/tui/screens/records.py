@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +17,8 @@ from textual.widgets import DataTable
 
 from ...engine import Record
 from ...errors import MemoriesError
+from ...frontend.words import kind_name
+from ...i18n import N_, _, _n
 from ..messages import WorkerMessage
 from ..text import plain
 from ..widgets.embed_status import EmbedStatus
@@ -46,29 +49,30 @@ class RecordsScreen(VaultScreen):
     # Priority bindings: a key that opens a screen does so before the keys typed after it are
     # routed (`s京都⏎` in one burst searches for 京都); this screen has no text field of its own.
     BINDINGS = [
-        Binding("s", "app.open_search", "Search", id="search", priority=True),
-        Binding("a", "app.open_ask", "Ask", tooltip="Ask a question, answered from the vault with citations", id="ask",
+        Binding("s", "app.open_search", N_("Search"), id="search", priority=True),
+        Binding("a", "app.open_ask", N_("Ask"), tooltip=N_("Ask a question, answered from the vault with citations"),
+                id="ask", priority=True),
+        Binding("n", "add", N_("New"), tooltip=N_("Write a new memory or card"), id="records.add", priority=True),
+        Binding("e", "edit", N_("Edit"), tooltip=N_("Edit the shown record (saves a new revision)"), id="records.edit",
                 priority=True),
-        Binding("n", "add", "New", tooltip="Write a new memory or card", id="records.add", priority=True),
-        Binding("e", "edit", "Edit", tooltip="Edit the shown record (saves a new revision)", id="records.edit",
+        Binding("d", "delete", N_("Delete"), tooltip=N_("Delete the shown record, after a confirmation"),
+                id="records.delete", priority=True),
+        Binding("i", "app.open_ingest", N_("Ingest"), tooltip=N_("Import text or Markdown files"), id="ingest",
                 priority=True),
-        Binding("d", "delete", "Delete", tooltip="Delete the shown record, after a confirmation", id="records.delete",
-                priority=True),
-        Binding("i", "app.open_ingest", "Ingest", tooltip="Import text or Markdown files", id="ingest", priority=True),
-        Binding("h", "history", "Revisions", tooltip="List the shown record's revisions", id="records.history",
+        Binding("h", "history", N_("Revisions"), tooltip=N_("List the shown record's revisions"), id="records.history",
                 show=False, priority=True),
-        Binding("m", "app.open_model", "Model", tooltip="Install the embedding model for vector search", id="model",
+        Binding("m", "app.open_model", N_("Model"), tooltip=N_("Install the embedding model for vector search"), id="model",
                 show=False, priority=True),
-        Binding("t", "app.open_status", "Status", tooltip="Vault, index and model status", id="status",
+        Binding("t", "app.open_status", N_("Status"), tooltip=N_("Vault, index and model status"), id="status",
                 show=False, priority=True),
-        Binding("v", "toggle_raw", "Raw / Markdown", id="records.raw", show=False),
-        Binding("r", "reload", "Reload", id="records.reload", show=False),
-        Binding("left_square_bracket", "revision(-1)", "Older revision", id="records.older", show=False),
-        Binding("right_square_bracket", "revision(1)", "Newer revision", id="records.newer", show=False),
+        Binding("v", "toggle_raw", N_("Raw / Markdown"), id="records.raw", show=False),
+        Binding("r", "reload", N_("Reload"), id="records.reload", show=False),
+        Binding("left_square_bracket", "revision(-1)", N_("Older revision"), id="records.older", show=False),
+        Binding("right_square_bracket", "revision(1)", N_("Newer revision"), id="records.newer", show=False),
     ]
 
-    HELP_TITLE = "Records"
-    GUIDE = ("The list shows every record of the vault; ↑/↓ move and the reader beside it shows the "
+    HELP_TITLE = N_("Records")
+    GUIDE = N_("The list shows every record of the vault; ↑/↓ move and the reader beside it shows the "
              "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
              "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
              "text. a asks a question answered from the vault with [S#] citations, n writes a new memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
@@ -132,7 +136,8 @@ class RecordsScreen(VaultScreen):
         self.fill_table()
         if not self.records:
             self.reader.show_message(
-                Text("This vault is empty. Press i to import text files, or ctrl+p for every action; F1 lists the keys."))
+                Text(_("This vault is empty. Press i to import text files, or ctrl+p for every action; F1 lists "
+                       "the keys.")))
             return
         index = next((n for n, r in enumerate(self.records) if r.id == selected), 0)
         table.move_cursor(row=index)
@@ -157,7 +162,7 @@ class RecordsScreen(VaultScreen):
         """(kind, title[, updated]) column widths for the table's current width."""
         table = self.query_one("#records", DataTable)
         inner = max(table.size.width - 2, 20)  # minus the scrollbar
-        kind = max((len(r.kind) for r in self.records), default=4)
+        kind = max([cell_len(kind_name(r.kind)) for r in self.records] + [cell_len(_("Kind"))])
         if inner >= 58:
             return kind, inner - kind - 16 - 6, 16
         return kind, max(inner - kind - 4, 8)
@@ -172,12 +177,13 @@ class RecordsScreen(VaultScreen):
         cursor = table.cursor_row
         self.column_widths, self._rows_shown = widths, rows
         table.clear(columns=True)
-        for key, label, width in zip(("kind", "title", "updated"), ("Kind", "Title", "Updated"), widths, strict=False):
+        for key, label, width in zip(("kind", "title", "updated"), (_("Kind"), _("Title"), _("Updated")), widths,
+                                     strict=False):
             table.add_column(label, key=key, width=width)
         for record in self.records:
             title = plain(record.title)
             title.truncate(widths[1], overflow="ellipsis")  # a cut title ends in "…" (the table cuts it bare)
-            cells = [plain(record.kind, "cyan"), title, plain(record.updated[:16].replace("T", " "))]
+            cells = [plain(kind_name(record.kind), "cyan"), title, plain(record.updated[:16].replace("T", " "))]
             table.add_row(*cells[:len(widths)], key=record.id)
         if self.records:
             table.move_cursor(row=min(max(cursor, 0), len(self.records) - 1))
@@ -191,25 +197,28 @@ class RecordsScreen(VaultScreen):
         meta = Text()
         meta.append(record.title, style="bold")
         meta.append("\n")
-        meta.append(f"{record.kind} · revision {record.revision}", style="dim")
+        meta.append(_("{kind} · revision {revision}").format(kind=kind_name(record.kind), revision=record.revision),
+                    style="dim")
         if len(self.revision_list) > 1:
-            meta.append(f" of {len(self.revision_list)} ([ older, ] newer)", style="dim")
-        meta.append(f" · updated {record.updated[:16].replace('T', ' ')}", style="dim")
+            meta.append(" " + _("of {count} ([ older, ] newer)").format(count=len(self.revision_list)), style="dim")
+        meta.append(" · " + _("updated {time}").format(time=record.updated[:16].replace("T", " ")), style="dim")
         if record.tags:
-            meta.append("\ntags: " + ", ".join(record.tags), style="dim")
+            meta.append("\n" + _("tags: {tags}").format(tags=", ".join(record.tags)), style="dim")
         if record.metadata.get("source"):
-            meta.append(f"\nsource: {record.metadata['source']}", style="dim")
+            meta.append("\n" + _("source: {source}").format(source=record.metadata["source"]), style="dim")
         meta.append(f"\nid {record.id}", style="dim")
         literal = None
         if record.kind == "asset":
-            literal = Text(f"(file asset, {len(record.data or b'')} bytes)", style="italic")
+            size = len(record.data or b"")
+            literal = Text(_n("(file asset, {size:,} byte)", "(file asset, {size:,} bytes)", size).format(size=size),
+                           style="italic")
         self.reader.show(meta, record.body, literal=literal)
 
     def action_toggle_raw(self) -> None:
         raw = self.reader.toggle_raw()
         if self.shown is not None:
             self.show_record(self.shown)
-        self.notify("Raw text" if raw else "Rendered Markdown", timeout=2)
+        self.notify(_("Raw text") if raw else _("Rendered Markdown"), timeout=2)
 
     def action_revision(self, step: int) -> None:
         if self.shown is None or len(self.revision_list) < 2:
@@ -222,15 +231,15 @@ class RecordsScreen(VaultScreen):
             try:
                 self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
             except MemoriesError as exc:
-                self.notify(exc.message, severity="error")
+                self.notify(exc.localized(), severity="error", markup=False)
 
     # -- add, edit, delete, revisions -------------------------------------------------------------
     def _editable(self) -> Record | None:
         if self.shown is None:
-            self.notify("No record is shown.", severity="warning")
+            self.notify(_("No record is shown."), severity="warning")
             return None
         if self.shown.kind == "asset":
-            self.notify("File assets cannot be edited here.", severity="warning")
+            self.notify(_("File assets cannot be edited here."), severity="warning")
             return None
         return self.shown
 
@@ -245,17 +254,18 @@ class RecordsScreen(VaultScreen):
         try:
             latest = self.engine.read_record(self.vault_id, record.id)
         except MemoriesError as exc:
-            self.notify(exc.message, severity="error", markup=False)
+            self.notify(exc.localized(), severity="error", markup=False)
             return
         if record.revision == latest.revision:
             await self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
             return
         question = ConfirmScreen(
-            f"Revision {record.revision} of {latest.revision}",
-            f"You are reading revision {record.revision}; the latest is revision {latest.revision}. Restore "
-            f"revision {record.revision} (it opens in the editor; saving makes it revision {latest.revision + 1}), "
-            f"or edit the latest? esc does neither.",
-            yes=f"Restore revision {record.revision}", no="Edit the latest", cancellable=True)
+            _("Revision {revision} of {latest}").format(revision=record.revision, latest=latest.revision),
+            _("You are reading revision {revision}; the latest is revision {latest}. Restore revision {revision} "
+              "(it opens in the editor; saving makes it revision {next}), or edit the latest? esc does neither.").format(
+                revision=record.revision, latest=latest.revision, next=latest.revision + 1),
+            yes=_("Restore revision {revision}").format(revision=record.revision), no=_("Edit the latest"),
+            cancellable=True)
         await self.app.push_screen(question, lambda restore: self._edit(latest, record if restore else None)
                                    if restore is not None else None)
 
@@ -266,7 +276,8 @@ class RecordsScreen(VaultScreen):
         if record is None:
             return
         self.shown = record
-        self.notify(f"Saved revision {record.revision}." if record.revision > 1 else "Saved.", timeout=3)
+        self.notify(_("Saved revision {revision}.").format(revision=record.revision) if record.revision > 1
+                    else _("Saved."), timeout=3)
         self.action_reload()
 
     def action_delete(self) -> None:
@@ -274,21 +285,23 @@ class RecordsScreen(VaultScreen):
         if record is None:
             return
         count = len(self.revision_list)
-        what = (f"“{record.title}” ({record.kind}) and all {count} of its revisions are" if count > 1
-                else f"“{record.title}” ({record.kind}) is")
-        question = ConfirmScreen(
-            "Delete this record?", f"{what} removed from the vault and from search. This cannot be undone.",
-            yes="Delete", no="Keep it", danger=True)
+        if count > 1:
+            body = _("“{title}” ({kind}) and all {count} of its revisions are removed from the vault and from search. "
+                     "This cannot be undone.").format(title=record.title, kind=kind_name(record.kind), count=count)
+        else:
+            body = _("“{title}” ({kind}) is removed from the vault and from search. This cannot be undone.").format(
+                title=record.title, kind=kind_name(record.kind))
+        question = ConfirmScreen(_("Delete this record?"), body, yes=_("Delete"), no=_("Keep it"), danger=True)
         self.app.push_screen(question, lambda yes: self._delete(record) if yes else None)
 
     def _delete(self, record: Record) -> None:
         try:
             self.engine.delete_record(self.vault_id, record.id)
         except MemoriesError as exc:
-            self.notify(exc.message, severity="error", markup=False)
+            self.notify(exc.localized(), severity="error", markup=False)
             return
         self.shown = None
-        self.notify("Deleted.", timeout=3)
+        self.notify(_("Deleted."), timeout=3)
         self.action_reload()
 
     def action_history(self) -> None:
@@ -311,7 +324,7 @@ class RecordsScreen(VaultScreen):
             old = self.engine.read_record(self.vault_id, self.shown.id, choice.revision)
             latest = self.engine.read_record(self.vault_id, self.shown.id)
         except MemoriesError as exc:
-            self.notify(exc.message, severity="error", markup=False)
+            self.notify(exc.localized(), severity="error", markup=False)
             return
         self.show_record(old)
         if choice.restore:

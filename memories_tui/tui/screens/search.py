@@ -20,6 +20,7 @@ from textual.widgets import Input, Select, Tab, Tabs
 
 from ...engine import MODES, EmbedProgress, Mode, Query, parse_query
 from ...errors import MemoriesError, ModelNotInstalledError
+from ...i18n import N_, _
 from ..messages import SearchDone, SearchProgress
 from ..text import human_eta
 from ..widgets.embed_status import EmbedState, EmbedStatus, progress_text
@@ -31,11 +32,11 @@ from .chunk import ChunkDetailScreen
 
 clock = time.perf_counter  # the pane's "N ms"; snapshot tests pin it
 SEMANTIC: tuple[Mode, ...] = ("vector", "hybrid")
-MATCH_MODES = [("any term", "any"), ("all terms", "all"), ("phrase", "phrase")]
+MATCH_MODES = [(N_("any term"), "any"), (N_("all terms"), "all"), (N_("phrase"), "phrase")]
 STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score that ranks each pane
-NO_MODEL_VECTOR = "Needs the embedding model: F2 installs it (about 200 MiB, once)."
-NO_MODEL_HYBRID = "Keyword results: no model yet (F2 installs it)."
-EMPTY_QUERY = "The query is empty: type words to search for and press enter."
+NO_MODEL_VECTOR = N_("Needs the embedding model: F2 installs it (about 200 MiB, once).")
+NO_MODEL_HYBRID = N_("Keyword results: no model yet (F2 installs it).")
+EMPTY_QUERY = N_("The query is empty: type words to search for and press enter.")
 NARROW = 120  # columns: below this the panes are shown one at a time
 
 
@@ -65,16 +66,16 @@ class SharedQuery:
 
 class SearchScreen(VaultScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("ctrl+f", "focus_query", "Query", id="search.query"),
-        Binding("f2", "app.open_model", "Model", tooltip="Install the embedding model for vector search",
+        Binding("escape", "back", N_("Back"), id="back"),
+        Binding("ctrl+f", "focus_query", N_("Query"), id="search.query"),
+        Binding("f2", "app.open_model", N_("Model"), tooltip=N_("Install the embedding model for vector search"),
                 id="search.model"),
         # one pane at a time on a narrow terminal: f3 shows the next one (offered only then)
-        Binding("f3", "next_pane", "Next pane", tooltip="BM25 → Vector → Hybrid", id="search.next_pane"),
+        Binding("f3", "next_pane", N_("Next pane"), tooltip=N_("BM25 → Vector → Hybrid"), id="search.next_pane"),
     ]
 
-    HELP_TITLE = "Search"
-    GUIDE = ("Type a query (English, 中文 or both) and press enter: BM25 (keywords), Vector (meaning) and "
+    HELP_TITLE = N_("Search")
+    GUIDE = N_("Type a query (English, 中文 or both) and press enter: BM25 (keywords), Vector (meaning) and "
              "Hybrid (both, fused) run side by side. To open a result: tab into a pane, ↑/↓ pick a row, "
              "enter shows that chunk inside its document with the matched terms highlighted (esc comes "
              "back). The selector beside the query switches between any term, all terms and phrase. "
@@ -97,9 +98,9 @@ class SearchScreen(VaultScreen):
         yield AppHeader()
         with Vertical(id="search"):
             with Horizontal(id="search-row"):
-                yield Input(id="query", placeholder="Search (English, 中文, or both) and press enter")
-                yield Select(MATCH_MODES, value="any", allow_blank=False, id="match-mode")
-            yield Tabs(*(Tab(MODE_TITLES[mode], id=f"tab-{mode}") for mode in MODES), id="mode-tabs")
+                yield Input(id="query", placeholder=_("Search (English, 中文, or both) and press enter"))
+                yield Select([(_(label), mode) for label, mode in MATCH_MODES], value="any", allow_blank=False, id="match-mode")
+            yield Tabs(*(Tab(_(MODE_TITLES[mode]), id=f"tab-{mode}") for mode in MODES), id="mode-tabs")
             with Horizontal(id="panes"):
                 for mode in MODES:
                     yield ResultsPane(mode)
@@ -221,12 +222,12 @@ class SearchScreen(VaultScreen):
                 old.set()
             self.cancels[mode] = None
             self.waiting.discard(mode)
-            self.pane(mode).set_idle(EMPTY_QUERY)
+            self.pane(mode).set_idle(_(EMPTY_QUERY))
             self._label_tab(mode)
 
     @staticmethod
     def _waiting_text(state: EmbedState) -> str:
-        return f"Waiting for the background embedding ({progress_text(state)})"
+        return _("Waiting for the background embedding ({progress})").format(progress=progress_text(state))
 
     def _embed_state_changed(self, state: EmbedState) -> None:
         if state.active:
@@ -264,14 +265,14 @@ class SearchScreen(VaultScreen):
                                               cancel=cancel)
             except ModelNotInstalledError:
                 self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, no_model=True,
-                                             error=NO_MODEL_VECTOR, seconds=clock() - started))
+                                             error=_(NO_MODEL_VECTOR), seconds=clock() - started))
                 return
             stage = response.fallback or stage  # hybrid without vectors: the engine answered with BM25
             if any(n.kind == "no_embedding_model" for n in response.notes):
-                note = NO_MODEL_HYBRID  # said here with the key that installs the model
+                note = _(NO_MODEL_HYBRID)  # said here with the key that installs the model
                 response.notes = [n for n in response.notes if n.kind != "no_embedding_model"]
         except MemoriesError as exc:
-            self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.message,
+            self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, error=exc.localized(),
                                          seconds=clock() - started))
             return
         except Exception as exc:  # keep one pane's bug from hiding the other panes' results
@@ -288,7 +289,8 @@ class SearchScreen(VaultScreen):
             return
         p = message.progress
         self.pane(message.mode).set_progress(
-            f"Embedding {p.done:,}/{p.total:,} chunks for this search · ETA {human_eta(p.eta_seconds)}…")
+            _("Embedding {done:,}/{total:,} chunks for this search · ETA {eta}…").format(
+                done=p.done, total=p.total, eta=human_eta(p.eta_seconds)))
 
     def on_search_done(self, message: SearchDone) -> None:
         if not self.epoch_live(message.epoch) or message.generation != self.generation.get(message.mode):
@@ -296,7 +298,7 @@ class SearchScreen(VaultScreen):
         self.cancels[message.mode] = None
         pane = self.pane(message.mode)
         if message.no_model:
-            pane.set_hint(message.error or NO_MODEL_VECTOR)
+            pane.set_hint(message.error or _(NO_MODEL_VECTOR))
         elif message.error is not None:
             pane.set_error(message.error)
         elif message.response is not None:

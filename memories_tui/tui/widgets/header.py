@@ -13,6 +13,8 @@ from textual.events import Click
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...i18n import _
+
 
 class HeaderIcon(Static):
     """The ⭘ at the left; a click opens the command palette."""
@@ -23,7 +25,7 @@ class HeaderIcon(Static):
     """
 
     def on_mount(self) -> None:
-        self.tooltip = "Open the command palette"
+        self.tooltip = _("Open the command palette")
 
     async def on_click(self, event: Click) -> None:
         event.stop()
