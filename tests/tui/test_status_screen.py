@@ -50,7 +50,7 @@ def test_sections_for_an_installed_model_show_embedded_share() -> None:
     rows = {(s.title, r.label): r for s in view for r in s.rows}
     assert rows[("Embedding model", "embedded")].value == "7 of 10 chunks, 3 waiting"
     assert rows[("Embedding model", "embedded")].warn
-    assert rows[("Embedding model", "max tokens")].value == "2048 per chunk (1 chunks were cut to fit)"
+    assert rows[("Embedding model", "max tokens")].value == "2048 per chunk (1 chunk was cut to fit)"
     assert rows[("Vault", "idle lock")].value == "off"
     assert rows[("Vault", "device-only")].value.startswith("yes")
     assert rows[("Index (in memory while unlocked)", "last built")].value == "not built yet"
