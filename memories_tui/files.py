@@ -1,5 +1,6 @@
 """Reading a user-named file safely: regular files only (or a pipe where that is useful),
-never more than a limit, never hanging on a FIFO with no writer; and making a rename durable.
+never more than a limit, never hanging on a FIFO with no writer; making a folder the user named for our files; and
+making a rename durable.
 
 `st_size` is 0 for devices and pipes, so the limit is enforced while reading, not only
 from `stat`; the file is opened non-blocking so a FIFO cannot stall the open itself.
@@ -11,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputRefusedError
+from .errors import InputRefusedError, VaultError
 from .i18n import Message, msg, term
 
 _CHUNK = 1024 * 1024
@@ -89,3 +90,23 @@ def sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def make_private_folder(folder: Path, *, is_a_file: Message, inside_a_file: Message) -> bool:
+    """Create `folder` and its missing parents, private to the user (0700), unless it is a
+    folder already; True when this call made it. A file in the way is a VaultError
+    `not_a_folder` with the caller's sentence (`is_a_file` at `folder`, `inside_a_file` above
+    it); any other failure is the OSError, for the caller to name."""
+    if folder.exists() and not folder.is_dir():
+        raise VaultError(is_a_file, code="not_a_folder")
+    if folder.is_dir():
+        return False
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except NotADirectoryError:
+        raise VaultError(inside_a_file, code="not_a_folder") from None
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+        return False  # made by another process meanwhile
+    return True

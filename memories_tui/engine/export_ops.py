@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, InputRefusedError, VaultError
 from ..filenames import name_key, safe_stem, unique_name
+from ..files import make_private_folder
 from ..frontmatter import Value, render
 from ..i18n import msg
 from ..serial import Jsonable, json_meta
@@ -109,17 +110,13 @@ def _take_back(folder: Path, written: list[str], made: bool) -> None:
 
 def _prepare(folder: Path, force: bool) -> set[str]:
     """Create the folder (0700) or check an existing one; the name keys of what it holds."""
-    if folder.exists() and not folder.is_dir():
-        raise VaultError(msg("{folder} is a file, not a folder; choose a folder for the export.", folder=folder), code="not_a_folder")
-    if not folder.exists():
-        try:
-            folder.mkdir(mode=0o700, parents=True)
-        except NotADirectoryError:
-            raise VaultError(msg("{folder} lies inside a file; choose a folder for the export.", folder=folder),
-                             code="not_a_folder") from None
-        except OSError as exc:
-            raise VaultError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
-        return set()
+    try:
+        if make_private_folder(
+                folder, is_a_file=msg("{folder} is a file, not a folder; choose a folder for the export.", folder=folder),
+                inside_a_file=msg("{folder} lies inside a file; choose a folder for the export.", folder=folder)):
+            return set()
+    except OSError as exc:
+        raise VaultError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
     try:
         present = [p for p in folder.rglob("*") if p.is_file() or p.is_symlink()]
         anything = any(folder.iterdir())

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import MemoriesError, NotFoundError, VaultError
 from ..filenames import safe_stem
+from ..files import make_private_folder
 from ..i18n import msg
 from ..serial import Jsonable
 from ..testhooks import pause_point
@@ -90,19 +91,13 @@ def newest_backup(folder: Path, vault_id: str, vault_name: str) -> BackupFile | 
 def prepare_folder(folder: Path) -> None:
     """The backup folder: created (0700) when missing; a file or an unwritable folder is a
     clear error before any copying starts."""
-    if folder.exists() and not folder.is_dir():
-        raise VaultError(msg("{folder} is a file, not a folder; choose a folder for the backups.", folder=folder), code="not_a_folder")
-    if not folder.exists():
-        try:
-            folder.mkdir(mode=0o700, parents=True)
-        except FileExistsError:
-            pass
-        except NotADirectoryError:
-            raise VaultError(msg("{folder} lies inside a file, not a folder; choose a folder for the backups.",
-                                 folder=folder),
-                             code="not_a_folder") from None
-        except OSError as exc:
-            raise write_error(folder / "x", exc) from None
+    try:
+        make_private_folder(
+            folder, is_a_file=msg("{folder} is a file, not a folder; choose a folder for the backups.", folder=folder),
+            inside_a_file=msg("{folder} lies inside a file, not a folder; choose a folder for the backups.",
+                              folder=folder))
+    except OSError as exc:
+        raise write_error(folder / "x", exc) from None
 
 
 def check_space(source: Path, folder: Path) -> None:
