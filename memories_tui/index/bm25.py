@@ -33,7 +33,6 @@ from .bm25_postings import FieldPostings
 
 _MAGIC = b"MBM4"  # 4: a pieces field beside the words; 3: rows carry a group. Older images are refused.
 _HEAD = struct.Struct("<4sQ")  # magic, rows
-_TINY = float(np.finfo(np.float64).tiny)  # below every score of a matching row
 # An ``all`` requirement: a query word, the pieces that all together also satisfy it, and
 # pieces of which any one does.
 Need = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -77,6 +76,7 @@ class BM25Index:
         self._n_slots = 0
         self._key_row: dict[int, int] = {}
         self._dead = 0
+        self._shared: np.ndarray | None = None  # per slot: its group has another live row
         self._words = FieldPostings()
         self._pieces = FieldPostings(pairs=True)
 
@@ -123,6 +123,7 @@ class BM25Index:
         self._row_card[start:end] = [r.card for r in rows]
         self._row_alive[start:end] = True
         self._n_slots = end
+        self._shared = None
         self._words.add(start, [r.freqs for r in rows], [r.length for r in rows], self._row_alive, self._dead)
         self._pieces.add(start, [r.pieces for r in rows], [r.pieces_length for r in rows], self._row_alive,
                          self._dead)
@@ -140,6 +141,7 @@ class BM25Index:
             self._words.remove(slot)
             self._pieces.remove(slot)
             self._dead += 1
+        self._shared = None
         self._words.stale()  # row count and lengths changed: every derived score too
         self._pieces.stale()
 
@@ -217,35 +219,58 @@ class BM25Index:
         if cards_only:
             keep = self._row_card[cand]
             cand, cand_scores = cand[keep], cand_scores[keep]
-        if per_group:
-            return self._best_per_group(cand, cand_scores, k)
-        if len(cand) > k:
-            # every candidate tied with the k-th best stays, so ties resolve by key below
-            kth = np.partition(cand_scores, len(cand_scores) - k)[len(cand_scores) - k]
-            keep = cand_scores >= kth
-            cand, cand_scores = cand[keep], cand_scores[keep]
-        keys = self._row_key[cand]
-        order = np.lexsort((keys, -cand_scores))[:k]
-        return list(zip(keys[order].tolist(), cand_scores[order].tolist(), strict=True))
+        return self._best(cand, cand_scores, k, per_group)
 
-    def _best_per_group(self, cand: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The best row of each of the best ``k`` groups (ties: the lower key, as for rows)."""
-        if len(cand) == 0:
-            return []
-        gidx = self._row_gidx[cand]
-        best = np.zeros(len(self._group_ids), np.float64)
-        np.maximum.at(best, gidx, scores)  # each group's best score (every score is > 0)
-        n = len(best)
-        kth = np.partition(best, n - k)[n - k] if n > k else 0.0
-        kth = max(kth, _TINY)  # groups tied with the k-th stay, as rows do
-        sel = np.flatnonzero((scores >= kth) & (scores == best[gidx]))  # rows at their group's best
-        rows, vals = cand[sel], scores[sel]
-        keys = self._row_key[rows]
-        order = np.lexsort((keys, -vals))
-        if len(sel) > np.count_nonzero(best >= kth):  # a group with two rows tied at its best
-            order = order[_first_of_each(gidx[sel][order])]
-        order = order[:k]
-        return list(zip(keys[order].tolist(), vals[order].tolist(), strict=True))
+    def _best(self, cand: np.ndarray, scores: np.ndarray, k: int, per_group: bool) -> list[tuple[int, float]]:
+        """The best ``k`` candidates (score descending, then key ascending), or with
+        ``per_group`` the best row of each of the best ``k`` groups (a group's best row: its
+        first in that order). Only a prefix of the order is sorted: the rows scoring at least
+        the ``take``-th best, every row tied with it included; groups outside the prefix score
+        below all of it, so when the prefix holds ``k`` groups they are the best ``k``."""
+        n = len(cand)
+        take = 2 * k if per_group else k
+        while True:
+            if n > take:
+                kth = np.partition(scores, n - take)[n - take]
+                sel = np.flatnonzero(scores >= kth)
+                rows, vals = cand[sel], scores[sel]
+            else:
+                rows, vals = cand, scores
+            keys = self._row_key[rows]
+            order = np.lexsort((keys, -vals))
+            if per_group:
+                order = self._first_of_each_group(rows, order)
+                if len(order) < k and len(rows) < n:  # groups repeat in the prefix: a longer one
+                    take *= 4
+                    continue
+            order = order[:k]
+            return list(zip(keys[order].tolist(), vals[order].tolist(), strict=True))
+
+    def _first_of_each_group(self, rows: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """``order`` without the rows whose group came earlier in it. Only rows of a group with
+        more than one live row can repeat one (most groups are a short note: one row)."""
+        if self._shared is None:
+            live = self._row_alive[:self._n_slots]
+            gidx = self._row_gidx[:self._n_slots]
+            self._shared = np.bincount(gidx[live], minlength=len(self._group_ids))[gidx] > 1
+        ordered = rows[order]
+        shared = np.flatnonzero(self._shared[ordered])
+        if len(shared) > 64:
+            return order[_first_of_each(self._row_gidx[ordered])]
+        if len(shared) < 2:
+            return order
+        seen: set[int] = set()
+        again = []
+        for pos, group in zip(shared.tolist(), self._row_gidx[ordered[shared]].tolist(), strict=True):
+            if group in seen:
+                again.append(pos)
+            else:
+                seen.add(group)
+        if not again:
+            return order
+        keep = np.ones(len(order), np.bool_)
+        keep[again] = False
+        return order[keep]
 
     def group_of(self, key: int) -> int | None:
         """The group of a row (its key when none was given); None for an unknown key."""

@@ -177,6 +177,32 @@ def test_per_group_ranks_each_group_by_its_best_row() -> None:
     assert copy.top_k(["w1", "w2"], "any", 50, per_group=True) == ix.top_k(["w1", "w2"], "any", 50, per_group=True)
 
 
+def test_per_group_stays_right_after_writes_and_with_large_groups() -> None:
+    """A group that gains a second row after a query (or loses all but one) is still
+    reported once; groups of over a hundred rows, and groups whose rows fill the first k."""
+    rng = random.Random(23)
+    rows = [BM25Row(key, {f"w{rng.randrange(6)}": float(rng.randrange(1, 4)), "all": 1.0}, rng.choice((3, 5)),
+                    group=key if key < 300 else 1000 + key % 3) for key in range(700)]  # 3 groups of ~130 rows
+    ix = BM25Index()
+    ix.add(rows)
+
+    def check() -> None:
+        for terms in (["w1"], ["w2", "w3"], ["all"]):
+            for k in (1, 3, 10, 100, 1000):
+                want = _best_groups_by_brute_force(ix, rows, terms, "any", k, False)
+                assert ix.top_k(terms, "any", k, per_group=True) == want, (terms, k)
+
+    check()
+    extra = [BM25Row(2000 + i, {"w1": 9.0, "all": 1.0}, 3, group=i) for i in range(0, 40, 2)]  # single rows gain one
+    ix.add(extra)
+    rows += extra
+    check()
+    gone = {r.key for r in rows if r.key >= 300 and r.key % 5 != 0} | {r.key for r in extra[:5]}
+    ix.remove(gone)
+    rows = [r for r in rows if r.key not in gone]
+    check()
+
+
 def test_per_group_reads_past_the_first_k_rows() -> None:
     """Group 1 has ten rows better than group 2's only row: 2 groups still come back."""
     ix = BM25Index()
