@@ -18,6 +18,7 @@ class KeyRouting(App):
     """Mixed into the app (before App)."""
 
     _held: list[events.Key | events.Paste] | None = None  # see hold_keys
+    _holds = 0  # counts hold_keys calls: a release queued before a newer hold leaves that hold alone
 
     async def on_event(self, event: events.Event) -> None:
         if self._held is not None and isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
@@ -30,12 +31,22 @@ class KeyRouting(App):
     def hold_keys(self) -> None:
         """Keys and pastes from now on wait (quit still works): they were typed for the screen
         that follows the unlock, not for the passphrase field."""
+        self._holds += 1
         if self._held is None:
             self._held = []
 
     def release_keys(self, *, replay: bool) -> None:
         """Stop holding keys; `replay` sends the held ones on, in order, as if typed now (after
-        a failed unlock they are dropped: they were not meant for the passphrase field)."""
+        a failed unlock they are dropped: they were not meant for the passphrase field).
+
+        The release waits its turn in the app's queue: keys of the same burst may still be
+        queued there (a fast derivation finishes before the app has read them all), and they
+        belong with the held ones, not in the passphrase field."""
+        self.call_later(self._release_held, self._holds, replay)
+
+    def _release_held(self, holds: int, replay: bool) -> None:
+        if holds != self._holds:  # held again since: that hold's own release decides
+            return
         held, self._held = self._held or [], None
         if not replay:
             return

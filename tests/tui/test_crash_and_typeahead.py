@@ -236,3 +236,21 @@ def test_quit_while_a_derivation_hangs_ends_the_process(tmp_path: Path) -> None:
                           timeout=120, check=False)  # the timeout only stops a hung test
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"exited": True, "derivation_started": True}
+
+
+async def test_keys_still_queued_when_a_failed_unlock_releases_them_are_dropped_too(engine: Engine) -> None:
+    """A fast derivation can fail before the app has read the rest of the burst: the release
+    must wait its turn in the app's queue, or those keys land in the passphrase field."""
+    notes_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        field = app.screen.query_one("#passphrase", Input)
+        app.hold_keys()
+        burst(app, "s", "京都")  # queued, not yet read by the app
+        app.release_keys(replay=False)  # the failure arrives before the app reads them
+        await pilot.pause()
+        await pilot.pause()
+        assert field.value == "" and isinstance(app.screen, UnlockScreen)
+        burst(app, "x")  # typed after the release: the field takes it
+        await wait_for(pilot, lambda: field.value == "x")
