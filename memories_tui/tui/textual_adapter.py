@@ -4,7 +4,8 @@ used here, and checks no other TUI module uses private Textual names.
 
 - Uncaught errors: Textual prints a traceback with every frame's local variables (passphrases,
   note text) and has one hook for such errors, `App._handle_exception`. `SafeExceptions`
-  hands the error to the app's public `replace_uncaught` first.
+  hands the error to the app's public `replace_uncaught` first, and drops the errors of a
+  screen still mounting when the app closes (`MessagePump._pre_process`, see `closing_mount`).
 - The keys bound on one screen or the app (for the help): Textual's public `active_bindings`
   keeps one binding per key across the focus chain, the help wants every binding of a node
   with the keymap applied: `node._bindings` and `app._keymap`.
@@ -45,7 +46,19 @@ class SafeExceptions(App):
         return error
 
     def _handle_exception(self, error: Exception) -> None:
+        if self.closing_mount(error):
+            return
         super()._handle_exception(self.replace_uncaught(error))
+
+    def closing_mount(self, error: BaseException) -> bool:
+        """True for an error raised by a node's compose or mount handlers after the app began
+        to close. Textual closes the widgets of a screen pushed just before a quit before that
+        screen's mount handlers run, and resets their reactives: a query there for a widget the
+        screen composed finds nothing, a Select reads blank, in our screens and in Textual's own
+        widgets alike. The app ends anyway; stopping it "after an error" would report a bug the
+        user never met. Errors of a running app, or of other handlers while it closes, stay."""
+        frame = error.__traceback__
+        return not self.is_running and frame is not None and frame.tb_frame.f_code.co_name == "_pre_process"
 
 
 class HighlightArea(TextArea):

@@ -4,17 +4,24 @@ burst after the passphrase reach the screens after the unlock."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import pytest
 from textual import events
+from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.crash import StoppedError
+from memories_tui.tui.screens.ask import AskScreen
+from memories_tui.tui.screens.confirm import ConfirmScreen
+from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
@@ -254,3 +261,46 @@ async def test_keys_still_queued_when_a_failed_unlock_releases_them_are_dropped_
         assert field.value == "" and isinstance(app.screen, UnlockScreen)
         burst(app, "x")  # typed after the release: the field takes it
         await wait_for(pilot, lambda: field.value == "x")
+
+
+CLOSING_SCREENS = {
+    "records": lambda app, vault_id: RecordsScreen(vault_id),  # queries its table in on_mount
+    "ask": lambda app, vault_id: AskScreen(vault_id),  # Textual's own Select queries its overlay
+    "editor": lambda app, vault_id: RecordEditorScreen(vault_id),  # its kind Select reads blank
+    "confirm": lambda app, vault_id: ConfirmScreen("Delete?", "Really?", yes="Delete"),
+}
+
+
+@pytest.mark.parametrize("turns", range(3))
+@pytest.mark.parametrize("name", sorted(CLOSING_SCREENS))
+async def test_a_screen_still_mounting_when_the_app_closes_is_no_crash(engine: Engine, name: str,
+                                                                       turns: int) -> None:
+    """Quit (here: the test ends) right after a screen opens, as when keys typed in a burst
+    open one and the app closes under load: Textual closes its widgets before its mount
+    handlers run. That is the app ending, not a bug to report."""
+    vault_id = notes_vault(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        engine.unlock(vault_id, PASS)
+        app.push_screen(CLOSING_SCREENS[name](app, vault_id))  # not awaited: still mounting at the close
+        for _ in range(turns):
+            await asyncio.sleep(0)
+    assert not app.return_code
+    assert not (engine.home / "logs" / "tui-errors.log").exists()
+
+
+class BrokenScreen(Screen):
+    def on_mount(self) -> None:
+        self.query_one("#not-composed", Static)
+
+
+async def test_a_screen_that_fails_to_mount_while_the_app_runs_still_stops_it(engine: Engine) -> None:
+    notes_vault(engine)
+    app = MemoriesApp(engine)
+    with pytest.raises(StoppedError, match="unexpected NoMatches"):
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+            await app.push_screen(BrokenScreen())
+            await wait_for(pilot, lambda: not app.is_running)
+    assert app.return_code == 1

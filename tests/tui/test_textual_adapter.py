@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.style import Style
 from textual.app import App
 from textual.binding import Binding
+from textual.message_pump import MessagePump
 from textual.widgets import TextArea
 
 import memories_tui.tui
@@ -38,6 +39,8 @@ def test_textual_still_has_what_the_adapter_overrides() -> None:
     assert list(inspect.signature(App._handle_exception).parameters) == ["self", "error"]
     assert list(inspect.signature(TextArea._set_theme).parameters) == ["self", "theme"]
     assert list(inspect.signature(TextArea._build_highlight_map).parameters) == ["self"]
+    # closing_mount knows a mount error by the frame that hands it to _handle_exception
+    assert "self.app._handle_exception(error)" in inspect.getsource(MessagePump._pre_process)
 
 
 async def test_highlight_area_paints_its_spans_through_the_theme() -> None:
