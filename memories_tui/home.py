@@ -11,7 +11,7 @@ from pathlib import Path
 
 import platformdirs
 
-from .errors import HomeError
+from .errors import HomeError, NotFoundError
 from .i18n import msg
 
 
@@ -32,6 +32,17 @@ def resolve_config(home: Path, config: str | os.PathLike[str] | None = None) -> 
     if config:
         return Path(config).expanduser().resolve()
     return home / "config.toml"
+
+
+def locate(home: str | os.PathLike[str] | None = None,
+           config: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
+    """The home and config file `Engine.open` uses for these arguments (a config named but
+    missing is an error), found without opening an engine."""
+    home_path = resolve_home(home)
+    config_path = resolve_config(home_path, config)
+    if config is not None and not config_path.exists():
+        raise NotFoundError(msg("Config file {config_path} does not exist.", config_path=config_path))
+    return home_path, config_path
 
 
 def ensure_private_dir(path: Path) -> bool:

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine import (
-    DEFAULT_ASK_LIMIT,
-    DEFAULT_MATCH_MODE,
-    DEFAULT_MODE,
-    MATCH_MODES,
-    MAX_RESULTS,
-    MODES,
-    Answer,
-    check_options,
-)
+from ..engine import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
 from ..errors import CancelledError, LockedError, MemoriesError, UsageError
 from ..frontend.words import note_text
 from ..i18n import N_, _, msg
 from .context import Context
 from .output import Payload, clean
 from .search_verbs import _read_queries
+
+if TYPE_CHECKING:
+    from ..engine import Answer
 
 STATUS_LABEL = {"answered": N_("Answer (generated, citations checked)"),
                 "extractive": N_("Extractive answer (sentences copied from your notes, not generated)"),
@@ -31,9 +25,14 @@ def cmd_rag_ask(ctx: Context) -> Payload:
     args = ctx.args
     if (args.question is None) == (args.questions is None):
         raise UsageError(msg("Give either a QUESTION or --questions FILE.jsonl."))
-    check_options(args.mode, args.match_mode, args.limit)
+    vault_id = ctx.held_by_daemon(args.vault)
+    if vault_id is None or args.questions is not None:  # the daemon checks one question's options itself
+        from ..engine import check_options
+
+        check_options(args.mode, args.match_mode, args.limit)
     batch = _read_queries(Path(args.questions)) if args.questions is not None else None
-    vault_id = ctx.unlock(args.vault)
+    if vault_id is None:
+        vault_id = ctx.unlock(args.vault, local=True)
 
     def ask(text: str) -> Answer:
         return ctx.engine.ask(vault_id, text, mode=args.mode, match_mode=args.match_mode, limit=args.limit,

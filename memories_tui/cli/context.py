@@ -4,16 +4,20 @@ output helpers that honour --json and NO_COLOR."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..daemon import DaemonPaths
-from ..engine import Engine
 from ..errors import MemoriesError
-from ..frontend.passphrase import get_passphrase
 from ..i18n import _
 from .output import Payload, clean, print_table
+
+if TYPE_CHECKING:  # a verb the daemon serves loads neither (nor the engine's modules)
+    from ..daemon import DaemonPaths
+    from ..engine import Engine
 
 
 class Context:
@@ -26,8 +30,20 @@ class Context:
     @property
     def engine(self) -> Engine:
         if self.opened is None:
+            from ..engine import Engine
+
             self.opened = Engine.open(getattr(self.args, "home", None), getattr(self.args, "config", None))
         return self.opened
+
+    @functools.cached_property
+    def home(self) -> Path:
+        """The home, found as `Engine.open` finds it (and failing as it does), without opening
+        an engine: what asking the daemon needs."""
+        if self.opened is not None:
+            return self.opened.home
+        from ..engine import locate_home
+
+        return locate_home(getattr(self.args, "home", None), getattr(self.args, "config", None))[0]
 
     def unlock(self, ref: str, *, prompt: str | None = None, local: bool = False) -> str:
         """The id of vault `ref`, held unlocked by the engine this verb then uses: the resident
@@ -38,6 +54,8 @@ class Context:
         served = None if local else self._served_by_daemon(ref)
         if served is not None:
             return served
+        from ..frontend.passphrase import get_passphrase
+
         info = self.engine.resolve_vault(ref)
         passphrase = get_passphrase(file=getattr(self.args, "passphrase_file", None),
                                     prompt=prompt or _("Passphrase for vault {name}: ").format(name=info.name))
@@ -58,13 +76,12 @@ class Context:
         from ..daemon import connect
         from ..daemon.remote_engine import RemoteEngine
 
-        local = self.engine
         try:
-            client = connect(local.home)
+            client = connect(self.home)
         except MemoriesError:
             return
         if client is not None:
-            self.opened = RemoteEngine(client, local.home, local.config)
+            self._use(RemoteEngine(client, self.home, getattr(self.args, "config", None)))
 
     def _served_by_daemon(self, ref: str) -> str | None:
         if getattr(self.args, "no_daemon", False):
@@ -72,19 +89,28 @@ class Context:
         from ..daemon import connect
         from ..daemon.remote_engine import RemoteEngine
 
-        local = self.engine
+        home = self.home
         try:
-            client = connect(local.home)
+            client = connect(home)
             state = client.call("vault_state", {"vault": ref, "touch": True}) if client is not None else None
         except MemoriesError:  # gone, refused, or a vault it does not know: this process decides
             return None
         if client is None or not isinstance(state, dict) or not state.get("unlocked"):
             return None
-        self.opened = RemoteEngine(client, local.home, local.config)
+        self._use(RemoteEngine(client, home, getattr(self.args, "config", None)))
         return str(state["vault_id"])
 
+    def _use(self, remote: Engine) -> None:
+        """From now on the verb's engine is the daemon's client (an engine this process opened
+        for the question is closed: nothing of it is needed)."""
+        if self.opened is not None:
+            self.opened.close()
+        self.opened = remote
+
     def daemon_paths(self) -> DaemonPaths:
-        return DaemonPaths(self.engine.home)
+        from ..daemon import DaemonPaths
+
+        return DaemonPaths(self.home)
 
     def progress(self, text: str) -> None:
         if not self.json:

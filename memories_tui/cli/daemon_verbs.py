@@ -14,10 +14,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..daemon import DaemonClient, DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
-from ..daemon.status import clock, span
 from ..errors import UsageError
 from ..frontend.durations import parse_duration
-from ..frontend.passphrase import get_passphrase
 from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
@@ -113,7 +111,7 @@ def cmd_daemon_status(ctx: Context) -> Payload:
 
 
 def _print_status(ctx: Context, status: DaemonStatus) -> None:
-    from ..daemon.status import KIND_LABELS
+    from ..daemon.status import KIND_LABELS, clock, span
 
     host = _("Memories TUI (serving the socket)") if status.kind == "tui" else _("Memories daemon")
     parts = [_("pid {pid}").format(pid=status.pid), _("up {span}").format(span=span(status.uptime_seconds))]
@@ -147,6 +145,8 @@ def _print_status(ctx: Context, status: DaemonStatus) -> None:
 
 
 def _left(vault: HeldVault) -> str:
+    from ..daemon.status import span
+
     if vault.seconds_left is None:
         return _("never (until locked)")
     why = "--for" if vault.expires_at is not None and (
@@ -177,6 +177,8 @@ def cmd_unlock(ctx: Context) -> Payload:
     args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds,
                             "accept_rollback": bool(getattr(ctx.args, "accept_rollback", False))}
     if client is None or not client.call("vault_state", {"vault": info.vault_id})["unlocked"]:
+        from ..frontend.passphrase import get_passphrase
+
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
                                             prompt=_("Passphrase for vault {name}: ").format(name=info.name))
     if client is None:
@@ -198,6 +200,8 @@ def cmd_unlock(ctx: Context) -> Payload:
 
 
 def _until(row: dict[str, Any]) -> str:
+    from ..daemon.status import clock
+
     if row.get("expires_at") is not None:
         return _("it locks at {time} or after idle time, whichever comes first").format(time=clock(row["expires_at"]))
     if row.get("idle_lock_at") is not None:

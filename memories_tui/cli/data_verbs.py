@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CancelledError, UsageError
-from ..frontend.passphrase import get_passphrase
 from ..frontend.words import kind_name
 from ..i18n import _, _n, msg
 from .context import Context
@@ -104,6 +103,8 @@ def cmd_vault_backup(ctx: Context) -> Payload:
 
 def cmd_vault_restore(ctx: Context) -> Payload:
     args = ctx.args
+    from ..frontend.passphrase import get_passphrase
+
     passphrase = get_passphrase(file=args.passphrase_file, prompt=_("Passphrase of the backed-up vault: "))
     ctx.use_daemon_if_running()  # it may hold the vault being replaced: it locks it there first
     bar, update = _bar(ctx, _("Restoring"))

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..engine import MAX_FILE_BYTES, IngestProgress, read_text_file
 from ..errors import InputRefusedError, UsageError
 from ..frontend.words import kind_name, status_name
 from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
+
+if TYPE_CHECKING:
+    from ..engine import IngestProgress
 
 
 def _read_text_input(ctx: Context, required: bool) -> str | None:
@@ -21,11 +24,14 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
     if args.text is not None:
         return str(args.text)
     if args.file is not None:
+        from ..engine import read_text_file  # loads the ingest code: only to read a file
+
         return read_text_file(Path(args.file))
     if not required:
         return None
     if sys.stdin.isatty():
         raise UsageError(msg("Give the body with --text, --file, or on standard input."))
+    from ..engine import MAX_FILE_BYTES
     raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise InputRefusedError(msg("Standard input is over the {max_file_bytes:,}-byte limit for a body.",

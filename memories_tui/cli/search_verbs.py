@@ -8,22 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import (
-    DEFAULT_LIMIT,
-    DEFAULT_MATCH_MODE,
-    DEFAULT_MODE,
-    MATCH_MODES,
-    MAX_FILE_BYTES,
-    MAX_RESULTS,
-    MODES,
-    PINNED_MODEL,
-    EmbedProgress,
-    Query,
-    SearchHit,
-    check_options,
-    parse_query,
-    read_limited,
-)
+from ..engine import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
 from ..errors import InputRefusedError, LimitError, ModelError, NetworkError, UsageError
 from ..frontend.words import note_text, status_name
 from ..i18n import N_, _, msg, msg_n
@@ -31,29 +16,35 @@ from .context import Context
 from .output import Payload, cell_width, clean, cut_cells, pad_cells
 from .progress import BYTES, ProgressReport
 
-if TYPE_CHECKING:  # httpx loads only when a model is installed
-    from ..engine import InstallProgress
+if TYPE_CHECKING:  # the query parser (segmenter) loads only when this process searches; httpx only for an install
+    from ..engine import EmbedProgress, InstallProgress, ModelManifest, Query, SearchHit
 
 
 def cmd_rag_search(ctx: Context) -> Payload:
     args = ctx.args
     if (args.query is None) == (args.queries is None):
         raise UsageError(msg("Give either a QUERY or --queries FILE.jsonl."))
-    query: Query | None = None
+    vault_id = ctx.held_by_daemon(args.vault)
+    query: str | Query = args.query  # the daemon parses and checks a query itself, with the same errors
     if args.queries is not None:
+        from ..engine import check_options
+
         queries = _read_queries(Path(args.queries))
         check_options(args.mode, args.match_mode, args.limit)  # they hold for the whole batch
-    else:
+    elif vault_id is None:  # parsed before the passphrase is asked: a bad query costs no unlock
+        from ..engine import parse_query
+
         query = parse_query(args.query, mode=args.mode, match_mode=args.match_mode, limit=args.limit)
-    vault_id = ctx.unlock(args.vault)
+    if vault_id is None:
+        vault_id = ctx.unlock(args.vault, local=True)
     engine = ctx.engine
 
     def progress(p: EmbedProgress) -> None:  # on-demand embedding of chunks that have no vector yet
         ctx.progress(_("embedding missing chunks: {progress}").format(progress=_embed_line(p)))
 
-    if query is not None:
-        response = engine.search(vault_id, query, cards_only=args.cards_only, rerank=not args.no_rerank,
-                                 progress=progress)
+    if args.queries is None:
+        response = engine.search(vault_id, query, mode=args.mode, match_mode=args.match_mode, limit=args.limit,
+                                 cards_only=args.cards_only, rerank=not args.no_rerank, progress=progress)
         if not ctx.json:
             for note in response.notes:
                 ctx.progress(_("note: {note}").format(note=note_text(note)))
@@ -101,6 +92,8 @@ def _embed_line(p: EmbedProgress) -> str:
 
 
 def _read_queries(path: Path) -> list[tuple[str, str]]:
+    from ..engine import MAX_FILE_BYTES, read_limited
+
     raw = read_limited(path, MAX_FILE_BYTES, what=N_("queries file"))
     try:
         lines = raw.decode("utf-8").splitlines()
@@ -142,9 +135,14 @@ def _score_text(score: float) -> str:
 
 def cmd_memory_search(ctx: Context) -> Payload:
     args = ctx.args
-    query = parse_query(args.query, mode="bm25", match_mode=args.match_mode, limit=args.limit)
-    vault_id = ctx.unlock(args.vault)
-    rows = ctx.engine.memory_search(vault_id, query)
+    vault_id = ctx.held_by_daemon(args.vault)
+    query: str | Query = args.query  # the daemon parses and checks it itself, with the same errors
+    if vault_id is None:
+        from ..engine import parse_query
+
+        query = parse_query(args.query, mode="bm25", match_mode=args.match_mode, limit=args.limit)
+        vault_id = ctx.unlock(args.vault, local=True)
+    rows = ctx.engine.memory_search(vault_id, query, limit=args.limit, match_mode=args.match_mode)
     if not ctx.json:
         if not rows:
             print(_("No results."))
@@ -229,8 +227,14 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
     return {"files": files, "directory": str(report.directory)}
 
 
+def _pinned() -> ModelManifest:
+    from ..engine import PINNED_MODEL
+
+    return PINNED_MODEL
+
+
 def _pinned_files() -> list[dict[str, object]]:
-    model = PINNED_MODEL
+    model = _pinned()
     return [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256, "url": url}
             for f, url in zip(model.files, model.file_urls(), strict=True)]
 
@@ -238,7 +242,7 @@ def _pinned_files() -> list[dict[str, object]]:
 def _with_file_urls(exc: NetworkError) -> NetworkError:
     """The download host is unreachable: the same error with the exact URL of every pinned
     file, to fetch them on another machine (`--json`: also as `files`)."""
-    urls = " ".join(PINNED_MODEL.file_urls())
+    urls = " ".join(_pinned().file_urls())
     error = NetworkError(msg("{problem} The files: {urls}", problem=exc, urls=urls), code=exc.code)
     error.extra = {"files": _pinned_files()}  # type: ignore[attr-defined]
     return error
@@ -246,7 +250,7 @@ def _with_file_urls(exc: NetworkError) -> NetworkError:
 
 def _list_model_files(ctx: Context) -> Payload:
     """`model-install --list`: what to fetch on another machine (no network)."""
-    model = PINNED_MODEL
+    model = _pinned()
     files = _pinned_files()
     if not ctx.json:
         print(_("{repo} at revision {revision} ({count} files, {size:,} bytes).").format(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 
 from ..errors import InputRefusedError, UsageError
-from ..frontend.passphrase import MIN_PASSPHRASE_CHARS, get_passphrase, read_passphrase_file
-from ..frontend.strength import estimate
 from ..i18n import _, msg
 from .context import Context
 from .output import Payload, clean
@@ -30,6 +28,8 @@ def cmd_tui(ctx: Context) -> Payload:
 
 
 def cmd_vault_create(ctx: Context) -> Payload:
+    from ..frontend.passphrase import get_passphrase
+
     passphrase = get_passphrase(file=ctx.args.passphrase_file, confirm=True,
                                 prompt=_("New passphrase for vault {name}: ").format(name=ctx.args.name))
     _check_strength(ctx, passphrase, ctx.args.allow_weak_passphrase)
@@ -61,6 +61,8 @@ def cmd_vault_list(ctx: Context) -> Payload:
 
 def cmd_vault_passwd(ctx: Context) -> Payload:
     info = ctx.engine.resolve_vault(ctx.args.vault)
+    from ..frontend.passphrase import get_passphrase, read_passphrase_file
+
     old = get_passphrase(file=ctx.args.passphrase_file,
                          prompt=_("Current passphrase for vault {name}: ").format(name=info.name))
     if ctx.args.new_passphrase_file:
@@ -78,6 +80,9 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
 
 
 def _check_strength(ctx: Context, passphrase: str, allowed: bool) -> None:
+    from ..frontend.passphrase import MIN_PASSPHRASE_CHARS
+    from ..frontend.strength import estimate
+
     """Under 8 characters needs --allow-weak-passphrase; any other weak passphrase gets a warning."""
     if len(passphrase) < MIN_PASSPHRASE_CHARS and not allowed:
         raise UsageError(msg("The passphrase is shorter than {min_passphrase_chars} characters; choose a "

@@ -12,10 +12,11 @@
   the one citation finder the answer check uses (for highlighting `[S#]` in any text).
 - `read_limited` (files.py): how every user-named file is read (regular files, capped).
 
-Only `Engine` and the background-embedding types load with the package; every other name
-loads from its module on first use (`__getattr__` below), so a front end's first screen waits
-for no search, segmenter or model code. The `TYPE_CHECKING` imports name the same
-things for mypy and readers.
+Only the vocabulary and the JSON helpers load with the package; every other name, `Engine`
+included, loads from its module on first use (`__getattr__` below), so a front end's first
+screen waits for no search, segmenter or model code, and a CLI call the resident engine
+serves never loads the engine at all. The `TYPE_CHECKING` imports name the same things for
+mypy and readers.
 """
 
 from __future__ import annotations
@@ -47,14 +48,13 @@ from ..vocabulary import (
     Mode,
     Stage,
 )
-from .facade import Engine
-from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
 
 if TYPE_CHECKING:
     from ..answer.citation_finder import CitationSpan, find_citations
     from ..answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Quote, Source
     from ..egress import current_origin, on_behalf_of
     from ..files import read_limited
+    from ..home import locate as locate_home
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
     from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
@@ -76,7 +76,9 @@ if TYPE_CHECKING:
     from .backup_ops import BackupReport, RestoreReport
     from .egress_ops import EgressReport, parse_since
     from .export_ops import ExportedFile, ExportReport
+    from .facade import Engine
     from .ingest import read_text_file
+    from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
     from .sources import MAX_FILE_BYTES
     from .types import (
         CacheFigures,
@@ -98,7 +100,7 @@ __all__ = [
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan",
-    "check_options", "find_citations", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
+    "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
@@ -106,10 +108,13 @@ __all__ = [
 
 # name -> (module relative to this package, name there); loaded on first use
 _LAZY: dict[str, tuple[str, str]] = {
+    "Engine": (".facade", "Engine"),
+    **{n: (".jobs", n) for n in ("BackgroundEmbedding", "EmbedEvent", "EmbedFinished", "EmbedRunning")},
     **{n: ("..answer.types", n) for n in ("ANSWERED", "EXTRACTIVE", "INSUFFICIENT", "Answer", "Citation",
                                           "ExtractedSentence", "Quote", "Source")},
     **{n: ("..answer.citation_finder", n) for n in ("CitationSpan", "find_citations")},
     "read_limited": ("..files", "read_limited"),
+    "locate_home": ("..home", "locate"),
     **{n: ("..index.reports", n) for n in ("EmbedProgress", "IndexReport")},
     # model-install types load httpx
     **{n: ("..models.install", n) for n in ("FileProgress", "FileResult", "InstallProgress", "InstallReport")},

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
-from ..errors import LimitError, MemoriesError, NotFoundError, UsageError
-from ..home import resolve_config, resolve_home
+from ..errors import LimitError, MemoriesError, UsageError
+from ..home import locate as locate_home
 from ..i18n import N_, msg
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE
@@ -57,10 +57,7 @@ class Engine(DataOperations):
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None) -> Engine:
-        home_path = resolve_home(home)
-        config_path = resolve_config(home_path, config)
-        if config is not None and not config_path.exists():
-            raise NotFoundError(msg("Config file {config_path} does not exist.", config_path=config_path))
+        home_path, config_path = locate_home(home, config)
         return cls(home_path, load_config(config_path, home_path))
 
     @property

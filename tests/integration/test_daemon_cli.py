@@ -158,7 +158,7 @@ def test_engine_errors_cross_the_socket_as_their_own_class(world, cheap_kdf) -> 
     other = local.create_vault("elsewhere", PASS).vault_id  # held by neither engine: locked in both
     client = connect(home)
     assert client is not None
-    remote = RemoteEngine(client, home, local.config)
+    remote = RemoteEngine(client, home)
     vault = remote.resolve_vault("notes").vault_id
     local.unlock(vault, PASS)
     failing = {

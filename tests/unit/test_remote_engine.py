@@ -20,7 +20,7 @@ from memories_tui.errors import UsageError
 ])
 def test_a_method_the_daemon_does_not_serve_says_how_to_run_it(tmp_path: Path, call) -> None:
     local = Engine.open(tmp_path / "home")
-    remote = RemoteEngine(DaemonClient(local.home), local.home, local.config)
+    remote = RemoteEngine(DaemonClient(local.home), local.home)
     with pytest.raises(UsageError) as refused:
         call(remote)
     assert refused.value.code == "daemon_unsupported"
