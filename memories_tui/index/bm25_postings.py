@@ -7,8 +7,12 @@ leaves the words' scores exactly as they were.
 
 Storage: a term-major CSR of (row, weighted tf) postings built in bulk, plus a small delta of
 rows added since, merged in when it grows. Removed rows are masked out (their postings are
-dropped at the next merge). Per-term (rows, contributions) are memoised until the next
-write: queries share terms, and a hit saves ~8 numpy calls.
+dropped at the next merge). While the field holds no delta and no removed row's postings
+(a bulk build, a restored snapshot, after a merge), every posting's score contribution is
+computed at once, on the first query after a write: a query then only slices its terms'
+arrays (computing a term's contributions at its first use cost ~10 numpy calls, and a
+Chinese question with its pieces has ~7 such terms). Otherwise per-term contributions are
+memoised until the next write.
 """
 
 from __future__ import annotations
@@ -52,7 +56,9 @@ class FieldPostings:
         self.norm: np.ndarray | None = None
         self.memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.memo_size = 0
-        self.memo_scale = 1.0  # the weight the memoised contributions carry
+        self.memo_scale = 1.0  # the weight the memoised (or precomputed) contributions carry
+        self.clean = True  # no delta, and no postings of removed rows: ``contrib`` may be used
+        self.contrib: np.ndarray | None = None  # every posting's contribution, aligned with prow
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -64,6 +70,7 @@ class FieldPostings:
 
     def stale(self) -> None:
         self.norm = None
+        self.contrib = None
         self.memo = {}
         self.memo_size = 0
 
@@ -82,6 +89,7 @@ class FieldPostings:
         if len(self.prow) == 0 and not self.delta:
             self._set_base(tids, prow, tfs)
             return
+        self.clean = False
         delta = self.delta
         for tid, slot, tf in zip(tids.tolist(), prow.tolist(), tfs.tolist(), strict=True):
             entry = delta.get(tid)
@@ -94,6 +102,7 @@ class FieldPostings:
             self.merge(alive, dead)
 
     def remove(self, slot: int) -> None:
+        self.clean = False  # its postings stay until the next merge
         length = int(self.lens[slot])
         self.total_len -= length
         self.filled -= length > 0
@@ -106,6 +115,8 @@ class FieldPostings:
         np.cumsum(counts, out=self.ptr[1:])
         self.prow = _narrow(rows[order], whole=True)
         self.ptf = _narrow(tfs[order], whole=False)
+        self.clean = True
+        self.contrib = None
 
     def merge(self, alive: np.ndarray, dead: int) -> None:
         """Fold the delta into the base CSR and drop postings of removed rows."""
@@ -162,10 +173,21 @@ class FieldPostings:
         rows_out: list[np.ndarray] = []
         vals_out: list[np.ndarray] = []
         memo = self.memo
+        every = self._all_contributions(n_live, norm) if self.clean else None
+        ptr = self.ptr
         for tid in self.vocab.lookup(list(dict.fromkeys(terms))):
             if tid is None:
                 if need_all:
                     return [], []
+                continue
+            if every is not None:
+                start, end = ptr[tid:tid + 2].tolist()
+                if start == end:
+                    if need_all:
+                        return [], []
+                    continue
+                rows_out.append(self.prow[start:end])
+                vals_out.append(every[start:end])
                 continue
             got = memo.get(tid)
             if got is not None:
@@ -178,9 +200,7 @@ class FieldPostings:
                 if need_all:
                     return [], []
                 continue
-            idf = math.log((n_live - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            idf = _idf(n_live, hits)
             f = tfs.astype(np.float64)
             vals = idf * ((f * (K1 + 1.0)) / (f + norm[rows]))
             if scale != 1.0:
@@ -191,6 +211,23 @@ class FieldPostings:
                 memo[tid] = (rows, vals)
                 self.memo_size += hits
         return rows_out, vals_out
+
+    def _all_contributions(self, n_live: int, norm: np.ndarray) -> np.ndarray | None:
+        """Every posting's contribution (times the weight), the same numbers ``contributions``
+        computes term by term; None past the memo's bound (then terms are memoised instead)."""
+        if self.contrib is None:
+            n_post = len(self.prow)
+            if n_post > _MEMO_POSTINGS:
+                return None
+            counts = np.diff(self.ptr)
+            held, which = np.unique(counts, return_inverse=True)  # idf depends on the row count only
+            idf = np.array([_idf(n_live, hits) for hits in held.tolist()], np.float64)
+            f = self.ptf.astype(np.float64)
+            vals = np.repeat(idf[which], counts) * ((f * (K1 + 1.0)) / (f + norm[self.prow]))
+            if self.memo_scale != 1.0:
+                vals *= self.memo_scale
+            self.contrib = vals
+        return self.contrib
 
     def doc_freq(self, term: str, alive: np.ndarray, dead: int) -> int:
         (tid,) = self.vocab.lookup([term])
@@ -263,6 +300,12 @@ class FieldPostings:
         field.total_len = int(lens.sum(dtype=np.int64))
         field.filled = int(np.count_nonzero(lens))
         return field, off
+
+
+def _idf(n_live: int, hits: int) -> float:
+    """ln((N − n + 0.5) / (n + 0.5)), or 1e-6 when that is not above 0 (FTS5's floor)."""
+    idf = math.log((n_live - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
 
 
 def _narrow(values: np.ndarray, whole: bool) -> np.ndarray:

@@ -84,6 +84,45 @@ def test_incremental_adds_and_merges_equal_one_bulk_build(monkeypatch: pytest.Mo
         assert step.matching(terms) == bulk.matching(terms)
 
 
+def test_scores_after_removals_and_a_merge_equal_a_fresh_build() -> None:
+    """After removals a field computes contributions term by term; a snapshot merges them
+    away and every posting's contribution is then computed at once (both fields, the pieces
+    at their weight): the same scores as a fresh build of the rows left, bit for bit."""
+    rng = random.Random(9)
+
+    def row(key: int) -> BM25Row:
+        words = {f"w{rng.randrange(40)}": float(rng.randrange(1, 5)) for _ in range(5)}
+        pieces = {f"小{chr(0x4e00 + rng.randrange(30))}": float(rng.randrange(1, 3)) for _ in range(4)}
+        return BM25Row(key, words, rng.randrange(5, 15), card=key % 2 == 0, group=key // 3, pieces=pieces,
+                       pieces_length=rng.randrange(4, 9))
+
+    rows = [row(key) for key in range(500)]
+    ix = BM25Index()
+    ix.add(rows)
+    gone = set(rng.sample(range(500), 120))
+    ix.remove(gone)
+    left = [r for r in rows if r.key not in gone]
+    fresh = BM25Index()
+    fresh.add(left)
+    queries = [([f"w{rng.randrange(40)}" for _ in range(3)], [f"小{chr(0x4e00 + rng.randrange(30))}" for _ in range(4)])
+               for _ in range(30)]
+
+    def results(index: BM25Index) -> list[object]:
+        out: list[object] = []
+        for terms, pieces in queries:
+            for weight in (0.5, 1.0):
+                out.append(index.top_k(terms, "any", 40, pieces=pieces, piece_weight=weight))
+                out.append(index.top_k(terms, "any", 10, True, True, pieces, weight))
+            out.append(index.top_k(terms[:1], "all", 40, pieces=pieces, piece_weight=0.5))
+        return out
+
+    want = results(fresh)
+    assert results(ix) == want  # removed rows still in the postings: term by term
+    ix.to_bytes()  # merges: the removed rows' postings are gone, contributions all at once
+    assert results(ix) == want
+    assert results(BM25Index.from_bytes(ix.to_bytes())) == want
+
+
 def _collection_sample(root: Path, docs: int, queries: int) -> tuple[list[LexicalDoc], list[str]]:
     rows = []
     with open(root / "corpus.jsonl", encoding="utf-8") as fh:
