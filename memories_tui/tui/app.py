@@ -15,10 +15,8 @@ The idle timer treats running ingest / model install / vault creation as activit
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,16 +30,17 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from .. import __version__
 from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
-from ..i18n import N_, _
+from ..i18n import N_, _, resolve_language, set_language
 from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
 from .data_actions import DataActions
 from .keymap import apply_keymap
 from .keys import KeyRouting
+from .language_switch import LanguageActions
+from .launch import parse_arguments, run_guarded
 from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
 from .screens.help import HelpScreen
@@ -58,7 +57,7 @@ ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.
 BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
 
 
-class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
+class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App):
     """Vault picker → unlock → records, with search, ingest, model install and status on top."""
 
     CSS_PATH = "app.tcss"
@@ -391,10 +390,12 @@ class MemoriesApp(DataActions, KeyRouting, SafeExceptions, App):
         await self.push_screen(ModelInstallScreen())
 
 
-def run_app(home: str | Path | None = None, config: str | Path | None = None) -> int:
-    """Open the engine and run the TUI; raises MemoriesError (e.g. a bad config) before any UI.
-    Returns the app's exit status (1 after an unexpected error)."""
+
+def run_app(home: str | Path | None = None, config: str | Path | None = None, language: str | None = None) -> int:
+    """Open the engine and run the TUI in `language` (a `--lang` value; None: `[ui] language`);
+    raises MemoriesError (e.g. a bad config) before any UI. Returns the app's exit status."""
     engine = Engine.open(home, config)
+    set_language(resolve_language(language or engine.config.ui.language))
     app = MemoriesApp(engine)
     try:
         app.run()
@@ -405,23 +406,9 @@ def run_app(home: str | Path | None = None, config: str | Path | None = None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memories-tui", description=_("Memories: the terminal UI of your encrypted, "
-                                                                        "local-first memory vault."))
-    parser.add_argument("--home", help=_("Memories home folder (default: $MEMORIES_HOME or the platform data folder)"))
-    parser.add_argument("--config", help=_("config file (default: HOME/config.toml)"))
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    args = parser.parse_args(argv)
-    try:
-        code = run_app(args.home, args.config)
-    except MemoriesError as exc:
-        print(f"memories-tui: {exc.localized()}", file=sys.stderr)
-        sys.exit(1)
-    except Exception as exc:  # outside the app (start or shutdown): one line, never a traceback
-        print(f"memories-tui: {crash.report(exc, None)}", file=sys.stderr)
-        sys.exit(1)
-    if code:
-        sys.exit(code)
-    return 0
+    """`memories-tui`: see launch.py."""
+    args = parse_arguments(argv)
+    return run_guarded(lambda: run_app(args.home, args.config, args.lang))
 
 
 if __name__ == "__main__":  # pragma: no cover

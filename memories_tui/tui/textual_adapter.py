@@ -9,6 +9,9 @@ used here, and checks no other TUI module uses private Textual names.
 - The keys bound on one screen or the app (for the help): Textual's public `active_bindings`
   keeps one binding per key across the focus chain, the help wants every binding of a node
   with the keymap applied: `node._bindings` and `app._keymap`.
+- The footer's keys in the reader's language: a binding's description is English marked for
+  the catalog and translated where it is shown; the footer's key widget (`FooterKey`) is not
+  public, `RelabelledFooter` relabels it as the footer makes it.
 - Extra highlights in a TextArea: highlights come only from tree-sitter syntax queries. A
   `HighlightArea` adds its own spans (per-line UTF-8 byte columns, as Textual keeps them)
   under one theme style, through `_build_highlight_map`, `_highlights` and `_set_theme`.
@@ -19,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rich.style import Style
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.dom import DOMNode
-from textual.widgets import TextArea
+from textual.widgets import Footer, TextArea
+from textual.widgets._footer import FooterKey
 
 EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
 
@@ -59,6 +63,22 @@ class SafeExceptions(App):
         user never met. Errors of a running app, or of other handlers while it closes, stay."""
         frame = error.__traceback__
         return not self.is_running and frame is not None and frame.tb_frame.f_code.co_name == "_pre_process"
+
+
+class RelabelledFooter(Footer):
+    """A Footer whose keys show `relabel(description)` and `relabel(tooltip)`."""
+
+    def relabel(self, text: str) -> str:
+        return text
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                if widget.description:
+                    widget.description = self.relabel(widget.description)
+                if isinstance(widget.tooltip, str) and widget.tooltip:
+                    widget.tooltip = self.relabel(widget.tooltip)
+            yield widget
 
 
 class HighlightArea(TextArea):

@@ -64,11 +64,15 @@ class Terminal:
 
 
 @contextmanager
-def tui_in_tmux(home: Path, width: int, height: int, name: str, exit_file: Path | None = None) -> Iterator[Terminal]:
-    """`memories-tui --home HOME` in a private tmux server; its exit code goes to `exit_file`."""
+def tui_in_tmux(home: Path, width: int, height: int, name: str, exit_file: Path | None = None,
+                locale: str = "C.UTF-8") -> Iterator[Terminal]:
+    """`memories-tui --home HOME` in a private tmux server, in `locale` (the interface language
+    follows it); its exit code goes to `exit_file`."""
     tmux = _tmux()
     socket = f"memories-smoke-{os.getpid()}-{name}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMORIES_") and k not in ("LC_ALL", "LC_MESSAGES", "LANGUAGE")}
+    env["LANG"] = locale
     record_exit = ["echo", "$?", ">", str(exit_file), ";"] if exit_file else []
     command = " ".join([
         "cd", str(Path(__file__).resolve().parents[2]), "&&",
@@ -141,6 +145,18 @@ def test_first_run_form_takes_a_burst_of_keys(tmp_path: Path) -> None:
         term.keys("Enter", PASSPHRASE, "Tab", PASSPHRASE, "Enter")  # one send-keys call, one burst
         term.wait_for("Imported 5 sample notes", timeout=240)  # the real Argon2id at creation
         assert (home / "vaults").is_dir() and any((home / "vaults").glob("*.mvault"))
+        term.keys("C-q")
+
+
+def test_a_taiwanese_locale_opens_a_traditional_chinese_first_run(tmp_path: Path) -> None:
+    """LANG=zh_TW.UTF-8 and nothing else: the create form, its footer and the created vault's
+    records screen are in Traditional Chinese (memories-tui used to start in English)."""
+    home = tmp_path / "home"
+    with tui_in_tmux(home, 80, 24, "zh-tw", locale="zh_TW.UTF-8") as term:
+        screen = term.wait_for("歡迎使用")
+        assert "說明" in screen and "Create" not in screen, screen
+        term.keys("Enter", PASSPHRASE, "Tab", PASSPHRASE, "Enter")
+        screen = term.wait_for("搜尋", timeout=240)  # the records screen's footer after the real Argon2id
         term.keys("C-q")
 
 

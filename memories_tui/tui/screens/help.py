@@ -58,7 +58,8 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
             slot = ("app" if node is app or binding.action.startswith("app.") else "screen", action)
             old = by_action.get(slot)
             if old is None:
-                detail = f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
+                description, tooltip = _(binding.description), _(binding.tooltip) if binding.tooltip else ""
+                detail = f"{description}: {tooltip}" if tooltip else description
                 by_action[slot] = KeyHelp(shown, detail)
             elif shown not in old.keys.split(" / "):
                 by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)

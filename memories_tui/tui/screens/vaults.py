@@ -75,6 +75,13 @@ class VaultPickerScreen(EngineScreen):
             await self.recompose()
             self._fill()
 
+    async def rebuild(self) -> None:
+        """Its widgets made again (the interface language changed); a deferred picker that was
+        never shown builds when it is."""
+        if self.built:
+            await self.recompose()
+            self._fill()
+
     def _fill(self) -> None:
         self.query_one("#vaults", DataTable).add_columns(_("Name"), _("Records"), _("Vault id"))
         self.refresh_vaults()
