@@ -52,8 +52,10 @@ def _visible(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
 
 
+# The count file is replaced, never rewritten in place: the test reads it while the writer runs,
+# and a read between write_text's truncate and its write would see "" (a rare failure under load).
 WRITER = CHILD_PRELUDE + """
-import sys, time
+import os, sys, time
 from pathlib import Path
 from memories_tui.engine import Engine
 home, vault, stop, count = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
@@ -63,7 +65,8 @@ n = 0
 while not stop.exists():
     engine.add_record(vault, kind="memory", title=f"live {n}", body="written during the backup " * 200)
     n += 1
-    count.write_text(str(n))
+    count.with_name("count.tmp").write_text(str(n))
+    os.replace(count.with_name("count.tmp"), count)
 engine.close()
 """
 
