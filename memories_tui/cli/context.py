@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import MemoriesError
-from ..i18n import _
+from ..errors import MemoriesError, UsageError
+from ..i18n import _, msg
 from .output import Payload, clean, print_table
 
 if TYPE_CHECKING:  # a verb the daemon serves loads neither (nor the engine's modules)
@@ -68,20 +68,47 @@ class Context:
         becomes its client), else None: for a verb that never asks for a passphrase."""
         return self._served_by_daemon(ref)
 
-    def use_daemon_if_running(self) -> None:
+    def use_daemon_if_running(self) -> bool:
         """Run the verb's work in the resident engine when one serves this home, whatever its
-        vaults' state (a restore, which must lock the vault it replaces where it is open)."""
+        vaults' state (a restore, which must lock the vault it replaces where it is open);
+        whether it does."""
         if getattr(self.args, "no_daemon", False):
-            return
+            return False
         from ..daemon import connect
         from ..daemon.remote_engine import RemoteEngine
 
         try:
             client = connect(self.home)
         except MemoriesError:
-            return
+            return False
         if client is not None:
             self._use(RemoteEngine(client, self.home, getattr(self.args, "config", None)))
+        return client is not None
+
+    def refuse_if_daemon_holds(self, vault_id: str) -> None:
+        """Work in this process that replaces a vault's file (`vault restore --no-daemon`) is
+        refused, before anything changes, while a daemon (or the TUI) serving this home holds
+        that vault unlocked: it would go on serving the records and index of the file it had."""
+        from ..daemon import DaemonClient, unix_sockets_supported
+
+        if not unix_sockets_supported():
+            return
+        client = DaemonClient(self.home)
+        if not client.paths.socket.exists():
+            return
+        try:
+            state = client.call("vault_state", {"vault": vault_id})
+        except MemoriesError as exc:
+            if exc.code == "daemon_not_answering":
+                raise
+            return  # no daemon (a stale socket), or one that does not know the vault
+        if isinstance(state, dict) and state.get("unlocked"):
+            name = str(state.get("name") or vault_id)
+            raise UsageError(msg(
+                "The Memories daemon holds vault {name} unlocked; replacing its file from this process would leave "
+                "the daemon serving the records and index it had. Nothing was changed. Run the restore without "
+                "--no-daemon (the daemon locks the vault and replaces it), or run `memories lock {name}` first.",
+                name=name), code="vault_held_by_daemon")
 
     def _served_by_daemon(self, ref: str) -> str | None:
         if getattr(self.args, "no_daemon", False):
@@ -93,7 +120,9 @@ class Context:
         try:
             client = connect(home)
             state = client.call("vault_state", {"vault": ref, "touch": True}) if client is not None else None
-        except MemoriesError:  # gone, refused, or a vault it does not know: this process decides
+        except MemoriesError as exc:  # gone, refused, or a vault it does not know: this process decides
+            if exc.code == "daemon_not_answering":  # it is there but stopped: waiting here could not help
+                raise
             return None
         if client is None or not isinstance(state, dict) or not state.get("unlocked"):
             return None

@@ -106,11 +106,12 @@ def cmd_vault_restore(ctx: Context) -> Payload:
     from ..frontend.passphrase import get_passphrase
 
     passphrase = get_passphrase(file=args.passphrase_file, prompt=_("Passphrase of the backed-up vault: "))
-    ctx.use_daemon_if_running()  # it may hold the vault being replaced: it locks it there first
+    served = ctx.use_daemon_if_running()  # it may hold the vault being replaced: it locks it there first
     bar, update = _bar(ctx, _("Restoring"))
     with bar:
         report = ctx.engine.restore_vault(Path(args.file), passphrase, as_name=args.as_name, force=args.force,
-                                          progress=update)
+                                          progress=update,
+                                          before_replace=None if served else ctx.refuse_if_daemon_holds)
     if not ctx.json:
         print(_("Restored {name}  {id}  ({counts}, {state})").format(
             name=clean(report.name), id=ctx.bold(report.vault_id),

@@ -5,6 +5,13 @@ a killed daemon: nothing accepts on it), so every front end can ask on every cal
 back to working in-process. The client checks the server's peer credentials too: a
 passphrase is never handed to a socket another user serves.
 
+A daemon that is stopped (SIGSTOP, a debugger) or wedged must not hang its clients: the kernel
+still accepts connections for it, so every call has a silence limit, the time the client waits
+without a line from the daemon (progress, a heartbeat or the answer) before it gives up with a
+clear error. The daemon sends a heartbeat line at a quarter of the limit the client names in
+its request while a call runs, so long work (ingest, index, a generated answer) is never cut
+while the daemon lives; only a daemon that says nothing at all for the whole limit is given up.
+
 (`http.client` rather than httpx: it loads in ~10 ms against httpx's 0.2-0.7 s on these
 machines, which would be most of a daemon-served CLI call.)
 """
@@ -27,6 +34,7 @@ from .protocol import (
     CLIENT_HEADER,
     MAX_LINE_BYTES,
     PREFIX,
+    SILENCE_HEADER,
     DaemonConnectionError,
     PeerRefusedError,
     read_error,
@@ -36,13 +44,29 @@ if TYPE_CHECKING:  # http.client (and ssl, email, which it loads) only once a so
     import http.client
 
 NO_DAEMON_ENV = "MEMORIES_NO_DAEMON"
+SILENCE_ENV = "MEMORIES_DAEMON_TIMEOUT"  # seconds: one silence limit for every call (tests, slow machines)
 CONNECT_TIMEOUT_SECONDS = 5.0
+LOOKUP_SILENCE_SECONDS = 10.0  # lock state, status, sessions: answered from memory
+WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbeats carry it past this
+LOOKUPS = frozenset({"vault_state", "status", "lock", "stop", "mcp_open", "mcp_close"})
 ProgressFn = Callable[[dict[str, Any]], None]
 
 
 def daemon_disabled() -> bool:
     """`MEMORIES_NO_DAEMON=1` (or any value but 0/empty) keeps every front end in-process."""
     return os.environ.get(NO_DAEMON_ENV, "").strip() not in ("", "0")
+
+
+def silence_limit(method: str) -> float:
+    """How long a call of `method` waits without hearing from the daemon: $MEMORIES_DAEMON_TIMEOUT
+    when it is a positive number of seconds, else by the kind of call."""
+    try:
+        chosen = float(os.environ.get(SILENCE_ENV, "") or 0)
+    except ValueError:
+        chosen = 0.0
+    if chosen > 0 and chosen != float("inf"):
+        return chosen
+    return LOOKUP_SILENCE_SECONDS if method in LOOKUPS else WORK_SILENCE_SECONDS
 
 
 @functools.cache
@@ -83,25 +107,29 @@ class DaemonClient:
         self.home = home
         self.kind = kind  # cli | mcp | tui: how `daemon status` labels this process
         self.paths = DaemonPaths(home)
-        self.timeout = timeout
+        self.timeout = timeout  # the silence limit of every call; None: by the kind of call
         self.hello: dict[str, Any] = {}
+        self.pid: int | None = None  # the serving process, as the kernel names it
 
     def call(self, method: str, args: dict[str, Any] | None = None, *, progress: ProgressFn | None = None) -> Any:
         """Run `method` in the daemon and return its result; its errors are raised as the same
         MemoriesError (code, sentence, exit status) the engine raises in-process."""
         body = json.dumps(args or {}, ensure_ascii=False).encode("utf-8")
-        conn = self._open()
+        limit = self.timeout or silence_limit(method)
+        conn = self._open(limit)
         try:
             try:
                 conn.request("POST", PREFIX + method, body=body,
                              headers={"Content-Type": "application/json", "Content-Length": str(len(body)),
-                                      CLIENT_HEADER: self.kind})
+                                      CLIENT_HEADER: self.kind, SILENCE_HEADER: f"{limit:g}"})
                 response = conn.getresponse()
+            except TimeoutError:
+                raise self._silent(method, limit) from None
             except _http_errors():
                 raise self._gone(method) from None
             if response.status != 200:
                 raise _error_from(response)
-            return self._read_stream(response, method, progress)
+            return self._read_stream(response, method, progress, limit)
         except KeyboardInterrupt:
             conn.close()  # the daemon sees the hang-up and cancels the work
             raise CancelledError(msg("Interrupted.")) from None
@@ -117,9 +145,9 @@ class DaemonClient:
             return {}
         return result if isinstance(result, dict) else {}
 
-    def _open(self) -> http.client.HTTPConnection:
+    def _open(self, limit: float | None = None) -> http.client.HTTPConnection:
         with SocketAddress(self.paths.socket) as address:
-            conn = _connection_class()(address.path, self.timeout)
+            conn = _connection_class()(address.path, limit)
             try:
                 conn.connect()
             except OSError as exc:
@@ -137,12 +165,16 @@ class DaemonClient:
             conn.close()
             raise PeerRefusedError(msg("The daemon socket {socket} is served by uid {uid}, not by you; not "
                                        "using it.", socket=self.paths.socket, uid=peer.uid))
+        self.pid = peer.pid
         return conn
 
-    def _read_stream(self, response: http.client.HTTPResponse, method: str, progress: ProgressFn | None) -> Any:
+    def _read_stream(self, response: http.client.HTTPResponse, method: str, progress: ProgressFn | None,
+                     limit: float) -> Any:
         while True:
             try:
                 line = response.readline(MAX_LINE_BYTES + 1)
+            except TimeoutError:
+                raise self._silent(method, limit) from None
             except _http_errors():
                 raise self._gone(method) from None
             if not line:
@@ -158,6 +190,8 @@ class DaemonClient:
             if not isinstance(message, dict):
                 raise DaemonConnectionError(msg("The daemon answered {method} with something that is not the "
                                                 "protocol.", method=method))
+            if "alive" in message:  # a heartbeat: the daemon is still at it
+                continue
             if "progress" in message:
                 if progress is not None and isinstance(message["progress"], dict):
                     progress(message["progress"])
@@ -168,6 +202,17 @@ class DaemonClient:
                 return message["result"]
             raise DaemonConnectionError(msg("The daemon answered {method} with something that is not the "
                                             "protocol.", method=method))
+
+    def _silent(self, method: str, limit: float) -> DaemonConnectionError:
+        """The daemon said nothing, not even a heartbeat, for the whole silence limit."""
+        pid = f" (pid {self.pid})" if self.pid else ""
+        resume = f"`kill -CONT {self.pid}`" if self.pid else "`kill -CONT`"
+        return DaemonConnectionError(
+            msg("The Memories daemon{pid} has not answered {method} for {seconds:g} s: it is stopped or stuck, so "
+                "this command gave up. Work it had not finished is dropped when it resumes (ingest is all or "
+                "nothing). Resume it ({resume}) or end it (`memories daemon stop`, else kill), or run the command "
+                "with --no-daemon.", pid=pid, method=method, seconds=limit, resume=resume),
+            code="daemon_not_answering")
 
     def _gone(self, method: str) -> DaemonConnectionError:
         return DaemonConnectionError(

@@ -2,8 +2,9 @@
 
 A request is `POST /v<VERSION>/<method>` with one JSON object of arguments (at most
 MAX_REQUEST_BYTES, `Content-Length` required). The answer is newline-delimited JSON: zero or
-more `{"progress": {...}}` lines while long work runs, then exactly one `{"result": ...}` or
-`{"error": {...}}` line. Errors carry the engine's stable code, its sentence and the exit
+more `{"progress": {...}}` lines while long work runs, `{"alive": true}` heartbeats (at a
+quarter of the silence limit the client names in `X-Memories-Silence-Limit`, so it can tell a
+busy daemon from a stopped one), then exactly one `{"result": ...}` or `{"error": {...}}` line. Errors carry the engine's stable code, its sentence and the exit
 status, so a front end fails exactly as it would have in-process. Anything the daemon refuses
 before it reads the arguments (other user, unknown version, oversized or malformed request)
 is a plain JSON `{"error": ...}` body with an HTTP error status.
@@ -23,6 +24,8 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024 * 1024  # one answer line (a 16 MiB record body with escapes, a big batch)
 CONTENT_TYPE = "application/x-ndjson"
 CLIENT_HEADER = "X-Memories-Client"  # cli | mcp | tui: a label for `daemon status`, never a permission
+SILENCE_HEADER = "X-Memories-Silence-Limit"  # seconds the client waits without a line before it gives up
+HEARTBEAT = {"alive": True}
 
 
 class DaemonProtocolError(MemoriesError):

@@ -32,8 +32,10 @@ from .peer import Peer, peer_of
 from .protocol import (
     CLIENT_HEADER,
     CONTENT_TYPE,
+    HEARTBEAT,
     MAX_REQUEST_BYTES,
     PREFIX,
+    SILENCE_HEADER,
     VERSION,
     DaemonProtocolError,
     PeerRefusedError,
@@ -44,6 +46,8 @@ from .status import ClientBook
 
 log = logging.getLogger("memories.daemon")
 READ_TIMEOUT_SECONDS = 30.0  # a client that sends half a request is dropped after this
+MAX_HEARTBEAT_SECONDS = 15.0  # a heartbeat at least this often while a call runs, whatever the client says
+MIN_HEARTBEAT_SECONDS = 0.05
 
 
 @dataclass
@@ -206,6 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
         stop_watch = _watch_hangup(self.connection, call.cancel)
+        stop_beat = _heartbeat(lambda: send(encode_line(HEARTBEAT)), _beat_seconds(self.headers.get(SILENCE_HEADER)))
         kind = self.headers.get(CLIENT_HEADER, "")
         token = self.server.clients.begin(self.peer, kind, name)
         started = time.monotonic()
@@ -227,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
                                       kind=type(exc).__name__, name=name))
             line, outcome = error_line(error), error.code
         finally:
+            stop_beat()
             stop_watch()
             self.server.clients.end(self.peer, kind, token)
         log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
@@ -246,6 +252,36 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
         self.close_connection = True
+
+
+def _beat_seconds(limit_text: str | None) -> float:
+    """A quarter of the client's silence limit (within bounds): three beats may be late before
+    the client gives up on a daemon that is alive."""
+    try:
+        limit = float(limit_text or "nan")
+    except ValueError:
+        limit = float("nan")
+    if not limit > 0:  # absent, not a number: an old client's default
+        return MAX_HEARTBEAT_SECONDS
+    return min(MAX_HEARTBEAT_SECONDS, max(MIN_HEARTBEAT_SECONDS, limit / 4))
+
+
+def _heartbeat(beat: Callable[[], None], every: float) -> Callable[[], None]:
+    """Call `beat` every `every` seconds from a thread until the returned stopper is called."""
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(every):
+            beat()
+
+    thread = threading.Thread(target=run, name="memories-daemon-heartbeat", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join()
+
+    return stop
 
 
 def _watch_hangup(conn: socket.socket, cancel: threading.Event) -> Callable[[], None]:

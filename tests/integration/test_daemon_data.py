@@ -166,6 +166,29 @@ def test_restore_through_the_daemon_locks_the_vault_it_replaces(tmp_path, srv, m
         assert sorted(r["title"] for r in listed) == sorted(["diary", "Lantern", "酸種"])  # "later" is gone
 
 
+def test_a_restore_in_its_own_process_refuses_to_replace_a_vault_the_daemon_holds(tmp_path, srv, monkeypatch) -> None:
+    """Replacing the file under a daemon that holds it unlocked would leave the daemon serving
+    stale records and index: `--no-daemon` (or $MEMORIES_NO_DAEMON) is refused, nothing changes,
+    and the sentence says how to proceed; once the vault is locked there, it restores here."""
+    home = make_home(tmp_path, config(srv))
+    monkeypatch.chdir(tmp_path)
+    with daemon(home):
+        assert unlock(home, "notes").code == 0
+        backup = call_cli(home, "--json", "vault", "backup", "notes", "bk", passphrase=None).json["path"]
+        assert call_cli(home, "memory", "add", "notes", "--title", "later", "--text", "x", passphrase=None).code == 0
+        refused = [call_cli(home, "--no-daemon", "--json", "vault", "restore", backup, "--force"),
+                   call_cli(home, "--json", "vault", "restore", backup, "--force", env={"MEMORIES_NO_DAEMON": "1"})]
+        for attempt in refused:
+            assert attempt.code == 2 and attempt.json["error"]["code"] == "vault_held_by_daemon"
+            message = attempt.json["error"]["message"]
+            assert "Nothing was changed" in message and "memories lock notes" in message and "--no-daemon" in message
+        assert call_cli(home, "lock", "notes", passphrase=None).code == 0
+        on_disk = call_cli(home, "--no-daemon", "--json", "memory", "list", "notes").json["records"]
+        assert "later" in {r["title"] for r in on_disk}  # the file was not replaced
+        done = call_cli(home, "--no-daemon", "--json", "vault", "restore", backup, "--force")
+        assert done.code == 0 and done.json["replaced"], done.stdout + done.stderr  # locked there: safe here
+
+
 def test_memories_lock_takes_the_scheduled_backup_first(tmp_path, srv, cheap_kdf) -> None:
     scheduled = tmp_path / "scheduled"
     home = make_home(tmp_path, config(srv, f'[backup]\nevery_hours = 1\ndir = "{scheduled}"\n'))
