@@ -100,6 +100,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
     )
     limits_section = Section(_("Limits ([rag.limits] in the config)"), limit_rows)
     shared = tuple(Row(label, text) for label, text in sharing or ())  # the resident engine's clients, grants
-    mcp = Section(_("MCP server"), (*shared, Row(_("running"), mcp_servers or _("none")),
-                                   Row(_("revoke"), _("press x: running servers refuse from their next call"))))
+    mcp = Section(_("Sharing (CLI and AI clients)"), (
+        *shared, Row(_("AI clients"), mcp_servers or _("none")),
+        Row(_("revoke"), _("press x: AI clients refuse from their next call; commands stop when the vault locks"))))
     return [vault, index, model, limits_section, mcp]

@@ -698,8 +698,8 @@ async def test_status_shows_and_revokes_mcp_access(engine: Engine) -> None:
 
         def mcp_row() -> str:
             for section in screen.view:
-                if section.title == "MCP server":
-                    return next(row.value for row in section.rows if row.label == "running")
+                if section.title == "Sharing (CLI and AI clients)":
+                    return next(row.value for row in section.rows if row.label == "AI clients")
             return ""
 
         await wait_for(pilot, lambda: mcp_row().startswith("pid "))

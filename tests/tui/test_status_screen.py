@@ -27,7 +27,8 @@ async def test_status_sections_with_units_and_the_full_problem(engine: Engine) -
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         text = rendered(app.screen)
-        for heading in ("Vault", "Index (in memory while unlocked)", "Embedding model", "Limits", "MCP server"):
+        for heading in ("Vault", "Index (in memory while unlocked)", "Embedding model", "Limits",
+                        "Sharing (CLI and AI clients)"):
             assert heading in text, heading
         assert "records indexed" in text and "2 records" in text
         assert "chunks" in text and "of 10,000 chunks" in text and "MiB" in text and "of 2 vaults" in text

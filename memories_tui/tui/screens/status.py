@@ -28,7 +28,7 @@ class StatusScreen(VaultScreen):
     BINDINGS = [
         Binding("escape", "back", N_("Back"), id="back"),
         Binding("r", "refresh_status", N_("Refresh"), id="status.refresh"),
-        Binding("x", "revoke_mcp", N_("Revoke MCP access"), id="status.revoke_mcp"),
+        Binding("x", "revoke_mcp", N_("Revoke AI client access"), id="status.revoke_mcp"),
     ]
 
     HELP_TITLE = N_("Status")
