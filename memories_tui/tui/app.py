@@ -74,8 +74,8 @@ class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App)
         # Textual's own tab binding waits in the focused field's queue, so keys typed right after
         # it (a paste, a password manager's auto-type) landed in the old field; as app priority
         # bindings the focus moves before the next key is routed. No widget here uses tab itself.
-        Binding("tab", "focus_next", show=False, priority=True),
-        Binding("shift+tab", "focus_previous", show=False, priority=True),
+        Binding("tab", "focus_next", id="focus.next", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", id="focus.previous", show=False, priority=True),
     ]
 
     embed_state: reactive[EmbedState] = reactive(EmbedState, always_update=True)

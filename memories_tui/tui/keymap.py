@@ -5,30 +5,38 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from typing import Any
 
 from textual.app import App
+from textual.binding import Binding
 from textual.dom import DOMNode
 
 from ..i18n import _
 
 
-def known_ids() -> set[str]:
-    """The ids of every binding of the app and its screens and widgets."""
-    from . import screens, widgets
+def declared_bindings() -> Iterator[tuple[type, Binding | tuple[str, ...]]]:
+    """(class, binding) for every binding declared by the app and its screens and widgets."""
+    from . import app, screens, widgets  # noqa: F401 - the app's classes must be defined
     for package in (screens, widgets):
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{module.name}")
-    ids: set[str] = set()
     pending: list[type] = [DOMNode]
+    seen: set[type] = set()
     while pending:
         cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
         pending.extend(cls.__subclasses__())
         if cls.__module__.startswith("memories_tui."):
             for binding in cls.__dict__.get("BINDINGS", ()):
-                if getattr(binding, "id", None):
-                    ids.add(binding.id)
-    return ids
+                yield cls, binding
+
+
+def known_ids() -> set[str]:
+    """The ids of every binding of the app and its screens and widgets."""
+    return {binding.id for _cls, binding in declared_bindings() if isinstance(binding, Binding) and binding.id}
 
 
 def apply_keymap(app: App[Any], keys: dict[str, str]) -> None:

@@ -11,6 +11,7 @@ from memories_tui.config import parse_config
 from memories_tui.engine import Engine
 from memories_tui.errors import ConfigError
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import SearchScreen
 from tests.helpers.pilot import wait_for
@@ -71,3 +72,21 @@ def test_bad_keymap_types_are_a_config_error(tmp_path: Path, tui: dict) -> None:
 def test_a_keymap_is_parsed(tmp_path: Path) -> None:
     config = parse_config({"tui": {"keys": {"search": "ctrl+s,f6"}}}, tmp_path / "config.toml", tmp_path)
     assert config.tui.keys == {"search": "ctrl+s,f6"}
+
+
+async def test_a_rebound_help_key_opens_the_help_and_closes_it_again(tmp_path: Path) -> None:
+    engine = engine_with_keys(tmp_path, '"help" = "f5"\n')
+    try:
+        vault_with_notes(engine)
+        app = MemoriesApp(engine)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await unlock_to_records(pilot, app)
+            await pilot.press("f1")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, RecordsScreen)
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+    finally:
+        engine.lock()

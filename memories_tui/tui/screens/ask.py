@@ -104,7 +104,7 @@ class AskScreen(VaultScreen):
         Binding("ctrl+f", "focus_question", N_("Question"), id="ask.question"),
         # digits: not in the question field (it takes them as text), anywhere else on the screen
         Binding("1", "open_source(1)", N_("Open [S1]…[S9]"), key_display="1…9", id="ask.source"),
-        *(Binding(str(n), f"open_source({n})", show=False) for n in range(2, 10)),
+        *(Binding(str(n), f"open_source({n})", id=f"ask.source.{n}", show=False) for n in range(2, 10)),
     ]
     HELP_TITLE = N_("Ask")
     GUIDE = N_("Type a question and press enter: the answer comes from your notes, each claim followed by the "

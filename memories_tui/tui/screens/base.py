@@ -24,7 +24,7 @@ class EngineScreen(Screen):
     # ENTER_BINDING: a priority binding moves the focus before the keys typed after enter are
     # routed (a paste, auto-type), where Input.Submitted came after them, in the old field.
     ENTER_NEXT: ClassVar[dict[str, str]] = {}
-    ENTER_BINDING = Binding("enter", "next_field", show=False, priority=True)
+    ENTER_BINDING = Binding("enter", "next_field", id="form.next_field", show=False, priority=True)
 
     def _enter_target(self) -> str | None:
         return self.ENTER_NEXT.get(self.focused.id or "") if self.focused is not None else None

@@ -52,8 +52,8 @@ class NoteTextArea(TextArea):
     """Textual's TextArea has no document start / end keys; an editor for notes needs them."""
 
     BINDINGS = [
-        Binding("ctrl+home", "document_edge(False)", N_("Start of text"), show=False),
-        Binding("ctrl+end", "document_edge(True)", N_("End of text"), show=False),
+        Binding("ctrl+home", "document_edge(False)", N_("Start of text"), id="editor.text_start", show=False),
+        Binding("ctrl+end", "document_edge(True)", N_("End of text"), id="editor.text_end", show=False),
     ]
 
     def action_document_edge(self, end: bool) -> None:

@@ -78,9 +78,10 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape", "close", N_("Close help"), id="help.close"),
-        Binding("f1", "close", N_("Close help"), show=False),
-        Binding("question_mark", "close", N_("Close help"), show=False),
-        Binding("q", "close", N_("Close help"), show=False),
+        # the keys that open the help close it, under the same ids: a remapped help key does both
+        Binding("f1", "close", N_("Close help"), id="help", show=False),
+        Binding("question_mark", "close", N_("Close help"), id="help.question", show=False),
+        Binding("q", "close", N_("Close help"), id="help.close.alt", show=False),
     ]
 
     DEFAULT_CSS = """

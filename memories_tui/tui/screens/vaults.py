@@ -313,7 +313,7 @@ class UnlockScreen(EngineScreen):
     BINDINGS = [
         Binding("escape", "back", N_("Vaults"), id="back"),
         # a priority binding runs before the keys typed after enter are routed to the field
-        Binding("enter", "unlock", show=False, priority=True),
+        Binding("enter", "unlock", id="unlock.submit", show=False, priority=True),
     ]
     HELP_TITLE = N_("Unlock")
     GUIDE = N_("Type the vault's passphrase and press enter. esc goes back to the list of vaults. Keys typed "
