@@ -16,8 +16,9 @@ from ..i18n import _
 
 
 def declared_bindings() -> Iterator[tuple[type, Binding | tuple[str, ...]]]:
-    """(class, binding) for every binding declared by the app and its screens and widgets."""
-    from . import app, screens, widgets  # noqa: F401 - the app's classes must be defined
+    """(class, binding) for every binding declared by the app (its module imported: the app
+    calls this) and its screens and widgets."""
+    from . import screens, widgets
     for package in (screens, widgets):
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{module.name}")

@@ -9,6 +9,7 @@ from collections import defaultdict
 from textual.app import App
 from textual.binding import Binding
 
+import memories_tui.tui.app  # noqa: F401 - declares the app's bindings
 from memories_tui.tui.keymap import declared_bindings
 
 # The key that opens the help closes it again: the help screen's closing keys carry the ids of
