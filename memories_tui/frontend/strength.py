@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..i18n import _
+from ..i18n import N_, _
 
 SHORT = 8  # below this many characters the form asks for a confirmation
 # zxcvbn's own bound (its cost grows quickly with length); a longer passphrase is rated by its start
@@ -41,6 +41,17 @@ WELL_KNOWN_PHRASES = (
     "keep calm and carry on", "never gonna give you up", "there is no place like home", "you shall not pass",
 )
 _SEPARATORS = re.compile(r"[\W_]+")
+# zxcvbn's warnings (its feedback.py), shown in the reader's language
+WARNINGS = (
+    N_("Straight rows of keys are easy to guess."), N_("Short keyboard patterns are easy to guess."),
+    N_('Repeats like "aaa" are easy to guess.'),
+    N_('Repeats like "abcabcabc" are only slightly harder to guess than "abc".'),
+    N_('Sequences like "abc" or "6543" are easy to guess.'), N_("Recent years are easy to guess."),
+    N_("Dates are often easy to guess."), N_("This is a top-10 common password."),
+    N_("This is a top-100 common password."), N_("This is a very common password."),
+    N_("This is similar to a commonly used password."), N_("A word by itself is easy to guess."),
+    N_("Names and surnames by themselves are easy to guess."), N_("Common names and surnames are easy to guess."),
+)
 
 
 @dataclass(frozen=True)
@@ -48,7 +59,7 @@ class Strength:
     label: str  # "" for an empty passphrase
     bits: int
     style: str
-    advice: str  # in the interface language (zxcvbn's own warning, put first, stays English)
+    advice: str  # in the interface language (zxcvbn's warning first)
 
 
 def _compact(text: str) -> str:
@@ -79,7 +90,8 @@ def estimate(passphrase: str) -> Strength:
         return Strength("", 0, "", "")
     bits_float, warning = _guesses_log2(passphrase)
     bits = int(bits_float)
-    hint = f"{warning.rstrip('.')}. " if warning else ""
+    hint = _(warning) if warning else ""
+    hint += " " if hint and not hint.endswith("。") else ""  # Chinese puts no space after its full stop
     if len(passphrase) < SHORT or bits < WEAK_BITS:
         return Strength("weak", bits, "bold red",
                         hint + _("Easy to guess. Five or more random words make a strong passphrase that is easy to "

@@ -34,6 +34,25 @@ STATUS_NAMES = {
 }
 
 
+# Why the resident engine locked a vault (its log keeps the English reason): the TUI's notice.
+LOCK_NOTICES = {
+    "expired": N_("Locked: the time it was unlocked for (--for) ran out."),
+    "idle": N_("Locked: nobody used it for the daemon's idle time."),
+    "lock": N_("Locked by `memories lock`."),
+    "lock --all": N_("Locked by `memories lock --all`."),
+    "restore": N_("Locked: a backup is being restored over it."),
+    "locked in the Memories daemon": N_("Locked in the Memories daemon."),
+    "the Memories daemon stopped": N_("Locked: the Memories daemon stopped."),
+}
+
+
+def lock_notice(reason: str) -> str:
+    """The sentence saying a vault was locked elsewhere and why, in the interface language."""
+    if reason in LOCK_NOTICES:
+        return _(LOCK_NOTICES[reason])
+    return _("Locked: {reason}.").format(reason=reason)  # a signal's name (SIGTERM) stays as it is
+
+
 def kind_name(kind: str) -> str:
     """A record kind in the interface language (an unknown one as it is)."""
     return _(KIND_NAMES[kind]) if kind in KIND_NAMES else kind

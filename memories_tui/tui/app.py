@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState
 
 from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
 from ..errors import MemoriesError
+from ..frontend.words import lock_notice
 from ..i18n import N_, _, resolve_language, set_language
 from . import crash
 from .commands import MemoriesCommands
@@ -323,7 +324,7 @@ class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App)
     async def on_locked_elsewhere(self, message: LockedElsewhere) -> None:
         if self.vault is not None and self.vault.vault_id in message.vault_ids:
             await self.action_lock()
-            self.notify(_("Locked: {reason}.").format(reason=_(message.reason)), title=_("Locked"))
+            self.notify(lock_notice(message.reason), title=_("Locked"))
 
     async def action_switch_vault(self) -> None:
         self.stop_embedding()

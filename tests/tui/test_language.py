@@ -114,6 +114,23 @@ async def test_a_config_that_cannot_be_written_keeps_the_language_and_says_why(e
     assert engine.config.path.read_text(encoding="utf-8") == "[rag\nbroken"
 
 
+async def test_a_lock_by_the_resident_engine_is_explained_in_the_reader_s_language(engine: Engine) -> None:
+    from memories_tui.tui.daemon_link import LockedElsewhere
+
+    info = engine.create_vault("Personal", PASS)
+    set_language("zh-Hans")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+        app.screen.query_one("#passphrase", Input).value = PASS
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        app.post_message(LockedElsewhere([info.vault_id], "idle"))
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and app.vault is None)
+        shown = [(n.title, n.message) for n in app._notifications]
+        assert ("已锁定", "已锁定：闲置时间已超过守护进程的设置。") in shown, shown
+
+
 def run_tui_command(tmp_path, *args: str, locale: str = "en_US.UTF-8") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANGUAGE")}
     env.update(LANG=locale, MEMORIES_HOME=str(tmp_path / "home"))

@@ -166,3 +166,32 @@ def test_both_chinese_catalogs_declare_one_plural_form():
     for language in ("zh-Hant", "zh-Hans"):
         text = (i18n.catalog_dir(language) / "memories.po").read_text(encoding="utf-8")
         assert text.count('"Plural-Forms: nplurals=1; plural=0;\\n"') == 1
+
+
+def test_every_lock_reason_of_the_resident_engine_has_a_sentence():
+    """The daemon logs why it locked a vault in English ("idle", "expired", …); the TUI says it in
+    the reader's language. A reason the daemon starts giving without a sentence fails here."""
+    import ast
+    from pathlib import Path
+
+    from memories_tui.frontend.words import LOCK_NOTICES, lock_notice
+
+    package = Path(i18n.__file__).parent
+    reasons = set()
+    for path in [*sorted((package / "daemon").glob("*.py")), package / "tui" / "daemon_link.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "lock" and len(node.args) == 2 \
+                    and isinstance(node.args[1], ast.Constant):
+                reasons.add(node.args[1].value)  # service.lock(vault_id, "idle")
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "reason" for t in node.targets) \
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                reasons.add(node.value.value)  # reason = "locked in the Memories daemon"
+    assert {"idle", "expired", "lock", "restore", "locked in the Memories daemon"} <= reasons
+    assert reasons <= set(LOCK_NOTICES)
+    try:
+        set_language("zh-Hant")
+        assert lock_notice("idle") == "已鎖定：閒置時間已超過常駐程式的設定。"
+        assert lock_notice("SIGTERM") == "已鎖定：SIGTERM。"
+    finally:
+        set_language("en")
+    assert lock_notice("expired") == "Locked: the time it was unlocked for (--for) ran out."
