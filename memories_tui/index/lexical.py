@@ -35,7 +35,7 @@ from memories_tui.errors import LimitError, UsageError
 from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.text import segment
 from memories_tui.text.query import Query, word_needs
-from memories_tui.text.segment import MATCH_MODES, MAX_QUERY_TERMS, MAX_RESULTS
+from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
 from ..i18n import msg
 
@@ -334,8 +334,9 @@ class LexicalIndex:
             return list(query.terms), list(query.pieces) if self._pieces else []
         segment.check_query_bytes(query)
         folded = segment.fold(query)
-        terms = segment.search_terms(query, folded)
-        return terms, segment.query_pieces(folded, MAX_QUERY_TERMS - len(terms)) if self._pieces else []
+        if not self._pieces:
+            return segment.search_terms(query, folded), []
+        return segment.search_terms_and_pieces(query, folded)
 
     def search(
         self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
@@ -392,7 +393,7 @@ class LexicalIndex:
         if match_mode == "all":
             terms, pieces = self._terms(query)
             with self._lock:
-                return self._bm25.matching(terms, word_needs(terms, pieces)) if terms else set()
+                return self._bm25.matching(terms, word_needs(terms, pieces), pieces) if terms else set()
         match = self._phrase_expression(query)
         if match is None:
             return set()

@@ -73,18 +73,24 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
         raise UsageError(msg("The query is empty; give some words to search for."))
     segment.check_query_bytes(text)  # before any work
     folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
-    terms = segment.search_terms(text, folded)  # also checks the term limit
-    phrase = segment.phrase_tokens(text, folded) if match_mode == "phrase" else []
-    pieces = segment.query_pieces(folded, segment.MAX_QUERY_TERMS - len(terms)) if match_mode != "phrase" else []
+    pieces: list[str] = []
+    if match_mode == "phrase":
+        terms = segment.search_terms(text, folded)  # also checks the term limit
+        phrase = segment.phrase_tokens(text, folded)
+    else:
+        terms, pieces = segment.search_terms_and_pieces(text, folded)
+        phrase = []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
                  phrase=tuple(phrase), folded=" ".join(folded.split()), pieces=tuple(pieces))
 
 
 def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """How ``all`` may meet each query word: as the word itself, or through the query's pieces.
+    """How ``all`` may meet each query word: as the word itself, or through the pieces.
     A CJK word of two or more characters is also met where every piece of it occurs (王小明
-    holds 小明 as a piece, not as a word); a single CJK character, where a query piece holding
-    it occurs (淇淋 is cut into 淇 and 淋). Latin words are met only as themselves."""
+    holds 小明 as a piece, not as a word); a single CJK character that Jieba leaves as a word
+    (淇淋 is cut into 淇 and 淋; 廠區竹 into 厂区 and 竹), wherever it stands beside another
+    CJK character (any indexed piece holding it: 竹 in 新竹廠區). Latin words are met only as
+    themselves. Only with pieces (``pieces`` given): without them the words stand alone."""
     held = set(pieces)
     needs = []
     for term in terms:
@@ -95,6 +101,6 @@ def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, t
                 grams = tuple(segment.index_pieces(term))
                 all_of = grams if grams and held.issuperset(grams) else ()
             else:
-                any_of = tuple(p for p in pieces if term in p)
+                any_of = (term,)
         needs.append((term, all_of, any_of))
     return needs

@@ -10,7 +10,8 @@
 * ``index_pieces`` are the overlapping two-character pieces of every CJK run (folded): a
   second, lower-weighted field beside the Jieba words, so that a query that is part of a
   longer word (小明 in 王小明, 積電 in 台積電) or that spans two words (竹廠 in 新竹廠區) still
-  matches. ``query_pieces`` gives a query's pieces within the term limit.
+  matches. ``query_pieces`` gives a query's pieces within the term limit
+  (``search_terms_and_pieces``: with its terms, in one pass).
 * ``phrase_tokens`` is the precise token stream used for contiguous phrase matching:
   every CJK ideograph/kana is its own token, other runs of letters/digits are words
   (folded, not stemmed). Any substring of Chinese text is therefore a contiguous token
@@ -410,10 +411,25 @@ def query_terms(query: str, folded: str | None = None) -> list[str]:
 
 def search_terms(query: str, folded: str | None = None) -> list[str]:
     """``query_terms`` without stopwords (unless the query is nothing but stopwords)."""
-    terms = query_terms(query, folded)
+    return _without_stopwords(query_terms(query, folded))
+
+
+def _without_stopwords(terms: list[str]) -> list[str]:
     stops = _stopwords()
     kept = [t for t in terms if t not in stops]
     return kept or terms
+
+
+def search_terms_and_pieces(query: str, folded: str) -> tuple[list[str], list[str]]:
+    """``search_terms(query, folded)`` and ``query_pieces`` within the room the terms leave
+    under the term limit, from one pass over the folded query."""
+    check_query_bytes(query)
+    found: list[str] = []
+    terms = list(dict.fromkeys(_tokens_from_folded(folded, pieces=found)))
+    _check_terms(len(terms))
+    kept = _without_stopwords(terms)
+    budget = MAX_QUERY_TERMS - len(kept)
+    return kept, list(dict.fromkeys(found))[:budget] if budget > 0 else []
 
 
 def query_phrase(query: str) -> list[str]:

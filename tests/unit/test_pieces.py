@@ -94,8 +94,26 @@ def test_all_needs_every_word_met_as_a_word_or_by_its_pieces(index: LexicalIndex
     assert keys(index, "冰淇 西瓜", "all") == [3]
     assert index.matching_keys("淇淋 西瓜", "all") == {3}
     assert index.matching_keys("小明 西瓜", "all") == set()
+    # a single character Jieba leaves as a word is met wherever it stands in a CJK run:
+    # 廠區竹 is cut 厂区 / 竹, and doc 4 holds 竹 only inside 新竹 (不 is in no document)
+    assert keys(index, "廠區竹", "all") == [4] and index.matching_keys("廠區竹", "all") == {4}
+    assert keys(index, "廠區不", "all") == []
+    # ...but a row holding no term or piece of the query is no match: 淇淋 is cut 淇 / 淋, and
+    # a row with both characters apart (淇縣, 淋浴) holds neither as a word nor the piece 淇淋
+    apart = LexicalIndex()
+    apart.add([LexicalDoc(1, "", "冰淇淋很好吃", "", False), LexicalDoc(2, "", "淇縣有淋浴", "", False)])
+    assert keys(apart, "淇淋", "all") == [1] and apart.matching_keys("淇淋", "all") == {1}
     # a Latin word is met only as itself
     assert keys(index, "python 程語", "all") == [6] and keys(index, "java 程語", "all") == []
+
+
+def test_a_single_character_is_found_in_rows_added_and_not_in_rows_removed() -> None:
+    ix = LexicalIndex()
+    ix.add(LexicalDoc(k, "", text, "", False) for k, text in DOCS.items())
+    ix.add([LexicalDoc(8, "", "參觀新竹廠區以後", "", False)])  # after the bulk build: the delta
+    assert ix.matching_keys("廠區竹", "all") == {4, 8}
+    ix.remove([4])
+    assert ix.matching_keys("廠區竹", "all") == {8} and keys(ix, "廠區竹", "all") == [8]
 
 
 def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
@@ -107,7 +125,8 @@ def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
 
 def test_word_needs() -> None:
     assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), ())]
-    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",)), ("淋", (), ("淇淋",))]
+    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇",)), ("淋", (), ("淋",))]
+    assert word_needs(["竹"], []) == [("竹", (), ())]  # no pieces (a words-only index): the word itself
     assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), ())]
     assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), ())]  # its pieces were cut by the limit
     assert word_needs(["python", "程语"], ["程语"]) == [("python", (), ()), ("程语", ("程语",), ())]
@@ -130,6 +149,18 @@ def test_query_limits_hold_after_the_pieces_are_added() -> None:
     assert [h.key for h in ix.search(long)] == [1]  # an unparsed query is limited the same way
     with pytest.raises(LimitError):
         parse_query("王" * 342)  # 1,026 bytes: the byte limit is checked before anything
+
+
+@pytest.mark.parametrize("text", [
+    "王小明", "台積電 and TSMC", "ア・イ ウ゛エ小明", "的 是 什么", "python編程語言", "ｆｕｌｌ　ｗｉｄｔｈ 小明",
+    " ".join(f"w{i}" for i in range(63)) + " 小明", " ".join(f"w{i}" for i in range(62)) + " 小明", "river sand",
+    "台积电今天宣布在新竹科学园区扩建晶圆厂预计明年完工投产届时将新增数千个工作机会地方政府表示欢迎",
+])
+def test_terms_and_pieces_in_one_pass_equal_the_two_calls(text: str) -> None:
+    folded = segment.fold(text)
+    terms = segment.search_terms(text, folded)
+    want = (terms, segment.query_pieces(folded, segment.MAX_QUERY_TERMS - len(terms)))
+    assert segment.search_terms_and_pieces(text, folded) == want
 
 
 def test_highlights_fall_on_the_piece_at_the_right_bytes() -> None:
