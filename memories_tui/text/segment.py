@@ -10,8 +10,7 @@
 * ``index_pieces`` are the overlapping two-character pieces of every CJK run (folded): a
   second, lower-weighted field beside the Jieba words, so that a query that is part of a
   longer word (小明 in 王小明, 積電 in 台積電) or that spans two words (竹廠 in 新竹廠區) still
-  matches. ``query_pieces`` gives a query's pieces within the term limit
-  (``search_terms_and_pieces``: with its terms, in one pass).
+  matches. ``query_pieces`` gives a query's pieces within the term limit.
 * ``phrase_tokens`` is the precise token stream used for contiguous phrase matching:
   every CJK ideograph/kana is its own token, other runs of letters/digits are words
   (folded, not stemmed). Any substring of Chinese text is therefore a contiguous token
@@ -362,10 +361,8 @@ def is_cjk_word(term: str) -> bool:
 def query_pieces(folded: str, budget: int) -> list[str]:
     """A folded query's distinct CJK pieces in order, at most ``budget`` of them: a query's
     words and pieces together stay within the term limit."""
-    if budget <= 0 or not _HAS_CJK.search(folded):
-        return []
     pieces: list[str] = []
-    for run in _CJK_SPLIT.split(folded)[1::2]:
+    for run in _CJK_SPLIT.split(folded)[1::2] if budget > 0 else ():
         _bigrams(run, pieces)
     return list(dict.fromkeys(pieces))[:budget]
 
@@ -395,41 +392,35 @@ def _check_terms(count: int) -> None:
                              count=count, max_query_terms=MAX_QUERY_TERMS))
 
 
-def query_terms(query: str, folded: str | None = None) -> list[str]:
+def query_terms(query: str, folded: str | None = None, pieces: list[str] | None = None) -> list[str]:
     """Validate the query limits and return its distinct folded (and stemmed) terms, in order.
 
     Raises ``LimitError`` over 1,024 bytes or 64 distinct terms. Stopwords are kept here;
     ``search_terms`` drops them for ranking when other terms remain. ``folded``: ``fold(query)``
-    when the caller has it already (folding is most of a Chinese query's segmentation cost).
+    when the caller has it already (folding is most of a Chinese query's segmentation cost);
+    then ``pieces`` gets the CJK pieces of the query appended in the same pass.
     """
     check_query_bytes(query)
-    tokens = index_tokens(query) if folded is None else _tokens_from_folded(folded)
+    tokens = index_tokens(query) if folded is None else _tokens_from_folded(folded, pieces=pieces)
     terms = list(dict.fromkeys(tokens))
     _check_terms(len(terms))
     return terms
 
 
-def search_terms(query: str, folded: str | None = None) -> list[str]:
+def search_terms(query: str, folded: str | None = None, pieces: list[str] | None = None) -> list[str]:
     """``query_terms`` without stopwords (unless the query is nothing but stopwords)."""
-    return _without_stopwords(query_terms(query, folded))
-
-
-def _without_stopwords(terms: list[str]) -> list[str]:
+    terms = query_terms(query, folded, pieces)
     stops = _stopwords()
     kept = [t for t in terms if t not in stops]
     return kept or terms
 
 
 def search_terms_and_pieces(query: str, folded: str) -> tuple[list[str], list[str]]:
-    """``search_terms(query, folded)`` and ``query_pieces`` within the room the terms leave
-    under the term limit, from one pass over the folded query."""
-    check_query_bytes(query)
+    """``search_terms`` and ``query_pieces`` in the room the terms leave, from one pass."""
     found: list[str] = []
-    terms = list(dict.fromkeys(_tokens_from_folded(folded, pieces=found)))
-    _check_terms(len(terms))
-    kept = _without_stopwords(terms)
-    budget = MAX_QUERY_TERMS - len(kept)
-    return kept, list(dict.fromkeys(found))[:budget] if budget > 0 else []
+    terms = search_terms(query, folded, found)
+    budget = MAX_QUERY_TERMS - len(terms)
+    return terms, list(dict.fromkeys(found))[:budget] if budget > 0 else []
 
 
 def query_phrase(query: str) -> list[str]:
