@@ -24,7 +24,7 @@ their best row, which is how a document is scored from its chunks, however many 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +34,7 @@ from .bm25_postings import FieldPostings
 _MAGIC = b"MBM4"  # 4: a pieces field beside the words; 3: rows carry a group. Older images are refused.
 _HEAD = struct.Struct("<4sQ")  # magic, rows
 # An ``all`` requirement: a query word, the pieces that all together also satisfy it, and
-# pieces of which any one does (a single character there: any piece holding it).
+# pieces of which any one does.
 Need = tuple[str, tuple[str, ...], tuple[str, ...]]
 
 
@@ -152,11 +152,8 @@ class BM25Index:
         return fld.contributions(terms, need_all, self._row_alive, self._dead, len(self._key_row), self._n_slots,
                                  scale)
 
-    def _all_mask(self, need: Sequence[Need], touched: Callable[[], np.ndarray]) -> np.ndarray | None:
-        """Slots meeting every requirement (a word, or its pieces), or None when none can.
-        A row met only through characters (a single character anywhere) must also hold one of
-        the query's terms or pieces, ``touched()``: else it would match with a score of 0 (積電
-        cut 积 / 电 would match every row holding both characters apart)."""
+    def _all_mask(self, need: Sequence[Need]) -> np.ndarray | None:
+        """Slots meeting every requirement (a word, or its pieces), or None when none can."""
         ok: np.ndarray | None = None
         size = self._n_slots
         scale = self._pieces.memo_scale  # only rows are read here: keep the memo as it is
@@ -168,15 +165,9 @@ class BM25Index:
                 parts = self._contributions(self._pieces, all_of, True, scale)[0]  # [] unless each is held
                 if parts:
                     meets |= np.bincount(np.concatenate(parts), minlength=size) == len(parts)
-            for rows in self._contributions(self._pieces, [p for p in any_of if len(p) == 2], False, scale)[0]:
+            for rows in self._contributions(self._pieces, any_of, False, scale)[0]:
                 meets[rows] = True
-            for char in (p for p in any_of if len(p) == 1):
-                meets[self._pieces.rows_holding(char, self._row_alive, self._dead)] = True
             ok = meets if ok is None else ok & meets
-            if not ok.any():
-                return None
-        if ok is not None and any(len(p) == 1 for _, _, any_of in need for p in any_of):
-            ok &= touched()
             if not ok.any():
                 return None
         return ok
@@ -216,7 +207,7 @@ class BM25Index:
                 cand = (np.bincount(np.concatenate(rows_l[:n_words]), minlength=size) == n_words).nonzero()[0]
             elif need_all:
                 assert need is not None
-                mask = self._all_mask(need, lambda: scores > 0.0)
+                mask = self._all_mask(need)
                 if mask is None:
                     return []
                 cand = mask.nonzero()[0]
@@ -287,19 +278,10 @@ class BM25Index:
         slot = self._key_row.get(key)
         return None if slot is None else int(self._row_group[slot])
 
-    def matching(self, terms: Sequence[str], need: Sequence[Need] | None = None, pieces: Sequence[str] = ()
-                 ) -> set[int]:
+    def matching(self, terms: Sequence[str], need: Sequence[Need] | None = None) -> set[int]:
         """Keys of the rows an ``all`` query matches (``need``, default: every term)."""
-
-        def touched() -> np.ndarray:
-            held = np.zeros(self._n_slots, np.bool_)
-            for rows in (self._contributions(self._words, terms, False)[0]
-                         + self._contributions(self._pieces, pieces, False, self._pieces.memo_scale)[0]):
-                held[rows] = True
-            return held
-
-        mask = self._all_mask([(t, (), ()) for t in dict.fromkeys(terms)] if need is None else need, touched)
-        return set() if mask is None else set(self._row_key[mask.nonzero()[0]].tolist())
+        mask = self._all_mask([(t, (), ()) for t in dict.fromkeys(terms)] if need is None else need)
+        return set() if mask is None else set(self._row_key[np.flatnonzero(mask)].tolist())
 
     def doc_freq(self, term: str, pieces: bool = False) -> int:
         return (self._pieces if pieces else self._words).doc_freq(term, self._row_alive, self._dead)

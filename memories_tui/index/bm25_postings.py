@@ -229,22 +229,6 @@ class FieldPostings:
             self.contrib = vals
         return self.contrib
 
-    def rows_holding(self, char: str, alive: np.ndarray, dead: int) -> np.ndarray:
-        """Live rows with a term holding ``char`` (the pieces field: every piece it begins or
-        ends, so every row where the character stands beside another in a CJK run)."""
-        holding = getattr(self.vocab, "holding", None)
-        tids = holding(char) if holding is not None else np.zeros(0, np.int64)
-        n_base = len(self.ptr) - 1
-        starts = self.ptr.take(np.minimum(tids, n_base))  # a term only in the delta: no slice
-        counts = self.ptr.take(np.minimum(tids + 1, n_base)) - starts
-        ends = np.cumsum(counts)
-        total = int(ends[-1]) if len(ends) else 0
-        rows = self.prow.take(np.repeat(starts - (ends - counts), counts) + np.arange(total))
-        if self.delta:
-            extra = [r for tid in tids.tolist() for r in self.delta.get(tid, ((), ()))[0]]
-            rows = np.concatenate([rows, np.asarray(extra, np.int64)])
-        return rows[alive[rows]] if dead else rows
-
     def doc_freq(self, term: str, alive: np.ndarray, dead: int) -> int:
         (tid,) = self.vocab.lookup([term])
         return 0 if tid is None else len(self.postings(tid, alive, dead)[0])

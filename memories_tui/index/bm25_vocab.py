@@ -123,14 +123,6 @@ class PairVocabulary:
         found, tids = self._find(codes)
         return [tid if hit else None for hit, tid in zip(found.tolist(), tids.tolist(), strict=True)]
 
-    def holding(self, char: str) -> np.ndarray:
-        """The numbers of every term holding ``char``: the terms ending in it are one run of the
-        sorted codes (the second character is the high half), the ones beginning with it a scan."""
-        point = ord(char)
-        low, high = self.search_codes.searchsorted([point << 32, (point + 1) << 32])
-        first = ((self.codes & 0xFFFFFFFF) == point).nonzero()[0]
-        return np.concatenate([self.search_ids[low:high], first])
-
     def _find(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Whether each code is held, and its number where it is. The search runs over the
         sorted codes plus a sentinel above every code, so no position falls off the end."""

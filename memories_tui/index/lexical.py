@@ -393,7 +393,7 @@ class LexicalIndex:
         if match_mode == "all":
             terms, pieces = self._terms(query)
             with self._lock:
-                return self._bm25.matching(terms, word_needs(terms, pieces), pieces) if terms else set()
+                return self._bm25.matching(terms, word_needs(terms, pieces)) if terms else set()
         match = self._phrase_expression(query)
         if match is None:
             return set()

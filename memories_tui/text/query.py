@@ -85,12 +85,10 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
 
 
 def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """How ``all`` may meet each query word: as the word itself, or through the pieces.
+    """How ``all`` may meet each query word: as the word itself, or through the query's pieces.
     A CJK word of two or more characters is also met where every piece of it occurs (王小明
-    holds 小明 as a piece, not as a word); a single CJK character that Jieba leaves as a word
-    (淇淋 is cut into 淇 and 淋; 廠區竹 into 厂区 and 竹), wherever it stands beside another
-    CJK character (any indexed piece holding it: 竹 in 新竹廠區). Latin words are met only as
-    themselves. Only with pieces (``pieces`` given): without them the words stand alone."""
+    holds 小明 as a piece, not as a word); a single CJK character, where a query piece holding
+    it occurs (淇淋 is cut into 淇 and 淋). Latin words are met only as themselves."""
     held = set(pieces)
     needs = []
     for term in terms:
@@ -101,6 +99,6 @@ def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, t
                 grams = tuple(segment.index_pieces(term))
                 all_of = grams if grams and held.issuperset(grams) else ()
             else:
-                any_of = (term,)
+                any_of = tuple(p for p in pieces if term in p)
         needs.append((term, all_of, any_of))
     return needs

@@ -23,9 +23,9 @@ def counted(monkeypatch):
     calls: list[str] = []
     real = segment._tokens_from_folded
 
-    def counting(folded: str) -> list[str]:
+    def counting(folded: str, *more: list[str] | None, **named: list[str] | None) -> list[str]:
         calls.append(folded)
-        return real(folded)
+        return real(folded, *more, **named)
 
     def start() -> list[str]:
         calls.clear()

@@ -671,7 +671,8 @@ async def test_three_panes_share_one_parse(engine: Engine, monkeypatch) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         search = app.screen
         panes = [search.query_one(f"#pane-{mode}", ResultsPane) for mode in ("bm25", "vector", "hybrid")]
-        monkeypatch.setattr(segment, "_tokens_from_folded", lambda folded: (calls.append(folded), real(folded))[1])
+        monkeypatch.setattr(segment, "_tokens_from_folded",
+                            lambda folded, *more, **named: (calls.append(folded), real(folded, *more, **named))[1])
         await type_text(pilot, search.query_one("#query", Input), "咖啡豆 coffee")
         await pilot.press("enter")
         # no embedding model here: the vector and hybrid panes end with an error, after the parse

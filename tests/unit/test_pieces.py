@@ -94,26 +94,8 @@ def test_all_needs_every_word_met_as_a_word_or_by_its_pieces(index: LexicalIndex
     assert keys(index, "冰淇 西瓜", "all") == [3]
     assert index.matching_keys("淇淋 西瓜", "all") == {3}
     assert index.matching_keys("小明 西瓜", "all") == set()
-    # a single character Jieba leaves as a word is met wherever it stands in a CJK run:
-    # 廠區竹 is cut 厂区 / 竹, and doc 4 holds 竹 only inside 新竹 (不 is in no document)
-    assert keys(index, "廠區竹", "all") == [4] and index.matching_keys("廠區竹", "all") == {4}
-    assert keys(index, "廠區不", "all") == []
-    # ...but a row holding no term or piece of the query is no match: 淇淋 is cut 淇 / 淋, and
-    # a row with both characters apart (淇縣, 淋浴) holds neither as a word nor the piece 淇淋
-    apart = LexicalIndex()
-    apart.add([LexicalDoc(1, "", "冰淇淋很好吃", "", False), LexicalDoc(2, "", "淇縣有淋浴", "", False)])
-    assert keys(apart, "淇淋", "all") == [1] and apart.matching_keys("淇淋", "all") == {1}
     # a Latin word is met only as itself
     assert keys(index, "python 程語", "all") == [6] and keys(index, "java 程語", "all") == []
-
-
-def test_a_single_character_is_found_in_rows_added_and_not_in_rows_removed() -> None:
-    ix = LexicalIndex()
-    ix.add(LexicalDoc(k, "", text, "", False) for k, text in DOCS.items())
-    ix.add([LexicalDoc(8, "", "參觀新竹廠區以後", "", False)])  # after the bulk build: the delta
-    assert ix.matching_keys("廠區竹", "all") == {4, 8}
-    ix.remove([4])
-    assert ix.matching_keys("廠區竹", "all") == {8} and keys(ix, "廠區竹", "all") == [8]
 
 
 def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
@@ -125,8 +107,7 @@ def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
 
 def test_word_needs() -> None:
     assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), ())]
-    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇",)), ("淋", (), ("淋",))]
-    assert word_needs(["竹"], []) == [("竹", (), ())]  # no pieces (a words-only index): the word itself
+    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",)), ("淋", (), ("淇淋",))]
     assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), ())]
     assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), ())]  # its pieces were cut by the limit
     assert word_needs(["python", "程语"], ["程语"]) == [("python", (), ()), ("程语", ("程语",), ())]
