@@ -134,10 +134,12 @@ class DaemonLink:
             host.service.touch(vault_id)
 
     def unlocked(self, vault_id: str, passphrase: str) -> None:
-        """The TUI unlocked `vault_id` (called in the unlock worker): a followed daemon unlocks it too."""
-        self._active_vault = vault_id
+        """The TUI unlocked `vault_id` (called in the unlock worker): a followed daemon unlocks it
+        too. The vault is followed (polled) only once the daemon holds it: a poll answered while
+        the daemon still derives the key would read as a lock and end the following for good."""
         remote = self.remote
         if remote is None:
+            self._active_vault = vault_id
             if self.host is not None:
                 self.host.service.mark_unlocked(vault_id)
             return
@@ -145,6 +147,8 @@ class DaemonLink:
             remote.call("unlock", {"vault": vault_id, "passphrase": passphrase})
         except MemoriesError as exc:  # the TUI stays unlocked; the status screen says the daemon did not follow
             log.warning("the daemon did not unlock %s: %s", vault_id, exc.code)
+            return
+        self._active_vault = vault_id
 
     def locked(self, vault_id: str | None) -> None:
         """The TUI locked (ctrl+l, idle, switching vaults): lock it in a followed daemon too."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import daemon, lock_held
+from tests.helpers.daemon import daemon, lock_held, wait_until
 from tests.helpers.pilot import wait_for
 
 PASS = "correct horse"
@@ -134,3 +135,29 @@ async def test_the_status_screen_lists_the_clients_and_grants_of_the_vault(home:
         assert "shared this TUI serves the CLI and AI clients of this home" in text
         assert f"pid {os.getpid()} AI client (MCP)" in text
         assert f"grants pid {os.getpid()}: notes (active)" in text
+
+
+def test_a_poll_while_the_daemon_derives_the_key_keeps_following_the_vault(home: Path) -> None:
+    """Beside a daemon, the TUI's unlock asks the daemon to unlock too (Argon2id: seconds). A
+    poll answered while the daemon still derives the key says "locked"; that must not make the
+    TUI stop following the vault, or a later `memories lock` would never reach it."""
+    from memories_tui.tui.daemon_link import DaemonLink
+
+    with daemon(home):
+        engine = Engine.open(home)
+        locked_elsewhere: list[tuple[list[str], str]] = []
+        link = DaemonLink(engine, lambda ids, why: locked_elsewhere.append((ids, why)))
+        link.start()
+        assert link.remote is not None
+        vault_id = engine.resolve_vault("notes").vault_id
+        unlocking = threading.Thread(target=link.unlocked, args=(vault_id, PASS))
+        unlocking.start()
+        while unlocking.is_alive():  # the app's one-second timer, only faster
+            link.poll()
+            unlocking.join(0.02)
+        wait_until(lambda: not link._polling, what="the poll in flight")
+        assert locked_elsewhere == []  # nothing was locked: the daemon was still deriving the key
+
+        assert run_cli(home, "--json", "lock", "notes", passphrase=None).code == 0
+        wait_until(lambda: link.poll() or bool(locked_elsewhere), what="the lock to reach the TUI")
+        assert locked_elsewhere == [([vault_id], "locked in the Memories daemon")]
