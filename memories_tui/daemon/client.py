@@ -205,13 +205,12 @@ class DaemonClient:
 
     def _silent(self, method: str, limit: float) -> DaemonConnectionError:
         """The daemon said nothing, not even a heartbeat, for the whole silence limit."""
-        pid = f" (pid {self.pid})" if self.pid else ""
-        resume = f"`kill -CONT {self.pid}`" if self.pid else "`kill -CONT`"
+        pid = str(self.pid) if self.pid else "PID"  # the kernel names it on Linux and macOS
         return DaemonConnectionError(
-            msg("The Memories daemon{pid} has not answered {method} for {seconds:g} s: it is stopped or stuck, so "
-                "this command gave up. Work it had not finished is dropped when it resumes (ingest is all or "
-                "nothing). Resume it ({resume}) or end it (`memories daemon stop`, else kill), or run the command "
-                "with --no-daemon.", pid=pid, method=method, seconds=limit, resume=resume),
+            msg("The Memories daemon (pid {pid}) has not answered {method} for {seconds:g} s: it is stopped or "
+                "stuck, so this command gave up. Resume it (`kill -CONT {pid}`) or end it (`kill -9 {pid}`: work it "
+                "had not finished is not written, ingest is all or nothing), or run the command with --no-daemon.",
+                pid=pid, method=method, seconds=limit),
             code="daemon_not_answering")
 
     def _gone(self, method: str) -> DaemonConnectionError:

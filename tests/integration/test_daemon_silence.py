@@ -55,7 +55,7 @@ def test_a_stopped_daemon_gives_every_client_a_clear_error_not_a_hang(tmp_path: 
             os.kill(pid, signal.SIGCONT)
         assert as_json.code == 1 and as_json.json["error"]["code"] == "daemon_not_answering"
         assert f"daemon (pid {pid}) has not answered" in as_json.json["error"]["message"]
-        assert "--no-daemon" in as_json.json["error"]["message"]
+        assert f"kill -CONT {pid}" in as_json.json["error"]["message"] and "--no-daemon" in as_json.json["error"]["message"]
         assert text.code == 1 and text.stdout == ""
         assert len(text.stderr.strip().splitlines()) == 1 and "has not answered" in text.stderr
         assert "Traceback" not in text.stderr + as_json.stderr
