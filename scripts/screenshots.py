@@ -6,7 +6,8 @@ $HOME, so paths in the images read ~/… as a user's do and never change from ru
 Memories home where it goes by default (~/.local/share/memories) with one vault holding only the bundled
 sample notes, and no embedding model (so the no-model search state is shown). A cheap-KDF
 test hook makes vault creation take milliseconds. MemoriesApp is driven through every screen
-with `run_test()` + Pilot at 150×42, plus the records and search screens at 80×24. The
+with `run_test()` + Pilot at 150×42, plus the records and search screens at 80×24 and the
+search screen in Traditional Chinese. The
 model-install shots download from a loopback mirror into the home's own model folder.
 
 PNG copies need `cairosvg` (pip) or `rsvg-convert` (librsvg); without either only SVGs are
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 from memories_tui.engine import Engine
+from memories_tui.i18n import set_language
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.ask import AskScreen
 from memories_tui.tui.screens.editor import RecordEditorScreen
@@ -253,6 +255,18 @@ async def main_tour(home: Path, notes: Path, out: Path, mirror_url: str) -> None
         shot(small, out, "11-records-80x24")
         await search(pilot, small)
         shot(small, out, "12-search-80x24")
+
+    set_language("zh-Hant")  # what LANG=zh_TW.UTF-8 (or `[ui] language = "zh-Hant"`) shows
+    try:
+        chinese = MemoriesApp(engine, browse_root=notes)
+        async with chinese.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(chinese.screen, VaultPickerScreen) and chinese.screen.vaults)
+            await pilot.press("enter")
+            await unlock_personal(pilot, chinese)
+            await search(pilot, chinese)
+            shot(chinese, out, "13-search-zh-Hant")
+    finally:
+        set_language("en")
     engine.lock()
 
 

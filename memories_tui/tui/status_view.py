@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..i18n import _, _n, localized
+from ..i18n import N_, _, _n, localized
 from .text import tilde, tilde_paths
+
+# the engine's fixed model descriptions (others name a model or folder and are shown as they are)
+MODEL_STATES = (N_("not installed"), N_("remote service unusable"), N_("EmbeddingGemma 300M Q4 (pinned build)"))
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
                else "")),
     ))
     installed = bool(_get(status, "installed", False))
-    model_rows = [Row(_("model"), str(_get(status, "model", "")) or _("not installed"), warn=not installed)]
+    model_rows = [Row(_("model"), _(str(_get(status, "model", ""))) or _("not installed"), warn=not installed)]
     if installed:
         missing = int(_get(status, "missing", 0) or 0)
         truncated = int(_get(status, "truncated", 0) or 0)

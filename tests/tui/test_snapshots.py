@@ -1,4 +1,5 @@
-"""SVG snapshots of every screen at 80×24 with deterministic data.
+"""SVG snapshots of every screen at 80×24 with deterministic data, in English and in
+Traditional Chinese (`NAME-zh-Hant.svg`: double-width text must fit the same screens).
 
 Data: fixed notes, a pinned record clock and search clock; random ids and the temp home are
 masked with same-length placeholders. When a screen changes on purpose, review the image in
@@ -18,6 +19,7 @@ import pytest
 from textual.widgets import DataTable, Input
 
 from memories_tui.engine import Engine
+from memories_tui.i18n import _, set_language
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens import search as search_screen
 from memories_tui.tui.screens import status as status_screen
@@ -54,19 +56,35 @@ def snap_home() -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.fixture(params=["en", "zh-Hant"])
+def language(request) -> Iterator[str]:
+    """Each screen in English, then in Traditional Chinese."""
+    set_language(request.param)
+    yield request.param
+    set_language("en")
+
+
+def shot(name: str, language: str) -> str:
+    return name if language == "en" else f"{name}-{language}"
+
+
 @pytest.fixture
 def pinned_clocks(monkeypatch) -> None:
-    """Record timestamps one minute apart from a fixed date; every search takes "0 ms"."""
+    """Record timestamps one minute apart from a fixed date, ids counted; every search takes "0 ms"."""
     start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
     ticks = iter(range(10_000))
     monkeypatch.setattr(store, "now_iso", lambda: (start + timedelta(minutes=next(ticks)))
                         .isoformat(timespec="seconds").replace("+00:00", "Z"))
     monkeypatch.setattr(search_screen, "clock", lambda: 0.0)
+    # record ids in order (a column cut at 80 columns shows the start of one, which no mask matches)
+    counter = iter(range(1, 10_000))
+    monkeypatch.setattr(store.secrets, "token_hex", lambda nbytes=16: f"{next(counter):0{2 * nbytes}x}")
     real_sections = status_screen.sections
 
     def fixed_build_time(**kwargs):  # whether the index was built or restored here is a race
-        return [replace(section, rows=tuple(replace(row, value="2026-03-01 09:00:00, took 0.01 s")
-                                            if row.label == "last built" else row for row in section.rows))
+        built = "2026-03-01 09:00:00" + _(", took {seconds:.2f} s").format(seconds=0.01)
+        return [replace(section, rows=tuple(replace(row, value=built) if row.label == _("last built") else row
+                                            for row in section.rows))
                 for section in real_sections(**kwargs)]
 
     monkeypatch.setattr(status_screen, "sections", fixed_build_time)
@@ -82,25 +100,25 @@ def masks_for(engine: Engine, home: Path) -> dict[str, str]:
     return masks
 
 
-async def test_first_run_screens(snap_home: Path, pinned_clocks) -> None:
+async def test_first_run_screens(snap_home: Path, pinned_clocks, language: str) -> None:
     engine = Engine.open(snap_home / "home")
     failures = []
     app = MemoriesApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
-        failures.append(await check(pilot, "first-run", masks_for(engine, snap_home)))
+        failures.append(await check(pilot, shot("first-run", language), masks_for(engine, snap_home)))
         screen = app.screen
         screen.query_one("#pass1", Input).value = "abc"
         screen.query_one("#pass2", Input).value = "abc"
         screen.query_one("#pass2", Input).focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        failures.append(await check(pilot, "short-passphrase", masks_for(engine, snap_home)))
+        failures.append(await check(pilot, shot("short-passphrase", language), masks_for(engine, snap_home)))
     problems = [f for f in failures if f]
     assert not problems, "\n".join(problems)
 
 
-async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
+async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks, language: str) -> None:
     home = snap_home / "home"
     notes = snap_home / "notes"
     notes.mkdir()
@@ -118,7 +136,7 @@ async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
     app = MemoriesApp(engine, browse_root=notes)
     async with app.run_test(size=SIZE) as pilot:
         async def snap(name: str) -> None:
-            failures.append(await check(pilot, name, masks_for(engine, snap_home)))
+            failures.append(await check(pilot, shot(name, language), masks_for(engine, snap_home)))
 
         await wait_for(pilot, lambda: isinstance(app.screen, VaultPickerScreen) and app.screen.vaults)
         await snap("vault-picker")
@@ -180,7 +198,7 @@ async def test_every_screen_of_a_vault(snap_home: Path, pinned_clocks) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
-        failures.append(await check(pilot, "status", masks_for(engine, snap_home)))
+        failures.append(await check(pilot, shot("status", language), masks_for(engine, snap_home)))
         await pilot.press("escape")
 
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from ...i18n import N_, _
+from ..wrap import BrokenLines
 
 
 class ConfirmScreen(ModalScreen[bool | None]):
@@ -45,7 +46,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Static(Text(self.title_text), id="confirm-title")
-            yield Static(Text(self.text), id="confirm-text")
+            yield Static(BrokenLines(Text(self.text)), id="confirm-text")
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.no, id="no", variant="primary")
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "warning")

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from ... import __version__
 from ...i18n import N_, _, _n
 from ..textual_adapter import node_bindings
+from ..wrap import BrokenLines
 
 VERSION = f"Memories {__version__}"  # the version people quote in a bug report
 # Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
@@ -59,7 +60,8 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
             old = by_action.get(slot)
             if old is None:
                 description, tooltip = _(binding.description), _(binding.tooltip) if binding.tooltip else ""
-                detail = f"{description}: {tooltip}" if tooltip else description
+                detail = _("{description}: {tooltip}").format(description=description, tooltip=tooltip) \
+                    if tooltip else description
                 by_action[slot] = KeyHelp(shown, detail)
             elif shown not in old.keys.split(" / "):
                 by_action[slot] = KeyHelp(f"{old.keys} / {shown}", old.description)
@@ -106,7 +108,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-scroll"):
                 guide = getattr(self.target, "GUIDE", "")
                 if guide:
-                    yield Static(Text(_(guide)), id="help-guide")
+                    yield Static(BrokenLines(Text(_(guide))), id="help-guide")
                 yield Static(self._key_table(), id="help-keys")
             yield Static(Text(_("esc closes this help") + f" · {VERSION}"), id="help-foot")
 

@@ -25,6 +25,7 @@ from ..text import plain, tilde
 from ..widgets.embed_status import EmbedStatus
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
+from ..wrap import BrokenLines
 from .base import VaultScreen
 
 STATUS_STYLE = {"created": "green", "updated": "yellow", "unchanged": "dim"}
@@ -89,9 +90,9 @@ class IngestScreen(VaultScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         with Vertical(id="ingest"):
-            yield Static(Text(_("Text files to import as cards: space-separated, ~ is home, → takes the grey "
-                                "completion; ctrl+t: the file tree. All or nothing. F1: every key.")),
-                         id="ingest-help")
+            yield Static(BrokenLines(Text(_("Text files to import as cards: space-separated, ~ is home, → takes "
+                                            "the grey completion; ctrl+t: the file tree. All or nothing. F1: "
+                                            "every key."))), id="ingest-help")
             with Horizontal(id="ingest-row"):
                 yield Input(id="paths", placeholder=_("notes/a.md \"my notes/b.txt\""), suggester=PathSuggester())
                 yield Button(_("Ingest"), id="run", variant="primary")

@@ -18,6 +18,7 @@ from ..messages import CreateProgress, UnlockDone, VaultCreated
 from ..text import plain, tilde
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
+from ..wrap import BrokenLines
 from .base import EngineScreen
 from .confirm import ConfirmScreen
 
@@ -166,10 +167,9 @@ class CreateVaultScreen(EngineScreen):
         yield AppHeader()
         with Center(), Vertical(id="create-form", classes="form"):
             if self.first_run:
-                yield Static(Text(_("Welcome to Memories. Create your first vault: everything in it is "
-                                    "encrypted with a key derived from your passphrase, and nothing leaves this "
-                                    "machine.")),
-                             id="welcome")
+                yield Static(BrokenLines(Text(_("Welcome to Memories. Create your first vault: everything in it "
+                                                "is encrypted with a key derived from your passphrase, and nothing "
+                                                "leaves this machine."))), id="welcome")
             yield Label(_("Vault name"))
             yield Input(value=_("Personal") if self.first_run else "", id="name", placeholder=_("e.g. Personal"))
             yield Label(_("Passphrase"))
