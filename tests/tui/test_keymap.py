@@ -3,9 +3,11 @@ App.set_keymap); bad types are a ConfigError; an unknown id is a notice, the app
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from memories_tui.config import parse_config
 from memories_tui.engine import Engine
@@ -14,7 +16,7 @@ from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import SearchScreen
-from tests.helpers.pilot import wait_for
+from tests.helpers.pilot import static_text, wait_for
 from tests.tui.test_keys import unlock_to_records, vault_with_notes
 
 
@@ -88,5 +90,26 @@ async def test_a_rebound_help_key_opens_the_help_and_closes_it_again(tmp_path: P
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
             await pilot.press("f5")
             await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+    finally:
+        engine.lock()
+
+
+async def test_the_help_lists_each_binding_id_with_the_users_keys(tmp_path: Path) -> None:
+    """Remapped in the config, the help's id list shows the user's key beside the id, with the
+    explanation of [tui.keys] and where the config file is."""
+    engine = engine_with_keys(tmp_path, '"search" = "ctrl+s"\n"records.reload" = "f6,f7"\n')
+    try:
+        vault_with_notes(engine)
+        app = MemoriesApp(engine)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await unlock_to_records(pilot, app)
+            await pilot.press("f1")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            text = static_text(app.screen.query_one("#help-ids", Static))
+            assert "[tui.keys]" in text and str(engine.config.path.name) in text
+            rows = dict(line.split(None, 1) for line in text.splitlines()[-30:] if re.fullmatch(r"\S+ +\S+", line))
+            assert rows["search"] == "ctrl+s" and rows["records.reload"] == "f6,f7"
+            assert rows["records.add"] == "n" and rows["quit"] == "ctrl+q" and rows["help"] == "f1"
+            assert rows["records.older"] == "left_square_bracket"  # as a [tui.keys] line writes it
     finally:
         engine.lock()

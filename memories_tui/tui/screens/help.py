@@ -2,12 +2,14 @@
 
 The list is built from the live binding maps of that screen and of the app, so it can never
 disagree with the footer: a binding whose action is disabled right now (e.g. lock with no
-vault unlocked) is left out, exactly as the footer leaves it out.
+vault unlocked) is left out, exactly as the footer leaves it out. Below it, how to remap keys
+(`[tui.keys]` in the config) and the id and current keys of each binding there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -20,8 +22,12 @@ from textual.widgets import Static
 
 from ... import __version__
 from ...i18n import N_, _, _n
+from ..text import tilde
 from ..textual_adapter import node_bindings
 from ..wrap import BrokenLines
+
+if TYPE_CHECKING:
+    from ..app import MemoriesApp
 
 VERSION = f"Memories {__version__}"  # the version people quote in a bug report
 # Textual's own screen keys (focus moves, copy) go after the screen's and the app's keys.
@@ -70,6 +76,26 @@ def screen_keys(screen: Screen, app: App) -> list[KeyHelp]:
     return specific + generic
 
 
+@dataclass(frozen=True)
+class KeyId:
+    id: str
+    keys: str  # as a [tui.keys] line writes them: "ctrl+s,f6"
+
+
+def binding_ids(screen: Screen, app: App) -> list[KeyId]:
+    """The id and current keys (the user's keymap applied) of every binding of `screen`, of its
+    widgets and of the app, disabled ones too: what a [tui.keys] line names and what it changes.
+    Sorted by id within each of them (a remapped binding would otherwise move to the end)."""
+    found: dict[str, str] = {}
+    for node in (screen, *screen.walk_children(), app):
+        keys: dict[str, list[str]] = {}
+        for key, binding in node_bindings(node):
+            if binding.id and binding.id not in found and key not in keys.setdefault(binding.id, []):
+                keys[binding.id].append(key)
+        found.update((bid, ",".join(keys[bid])) for bid in sorted(keys))
+    return [KeyId(bid, bound) for bid, bound in found.items()]
+
+
 def screen_title(screen: Screen) -> str:
     title = getattr(screen, "HELP_TITLE", "")  # marked with N_(): translated here
     return _(title) if title else type(screen).__name__.removesuffix("Screen")
@@ -94,6 +120,7 @@ class HelpScreen(ModalScreen[None]):
     #help-title { text-style: bold; height: auto; margin-bottom: 1; }
     #help-guide { height: auto; margin-bottom: 1; }
     #help-keys { height: auto; }
+    #help-ids { height: auto; margin-top: 1; }
     #help-foot { height: 1; color: $text-muted; }
     """
 
@@ -101,6 +128,7 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.target = target
         self.keys = screen_keys(target, target.app)
+        self.ids = binding_ids(target, target.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
@@ -110,6 +138,7 @@ class HelpScreen(ModalScreen[None]):
                 if guide:
                     yield Static(BrokenLines(Text(_(guide))), id="help-guide")
                 yield Static(self._key_table(), id="help-keys")
+                yield Static(self._id_table(), id="help-ids")
             yield Static(Text(_("esc closes this help") + f" · {VERSION}"), id="help-foot")
 
     def on_mount(self) -> None:
@@ -145,6 +174,20 @@ class HelpScreen(ModalScreen[None]):
                 out.append("\n")
             out.append(item.keys + " " * (width - cell_len(item.keys)), style="bold cyan")
             out.append(item.description)
+        return out
+
+    def _id_table(self) -> Text:
+        config = tilde(cast("MemoriesApp", self.target.app).engine.config.path)
+        out = Text(_("Your own keys ([tui.keys])"), style="bold")
+        out.append("\n")
+        out.append(_("Every key has an id. To change keys, give the id the keys you want in the [tui.keys] "
+                     "table of {config}, e.g. \"search\" = \"ctrl+s\" (two keys: \"ctrl+s,f6\"); "
+                     "Memories reads it when it starts. The ids of this screen and their keys now:").format(
+            config=config))
+        width = max((cell_len(item.id) for item in self.ids), default=8) + 2
+        for item in self.ids:
+            out.append("\n" + item.id + " " * (width - cell_len(item.id)))
+            out.append(item.keys, style="bold cyan")
         return out
 
     def action_close(self) -> None:
