@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -32,13 +33,12 @@ log = logging.getLogger("memories.tui")
 POLL_SECONDS = 2.0  # how often a TUI beside a separate daemon asks whether its vault is still unlocked
 
 
+@dataclass(eq=False)
 class LockedElsewhere(Message):
     """Vaults were locked outside the TUI (the CLI, the daemon's timers): lock here too."""
 
-    def __init__(self, vault_ids: list[str], reason: str) -> None:
-        super().__init__()
-        self.vault_ids = vault_ids
-        self.reason = reason
+    vault_ids: list[str]
+    reason: str
 
 
 class DaemonLink:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -31,17 +32,15 @@ if TYPE_CHECKING:
 STAGES = {"copy": N_("Copying (SQLite online backup)…"), "verify": N_("Verifying every record…")}
 
 
+@dataclass(eq=False)
 class BackupStep(Message):
-    def __init__(self, progress: BackupProgress) -> None:
-        super().__init__()
-        self.progress = progress
+    progress: BackupProgress
 
 
+@dataclass(eq=False, kw_only=True)
 class BackupFinished(Message):
-    def __init__(self, report: BackupReport | None = None, error: MemoriesError | None = None) -> None:
-        super().__init__()
-        self.report = report
-        self.error = error
+    report: BackupReport | None = None
+    error: MemoriesError | None = None
 
 
 class BackupScreen(ModalScreen[None]):

@@ -29,11 +29,10 @@ from .confirm import ConfirmScreen
 NEW_KINDS = [(N_("memory"), "memory"), (N_("knowledge card"), "card"), (N_("private (never indexed)"), "private")]
 
 
+@dataclass(eq=False, kw_only=True)
 class RecordSaved(WorkerMessage):
-    def __init__(self, epoch: int, *, record: Record | None = None, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.record = record
-        self.error = error
+    record: Record | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

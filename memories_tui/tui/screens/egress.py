@@ -8,6 +8,8 @@ and chunk hashes. The log never holds the content, so neither does this screen.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,11 +26,10 @@ from ..widgets.header import AppHeader
 from .base import VaultScreen
 
 
+@dataclass(eq=False, kw_only=True)
 class EgressLoaded(WorkerMessage):
-    def __init__(self, epoch: int, report: EgressReport | None = None, error: str | None = None) -> None:
-        super().__init__(epoch)
-        self.report = report
-        self.error = error
+    report: EgressReport | None = None
+    error: str | None = None
 
 
 class EgressScreen(VaultScreen):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -41,10 +42,9 @@ class FileTree(DirectoryTree):
                 id="ingest.add"),
     ]
 
+    @dataclass(eq=False)
     class Add(Message):
-        def __init__(self, path: Path) -> None:
-            super().__init__()
-            self.path = path
+        path: Path
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return [path for path in paths if not path.name.startswith(".")]

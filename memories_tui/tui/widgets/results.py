@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -56,12 +57,11 @@ def chunk_key(hit: SearchHit) -> tuple[str, int, str]:
 class ResultsPane(Vertical):
     """Results of one search mode."""
 
+    @dataclass(eq=False)
     class HitChosen(Message):
-        def __init__(self, pane: ResultsPane, hit: SearchHit, terms: list[str]) -> None:
-            super().__init__()
-            self.pane = pane
-            self.hit = hit
-            self.terms = terms
+        pane: ResultsPane
+        hit: SearchHit
+        terms: list[str]
 
     def __init__(self, mode: str, **kwargs: Any) -> None:  # Vertical's own keyword arguments
         super().__init__(id=f"pane-{mode}", classes="pane", **kwargs)
