@@ -91,7 +91,7 @@ class ResultsPane(Vertical):
         self.shown = False
         self.option_list.loading = False
         self._clear_hits()
-        self.state.update(Text(message, style="dim"))
+        self.state.update(BrokenLines(Text(message, style="dim")))
 
     def set_busy(self) -> None:
         self.shown = False
@@ -100,7 +100,7 @@ class ResultsPane(Vertical):
 
     def set_progress(self, message: str) -> None:
         """On-demand embedding inside this pane's search."""
-        self.state.update(Text(message, style="italic"))
+        self.state.update(BrokenLines(Text(message, style="italic")))
 
     def _clear_hits(self) -> None:
         """No rows: the hits, their "also in" tags and the list go together (a tag left behind
@@ -114,20 +114,20 @@ class ResultsPane(Vertical):
         self.shown = False
         self._clear_hits()
         self.option_list.loading = True
-        self.state.update(Text(message, style="italic"))
+        self.state.update(BrokenLines(Text(message, style="italic")))
 
     def set_hint(self, message: str) -> None:
         """One short line instead of results (e.g. no model installed for this pane)."""
         self.shown = True
         self.option_list.loading = False
         self._clear_hits()
-        self.state.update(Text(message, style="italic"))
+        self.state.update(BrokenLines(Text(message, style="italic")))
 
     def set_error(self, message: str) -> None:
         self.shown = True
         self.option_list.loading = False
         self._clear_hits()
-        self.state.update(Text(message, style="bold red"))
+        self.state.update(BrokenLines(Text(message, style="bold red")))
 
     def set_results(self, response: SearchResponse, seconds: float, *, stage: str = "", note: str = "") -> None:
         self.shown = True
