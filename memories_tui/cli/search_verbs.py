@@ -159,7 +159,7 @@ def cmd_rag_status(ctx: Context) -> Payload:
         limits, usage = status.limits, status.usage
         lines = [
             (_("backend"), f"{status.backend} ({status.profile})"),
-            (_("model"), status.model + ("" if status.installed else f" — {status.problem or ''}")),
+            (_("model"), _(status.model) + ("" if status.installed else f" — {status.problem_localized() or ''}")),
             (_("vector space"), status.vector_space or "-"),
             (_("dimensions"), status.dimensions or "-"),
             (_("chunks"), _("{chunks:,} lexical · {embedded:,} embedded · {missing:,} missing · {truncated:,} truncated "

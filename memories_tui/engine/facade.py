@@ -337,7 +337,7 @@ class Engine(DataOperations):
             embedder.space_key  # noqa: B018 - a remote service without configured dims is asked once here
             problem = None
         except MemoriesError as exc:
-            embedder, problem = None, exc.message
+            embedder, problem = None, exc
         else:
             ctx.ensure_vectors(embed_missing=False)  # count what the encrypted cache holds
         return build_status(ctx.vault_id, index, self.config.rag, embedder, problem,

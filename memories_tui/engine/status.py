@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..config import RagSettings
+from ..errors import MemoriesError
 from ..index.cache import MIB, VaultIndex
 from .types import CacheFigures, StatusReport
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: Embedder | None,
-                 problem: str | None, cached_vaults: int, cache_repairs: list[str] | None = None) -> StatusReport:
+                 problem: MemoriesError | None, cached_vaults: int, cache_repairs: list[str] | None = None) -> StatusReport:
     """`embedder` is None when no usable model is installed (`problem` says why);
     `cache_repairs` lists damaged cache blobs that were dropped and rebuilt."""
     limits = rag.limits
@@ -38,7 +39,9 @@ def build_status(vault_id: str, index: VaultIndex, rag: RagSettings, embedder: E
         vector_bytes = index.vectors.nbytes if index.vectors is not None else 0
     return StatusReport(
         vault_id=vault_id, backend=backend, profile=profile, directory=directory,
-        installed=embedder is not None, model=model, pinned=pinned, problem=problem,
+        installed=embedder is not None, model=model, pinned=pinned,
+        problem=problem.message if problem is not None else None,
+        problem_localizable=problem.localizable.to_wire() if problem is not None and problem.localizable else None,
         vector_space=embedder.space_key if embedder else None,
         dimensions=embedder.dims if embedder else None,
         max_tokens=embedder.max_tokens if embedder else rag.max_tokens,

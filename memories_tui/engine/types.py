@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..i18n import Message, localized
 from ..serial import Jsonable, json_meta
 from ..vault.header import VaultProblem
 from ..vocabulary import IngestStatus
@@ -97,3 +98,11 @@ class StatusReport(Jsonable):
     last_build: float | None
     last_build_seconds: float
     cache_repairs: list[str] = field(default_factory=list)  # damaged cache blobs dropped and rebuilt
+    # the problem in a form each front end shows in its own language (not printed in --json)
+    problem_localizable: dict[str, object] | None = field(default=None, compare=False, repr=False,
+                                                          metadata=json_meta(wire_only=True))
+
+    def problem_localized(self) -> str | None:
+        """Why no model is usable, in the reader's language (`problem` stays English for JSON)."""
+        shown = Message.from_wire(self.problem_localizable)
+        return localized(shown) if shown is not None else self.problem

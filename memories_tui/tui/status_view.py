@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..i18n import N_, _, _n, localized
+from ..i18n import N_, Message, _, _n, localized
 from .text import tilde, tilde_paths
 
 # the engine's fixed model descriptions (others name a model or folder and are shown as they are)
@@ -87,7 +87,7 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
                     n=truncated) if truncated else "")),
         ]
     else:
-        problem = _get(status, "problem")
+        problem = Message.from_wire(_get(status, "problem_localizable")) or _get(status, "problem")
         if problem:
             model_rows.append(Row(_("problem"), tilde_paths(localized(problem)), warn=True))
         model_rows.append(Row(_("install"), _("press m on the records screen, or F2 anywhere")))

@@ -105,3 +105,29 @@ def test_tables_align_by_terminal_cells(vault):
 
     title_at = cells(header[: header.index("標題")])
     assert cells(row[: row.index("Sourdough")]) == title_at
+
+
+def test_why_no_model_is_usable_is_said_in_the_readers_language(vault, tmp_path, cheap_kdf):
+    """`rag status` without an installed model: the engine's sentence is translated for people
+    (in process and through the resident engine's wire form); --json keeps it English."""
+    from memories_tui.engine import StatusReport
+    from memories_tui.i18n import set_language
+    from tests.helpers.vaults import open_vault
+
+    home, vault_id = vault
+    taiwan = run_cli(home, "--lang", "zh-Hant", "rag", "status", vault_id, env=ENGLISH)
+    assert taiwan.code == 0, taiwan.stderr
+    assert "中沒有安裝 EmbeddingGemma；請執行 `memories rag model-install`" in taiwan.stdout
+    assert "is not installed" not in taiwan.stdout
+    shown = run_cli(home, "--json", "--lang", "zh-Hant", "rag", "status", vault_id, env=ENGLISH).json
+    assert shown["problem"].startswith("EmbeddingGemma is not installed in ") and "problem_localizable" not in shown
+
+    engine, own = open_vault(tmp_path / "home")  # the report as the resident engine sends it and a client reads it
+    report = engine.status(own)
+    received = StatusReport.from_json(report.to_wire())
+    set_language("zh-Hans")
+    assert received.problem_localized() == report.problem_localized()
+    assert "中没有安装 EmbeddingGemma；请运行" in (received.problem_localized() or "")
+    set_language("en")
+    assert received.problem_localized() == received.problem == report.problem
+    engine.lock()
