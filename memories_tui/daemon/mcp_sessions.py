@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
 from ..engine import on_behalf_of
-from ..errors import LockedError, MemoriesError, UsageError
+from ..errors import CancelledError, LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
 from ..i18n import msg
 from ..mcp.grants import GrantedVault, Grants
@@ -101,7 +101,13 @@ class McpSessions:
         epoch = engine.lock_epoch
         origin = args.get("origin")  # the AI client's name, for the egress log of model requests
         with on_behalf_of(origin if isinstance(origin, str) else None):
-            result = getattr(session.tools, str(tool))(**arguments)
+            try:
+                result = getattr(session.tools, str(tool))(**arguments)
+            except CancelledError:
+                locked = self.service.cut_by_lock(vault_id, epoch)
+                if locked is not None:
+                    raise locked from None
+                raise
         if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
             raise LockedError(msg("Vault {name} was locked during the call; the late result was dropped. To "
                                   "go on, {how}.", name=name, how=how_to_unlock(name)))

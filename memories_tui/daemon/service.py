@@ -109,6 +109,21 @@ class DaemonService(Dispatcher):
         self._times_of(vault_id).last_used = testhooks.now()
         return vault_id
 
+    def cut_by_lock(self, vault_ref: object, epoch: int) -> LockedError | None:
+        """A call on `vault_ref` that started at lock epoch `epoch` was cancelled: when the
+        vault was locked meanwhile (a lock cuts a model request that is waiting), the error
+        that says so; else None (the cancel has its own reason)."""
+        if not isinstance(vault_ref, str) or self.engine.lock_epoch == epoch:
+            return None
+        try:
+            _vid, name, unlocked = self.resolve(vault_ref)
+        except MemoriesError:
+            return None
+        if unlocked:
+            return None
+        return LockedError(msg("Vault {name} was locked during the call, which stopped there; nothing more was "
+                               "sent. To go on, {how}.", name=name, how=how_to_unlock(name)))
+
     def mark_unlocked(self, vault_id: str) -> None:
         """The hosting TUI unlocked `vault_id` itself: its times start now."""
         now = testhooks.now()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import json_of
-from ..errors import MemoriesError, UsageError
+from ..errors import CancelledError, MemoriesError, UsageError
 from ..i18n import msg
 from .server import Call, Method
 
@@ -137,7 +137,29 @@ def data_methods(service: DaemonService) -> dict[str, Method]:
     }
 
 
+def _ended_by_lock(service: DaemonService, method: Method) -> Method:
+    """A call cut short by a lock of its vault (the model request stops at the lock) says the
+    vault was locked, as a call that starts after the lock does."""
+
+    def run(args: dict[str, Any], call: Call) -> object:
+        epoch = service.engine.lock_epoch
+        try:
+            return method(args, call)
+        except CancelledError:
+            locked = service.cut_by_lock(args.get("vault"), epoch)
+            if locked is not None:
+                raise locked from None
+            raise
+
+    return run
+
+
 def vault_methods(service: DaemonService) -> dict[str, Method]:
+    methods = _vault_methods(service)
+    return {name: _ended_by_lock(service, method) for name, method in methods.items()}
+
+
+def _vault_methods(service: DaemonService) -> dict[str, Method]:
     engine = service.engine
 
     def vault(args: dict[str, Any]) -> str:

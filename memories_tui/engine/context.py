@@ -74,6 +74,10 @@ class LockGuard:
         current = self.records()
         return all(rid in current and current[rid].revision == rev for rid, rev in self.revisions.items())
 
+    def locked(self) -> bool:
+        """A lock came since the work started (cheap: what a request in flight polls)."""
+        return self.epoch.value != self.started or not self.vault_open()
+
     def check(self, message: str = LOCKED_MESSAGE) -> None:
         """Raise CancelledError (with `message`) when the work is stale."""
         if not self.valid():
@@ -208,13 +212,14 @@ class VaultContext:
 
     def call_context(self, cancel: threading.Event | None, guard: LockGuard,
                      stale: str = LOCKED_MESSAGE, sends: tuple[SentChunk, ...] = ()) -> CallContext:
-        """Controls for one call to a model service on this vault's behalf: `stale` is the
-        message when the guard turns stale between attempts; requests are written to the
+        """Controls for one call to a model service on this vault's behalf: a lock cuts a
+        request that is waiting; `stale` is the message when the guard turns stale; requests are written to the
         vault's egress log (egress_ops.py) with the chunks they carry (`sends`)."""
         from ..models.remote import CallContext
         from .egress_ops import VaultEgress
 
-        return CallContext(cancel=cancel, check=lambda: guard.check(stale), device_only=self.device_only,
+        return CallContext(cancel=cancel, check=lambda: guard.check(stale), stop=guard.locked,
+                           device_only=self.device_only,
                            egress=VaultEgress(self.vault, lambda: self._state.built_indexes()), sends=sends)
 
     def ensure_vectors(self, *, budget_seconds: float = BUDGET_SECONDS, progress: EmbedProgressFn | None = None,

@@ -246,6 +246,7 @@ def send_with_retries(
     cancel: threading.Event | None = None,
     deadline: float | None = None,
     check: Callable[[], None] | None = None,
+    stop: Callable[[], bool] | None = None,
     stream: bool = False,
     what: str = "request",
     max_body_bytes: int = MAX_REPLY_BYTES,
@@ -259,7 +260,8 @@ def send_with_retries(
       callback; whatever it raises propagates) and `deadline` (→ NetworkError
       ``network_timeout``; default ``settings.request_timeout_seconds`` from now). Cancel and
       the deadline are also checked between body chunks and cut a read that is waiting
-      (``inflight.py``).
+      (``inflight.py``), as does `stop()` turning true (a lock of the vault; `check()` then
+      says why).
     * Statuses are not turned into errors here: when retries are exhausted (or waiting
       would pass the deadline) the last response is returned; use :func:`status_error`.
       Transport failures that exhaust the retries raise NetworkError.
@@ -270,11 +272,13 @@ def send_with_retries(
     """
     if deadline is None:
         deadline = time.monotonic() + settings.request_timeout_seconds
-    with InFlight(cancel, deadline) as watch:
+    with InFlight(cancel, deadline, stop) as watch:
 
         def between() -> None:  # between body chunks: the lock check waits for the next attempt or the end
             _check_state(cancel, None, deadline, what)
             if watch.tripped:
+                if check is not None:
+                    check()  # cut at a lock: the check's own sentence says so
                 raise CancelledError(msg("Cancelled."))
 
         attempt = 0

@@ -1,9 +1,11 @@
-"""Ends a request in flight the moment it must stop: cancelled, or past its deadline.
+"""Ends a request in flight the moment it must stop: cancelled, past its deadline, or its vault
+locked.
 
 httpx cannot shorten a read that is already waiting on a socket, and its read timeout starts
 again with every byte, so a server that trickles one byte a second (in the headers or the
 body) would keep a request alive for hours. While a request runs, a small watcher thread looks
-at the cancel event and the deadline every 0.1 s; when either trips it shuts the request's
+at the cancel event, the deadline and the `stop` test (the vault was locked) every 0.1 s; when
+one trips it shuts the request's
 sockets down, so the blocked read returns at once and the request thread raises the matching
 error (see ``models.http``). The sockets come from httpcore's documented ``trace`` extension
 (``connect_tcp`` / ``start_tls`` complete), set on every request the watch covers.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 POLL_SECONDS = 0.1
@@ -32,9 +35,11 @@ def _shutdown(sock: Any) -> None:
 class InFlight:
     """Context manager around one request (all its attempts). `tripped` says it was cut."""
 
-    def __init__(self, cancel: threading.Event | None, deadline: float | None) -> None:
+    def __init__(self, cancel: threading.Event | None, deadline: float | None,
+                 stop: Callable[[], bool] | None = None) -> None:
         self.cancel = cancel
         self.deadline = deadline
+        self.stop = stop  # a cheap test, true once the request must end (its vault was locked)
         self.tripped = False
         self._sockets: list[Any] = []
         self._lock = threading.Lock()
@@ -55,7 +60,7 @@ class InFlight:
             _shutdown(sock)
 
     def __enter__(self) -> InFlight:
-        if self.cancel is not None or self.deadline is not None:
+        if self.cancel is not None or self.deadline is not None or self.stop is not None:
             threading.Thread(target=self._watch, name="memories-http-watch", daemon=True).start()
         return self
 
@@ -64,6 +69,8 @@ class InFlight:
 
     def _due(self) -> bool:
         if self.cancel is not None and self.cancel.is_set():
+            return True
+        if self.stop is not None and self.stop():
             return True
         return self.deadline is not None and time.monotonic() >= self.deadline
 

@@ -43,6 +43,7 @@ class CallContext:
 
     cancel: threading.Event | None = None
     check: Callable[[], None] | None = None
+    stop: Callable[[], bool] | None = None  # polled while a request waits: true cuts it (then `check` says why)
     device_only: bool = False
     deadline: float | None = None
     egress: EgressHook | None = None
@@ -153,7 +154,7 @@ class ServiceClient:
         try:
             with make_client(self.http, url) as client:
                 response = send_with_retries(client, request, settings=self.http, cancel=ctx.cancel,
-                                             deadline=ctx.deadline, check=check, what=self.what,
+                                             deadline=ctx.deadline, check=check, stop=ctx.stop, what=self.what,
                                              max_body_bytes=MAX_RESPONSE_BYTES)
             received = len(response.content)
             if response.status_code != 200:
