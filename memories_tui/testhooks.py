@@ -7,6 +7,11 @@ docs/testing.md) activates a point: when the process reaches `<point>` it writes
 a timer. No TOML key or command-line flag reaches this; without the variable a point is one
 dictionary lookup.
 
+``MEMORIES_TEST_HOLD_AT=<point>:<ready-file>`` is the same for a race a test must win without
+killing anything: the first time the process reaches `<point>` it writes its pid to
+`<ready-file>` and waits until the test removes that file, then carries on (a lock that
+arrives while a key is derived, a lock between a call's answer and its last check).
+
 ``MEMORIES_TEST_CLOCK=<file>`` makes `now()` read the time from `<file>` (seconds since the
 epoch, written by the test) instead of the system clock, so idle locks and `unlock --for`
 expiry are tested by moving time forward rather than by sleeping.
@@ -19,7 +24,9 @@ import time
 from pathlib import Path
 
 ENV = "MEMORIES_TEST_PAUSE_AT"
+HOLD_ENV = "MEMORIES_TEST_HOLD_AT"
 CLOCK_ENV = "MEMORIES_TEST_CLOCK"
+_held: set[str] = set()
 # A forgotten variable must not hang a process forever: after this long it carries on.
 MAX_PAUSE_SECONDS = 600
 
@@ -35,6 +42,24 @@ def pause_point(name: str) -> None:
     tmp.write_text(str(os.getpid()), encoding="ascii")
     os.replace(tmp, ready_file)  # appears complete or not at all
     time.sleep(MAX_PAUSE_SECONDS)
+
+
+def hold_point(name: str) -> None:
+    """Wait here, once per process, until the test removes the ready file (see above)."""
+    spec = os.environ.get(HOLD_ENV)
+    if not spec:
+        return
+    point, sep, ready_file = spec.partition(":")
+    if point != name or not sep or not ready_file or name in _held:
+        return
+    _held.add(name)
+    ready = Path(ready_file)
+    tmp = Path(ready_file + ".tmp")
+    tmp.write_text(str(os.getpid()), encoding="ascii")
+    os.replace(tmp, ready)
+    deadline = time.monotonic() + MAX_PAUSE_SECONDS
+    while ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def now() -> float:

@@ -58,6 +58,8 @@ LEXICAL_TESTS = ("tests/unit/test_bm25_weights.py", "tests/unit/test_lexical.py"
 MCP_TOOLS = "tests/integration/test_mcp_tools.py"
 ANSWER_TESTS = "tests/unit/test_answer.py"
 REMOTE_TESTS = "tests/integration/test_remote_services.py"
+LOCK_CUT_TESTS = "tests/integration/test_lock_cuts_model_call.py"
+TIMER_TESTS = "tests/integration/test_daemon_timers.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ---- the first planted bugs: the weak spots a review of the suite named
@@ -287,6 +289,52 @@ MUTANTS: tuple[Mutant, ...] = (
              '    if rag.generation is not None:\n'
              '        refuse_if_device_only(rag.generation.url, ctx.device_only, "generation")\n'),),
            ("tests/integration/test_engine_ask.py::test_device_only_refuses_remote_generation_before_any_retrieval",)),
+    # ---- the resident engine's timers and lock state at their edges
+    Mutant("lock-leaves-request-running", "a lock does not cut a model request that is waiting (it runs to its deadline)",
+           "memories_tui/models/inflight.py",
+           (("        if self.stop is not None and self.stop():\n            return True\n", ""),),
+           (LOCK_CUT_TESTS + "::test_a_lock_in_the_engine_ends_an_ask_waiting_on_the_model",)),
+    Mutant("lock-cut-said-cancelled", "a daemon call cut by a lock of its vault is reported as a plain cancel",
+           "memories_tui/daemon/vault_methods.py",
+           (("    return {name: _ended_by_lock(service, method) for name, method in methods.items()}\n",
+             "    return methods\n"),),
+           (LOCK_CUT_TESTS + "::test_memories_lock_ends_a_rag_ask_the_daemon_runs",)),
+    Mutant("daemon-for-end-exclusive", "`unlock --for` ends only after its end, not at it (> instead of >=)",
+           "memories_tui/daemon/service.py",
+           (("times.expires_at is not None and now >= times.expires_at", "times.expires_at is not None and now > times.expires_at"),),
+           (TIMER_TESTS + "::test_for_ends_at_exactly_its_end_and_idle_counts_from_the_last_served_call",)),
+    Mutant("daemon-idle-from-unlock", "the daemon's idle time is counted from the unlock, not from the last use",
+           "memories_tui/daemon/service.py",
+           (("now - times.last_used >= self.idle_seconds", "now - times.unlocked_at >= self.idle_seconds"),),
+           (TIMER_TESTS + "::test_for_ends_at_exactly_its_end_and_idle_counts_from_the_last_served_call",)),
+    Mutant("daemon-served-call-not-use", "a call the daemon serves does not count as use for the idle lock",
+           "memories_tui/daemon/service.py",
+           (("        self._times_of(vault_id).last_used = testhooks.now()\n        return vault_id\n",
+             "        return vault_id\n"),),
+           (TIMER_TESTS + "::test_for_ends_at_exactly_its_end_and_idle_counts_from_the_last_served_call",)),
+    Mutant("unlock-for-sent-raw", "`unlock --for` is sent to the daemon as a bare number, unchecked",
+           "memories_tui/cli/daemon_verbs.py",
+           (("for_seconds = parse_duration(ctx.args.duration) if ctx.args.duration else None",
+             'for_seconds = float(ctx.args.duration.rstrip("smhdw")) if ctx.args.duration else None'),),
+           (TIMER_TESTS + "::test_a_zero_or_negative_for_is_refused_before_any_daemon_hears_of_it",)),
+    Mutant("unlock-ignores-lock-during-derivation", "a lock that arrives while the daemon derives a key is forgotten",
+           "memories_tui/daemon/service.py",
+           (("            if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins\n"
+             "                self.engine.lock(vault_id)\n", "            if False:\n                pass\n"),),
+           (TIMER_TESTS + "::test_a_lock_while_the_key_is_derived_wins",)),
+    Mutant("mcp-reopen-loses-expiry", "an MCP session reopened after a daemon restart gets a fresh expiry",
+           "memories_tui/daemon/mcp_sessions.py",
+           (("            grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None\n", ""),),
+           (TIMER_TESTS + "::test_an_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
+    Mutant("mcp-call-no-lock-recheck", "an MCP call's answer is kept when the vault locked before the call's last check",
+           "memories_tui/daemon/mcp_sessions.py",
+           (("        if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):\n",
+             "        if False:\n"),),
+           (TIMER_TESTS + "::test_a_lock_between_an_mcp_answer_and_its_last_check_drops_the_answer",)),
+    Mutant("revoke-at-start-ignored", "a revocation stamped exactly at a grant's start leaves the grant alive",
+           "memories_tui/mcp/grants.py",
+           (("if revoked is not None and revoked >= self.started_at:", "if revoked is not None and revoked > self.started_at:"),),
+           ("tests/unit/test_grants.py::test_a_revocation_at_exactly_the_start_ends_the_grant",)),
 )
 
 

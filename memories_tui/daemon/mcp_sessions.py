@@ -108,6 +108,7 @@ class McpSessions:
                 if locked is not None:
                     raise locked from None
                 raise
+        testhooks.hold_point("mcp-call-answered")
         if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
             raise LockedError(msg("Vault {name} was locked during the call; the late result was dropped. To "
                                   "go on, {how}.", name=name, how=how_to_unlock(name)))

@@ -204,6 +204,7 @@ class DaemonService(Dispatcher):
             if not isinstance(passphrase, str) or not passphrase:
                 raise UsageError(msg("Vault {name} is locked; a passphrase is needed to unlock it.", name=name))
             epoch = self.engine.lock_epoch
+            testhooks.hold_point("unlock-deriving")
             self.engine.unlock(vault_id, passphrase, accept_rollback=args.get("accept_rollback") is True)
             del passphrase
             if self.engine.lock_epoch != epoch:  # a lock came while the key was derived: it wins

@@ -79,6 +79,17 @@ def test_revocation_before_start_does_not_touch_a_later_server(tmp_path):
     assert revoked_at(tmp_path, NOTES.vault_id) == clock.now - 5
 
 
+def test_a_revocation_at_exactly_the_start_ends_the_grant(tmp_path):
+    """Same second as the start (a revoke and a server start in one clock tick): revoked, since
+    the server may have been started before the revoke in that tick."""
+    clock = Clock()
+    grants = Grants(tmp_path, [NOTES], clock=clock)
+    revoke(tmp_path, NOTES.vault_id, now=grants.started_at)
+    with pytest.raises(GrantError) as caught:
+        grants.check("notes")
+    assert caught.value.code == "grant_revoked"
+
+
 def test_revoke_refuses_a_path_as_vault_id(tmp_path):
     with pytest.raises(UsageError):
         revoke(tmp_path, "../../etc/passwd")
