@@ -60,6 +60,7 @@ ANSWER_TESTS = "tests/unit/test_answer.py"
 REMOTE_TESTS = "tests/integration/test_remote_services.py"
 LOCK_CUT_TESTS = "tests/integration/test_lock_cuts_model_call.py"
 TIMER_TESTS = "tests/integration/test_daemon_timers.py"
+LIFECYCLE_TESTS = "tests/integration/test_daemon_lifecycle.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ---- the first planted bugs: the weak spots a review of the suite named
@@ -335,6 +336,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/mcp/grants.py",
            (("if revoked is not None and revoked >= self.started_at:", "if revoked is not None and revoked > self.started_at:"),),
            ("tests/unit/test_grants.py::test_a_revocation_at_exactly_the_start_ends_the_grant",)),
+    Mutant("daemon-folder-group-open", "a daemon folder the group may enter (0750, 0770) is accepted",
+           "memories_tui/daemon/paths.py",
+           (("    if info.st_mode & 0o077:\n", "    if info.st_mode & 0o007:\n"),),
+           (LIFECYCLE_TESTS + "::test_a_daemon_folder_others_can_enter_is_refused",)),
+    Mutant("daemon-folder-any-owner", "a daemon folder another uid owns is used",
+           "memories_tui/daemon/paths.py",
+           (("    if info.st_uid != os.getuid():\n", "    if False:\n"),),
+           (LIFECYCLE_TESTS + "::test_a_daemon_folder_another_user_owns_is_refused",)),
+    Mutant("daemon-env-keeps-passphrase-sources", "the detached daemon inherits MEMORIES_PASSPHRASE_FILE/_COMMAND",
+           "memories_tui/daemon/lifecycle.py",
+           (('if not k.startswith("MEMORIES_PASSPHRASE")}', 'if k != "MEMORIES_PASSPHRASE"}'),),
+           (LIFECYCLE_TESTS + "::test_passphrase_never_reaches_the_daemons_argv_environment_or_log",)),
 )
 
 

@@ -82,8 +82,13 @@ def test_wrong_passphrase_is_refused_by_the_daemon_and_nothing_stays_unlocked(ho
     assert unlocked_names(home) == []
 
 
-def test_passphrase_never_reaches_the_daemons_argv_environment_or_log(home: Path) -> None:
-    assert unlock(home, "notes").code == 0
+def test_passphrase_never_reaches_the_daemons_argv_environment_or_log(home: Path, tmp_path: Path) -> None:
+    """Nor does any passphrase source: the file's path or the command that prints it."""
+    secret_file = tmp_path / "passphrase.txt"
+    secret_file.write_text(PASS + "\n")
+    secret_file.chmod(0o600)
+    sources = {"MEMORIES_PASSPHRASE_FILE": str(secret_file), "MEMORIES_PASSPHRASE_COMMAND": "printf unused"}
+    assert unlock(home, "notes", env=sources).code == 0
     pid = holder_pid(home)
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     environ = Path(f"/proc/{pid}/environ").read_bytes()
@@ -91,6 +96,7 @@ def test_passphrase_never_reaches_the_daemons_argv_environment_or_log(home: Path
     for where in (cmdline, environ, log.encode()):
         assert PASS.encode() not in where
     assert b"MEMORIES_PASSPHRASE" not in environ
+    assert str(secret_file).encode() not in environ and b"printf unused" not in environ
     assert "unlock" in log and "Traceback" not in log
 
 
@@ -234,12 +240,28 @@ def test_a_long_home_path_still_gets_a_socket(tmp_path: Path) -> None:
         stop(home)
 
 
-def test_a_daemon_folder_others_can_enter_is_refused(home: Path) -> None:
-    (home / "daemon").mkdir(mode=0o755)
-    os.chmod(home / "daemon", 0o755)
+@pytest.mark.parametrize("mode", [0o755, 0o750, 0o770, 0o705], ids=lambda mode: f"{mode:o}")
+def test_a_daemon_folder_others_can_enter_is_refused(home: Path, mode: int) -> None:
+    """Group access is refused like everyone's: a group member could reach the socket."""
+    (home / "daemon").mkdir(mode=0o700)
+    os.chmod(home / "daemon", mode)
     result = run_cli(home, "--json", "daemon", "--detach", passphrase=None)
     assert result.code == 1
     assert result.json["error"]["code"] == "home_invalid" and "chmod 700" in result.json["error"]["message"]
+    assert f"mode {mode:o}" in result.json["error"]["message"] and not lock_held(home)
+
+
+def test_a_daemon_folder_another_user_owns_is_refused(home: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root to give the folder to another uid (CI runs as root)")
+    (home / "daemon").mkdir(mode=0o700)
+    os.chmod(home / "daemon", 0o700)
+    os.chown(home / "daemon", 12345, 12345)
+    result = run_cli(home, "--json", "unlock", "notes")
+    assert result.code == 1
+    error = result.json["error"]
+    assert error["code"] == "home_invalid" and "belongs to another user (uid 12345)" in error["message"]
+    assert not lock_held(home) and not (home / "daemon" / "daemon.sock").exists()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork + setuid to another user is tested on Linux")
