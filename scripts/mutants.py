@@ -348,6 +348,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/lifecycle.py",
            (('if not k.startswith("MEMORIES_PASSPHRASE")}', 'if k != "MEMORIES_PASSPHRASE"}'),),
            (LIFECYCLE_TESTS + "::test_passphrase_never_reaches_the_daemons_argv_environment_or_log",)),
+    Mutant("bm25-piece-weight-one", "the pieces field scores like the words (weight 1.0 instead of 0.5)",
+           "memories_tui/index/lexical.py",
+           (("PIECE_WEIGHT = 0.5\n", "PIECE_WEIGHT = 1.0\n"),),
+           ("tests/unit/test_bm25_weights.py::test_the_pieces_field_counts_half_a_word",)),
+    Mutant("english-plural-zero-singular", "English takes the singular for a count of 0 (\"0 byte\")",
+           "memories_tui/i18n.py",
+           (("self.plural is None or self.count == 1 else self.plural", "self.plural is None or self.count <= 1 else self.plural"),),
+           ("tests/unit/test_i18n.py::test_english_uses_the_plural_for_zero",)),
+    Mutant("connect-timeout-past-deadline", "a model request's connect timeout is not capped by the time left",
+           "memories_tui/models/http.py",
+           (("        read, connect = min(read, left), min(connect, left)\n", "        read = min(read, left)\n"),),
+           ("tests/unit/test_http.py::test_each_attempts_timeouts_are_capped_by_the_time_left_of_the_whole_request",)),
 )
 
 

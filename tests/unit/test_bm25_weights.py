@@ -77,3 +77,29 @@ def test_phrase_queries_rank_with_the_same_weights(index):
     assert [h.key for h in hits] == ranking(want) == [1, 2, 3, 4]
     for hit in hits:
         assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
+
+
+# Chinese rows for the pieces field (CJK two-character pieces beside the words); enough rows
+# that the IDF of a piece held by one or two of them is well above zero.
+CJK_DOCS = {1: ("", "王小明在新竹廠區上班", ""), 2: ("新竹", "風很大的城市", ""), 3: ("", "今天天氣很好", ""),
+            4: ("", "蘋果和香蕉", ""), 5: ("", "咖啡要現磨", ""), 6: ("", "週末去爬山", ""),
+            7: ("", "圖書館很安靜", ""), 8: ("", "晚餐吃麵", "")}
+
+
+@pytest.mark.parametrize("query", ["新竹廠", "竹廠"])
+def test_the_pieces_field_counts_half_a_word(query):
+    """score = the words' BM25 (an index without pieces gives it) + 0.5 × the pieces' BM25.
+    "竹廠" is no word of any row: it matches through its pieces alone, at half their score."""
+    rows = [LexicalDoc(k, t, b, m, False) for k, (t, b, m) in CJK_DOCS.items()]
+    with_pieces, words_only = LexicalIndex(), LexicalIndex(pieces=False)
+    with_pieces.add(rows)
+    words_only.add(rows)
+    _terms, pieces = with_pieces._terms(query)
+    assert pieces
+    piece_scores = dict(with_pieces._bm25.top_k([], "any", 10, pieces=pieces, piece_weight=1.0))
+    word_scores = {h.key: h.score for h in words_only.search(query, limit=10)}
+    hits = with_pieces.search(query, limit=10)
+    assert {h.key for h in hits} == set(piece_scores) | set(word_scores) == ({1, 2} if query == "新竹廠" else {1})
+    for hit in hits:
+        assert piece_scores[hit.key] > 0.1, hit.key  # the pieces weigh in: a wrong weight shows
+        assert hit.score == pytest.approx(word_scores.get(hit.key, 0.0) + 0.5 * piece_scores[hit.key], rel=1e-6)

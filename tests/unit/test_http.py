@@ -450,3 +450,14 @@ def test_strict_json_accepts_normal_json():
 def test_strict_json_rejects(text):
     with pytest.raises(ModelError):
         strict_json(text)
+
+
+def test_each_attempts_timeouts_are_capped_by_the_time_left_of_the_whole_request():
+    """A connect that may take 5 s must not outlive a request with 1 s left (nor may the read)."""
+    settings = HttpSettings(connect_timeout_seconds=5, timeout_seconds=30, request_timeout_seconds=300)
+    capped = nethttp.attempt_timeout(settings, time.monotonic() + 1.0)
+    assert 0 < capped.connect <= 1.0 and 0 < capped.read <= 1.0 and 0 < capped.pool <= 1.0
+    roomy = nethttp.attempt_timeout(settings, time.monotonic() + 3600)
+    assert (roomy.connect, roomy.read) == (5, 30)
+    spent = nethttp.attempt_timeout(settings, time.monotonic() - 1)  # past the deadline: the smallest wait
+    assert spent.connect == spent.read == 0.001

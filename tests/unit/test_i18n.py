@@ -11,7 +11,7 @@ import pytest
 from memories_tui import i18n
 from memories_tui.config import parse_config
 from memories_tui.errors import ConfigError, InputRefusedError, UsageError, describe_error
-from memories_tui.i18n import Message, _, msg, msg_n, resolve_language, set_language, term
+from memories_tui.i18n import Message, _, _n, msg, msg_n, resolve_language, set_language, term
 
 
 @pytest.mark.parametrize(("environ", "expected"), [
@@ -77,6 +77,16 @@ def test_plural_forms_follow_each_language():
     assert one.localized() == "已儲存附件 a1（1 位元組，已加密；永不建立索引）"
     assert many.localized() == "已儲存附件 a1（2,048 位元組，已加密；永不建立索引）"
     assert str(many).startswith("Stored asset")  # English whatever the interface language
+
+
+def test_english_uses_the_plural_for_zero():
+    """"0 bytes", "0 requests served": English takes the singular for exactly one only."""
+    args = ("Stored asset {id} ({size:,} byte, encrypted; never indexed)",
+            "Stored asset {id} ({size:,} bytes, encrypted; never indexed)")
+    none = msg_n(*args, 0, id="a1", size=0)
+    assert str(none) == "Stored asset a1 (0 bytes, encrypted; never indexed)"
+    assert none.localized() == str(none)  # the interface in English takes the same form
+    assert _n("{n:,} request served", "{n:,} requests served", 0).format(n=0) == "0 requests served"
 
 
 def test_an_error_is_english_in_json_and_localized_on_screen():
