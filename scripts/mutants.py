@@ -360,6 +360,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/models/http.py",
            (("        read, connect = min(read, left), min(connect, left)\n", "        read = min(read, left)\n"),),
            ("tests/unit/test_http.py::test_each_attempts_timeouts_are_capped_by_the_time_left_of_the_whole_request",)),
+    Mutant("daemon-status-ignores-serving-tui", "`daemon status` leaves out the idle lock of the TUI serving the socket",
+           "memories_tui/daemon/service.py",
+           (("        tui_at = None if host_in is None else now + host_in\n", "        tui_at = None\n"),),
+           ("tests/tui/test_daemon_link.py::test_daemon_status_tells_the_idle_lock_of_the_tui_that_serves_the_vault",)),
+    Mutant("tui-poll-hides-idle-lock", "a TUI beside the daemon does not tell it when its own idle lock comes",
+           "memories_tui/tui/daemon_link.py",
+           ((', "lock_in": self.idle_lock_in()}', "}"),),
+           ("tests/tui/test_daemon_link.py::test_daemon_status_tells_the_idle_lock_of_a_tui_beside_the_daemon",)),
 )
 
 

@@ -149,8 +149,11 @@ def _left(vault: HeldVault) -> str:
 
     if vault.seconds_left is None:
         return _("never (until locked)")
-    why = "--for" if vault.expires_at is not None and (
-        vault.idle_lock_at is None or vault.expires_at <= vault.idle_lock_at) else _("idle")
+    if vault.locks_by is not None:  # the first of the timers that apply, whoever runs it
+        why = {"--for": "--for", "idle": _("idle"), "tui": _("TUI idle")}.get(vault.locks_by, vault.locks_by)
+    else:  # an older daemon that does not say
+        why = "--for" if vault.expires_at is not None and (
+            vault.idle_lock_at is None or vault.expires_at <= vault.idle_lock_at) else _("idle")
     return f"{span(vault.seconds_left)} ({why})"
 
 

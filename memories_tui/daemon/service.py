@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memories.daemon")
 SWEEP_SECONDS = 15.0  # how often a quiet daemon looks for vaults whose time is up
+# A TUI following the daemon says when its own idle timer will lock a vault at every poll
+# (daemon_link.py, every 2 s); a report older than this is from a TUI that went away.
+FOLLOWER_FRESH_SECONDS = 10.0
 MAX_UNLOCK_SECONDS = 366 * 86400
 
 
@@ -55,6 +58,9 @@ class DaemonService(Dispatcher):
         self._lock = threading.RLock()
         self.clients = ClientBook()  # the host hands over its server's
         self.grants_status: Callable[[], list[GrantInfo]] = lambda: []  # set by the host
+        # seconds until the hosting TUI's own idle timer locks a vault (None: it will not); set by the TUI
+        self.host_lock_in: Callable[[str], float | None] = lambda _vault_id: None
+        self._follower_lock_at: dict[str, tuple[float, float]] = {}  # vault id -> (lock at, reported at)
         self._methods: dict[str, Method] = {
             "hello": self._hello, "status": lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
             "unlock": self._unlock,
@@ -148,6 +154,7 @@ class DaemonService(Dispatcher):
             self.engine.lock(vault_id)
             for vid in ids if vault_id is not None else list(self._times):
                 self._times.pop(vid, None)
+                self._follower_lock_at.pop(vid, None)
         for vid in ids:
             log.info("lock %s (%s)", vid, reason)
         if ids and self.on_locked is not None:
@@ -191,6 +198,11 @@ class DaemonService(Dispatcher):
         vault_id, name, unlocked = self.resolve(_text(args, "vault"))
         if unlocked and args.get("touch"):
             self._times_of(vault_id).last_used = testhooks.now()
+        lock_in = args.get("lock_in")  # a following TUI: its own idle timer locks the vault this soon
+        if unlocked and isinstance(lock_in, int | float) and not isinstance(lock_in, bool) and lock_in >= 0:
+            now = testhooks.now()
+            with self._lock:
+                self._follower_lock_at[vault_id] = (now + float(lock_in), now)
         return {"vault_id": vault_id, "name": name, "unlocked": unlocked}
 
     def _unlock(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -239,11 +251,20 @@ class DaemonService(Dispatcher):
 
     # -- status -------------------------------------------------------------------------------
     def _held(self, vault_id: str, name: str, now: float) -> HeldVault:
+        """The vault's row: it locks at the earliest of its timers, whoever runs them (`--for` and
+        the idle time here, the idle lock of the TUI that hosts this service or follows it)."""
         times = self._times_of(vault_id)
         idle_at = times.last_used + self.idle_seconds if self.idle_seconds > 0 else None
-        ends = [t for t in (times.expires_at, idle_at) if t is not None]
+        follower = self._follower_lock_at.get(vault_id)
+        host_in = self.host_lock_in(vault_id)
+        tui_at = None if host_in is None else now + host_in
+        if follower is not None and now - follower[1] <= FOLLOWER_FRESH_SECONDS:
+            tui_at = follower[0] if tui_at is None else min(tui_at, follower[0])
+        ends = [(t, why) for t, why in ((times.expires_at, "--for"), (idle_at, "idle"), (tui_at, "tui"))
+                if t is not None]
+        first = min(ends, key=lambda end: end[0]) if ends else None
         return HeldVault(vault_id, name, times.unlocked_at, times.last_used, times.expires_at, idle_at,
-                         None if not ends else max(0.0, min(ends) - now))
+                         None if first is None else max(0.0, first[0] - now), None if first is None else first[1])
 
     def status(self, *, asking: int | None = None) -> DaemonStatus:
         """What `memories daemon status` shows (`asking`: the pid of the process asking, left

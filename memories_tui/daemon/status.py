@@ -25,7 +25,8 @@ FORGET_SECONDS = 24 * 3600.0  # a process the kernel cannot name (no pid) is sho
 
 @dataclass(frozen=True)
 class HeldVault(Jsonable):
-    """A vault the daemon holds unlocked; it locks at the earlier of `expires_at` and `idle_lock_at`."""
+    """A vault the daemon holds unlocked; it locks at the earliest of `expires_at`, `idle_lock_at`
+    and the idle lock of a TUI that serves it or follows it (`locks_by` names which one comes first)."""
 
     vault_id: str
     name: str
@@ -34,6 +35,7 @@ class HeldVault(Jsonable):
     expires_at: float | None  # `unlock --for`
     idle_lock_at: float | None  # None: no idle lock
     seconds_left: float | None = field(metadata=json_meta(round=1))  # None: until `memories lock`
+    locks_by: str | None = None  # --for | idle | tui (the TUI's own idle lock); None: until `memories lock`
 
 
 @dataclass(frozen=True)

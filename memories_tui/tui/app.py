@@ -91,7 +91,8 @@ class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App)
         self._last_activity = time.monotonic()
         self.embedding = self.engine.background_embedding(self._deliver_embedding)
         # serves the home's socket, or follows a separate daemon's lock state (daemon_link.py)
-        self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)))
+        self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)),
+                                      idle_lock_in=self.idle_lock_in)
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
@@ -189,6 +190,12 @@ class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App)
         """Is an ingest, model install or vault creation running? (such work is never cut by the idle lock)."""
         return any(w.group in BUSY_GROUPS and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
                    for w in self.workers)
+
+    def idle_lock_in(self) -> float | None:
+        """Seconds until the idle timer locks the open vault, None if it will not (`daemon status` asks)."""
+        if self.idle_lock_seconds <= 0 or self.vault is None:
+            return None
+        return max(0.0, self.idle_lock_seconds - (time.monotonic() - self._last_activity))
 
     async def check_idle_lock(self) -> None:
         self.daemon_link.poll()

@@ -45,9 +45,11 @@ class DaemonLink:
     """`on_locked_elsewhere(vault_ids, reason)` is called from a worker thread; the app hands it
     to its UI thread."""
 
-    def __init__(self, engine: Engine, on_locked_elsewhere: Callable[[list[str], str], object]) -> None:
+    def __init__(self, engine: Engine, on_locked_elsewhere: Callable[[list[str], str], object],
+                 idle_lock_in: Callable[[], float | None] = lambda: None) -> None:
         self.engine = engine
         self.on_locked_elsewhere = on_locked_elsewhere
+        self.idle_lock_in = idle_lock_in  # seconds until the TUI's own idle timer locks its vault (None: never)
         self.host: SocketHost | None = None
         self.remote: DaemonClient | None = None
         self.problem = ""  # why the TUI neither serves nor follows a daemon, for the status screen
@@ -83,6 +85,7 @@ class DaemonLink:
             except (MemoriesError, OSError) as exc:
                 self.problem = getattr(exc, "message", None) or type(exc).__name__
                 return
+            host.service.host_lock_in = self._host_lock_in  # `daemon status` tells the TUI's idle lock too
             self.host, self.remote, self.problem = host, None, ""
 
     def close(self) -> None:
@@ -124,6 +127,10 @@ class DaemonLink:
         rows.append((_("clients"), "\n".join(c.describe(now) for c in status.clients) or _("none")))
         rows.append((_("grants"), "\n".join(g.describe() for g in grants) or _("none")))
         return rows
+
+    def _host_lock_in(self, vault_id: str) -> float | None:
+        """Seconds until this TUI's idle timer locks `vault_id` (None: it will not)."""
+        return self.idle_lock_in() if vault_id == self._active_vault else None
 
     # -- what the app reports ------------------------------------------------------------------
     def activity(self) -> None:
@@ -173,7 +180,7 @@ class DaemonLink:
 
     def _check_remote(self, remote: DaemonClient, vault_id: str, touch: bool) -> None:
         try:
-            state = remote.call("vault_state", {"vault": vault_id, "touch": touch})
+            state = remote.call("vault_state", {"vault": vault_id, "touch": touch, "lock_in": self.idle_lock_in()})
             still = bool(state.get("unlocked"))
             reason = "locked in the Memories daemon"
         except MemoriesError:

@@ -161,3 +161,41 @@ def test_a_poll_while_the_daemon_derives_the_key_keeps_following_the_vault(home:
         assert run_cli(home, "--json", "lock", "notes", passphrase=None).code == 0
         wait_until(lambda: link.poll() or bool(locked_elsewhere), what="the lock to reach the TUI")
         assert locked_elsewhere == [([vault_id], "locked in the Memories daemon")]
+
+
+TIMERS = "[tui]\nidle_lock_minutes = 1.5\n[daemon]\nidle_lock_minutes = 30\n"
+
+
+def tui_row(home: Path) -> dict:
+    client = connect(home)
+    assert client is not None
+    return client.call("status")["vaults"][0]
+
+
+async def test_daemon_status_tells_the_idle_lock_of_the_tui_that_serves_the_vault(home: Path) -> None:
+    """The TUI locks after its own 1.5 idle minutes, long before the daemon's 30: the status
+    says so instead of "29m (idle)"."""
+    (home / "config.toml").write_text(TIMERS)
+    app = MemoriesApp(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.daemon_link.host is not None, 30)
+        await unlock_in_tui(pilot)
+        shown = await cli(home, "--json", "daemon", "status")
+        row = shown.json["vaults"][0]
+        assert 0 <= row["seconds_left"] <= 90 and row.get("locks_by") == "tui", row
+        assert row["idle_lock_at"] > row["last_used"] + 29 * 60  # the daemon's own timer is still there
+        text = await cli(home, "daemon", "status")
+        assert "(TUI idle)" in text.stdout and "29m" not in text.stdout
+
+
+async def test_daemon_status_tells_the_idle_lock_of_a_tui_beside_the_daemon(home: Path) -> None:
+    """A TUI following a separate daemon locks it after its own idle time too (ctrl+l's path)."""
+    (home / "config.toml").write_text(TIMERS)
+    with daemon(home):
+        app = MemoriesApp(Engine.open(home))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.daemon_link.remote is not None, 30)
+            await unlock_in_tui(pilot)
+            await wait_for(pilot, lambda: daemon_vaults(home) == ["notes"], 30)
+            await wait_for(pilot, lambda: tui_row(home).get("locks_by") == "tui", 30)  # told at the TUI's next poll
+            assert 0 <= tui_row(home)["seconds_left"] <= 90
