@@ -87,6 +87,11 @@ class AnchorStore:
                                 path=path, strerror=exc.strerror)) from None
         try:
             data = json.loads(raw)
+        except (ValueError, RecursionError):
+            if self.home_tag:
+                return None  # torn by a crash (written without fsync): as good as deleted, see write()
+            data = None
+        try:
             anchor = Anchor(vault_id=data["vault_id"], counter=data["counter"],
                             manifest=bytes.fromhex(data["manifest"]), seen=data["seen"], home_tag=self.home_tag)
             ok = (data["format"] == ANCHOR_FORMAT and anchor.vault_id == keys.vault_id
@@ -102,6 +107,9 @@ class AnchorStore:
         return anchor
 
     def write(self, keys: VaultKeys, counter: int, manifest: bytes) -> Anchor:
+        """Written after the vault's commit; outside the home without an fsync, which would
+        double the cost of every commit. A crash can then leave that copy older than the vault
+        (harmless) or torn (read as missing, like a deleted one; the home's copy still holds)."""
         anchor = Anchor(keys.vault_id, counter, bytes(manifest), _now(), self.home_tag)
         data = {"format": ANCHOR_FORMAT, "vault_id": anchor.vault_id, "counter": counter,
                 "manifest": anchor.manifest.hex(), "seen": anchor.seen, "mac": anchor.mac(keys).hex()}
@@ -113,7 +121,8 @@ class AnchorStore:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if not self.home_tag:  # the copy outside the home skips the fsync: see below
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
         except OSError as exc:
             with contextlib.suppress(OSError):

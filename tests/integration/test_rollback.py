@@ -12,7 +12,7 @@ import pytest
 
 from memories_tui.engine import Engine
 from memories_tui.errors import RollbackError, TamperError
-from memories_tui.vault.state_folder import STATE_DIR_ENV, home_tag
+from memories_tui.vault.state_folder import STATE_DIR_ENV, home_tag, state_folder
 from tests.helpers.cli import run_cli
 from tests.helpers.vaults import PASS, create_vault
 
@@ -179,6 +179,9 @@ def test_a_copy_outside_the_home_is_bound_to_its_vault_key_and_home(tmp_path, ch
         _records(home, vault_id)
     assert refused.value.code == "anchor_invalid" and str(mine) in str(refused.value)
     assert _records(home, vault_id, accept=True) == 1
+    mine.write_bytes(mine.read_bytes()[:30])  # torn by a crash (written without fsync): read as missing
+    assert _records(home, vault_id) == 1
+    assert json.loads(mine.read_text())["counter"] == 2  # and written again
 
 
 def _outside_of(home: Path, vault_id: str) -> Path:
@@ -200,3 +203,15 @@ def test_a_reader_behind_a_writer_is_not_a_rollback_and_a_restore_under_an_open_
         engine.add_record(vault_id, kind="memory", title="after restore", body="y")
     finally:
         engine.close()
+
+
+def test_the_state_folder_is_never_inside_the_home(tmp_path, monkeypatch):
+    """On macOS and Windows the platform's state folder is the default home itself: the copy
+    outside the home then goes beside it. (A temporary XDG_STATE_HOME stands in for the user's.)"""
+    monkeypatch.delenv(STATE_DIR_ENV)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert state_folder(tmp_path / "home") == tmp_path / "state" / "memories"
+    for home in (tmp_path / "state" / "memories", tmp_path / "state" / "memories" / "inner"):
+        assert state_folder(home) == tmp_path / "state" / "memories-state"
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "chosen"))
+    assert state_folder(tmp_path / "state" / "memories") == tmp_path / "chosen"
