@@ -121,7 +121,7 @@ class AnchorStore:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh)
                 fh.flush()
-                if not self.home_tag:  # the copy outside the home skips the fsync: see below
+                if not self.home_tag:  # the copy outside the home skips the fsync (docstring)
                     os.fsync(fh.fileno())
             os.replace(tmp, path)
         except OSError as exc:
@@ -170,7 +170,8 @@ class AnchorBook:
         Raises RollbackError when a copy remembers a newer state; with `accept` the state
         replaces every copy. `latest()` reads the file's newest committed state: a reader
         whose snapshot began before another process committed is behind, not rolled back
-        (False then: nothing was checked). Sync calls this with the heads it reads."""
+        (False then, and nothing is written). Sync calls this with the heads it reads: a head
+        older than the anchors raises, a newer one moves them up (`newest` reads them)."""
         with self.locked():
             if accept:
                 self.write(keys, counter, manifest)

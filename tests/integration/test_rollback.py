@@ -215,3 +215,28 @@ def test_the_state_folder_is_never_inside_the_home(tmp_path, monkeypatch):
         assert state_folder(home) == tmp_path / "state" / "memories-state"
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "chosen"))
     assert state_folder(tmp_path / "state" / "memories") == tmp_path / "chosen"
+
+
+def test_what_sync_calls_checks_a_head_and_raises_the_anchors(tmp_path, cheap_kdf):
+    """`AnchorBook.confirm` with a state learnt elsewhere (a sync target's head): an older one
+    is refused, a newer one moves both copies up, so the local file is then behind."""
+    from memories_tui.vault.header import read_header
+    from memories_tui.vault.keys import open_keys
+
+    home = tmp_path / "home"
+    vault_id = create_vault(home)
+    _add(home, vault_id, "a")
+    engine = Engine.open(home)
+    keys = open_keys(read_header(home / "vaults" / f"{vault_id}.mvault"), PASS)
+    try:
+        book = engine.anchors
+        seen = book.newest(keys)
+        assert seen is not None and seen.counter == 2
+        with pytest.raises(RollbackError):
+            book.confirm(keys, 1, seen.manifest)
+        book.confirm(keys, 7, bytes(32), name="notes")
+        assert book.newest(keys).counter == 7 and json.loads(_outside(vault_id).read_text())["counter"] == 7
+    finally:
+        keys.wipe()
+        engine.close()
+    assert "change 7" in _rolled_back(home, vault_id)
