@@ -6,11 +6,14 @@
 - `vault restore --force` of that backup (verify + replace + the replaced vault kept), beside
   one Argon2id derivation at the default cost, which restore pays once for the passphrase;
 - a search with a loopback rerank service, with its egress-log entry written (two small
-  synchronous SQLite transactions) and with the log switched off, interleaved.
+  synchronous SQLite transactions) and with the log switched off, interleaved;
+- one `memory add` (a commit), with the rollback anchors in the home and their copy outside it
+  (the product), and with the home's anchor alone, interleaved: what the second copy costs.
 
 `--json` prints one object: {"vault_mib", "records", "runs", "copy_s", "backup_locked_s",
 "backup_unlocked_s", "restore_s", "argon2id_s", "search_rerank_s", "search_rerank_no_log_s",
-"ratios": {...}}. Prints figures; asserts nothing.
+"add_s", "add_home_anchor_only_s", "ratios": {...}}. The outside copy goes to a temporary
+folder of the run (MEMORIES_STATE_DIR), never yours. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Rerank)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["MEMORIES_STATE_DIR"] = str(Path(tmp) / "state")
         home = Path(tmp) / "home"
         home.mkdir()
         (home / "config.toml").write_text('[rag.rerank]\nprotocol = "compatible"\n'
@@ -85,7 +89,7 @@ def main() -> None:
         vault_file = engine.resolve_vault(vault_id).path
         out = Path(tmp) / "out"
         figures: dict[str, list[float]] = {k: [] for k in ("copy", "locked", "unlocked", "restore", "kdf",
-                                                            "search", "search_no_log")}
+                                                            "search", "search_no_log", "add", "add_home")}
         header = crypto.KdfParams()
         for run in range(args.runs):
             raw = Path(tmp) / f"raw{run}.mvault"
@@ -100,6 +104,12 @@ def main() -> None:
             VaultEgress.opened = lambda self, request: (lambda *end: None)  # type: ignore[method-assign,assignment]
             figures["search_no_log"].append(timed(lambda: engine.search(vault_id, "lantern bread", limit=10)))
             VaultEgress.opened = logged  # type: ignore[method-assign]
+            both = list(engine.anchors.stores)
+            for stores, key in ((both, "add"), (both[:1], "add_home")):
+                engine.anchors.stores = stores  # the open vault's watcher reads this same book
+                figures[key] += [timed(lambda n=n: engine.add_record(vault_id, kind="memory", title=f"a{n}",
+                                                                     body="one more note")) for n in range(20)]
+            engine.anchors.stores = both
             engine.lock()
             figures["restore"].append(timed(lambda b=backup.path: engine.restore_vault(b, PASSPHRASE, force=True)))
             figures["kdf"].append(timed(lambda: crypto.derive_kek(PASSPHRASE, os.urandom(16), header)))
@@ -110,11 +120,13 @@ def main() -> None:
     result = {"vault_mib": round(size / 2**20, 2), "records": records, "runs": args.runs,
               "copy_s": med["copy"], "backup_locked_s": med["locked"], "backup_unlocked_s": med["unlocked"],
               "restore_s": med["restore"], "argon2id_s": med["kdf"], "search_rerank_s": med["search"],
-              "search_rerank_no_log_s": med["search_no_log"],
+              "search_rerank_no_log_s": med["search_no_log"], "add_s": med["add"],
+              "add_home_anchor_only_s": med["add_home"],
               "ratios": {"backup_locked_vs_copy": med["locked"] / med["copy"],
                          "backup_unlocked_vs_copy": med["unlocked"] / med["copy"],
                          "restore_vs_argon2id": med["restore"] / med["kdf"],
-                         "search_with_log_vs_without": med["search"] / med["search_no_log"]}}
+                         "search_with_log_vs_without": med["search"] / med["search_no_log"],
+                         "add_with_outside_copy_vs_home_only": med["add"] / med["add_home"]}}
     if args.json:
         print(json.dumps(result))
         return
@@ -126,7 +138,9 @@ def main() -> None:
             ("vault restore --force", med["restore"], f"{med['restore'] / med['kdf']:.1f}x Argon2id"),
             ("search + loopback rerank, no egress log", med["search_no_log"], ""),
             ("search + loopback rerank, egress logged", med["search"],
-             f"{med['search'] / med['search_no_log']:.2f}x")]
+             f"{med['search'] / med['search_no_log']:.2f}x"),
+            ("memory add, home's anchor only", med["add_home"], ""),
+            ("memory add, anchors in and outside the home", med["add"], f"{med['add'] / med['add_home']:.2f}x")]
     for label, seconds, ratio in rows:
         print(f"  {label:<44} {seconds * 1000:9.1f} ms  {ratio}")
 

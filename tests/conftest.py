@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
+import tempfile
 
 import pytest
 
@@ -25,6 +27,15 @@ from tests.helpers.paths import (
 # ask for another language, whatever the developer's own LANG says.
 if resolve_language("auto") != "en":
     os.environ["LC_ALL"] = "C.UTF-8"
+
+# The rollback anchors' copy outside the home (vault/state_folder.py) goes to a folder of this
+# session, never the real user's state folder; children inherit it (tests/helpers/cli.py keeps it).
+_STATE_DIR = tempfile.mkdtemp(prefix="memories-state-")
+os.environ["MEMORIES_STATE_DIR"] = os.environ["XDG_STATE_HOME"] = _STATE_DIR
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_STATE_DIR, ignore_errors=True)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

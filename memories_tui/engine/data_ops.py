@@ -29,11 +29,14 @@ class DataOperations:
 
     @property
     def anchors(self) -> AnchorBook:
-        """This home's rollback anchors (`<home>/anchors`), made on first use."""
+        """This home's rollback anchors (`<home>/anchors`, and their copy in the per-user state
+        folder outside the home), made on first use."""
         if self._anchor_book is None:
             from ..vault.anchor import AnchorBook
+            from ..vault.state_folder import outside_store
 
-            self._anchor_book = AnchorBook(self._engine().home / "anchors")
+            home = self._engine().home
+            self._anchor_book = AnchorBook(home / "anchors", outside_store(home))
         return self._anchor_book
 
     def backup_vault(self, ref: str, folder: Path | None = None, *, keep: int | None = None,

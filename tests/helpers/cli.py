@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memories_tui.vault.state_folder import STATE_DIR_ENV
 from tests.helpers.vaults import PASS
 
 CHEAP_CLI = Path(__file__).with_name("cheap_cli.py")
@@ -31,9 +32,9 @@ class Result:
 
 
 def cli_env(home: Path, passphrase: str | None = PASS, **extra: str) -> dict[str, str]:
-    """The environment a child `memories` process gets: this one's without any MEMORIES_ setting,
-    then the home, the passphrase (unless None) and `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
+    """The environment a child `memories` process gets: this one's without any MEMORIES_ setting
+    but the tests' state folder (conftest.py), then the home, the passphrase (unless None) and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_") or k == STATE_DIR_ENV}
     env.update(MEMORIES_HOME=str(home), PYTHONIOENCODING="utf-8")
     if passphrase is not None:
         env["MEMORIES_PASSPHRASE"] = passphrase
@@ -72,7 +73,7 @@ class _Stream(io.TextIOWrapper):
 @contextmanager
 def _environment(values: dict[str, str]) -> Iterator[None]:
     saved = {k: v for k, v in os.environ.items() if k.startswith("MEMORIES_") or k in values}
-    for key in [k for k in os.environ if k.startswith("MEMORIES_")]:
+    for key in [k for k in os.environ if k.startswith("MEMORIES_") and k != STATE_DIR_ENV]:
         del os.environ[key]
     os.environ.update(values)
     try:

@@ -9,12 +9,15 @@ at the top of `python -c` code.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memories_tui.vault import crypto
+from memories_tui.vault.state_folder import STATE_DIR_ENV
 
 if TYPE_CHECKING:
     from memories_tui.engine import Engine, Record
@@ -27,8 +30,19 @@ CHILD_PRELUDE = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\n"
 
 
 def use_cheap_kdf() -> None:
-    """For the rest of this process (a child process made for a test)."""
+    """For the rest of this process (a child process made for a test); its rollback anchors'
+    copy outside the home goes to a test folder too."""
     crypto._TEST_KDF_OVERRIDE = CHEAP
+    use_test_state_folder()
+
+
+def use_test_state_folder() -> None:
+    """Never the real user's state folder: conftest.py points MEMORIES_STATE_DIR at a temporary
+    one; a child started with a bare environment gets a shared one under the temp folder (its
+    files are named per home, and every test home is new)."""
+    if not os.environ.get(STATE_DIR_ENV, "").strip():
+        user = getattr(os, "getuid", lambda: 0)()
+        os.environ[STATE_DIR_ENV] = str(Path(tempfile.gettempdir()) / f"memories-test-state-{user}")
 
 
 @contextmanager

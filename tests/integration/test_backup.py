@@ -264,6 +264,8 @@ def test_backup_if_due_follows_every_hours(tmp_path, cheap_kdf):
         first = engine.backup_if_due(vault_id)
         assert first is not None and first.verified == "full" and first.path.parent == tmp_path / "auto"
         assert engine.backup_if_due(vault_id) is None  # the newest is minutes old
+        taken = backups_of(tmp_path / "auto", vault_id, "notes")[-1].taken
+        assert engine.backup_if_due(vault_id, now=taken + timedelta(hours=23, minutes=59)) is None  # hours, not minutes
         later = datetime.now(UTC) + timedelta(hours=25)
         assert engine.backup_if_due(vault_id, now=later) is not None
     finally:

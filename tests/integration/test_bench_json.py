@@ -81,9 +81,10 @@ def test_bench_backup_json_is_one_object_with_the_documented_keys() -> None:
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert set(report) == {"vault_mib", "records", "runs", "copy_s", "backup_locked_s", "backup_unlocked_s",
-                           "restore_s", "argon2id_s", "search_rerank_s", "search_rerank_no_log_s", "ratios"}
+                           "restore_s", "argon2id_s", "search_rerank_s", "search_rerank_no_log_s", "add_s",
+                           "add_home_anchor_only_s", "ratios"}
     assert set(report["ratios"]) == {"backup_locked_vs_copy", "backup_unlocked_vs_copy", "restore_vs_argon2id",
-                                     "search_with_log_vs_without"}
+                                     "search_with_log_vs_without", "add_with_outside_copy_vs_home_only"}
     assert report["records"] >= 50 and report["runs"] == 1 and report["backup_unlocked_s"] > 0
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.egress import Outbound, SentChunk
 from memories_tui.engine import Engine
 from memories_tui.errors import PolicyError
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.model_server import (
     COMPAT_CHAT,
     COMPAT_EMBED,
@@ -24,6 +25,7 @@ from tests.helpers.model_server import (
     ModelServer,
     sources_in,
 )
+from tests.helpers.tamper import sql
 
 PASS = "correct horse"
 NOTES = {"混合搜尋": "混合搜尋把 BM25 與向量排名融合。The fused list keeps both signals.",
@@ -225,3 +227,40 @@ def test_mcp_calls_are_marked_with_the_clients_name(tmp_path, cheap_kdf, srv):
     assert [(e["purpose"], e["client"]) for e in logged] == [("generation", "mcp:egress-test-client")]
     assert run_cli(home, "rag", "ask", "notes", "lantern", "--json").code == 0
     assert run_cli(home, "rag", "egress", "notes", "--json").json["entries"][-1]["client"] is None
+
+
+def _logged(engine: Engine, vault_id: str, *purposes: str) -> list[str]:
+    """One finished entry per purpose, written through the hook a model request uses; their times."""
+    hook = engine.egress_hook(vault_id)
+    for i, purpose in enumerate(purposes):
+        hook.opened(Outbound(purpose, "127.0.0.1:9", True, (SentChunk(None, None, sha(purpose)),), 10 + i))("ok", 5, 1)
+    return [e.time for e in engine.egress_log(vault_id).entries]
+
+
+def test_a_deleted_entry_is_a_gap_and_swapped_entries_fail_their_check(engine):
+    vault_id = engine.test_vault_id
+    _logged(engine, vault_id, "rerank", "generation", "embedding", "query-embedding")
+    path = engine.resolve_vault(vault_id).path
+    sql(path, "DELETE FROM egress WHERE seq = 2")
+    report = engine.egress_log(vault_id)
+    assert [e.seq for e in report.entries] == [1, 3, 4] and report.missing == [2] and report.damaged == []
+    listed = call_cli(engine.home, "rag", "egress", "notes")  # the CLI warns about the gap
+    assert listed.code == 0 and "egress log entries [2] are missing" in listed.stderr, listed.stderr
+    (one,), (three,) = (sql(path, "SELECT nonce, ciphertext, digest FROM egress WHERE seq = ?", n) for n in (1, 3))
+    for seq, row in ((1, three), (3, one)):  # each entry sealed under the other's number
+        sql(path, "UPDATE egress SET nonce = ?, ciphertext = ?, digest = ? WHERE seq = ?", *row, seq)
+    report = engine.egress_log(vault_id)
+    assert [(e.seq, e.purpose) for e in report.entries] == [(4, "query-embedding")]
+    assert report.damaged == [1, 3] and report.missing == [2]
+
+
+def test_since_is_inclusive_at_the_exact_time_of_an_entry(engine):
+    from datetime import datetime, timedelta
+
+    vault_id = engine.test_vault_id
+    stamp, = _logged(engine, vault_id, "rerank")
+    assert [e.purpose for e in engine.egress_log(vault_id, since=stamp).entries] == ["rerank"]  # at or after
+    after = (datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(seconds=1)).isoformat()
+    assert engine.egress_log(vault_id, since=after).entries == []
+    shown = call_cli(engine.home, "rag", "egress", "notes", "--since", stamp, "--json")
+    assert shown.code == 0 and [e["purpose"] for e in shown.json["entries"]] == ["rerank"]

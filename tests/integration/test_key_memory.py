@@ -109,3 +109,43 @@ def test_lock_leaves_no_key_material_and_core_dumps_are_off(tmp_path, cheap_kdf)
     finally:
         child.kill()
         child.wait()
+
+
+RESTORER = CHILD_PRELUDE + """
+import gc
+from memories_tui.engine import Engine
+eng = Engine.open(sys.argv[1])
+eng.restore_vault(sys.argv[2], "correct horse", force=True)
+gc.collect()
+print("restored", flush=True)
+sys.stdin.readline()
+eng.unlock(sys.argv[3], "correct horse")
+print("unlocked", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_restore_leaves_no_key_material(tmp_path, cheap_kdf):
+    """Restore opens the backup's keys to verify it and write the anchors; they are wiped after."""
+    home = tmp_path / "home"
+    eng = Engine.open(home)
+    try:
+        vid = eng.create_vault("v", "correct horse").vault_id
+        eng.unlock(vid, "correct horse")
+        eng.add_record(vid, kind="memory", title="note", body="zeppelin airship")
+        backup = eng.backup_vault(vid, tmp_path / "bk").path
+    finally:
+        eng.close()
+    needles = _secrets(backup)
+    child = subprocess.Popen([sys.executable, "-c", RESTORER, str(home), str(backup), vid], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    try:
+        assert child.stdout.readline().strip() == b"restored", child.stderr.read().decode()
+        assert _found(child.pid, needles) == set()
+        child.stdin.write(b"\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == b"unlocked", child.stderr.read().decode()
+        assert "record subkey" in _found(child.pid, needles)  # the scan does see live keys
+    finally:
+        child.kill()
+        child.wait()

@@ -81,6 +81,20 @@ def test_restore_round_trip_counts_lost_revisions_and_keeps_the_replaced_vault(t
     assert vault_file.stat().st_mode & 0o777 == 0o600
 
 
+def test_an_up_to_date_backup_is_not_restored_over_the_vault_without_force(tmp_path, cheap_kdf):
+    """Nothing would be lost, but replacing a vault is still never silent."""
+    home = tmp_path / "home"
+    vault_id, _ = _setup(home)
+    backup = _backup(home, tmp_path / "bk")
+    vault_file = home / "vaults" / f"{vault_id}.mvault"
+    before = _digest(vault_file)
+    refused = run_cli(home, "vault", "restore", str(backup), "--json")
+    assert refused.code == 1 and refused.json["error"]["code"] == "restore_would_replace"
+    assert "would lose 0 revision(s)" in refused.json["error"]["message"]
+    assert _digest(vault_file) == before
+    assert not list((home / "backups").glob("*before-restore*"))  # nothing was replaced, so nothing kept
+
+
 def test_restore_into_a_fresh_home_and_beside_the_original_with_as(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     vault_id, ids = _setup(home)
