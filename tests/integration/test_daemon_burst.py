@@ -10,6 +10,7 @@ the user to unlock what is already unlocked, or the CLI to ask for a passphrase)
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -164,3 +165,43 @@ async def test_an_unreachable_daemon_is_not_reported_as_a_locked_vault(home: Pat
             shut.close()
     assert "[vault_locked]" not in text
     assert "[daemon_not_answering]" in text
+
+
+@pytest.mark.parametrize("holder_lives", [True, False])
+def test_a_refused_connect_is_tried_again_only_while_the_daemons_process_lives(
+        home: Path, monkeypatch, holder_lives: bool) -> None:
+    """A daemon between binding its socket and listening refuses connections for a moment; a
+    socket left by a daemon that was killed refuses them for good, and nobody should wait."""
+    folder = home / "daemon"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    (folder / "daemon.lock").write_text(json.dumps({"pid": os.getpid() if holder_lives else dead}))
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        server.bind(f"/proc/self/fd/{fd}/daemon.sock")  # bound, not listening yet: connects are refused
+    finally:
+        os.close(fd)
+    retried = threading.Event()
+    real_sleep = time.sleep
+
+    def watched_sleep(seconds: float) -> None:
+        retried.set()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(daemon_client.time, "sleep", watched_sleep)
+    monkeypatch.setattr(daemon_client, "REFUSED_RETRY_SECONDS", 5.0)  # room for a loaded machine, not a speed claim
+    found: list[object] = []
+    caller = threading.Thread(target=lambda: found.append(connect(home)))
+    caller.start()
+    deadline = time.monotonic() + 60
+    while not retried.is_set() and caller.is_alive() and time.monotonic() < deadline:
+        real_sleep(0.005)
+    server.listen(8)  # now it listens: a caller still trying gets in
+    caller.join(60)
+    server.close()
+    assert retried.is_set() is holder_lives
+    assert (found[0] is not None) is holder_lives, found
