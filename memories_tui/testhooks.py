@@ -15,6 +15,9 @@ arrives while a key is derived, a lock between a call's answer and its last chec
 ``MEMORIES_TEST_CLOCK=<file>`` makes `now()` read the time from `<file>` (seconds since the
 epoch, written by the test) instead of the system clock, so idle locks and `unlock --for`
 expiry are tested by moving time forward rather than by sleeping.
+
+``MEMORIES_TEST_DAEMON_LIMITS=idle=0.5,request=2,inflight=1000000`` lowers the daemon's
+connection limits (see `daemon_limit`).
 """
 
 from __future__ import annotations
@@ -71,3 +74,21 @@ def now() -> float:
         except (OSError, ValueError):
             pass  # a clock file being rewritten: fall back to real time for this one reading
     return time.time()
+
+
+LIMITS_ENV = "MEMORIES_TEST_DAEMON_LIMITS"
+
+
+def daemon_limit(name: str, default: float) -> float:
+    """The resident engine's limit `name`, lowered by ``MEMORIES_TEST_DAEMON_LIMITS=name=value,…``
+    so a test reaches it without waiting half a minute or sending gigabytes. Only ever lowered:
+    a forgotten variable cannot lift a limit."""
+    for item in os.environ.get(LIMITS_ENV, "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == name:
+            try:
+                chosen = float(value)
+            except ValueError:
+                return default
+            return min(default, chosen) if chosen > 0 else default
+    return default

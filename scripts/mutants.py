@@ -61,6 +61,9 @@ REMOTE_TESTS = "tests/integration/test_remote_services.py"
 LOCK_CUT_TESTS = "tests/integration/test_lock_cuts_model_call.py"
 TIMER_TESTS = "tests/integration/test_daemon_timers.py"
 LIFECYCLE_TESTS = "tests/integration/test_daemon_lifecycle.py"
+DAEMON_BURST = "tests/integration/test_daemon_burst.py"
+DAEMON_LIMITS = "tests/integration/test_daemon_limits.py"
+DAEMON_FILES = "tests/integration/test_daemon_files.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ---- the first planted bugs: the weak spots a review of the suite named
@@ -411,6 +414,61 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/vault/egress_log.py",
            (("if since is None or entry.time >= since:", "if since is None or entry.time > since:"),),
            ("tests/integration/test_egress.py::test_since_is_inclusive_at_the_exact_time_of_an_entry",)),
+    Mutant("daemon-connect-no-retry", "a connect that finds the daemon's queue full (EAGAIN) gives up at once",
+           "memories_tui/daemon/client.py",
+           (("    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):\n        return wait\n",
+             "    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):\n        return 0.0\n"),),
+           (DAEMON_BURST + "::test_a_full_queue_is_tried_again_until_the_daemon_lets_the_call_in",)),
+    Mutant("daemon-connect-refused-no-retry", "a refused connect is not tried again while the daemon's process lives",
+           "memories_tui/daemon/client.py",
+           (("    if exc.errno == errno.ECONNREFUSED and _holder_alive(paths):\n", "    if False:\n"),),
+           (DAEMON_BURST + "::test_a_refused_connect_is_tried_again_only_while_the_daemons_process_lives",)),
+    Mutant("daemon-stale-socket-waited-on", "a socket left by a killed daemon is waited on as if it were starting",
+           "memories_tui/daemon/client.py",
+           (("    if exc.errno == errno.ECONNREFUSED and _holder_alive(paths):\n",
+             "    if exc.errno == errno.ECONNREFUSED:\n"),),
+           (DAEMON_BURST + "::test_a_refused_connect_is_tried_again_only_while_the_daemons_process_lives",)),
+    Mutant("daemon-shut-out-is-absent", "a daemon that lets nobody in counts as no daemon (the CLI asks for a passphrase)",
+           "memories_tui/daemon/client.py",
+           (('        if exc.code == "daemon_not_answering":\n            raise\n        return None\n',
+             "        return None\n"),),
+           (DAEMON_BURST + "::test_a_daemon_that_lets_nobody_in_is_not_answering_not_absent",)),
+    Mutant("mcp-daemon-error-as-locked", "an MCP call the daemon could not be reached for is called a locked vault",
+           "memories_tui/mcp/daemon_tools.py",
+           (("                    continue\n                raise\n",
+             '                    continue\n                raise self._locked(arguments["vault_id"]) from None\n'),),
+           (DAEMON_BURST + "::test_an_unreachable_daemon_is_not_reported_as_a_locked_vault",)),
+    Mutant("daemon-inflight-uncapped", "request bytes in flight across connections are not capped",
+           "memories_tui/daemon/server.py",
+           (("        if not self.server.inflight.take(length):\n",
+             "        if not (self.server.inflight.take(length) or True):\n"),),
+           (DAEMON_LIMITS + "::test_request_bytes_in_flight_across_connections_are_capped",)),
+    Mutant("daemon-inflight-kept", "a finished request's bytes are never given back to the in-flight cap",
+           "memories_tui/daemon/server.py",
+           (("        self.server.inflight.give_back(self.reserved)\n", "        pass\n"),),
+           (DAEMON_LIMITS + "::test_request_bytes_in_flight_across_connections_are_capped",)),
+    Mutant("daemon-drip-forever", "a request dripped a byte at a time is never cut off",
+           "memories_tui/daemon/limits.py",
+           (("        left = self._deadline - time.monotonic()\n", '        left = float("inf")\n'),),
+           (DAEMON_LIMITS + "::test_idle_and_dripping_connections_are_closed",)),
+    Mutant("daemon-answer-shape-internal", "a daemon answer of an unknown shape is an internal error",
+           "memories_tui/daemon/client.py",
+           (("    except MISREAD:\n        raise incompatible(method) from None\n",
+             "    except RecursionError:\n        raise incompatible(method) from None\n"),),
+           ("tests/integration/test_daemon_compat.py",)),
+    Mutant("daemon-files-follow-links", "the daemon opens its lock file and log through a planted symbolic link",
+           "memories_tui/daemon/paths.py",
+           (("flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK", "flags | os.O_CREAT | os.O_NONBLOCK"),),
+           (DAEMON_FILES + "::test_a_link_planted_at_a_daemon_file_is_refused_and_its_target_keeps_its_bytes",)),
+    Mutant("daemon-socket-any-kind", "whatever is at the socket's name is removed as a stale socket",
+           "memories_tui/daemon/paths.py",
+           (("    if not stat.S_ISSOCK(info.st_mode):\n        raise _not_ours(path)\n", ""),),
+           (DAEMON_FILES + "::test_a_folder_where_the_socket_goes_is_refused_clearly",)),
+    Mutant("daemon-start-missing-config", "the detached daemon is named a config file that does not exist",
+           "memories_tui/daemon/lifecycle.py",
+           (('    named = ["--config", str(config)] if config.exists() or config.is_symlink() else []\n',
+             '    named = ["--config", str(config)]\n'),),
+           (DAEMON_FILES + "::test_unlock_in_a_home_without_a_config_file_starts_the_daemon",)),
 )
 
 

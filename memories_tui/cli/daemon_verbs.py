@@ -104,7 +104,7 @@ def cmd_daemon_status(ctx: Context) -> Payload:
     client = _running_daemon(ctx)
     if client is None:
         return {"running": False}
-    status = DaemonStatus.from_json(client.call("status"))
+    status = client.call_as("status", None, DaemonStatus.from_json)
     if not ctx.json:
         _print_status(ctx, status)
     return {"running": True, **status.to_json()}
@@ -163,11 +163,11 @@ def cmd_daemon_stop(ctx: Context) -> Payload:
     client = _running_daemon(ctx)
     if client is None:
         return {"stopped": False}
-    answer = client.call("stop")
-    stop_daemon(ctx.daemon_paths(), int(answer["pid"]))
+    pid = client.call_as("stop", None, lambda answer: int(answer["pid"]))
+    stop_daemon(ctx.daemon_paths(), pid)
     if not ctx.json:
-        print(_("Memories daemon (pid {pid}) locked every vault and stopped.").format(pid=answer["pid"]))
-    return {"stopped": True, "pid": answer["pid"]}
+        print(_("Memories daemon (pid {pid}) locked every vault and stopped.").format(pid=pid))
+    return {"stopped": True, "pid": pid}
 
 
 def cmd_unlock(ctx: Context) -> Payload:
@@ -179,7 +179,7 @@ def cmd_unlock(ctx: Context) -> Payload:
     client = connect(engine.home)
     args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds,
                             "accept_rollback": bool(getattr(ctx.args, "accept_rollback", False))}
-    if client is None or not client.call("vault_state", {"vault": info.vault_id})["unlocked"]:
+    if client is None or not client.call_as("vault_state", {"vault": info.vault_id}, lambda state: state["unlocked"]):
         from ..frontend.passphrase import get_passphrase
 
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
@@ -192,13 +192,13 @@ def cmd_unlock(ctx: Context) -> Payload:
         if client is None:
             raise DaemonUnavailableError(msg("The daemon started but does not answer; see {log_file}.",
                                              log_file=ctx.daemon_paths().log_file))
-    row = client.call("unlock", args)
+    row, until = client.call_as("unlock", args, lambda answer: (dict(answer), _until(answer)))
     if not ctx.json:
         text = (_("Vault {name} was already unlocked in the Memories daemon; {until}. Commands and AI clients "
                   "need no passphrase until then.") if row.get("already_unlocked") else
                 _("Vault {name} is unlocked in the Memories daemon; {until}. Commands and AI clients need no "
                   "passphrase until then."))
-        print(text.format(name=clean(info.name), until=_until(row)))
+        print(text.format(name=clean(info.name), until=until))
     return row
 
 
@@ -223,9 +223,10 @@ def cmd_lock(ctx: Context) -> Payload:
         if not ctx.json:
             print(_("No Memories daemon runs for this home, so nothing is unlocked there."))
         return {"locked": []}
-    result: dict[str, Any] = client.call("lock", {"vault": vault_id})
+    result: dict[str, Any] = client.call_as("lock", {"vault": vault_id},
+                                            lambda answer: {**answer, "locked": list(answer.get("locked") or [])})
     if not ctx.json:
-        locked = result.get("locked") or []
+        locked = result["locked"]
         print(_n("Locked {count} vault in the Memories daemon.", "Locked {count} vaults in the Memories daemon.",
                  len(locked)).format(count=len(locked)) if locked else _("Nothing was unlocked."))
     return result

@@ -18,17 +18,19 @@ machines, which would be most of a daemon-served CLI call.)
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import CancelledError, MemoriesError
 from ..i18n import msg
-from .paths import DaemonPaths, SocketAddress, unix_sockets_supported
+from .paths import DaemonPaths, SocketAddress, read_holder_text, unix_sockets_supported
 from .peer import peer_of
 from .protocol import (
     CLIENT_HEADER,
@@ -45,11 +47,15 @@ if TYPE_CHECKING:  # http.client (and ssl, email, which it loads) only once a so
 
 NO_DAEMON_ENV = "MEMORIES_NO_DAEMON"
 SILENCE_ENV = "MEMORIES_DAEMON_TIMEOUT"  # seconds: one silence limit for every call (tests, slow machines)
-CONNECT_TIMEOUT_SECONDS = 5.0
+CONNECT_TIMEOUT_SECONDS = 5.0  # at most this long (and never past the call's silence limit) to be let in
+REFUSED_RETRY_SECONDS = 0.25  # a refused connect while the daemon's process lives: it is (re)starting
 LOOKUP_SILENCE_SECONDS = 10.0  # lock state, status, sessions: answered from memory
 WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbeats carry it past this
 LOOKUPS = frozenset({"vault_state", "status", "lock", "stop", "mcp_open", "mcp_close"})
 ProgressFn = Callable[[dict[str, Any]], None]
+T = TypeVar("T")
+# What reading an answer of another shape raises (a field missing, renamed or of another type).
+MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
 
 
 def daemon_disabled() -> bool:
@@ -136,6 +142,11 @@ class DaemonClient:
         finally:
             conn.close()
 
+    def call_as(self, method: str, args: dict[str, Any] | None, read: Callable[[Any], T]) -> T:
+        """`call`, then `read` its result; an answer `read` cannot take (a daemon of another
+        version) is `daemon_incompatible`, which says to restart it, never an internal error."""
+        return understood(method, read, self.call(method, args))
+
     def call_quietly(self, method: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         """`call` for work nobody waits on (a status line, a lock mirrored in the background):
         the result if it is an object, else {} — also when the daemon is gone."""
@@ -146,15 +157,30 @@ class DaemonClient:
         return result if isinstance(result, dict) else {}
 
     def _open(self, limit: float | None = None) -> http.client.HTTPConnection:
+        """A connection to the daemon. A full listen queue (a burst of calls) answers EAGAIN at once
+        to a connect with a timeout, and a refused connect can be a daemon between two lives: both
+        are tried again, briefly, within the connect time and the call's silence limit."""
+        started = time.monotonic()
+        wait = min(CONNECT_TIMEOUT_SECONDS, limit or CONNECT_TIMEOUT_SECONDS)
+        delay = 0.002
         with SocketAddress(self.paths.socket) as address:
-            conn = _connection_class()(address.path, limit)
-            try:
-                conn.connect()
-            except OSError as exc:
-                conn.close()
-                raise DaemonConnectionError(msg("Cannot reach the daemon at {socket}: {problem}.",
-                                                socket=self.paths.socket, problem=exc.strerror or exc)
-                                            ) from None
+            while True:
+                conn = _connection_class()(address.path, limit)
+                try:
+                    conn.connect()
+                    break
+                except OSError as exc:
+                    conn.close()
+                    spent = time.monotonic() - started
+                    if spent + delay < _retry_window(exc, self.paths, wait):
+                        time.sleep(delay)
+                        delay = min(delay * 2, 0.05)
+                        continue
+                    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                        raise self._shut_out(wait) from None
+                    raise DaemonConnectionError(msg("Cannot reach the daemon at {socket}: {problem}.",
+                                                    socket=self.paths.socket, problem=exc.strerror or exc)
+                                                ) from None
         assert conn.sock is not None
         try:
             peer = peer_of(conn.sock)
@@ -213,6 +239,14 @@ class DaemonClient:
                 pid=pid, method=method, seconds=limit),
             code="daemon_not_answering")
 
+    def _shut_out(self, seconds: float) -> DaemonConnectionError:
+        """The daemon lives (its socket listens, or its process runs) but let nobody in."""
+        return DaemonConnectionError(
+            msg("The Memories daemon serving {home} did not let this command in for {seconds:g} s: it is overloaded, "
+                "stopped or stuck. Run the command again; if this persists, end the daemon (`memories daemon stop`) "
+                "or run the command with --no-daemon.", home=self.home, seconds=seconds),
+            code="daemon_not_answering")
+
     def _gone(self, method: str) -> DaemonConnectionError:
         return DaemonConnectionError(
             msg("The Memories daemon stopped while running {method}; nothing it had not finished was written "
@@ -227,18 +261,66 @@ def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
         return DaemonConnectionError(msg("The daemon refused the request (HTTP {status}).", status=response.status))
 
 
+def understood(method: str, read: Callable[[Any], T], data: Any) -> T:
+    """`read(data)` for an answer to `method`, or `daemon_incompatible` when it is of a shape
+    this version does not know."""
+    try:
+        return read(data)
+    except MISREAD:
+        raise incompatible(method) from None
+
+
+def incompatible(method: str) -> DaemonConnectionError:
+    return DaemonConnectionError(
+        msg("The Memories daemon answered {method} with something this version of Memories does not understand: "
+            "a daemon of another version is probably still running. Run `memories daemon stop` (it locks every "
+            "vault), then run the command again; the current version starts.", method=method),
+        code="daemon_incompatible")
+
+
+def _retry_window(exc: OSError, paths: DaemonPaths, wait: float) -> float:
+    """How long after the first try a failed connect is worth trying again: the whole wait when
+    the queue is full (someone listens), a moment when refused while the daemon's process runs."""
+    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+        return wait
+    if exc.errno == errno.ECONNREFUSED and _holder_alive(paths):
+        return min(wait, REFUSED_RETRY_SECONDS)
+    return 0.0
+
+
+def _holder_alive(paths: DaemonPaths) -> bool:
+    """Does the lock file name a live process (a daemon starting, or one with a full queue)? A
+    daemon killed outright leaves its pid there; its socket is then stale and nobody waits."""
+    try:
+        data = json.loads(read_holder_text(paths.lock_file))
+        pid = int(data["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: not ours to judge, and it lives
+    return pid > 0
+
+
 def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
     """The home's daemon if one accepts connections, else None (also when disabled or
-    unsupported). A socket file nobody accepts on (left by a killed daemon) counts as none."""
+    unsupported). A socket file nobody accepts on (left by a killed daemon) counts as none;
+    a daemon that lives but lets nobody in is `daemon_not_answering`, never "no daemon"
+    (the caller would ask for a passphrase or call the vault locked)."""
     if daemon_disabled() or not unix_sockets_supported():
         return None
     client = DaemonClient(home, kind=kind)
     if not client.paths.socket.exists():
         return None
     try:
-        client._open().close()
+        client._open(silence_limit("hello")).close()
     except PeerRefusedError:
         raise
-    except MemoriesError:
+    except MemoriesError as exc:
+        if exc.code == "daemon_not_answering":
+            raise
         return None
     return client

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MemoriesError
 from ..i18n import N_, _, msg
 from .mcp_sessions import McpSessions
-from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sockets_supported
+from .paths import (
+    DaemonPaths,
+    DaemonUnavailableError,
+    SocketAddress,
+    open_private_file,
+    read_holder_text,
+    remove_stale_socket,
+    unix_sockets_supported,
+)
 from .protocol import read_error
 from .server import DaemonServer
 from .service import DaemonService
@@ -62,7 +70,7 @@ class Holder:
 
 def read_holder(paths: DaemonPaths) -> Holder | None:
     try:
-        data = json.loads(paths.lock_file.read_text(encoding="utf-8"))
+        data = json.loads(read_holder_text(paths.lock_file))
         return Holder(int(data["pid"]), str(data.get("kind", "daemon")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -77,7 +85,7 @@ class HomeLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        fd = os.open(self.paths.lock_file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = open_private_file(self.paths.lock_file, os.O_RDWR)  # never through a planted link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -127,7 +135,7 @@ class SocketHost:
         if not self.home_lock.acquire():
             raise running_refusal(self.paths)
         try:
-            self.paths.socket.unlink(missing_ok=True)  # we hold the lock: any socket file here is stale
+            remove_stale_socket(self.paths.socket)  # we hold the lock: any socket here is stale
             with SocketAddress(self.paths.socket) as address:
                 self.server = DaemonServer(address.path, self.service)
         except BaseException:
@@ -161,7 +169,7 @@ class SocketHost:
 
 def setup_log(paths: DaemonPaths) -> None:
     """Verbs, timings and error codes go to `<home>/daemon/daemon.log` (0600); never content."""
-    fd = os.open(paths.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+    fd = open_private_file(paths.log_file, os.O_WRONLY | os.O_APPEND)
     handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8", buffering=1))
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
@@ -222,7 +230,9 @@ def start_detached(home: Path, config: Path) -> int:
     read_end, write_end = os.pipe()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_PASSPHRASE")}
     program = _TEST_DAEMON_COMMAND or [sys.executable, "-m", "memories_tui"]
-    command = [*program, "daemon", "--home", str(home), "--config", str(config), "--ready-fd", str(write_end)]
+    # A config file that is not there means the defaults; named on the command line it would be an error.
+    named = ["--config", str(config)] if config.exists() or config.is_symlink() else []
+    command = [*program, "daemon", "--home", str(home), *named, "--ready-fd", str(write_end)]
     try:
         subprocess.Popen(command, pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd="/", close_fds=True)

@@ -85,6 +85,58 @@ def check_private_folder(folder: Path) -> None:
                             "{folder}` and start again.", folder=folder, mode=stat.S_IMODE(info.st_mode)))
 
 
+def open_private_file(path: Path, flags: int) -> int:
+    """Open (creating it 0600) one of the daemon's own files: never through a symbolic link, and
+    only a regular file, so a link planted in the folder cannot make the daemon truncate or
+    write to a file elsewhere."""
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        if os.path.lexists(path) and not (os.path.isfile(path) and not os.path.islink(path)):
+            raise _not_ours(path) from None
+        raise HomeError(msg("Cannot open {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:  # a hard link would name another file too
+        os.close(fd)
+        raise _not_ours(path)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_holder_text(path: Path, limit: int = 4096) -> bytes:
+    """The start of the lock file's text (who holds the home), never read through a link or
+    from anything but a regular file; b"" when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+
+
+def remove_stale_socket(path: Path) -> None:
+    """Remove a socket left by a daemon that died; anything else at its name is refused."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise HomeError(msg("Cannot use {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
+    if not stat.S_ISSOCK(info.st_mode):
+        raise _not_ours(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _not_ours(path: Path) -> HomeError:
+    return HomeError(msg("{path} is not the daemon's own file (a link, a folder or something else is there); the "
+                         "daemon will not use it. Move it away and start again.", path=path))
+
+
 class SocketAddress:
     """The path to bind or connect to, short enough for sun_path; `close()` when done."""
 

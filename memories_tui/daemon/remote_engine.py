@@ -59,9 +59,10 @@ def _load(name: str, data: Any, *, many: bool = False) -> Any:
     """A result (or a list of them) read back from its wire form; its type is loaded when a
     result of it comes back, not at start."""
     from .. import engine
+    from .client import understood
 
     tp: Any = getattr(engine, name)
-    return from_json(list[tp] if many else tp, data)
+    return understood(name, lambda answer: from_json(list[tp] if many else tp, answer), data)
 
 
 class RemoteEngine(_Base):
@@ -105,7 +106,7 @@ class RemoteEngine(_Base):
                              "/ `memories lock`."))
 
     def is_unlocked(self, vault_id: str) -> bool:
-        return bool(self.client.call("vault_state", {"vault": vault_id})["unlocked"])
+        return self.client.call_as("vault_state", {"vault": vault_id}, lambda state: bool(state["unlocked"]))
 
     def lock(self, vault_id: str | None = None) -> None:
         """Nothing is unlocked in this process; the daemon's vaults lock with `memories lock`."""

@@ -12,6 +12,7 @@ quote vault content) and answered as `internal_error`.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..errors import InternalError, MemoriesError, UsageError
 from ..i18n import msg
+from .limits import ByteBudget, DeadlineSocketIO, Limits
 from .peer import Peer, peer_of
 from .protocol import (
     CLIENT_HEADER,
@@ -45,7 +47,7 @@ from .protocol import (
 from .status import ClientBook
 
 log = logging.getLogger("memories.daemon")
-READ_TIMEOUT_SECONDS = 30.0  # a client that sends half a request is dropped after this
+LISTEN_BACKLOG = 1024  # connections the kernel queues (it may lower this): a burst of calls waits, not fails
 MAX_HEARTBEAT_SECONDS = 15.0  # a heartbeat at least this often while a call runs, whatever the client says
 MIN_HEARTBEAT_SECONDS = 0.05
 
@@ -79,9 +81,12 @@ class Dispatcher:
 class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True  # a stuck client never blocks shutdown
     block_on_close = False
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: str, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
+        self.limits = Limits.current()
+        self.inflight = ByteBudget(self.limits.inflight_bytes)  # request bytes of every connection together
         self.clients = ClientBook()  # who uses the daemon, for `daemon status`
         old = os.umask(0o177)  # the socket file is created 0600
         try:
@@ -100,15 +105,24 @@ class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
     server_version = f"memories-daemon/{VERSION}"
-    timeout = READ_TIMEOUT_SECONDS
     server: DaemonServer
 
     def setup(self) -> None:
+        limits = self.server.limits
         super().setup()
+        self.connection.settimeout(limits.idle_seconds)  # also how long an answer line may wait to be read
+        self.rfile.close()  # read through the idle and whole-request limits instead
+        self.rfile = io.BufferedReader(DeadlineSocketIO(self.connection, limits.idle_seconds, limits.request_seconds))
+        self.reserved = 0
         try:
             self.peer: Peer | None = peer_of(self.connection)
         except OSError:
             self.peer = None
+
+    def finish(self) -> None:
+        self.server.inflight.give_back(self.reserved)
+        self.reserved = 0
+        super().finish()
 
     # -- entry points ------------------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
@@ -180,7 +194,21 @@ class _Handler(BaseHTTPRequestHandler):
                     length=length, limit=MAX_REQUEST_BYTES),
                 code="daemon_request_too_large"))
             return None
-        raw = self.rfile.read(length)
+        if not self.server.inflight.take(length):
+            self._refuse(HTTPStatus.SERVICE_UNAVAILABLE, DaemonProtocolError(
+                msg("The daemon is busy receiving other large requests; this one ({length:,} bytes) would take it "
+                    "past {limit:,} bytes at once. Try again in a moment.",
+                    length=length, limit=self.server.inflight.cap), code="daemon_busy"))
+            return None
+        self.reserved = length  # given back when the connection ends: the parsed arguments live that long
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            log.warning("dropped a request that did not arrive in time")
+            self.close_connection = True
+            return None
+        finally:
+            self.connection.settimeout(self.server.limits.idle_seconds)  # the reader shortened it toward its deadline
         try:
             args = json.loads(raw.decode("utf-8")) if raw else {}
         except (UnicodeDecodeError, ValueError, RecursionError):

@@ -6,7 +6,8 @@ publishes exactly what it would publish in-process.
 This process never unlocks anything, so it starts without a passphrase and without key
 derivation. A vault the daemon does not hold unlocked (or no daemon at all) is the tool
 error `vault_locked`, which says how to unlock it; after `memories unlock` the next call
-works without restarting the AI client. When the daemon restarts, the session (this server's
+works without restarting the AI client. A daemon that runs but cannot be reached is said to
+be so (`daemon_unreachable`, `daemon_not_answering`), never called a locked vault. When the daemon restarts, the session (this server's
 grant: its vaults, start and expiry) is opened again as it was.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..daemon import DaemonClient, connect
+from ..daemon.client import understood
 from ..engine import Jsonable, current_origin
 from ..errors import LockedError, MemoriesError
 from ..i18n import msg
@@ -65,10 +67,8 @@ class DaemonTools:
                 if exc.code in GONE and attempt == 1:  # restarted or gone: find it again, once
                     self._forget(token)
                     continue
-                if exc.code == "daemon_unreachable":
-                    raise self._locked(arguments["vault_id"]) from None
                 raise
-            return model.from_json(data)  # the wire form: every field, so the same object as in the daemon
+            return understood(tool, model.from_json, data)  # the wire form: the same object as in the daemon
         raise self._locked(arguments["vault_id"])
 
     def _ready(self, vault_ref: str) -> tuple[DaemonClient, str]:
@@ -80,14 +80,9 @@ class DaemonTools:
                 args: dict[str, Any] = {"vaults": [v.vault_id for v in self.vaults], "expires_in": self.expires_in}
                 if self._session is not None:  # the same grant as before the daemon restarted
                     args.update(started_at=self._session["started_at"], expires_at=self._session["expires_at"])
-                try:
-                    opened = client.call("mcp_open", args)
-                except MemoriesError as exc:
-                    if exc.code == "daemon_unreachable":
-                        raise self._locked(vault_ref) from None
-                    raise
-                self._session = {"token": opened["session"], "started_at": opened["started_at"],
-                                 "expires_at": opened["expires_at"]}
+                self._session = client.call_as("mcp_open", args, lambda opened: {
+                    "token": str(opened["session"]), "started_at": opened["started_at"],
+                    "expires_at": opened["expires_at"]})
             self._client = client
             return client, str(self._session["token"])
 

@@ -166,8 +166,12 @@ def _uses_daemon(home: str | None, passphrase_file: str | None) -> bool:
 
     if daemon_disabled() or not unix_sockets_supported():
         return False
-    if connect(Engine.open(home).home) is not None:
-        return True
+    try:
+        if connect(Engine.open(home).home) is not None:
+            return True
+    except MemoriesError as exc:
+        if exc.code == "daemon_not_answering":  # it runs, only too busy to let us in right now
+            return True
     return not _has_passphrase_source(passphrase_file)
 
 

@@ -79,7 +79,10 @@ class DaemonLink:
                                                                     on_locked=self._service_locked))
                 host.start()
             except DaemonRunningError:
-                self.remote = connect(self.engine.home, kind="tui")
+                try:
+                    self.remote = connect(self.engine.home, kind="tui")
+                except MemoriesError:  # it runs but lets nobody in
+                    self.remote = None
                 self.problem = "" if self.remote is not None else N_("another daemon holds the home but does not answer")
                 return
             except (MemoriesError, OSError) as exc:

@@ -1,0 +1,101 @@
+"""What clients together may hold of the resident engine: request bytes in flight across all
+connections are capped (a request past the cap is refused `daemon_busy`, the daemon keeps
+serving), and a connection that sends nothing, or drips its request a byte at a time, is
+closed. The limits are lowered through MEMORIES_TEST_DAEMON_LIMITS so the test neither waits
+half a minute nor sends gigabytes."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from memories_tui.daemon import connect
+from tests.helpers.cli import run_cli
+from tests.helpers.daemon import answer_json, connect_unix, daemon, post, raw_request, stop, wait_until
+
+GUARD = 20.0  # well under the real limits (30 s idle, 60 s per request): only a lowered limit closes in time
+
+
+@pytest.fixture
+def home(tmp_path: Path):
+    home = tmp_path / "home"
+    assert run_cli(home, "--json", "vault", "create", "notes").code == 0
+    yield home
+    stop(home)
+
+
+def padded(size: int) -> bytes:
+    body = b'{"pad": "' + b"x" * (size - 11) + b'"}'
+    assert len(body) == size
+    return body
+
+
+def open_socket(home: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(GUARD)
+    connect_unix(sock, home / "daemon" / "daemon.sock")
+    return sock
+
+
+def closed_by_daemon(sock: socket.socket) -> bool:
+    """Has the daemon ended this connection (end of stream, or a reset)?"""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return sock.recv(65536, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def test_request_bytes_in_flight_across_connections_are_capped(home: Path) -> None:
+    size = 600_000
+    with daemon(home, env={"MEMORIES_TEST_DAEMON_LIMITS": "inflight=1000000"}):
+        slow = open_socket(home)
+        body = padded(size)
+        slow.sendall(post("hello", b"", length=size) + body[:10])  # its bytes are reserved while it arrives
+
+        def second_is_busy() -> bool:
+            status, answer = answer_json(raw_request(home, post("hello", body)))
+            assert isinstance(answer, dict)
+            return status == 503 and answer["error"]["code"] == "daemon_busy"
+
+        wait_until(second_is_busy, GUARD, "a second large request to be refused while the first arrives")
+        slow.sendall(body[10:])
+        chunks = []
+        while chunk := slow.recv(65536):
+            chunks.append(chunk)
+        slow.close()
+        status, answer = answer_json(b"".join(chunks))
+        assert status == 200 and "result" in answer  # the first one was served
+        status, answer = answer_json(raw_request(home, post("hello", body)))
+        assert status == 200 and "result" in answer  # its bytes were given back
+        assert connect(home) is not None
+
+
+def test_idle_and_dripping_connections_are_closed(home: Path) -> None:
+    with daemon(home, env={"MEMORIES_TEST_DAEMON_LIMITS": "idle=0.5,request=2"}):
+        idle = open_socket(home)
+        dripping = open_socket(home)
+        dripping.sendall(b"POST /v1/hello HTTP/1.0\r\n")
+        deadline = time.monotonic() + GUARD
+        idle_closed = drip_closed = False
+        while not (idle_closed and drip_closed) and time.monotonic() < deadline:
+            idle_closed = idle_closed or closed_by_daemon(idle)
+            if not drip_closed:
+                try:
+                    dripping.send(b"X")  # a header that never ends, a byte at a time (well within the idle limit)
+                except OSError:
+                    drip_closed = True
+                drip_closed = drip_closed or closed_by_daemon(dripping)
+            time.sleep(0.05)
+        idle.close()
+        dripping.close()
+        assert idle_closed, "a connection that sent nothing stayed open"
+        assert drip_closed, "a connection dripping its request stayed open"
+        assert json.loads(json.dumps(connect(home).call("status")))["vaults"] == []  # and it keeps serving
