@@ -24,6 +24,7 @@ _CRYPT = re.compile(r"<en-crypt\b[^>]*>.*?</en-crypt>", re.DOTALL | re.IGNORECAS
 _MEDIA = re.compile(r"<en-media\b([^>]*)/?>(?:\s*</en-media>)?", re.IGNORECASE)
 _PROLOGUE = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?", re.IGNORECASE)
 _TYPE = re.compile(r'\btype="([^"]*)"')
+CHUNK_BYTES = 1024 * 1024
 
 
 def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
@@ -31,32 +32,45 @@ def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
         raise InputRefusedError(msg("{path} does not exist or is not a file; give the .enex file Evernote "
                                     "exported.", path=shown_name(path)), code="not_found")
     notebook = nfc(path.stem)
+    parser = ET.XMLPullParser(events=("start", "end"))
+    root: ET.Element | None = None
     count = 0
+    fault: ET.ParseError | None = None
     try:
-        context = ET.iterparse(str(path), events=("start", "end"))
-        root: ET.Element | None = None
-        for event, elem in context:
-            if event == "start":
-                if root is None:
-                    root = elem
-                    if elem.tag != "en-export":
-                        raise InputRefusedError(msg("{path} is not an Evernote export (it starts with <{tag}>, "
-                                                    "not <en-export>).", path=shown_name(path), tag=elem.tag),
-                                                code="bad_export")
-                continue
-            if elem.tag == "data":  # a resource's base64 bytes: not kept past this point
-                elem.text = None
-            elif elem.tag == "note":
-                count += 1
-                yield _note(elem, notebook, count)
-                root.clear() if root is not None else None
+        with path.open("rb") as fh:
+            while fault is None and (chunk := fh.read(CHUNK_BYTES)):
+                try:
+                    parser.feed(chunk)
+                except ET.ParseError as exc:
+                    fault = exc  # the events parsed before it are still read below
+                for event, elem in parser.read_events():
+                    if not isinstance(elem, ET.Element):
+                        continue
+                    if event == "start":
+                        if root is None:
+                            root = elem
+                            if elem.tag != "en-export":
+                                raise InputRefusedError(msg("{path} is not an Evernote export (it starts with "
+                                                            "<{tag}>, not <en-export>).", path=shown_name(path),
+                                                            tag=elem.tag), code="bad_export")
+                    elif elem.tag == "data":  # a resource's base64 bytes: not kept past this point
+                        elem.text = None
+                    elif elem.tag == "note":
+                        count += 1
+                        yield _note(elem, notebook, count)
+                        if root is not None:
+                            root.clear()
+            if fault is None:
+                parser.close()
     except ET.ParseError as exc:
-        line, column = exc.position
+        fault = exc
+    except OSError as exc:
+        yield Skipped(shown_name(path), f"could not be read ({exc.strerror or exc})")
+    if fault is not None:
+        line, column = fault.position
         yield Skipped(f"{shown_name(path)}:{line}",
                       f"the export is not well-formed XML from line {line}, column {column}; the {count} notes "
                       "before it were read")
-    except OSError as exc:
-        yield Skipped(shown_name(path), f"could not be read ({exc.strerror or exc})")
 
 
 def _note(elem: ET.Element, notebook: str, n: int) -> ImportedNote | Skipped:

@@ -1,0 +1,194 @@
+"""`memories import obsidian|notion|evernote`: exports written here in each app's documented
+format, imported, imported again (nothing duplicated), changed and imported again."""
+
+from __future__ import annotations
+
+import unicodedata
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from memories_tui.errors import InputRefusedError
+from tests.helpers.cli import call_cli
+
+NFC = "會議 筆記"
+NFD = unicodedata.normalize("NFD", "Café 會議")
+
+
+def obsidian_vault(root: Path) -> Path:
+    vault = root / "Obsidian"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "Projects").mkdir()
+    (vault / "attachments").mkdir()
+    (vault / ".obsidian" / "app.json").write_text('{"secret": "secretword"}', encoding="utf-8")
+    (vault / "Projects" / "Garden.md").write_text(
+        "---\ntitle: Garden plan\ntags:\n  - home\n  - '#outdoor'\naliases: [Yard]\ncreated: 2024-03-01\n"
+        "status: draft\n---\nPlant tomatoes. See [[Kyoto trip|the trip]] and ![[plan.png]].\n", encoding="utf-8")
+    (vault / f"{NFD}.md").write_text("Links back to [[Garden plan]] and [[Yard#Beds]].\n", encoding="utf-8")
+    (vault / "Kyoto trip.md").write_text("---\ntags: travel, japan\n---\n拉麵店在車站旁邊。\n", encoding="utf-8")
+    (vault / "Broken.md").write_text("---\ntitle: [unclosed\n  nested: {\n---\nThe body stays.\n", encoding="utf-8")
+    (vault / "attachments" / "plan.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8)
+    return vault
+
+
+def _by_note(report) -> dict[str, object]:
+    return {i.note: i for i in report.items}
+
+
+def test_obsidian_import_keeps_front_matter_links_and_names_and_is_idempotent(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    vault = obsidian_vault(tmp_path)
+    report = engine.import_notes(vid, "obsidian", vault)
+    items = _by_note(report)
+    nfc_name = unicodedata.normalize("NFC", f"{NFD}.md")
+    assert {n: i.status for n, i in items.items()} == {
+        "Projects/Garden.md": "created", nfc_name: "created", "Kyoto trip.md": "created", "Broken.md": "created",
+        "attachments/plan.png": "skipped"}
+    assert "attachment" in items["attachments/plan.png"].reason
+    assert "front matter" in items["Broken.md"].reason
+    garden = engine.read_record(vid, items["Projects/Garden.md"].id)
+    assert garden.title == "Garden plan" and set(garden.tags) == {"home", "outdoor"}
+    assert garden.metadata["source_app"] == "obsidian" and garden.metadata["source_created"] == "2024-03-01"
+    assert garden.metadata["properties"] == {"status": "draft"}
+    assert "[[Kyoto trip|the trip]]" in garden.body  # the link stays readable in the text
+    assert garden.metadata["links"] == {"Kyoto trip": items["Kyoto trip.md"].id}  # and names its card
+    cafe = engine.read_record(vid, items[nfc_name].id)
+    assert cafe.title == unicodedata.normalize("NFC", NFD)  # a macOS NFD name comes through as NFC
+    assert cafe.metadata["links"] == {"Garden plan": garden.id, "Yard": garden.id}  # by title and by alias
+    kyoto = engine.read_record(vid, items["Kyoto trip.md"].id)
+    assert set(kyoto.tags) == {"travel", "japan"}
+    broken = engine.read_record(vid, items["Broken.md"].id)
+    assert broken.body.startswith("---\ntitle: [unclosed") and "The body stays." in broken.body
+    assert engine.memory_search(vid, "secretword") == []  # .obsidian/ is not imported
+
+    counter = engine._vault(vid).change_counter()
+    again = engine.import_notes(vid, "obsidian", vault)
+    assert {i.status for i in again.items} == {"unchanged", "skipped"}
+    assert engine._vault(vid).change_counter() == counter and len(engine.list_records(vid)) == 4
+
+    (vault / "Kyoto trip.md").write_text("---\ntags: travel, japan\n---\n拉麵店在車站對面。\n", encoding="utf-8")
+    changed = _by_note(engine.import_notes(vid, "obsidian", vault))
+    assert (changed["Kyoto trip.md"].status, changed["Kyoto trip.md"].id, changed["Kyoto trip.md"].revision) == \
+        ("updated", kyoto.id, 2)
+    assert len(engine.list_records(vid)) == 4
+
+
+NOTION_PAGE = "Projects 0123456789abcdef0123456789abcdef"
+NOTION_DB = "Reading list 89abcdef0123456789abcdef01234567"
+
+
+def notion_zip(root: Path) -> Path:
+    path = root / "Export-notion.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{NOTION_PAGE}.md", "# Projects\n\nAll my projects.\n")
+        z.writestr(f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210.md", "# Garden\n\nTomatoes first.\n")
+        z.writestr(f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210/plan.png", b"\x89PNG\r\n\x1a\n")
+        z.writestr(f"{NOTION_PAGE}/{NFC} 11111111111111111111111111111111.md", f"# {NFC}\n\n決定下週開會。\n")
+        csv_text = "\ufeffName,Author,Status\nDune,Frank Herbert,Read\n三體,劉慈欣,Reading\n"
+        z.writestr(f"{NOTION_DB}.csv", csv_text)
+        z.writestr(f"{NOTION_DB}_all.csv", csv_text)
+        z.writestr(f"{NOTION_DB}/Dune 22222222222222222222222222222222.md",
+                   "# Dune\n\nAuthor: Frank Herbert\nStatus: Read\n\nSpice.\n")
+    return path
+
+
+def test_notion_export_strips_ids_keeps_paths_and_turns_rows_into_cards(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    export = notion_zip(tmp_path)
+    report = engine.import_notes(vid, "notion", export)
+    items = _by_note(report)
+    assert {n: i.status for n, i in items.items() if i.status != "skipped"} == {
+        "Projects": "created", "Projects/Garden": "created", f"Projects/{NFC}": "created",
+        "Reading list/Dune": "created", "Reading list/三體": "created"}
+    assert [i.reason for i in report.items if i.status == "skipped"] == ["an attachment, not a page"]
+    garden = engine.read_record(vid, items["Projects/Garden"].id)
+    assert garden.title == "Garden" and garden.metadata["notion_path"] == "Projects/Garden"
+    assert garden.metadata["notion_id"] == "fedcba9876543210fedcba9876543210"
+    dune = engine.read_record(vid, items["Reading list/Dune"].id)
+    assert dune.metadata["properties"] == {"Author": "Frank Herbert", "Status": "Read"} and "Spice." in dune.body
+    santi = engine.read_record(vid, items["Reading list/三體"].id)  # a row with no page of its own
+    assert santi.title == "三體" and santi.metadata["properties"]["Author"] == "劉慈欣" and "劉慈欣" in santi.body
+    assert engine.read_record(vid, items[f"Projects/{NFC}"].id).title == NFC
+    again = engine.import_notes(vid, "notion", export)
+    assert {i.status for i in again.items} == {"unchanged", "skipped"} and len(engine.list_records(vid)) == 5
+
+    (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(InputRefusedError) as bad:
+        engine.import_notes(vid, "notion", tmp_path / "not.zip")
+    assert bad.value.code == "bad_export" and "zip" in bad.value.message
+
+
+def enex(notes: str) -> str:
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<!DOCTYPE en-export SYSTEM "http://xml.evernote.com/pub/evernote-export4.dtd">\n'
+            f'<en-export export-date="20240102T030405Z" application="Evernote" version="10.0">{notes}</en-export>\n')
+
+
+def enex_note(title: str, content: str, *, created: str = "20231201T120000Z", extra: str = "") -> str:
+    enml = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>'
+            '<!DOCTYPE en-note SYSTEM "http://xml.evernote.com/pub/enml2.dtd">'
+            f"<en-note>{content}</en-note>")
+    return (f"<note><title>{title}</title><content><![CDATA[{enml}]]></content><created>{created}</created>"
+            f"<updated>20231202T080000Z</updated><tag>work</tag><tag>會議</tag>"
+            f"<note-attributes><author>Ann</author><source-url>https://example.org/a</source-url></note-attributes>"
+            f"{extra}</note>")
+
+
+RESOURCE = ("<resource><data encoding=\"base64\">iVBORw0KGgo=</data><mime>image/png</mime>"
+            "<resource-attributes><file-name>whiteboard.png</file-name></resource-attributes></resource>")
+
+
+def test_enex_notes_become_markdown_with_dates_tags_and_notebook(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    path = tmp_path / "Work notes.enex"
+    first = enex_note("週會 Weekly", "<div><b>Decisions</b></div><ul><li>ship it</li></ul>"
+                      '<en-media hash="abc" type="image/png"/><en-crypt cipher="AES">c2VjcmV0</en-crypt>',
+                      extra=RESOURCE)
+    second = enex_note("Reading", "<h1>Books</h1><p>Dune</p>", created="20231203T120000Z")
+    path.write_text(enex(first + second), encoding="utf-8")
+    report = engine.import_notes(vid, "evernote", path)
+    items = _by_note(report)
+    assert {n: i.status for n, i in items.items()} == {"週會 Weekly": "created", "Reading": "created"}
+    assert "1 encrypted section" in items["週會 Weekly"].reason and "whiteboard.png" in items["週會 Weekly"].reason
+    weekly = engine.read_record(vid, items["週會 Weekly"].id)
+    assert "**Decisions**" in weekly.body and "- ship it" in weekly.body and "c2VjcmV0" not in weekly.body
+    assert "[encrypted section not imported]" in weekly.body and "attachment not imported: image/png" in weekly.body
+    assert set(weekly.tags) == {"work", "會議"}
+    assert weekly.metadata["notebook"] == "Work notes" and weekly.metadata["source_created"] == "2023-12-01T12:00:00Z"
+    assert weekly.metadata["source_updated"] == "2023-12-02T08:00:00Z" and weekly.metadata["source_app"] == "evernote"
+    assert "# Books" in engine.read_record(vid, items["Reading"].id).body
+
+    assert {i.status for i in engine.import_notes(vid, "evernote", path).items} == {"unchanged"}
+    path.write_text(enex(first + second.replace("Dune", "Dune Messiah")), encoding="utf-8")
+    changed = _by_note(engine.import_notes(vid, "evernote", path))
+    assert changed["Reading"].status == "updated" and changed["Reading"].revision == 2
+    assert len(engine.list_records(vid)) == 2
+
+
+def test_a_broken_enex_keeps_the_notes_before_the_fault(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    path = tmp_path / "cut.enex"
+    text = enex(enex_note("Kept", "<p>one</p>") + enex_note("Cut", "<p>two</p>", created="20231205T000000Z"))
+    path.write_text(text[: text.index("Cut") + 20], encoding="utf-8")  # a download that stopped half-way
+    items = engine.import_notes(vid, "evernote", path).items
+    assert [(i.note, i.status) for i in items if i.status != "skipped"] == [("Kept", "created")]
+    fault = [i for i in items if i.status == "skipped"]
+    assert len(fault) == 1 and "not well-formed XML" in fault[0].reason and "1 notes" in fault[0].reason
+    (tmp_path / "other.xml").write_text("<rss><item/></rss>", encoding="utf-8")
+    with pytest.raises(InputRefusedError) as bad:
+        engine.import_notes(vid, "evernote", tmp_path / "other.xml")
+    assert bad.value.code == "bad_export"
+
+
+def test_cli_import_dry_run_writes_nothing_and_keeps_the_json_contract(tmp_path: Path, vault) -> None:
+    home = tmp_path / "home"
+    folder = obsidian_vault(tmp_path)
+    dry = call_cli(home, "--json", "import", "obsidian", "notes", str(folder), "--dry-run")
+    assert dry.code == 0, dry.stdout + dry.stderr
+    assert dry.json["dry_run"] is True and {i["status"] for i in dry.json["items"]} == {"created", "skipped"}
+    assert call_cli(home, "--json", "memory", "list", "notes").json["records"] == []
+    text = call_cli(home, "import", "obsidian", "notes", str(folder))
+    assert text.code == 0 and "4 created" in text.stdout and "attachments/plan.png" in text.stdout
+    wrong = call_cli(home, "--json", "import", "evernote", "notes", str(tmp_path / "missing.enex"))
+    assert wrong.code != 0 and "Traceback" not in wrong.stderr and set(wrong.json["error"]) == {"code", "message"}
