@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from ..errors import InputRefusedError
 from ..i18n import _, msg
@@ -32,7 +33,7 @@ def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
         raise InputRefusedError(msg("{path} does not exist or is not a file; give the .enex file Evernote "
                                     "exported.", path=shown_name(path)), code="not_found")
     notebook = nfc(path.stem)
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None
     count = 0
     fault: ET.ParseError | None = None
@@ -43,7 +44,7 @@ def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
                     parser.feed(chunk)
                 except ET.ParseError as exc:
                     fault = exc  # the events parsed before it are still read below
-                for event, elem in parser.read_events():
+                for event, elem in cast("Iterator[tuple[str, object]]", parser.read_events()):
                     if not isinstance(elem, ET.Element):
                         continue
                     if event == "start":
