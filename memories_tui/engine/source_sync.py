@@ -12,6 +12,7 @@ look like every note deleted).
 
 from __future__ import annotations
 
+import os
 import threading
 import unicodedata
 from collections.abc import Callable
@@ -97,11 +98,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         old = mine.get(rel) or adopt.get(str(path.resolve()))
         try:
             st = path.stat()
-        except OSError:
+        except OSError:  # its card (if any) is left as it was: the next sync decides
             items.append(SyncItem(rel, "skipped", reason="vanished while the folder was read"))
-            present.discard(rel)
-            if old is not None and rel in mine:
-                vanished[rel] = old
             continue
         meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
         if (old is not None and rel in mine and "source_gone" not in old.metadata
@@ -137,7 +135,12 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             items += _flush(vault, batch, check_fits)
             batch = _Batch()
     for rel, old in sorted(vanished.items()):
-        if prune:
+        if not _really_gone(root, old):
+            del vanished[rel]
+            items.append(SyncItem(rel, "skipped", old.id, old.revision, old.title,
+                                  "not found by this sync, but its file or folder is still there (unreadable, or the "
+                                  "folder vanished during the sync); its card is left as it was"))
+        elif prune:
             batch.old_bodies.append(old.body)
             items.append(SyncItem(rel, "pruned", old.id, old.revision, old.title))
         elif "source_gone" in old.metadata:
@@ -166,6 +169,13 @@ def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> 
     out += [SyncItem(rel, status, r.id, r.revision, r.title)
             for (rel, status, _, _), r in zip(batch.updates, updated, strict=True)]
     return out
+
+
+def _really_gone(root: Path, card: Record) -> bool:
+    """A file the walk did not see is gone only if the folder is still there and the file is
+    not: a folder that went away mid-sync or could not be read must not mark its cards gone."""
+    where = card.metadata.get("source_path")
+    return root.is_dir() and not (isinstance(where, str) and os.path.lexists(where))
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -145,3 +145,24 @@ def test_cli_source_verbs_keep_the_json_contract(tmp_path: Path, vault) -> None:
     assert call_cli(home, "--json", "source", "remove", "notes", str(notes)).json["removed"]["id"] == sid
     missing = call_cli(home, "--json", "source", "sync", "notes", sid)
     assert missing.code != 0 and set(missing.json["error"]) == {"code", "message"}
+
+
+def test_a_folder_that_vanishes_mid_sync_marks_nothing_gone(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    notes = make_folder(tmp_path)
+    (notes / "b.md").write_text("second note", encoding="utf-8")
+    engine.add_source(vid, notes)
+    engine.sync_sources(vid)
+    (notes / "c.md").write_text("third note", encoding="utf-8")
+
+    def unmount(p) -> None:
+        if p.stage == "read" and p.done == 2:
+            notes.rename(tmp_path / "away")  # the drive goes away after the walk, while files are read
+
+    items = {i.file: i for i in engine.sync_sources(vid, progress=unmount)[0].items}
+    assert not [f for f, i in items.items() if i.status in ("gone", "pruned")]
+    assert {items[f].status for f in ("b.md", "c.md")} == {"skipped"} and "vanished" in items["c.md"].reason
+    assert engine.list_sources(vid)[0].gone == []
+    (tmp_path / "away").rename(notes)
+    back = {i.file: i.status for i in engine.sync_sources(vid)[0].items}
+    assert back["c.md"] == "created" and "gone" not in back.values()
