@@ -11,7 +11,7 @@ import fnmatch
 import secrets
 import unicodedata
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputRefusedError, NotFoundError
@@ -37,8 +37,7 @@ class SourceSpec(Jsonable):
 
     def wants(self, rel: str) -> bool:
         """Whether the file at `rel` (POSIX, under the folder) belongs to this source."""
-        parts = PurePosixPath(rel).parts
-        if any(p in NOISE_FOLDERS for p in parts[:-1]):
+        if any(p in NOISE_FOLDERS for p in rel.split("/")[:-1]):
             return False
         if self.globs and not any(_match(rel, g) for g in self.globs):
             return False
@@ -47,7 +46,7 @@ class SourceSpec(Jsonable):
 
 def _match(rel: str, pattern: str) -> bool:
     """`*.md` matches at any depth (as `*` crosses `/`); `notes/*` matches under notes/."""
-    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(PurePosixPath(rel).name, pattern)
+    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
 
 
 def home_key(home: Path) -> str:

@@ -95,7 +95,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             raise CancelledError(msg("Sync cancelled; files already written stay written."))
         if progress:
             progress(IngestProgress("read", n, len(files), rel))
-        old = mine.get(rel) or adopt.get(str(path.resolve()))
+        old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
         try:
             st = path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
@@ -180,7 +180,9 @@ def _really_gone(root: Path, card: Record) -> bool:
 
 def _rel(path: Path, root: Path) -> str:
     """The file's place under the folder, as kept in the card: POSIX and NFC (macOS names come as NFD)."""
-    rel = path.relative_to(root).as_posix()
+    text, prefix = str(path), str(root) + os.sep
+    rel = text[len(prefix):] if text.startswith(prefix) else path.relative_to(root).as_posix()
+    rel = rel.replace(os.sep, "/") if os.sep != "/" else rel
     return unicodedata.normalize("NFC", shown(Path(rel)) if _undecodable(rel) else rel)
 
 
