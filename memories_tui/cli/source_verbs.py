@@ -69,7 +69,7 @@ def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[IngestProg
 
 def cmd_source_add(ctx: Context) -> Payload:
     args = ctx.args
-    vault_id = ctx.unlock(args.vault, local=True)
+    vault_id = ctx.unlock(args.vault)
     spec = ctx.engine.add_source(vault_id, Path(args.dir), globs=args.glob, excludes=args.exclude)
     if not ctx.json:
         print(_("Added source {id}: {path}").format(id=ctx.bold(spec.id), path=clean(spec.path)))
@@ -80,7 +80,7 @@ def cmd_source_add(ctx: Context) -> Payload:
 
 
 def cmd_source_list(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     infos = ctx.engine.list_sources(vault_id)
     if not ctx.json:
         if not infos:
@@ -95,17 +95,24 @@ def cmd_source_list(ctx: Context) -> Payload:
 
 
 def cmd_source_remove(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
-    spec = ctx.engine.remove_source(vault_id, ctx.args.source)
+    vault_id = ctx.unlock(ctx.args.vault)
+    spec = ctx.engine.remove_source(vault_id, _ref(ctx.args.source))
     if not ctx.json:
         print(_("Removed source {id} ({path}); its cards stay in the vault.").format(id=spec.id, path=clean(spec.path)))
     return {"removed": spec.to_json()}
 
 
 def cmd_source_sync(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
-    reports = _sync(ctx, vault_id, ctx.args.source, prune=True if ctx.args.prune else None)
+    vault_id = ctx.unlock(ctx.args.vault)
+    reports = _sync(ctx, vault_id, ctx.args.source and _ref(ctx.args.source), prune=True if ctx.args.prune else None)
     return {"sources": [r.to_json() for r in reports]}
+
+
+def _ref(source: str) -> str:
+    """A source named by its folder, as an absolute path (the resident engine has another working folder)."""
+    if not Path(source).expanduser().is_dir():
+        return source
+    return str(Path(source).expanduser().resolve())
 
 
 def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> list[SyncReport]:
@@ -120,7 +127,7 @@ def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> l
 
 def cmd_import(ctx: Context) -> Payload:
     args = ctx.args
-    vault_id = ctx.unlock(args.vault, local=True)
+    vault_id = ctx.unlock(args.vault)
     bar, update = _bar(ctx, _("Importing"))
     with bar:
         report: ImportReport = ctx.engine.import_notes(vault_id, args.format, Path(args.path), dry_run=args.dry_run,

@@ -31,6 +31,7 @@ from .paths import DaemonPaths, DaemonUnavailableError, SocketAddress, unix_sock
 from .protocol import read_error
 from .server import DaemonServer
 from .service import DaemonService
+from .source_methods import source_methods
 from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ class SocketHost:
         sessions = McpSessions(self.service)
         self.service.add_methods(sessions.methods())
         self.service.add_methods(vault_methods(self.service))
+        self.service.add_methods(source_methods(self.service))
         self.service.grants_status = sessions.status
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None

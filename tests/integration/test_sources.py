@@ -166,3 +166,29 @@ def test_a_folder_that_vanishes_mid_sync_marks_nothing_gone(engine, tmp_path: Pa
     (tmp_path / "away").rename(notes)
     back = {i.file: i.status for i in engine.sync_sources(vid)[0].items}
     assert back["c.md"] == "created" and "gone" not in back.values()
+
+
+def test_sources_and_imports_run_through_the_resident_engine(tmp_path: Path, vault,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers.daemon import stop, unlock
+
+    home = tmp_path / "home"
+    make_folder(tmp_path)
+    (tmp_path / "Vault").mkdir()
+    (tmp_path / "Vault" / "Idea.md").write_text("---\ntags: [x]\n---\nSee [[Kyoto]].\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # relative folders are the caller's, not the daemon's
+    try:
+        assert unlock(home, "notes").code == 0
+        added = call_cli(home, "--json", "source", "add", "notes", "Notes", passphrase=None)
+        assert added.code == 0, added.stdout + added.stderr
+        assert added.json["source"]["path"] == str((tmp_path / "Notes").resolve())
+        (tmp_path / "Notes" / "a.md").unlink()
+        synced = call_cli(home, "--json", "source", "sync", "notes", "Notes", passphrase=None)
+        assert synced.code == 0 and {i["file"]: i["status"] for i in synced.json["sources"][0]["items"]}["a.md"] == "gone"
+        listed = call_cli(home, "--json", "source", "list", "notes", passphrase=None)
+        assert listed.json["sources"][0]["gone"] == ["a.md"]
+        imported = call_cli(home, "--json", "import", "obsidian", "notes", "Vault", passphrase=None)
+        assert imported.code == 0 and [i["status"] for i in imported.json["items"]] == ["created"]
+        assert call_cli(home, "--json", "source", "remove", "notes", "Notes", passphrase=None).code == 0
+    finally:
+        stop(home)
