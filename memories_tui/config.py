@@ -122,6 +122,9 @@ class SourcesSettings:
     (default: they stay, marked "source gone", until `source sync --prune`)."""
 
     prune: bool = False
+    watch: bool = True  # a resident engine (daemon, TUI) keeps unlocked vaults' sources in step
+    debounce_seconds: float = 1.5  # quiet time after a change before it is synced
+    rescan_seconds: float = 300.0  # a full sync this often, for folders whose events are unreliable
 
 
 @dataclass(frozen=True)
@@ -245,11 +248,15 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
 
 
 def _sources(value: Any) -> SourcesSettings:
-    t = _table(value, "sources", {"prune"})
-    prune = t.get("prune", False)
-    if not isinstance(prune, bool):
-        raise ConfigError(msg("sources.prune must be true or false."))
-    return SourcesSettings(prune=prune)
+    t = _table(value, "sources", {"prune", "watch", "debounce_seconds", "rescan_seconds"})
+    flags = {}
+    for key in ("prune", "watch"):
+        flags[key] = t.get(key, key == "watch")
+        if not isinstance(flags[key], bool):
+            raise ConfigError(msg("sources.{key} must be true or false.", key=key))
+    return SourcesSettings(prune=flags["prune"], watch=flags["watch"],
+                           debounce_seconds=_num(t.get("debounce_seconds", 1.5), "sources.debounce_seconds", 0.05, 600),
+                           rescan_seconds=_num(t.get("rescan_seconds", 300), "sources.rescan_seconds", 5, 86_400))
 
 
 def _backup(value: Any, path: Path) -> BackupSettings:

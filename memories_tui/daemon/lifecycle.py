@@ -36,6 +36,7 @@ from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
     from ..engine import Engine
+    from ..engine.source_watch import SourceWatcher
 
 log = logging.getLogger("memories.daemon")
 START_TIMEOUT_SECONDS = 60.0
@@ -122,6 +123,7 @@ class SocketHost:
         self.server: DaemonServer | None = None
         self._threads: list[threading.Thread] = []
         self._stop_sweep = threading.Event()
+        self._watcher: SourceWatcher | None = None
 
     def start(self) -> None:
         """Take the home's lock and listen; DaemonRunningError when another one serves it."""
@@ -143,11 +145,15 @@ class SocketHost:
                                           name="memories-daemon-sweep", daemon=True)]
         for thread in self._threads:
             thread.start()
+        self._watcher = self.service.engine.watch_sources()
         log.info("serving %s (pid %d, %s)", self.paths.socket, os.getpid(), self.service.kind)
 
     def close(self, reason: str = "stop") -> None:
         """Stop accepting, lock every vault (keys wiped), remove the socket, drop the lock."""
         self._stop_sweep.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()

@@ -17,8 +17,10 @@ from .source_list import SourceSpec  # SourceInfo's field: read back from the wi
 if TYPE_CHECKING:
     from ..importers.common import ImportReport
     from .context import VaultContext
+    from .facade import Engine
     from .parts import EngineParts
     from .source_sync import SyncReport
+    from .source_watch import SourceWatcher
     from .types import IngestProgress
 
 ProgressFn = Callable[["IngestProgress"], None]
@@ -63,6 +65,23 @@ class SourceOperations:
             gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
             out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir()))
         return out
+
+    def source_specs(self, vault_id: str) -> list[SourceSpec]:
+        """The vault's sources on this home (no counting of cards: cheap enough to ask often)."""
+        from .source_list import load_sources
+
+        return load_sources(self._ctx(vault_id).vault, self._parts().home)
+
+    def watch_sources(self) -> SourceWatcher | None:
+        """Start keeping the sources of unlocked vaults in step (for a resident engine; see
+        source_watch.py); None when `[sources] watch = false`. Stop it before locking for good."""
+        settings = self._parts().config.sources
+        if not settings.watch:
+            return None
+        from .source_watch import SourceWatcher
+
+        return SourceWatcher(cast("Engine", self), debounce_ms=int(settings.debounce_seconds * 1000),
+                             rescan_seconds=settings.rescan_seconds).start()
 
     def remove_source(self, vault_id: str, ref: str) -> SourceSpec:
         """Forget a source; its cards stay (delete them as any record)."""
