@@ -35,8 +35,7 @@ from .source_methods import source_methods
 from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
-    from ..engine import Engine
-    from ..engine.source_watch import SourceWatcher
+    from ..engine import Engine, SourceWatcher
 
 log = logging.getLogger("memories.daemon")
 START_TIMEOUT_SECONDS = 60.0

@@ -17,10 +17,9 @@ from .source_list import SourceSpec  # SourceInfo's field: read back from the wi
 if TYPE_CHECKING:
     from ..importers.common import ImportReport
     from .context import VaultContext
-    from .facade import Engine
     from .parts import EngineParts
     from .source_sync import SyncReport
-    from .source_watch import SourceWatcher
+    from .source_watch import SourceWatcher, WatchedEngine
     from .types import IngestProgress
 
 ProgressFn = Callable[["IngestProgress"], None]
@@ -80,7 +79,7 @@ class SourceOperations:
             return None
         from .source_watch import SourceWatcher
 
-        return SourceWatcher(cast("Engine", self), debounce_ms=int(settings.debounce_seconds * 1000),
+        return SourceWatcher(cast("WatchedEngine", self), debounce_ms=int(settings.debounce_seconds * 1000),
                              rescan_seconds=settings.rescan_seconds).start()
 
     def remove_source(self, vault_id: str, ref: str) -> SourceSpec:

@@ -17,13 +17,23 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import MemoriesError
 
 if TYPE_CHECKING:
-    from .facade import Engine
     from .source_list import SourceSpec
+    from .source_sync import SyncReport
+
+
+class WatchedEngine(Protocol):
+    """What the watcher needs of the engine (named here so it does not import the facade)."""
+
+    def unlocked_ids(self) -> list[str]: ...
+
+    def source_specs(self, vault_id: str) -> list[SourceSpec]: ...
+
+    def sync_sources(self, vault_id: str, ref: str | None = None) -> list[SyncReport]: ...
 
 log = logging.getLogger("memories.daemon")
 POLL_MS = 1000  # how often the watcher looks at which vaults are unlocked and which sources they have
@@ -39,7 +49,7 @@ class WatchState:
 
 
 class SourceWatcher:
-    def __init__(self, engine: Engine, *, debounce_ms: int = 1500, rescan_seconds: float = 300.0) -> None:
+    def __init__(self, engine: WatchedEngine, *, debounce_ms: int = 1500, rescan_seconds: float = 300.0) -> None:
         self.engine = engine
         self.debounce_ms = debounce_ms
         self.rescan_seconds = rescan_seconds
