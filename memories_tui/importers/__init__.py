@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
 
-FORMATS = ("obsidian", "notion", "evernote")
+FORMATS = ("obsidian", "notion", "evernote", "joplin")
 
 
 def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
@@ -31,6 +31,10 @@ def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
         from .notion import read_notion
 
         return list(read_notion(path))
+    if app == "joplin":
+        from .joplin import read_joplin
+
+        return list(read_joplin(path))
     if app == "evernote":
         from .enex import read_enex
 

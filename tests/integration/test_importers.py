@@ -85,6 +85,7 @@ def notion_zip(root: Path) -> Path:
         z.writestr(f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210.md", "# Garden\n\nTomatoes first.\n")
         z.writestr(f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210/plan.png", b"\x89PNG\r\n\x1a\n")
         z.writestr(f"{NOTION_PAGE}/{NFC} 11111111111111111111111111111111.md", f"# {NFC}\n\n決定下週開會。\n")
+        z.writestr(f"{NOTION_PAGE}/{NFD} 33333333333333333333333333333333.md", "No heading here.\n")  # macOS zip
         csv_text = "\ufeffName,Author,Status\nDune,Frank Herbert,Read\n三體,劉慈欣,Reading\n"
         z.writestr(f"{NOTION_DB}.csv", csv_text)
         z.writestr(f"{NOTION_DB}_all.csv", csv_text)
@@ -100,7 +101,8 @@ def test_notion_export_strips_ids_keeps_paths_and_turns_rows_into_cards(engine, 
     items = _by_note(report)
     assert {n: i.status for n, i in items.items() if i.status != "skipped"} == {
         "Projects": "created", "Projects/Garden": "created", f"Projects/{NFC}": "created",
-        "Reading list/Dune": "created", "Reading list/三體": "created"}
+        "Reading list/Dune": "created", "Reading list/三體": "created",
+        "Projects/" + unicodedata.normalize("NFC", NFD): "created"}
     assert [i.reason for i in report.items if i.status == "skipped"] == ["an attachment, not a page"]
     garden = engine.read_record(vid, items["Projects/Garden"].id)
     assert garden.title == "Garden" and garden.metadata["notion_path"] == "Projects/Garden"
@@ -111,7 +113,9 @@ def test_notion_export_strips_ids_keeps_paths_and_turns_rows_into_cards(engine, 
     assert santi.title == "三體" and santi.metadata["properties"]["Author"] == "劉慈欣" and "劉慈欣" in santi.body
     assert engine.read_record(vid, items[f"Projects/{NFC}"].id).title == NFC
     again = engine.import_notes(vid, "notion", export)
-    assert {i.status for i in again.items} == {"unchanged", "skipped"} and len(engine.list_records(vid)) == 5
+    assert {i.status for i in again.items} == {"unchanged", "skipped"} and len(engine.list_records(vid)) == 6
+    cafe = items["Projects/" + unicodedata.normalize("NFC", NFD)]
+    assert cafe.title == unicodedata.normalize("NFC", NFD)  # the title from an NFD name, as NFC
 
     (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(InputRefusedError) as bad:
@@ -192,3 +196,76 @@ def test_cli_import_dry_run_writes_nothing_and_keeps_the_json_contract(tmp_path:
     assert text.code == 0 and "4 created" in text.stdout and "attachments/plan.png" in text.stdout
     wrong = call_cli(home, "--json", "import", "evernote", "notes", str(tmp_path / "missing.enex"))
     assert wrong.code != 0 and "Traceback" not in wrong.stderr and set(wrong.json["error"]) == {"code", "message"}
+
+
+def _joplin_item(title: str | None, body: str | None, **props: str) -> str:
+    head = f"{title}\n\n{body}\n\n" if title is not None else ""
+    return head + "\n".join(f"{k}: {v}" for k, v in props.items())
+
+
+def jex(root: Path) -> Path:
+    """A JEX file as Joplin writes one: a tar of serialized items and resources/."""
+    import io
+    import tarfile
+
+    items = {
+        "f1": _joplin_item("工作 Work", "", id="f1", parent_id="", type_="2"),
+        "f2": _joplin_item("Meetings", "", id="f2", parent_id="f1", type_="2"),
+        "n1": _joplin_item("週會", "決定下週發布。\n\n- ship it", id="n1", parent_id="f2",
+                           created_time="2024-01-02T03:04:05.000Z", updated_time="2024-01-03T03:04:05.000Z",
+                           user_created_time="2024-01-01T00:00:00.000Z", is_todo="0", type_="1"),
+        "t1": _joplin_item("urgent", "", id="t1", type_="5"),
+        "nt1": _joplin_item(None, None, id="nt1", note_id="n1", tag_id="t1", type_="6"),
+        "r1": _joplin_item("whiteboard.png", "", id="r1", mime="image/png", type_="4"),
+    }
+    path = root / "export.jex"
+    with tarfile.open(path, "w") as tar:
+        for name, text in [*((f"{k}.md", v) for k, v in items.items()), ("resources/r1.png", "\x89PNG")]:
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_joplin_jex_notes_keep_notebook_path_tags_and_dates(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    path = jex(tmp_path)
+    report = engine.import_notes(vid, "joplin", path)
+    created = [i for i in report.items if i.status == "created"]
+    assert [i.note for i in created] == ["工作 Work/Meetings/週會"]
+    assert {i.reason for i in report.items if i.status == "skipped"} == {"an attachment (resource), not a note"}
+    note = engine.read_record(vid, created[0].id)
+    assert note.title == "週會" and note.body.startswith("決定下週發布。") and note.tags == ("urgent",)
+    assert note.metadata["notebook"] == "工作 Work/Meetings" and note.metadata["joplin_id"] == "n1"
+    assert note.metadata["source_created"] == "2024-01-01T00:00:00.000Z"
+    assert {i.status for i in engine.import_notes(vid, "joplin", path).items} == {"unchanged", "skipped"}
+    (tmp_path / "bad.jex").write_bytes(b"not a tar at all" * 40)
+    with pytest.raises(InputRefusedError) as bad:
+        engine.import_notes(vid, "joplin", tmp_path / "bad.jex")
+    assert bad.value.code == "bad_export"
+
+
+def test_a_killed_import_resumes_without_duplicates(engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from memories_tui.errors import CancelledError
+    from memories_tui.importers import common
+
+    vid = engine.test_vault_id
+    monkeypatch.setattr(common, "BATCH_NOTES", 2)  # small batches, so the stop lands between two of them
+    path = tmp_path / "Many.enex"
+    path.write_text(enex("".join(enex_note(f"Note {n}", f"<p>text {n}</p>", created=f"2023120{n}T000000Z")
+                                 for n in range(1, 8))), encoding="utf-8")
+    stop = threading.Event()
+
+    def kill_after_five(p) -> None:
+        if p.done == 5:
+            stop.set()
+
+    with pytest.raises(CancelledError):
+        engine.import_notes(vid, "evernote", path, progress=kill_after_five, cancel=stop)
+    assert len(engine.list_records(vid)) == 4  # two whole batches were written
+    resumed = engine.import_notes(vid, "evernote", path)
+    assert sorted(i.status for i in resumed.items) == ["created"] * 3 + ["unchanged"] * 4
+    assert len(engine.list_records(vid)) == 7
