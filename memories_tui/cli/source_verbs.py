@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..engine import ImportReport, IngestProgress, SyncReport
 
 Verb = Callable[..., "argparse.ArgumentParser"]
-FORMATS = ("obsidian", "notion", "evernote", "joplin")  # importers/__init__.py names the same (loaded only to import)
+FORMATS = ("obsidian", "notion", "evernote", "joplin", "bear")  # importers/__init__.py names the same (loaded only to import)
 
 
 def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
@@ -50,7 +50,8 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
                    help=_("remove the cards of deleted files (also `[sources] prune = true` in the config)"))
     p = verb(sub, "import", cmd_import,
              _("Import another app's export as cards: an Obsidian vault folder, a Notion export (zip or folder), "
-               "an Evernote .enex file, a Joplin .jex file (or RAW folder). Importing again changes only what changed."),
+               "an Evernote .enex file, a Joplin .jex file (or RAW folder), a folder of Bear TextBundles. Importing again "
+               "changes only what changed."),
              "memories import obsidian notes ~/Obsidian/MyVault")
     p.add_argument("format", metavar="FORMAT", choices=FORMATS)
     p.add_argument("vault", metavar="VAULT_ID")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
 
-FORMATS = ("obsidian", "notion", "evernote", "joplin")
+FORMATS = ("obsidian", "notion", "evernote", "joplin", "bear")
 
 
 def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
@@ -35,6 +35,10 @@ def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
         from .joplin import read_joplin
 
         return list(read_joplin(path))
+    if app == "bear":
+        from .bear import read_bear
+
+        return list(read_bear(path))
     if app == "evernote":
         from .enex import read_enex
 

@@ -269,3 +269,31 @@ def test_a_killed_import_resumes_without_duplicates(engine, tmp_path: Path, monk
     resumed = engine.import_notes(vid, "evernote", path)
     assert sorted(i.status for i in resumed.items) == ["created"] * 3 + ["unchanged"] * 4
     assert len(engine.list_records(vid)) == 7
+
+
+def test_bear_textbundles_give_title_inline_tags_and_dates(engine, tmp_path: Path) -> None:
+    import json
+
+    vid = engine.test_vault_id
+    export = tmp_path / "Bear"
+    bundle = export / f"{NFD}.textbundle"
+    (bundle / "assets").mkdir(parents=True)
+    (bundle / "text.md").write_text("# 咖啡 Coffee\n\nBeans from #shop/kyoto and #morning routine# notes.\n"
+                                    "```\n#not-a-tag\n```\n", encoding="utf-8")
+    (bundle / "assets" / "cup.jpg").write_bytes(b"\xff\xd8\xff")
+    (bundle / "info.json").write_text(json.dumps({"version": 2, "net.shinyfrog.bear": {
+        "creationDate": "2024-02-01T08:00:00Z", "modificationDate": "2024-02-02T08:00:00Z"}}), encoding="utf-8")
+    with zipfile.ZipFile(export / "Packed.textpack", "w") as z:
+        z.writestr("Packed.textbundle/text.md", "No heading, just #packed text.\n")
+        z.writestr("Packed.textbundle/info.json", "{}")
+    (export / "Broken.textpack").write_bytes(b"PK\x03\x04 cut")
+    report = engine.import_notes(vid, "bear", export)
+    items = _by_note(report)
+    coffee = engine.read_record(vid, items[unicodedata.normalize("NFC", f"{NFD}.textbundle")].id)
+    assert coffee.title == "咖啡 Coffee" and coffee.tags == ("shop/kyoto", "morning routine")
+    assert coffee.metadata["source_created"] == "2024-02-01T08:00:00Z" and coffee.metadata["source_app"] == "bear"
+    packed = engine.read_record(vid, items["Packed.textpack"].id)
+    assert packed.title == "Packed" and packed.tags == ("packed",)
+    skipped = {n: i.reason for n, i in items.items() if i.status == "skipped"}
+    assert "not a readable TextBundle" in skipped["Broken.textpack"] and any("cup.jpg" in n for n in skipped)
+    assert {i.status for i in engine.import_notes(vid, "bear", export).items} == {"unchanged", "skipped"}
