@@ -6,13 +6,16 @@
   file was touched (read and hashed, no write), and one changed file once the vault's index is
   built (a sync that writes checks the chunk limit on it; the build is reported apart); the no-change re-sync's
   cost relative to the first sync.
+- through a real daemon holding the vault (`--watch-runs` saves): seconds from saving a file with
+  a new word to the daemon's keyword search finding it (the watcher's debounce set to 0.5 s).
 - `memories import evernote` of a generated `--enex-mib` MiB export (notes with ENML and a
   resource, as Evernote writes them), in a child process: notes/s and its peak resident memory
   (VmHWM), beside the same CLI's peak for `memory list` (what the process needs anyway).
 
 `--json` prints one object: {"files", "initial_sync_s", "files_per_s", "first_resync_s", "resync_unchanged_s",
 "resync_touched_s", "index_build_s", "one_changed_s", "resync_vs_initial", "enex_mib", "enex_notes",
-"enex_import_s", "enex_notes_per_s", "enex_peak_rss_mib", "baseline_peak_rss_mib"}.
+"enex_import_s", "enex_notes_per_s", "enex_peak_rss_mib", "baseline_peak_rss_mib", "watch_runs",
+"watch_to_search_p50_s", "watch_to_search_max_s"}.
 Prints figures; asserts nothing.
 """
 
@@ -22,6 +25,7 @@ import argparse
 import base64
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,6 +71,32 @@ def peak(home: Path, *args: str) -> tuple[float, int]:
     return seconds, int(out.stderr.strip().splitlines()[-1].split()[1])
 
 
+def watch_latency(home: Path, folder: Path, runs: int) -> list[float]:
+    """Seconds from saving a file with a new word to the daemon's search finding it, `runs` times."""
+    from memories_tui.daemon.client import DaemonClient
+
+    env = {**os.environ, "MEMORIES_PASSPHRASE": PASSPHRASE}
+    (home / "config.toml").write_text((home / "config.toml").read_text() + "\n[sources]\ndebounce_seconds = 0.5\n")
+    subprocess.run([sys.executable, "-m", "memories_tui", "--home", str(home), "unlock", "bench"], env=env,
+                   check=True, capture_output=True)
+    client = DaemonClient(home)
+    out = []
+    try:
+        client.call("vault.memory_search", {"vault": "bench", "query": "warm"})  # the index is built once
+        time.sleep(3)  # the watcher's first pass after unlock
+        for n in range(runs):
+            word = f"zqxwatch{n}"
+            start = time.perf_counter()
+            (folder / "area-01" / f"watch-{n}.md").write_text(f"# watched\n\n{word}\n", encoding="utf-8")
+            while not client.call("vault.memory_search", {"vault": "bench", "query": word}):
+                time.sleep(0.05)
+            out.append(time.perf_counter() - start)
+    finally:
+        subprocess.run([sys.executable, "-m", "memories_tui", "--home", str(home), "daemon", "stop"], env=env,
+                       capture_output=True)
+    return out
+
+
 def timed(fn) -> float:  # noqa: ANN001
     start = time.perf_counter()
     fn()
@@ -77,6 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--enex-mib", type=float, default=50.0)
+    parser.add_argument("--watch-runs", type=int, default=10, help="saves timed through the daemon (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -103,6 +134,8 @@ def main() -> None:
         one = timed(lambda: engine.sync_sources(vid))
         engine.close()
 
+        watch = watch_latency(home, folder, args.watch_runs) if args.watch_runs else []
+
         enex = Path(tmp) / "Export.enex"
         notes = make_enex(enex, args.enex_mib)
         enex_mib = enex.stat().st_size / 2**20
@@ -115,6 +148,8 @@ def main() -> None:
         "enex_mib": round(enex_mib, 1), "enex_notes": notes,
         "enex_import_s": round(seconds, 2), "enex_notes_per_s": round(notes / seconds, 1),
         "enex_peak_rss_mib": round(enex_peak / 2**20, 1), "baseline_peak_rss_mib": round(baseline / 2**20, 1),
+        "watch_runs": len(watch), "watch_to_search_p50_s": round(statistics.median(watch), 2) if watch else None,
+        "watch_to_search_max_s": round(max(watch), 2) if watch else None,
     }
     if args.json:
         print(json.dumps(report))

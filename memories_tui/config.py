@@ -123,7 +123,7 @@ class SourcesSettings:
 
     prune: bool = False
     watch: bool = True  # a resident engine (daemon, TUI) keeps unlocked vaults' sources in step
-    debounce_seconds: float = 1.5  # quiet time after a change before it is synced
+    debounce_seconds: float = 1.5  # the longest a burst of changes is grouped before it is synced
     rescan_seconds: float = 300.0  # a full sync this often, for folders whose events are unreliable
 
 

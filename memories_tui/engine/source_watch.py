@@ -1,7 +1,8 @@
 """Keeping sources in step while a resident engine (daemon or TUI) holds their vault.
 
 One thread watches the folders of every unlocked vault's sources with `watchfiles` (inotify,
-FSEvents, ReadDirectoryChangesW), waits until changes settle (debounce), then syncs the
+FSEvents, ReadDirectoryChangesW), waits until changes settle (QUIET_MS without another, a
+burst grouped for at most the debounce), then syncs the
 sources they touched, as `source sync` would. Where events are unreliable (network mounts)
 a full sync every `[sources] rescan_seconds` catches what was missed. Nothing is watched
 while a vault is locked (its folder names are in its encrypted settings); when a vault is
@@ -36,6 +37,7 @@ class WatchedEngine(Protocol):
     def sync_sources(self, vault_id: str, ref: str | None = None) -> list[SyncReport]: ...
 
 log = logging.getLogger("memories.daemon")
+QUIET_MS = 300  # an editor's save (write, rename, chmod) arrives well within this
 POLL_MS = 1000  # how often the watcher looks at which vaults are unlocked and which sources they have
 
 
@@ -119,6 +121,7 @@ class SourceWatcher:
         last_rescan: float | None = None  # the first pass, once events are being watched, syncs everything:
         # a vault just unlocked catches up, and nothing changed while the watch restarted is missed
         for changes in watchfiles.watch(*folders, stop_event=self._stop, debounce=self.debounce_ms,
+                                        step=min(QUIET_MS, self.debounce_ms),
                                         rust_timeout=POLL_MS, yield_on_timeout=True, raise_interrupt=False,
                                         ignore_permission_denied=True):
             touched: dict[str, set[str]] = {}
