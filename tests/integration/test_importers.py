@@ -297,3 +297,19 @@ def test_bear_textbundles_give_title_inline_tags_and_dates(engine, tmp_path: Pat
     skipped = {n: i.reason for n, i in items.items() if i.status == "skipped"}
     assert "not a readable TextBundle" in skipped["Broken.textpack"] and any("cup.jpg" in n for n in skipped)
     assert {i.status for i in engine.import_notes(vid, "bear", export).items} == {"unchanged", "skipped"}
+
+
+def test_hostile_enex_entities_are_refused_not_expanded(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secretword", encoding="utf-8")
+    laughs = "".join(f'<!ENTITY e{n} "{f"&e{n - 1};" * 10}">' for n in range(1, 9))
+    for name, doctype, title in (("xxe", f'<!ENTITY x SYSTEM "file://{secret}">', "&x;"),
+                                 ("laughs", '<!ENTITY e0 "aaaaaaaaaa">' + laughs, "&e8;")):
+        path = tmp_path / f"{name}.enex"
+        path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE en-export [{doctype}]>\n'
+                        f"<en-export><note><title>{title}</title><content>x</content></note></en-export>\n",
+                        encoding="utf-8")
+        items = engine.import_notes(vid, "evernote", path).items
+        assert [i.status for i in items] == ["skipped"] and "not well-formed XML" in items[0].reason
+    assert engine.list_records(vid) == []
