@@ -6,7 +6,7 @@ source_sync.py and importers/.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -104,6 +104,19 @@ class SourceOperations:
         check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
         return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
                             cancel=cancel, check_fits=lambda new, old: check(ctx, new, old)) for spec in sources]
+
+    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]:
+        """A watcher's sync of one source: only the `changed` paths are looked at (the whole
+        folder when one of them is a folder or a link)."""
+        from ..vault.create import now_iso
+        from .source_list import find_source, load_sources
+        from .source_sync import sync_source
+
+        ctx = self._ctx(vault_id)
+        spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
+        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
+        return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
+                            check_fits=lambda new, old: check(ctx, new, old), changed=changed)]
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:

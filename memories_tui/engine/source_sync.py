@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -24,7 +24,7 @@ from ..errors import CancelledError, InputRefusedError
 from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
-from .folders import refusal_reason, scan_folder, shown
+from .folders import TEXT_SUFFIXES, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS, FitCheck
 from .source_list import SourceSpec
 from .sources import SourceFile, read_source
@@ -65,7 +65,10 @@ class _Batch:
 
 def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, prune: bool,
                 stamp: str, progress: Callable[[IngestProgress], None] | None = None,
-                cancel: threading.Event | None = None, check_fits: FitCheck | None = None) -> SyncReport:
+                cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
+                changed: Collection[str] | None = None) -> SyncReport:
+    """`changed`: the paths a file watcher saw change; only they are looked at, unless one of
+    them is a folder or a link (then, as without it, the whole folder is walked)."""
     root = Path(spec.path)
     if not root.is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
@@ -75,7 +78,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     adopt = {str(r.metadata.get("source_path")): r for r in current.values()
              if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
-    scan = scan_folder(root)
+    partial = _changed_only(root, changed, set(mine)) if changed is not None else None
+    scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root)
     items: list[SyncItem] = []
     files: list[tuple[str, Path]] = []
     for path in scan.readable:
@@ -87,7 +91,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         if spec.wants(rel) or path.is_symlink():  # a glob picks files; a link not followed is always said
             items.append(SyncItem(rel, "skipped", reason=reason))
     present = {rel for rel, _ in files}
-    vanished = {rel: r for rel, r in mine.items() if rel not in present}
+    vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])}
     by_hash = {str(r.metadata.get("sha256")): rel for rel, r in vanished.items()}
     batch = _Batch()
     for n, (rel, path) in enumerate(files, 1):
@@ -169,6 +173,33 @@ def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> 
     out += [SyncItem(rel, status, r.id, r.revision, r.title)
             for (rel, status, _, _), r in zip(batch.updates, updated, strict=True)]
     return out
+
+
+def _changed_only(root: Path, changed: Collection[str], known: set[str]) -> tuple[list[Path], set[str]] | None:
+    """(text files to look at, every file's place in scope) for a watcher's changed paths, or
+    None when only a walk of the whole folder can tell (a folder or link changed)."""
+    readable: list[Path] = []
+    scope: set[str] = set()
+    for name in changed:
+        path = Path(name)
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            return None
+        if not parts or any(part.startswith(".") for part in parts):
+            continue  # the walk leaves dot-names out too
+        if path.is_symlink() or path.is_dir():
+            return None
+        rel = _rel(path, root)
+        if path.exists():
+            if not path.is_file():
+                return None
+            if path.suffix.lower() in TEXT_SUFFIXES:
+                readable.append(path)
+        elif rel not in known and any(k.startswith(rel + "/") for k in known):
+            return None  # a folder of cards went away or was renamed
+        scope.add(rel)
+    return sorted(readable), scope
 
 
 def _really_gone(root: Path, card: Record) -> bool:

@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -35,6 +36,8 @@ class WatchedEngine(Protocol):
     def source_specs(self, vault_id: str) -> list[SourceSpec]: ...
 
     def sync_sources(self, vault_id: str, ref: str | None = None) -> list[SyncReport]: ...
+
+    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]: ...
 
 log = logging.getLogger("memories.daemon")
 QUIET_MS = 300  # an editor's save (write, rename, chmod) arrives well within this
@@ -82,13 +85,16 @@ class SourceWatcher:
         self._last_plan = plan
         return plan
 
-    def _sync(self, vault_id: str, source_ids: list[str]) -> None:
+    def _sync(self, vault_id: str, source_ids: list[str], changed: dict[str, set[str]] | None = None) -> None:
+        """Sync these sources: only their `changed` paths when given (events), else whole."""
         for source_id in source_ids:
             if self._stop.is_set():
                 return
             started = time.monotonic()
             try:
-                reports = self.engine.sync_sources(vault_id, source_id)
+                paths = (changed or {}).get(source_id)
+                reports = (self.engine.sync_changed(vault_id, source_id, paths) if paths
+                           else self.engine.sync_sources(vault_id, source_id))
             except MemoriesError as exc:
                 self.state.errors[source_id] = exc.code
                 log.info("sources: sync of %s failed: %s", source_id, exc.code)
@@ -100,8 +106,8 @@ class SourceWatcher:
             self.state.errors.pop(source_id, None)
             self.state.syncs += 1
             self.state.last_sync = time.time()
-            changed = sum(1 for r in reports for i in r.items if i.status not in ("unchanged", "skipped"))
-            log.info("sources: synced %s (%d changed) in %.2f s", source_id, changed, time.monotonic() - started)
+            written = sum(1 for r in reports for i in r.items if i.status not in ("unchanged", "skipped"))
+            log.info("sources: synced %s (%d changed) in %.2f s", source_id, written, time.monotonic() - started)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -125,16 +131,19 @@ class SourceWatcher:
                                         rust_timeout=POLL_MS, yield_on_timeout=True, raise_interrupt=False,
                                         ignore_permission_denied=True):
             touched: dict[str, set[str]] = {}
+            paths: dict[str, set[str]] = {}  # source id -> the paths seen changing in it
             for _change, path in changes:
                 for folder, (vault_id, source_id) in folders.items():
                     if path == folder or path.startswith(folder + os.sep):
                         touched.setdefault(vault_id, set()).add(source_id)
+                        paths.setdefault(source_id, set()).add(path)
             if last_rescan is None or time.monotonic() - last_rescan >= self.rescan_seconds:
                 touched = {vault_id: {s.id for s in specs} for vault_id, specs in plan.items()}
+                paths = {}
                 last_rescan = time.monotonic()
             for vault_id, source_ids in touched.items():
                 if vault_id in self.engine.unlocked_ids():
-                    self._sync(vault_id, sorted(source_ids))
+                    self._sync(vault_id, sorted(source_ids), paths)
             if _key(self._plan()) != key:
                 return
 

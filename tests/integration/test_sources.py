@@ -194,3 +194,23 @@ def test_sources_and_imports_run_through_the_resident_engine(tmp_path: Path, vau
         assert call_cli(home, "--json", "source", "remove", "notes", "Notes", passphrase=None).code == 0
     finally:
         stop(home)
+
+
+def test_a_watchers_sync_looks_only_at_the_changed_paths(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    notes = make_folder(tmp_path)
+    (notes / "b.md").write_text("second note", encoding="utf-8")
+    spec = engine.add_source(vid, notes)
+    first = _items(engine.sync_sources(vid)[0])
+    (notes / "b.md").rename(notes / "trip" / "b-moved.md")
+    (notes / "unseen.md").write_text("not in the events", encoding="utf-8")  # no event named it: left for later
+    changed = [str(notes / "b.md"), str(notes / "trip" / "b-moved.md"), str(notes / ".obsidian" / "x.json")]
+    items = _items(engine.sync_changed(vid, spec.id, changed)[0])
+    assert items == {"trip/b-moved.md": ("moved", first["b.md"][1], 2)}
+    (notes / "a.md").unlink()
+    assert _items(engine.sync_changed(vid, spec.id, [str(notes / "a.md")])[0]) == {"a.md": ("gone", first["a.md"][1], 2)}
+    import shutil
+
+    shutil.rmtree(notes / "trip")  # a folder of cards went: only a walk can tell what is gone
+    whole = _items(engine.sync_changed(vid, spec.id, [str(notes / "trip")])[0])
+    assert whole["unseen.md"][0] == "created" and whole["trip/b-moved.md"][0] == "gone"
