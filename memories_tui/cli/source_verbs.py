@@ -149,6 +149,6 @@ def _print_items(ctx: Context, where: str, items: list[tuple[str, str, str, str]
     counts: dict[str, int] = {}
     for status, *_rest in items:
         counts[status] = counts.get(status, 0) + 1
-    summary = ", ".join(f"{n} {status_name(s)}" for s, n in sorted(counts.items())) or _("nothing to do")
+    summary = _(", ").join(f"{n} {status_name(s)}" for s, n in sorted(counts.items())) or _("nothing to do")
     print(_n("{where}: {n} item ({summary})", "{where}: {n} items ({summary})", len(items)).format(
         where=clean(where), n=len(items), summary=summary))
