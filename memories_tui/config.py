@@ -117,6 +117,17 @@ class BackupSettings:
 
 
 @dataclass(frozen=True)
+class SourcesSettings:
+    """`[sources]`: whether `source sync` removes the cards of files deleted from a source
+    (default: they stay, marked "source gone", until `source sync --prune`)."""
+
+    prune: bool = False
+    watch: bool = True  # a resident engine (daemon, TUI) keeps unlocked vaults' sources in step
+    debounce_seconds: float = 1.5  # the longest a burst of changes is grouped before it is synced
+    rescan_seconds: float = 300.0  # a full sync this often, for folders whose events are unreliable
+
+
+@dataclass(frozen=True)
 class UiSettings:
     language: str = "auto"  # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
 
@@ -129,6 +140,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     backup: BackupSettings = field(default_factory=BackupSettings)
     ui: UiSettings = field(default_factory=UiSettings)
+    sources: SourcesSettings = field(default_factory=SourcesSettings)
 
 
 def default_local_threads() -> int:
@@ -175,7 +187,7 @@ def configured_language(home: str | None, config: str | None) -> str | None:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui"})
+    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -231,7 +243,20 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
         raise ConfigError(msg("ui.language must be one of {names}; got {shown}.",
                               names=', '.join(SETTINGS), shown=_shown(language))) from None
     return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
-                  backup=_backup(top.get("backup", {}), path), ui=UiSettings(language=language))
+                  backup=_backup(top.get("backup", {}), path), ui=UiSettings(language=language),
+                  sources=_sources(top.get("sources", {})))
+
+
+def _sources(value: Any) -> SourcesSettings:
+    t = _table(value, "sources", {"prune", "watch", "debounce_seconds", "rescan_seconds"})
+    flags = {}
+    for key in ("prune", "watch"):
+        flags[key] = t.get(key, key == "watch")
+        if not isinstance(flags[key], bool):
+            raise ConfigError(msg("sources.{key} must be true or false.", key=key))
+    return SourcesSettings(prune=flags["prune"], watch=flags["watch"],
+                           debounce_seconds=_num(t.get("debounce_seconds", 1.5), "sources.debounce_seconds", 0.05, 600),
+                           rescan_seconds=_num(t.get("rescan_seconds", 300), "sources.rescan_seconds", 5, 86_400))
 
 
 def _backup(value: Any, path: Path) -> BackupSettings:

@@ -48,6 +48,22 @@ def split(text: str) -> tuple[dict[str, Value] | None, str]:
     return fields, "\n".join(lines[end + 1:])
 
 
+def split_any(text: str) -> tuple[dict[str, Value] | None, str, bool]:
+    """(fields, body, malformed) for any note's front matter (Obsidian's): a block that opens
+    but does not close, or holds lines this reader does not understand, is `malformed` and the
+    text is returned whole, so nothing of the note is lost."""
+    if not text.startswith(FENCE + "\n") and not text.startswith(FENCE + "\r\n"):
+        return None, text, False
+    lines = text.split("\n")
+    end = next((i for i in range(1, min(len(lines), MAX_BLOCK_LINES)) if lines[i].rstrip("\r") == FENCE), None)
+    if end is None:
+        return None, text, True
+    fields = _parse([line.rstrip("\r") for line in lines[1:end]])
+    if fields is None:
+        return None, text, True
+    return fields, "\n".join(lines[end + 1:]), False
+
+
 def _parse(lines: list[str]) -> dict[str, Value] | None:
     fields: dict[str, Value] = {}
     current: str | None = None

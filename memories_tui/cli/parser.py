@@ -20,7 +20,7 @@ from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, describe_error, redact
 from ..i18n import N_, _, current_language, msg, set_language
-from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, source_verbs
 from .context import Context, Handler
 from .language import LANG_CHOICES, LANG_HELP, choose_language
 from .output import clean
@@ -193,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_verbs.register(vault, rag, _verb)
     ask_verbs.register(rag, _verb)
     ai_verbs.register(sub, _verb)
+    source_verbs.register(sub, _group, _verb)
     completion_verbs.register(sub, _verb)
     daemon_verbs.register(sub, _verb)
     return parser

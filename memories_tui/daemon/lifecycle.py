@@ -39,10 +39,11 @@ from .paths import (
 from .protocol import read_error
 from .server import DaemonServer
 from .service import DaemonService
+from .source_methods import source_methods
 from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine import Engine, SourceWatcher
 
 log = logging.getLogger("memories.daemon")
 START_TIMEOUT_SECONDS = 60.0
@@ -123,11 +124,13 @@ class SocketHost:
         sessions = McpSessions(self.service)
         self.service.add_methods(sessions.methods())
         self.service.add_methods(vault_methods(self.service))
+        self.service.add_methods(source_methods(self.service))
         self.service.grants_status = sessions.status
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None
         self._threads: list[threading.Thread] = []
         self._stop_sweep = threading.Event()
+        self._watcher: SourceWatcher | None = None
 
     def start(self) -> None:
         """Take the home's lock and listen; DaemonRunningError when another one serves it."""
@@ -149,11 +152,15 @@ class SocketHost:
                                           name="memories-daemon-sweep", daemon=True)]
         for thread in self._threads:
             thread.start()
+        self._watcher = self.service.engine.watch_sources()
         log.info("serving %s (pid %d, %s)", self.paths.socket, os.getpid(), self.service.kind)
 
     def close(self, reason: str = "stop") -> None:
         """Stop accepting, lock every vault (keys wiped), remove the socket, drop the lock."""
         self._stop_sweep.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()

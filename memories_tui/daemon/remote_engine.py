@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         EmbedProgress,
         Engine,
         ExportReport,
+        ImportReport,
         IndexReport,
         IngestProgress,
         IngestResult,
@@ -42,7 +43,10 @@ if TYPE_CHECKING:
         RecordHit,
         RestoreReport,
         SearchResponse,
+        SourceInfo,
+        SourceSpec,
         StatusReport,
+        SyncReport,
         VaultInfo,
     )
     from .client import DaemonClient
@@ -227,6 +231,37 @@ class RemoteEngine(_Base):
         return _load("ExportReport", self._call(
             "export", event, vault=ref, folder=str(folder), include_excluded=include_excluded, force=force,
             cwd=os.getcwd()))
+
+    # -- source folders and imports ----------------------------------------------------------
+    def add_source(self, vault_id: str, folder: Path, *, globs: list[str] | None = None,
+                   excludes: list[str] | None = None) -> SourceSpec:
+        return self._typed("SourceSpec", "add_source", vault=vault_id, folder=str(folder), globs=globs or [],
+                           excludes=excludes or [], cwd=os.getcwd())
+
+    def list_sources(self, vault_id: str) -> list[SourceInfo]:
+        return self._list("SourceInfo", "list_sources", vault=vault_id)
+
+    def remove_source(self, vault_id: str, ref: str) -> SourceSpec:
+        return self._typed("SourceSpec", "remove_source", vault=vault_id, source=ref)
+
+    def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
+                     progress: Callable[[IngestProgress], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[SyncReport]:
+        return _load("SyncReport", self._call("sync_sources", _ingest_events(progress), vault=vault_id, source=ref,
+                                              prune=prune, cwd=os.getcwd()), many=True)
+
+    def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
+                     progress: Callable[[IngestProgress], None] | None = None,
+                     cancel: threading.Event | None = None) -> ImportReport:
+        return self._typed("ImportReport", "import_notes", _ingest_events(progress), vault=vault_id, app=app,
+                           path=str(path), dry_run=dry_run, cwd=os.getcwd())
+
+
+def _ingest_events(progress: Callable[[IngestProgress], None] | None) -> Callable[[dict[str, Any]], None]:
+    def event(data: dict[str, Any]) -> None:
+        if progress is not None and "ingest" in data:
+            progress(_load("IngestProgress", data["ingest"]))
+    return event
 
 
 def _local_engine(home: Path, config: str | os.PathLike[str] | None) -> Engine:

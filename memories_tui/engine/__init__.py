@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ..egress import current_origin, on_behalf_of
     from ..files import read_limited
     from ..home import locate as locate_home
+    from ..importers.common import ImportItem, ImportReport
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
     from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
@@ -79,6 +80,10 @@ if TYPE_CHECKING:
     from .facade import Engine
     from .ingest import read_text_file
     from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
+    from .source_list import SourceSpec
+    from .source_ops import SourceInfo
+    from .source_sync import SyncItem, SyncReport
+    from .source_watch import SourceWatcher
     from .sources import MAX_FILE_BYTES
     from .types import (
         CacheFigures,
@@ -99,7 +104,7 @@ __all__ = [
     "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "ExportReport", "ExportedFile", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
-    "VaultProblem", "VaultScan",
+    "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SyncItem", "SyncReport",
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
@@ -137,6 +142,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: (".export_ops", n) for n in ("ExportReport", "ExportedFile")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),
+    **{n: ("..importers.common", n) for n in ("ImportItem", "ImportReport")},
+    "SourceSpec": (".source_list", "SourceSpec"),
+    "SourceInfo": (".source_ops", "SourceInfo"),
+    **{n: (".source_sync", n) for n in ("SyncItem", "SyncReport")},
+    "SourceWatcher": (".source_watch", "SourceWatcher"),
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
                                   "VaultInfo", "VaultScan")},
 }

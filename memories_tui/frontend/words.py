@@ -21,6 +21,10 @@ STATUS_NAMES = {
     "updated": N_("updated"),
     "unchanged": N_("unchanged"),
     "skipped": N_("skipped"),
+    # source sync
+    "moved": N_("moved"),
+    "gone": N_("source gone"),
+    "pruned": N_("pruned"),
     # model install
     "downloaded": N_("downloaded"),
     "reused": N_("reused"),

@@ -51,7 +51,7 @@ def _when(stamp: Any) -> str:
 
 def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: str, config: str,
              idle_lock_minutes: float, mcp_servers: str = "",
-             sharing: list[tuple[str, str]] | None = None) -> list[Section]:
+             sharing: list[tuple[str, str]] | None = None, sources: list[Any] | None = None) -> list[Section]:
     limits, usage = _get(status, "limits", {}), _get(status, "usage", {})
     chunks = int(_get(status, "chunks", 0) or 0)
     embedded = int(_get(status, "embedded", 0) or 0)
@@ -106,4 +106,19 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
     mcp = Section(_("Sharing (CLI and AI clients)"), (
         *shared, Row(_("AI clients"), mcp_servers or _("none")),
         Row(_("revoke"), _("press x: AI clients refuse from their next call; commands stop when the vault locks"))))
-    return [vault, index, model, limits_section, mcp]
+    return [vault, index, model, limits_section, mcp, *_sources(sources or [])]
+
+
+def _sources(infos: list[Any]) -> list[Section]:
+    """Each source folder with its cards and files gone (none: no section)."""
+    rows = []
+    for info in infos:
+        gone = len(info.gone)
+        value = _("{path}: {cards}").format(path=tilde(info.source.path),
+                                            cards=_n("{n:,} card", "{n:,} cards", info.records).format(n=info.records))
+        if gone:
+            value += _(", {n:,} source gone (kept until `source sync --prune`)").format(n=gone)
+        if not info.present:
+            value += " " + _("(folder missing)")
+        rows.append(Row(info.source.id, value, warn=bool(gone) or not info.present))
+    return [Section(_("Sources (memories source)"), tuple(rows))] if rows else []

@@ -64,6 +64,7 @@ class NewRecord:
     tags: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
     data: bytes | None = None  # a file asset's bytes
+    record_id: str | None = None  # chosen ahead (an import links notes to each other before writing)
 
 
 @dataclass(frozen=True)

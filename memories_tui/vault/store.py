@@ -270,7 +270,7 @@ class UnlockedVault:
         records = []
         for item in items:
             check_kind(item.kind)
-            records.append(Record(id=secrets.token_hex(8), revision=1, kind=item.kind, title=item.title,
+            records.append(Record(id=item.record_id or secrets.token_hex(8), revision=1, kind=item.kind, title=item.title,
                                   body=item.body, tags=tuple(item.tags), metadata=item.metadata,
                                   created=stamp, updated=stamp, data=item.data))
         with self._write() as conn:

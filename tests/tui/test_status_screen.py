@@ -9,7 +9,7 @@ from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.status import StatusScreen, render_sections
 from memories_tui.tui.status_view import sections
-from tests.helpers.pilot import wait_for
+from tests.helpers.pilot import PASS, wait_for
 from tests.tui.test_keys import unlock_to_records, vault_with_notes
 
 
@@ -55,3 +55,30 @@ def test_sections_for_an_installed_model_show_embedded_share() -> None:
     assert rows[("Vault", "idle lock")].value == "off"
     assert rows[("Vault", "device-only")].value.startswith("yes")
     assert rows[("Index (in memory while unlocked)", "last built")].value == "not built yet"
+
+
+async def test_sources_show_in_status_and_gone_cards_are_marked_in_the_list(engine: Engine, tmp_path) -> None:
+    from memories_tui.tui.screens.records import RecordsScreen
+
+    vault_id = vault_with_notes(engine)
+    notes = tmp_path / "Notes"
+    notes.mkdir()
+    (notes / "kept.md").write_text("# Kept\n", encoding="utf-8")
+    (notes / "old.md").write_text("# Old plan\n", encoding="utf-8")
+    engine.unlock(vault_id, PASS)
+    engine.add_source(vault_id, notes)
+    engine.sync_sources(vault_id)
+    (notes / "old.md").unlink()
+    engine.sync_sources(vault_id)
+    engine.lock()
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await unlock_to_records(pilot, app)
+        assert isinstance(screen, RecordsScreen)
+        table = screen.query_one("#records")
+        titles = [str(table.get_cell_at((row, 1))) for row in range(table.row_count)]
+        assert "⚠ Old plan" in titles and "Kept" in titles  # only the card whose file is gone is marked
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+        text = rendered(app.screen, width=100)
+        assert "Sources (memories source)" in text and "1 source gone" in text and "2 cards" in text

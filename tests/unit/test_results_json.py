@@ -36,6 +36,8 @@ from memories_tui.engine import (
     FileProgress,
     FileResult,
     HomeReport,
+    ImportItem,
+    ImportReport,
     IndexReport,
     IngestProgress,
     IngestResult,
@@ -50,7 +52,11 @@ from memories_tui.engine import (
     SearchHit,
     SearchResponse,
     Source,
+    SourceInfo,
+    SourceSpec,
     StatusReport,
+    SyncItem,
+    SyncReport,
     VaultInfo,
     VaultProblem,
     VaultScan,
@@ -84,6 +90,7 @@ HELD = HeldVault("v1", "notes", 1.7e9, 1.7e9 + 5, 1.7e9 + 3600, None, 3594.98765
 CLIENT = ClientInfo(4242, "mcp", 3, "mcp_call", 1.7e9 + 5, None)
 GRANT = GrantInfo(4242, ["v1"], ["notes"], 1.7e9, None, False, [])
 
+FOLDER = SourceSpec("1a2b3c4d", "/home/x/Notes", ["*.md"], ["drafts/*"], "2026-12-04T17:00:00Z")
 SAMPLES: list[Jsonable] = [
     HIT,
     SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], fallback="bm25",
@@ -128,6 +135,11 @@ SAMPLES: list[Jsonable] = [
     HELD, CLIENT, GRANT,
     DaemonStatus("daemon", 42, "/home/x", 1.7e9, 12.345678, 30.0, [HELD], [CLIENT], [GRANT], 9, 123456, True),
     SearchResponse("v1", "starter", "bm25", "any", [HIT], ["starter"]),
+    FOLDER, SyncItem("trip/筆記.md", "gone", "a1b2", 3, "筆記"), ImportItem("a.md", "unchanged", "a1b2", 1, "A"),
+    SourceInfo(FOLDER, 3, ["old/筆記.md"], True),
+    SyncReport(FOLDER, [SyncItem("a.md", "moved", "a1b2", 2, "A"), SyncItem("x.png", "skipped", reason="not text")]),
+    ImportReport("evernote", "/x/Notes.enex", False, [ImportItem("Tea", "created", "a1b2", 1, "Tea", "1 attachment(s)"),
+                                                       ImportItem("Bad", "skipped", reason="not XML")]),
 ]
 
 

@@ -181,7 +181,7 @@ class RecordsScreen(VaultScreen):
                                      strict=False):
             table.add_column(label, key=key, width=width)
         for record in self.records:
-            title = plain(record.title)
+            title = plain(("⚠ " if "source_gone" in record.metadata else "") + record.title)
             title.truncate(widths[1], overflow="ellipsis")  # a cut title ends in "…" (the table cuts it bare)
             cells = [plain(kind_name(record.kind), "cyan"), title, plain(record.updated[:16].replace("T", " "))]
             table.add_row(*cells[:len(widths)], key=record.id)
@@ -206,6 +206,10 @@ class RecordsScreen(VaultScreen):
             meta.append("\n" + _("tags: {tags}").format(tags=", ".join(record.tags)), style="dim")
         if record.metadata.get("source"):
             meta.append("\n" + _("source: {source}").format(source=record.metadata["source"]), style="dim")
+        if "source_gone" in record.metadata:
+            meta.append("\n" + _("⚠ its file is gone from the source folder (since {time}); kept until "
+                                  "`source sync --prune`").format(time=str(record.metadata["source_gone"])[:16]
+                                                                 .replace("T", " ")), style="yellow")
         meta.append(f"\nid {record.id}", style="dim")
         literal = None
         if record.kind == "asset":

@@ -1,0 +1,130 @@
+"""The engine's "notes where they already live" methods: registered source folders and
+importers of other apps' exports. `Engine` inherits them; the work is in source_list.py,
+source_sync.py and importers/.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ..serial import Jsonable
+from .source_list import SourceSpec  # SourceInfo's field: read back from the wire at run time
+
+if TYPE_CHECKING:
+    from ..importers.common import ImportReport
+    from .context import VaultContext
+    from .parts import EngineParts
+    from .source_sync import SyncReport
+    from .source_watch import SourceWatcher, WatchedEngine
+    from .types import IngestProgress
+
+ProgressFn = Callable[["IngestProgress"], None]
+
+
+@dataclass(frozen=True)
+class SourceInfo(Jsonable):
+    """A registered folder with what the vault holds of it now."""
+
+    source: SourceSpec
+    records: int
+    gone: list[str]  # files whose card is marked "source gone"
+    present: bool  # the folder is there now
+
+
+class SourceOperations:
+    """Mixed into `Engine`."""
+
+    def _parts(self) -> EngineParts:
+        return cast("EngineParts", self)
+
+    def _ctx(self, vault_id: str) -> VaultContext:
+        return self._parts()._state.context(vault_id)
+
+    def add_source(self, vault_id: str, folder: Path, *, globs: list[str] | None = None,
+                   excludes: list[str] | None = None) -> SourceSpec:
+        """Register `folder` for this vault on this home (kept in the encrypted settings)."""
+        from ..vault.create import now_iso
+        from .source_list import add_source
+
+        return add_source(self._ctx(vault_id).vault, self._parts().home, folder, list(globs or []),
+                          list(excludes or []), now_iso())
+
+    def list_sources(self, vault_id: str) -> list[SourceInfo]:
+        from .source_list import load_sources
+
+        ctx = self._ctx(vault_id)
+        records = [r for r in ctx.records().values() if r.kind == "card"]
+        out = []
+        for spec in load_sources(ctx.vault, self._parts().home):
+            mine = [r for r in records if r.metadata.get("source_id") == spec.id]
+            gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
+            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir()))
+        return out
+
+    def source_specs(self, vault_id: str) -> list[SourceSpec]:
+        """The vault's sources on this home (no counting of cards: cheap enough to ask often)."""
+        from .source_list import load_sources
+
+        return load_sources(self._ctx(vault_id).vault, self._parts().home)
+
+    def watch_sources(self) -> SourceWatcher | None:
+        """Start keeping the sources of unlocked vaults in step (for a resident engine; see
+        source_watch.py); None when `[sources] watch = false`. Stop it before locking for good."""
+        settings = self._parts().config.sources
+        if not settings.watch:
+            return None
+        from .source_watch import SourceWatcher
+
+        return SourceWatcher(cast("WatchedEngine", self), debounce_ms=int(settings.debounce_seconds * 1000),
+                             rescan_seconds=settings.rescan_seconds).start()
+
+    def remove_source(self, vault_id: str, ref: str) -> SourceSpec:
+        """Forget a source; its cards stay (delete them as any record)."""
+        from .source_list import remove_source
+
+        return remove_source(self._ctx(vault_id).vault, self._parts().home, ref)
+
+    def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[SyncReport]:
+        """Bring the vault in step with one source (`ref`) or all; `prune` (default `[sources]
+        prune`) removes cards whose file is gone instead of marking them."""
+        from ..vault.create import now_iso
+        from .source_list import find_source, load_sources
+        from .source_sync import sync_source
+
+        ctx = self._ctx(vault_id)
+        sources = load_sources(ctx.vault, self._parts().home)
+        if ref is not None:
+            sources = [find_source(sources, ref)]
+        pruning = self._parts().config.sources.prune if prune is None else prune
+        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
+        return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
+                            cancel=cancel, check_fits=lambda new, old: check(ctx, new, old)) for spec in sources]
+
+    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]:
+        """A watcher's sync of one source: only the `changed` paths are looked at (the whole
+        folder when one of them is a folder or a link)."""
+        from ..vault.create import now_iso
+        from .source_list import find_source, load_sources
+        from .source_sync import sync_source
+
+        ctx = self._ctx(vault_id)
+        spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
+        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
+        return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
+                            check_fits=lambda new, old: check(ctx, new, old), changed=changed)]
+
+    def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
+        """Import another app's export (obsidian, notion, evernote); importing again changes
+        only what changed in the export."""
+        from ..importers import run_import
+
+        ctx = self._ctx(vault_id)
+        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
+        return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
+                          check_fits=lambda new, old: check(ctx, new, old))

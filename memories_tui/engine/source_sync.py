@@ -1,0 +1,225 @@
+"""`source sync`: bring a vault in step with a registered folder.
+
+Each file of the source is one card, found again by its path under the folder. A file whose
+size and modification time match what the card recorded is not even read; one that is read
+and hashes the same is `unchanged` (no write either way). A changed file is a new revision,
+a new file a new card, and a new file with the bytes of a card whose file vanished is that
+card `moved` (same id, same history). A card whose file is gone is marked `gone` (a metadata
+revision, once) and removed only when pruning. Files that cannot be ingested are `skipped`
+with the reason; a folder that is missing refuses the sync (an unmounted drive must not
+look like every note deleted).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import unicodedata
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ..errors import CancelledError, InputRefusedError
+from ..i18n import msg
+from ..serial import Jsonable, json_meta
+from ..vault.records import NewRecord, Record, RecordUpdate
+from .folders import TEXT_SUFFIXES, FolderScan, refusal_reason, scan_folder, shown
+from .ingest import MAX_BATCH_CHARS, FitCheck
+from .source_list import SourceSpec
+from .sources import SourceFile, read_source
+from .types import IngestProgress
+
+if TYPE_CHECKING:
+    from ..vault.store import UnlockedVault
+
+SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned", "skipped"]
+
+
+@dataclass(frozen=True)
+class SyncItem(Jsonable):
+    file: str  # under the source folder (POSIX, NFC)
+    status: SyncStatus
+    id: str | None = None
+    revision: int | None = None
+    title: str = ""
+    reason: str = field(default="", metadata=json_meta(omit=lambda r: not r.reason))
+
+
+@dataclass(frozen=True)
+class SyncReport(Jsonable):
+    source: SourceSpec
+    items: list[SyncItem]
+
+    def count(self, status: str) -> int:
+        return sum(1 for i in self.items if i.status == status)
+
+
+@dataclass
+class _Batch:
+    adds: list[tuple[str, SourceFile, dict[str, object]]] = field(default_factory=list)
+    updates: list[tuple[str, SyncStatus, RecordUpdate, str]] = field(default_factory=list)  # rel, status, change, body
+    old_bodies: list[str] = field(default_factory=list)
+    chars: int = 0
+
+
+def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, prune: bool,
+                stamp: str, progress: Callable[[IngestProgress], None] | None = None,
+                cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
+                changed: Collection[str] | None = None) -> SyncReport:
+    """`changed`: the paths a file watcher saw change; only they are looked at, unless one of
+    them is a folder or a link (then, as without it, the whole folder is walked)."""
+    root = Path(spec.path)
+    if not root.is_dir():
+        raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
+                                    "nothing was changed. Remove the source or bring the folder back.",
+                                    path=spec.path), code="source_missing")
+    mine = {str(r.metadata.get("source_rel")): r for r in current.values()
+            if r.kind == "card" and r.metadata.get("source_id") == spec.id}
+    adopt = {str(r.metadata.get("source_path")): r for r in current.values()
+             if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
+    partial = _changed_only(root, changed, set(mine)) if changed is not None else None
+    scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root)
+    items: list[SyncItem] = []
+    files: list[tuple[str, Path]] = []
+    for path in scan.readable:
+        rel = _rel(path, root)
+        if spec.wants(rel):
+            files.append((rel, path))
+    for path, reason in scan.skipped:
+        rel = _rel(path, root)
+        if spec.wants(rel) or path.is_symlink():  # a glob picks files; a link not followed is always said
+            items.append(SyncItem(rel, "skipped", reason=reason))
+    present = {rel for rel, _ in files}
+    vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])}
+    by_hash = {str(r.metadata.get("sha256")): rel for rel, r in vanished.items()}
+    batch = _Batch()
+    for n, (rel, path) in enumerate(files, 1):
+        if cancel is not None and cancel.is_set():
+            raise CancelledError(msg("Sync cancelled; files already written stay written."))
+        if progress:
+            progress(IngestProgress("read", n, len(files), rel))
+        old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
+        try:
+            st = path.stat()
+        except OSError:  # its card (if any) is left as it was: the next sync decides
+            items.append(SyncItem(rel, "skipped", reason="vanished while the folder was read"))
+            continue
+        meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
+        if (old is not None and rel in mine and "source_gone" not in old.metadata
+                and all(old.metadata.get(k) == v for k, v in meta_stat.items())):
+            items.append(SyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            continue
+        try:
+            src = read_source(path)
+        except InputRefusedError as exc:
+            items.append(SyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
+            continue
+        title = unicodedata.normalize("NFC", src.title)
+        meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
+                                   "sha256": src.sha256, "source_id": spec.id, "source_rel": rel, **meta_stat}
+        if old is None and src.sha256 in by_hash:  # the same bytes under a new name: a move
+            old = vanished.pop(by_hash.pop(src.sha256))
+            status: SyncStatus = "moved"
+        else:
+            status = "updated"
+        if old is None:
+            batch.adds.append((rel, src, meta))
+        elif old.metadata.get("sha256") == src.sha256 and old.title == title and status != "moved" \
+                and "source_gone" not in old.metadata and rel in mine:
+            items.append(SyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            continue
+        else:
+            body = None if old.metadata.get("sha256") == src.sha256 and old.body == src.body else src.body
+            batch.updates.append((rel, status, RecordUpdate(old.id, title=title, body=body, metadata=meta,
+                                                            tags=src.tags or None), src.body))
+            batch.old_bodies.append(old.body)
+        batch.chars += len(src.body)
+        if batch.chars > MAX_BATCH_CHARS:
+            items += _flush(vault, batch, check_fits)
+            batch = _Batch()
+    for rel, old in sorted(vanished.items()):
+        if not _really_gone(root, old):
+            del vanished[rel]
+            items.append(SyncItem(rel, "skipped", old.id, old.revision, old.title,
+                                  "not found by this sync, but its file or folder is still there (unreadable, or the "
+                                  "folder vanished during the sync); its card is left as it was"))
+        elif prune:
+            batch.old_bodies.append(old.body)
+            items.append(SyncItem(rel, "pruned", old.id, old.revision, old.title))
+        elif "source_gone" in old.metadata:
+            items.append(SyncItem(rel, "gone", old.id, old.revision, old.title))
+        else:
+            batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata, "source_gone": stamp}),
+                                  ""))
+    items += _flush(vault, batch, check_fits)
+    if prune:
+        for old in vanished.values():
+            vault.delete(old.id)
+    if progress:
+        progress(IngestProgress("written", len(files), len(files)))
+    return SyncReport(spec, sorted(items, key=lambda i: i.file))
+
+
+def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SyncItem]:
+    """Write one batch: the new cards and new revisions, in one transaction."""
+    if check_fits is not None and (batch.adds or batch.updates):
+        check_fits([s.body for _, s, _ in batch.adds] + [b for _, st, _, b in batch.updates if st != "gone"],
+                   batch.old_bodies)
+    added = vault.add_many([NewRecord("card", unicodedata.normalize("NFC", s.title), s.body, tags=s.tags,
+                                      metadata=m) for _, s, m in batch.adds]) if batch.adds else []
+    updated = vault.update_many([u[2] for u in batch.updates]) if batch.updates else []
+    out = [SyncItem(rel, "created", r.id, r.revision, r.title) for (rel, _, _), r in zip(batch.adds, added, strict=True)]
+    out += [SyncItem(rel, status, r.id, r.revision, r.title)
+            for (rel, status, _, _), r in zip(batch.updates, updated, strict=True)]
+    return out
+
+
+def _changed_only(root: Path, changed: Collection[str], known: set[str]) -> tuple[list[Path], set[str]] | None:
+    """(text files to look at, every file's place in scope) for a watcher's changed paths, or
+    None when only a walk of the whole folder can tell (a folder or link changed)."""
+    readable: list[Path] = []
+    scope: set[str] = set()
+    for name in changed:
+        path = Path(name)
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            return None
+        if not parts or any(part.startswith(".") for part in parts):
+            continue  # the walk leaves dot-names out too
+        if path.is_symlink() or path.is_dir():
+            return None
+        rel = _rel(path, root)
+        if path.exists():
+            if not path.is_file():
+                return None
+            if path.suffix.lower() in TEXT_SUFFIXES:
+                readable.append(path)
+        elif rel not in known and any(k.startswith(rel + "/") for k in known):
+            return None  # a folder of cards went away or was renamed
+        scope.add(rel)
+    return sorted(readable), scope
+
+
+def _really_gone(root: Path, card: Record) -> bool:
+    """A file the walk did not see is gone only if the folder is still there and the file is
+    not: a folder that went away mid-sync or could not be read must not mark its cards gone."""
+    where = card.metadata.get("source_path")
+    return root.is_dir() and not (isinstance(where, str) and os.path.lexists(where))
+
+
+def _rel(path: Path, root: Path) -> str:
+    """The file's place under the folder, as kept in the card: POSIX and NFC (macOS names come as NFD)."""
+    text, prefix = str(path), str(root) + os.sep
+    rel = text[len(prefix):] if text.startswith(prefix) else path.relative_to(root).as_posix()
+    rel = rel.replace(os.sep, "/") if os.sep != "/" else rel
+    return unicodedata.normalize("NFC", shown(Path(rel)) if _undecodable(rel) else rel)
+
+
+def _undecodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
