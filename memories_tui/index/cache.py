@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..config import Limits
 from ..errors import LimitError
-from ..i18n import msg
+from ..i18n import Message, msg
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Kind, Record, is_searchable
@@ -226,16 +226,24 @@ class VaultIndex:
 
     def _check_limits(self) -> None:
         if len(self.chunks) > self.limits.chunks:
-            raise LimitError(
-                msg("This vault has {count:,} chunks; the cache limit is {chunks:,} chunks per vault "
-                    "([rag.limits] chunks in the config).", count=len(self.chunks), chunks=self.limits.chunks)
-            )
+            raise LimitError(msg("{problem} {advice}", problem=msg(
+                "This vault has {count:,} chunks; the cache limit is {chunks:,} chunks per vault "
+                "([rag.limits] chunks in the config).", count=len(self.chunks), chunks=self.limits.chunks),
+                advice=self._largest(lambda keys, nbytes: len(keys))))
         if self.source_bytes > self.limits.source_mib * MIB:
-            raise LimitError(
-                msg("This vault has {used:.1f} MiB of source text and metadata; the cache limit is "
-                    "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config).",
-                    used=self.source_bytes / MIB, source_mib=self.limits.source_mib)
-            )
+            raise LimitError(msg("{problem} {advice}", problem=msg(
+                "This vault has {used:.1f} MiB of source text and metadata; the cache limit is "
+                "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config).",
+                used=self.source_bytes / MIB, source_mib=self.limits.source_mib),
+                advice=self._largest(lambda keys, nbytes: nbytes)))
+
+    def _largest(self, size: Callable[[list[int], int], int]) -> Message:
+        """The sentence naming the record that takes most of what is over the limit: what to shrink."""
+        rid, (_, keys, nbytes) = max(self._by_record.items(), key=lambda item: size(item[1][1], item[1][2]))
+        title = next((self.chunks[k].title for k in keys if k in self.chunks), "")
+        return msg("The largest record is “{title}” (id {id}, {chunks:,} chunks, {mib:.1f} MiB): shorten or delete "
+                   "it (`memories memory update` or `memory delete`), or raise the limit.",
+                   title=title, id=rid, chunks=len(keys), mib=nbytes / MIB)
 
     def folded_text(self, key: int) -> str:
         """Script- and case-folded title + text of a chunk, memoised for the rerank."""
