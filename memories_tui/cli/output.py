@@ -56,6 +56,27 @@ def cut_cells(text: str, width: int) -> str:
     return text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(text: str) -> str:
+    """JSON as printed: a lone surrogate (a file name byte that is not UTF-8, as Python keeps
+    it) is written as its `\\udcXX` escape, so the output stays UTF-8 and a reader that decodes
+    it gets the same name back (`os.fsencode` turns it into the original bytes)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def printable(text: str) -> str:
+    """Text for people: bytes of a name that is not UTF-8 appear as `\\xNN` (as `rag ingest`
+    names such files), where printing the raw surrogate would fail on a UTF-8 terminal."""
+    return _SURROGATE.sub(_byte_or_escape, text) if _SURROGATE.search(text) else text
+
+
+def _byte_or_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 class OutputFailed(Exception):
     """Writing standard output failed (a full disk, an I/O error): not a bug of the verb, and
     nothing more can be said there. Deliberately not an OSError, so no verb's own file
@@ -75,7 +96,7 @@ class GuardedStdout:
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            return self._stream.write(printable(text))
         except BrokenPipeError:
             raise
         except OSError as exc:

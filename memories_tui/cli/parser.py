@@ -31,7 +31,7 @@ from ..i18n import N_, Message, _, current_language, msg, set_language
 from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs
 from .context import Context, Handler
 from .language import LANG_CHOICES, LANG_HELP, choose_language
-from .output import GuardedStdout, OutputFailed, clean, say_on_stderr
+from .output import GuardedStdout, OutputFailed, clean, json_text, say_on_stderr
 from .record_verbs import (
     cmd_asset_add,
     cmd_memory_add,
@@ -342,7 +342,7 @@ def _run(argv: Sequence[str] | None) -> int:
             if ctx.opened is not None:
                 ctx.opened.close()
         if as_json:
-            print(json.dumps(payload, ensure_ascii=False, default=json_of))
+            print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)
@@ -393,7 +393,8 @@ def _fail(exc: MemoriesError, as_json: bool) -> int:
     human = _("memories: error: {message}").format(message=clean(describe_error(exc)))
     try:
         if as_json:
-            print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False), flush=True)
+            print(json_text(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False)),
+                  flush=True)
         elif sys.stderr is not None:  # print(file=None) would write to stdout
             print(human, file=sys.stderr, flush=True)
     except BrokenPipeError:
