@@ -3,9 +3,9 @@
 A vault over `[rag.limits]` is one no search can load, so every path that writes searchable
 text (record add and update, ingest, the TUI editor and the daemon through them) asks here
 first. Usage comes from the vault's cached index when it is current, else from the records
-themselves: byte counts exactly, chunk counts from a cheap upper bound, and only when that bound
-could pass the limit from chunking every record. A write that does not grow the vault is never
-refused, so the record that put a vault over a limit (by an older version, or limits lowered
+themselves, with the counts the saved index snapshot holds for records it has seen (so a
+command in its own process chunks only what changed since the last search). A write that
+does not grow the vault is never refused, so the record that put a vault over a limit (by an older version, or limits lowered
 afterwards) can still be shrunk or replaced.
 """
 
@@ -17,24 +17,17 @@ from typing import TYPE_CHECKING
 from ..errors import LimitError
 from ..i18n import msg
 from ..index.cache import MIB, safe_metadata_text
-from ..text.chunking import DEFAULT_OVERLAP, chunk_text
+from ..text.chunking import DEFAULT_MAX_CHARS, chunk_text
 from ..vault.records import Record, is_searchable
 
 if TYPE_CHECKING:
-    from ..index.cache import VaultIndex
     from .context import VaultContext
-
-# A chunk ends at least half a window after its start and the next starts about an overlap
-# before that end: each chunk moves on by more than one overlap (a safe floor for the bound).
-_MIN_STRIDE = DEFAULT_OVERLAP
 
 
 def count_chunks(body: str) -> int:
+    if len(body) <= DEFAULT_MAX_CHARS:  # chunk_text would make it one chunk (none when blank)
+        return 1 if body.strip() else 0
     return len(chunk_text(body))
-
-
-def _most_chunks(body: str) -> int:
-    return len(body) // _MIN_STRIDE + 2
 
 
 def record_bytes(record: Record) -> int:
@@ -53,9 +46,15 @@ def check_write_fits(ctx: VaultContext, added: Sequence[tuple[str, str]], replac
     add_bytes = sum(len(t.encode()) + len(b.encode()) for t, b in added)
     gone_bytes = sum(map(record_bytes, replaced))
     cap_bytes = limits.source_mib * MIB
+    usage: list[tuple[int, int]] = []  # (chunks, bytes) of the vault now, counted once when needed
+
+    def used() -> tuple[int, int]:
+        if not usage:
+            usage.append(_usage(ctx))
+        return usage[0]
+
     if add_bytes > gone_bytes:
-        used = _used_bytes(ctx)
-        after_bytes = used - gone_bytes + add_bytes
+        after_bytes = used()[1] - gone_bytes + add_bytes
         if after_bytes > cap_bytes:
             raise LimitError(msg(
                 "This would bring the vault to {used:.1f} MiB of source text and metadata; the limit is "
@@ -66,7 +65,7 @@ def check_write_fits(ctx: VaultContext, added: Sequence[tuple[str, str]], replac
     gone_chunks = sum(count_chunks(r.body) for r in replaced)
     if add_chunks <= gone_chunks:
         return
-    after = _used_chunks(ctx, limits.chunks - add_chunks + gone_chunks) - gone_chunks + add_chunks
+    after = used()[0] - gone_chunks + add_chunks
     if after > limits.chunks:
         raise LimitError(msg(
             "This would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per vault ([rag.limits] "
@@ -74,32 +73,28 @@ def check_write_fits(ctx: VaultContext, added: Sequence[tuple[str, str]], replac
             "raise the limit.", after=after, limit=limits.chunks))
 
 
-def _cached(ctx: VaultContext) -> VaultIndex | None:
-    """The vault's cached index when it matches the vault now, else None (nothing is built)."""
+def _usage(ctx: VaultContext) -> tuple[int, int]:
+    """(chunks, source bytes): the cached index's when it matches the vault now, else counted."""
     index = ctx.cached_index()
     if index is not None and index.synced_counter == ctx.entry.counter == ctx.vault.change_counter():
-        return index
-    return None
+        return len(index.chunks), int(index.source_bytes)
+    return _counted(ctx)
 
 
-def _searchable(ctx: VaultContext) -> list[Record]:
-    return [r for r in ctx.records().values() if is_searchable(r.kind)]
+def _counted(ctx: VaultContext) -> tuple[int, int]:
+    """(chunks, source bytes) of the searchable records, exactly, without building an index:
+    a record the saved index snapshot counted at its current revision is taken from there
+    (not even decrypted), a short one is one chunk, and only the rest are chunked here."""
+    from ..index.cache import SNAPSHOT_BLOB, VaultIndex
 
-
-def _used_bytes(ctx: VaultContext) -> int:
-    index = _cached(ctx)
-    if index is not None:
-        return int(index.source_bytes)
-    return sum(map(record_bytes, _searchable(ctx)))
-
-
-def _used_chunks(ctx: VaultContext, room: int) -> int:
-    """The vault's chunk count; exact whenever it could exceed `room`."""
-    index = _cached(ctx)
-    if index is not None:
-        return len(index.chunks)
-    records = _searchable(ctx)
-    bound = sum(_most_chunks(r.body) for r in records)
-    if bound <= room:
-        return bound
-    return sum(count_chunks(r.body) for r in records)
+    data = ctx.vault.get_blob(SNAPSHOT_BLOB)
+    known = VaultIndex.snapshot_usage(data) if data is not None else {}
+    _, live, changed = ctx.vault.refresh({rid: seen[0] for rid, seen in known.items()})
+    fresh = {record.id for record in changed}
+    chunks = sum(known[rid][1] for rid in live if rid in known and rid not in fresh)
+    nbytes = sum(known[rid][2] for rid in live if rid in known and rid not in fresh)
+    for record in changed:
+        if is_searchable(record.kind):
+            chunks += count_chunks(record.body)
+            nbytes += record_bytes(record)
+    return chunks, nbytes

@@ -173,6 +173,23 @@ class VaultIndex:
                                              chunk_table.encode(table), main)),
                     PHRASE_BLOB: phrase}
 
+    @staticmethod
+    def snapshot_usage(data: bytes) -> dict[str, tuple[int, int, int]]:
+        """Record id -> (revision, chunks, source bytes) as the snapshot `data` counted them,
+        without restoring the index ({} when it is not a snapshot this version reads)."""
+        if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
+            return {}
+        view = memoryview(data)
+        (size,) = struct.unpack(">I", view[4:8])
+        try:
+            if json.loads(bytes(view[8:8 + size])).get("format") != SNAPSHOT_FORMAT:
+                return {}
+            table, _ = chunk_table.decode(view[8 + size:])
+        except (ValueError, AttributeError, struct.error):
+            return {}
+        return {rid: (rev, count, nbytes) for rid, rev, nbytes, count
+                in zip(table.record_ids, table.revisions, table.source_bytes, table.counts, strict=True)}
+
     @classmethod
     def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
                 load_blob: Callable[[str], bytes | None] | None = None) -> VaultIndex | None:

@@ -62,3 +62,18 @@ def test_a_vault_over_a_lowered_limit_names_the_record_to_shrink(home, vault):
     # … and then everything is searchable again
     found = call_cli(home, "--json", "rag", "search", vault, "hello", "--mode", "bm25")
     assert found.code == 0 and len(found.json["results"]) == 2, found.stdout
+
+
+def test_usage_counted_from_the_saved_index_matches_a_fresh_count(home, vault):
+    """A command in its own process counts the vault from the saved index snapshot (records it
+    has not seen are chunked): the same verdict either way, at the limit exactly."""
+    long_text = "A sentence about hello. " * 300  # 9 chunks
+    assert call_cli(home, "memory", "add", vault, "--title", "long", "--text", long_text).code == 0
+    assert call_cli(home, "memory", "add", vault, "--title", "short", "--text", "hello").code == 0
+    assert call_cli(home, "--json", "rag", "search", vault, "hello", "--mode", "bm25").code == 0  # snapshot saved
+    used = call_cli(home, "--json", "rag", "status", vault).json["chunks"]
+    (home / "config.toml").write_text(f"[rag.limits]\nchunks = {used + 1}\n")
+    assert call_cli(home, "memory", "add", vault, "--title", "fits", "--text", "one more").code == 0
+    message = _error(call_cli(home, "--json", "memory", "add", vault, "--title", "over", "--text", "and another"))
+    assert f"{used + 2:,} chunks" in message
+    assert _titles(home, vault) == ["fits", "long", "short"]
