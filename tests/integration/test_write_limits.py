@@ -77,3 +77,18 @@ def test_usage_counted_from_the_saved_index_matches_a_fresh_count(home, vault):
     message = _error(call_cli(home, "--json", "memory", "add", vault, "--title", "over", "--text", "and another"))
     assert f"{used + 2:,} chunks" in message
     assert _titles(home, vault) == ["fits", "long", "short"]
+
+
+def test_the_resident_engine_refuses_the_same_write(home, vault):
+    from tests.helpers.daemon import stop, unlock
+
+    (home / "config.toml").write_text("[rag.limits]\nchunks = 4\n")
+    try:
+        assert unlock(home, "notes").code == 0
+        served = call_cli(home, "--json", "memory", "add", "notes", "--title", "big",
+                          "--text", "A sentence that goes on. " * 400, passphrase=None)
+        message = _error(served)
+        assert "[rag.limits] chunks" in message and "Nothing was written" in message
+        assert call_cli(home, "--json", "memory", "list", "notes", passphrase=None).json["records"] == []
+    finally:
+        stop(home)
