@@ -266,12 +266,17 @@ def _top_options(parser: argparse.ArgumentParser) -> list[str]:
 
 def _misplaced_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     """A verb's option written before the verb (`memories --mode bm25 rag search …`), if any."""
-    known = set(_option_strings(parser)) - {o for a in parser._actions for o in a.option_strings}
-    for word in argv:
+    top = {o for a in parser._actions for o in a.option_strings}
+    takes_value = {o for a in parser._actions for o in a.option_strings if a.nargs != 0}
+    known = set(_option_strings(parser)) - top
+    words = iter(argv)
+    for word in words:
         if not word.startswith("-"):
             return None
         if word.split("=")[0] in known:
             return word.split("=")[0]
+        if word in takes_value:  # `--home H`: H is its value, not the command
+            next(words, None)
     return None
 
 

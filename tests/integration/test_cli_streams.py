@@ -78,6 +78,8 @@ def test_a_verb_option_before_the_verb_is_told_where_it_goes(home: Path) -> None
     r = run_cli(home, "--mode", "bm25", "rag", "search", "notes", "JR")
     assert r.code == 2 and "memories: error: --mode belongs to a command" in r.stderr, r.stderr
     assert "--passphrase-file" in r.stderr  # the options that may go first are listed
+    after_a_value = run_cli(home, "--home", str(home), "--mode", "bm25", "rag", "search", "notes", "JR")
+    assert "--mode belongs to a command" in after_a_value.stderr, after_a_value.stderr
 
 
 @pytest.mark.parametrize("argv", [("nosuchverb",), ("rag", "search"), ("vault",)])
