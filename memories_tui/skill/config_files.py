@@ -27,8 +27,9 @@ from typing import Any
 import tomlkit
 import tomlkit.items
 
-from ..errors import ConfigError
-from ..i18n import msg
+from ..engine import read_limited
+from ..errors import ConfigError, InputRefusedError
+from ..i18n import N_, msg
 
 Entry = dict[str, Any]
 MAX_CONFIG_BYTES = 8 * 1024 * 1024  # AI clients' config files are kilobytes; read no more than this
@@ -198,31 +199,14 @@ def _decide(existing: Any, entry: Entry, force: bool) -> str:
 
 
 def _read(path: Path) -> str:
-    """The file's text. Opened without blocking and checked before reading: a FIFO or device
-    there would hang inject (or never end), and a client config is never megabytes long."""
+    """The file's text, read as every user-named file is (the engine's read_limited): a FIFO
+    or device there is refused instead of hanging inject, and a client config is never
+    megabytes long."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise ConfigError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(msg("{path} is not a regular file (a FIFO, device or socket); inject reads and "
-                                  "writes only regular files. Nothing was changed.", path=path))
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(msg("{path} is {size:,} bytes; an AI client's config is never that large, so "
-                                  "inject does not read it (the limit is {limit:,} bytes). Add the entry by hand "
-                                  "(`--dry-run --json` shows it). Nothing was changed.",
-                                  path=path, size=info.st_size, limit=MAX_CONFIG_BYTES))
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:  # it grew while we looked
-        raise ConfigError(msg("{path} is over {limit:,} bytes; nothing was changed.", path=path,
-                              limit=MAX_CONFIG_BYTES))
+        data = read_limited(path, MAX_CONFIG_BYTES, what=N_("AI client config"),
+                            advice=N_("Add the entry by hand (`--dry-run --json` shows it)."))
+    except InputRefusedError as exc:
+        raise ConfigError(msg("{problem} Nothing was changed.", problem=exc)) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
