@@ -89,6 +89,18 @@ class VaultEgress:
         return tuple(out)
 
 
+def mark_kept_log(vault: UnlockedVault) -> None:
+    """At unlock: a vault whose file has the log table but not yet the mark (made before the
+    mark existed) gets it, so from now on a dropped table reads as damage. Best effort: a file
+    that cannot be written (read-only media) still unlocks."""
+    try:
+        settings = vault.settings()
+        if not settings.get(EGRESS_MARK) and vault.egress.exists():
+            vault.set_settings({**settings, EGRESS_MARK: True})
+    except MemoriesError:
+        pass
+
+
 def read_egress(vault: UnlockedVault, since: str | None = None) -> EgressReport:
     cutoff = parse_since(since)
     if not vault.egress.exists() and vault.settings().get(EGRESS_MARK):

@@ -106,11 +106,14 @@ class Engine(DataOperations):
     def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         """`accept_rollback` trusts a file older than this home has seen (data_ops.py, anchors)."""
         from ..vault.store import UnlockedVault
+        from .egress_ops import mark_kept_log
 
         info = self.resolve_vault(ref)
         if info.vault_id not in self._state.vaults:
             watcher = self.anchors.watch(accept=accept_rollback)
-            self._state.vaults.add(info.vault_id, UnlockedVault(info.path, passphrase, watcher=watcher))
+            vault = UnlockedVault(info.path, passphrase, watcher=watcher)
+            mark_kept_log(vault)
+            self._state.vaults.add(info.vault_id, vault)
         return info
 
     def is_unlocked(self, vault_id: str) -> bool:

@@ -262,3 +262,21 @@ def test_a_vault_from_before_the_log_reads_as_empty_until_it_sends_something(tmp
     conn.commit()
     conn.close()
     assert run_cli(home, "rag", "egress", "notes", "--json").json["entries"] == []
+
+
+def test_a_vault_from_the_previous_version_is_marked_at_unlock(tmp_path, cheap_kdf):
+    """Made with the log table but before the mark: the first unlock marks it, so a table
+    dropped afterwards is damage even though the vault never sent anything."""
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = Engine.open(home)
+    vault_id = engine.create_vault("notes", PASS).vault_id
+    engine.unlock(vault_id, PASS)
+    engine._state.vaults.get(vault_id).vault.set_settings({"device_only": False})  # as the previous version
+    engine.close()
+    assert run_cli(home, "rag", "egress", "notes", "--json").json["entries"] == []  # unlocked once: marked
+    conn = sqlite3.connect(home / "vaults" / f"{vault_id}.mvault")
+    conn.execute("DROP TABLE egress")
+    conn.commit()
+    conn.close()
+    assert run_cli(home, "rag", "egress", "notes", "--json").json["error"]["code"] == "egress_log_missing"
