@@ -168,6 +168,14 @@ class CancelledError(MemoriesError):
     exit_code = 130
 
 
+class OutputError(MemoriesError):
+    """Standard output is closed or cannot be written (a full disk): said on stderr, since
+    stdout cannot carry it; the exit status is sysexits' EX_IOERR."""
+
+    code = "output_failed"
+    exit_code = 74
+
+
 class BudgetExceededError(MemoriesError):
     code = "budget_exceeded"
 

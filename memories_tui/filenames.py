@@ -14,8 +14,11 @@ import unicodedata
 
 _FORBIDDEN = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f\u0080-\u009f\u2028\u2029]')
 _SPACES = re.compile(r"\s+")
-_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)),
-                       *(f"LPT{i}" for i in range(10))})
+# Windows also reserves COM/LPT with a superscript digit (COM¹ is a device, not a file) and
+# the console's CONIN$/CONOUT$.
+_DIGITS = (*(str(i) for i in range(10)), "\u00b9", "\u00b2", "\u00b3")
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", *(f"COM{d}" for d in _DIGITS),
+                       *(f"LPT{d}" for d in _DIGITS)})
 MAX_STEM_BYTES = 120  # leaves room for a suffix and an extension under every OS's 255-byte limit
 
 
@@ -29,7 +32,7 @@ def safe_stem(text: str, *, fallback: str = "untitled", max_bytes: int = MAX_STE
         stem = "_" + stem[1:]  # a leading dash reads as an option on a command line
     if not stem:
         stem = fallback
-    if stem.split(".")[0].upper() in _RESERVED:
+    if stem.split(".")[0].rstrip(" ").upper() in _RESERVED:  # Windows ignores spaces before the dot
         stem = "_" + stem
     return stem
 

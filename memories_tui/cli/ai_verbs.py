@@ -6,6 +6,7 @@ import the MCP SDK.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,8 @@ def register(sub: Any, verb: Any) -> None:
     p.add_argument("--scope", choices=("user", "project"), default="user",
                    help=_("user config (default) or the project in the current folder (.mcp.json, .cursor/, …)"))
     p.add_argument("--expires", metavar="DURATION", help=_("pass --expires to the server (e.g. 8h)"))
-    p.add_argument("--passphrase-file", metavar="FILE", help=_("the server reads the vault passphrase from FILE"))
+    p.add_argument("--passphrase-file", metavar="FILE", default=argparse.SUPPRESS,
+                   help=_("the server reads the vault passphrase from FILE"))
     p.add_argument("--passphrase-command", metavar="CMD",
                    help=_("the server runs CMD for the passphrase ($MEMORIES_PASSPHRASE_COMMAND)"))
 

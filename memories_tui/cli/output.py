@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Sequence
+from typing import TextIO
 
 Payload = dict[str, object]  # the one JSON object a verb prints with --json
 
@@ -52,3 +54,71 @@ def cut_cells(text: str, width: int) -> str:
         if used > width:
             return text[:i]
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(text: str) -> str:
+    """JSON as printed: a lone surrogate (a file name byte that is not UTF-8, as Python keeps
+    it) is written as its `\\udcXX` escape, so the output stays UTF-8 and a reader that decodes
+    it gets the same name back (`os.fsencode` turns it into the original bytes)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def printable(text: str) -> str:
+    """Text for people: bytes of a name that is not UTF-8 appear as `\\xNN` (as `rag ingest`
+    names such files), where printing the raw surrogate would fail on a UTF-8 terminal."""
+    return _SURROGATE.sub(_byte_or_escape, text) if _SURROGATE.search(text) else text
+
+
+def _byte_or_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+class OutputFailed(Exception):
+    """Writing standard output failed (a full disk, an I/O error): not a bug of the verb, and
+    nothing more can be said there. Deliberately not an OSError, so no verb's own file
+    handling mistakes it for its own."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.strerror or str(cause))
+        self.cause = cause
+
+
+class GuardedStdout:
+    """sys.stdout for the length of one command: a failed write or flush becomes OutputFailed
+    (a reader that left, BrokenPipeError, stays what it is); everything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(printable(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc) from exc
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def say_on_stderr(text: str) -> None:
+    """One line on stderr when there is a usable stderr (closed or full: nothing to be done)."""
+    if sys.stderr is None:  # print(file=None) would write to stdout
+        return
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass

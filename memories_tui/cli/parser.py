@@ -18,12 +18,20 @@ from typing import Any
 
 from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
-from ..errors import CancelledError, InternalError, MemoriesError, UsageError, describe_error, redact
-from ..i18n import N_, _, current_language, msg, set_language
+from ..errors import (
+    CancelledError,
+    InternalError,
+    MemoriesError,
+    OutputError,
+    UsageError,
+    describe_error,
+    redact,
+)
+from ..i18n import N_, Message, _, current_language, msg, set_language
 from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, source_verbs
 from .context import Context, Handler
 from .language import LANG_CHOICES, LANG_HELP, choose_language
-from .output import clean
+from .output import GuardedStdout, OutputFailed, clean, json_text, say_on_stderr
 from .record_verbs import (
     cmd_asset_add,
     cmd_memory_add,
@@ -49,7 +57,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing and exiting, so --json sees it."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(msg("{prog}: {problem}. Try `{prog} --help`.", prog=self.prog, problem=message))
+        command = self.prog.removeprefix("memories").strip()  # the error line already starts `memories:`
+        if command:
+            raise UsageError(msg("{command}: {problem}. Try `{prog} --help`.", command=command, prog=self.prog,
+                                 problem=message))
+        raise UsageError(msg("{problem}. Try `{prog} --help`.", prog=self.prog, problem=message))
 
 
 # -- parser -----------------------------------------------------------------------------
@@ -69,11 +81,13 @@ def _common(parser: argparse.ArgumentParser, top: bool = False) -> None:
                         help=_(LANG_HELP))
 
 
-def _passphrase_opt(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--passphrase-file", metavar="FILE",
+def _passphrase_opt(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    """Also on `memories` itself, so `memories --passphrase-file F rag search …` works: a verb's
+    own copy must not reset what was given before it (hence SUPPRESS below the top)."""
+    parser.add_argument("--passphrase-file", metavar="FILE", default=None if top else argparse.SUPPRESS,
                         help=_("read the passphrase from FILE (else $MEMORIES_PASSPHRASE_FILE, "
                              "$MEMORIES_PASSPHRASE_COMMAND, $MEMORIES_PASSPHRASE, or a prompt)"))
-    parser.add_argument("--accept-rollback", action="store_true",
+    parser.add_argument("--accept-rollback", action="store_true", default=False if top else argparse.SUPPRESS,
                         help=_("open the vault even if it is older than this home has seen (moves the anchor)"))
 
 
@@ -106,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, top=True)
+    _passphrase_opt(parser, top=True)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(handler=cmd_tui)
     sub = parser.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=_Parser)
@@ -215,6 +230,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         if "are required" in exc.message and any(w.startswith("-") and w not in _option_strings(parser)
                                                  for w in argv):
             raise UsageError(exc.message.replace(". Try `", f"{_DASH_HINT}. Try `", 1)) from None
+        misplaced = _misplaced_option(parser, argv) if "invalid choice" in exc.message else None
+        if misplaced:
+            raise UsageError(msg(
+                "{option} belongs to a command: write it after the command, e.g. `memories rag search notes "
+                "\"words\" --mode bm25`. Before the command go only {options}.", option=misplaced,
+                options=", ".join(_top_options(parser)))) from None
         raise
     # argparse cannot fill an optional positional after an option (`rag search V --json Q`,
     # `rag ask V --mode bm25 -- Q`); one leftover word is that query or question.
@@ -237,6 +258,27 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 _DASH_HINT = N_(". A query, question or title that starts with `-` goes after `--`, e.g. "
               "`memories rag search notes -- \"-x\"`")
+
+
+def _top_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [a.option_strings[-1] for a in parser._actions
+            if a.option_strings and a.option_strings[-1] not in ("--help", "--version")]
+
+
+def _misplaced_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """A verb's option written before the verb (`memories --mode bm25 rag search …`), if any."""
+    top = {o for a in parser._actions for o in a.option_strings}
+    takes_value = {o for a in parser._actions for o in a.option_strings if a.nargs != 0}
+    known = set(_option_strings(parser)) - top
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("-"):
+            return None
+        if word.split("=")[0] in known:
+            return word.split("=")[0]
+        if word in takes_value:  # `--home H`: H is its value, not the command
+            next(words, None)
+    return None
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
@@ -263,14 +305,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. A reader that left early (`memories … | head`,
     `| true`) is not an error of ours: output stops quietly, the status stays the command's."""
     language = current_language()  # a caller in the same process (tests, the TUI) keeps its own
+    if sys.stdout is None:  # `memories … >&-`: refuse before doing anything whose report would be lost
+        return _output_failed(msg("Standard output is closed, so nothing could be reported; nothing was done. "
+                                  "Send the output somewhere, e.g. `>/dev/null`."))
+    stdout = sys.stdout
+    sys.stdout = GuardedStdout(stdout)
     try:
         status = _run(argv)
         sys.stdout.flush()  # a pipe buffers: find out here, not at interpreter exit
         return status
     except BrokenPipeError:
         return _reader_left(0)
+    except OutputFailed as exc:
+        return _output_failed(msg("Could not write to standard output ({reason}); the output is lost. What the "
+                                  "command changed, if anything, stays changed.", reason=str(exc)))
     finally:
+        sys.stdout = stdout
         set_language(language)
+
+
+def _output_failed(message: Message) -> int:
+    """Standard output is unusable: the sentence goes to stderr (if that works), and no
+    buffered output is left to fail again at exit."""
+    error = OutputError(message)
+    say_on_stderr(_("memories: error: {message}").format(message=clean(describe_error(error))))
+    return _reader_left(error.exit_code)
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -281,7 +340,7 @@ def _run(argv: Sequence[str] | None) -> int:
         args = _parse(argv)
         if args.handler is None:
             args.group_parser.print_help(sys.stderr)
-            raise UsageError(msg("{prog}: choose a command.", prog=args.group_parser.prog))
+            raise UsageError(msg("Choose a command; `{prog} --help` lists them.", prog=args.group_parser.prog))
         ctx = Context(args)
         try:
             payload = args.handler(ctx)
@@ -289,11 +348,11 @@ def _run(argv: Sequence[str] | None) -> int:
             if ctx.opened is not None:
                 ctx.opened.close()
         if as_json:
-            print(json.dumps(payload, ensure_ascii=False, default=json_of))
+            print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputFailed):
         raise
     except KeyboardInterrupt:
         return _fail(CancelledError(msg("Interrupted.")), as_json)
@@ -307,7 +366,9 @@ def _reader_left(status: int) -> int:
     import os
 
     devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (getattr(sys.stdout, "_stream", sys.stdout), sys.stderr):
+        if stream is None:  # closed before we started: nothing buffered
+            continue
         try:
             stream.flush()
         except (BrokenPipeError, ValueError, OSError):
@@ -335,13 +396,17 @@ def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
 
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:
+    human = _("memories: error: {message}").format(message=clean(describe_error(exc)))
     try:
         if as_json:
-            print(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False), flush=True)
-        else:
-            print(_("memories: error: {message}").format(message=clean(describe_error(exc))), file=sys.stderr,
+            print(json_text(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False)),
                   flush=True)
+        elif sys.stderr is not None:  # print(file=None) would write to stdout
+            print(human, file=sys.stderr, flush=True)
     except BrokenPipeError:
         return _reader_left(exc.exit_code)
+    except OutputFailed:  # the JSON could not be written: say the error where it can still be read
+        say_on_stderr(human)
+        raise
     return exc.exit_code
 

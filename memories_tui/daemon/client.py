@@ -39,6 +39,7 @@ from .protocol import (
     SILENCE_HEADER,
     DaemonConnectionError,
     PeerRefusedError,
+    encode_json,
     read_error,
 )
 
@@ -120,7 +121,7 @@ class DaemonClient:
     def call(self, method: str, args: dict[str, Any] | None = None, *, progress: ProgressFn | None = None) -> Any:
         """Run `method` in the daemon and return its result; its errors are raised as the same
         MemoriesError (code, sentence, exit status) the engine raises in-process."""
-        body = json.dumps(args or {}, ensure_ascii=False).encode("utf-8")
+        body = encode_json(args or {})
         limit = self.timeout or silence_limit(method)
         conn = self._open(limit)
         try:

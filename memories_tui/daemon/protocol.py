@@ -13,6 +13,7 @@ is a plain JSON `{"error": ...}` body with an HTTP error status.
 from __future__ import annotations
 
 import json
+import re
 
 from ..errors import MemoriesError, error_from_json
 
@@ -46,8 +47,19 @@ class PeerRefusedError(MemoriesError):
     code = "daemon_peer_refused"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_json(obj: object) -> bytes:
+    """`obj` as UTF-8 JSON. A path that is not UTF-8 holds lone surrogates (Python's stand-ins
+    for its bytes), which UTF-8 cannot carry: they travel as `\\udcXX` escapes, and `json.loads`
+    on the other side gives the same path back."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
 def encode_line(obj: object) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    return encode_json(obj) + b"\n"
 
 
 def error_line(exc: MemoriesError) -> bytes:

@@ -188,6 +188,11 @@ class VaultContext:
         """A guard for work starting now."""
         return LockGuard(self._state.epoch, self._state.epoch.value, self.is_open, self.records)
 
+    def cached_index(self) -> VaultIndex | None:
+        """The vault's index if one is in the cache (as it was last synced; nothing is built)."""
+        indexes = self._state.built_indexes()
+        return indexes.peek(self.vault_id) if indexes is not None else None
+
     def index(self) -> VaultIndex:
         """The up-to-date in-memory index (restored from its snapshot, built, or refreshed)."""
         from .indexing import current_index

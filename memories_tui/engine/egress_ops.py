@@ -16,10 +16,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..egress import Finish, Outbound, SentChunk, current_origin
-from ..errors import MemoriesError, UsageError
+from ..errors import MemoriesError, TamperError, UsageError
 from ..i18n import msg
 from ..serial import Jsonable
-from ..vault.egress_log import EgressEntry
+from ..vault.egress_log import EGRESS_MARK, EgressEntry
 
 if TYPE_CHECKING:
     from ..index.cache import IndexCache
@@ -50,6 +50,9 @@ class VaultEgress:
 
     def opened(self, request: Outbound) -> Finish:
         log = self.vault.egress
+        settings = self.vault.settings()
+        if not settings.get(EGRESS_MARK):  # a vault older than the mark: from now on a lost table shows
+            self.vault.set_settings({**settings, EGRESS_MARK: True})
         entry = log.append(EgressEntry(seq=0, time=_stamp(datetime.now(UTC)), host=request.host,
                                        purpose=request.purpose, loopback=request.loopback,
                                        chunks=self._named(request.chunks), bytes_sent=request.bytes_sent,
@@ -86,8 +89,25 @@ class VaultEgress:
         return tuple(out)
 
 
+def mark_kept_log(vault: UnlockedVault) -> None:
+    """At unlock: a vault whose file has the log table but not yet the mark (made before the
+    mark existed) gets it, so from now on a dropped table reads as damage. Best effort: a file
+    that cannot be written (read-only media) still unlocks."""
+    try:
+        settings = vault.settings()
+        if not settings.get(EGRESS_MARK) and vault.egress.exists():
+            vault.set_settings({**settings, EGRESS_MARK: True})
+    except MemoriesError:
+        pass
+
+
 def read_egress(vault: UnlockedVault, since: str | None = None) -> EgressReport:
     cutoff = parse_since(since)
+    if not vault.egress.exists() and vault.settings().get(EGRESS_MARK):
+        raise TamperError(msg(
+            "{name}: the egress log is missing (its table was removed from the vault file), so what this vault "
+            "sent out can no longer be shown. The file was altered outside Memories; restore the vault from a "
+            "backup (`memories vault restore`) to get the log back.", name=vault.name), code="egress_log_missing")
     read = vault.egress.read(cutoff)
     return EgressReport(vault.vault_id, vault.name, cutoff, read.entries, read.damaged, read.missing)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
-from ..errors import LimitError, MemoriesError, UsageError
+from ..errors import MemoriesError, UsageError
 from ..home import locate as locate_home
 from ..i18n import N_, msg
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
@@ -107,11 +107,14 @@ class Engine(DataOperations, SourceOperations):
     def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         """`accept_rollback` trusts a file older than this home has seen (data_ops.py, anchors)."""
         from ..vault.store import UnlockedVault
+        from .egress_ops import mark_kept_log
 
         info = self.resolve_vault(ref)
         if info.vault_id not in self._state.vaults:
             watcher = self.anchors.watch(accept=accept_rollback)
-            self._state.vaults.add(info.vault_id, UnlockedVault(info.path, passphrase, watcher=watcher))
+            vault = UnlockedVault(info.path, passphrase, watcher=watcher)
+            mark_kept_log(vault)
+            self._state.vaults.add(info.vault_id, vault)
         return info
 
     def is_unlocked(self, vault_id: str) -> bool:
@@ -169,11 +172,15 @@ class Engine(DataOperations, SourceOperations):
         return self.add_records(vault_id, [NewRecord(kind, title, body, tuple(tags), dict(metadata or {}))])[0]
 
     def add_records(self, vault_id: str, items: Sequence[NewRecord]) -> list[Record]:
-        """Several records in one transaction (all or none); not assets (`add_asset`)."""
+        """Several records in one transaction (all or none); not assets (`add_asset`). Refused
+        before writing when the vault's index could not hold them (fits.py)."""
+        from ..vault.records import is_searchable
         from . import records as checks
+        from .fits import check_write_fits
 
         for item in items:
             checks.check_new_record(item)
+        check_write_fits(self._context(vault_id), [(i.title, i.body) for i in items if is_searchable(i.kind)], ())
         return self._vault(vault_id).add_many(items)
 
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record:
@@ -184,11 +191,17 @@ class Engine(DataOperations, SourceOperations):
 
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
                       tags: Sequence[str] | None = None) -> Record:
-        from ..vault.records import RecordUpdate
+        from ..vault.records import RecordUpdate, is_searchable
         from . import records as checks
+        from .fits import check_write_fits
 
         change = RecordUpdate(record_id, title, body, tuple(tags) if tags is not None else None)
         checks.check_update(change)
+        ctx = self._context(vault_id)
+        old = ctx.records().get(record_id)
+        if old is not None and is_searchable(old.kind) and (title is not None or body is not None):
+            check_write_fits(ctx, [(old.title if title is None else title, old.body if body is None else body)],
+                             [old])
         return self._vault(vault_id).update(change)
 
     def delete_record(self, vault_id: str, record_id: str) -> None:
@@ -214,6 +227,7 @@ class Engine(DataOperations, SourceOperations):
         knowledge cards: every file is checked first, then all accepted files are written in one
         transaction (see ingest.py). Relative paths are found in `cwd` when given; results and
         messages name them as given."""
+        from .fits import check_write_fits
         from .ingest import ingest_files
 
         if not paths:
@@ -221,24 +235,7 @@ class Engine(DataOperations, SourceOperations):
         ctx = self._context(vault_id)
         return ingest_files(ctx.vault, ctx.records(), paths, title=title, recursive=recursive, progress=progress,
                             cancel=cancel,
-                            check_fits=lambda new, replaced: self._check_batch_fits(ctx, new, replaced), base=cwd)
-
-    def _check_batch_fits(self, ctx: VaultContext, new_bodies: list[str], replaced_bodies: list[str]) -> None:
-        """Refuse, before writing, a batch that would push the vault past `[rag.limits] chunks`
-        (a vault no search could load any more)."""
-        from .ingest import count_chunks
-
-        limit = self.config.rag.limits.chunks
-        try:
-            current = len(ctx.index().chunks)
-        except LimitError as exc:
-            raise LimitError(msg("{reason} Nothing was written.", reason=exc)) from None
-        after = current + sum(map(count_chunks, new_bodies)) - sum(map(count_chunks, replaced_bodies))
-        if after > limit:
-            raise LimitError(
-                msg("This batch would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per "
-                    "vault ([rag.limits] chunks in the config). Nothing was written: ingest fewer or smaller "
-                    "files, or raise the limit.", after=after, limit=limit))
+                            check_fits=lambda new, replaced: check_write_fits(ctx, new, replaced), base=cwd)
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
         """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows

@@ -5,7 +5,8 @@ checked like any ingested file; one that turns out not to be UTF-8 text (or has 
 is not UTF-8) is skipped with its reason, not a reason to refuse the batch. Every other file
 (images, PDFs, archives, programs) is skipped by name without being read. Dot-folders and
 dot-files (`.git`, `.obsidian`, `.DS_Store`) are left out entirely; links to folders are not
-followed (no loops, nothing outside the tree).
+followed (no loops). A link to a file is followed only when its target is inside the tree and
+not in a dot-folder: `notes.md -> ~/.ssh/id_ed25519` is skipped with its reason, never read.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def scan_folder(folder: Path, base: Path | None = None) -> FolderScan:
     relative `folder` is found in `base` when given; the paths returned start with `folder`
     as given, so results name files as the user's shell would."""
     where = folder if base is None else base / folder
+    tree = Path(os.path.realpath(where))
     readable: list[Path] = []
     skipped: list[tuple[Path, str]] = []
     for root, dirs, files in os.walk(where, followlinks=False):
@@ -50,7 +52,10 @@ def scan_folder(folder: Path, base: Path | None = None) -> FolderScan:
                 continue
             path = given / name
             suffix = path.suffix.lower()
-            if suffix in TEXT_SUFFIXES:
+            outside = _link_leaves(Path(root, name), tree)
+            if outside:
+                skipped.append((path, outside))
+            elif suffix in TEXT_SUFFIXES:
                 readable.append(path)
             else:
                 skipped.append((path, f"not a text or Markdown file ({shown(Path(suffix))} files are not ingested)"))
@@ -58,6 +63,21 @@ def scan_folder(folder: Path, base: Path | None = None) -> FolderScan:
                 raise LimitError(msg("{folder} holds more than {limit:,} files; ingest a smaller folder. Nothing was "
                                      "written.", folder=shown(folder), limit=MAX_FOLDER_FILES))
     return FolderScan(readable, skipped)
+
+
+def _link_leaves(path: Path, tree: Path) -> str | None:
+    """Why the link at `path` is not followed (its target is outside `tree` or hidden in it),
+    or None when `path` is no link or one that stays in the tree."""
+    if not path.is_symlink():
+        return None
+    target = Path(os.path.realpath(path))
+    try:
+        inside = target.relative_to(tree)
+    except ValueError:
+        return "a link to a file outside the folder; links that leave the folder are not followed"
+    if any(part.startswith(".") for part in inside.parts):
+        return "a link into a dot-folder or dot-file of the folder; those are left out"
+    return None
 
 
 def shown(path: Path) -> str:

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import CancelledError, InputRefusedError, LimitError, UsageError
 from ..i18n import msg
-from ..text.chunking import chunk_text
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vocabulary import IngestStatus
+from .fits import count_chunks
 from .folders import refusal_reason, scan_folder, shown
 from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 IngestProgressFn = Callable[[IngestProgress], None]
 MAX_BATCH_CHARS = 64 * 1024 * 1024  # read before anything is written: bounds the memory one batch holds
-# (bodies to write, bodies they replace) -> raises LimitError when the vault would be over a limit
-FitCheck = Callable[[list[str], list[str]], None]
+# ((title, body) to write, records they replace) -> raises LimitError when the vault would be over a limit
+FitCheck = Callable[[list[tuple[str, str]], list[Record]], None]
 
 
 def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
@@ -123,8 +123,8 @@ def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[Sourc
         seen.add((src.sha256, source_path))
     _check_cancel(cancel)
     if check_fits is not None and (to_add or to_update):
-        check_fits([s.body for _, s, _ in to_add] + [s.body for _, s, _, _ in to_update],
-                   [old.body for _, _, old, _ in to_update])
+        check_fits([(s.title, s.body) for _, s, _ in to_add] + [(s.title, s.body) for _, s, _, _ in to_update],
+                   [old for _, _, old, _ in to_update])
     added = (vault.add_many([NewRecord("card", s.title, s.body, tags=s.tags, metadata=m) for _, s, m in to_add])
              if to_add else [])
     updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m,
@@ -137,10 +137,6 @@ def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[Sourc
         results[i] = IngestResult(str(src.path), record.id, record.revision, status, count_chunks(record.body),
                                   record.title)
     return [results[i] for i in range(len(sources))]
-
-
-def count_chunks(body: str) -> int:
-    return len(chunk_text(body))
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:

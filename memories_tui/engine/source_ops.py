@@ -93,6 +93,7 @@ class SourceOperations:
         """Bring the vault in step with one source (`ref`) or all; `prune` (default `[sources]
         prune`) removes cards whose file is gone instead of marking them."""
         from ..vault.create import now_iso
+        from .fits import check_write_fits
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
@@ -101,30 +102,29 @@ class SourceOperations:
         if ref is not None:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
-        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
         return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                            cancel=cancel, check_fits=lambda new, old: check(ctx, new, old)) for spec in sources]
+                            cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old)) for spec in sources]
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
         folder when one of them is a folder or a link)."""
         from ..vault.create import now_iso
+        from .fits import check_write_fits
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
         ctx = self._ctx(vault_id)
         spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
-        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
         return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
-                            check_fits=lambda new, old: check(ctx, new, old), changed=changed)]
+                            check_fits=lambda new, old: check_write_fits(ctx, new, old), changed=changed)]
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
         """Import another app's export (obsidian, notion, evernote); importing again changes
         only what changed in the export."""
         from ..importers import run_import
+        from .fits import check_write_fits
 
         ctx = self._ctx(vault_id)
-        check = self._parts()._check_batch_fits  # type: ignore[attr-defined]
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
-                          check_fits=lambda new, old: check(ctx, new, old))
+                          check_fits=lambda new, old: check_write_fits(ctx, new, old))

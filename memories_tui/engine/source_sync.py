@@ -59,7 +59,7 @@ class SyncReport(Jsonable):
 class _Batch:
     adds: list[tuple[str, SourceFile, dict[str, object]]] = field(default_factory=list)
     updates: list[tuple[str, SyncStatus, RecordUpdate, str]] = field(default_factory=list)  # rel, status, change, body
-    old_bodies: list[str] = field(default_factory=list)
+    replaced: list[Record] = field(default_factory=list)
     chars: int = 0
 
 
@@ -133,7 +133,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             body = None if old.metadata.get("sha256") == src.sha256 and old.body == src.body else src.body
             batch.updates.append((rel, status, RecordUpdate(old.id, title=title, body=body, metadata=meta,
                                                             tags=src.tags or None), src.body))
-            batch.old_bodies.append(old.body)
+            batch.replaced.append(old)
         batch.chars += len(src.body)
         if batch.chars > MAX_BATCH_CHARS:
             items += _flush(vault, batch, check_fits)
@@ -145,7 +145,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                                   "not found by this sync, but its file or folder is still there (unreadable, or the "
                                   "folder vanished during the sync); its card is left as it was"))
         elif prune:
-            batch.old_bodies.append(old.body)
+            batch.replaced.append(old)
             items.append(SyncItem(rel, "pruned", old.id, old.revision, old.title))
         elif "source_gone" in old.metadata:
             items.append(SyncItem(rel, "gone", old.id, old.revision, old.title))
@@ -164,8 +164,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
 def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SyncItem]:
     """Write one batch: the new cards and new revisions, in one transaction."""
     if check_fits is not None and (batch.adds or batch.updates):
-        check_fits([s.body for _, s, _ in batch.adds] + [b for _, st, _, b in batch.updates if st != "gone"],
-                   batch.old_bodies)
+        check_fits([(s.title, s.body) for _, s, _ in batch.adds]
+                   + [(u.title or "", b) for _, st, u, b in batch.updates if st != "gone"], batch.replaced)
     added = vault.add_many([NewRecord("card", unicodedata.normalize("NFC", s.title), s.body, tags=s.tags,
                                       metadata=m) for _, s, m in batch.adds]) if batch.adds else []
     updated = vault.update_many([u[2] for u in batch.updates]) if batch.updates else []

@@ -143,7 +143,7 @@ class Writer:
             for name in (note.title, *note.link_names):
                 self.names[link_key(name)] = ids[i]
         adds: list[tuple[int, NewRecord]] = []
-        updates: list[tuple[int, RecordUpdate, str]] = []
+        updates: list[tuple[int, RecordUpdate, Record]] = []
         results: dict[int, ImportItem] = {}
         for i, note in enumerate(batch):
             meta = self._metadata(note)
@@ -153,7 +153,7 @@ class Writer:
                 results[i] = ImportItem(note.name, "unchanged", old.id, old.revision, old.title, note.warning)
             elif old is not None:
                 updates.append((i, RecordUpdate(old.id, title=title, body=note.body, tags=note.tags, metadata=meta),
-                                old.body))
+                                old))
             else:
                 adds.append((i, NewRecord("card", title, note.body, note.tags, meta, record_id=ids[i])))
         if self.dry_run:
@@ -164,7 +164,7 @@ class Writer:
                                         batch[i].warning)
         else:
             if self.check_fits is not None and (adds or updates):
-                self.check_fits([a.body for _, a in adds] + [u.body or "" for _, u, _ in updates],
+                self.check_fits([(a.title, a.body) for _, a in adds] + [(u.title or "", u.body or "") for _, u, _ in updates],
                                 [old for _, _, old in updates])
             added = self.vault.add_many([a for _, a in adds]) if adds else []
             updated = self.vault.update_many([u for _, u, _ in updates]) if updates else []

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..config import Limits
 from ..errors import LimitError
-from ..i18n import msg
+from ..i18n import Message, msg
 from ..text import segment
 from ..text.chunking import Chunk, chunk_text
 from ..vault.records import Kind, Record, is_searchable
@@ -173,6 +173,23 @@ class VaultIndex:
                                              chunk_table.encode(table), main)),
                     PHRASE_BLOB: phrase}
 
+    @staticmethod
+    def snapshot_usage(data: bytes) -> dict[str, tuple[int, int, int]]:
+        """Record id -> (revision, chunks, source bytes) as the snapshot `data` counted them,
+        without restoring the index ({} when it is not a snapshot this version reads)."""
+        if not data.startswith(_SNAPSHOT_MAGIC) or len(data) < 8:
+            return {}
+        view = memoryview(data)
+        (size,) = struct.unpack(">I", view[4:8])
+        try:
+            if json.loads(bytes(view[8:8 + size])).get("format") != SNAPSHOT_FORMAT:
+                return {}
+            table, _ = chunk_table.decode(view[8 + size:])
+        except (ValueError, AttributeError, struct.error):
+            return {}
+        return {rid: (rev, count, nbytes) for rid, rev, nbytes, count
+                in zip(table.record_ids, table.revisions, table.source_bytes, table.counts, strict=True)}
+
     @classmethod
     def restore(cls, vault_id: str, limits: Limits, data: bytes, records: dict[str, Record],
                 load_blob: Callable[[str], bytes | None] | None = None) -> VaultIndex | None:
@@ -226,16 +243,24 @@ class VaultIndex:
 
     def _check_limits(self) -> None:
         if len(self.chunks) > self.limits.chunks:
-            raise LimitError(
-                msg("This vault has {count:,} chunks; the cache limit is {chunks:,} chunks per vault "
-                    "([rag.limits] chunks in the config).", count=len(self.chunks), chunks=self.limits.chunks)
-            )
+            raise LimitError(msg("{problem} {advice}", problem=msg(
+                "This vault has {count:,} chunks; the cache limit is {chunks:,} chunks per vault "
+                "([rag.limits] chunks in the config).", count=len(self.chunks), chunks=self.limits.chunks),
+                advice=self._largest(lambda keys, nbytes: len(keys))))
         if self.source_bytes > self.limits.source_mib * MIB:
-            raise LimitError(
-                msg("This vault has {used:.1f} MiB of source text and metadata; the cache limit is "
-                    "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config).",
-                    used=self.source_bytes / MIB, source_mib=self.limits.source_mib)
-            )
+            raise LimitError(msg("{problem} {advice}", problem=msg(
+                "This vault has {used:.1f} MiB of source text and metadata; the cache limit is "
+                "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config).",
+                used=self.source_bytes / MIB, source_mib=self.limits.source_mib),
+                advice=self._largest(lambda keys, nbytes: nbytes)))
+
+    def _largest(self, size: Callable[[list[int], int], int]) -> Message:
+        """The sentence naming the record that takes most of what is over the limit: what to shrink."""
+        rid, (_, keys, nbytes) = max(self._by_record.items(), key=lambda item: size(item[1][1], item[1][2]))
+        title = next((self.chunks[k].title for k in keys if k in self.chunks), "")
+        return msg("The largest record is “{title}” (id {id}, {chunks:,} chunks, {mib:.1f} MiB): shorten or delete "
+                   "it (`memories memory update` or `memory delete`), or raise the limit.",
+                   title=title, id=rid, chunks=len(keys), mib=nbytes / MIB)
 
     def folded_text(self, key: int) -> str:
         """Script- and case-folded title + text of a chunk, memoised for the rerank."""

@@ -27,10 +27,12 @@ from typing import Any
 import tomlkit
 import tomlkit.items
 
-from ..errors import ConfigError
-from ..i18n import msg
+from ..engine import read_limited
+from ..errors import ConfigError, InputRefusedError
+from ..i18n import N_, msg
 
 Entry = dict[str, Any]
+MAX_CONFIG_BYTES = 8 * 1024 * 1024  # AI clients' config files are kilobytes; read no more than this
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def plan_json(path: Path, section: str, name: str, entry: Entry, force: bool) ->
     if status in ("unchanged", "kept"):
         return MergePlan(status, None, existing)
     servers[name] = entry
-    text = json.dumps(document, indent=_indent_of(raw), ensure_ascii=False)
+    text = _dump_json(document, _indent_of(raw))
     return MergePlan(status, text + ("\n" if raw.endswith("\n") or not raw else ""), existing)
 
 
@@ -197,12 +199,68 @@ def _decide(existing: Any, entry: Entry, force: bool) -> str:
 
 
 def _read(path: Path) -> str:
+    """The file's text, read as every user-named file is (the engine's read_limited): a FIFO
+    or device there is refused instead of hanging inject, and a client config is never
+    megabytes long."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_limited(path, MAX_CONFIG_BYTES, what=N_("AI client config"),
+                            advice=N_("Add the entry by hand (`--dry-run --json` shows it)."))
+    except InputRefusedError as exc:
+        raise ConfigError(msg("{problem} Nothing was changed.", problem=exc)) from None
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(msg("{path} is not UTF-8 text; fix it by hand, nothing was changed.", path=path)) from None
-    except OSError as exc:
-        raise ConfigError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror)) from None
+
+
+class _Number(float):
+    """A JSON number whose float (or int) would not be written back as it was written
+    (`1e400` would become `Infinity`, which is not JSON; `1.50` would become `1.5`): it keeps
+    its text, and `_dump_json` writes that text."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Number:
+        try:
+            value = float(text)
+        except (OverflowError, ValueError):
+            value = float("nan")
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    return value if repr(value) == text else _Number(text)
+
+
+def _parse_int(text: str) -> int | float:
+    if len(text) <= 200:  # a longer integer (Python refuses over 4,300 digits) stays text
+        value = int(text)
+        if str(value) == text:  # `-0` is written back as `-0`, not `0`
+            return value
+    return _Number(text)
+
+
+def _dump_json(document: Any, indent: int | str) -> str:
+    """`document` as JSON, each `_Number` written exactly as it was read."""
+    marker = f"\x00{os.urandom(8).hex()}:"
+    kept: list[str] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, _Number):
+            kept.append(value.text)
+            return f"{marker}{len(kept) - 1}"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    text = json.dumps(mark(document), indent=indent, ensure_ascii=False, allow_nan=False)
+    quoted = json.dumps(marker, ensure_ascii=False)[:-1]  # `"` and the marker as JSON writes it
+    return re.sub(re.escape(quoted) + r'(\d+)"', lambda m: kept[int(m.group(1))], text)
 
 
 _COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
@@ -212,7 +270,8 @@ def _load_json(path: Path, raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_float=_parse_float,
+                              parse_int=_parse_int, parse_constant=_Number)
     except RecursionError:
         raise ConfigError(msg("{path} is nested too deeply to read; nothing was changed.", path=path)) from None
     except _DuplicateKey as dup:

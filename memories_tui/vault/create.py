@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import VaultError
 from ..i18n import msg
 from . import crypto
+from .egress_log import EGRESS_MARK
 from .egress_log import SCHEMA as EGRESS_SCHEMA
 from .header import FORMAT_VERSION, MAGIC, Header, connect_readwrite
 from .integrity import SETTINGS_BLOB, manifest, put_blob
@@ -70,7 +71,7 @@ def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bo
                 (MAGIC, header.format, header.vault_id, header.name, json.dumps(params.to_dict(), sort_keys=True),
                  header.salt, header.wrapped_key, header.created, header.checksum()),
             )
-            put_blob(conn, keys, SETTINGS_BLOB, json.dumps({"device_only": device_only}).encode())
+            put_blob(conn, keys, SETTINGS_BLOB, json.dumps({"device_only": device_only, EGRESS_MARK: True}).encode())
             conn.execute("INSERT INTO state VALUES (1, 1, ?)", (manifest(conn, keys, 1),))
             conn.execute("COMMIT")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -6,7 +6,9 @@ entry cannot be edited, swapped or moved to another position. The table is outsi
 record manifest (a request during a search must not invalidate every index), so a deleted
 entry shows as a gap in the sequence, and entries cut from the end cannot be told from
 entries never written (docs/backups.md says so). Vaults made before the log existed get the table
-with their first entry; until then reading it gives an empty log.
+with their first entry; until then reading it gives an empty log. A vault that has kept a log
+says so in its authenticated settings (`EGRESS_MARK`, set at creation and at the first entry),
+so a dropped table is damage, not an empty log.
 
 An entry is written before its request is sent (outcome "sending") and rewritten with the
 outcome afterwards; one that still says "sending" was sent but its end was not recorded (the
@@ -34,6 +36,7 @@ from .part import VaultPart
 SCHEMA = ("CREATE TABLE IF NOT EXISTS egress (seq INTEGER PRIMARY KEY, nonce BLOB NOT NULL, "
           "ciphertext BLOB NOT NULL, digest BLOB NOT NULL)")
 SENDING = "sending"
+EGRESS_MARK = "egress_log"  # in the settings record: this vault keeps a log (its table must be there)
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,10 @@ class EgressLog(VaultPart):
         nonce, ct = crypto.seal(keys.blob, entry.sealed_form(), entry_ad(self.vault_id, entry.seq))
         verb = "INSERT INTO" if insert else "REPLACE INTO"
         self._conn.execute(f"{verb} egress VALUES (?, ?, ?, ?)", (entry.seq, nonce, ct, digest(nonce, ct)))
+
+    def exists(self) -> bool:
+        with self._reading():
+            return has_table(self._conn)
 
     def read(self, since: str | None = None) -> EgressRead:
         """Every entry (oldest first), or those at or after the UTC time `since` (ISO 8601)."""

@@ -113,7 +113,7 @@ def _open_source(path: Path, immutable: bool) -> sqlite3.Connection:
     import urllib.parse
 
     connect_readonly(path).close()  # the same file checks (regular file, SQLite magic) first
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+    uri = "file:" + urllib.parse.quote(os.fsencode(path.resolve())) + "?mode=ro&immutable=1"
     try:
         return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:

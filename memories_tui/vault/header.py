@@ -131,7 +131,7 @@ def _check_sqlite_file(path: Path) -> None:
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
     _check_sqlite_file(path)
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    uri = "file:" + urllib.parse.quote(os.fsencode(path.resolve())) + "?mode=ro"
     with sqlite_errors(path):
         return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
 

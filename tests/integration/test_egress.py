@@ -264,3 +264,56 @@ def test_since_is_inclusive_at_the_exact_time_of_an_entry(engine):
     assert engine.egress_log(vault_id, since=after).entries == []
     shown = call_cli(engine.home, "rag", "egress", "notes", "--since", stamp, "--json")
     assert shown.code == 0 and [e["purpose"] for e in shown.json["entries"]] == ["rerank"]
+def test_a_dropped_log_table_is_damage_not_an_empty_log(tmp_path, cheap_kdf, srv):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(service("rerank", "compatible", srv.rerank_url), encoding="utf-8")
+    vault_id = run_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
+    for title, body in NOTES.items():
+        run_cli(home, "memory", "add", "notes", "--title", title, "--text", body, "--kind", "card")
+    assert run_cli(home, "rag", "search", "notes", "lantern sourdough", "--json").code == 0
+    assert len(run_cli(home, "rag", "egress", "notes", "--json").json["entries"]) == 1
+    conn = sqlite3.connect(home / "vaults" / f"{vault_id}.mvault")
+    conn.execute("DROP TABLE egress")
+    conn.commit()
+    conn.close()
+    dropped = run_cli(home, "rag", "egress", "notes", "--json")
+    assert dropped.code == 1 and dropped.json["error"]["code"] == "egress_log_missing", dropped.stdout
+    assert "missing" in dropped.json["error"]["message"]
+    human = run_cli(home, "rag", "egress", "notes")
+    assert human.code == 1 and "egress log is missing" in human.stderr and "Traceback" not in human.stderr
+
+
+def test_a_vault_from_before_the_log_reads_as_empty_until_it_sends_something(tmp_path, cheap_kdf):
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = Engine.open(home)
+    vault_id = engine.create_vault("notes", PASS).vault_id
+    engine.unlock(vault_id, PASS)
+    vault = engine._state.vaults.get(vault_id).vault
+    assert vault.settings().get("egress_log") is True  # a new vault keeps a log from the start
+    vault.set_settings({"device_only": False})  # as a vault made before the log existed
+    engine.close()
+    conn = sqlite3.connect(home / "vaults" / f"{vault_id}.mvault")
+    conn.execute("DROP TABLE egress")
+    conn.commit()
+    conn.close()
+    assert run_cli(home, "rag", "egress", "notes", "--json").json["entries"] == []
+
+
+def test_a_vault_from_the_previous_version_is_marked_at_unlock(tmp_path, cheap_kdf):
+    """Made with the log table but before the mark: the first unlock marks it, so a table
+    dropped afterwards is damage even though the vault never sent anything."""
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = Engine.open(home)
+    vault_id = engine.create_vault("notes", PASS).vault_id
+    engine.unlock(vault_id, PASS)
+    engine._state.vaults.get(vault_id).vault.set_settings({"device_only": False})  # as the previous version
+    engine.close()
+    assert run_cli(home, "rag", "egress", "notes", "--json").json["entries"] == []  # unlocked once: marked
+    conn = sqlite3.connect(home / "vaults" / f"{vault_id}.mvault")
+    conn.execute("DROP TABLE egress")
+    conn.commit()
+    conn.close()
+    assert run_cli(home, "rag", "egress", "notes", "--json").json["error"]["code"] == "egress_log_missing"

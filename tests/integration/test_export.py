@@ -20,12 +20,16 @@ from tests.helpers.vaults import open_vault
 PASS = "correct horse"
 QUERIES = ["咖啡", "sourdough", "混合排序 hybrid", "hand drip 手沖", "bread starter", "向量 vector", "note",
            "旅行", "tags", "lantern"]
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"{port}{digit}" for port in ("COM", "LPT")
+                                                 for digit in "0123456789¹²³")}
 ZH_EN = [  # (title, body, tags): names that clash, need cleaning, or could break front matter
     ("混合搜尋 Hybrid search", "混合搜尋把 BM25 與向量排名融合。Hybrid search fuses both lists.\n", ("搜尋", "bm25")),
     ("hybrid SEARCH", "Case differs from another title; 大小寫不同。", ()),
     ("Hybrid search", "Same name as above on a case-insensitive disk.", ("dup",)),
     ('a/b\\c:d*e?f"g<h>i|j', "Every character Windows forbids. 每個 Windows 禁用的字元。", ()),
     ("CON", "A reserved device name on Windows.", ()),
+    ("COM¹", "Windows reserves COM and LPT with a superscript digit too.", ()),
+    ("lpt³ .notes", "Reserved as well: Windows ignores the space before the dot.", ()),
     ("?", "A title that cleans to nothing; 沒有可用的標題。", ()),
     ("   ...  ", "Only dots and spaces.", ()),
     ("長" * 120, "A title longer than any file name may be. " + "很長的標題。" * 5, ()),
@@ -91,7 +95,7 @@ def test_names_are_safe_unique_and_the_front_matter_is_complete(tmp_path, cheap_
     for name in names:
         stem = name.removesuffix(".md")
         assert not re.search(r'[<>:"/\\|?*\x00-\x1f]', stem) and stem == stem.strip(" .") and stem
-        assert len(name.encode()) <= 255 and stem.split(".")[0].upper() not in {"CON", "PRN", "AUX", "NUL"}
+        assert len(name.encode()) <= 255 and stem.split(".")[0].rstrip().upper() not in WINDOWS_DEVICES
     for item in report.files:
         text = (tmp_path / "export" / item.path).read_bytes().decode("utf-8")
         title, body, tags = made[item.id]

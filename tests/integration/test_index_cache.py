@@ -82,12 +82,15 @@ def test_lru_keeps_at_most_two_vaults_and_lock_clears(tmp_path, cheap_kdf):
 def test_over_limit_is_a_clear_error_never_a_partial_index(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text("[rag.limits]\nchunks = 2\n")
     eng = Engine.open(home)
     vid = eng.create_vault("v", "pw").vault_id
     eng.unlock(vid, "pw")
     for i in range(3):
         eng.add_record(vid, kind="memory", title=f"r{i}", body="text")
+    eng.close()  # a write over the limit is refused, so the limit is lowered afterwards
+    (home / "config.toml").write_text("[rag.limits]\nchunks = 2\n")
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
     with pytest.raises(LimitError, match="2 chunks"):
         eng.search(vid, "text")
     assert eng._state.indexes.peek(vid) is None
@@ -97,11 +100,14 @@ def test_over_limit_is_a_clear_error_never_a_partial_index(tmp_path, cheap_kdf):
 def test_source_limit(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text("[rag.limits]\nsource_mib = 0.001\n")
     eng = Engine.open(home)
     vid = eng.create_vault("v", "pw").vault_id
     eng.unlock(vid, "pw")
     eng.add_record(vid, kind="memory", title="big", body="x " * 2000)
+    eng.close()
+    (home / "config.toml").write_text("[rag.limits]\nsource_mib = 0.001\n")
+    eng = Engine.open(home)
+    eng.unlock(vid, "pw")
     with pytest.raises(LimitError, match="source_mib"):
         eng.search(vid, "x")
     eng.close()

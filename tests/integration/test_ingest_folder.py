@@ -94,3 +94,34 @@ def test_recursive_ingest_through_the_resident_engine_names_files_as_given(tmp_p
         assert (text.code, text.stdout) == (alone.code, alone.stdout) and "Skipped 6 files" in text.stdout
     finally:
         stop(home)
+
+
+def test_links_to_files_outside_the_folder_are_skipped_not_read(tmp_path: Path, vault) -> None:
+    home = tmp_path / "home"
+    secret = tmp_path / "ssh" / "id_ed25519"
+    secret.parent.mkdir()
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- keymaterial", encoding="utf-8")
+    tree = tmp_path / "repo"
+    (tree / "docs").mkdir(parents=True)
+    (tree / ".git").mkdir()
+    (tree / ".git" / "config").write_text("hiddenword", encoding="utf-8")
+    (tree / "docs" / "real.md").write_text("# Real\n\nlinked insideword", encoding="utf-8")
+    (tree / "docs" / "notes.md").symlink_to(secret)  # absolute, out of the tree
+    (tree / "up.md").symlink_to(Path("..") / "ssh" / "id_ed25519")  # relative, out of the tree
+    (tree / "alias.md").symlink_to(Path("docs") / "real.md")  # inside: followed
+    (tree / "git.md").symlink_to(Path(".git") / "config")  # into a dot-folder: left out
+    (tree / "loop.md").symlink_to("loop.md")  # a loop: skipped with its reason, no hang
+    out = call_cli(home, "--json", "rag", "ingest", "notes", str(tree), "-r")
+    assert out.code == 0, out.stdout + out.stderr
+    by_file = {r["file"].removeprefix(f"{tree}/"): r for r in out.json["results"]}
+    assert by_file["alias.md"]["status"] == "created" and by_file["docs/real.md"]["status"] in ("created", "unchanged")
+    for name in ("docs/notes.md", "up.md"):
+        assert by_file[name]["status"] == "skipped" and "outside the folder" in by_file[name]["reason"], by_file
+    assert by_file["git.md"]["status"] == "skipped" and "dot-folder" in by_file["git.md"]["reason"]
+    assert by_file["loop.md"]["status"] == "skipped"
+    for word in ("keymaterial", "OPENSSH", "hiddenword"):
+        assert call_cli(home, "--json", "memory", "search", "notes", word).json["results"] == [], word
+    text = call_cli(home, "rag", "ingest", "notes", str(tree), "-r")
+    assert "outside the folder" in text.stdout and "docs/notes.md" in text.stdout
+    named = call_cli(home, "--json", "rag", "ingest", "notes", str(tree / "docs" / "notes.md"))
+    assert named.code == 0 and named.json["results"][0]["status"] == "created"  # a file named directly is read

@@ -119,3 +119,41 @@ def test_inject_all_reports_every_target_when_some_cannot_be_written(home, tmp_p
     assert "memories" in json.loads(real.read_text(encoding="utf-8"))["mcpServers"]
     assert statuses[("vscode", "server")] == "created" and statuses[("claude-desktop", "server")] == "created"
     assert len(statuses) == 10
+
+
+def test_a_fifo_or_a_huge_file_at_a_client_config_is_refused_without_reading_it(home, tmp_path):
+    import os
+
+    from tests.helpers.cli import run_cli
+
+    create_vault(home, "notes")
+    target = tmp_path / "t"
+    fifo = target / ".cursor" / "mcp.json"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    huge = target / ".claude.json"
+    with huge.open("wb") as handle:  # 200 MB on paper, no blocks on disk
+        handle.truncate(200 * 1024 * 1024)
+    # a subprocess: a FIFO opened for reading would block this test forever, not just fail it
+    result = run_cli(home, "inject", "all", "--target", str(target), "--json", timeout=60)
+    assert result.code == 1 and "Traceback" not in result.stderr, result.stderr
+    by_client = {t["client"]: t for t in result.json["targets"] if t["what"] == "server"}
+    assert by_client["cursor"]["status"] == "error" and "not a regular file" in by_client["cursor"]["message"]
+    assert by_client["claude-code"]["status"] == "error" and "209,715,200 bytes" in by_client["claude-code"]["message"]
+    assert by_client["codex"]["status"] == "created"
+    assert huge.stat().st_size == 200 * 1024 * 1024 and os.path.exists(fifo)
+
+
+def test_numbers_in_a_client_config_are_written_back_as_they_were(home, tmp_path):
+    create_vault(home, "notes")
+    config = tmp_path / "t" / ".cursor" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"x": 1e400, "y": [1.50, -0, 1E5, 0.1, 123456789012345678901234567890], "s": "1e400"}\n')
+    result = call_cli(home, "inject", "cursor", "--target", str(tmp_path / "t"), "--json")
+    assert result.code == 0, result.stdout + result.stderr
+    text = config.read_text()
+    assert "Infinity" not in text and '"x": 1e400' in text and '"s": "1e400"' in text
+    for literal in ("1.50", "-0", "1E5", "0.1", "123456789012345678901234567890"):
+        assert f"    {literal}" in text, text
+    document = json.loads(text)  # still JSON, our entry added
+    assert "memories" in document["mcpServers"]

@@ -1,0 +1,100 @@
+"""Whether a write keeps a vault within its index limits, checked before anything is written.
+
+A vault over `[rag.limits]` is one no search can load, so every path that writes searchable
+text (record add and update, ingest, the TUI editor and the daemon through them) asks here
+first. Usage comes from the vault's cached index when it is current, else from the records
+themselves, with the counts the saved index snapshot holds for records it has seen (so a
+command in its own process chunks only what changed since the last search). A write that
+does not grow the vault is never refused, so the record that put a vault over a limit (by an older version, or limits lowered
+afterwards) can still be shrunk or replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import LimitError
+from ..i18n import msg
+from ..index.cache import MIB, safe_metadata_text
+from ..text.chunking import DEFAULT_MAX_CHARS, chunk_text
+from ..vault.records import Record, is_searchable
+
+if TYPE_CHECKING:
+    from .context import VaultContext
+
+
+def count_chunks(body: str) -> int:
+    if len(body) <= DEFAULT_MAX_CHARS:  # chunk_text would make it one chunk (none when blank)
+        return 1 if body.strip() else 0
+    return len(chunk_text(body))
+
+
+def record_bytes(record: Record) -> int:
+    """What the index counts against `source_mib` for a record."""
+    return len(record.body.encode()) + len(record.title.encode()) + len(safe_metadata_text(record).encode())
+
+
+def check_write_fits(ctx: VaultContext, added: Sequence[tuple[str, str]], replaced: Sequence[Record]) -> None:
+    """Raise LimitError when writing searchable `added` (title, body) pairs in place of
+    `replaced` records would take the vault past `[rag.limits]`; nothing is written then."""
+    added = [(t, b) for t, b in added]
+    replaced = [r for r in replaced if is_searchable(r.kind)]
+    if not added:
+        return
+    limits = ctx.config.rag.limits
+    add_bytes = sum(len(t.encode()) + len(b.encode()) for t, b in added)
+    gone_bytes = sum(map(record_bytes, replaced))
+    cap_bytes = limits.source_mib * MIB
+    usage: list[tuple[int, int]] = []  # (chunks, bytes) of the vault now, counted once when needed
+
+    def used() -> tuple[int, int]:
+        if not usage:
+            usage.append(_usage(ctx))
+        return usage[0]
+
+    if add_bytes > gone_bytes:
+        after_bytes = used()[1] - gone_bytes + add_bytes
+        if after_bytes > cap_bytes:
+            raise LimitError(msg(
+                "This would bring the vault to {used:.1f} MiB of source text and metadata; the limit is "
+                "{source_mib:g} MiB per vault ([rag.limits] source_mib in the config), past which no search could "
+                "load it. Nothing was written: store less text, or raise the limit.",
+                used=after_bytes / MIB, source_mib=limits.source_mib))
+    add_chunks = sum(count_chunks(b) for _, b in added)
+    gone_chunks = sum(count_chunks(r.body) for r in replaced)
+    if add_chunks <= gone_chunks:
+        return
+    after = used()[0] - gone_chunks + add_chunks
+    if after > limits.chunks:
+        raise LimitError(msg(
+            "This would bring the vault to {after:,} chunks; the limit is {limit:,} chunks per vault ([rag.limits] "
+            "chunks in the config), past which no search could load it. Nothing was written: store less text, or "
+            "raise the limit.", after=after, limit=limits.chunks))
+
+
+def _usage(ctx: VaultContext) -> tuple[int, int]:
+    """(chunks, source bytes): the cached index's when it matches the vault now, else counted."""
+    index = ctx.cached_index()
+    if index is not None and index.synced_counter == ctx.entry.counter == ctx.vault.change_counter():
+        return len(index.chunks), int(index.source_bytes)
+    return _counted(ctx)
+
+
+def _counted(ctx: VaultContext) -> tuple[int, int]:
+    """(chunks, source bytes) of the searchable records, exactly, without building an index:
+    a record the saved index snapshot counted at its current revision is taken from there
+    (not even decrypted), a short one is one chunk, and only the rest are chunked here."""
+    from ..index.cache import SNAPSHOT_BLOB, VaultIndex
+
+    data = ctx.vault.get_blob(SNAPSHOT_BLOB)
+    known = VaultIndex.snapshot_usage(data) if data is not None else {}
+    _, live, changed = ctx.vault.refresh({rid: seen[0] for rid, seen in known.items()})
+    fresh = {record.id for record in changed}
+    chunks = sum(known[rid][1] for rid in live if rid in known and rid not in fresh)
+    nbytes = sum(known[rid][2] for rid in live if rid in known and rid not in fresh)
+    for record in changed:
+        if is_searchable(record.kind):
+            chunks += count_chunks(record.body)
+            nbytes += record_bytes(record)
+    return chunks, nbytes
