@@ -29,6 +29,7 @@ from .asking import ask_vault
 from .context import EngineState, VaultContext
 from .data_ops import DataOperations
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
+from .sync_ops import SyncOperations
 from .vaults import VaultFiles
 
 if TYPE_CHECKING:  # the rest loads in the methods that need it (none for opening and listing)
@@ -47,7 +48,7 @@ MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
 
 
-class Engine(DataOperations):
+class Engine(DataOperations, SyncOperations):
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config

@@ -1,0 +1,82 @@
+"""This device's sync state, kept sealed inside the vault (vault/sync_rows.py).
+
+It holds the device id, the clock, this device's own chain position and the bundles committed
+here but maybe not uploaded yet (an interrupted sync uploads the very same bytes again), every
+other device's position as last verified, one revision tree per record with the revision the
+vault holds, and the content of revisions that lost (the conflicts kept for the user).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TamperError
+from ..i18n import msg
+from .hlc import Stamp
+from .revtree import Rev, RevTree
+
+
+@dataclass
+class Doc:
+    tree: RevTree = field(default_factory=RevTree)
+    cur: str | None = None  # the revision whose content the vault holds
+    local: int | None = None  # the vault's revision number of it (None: no record there)
+
+
+@dataclass
+class SyncState:
+    device: str = field(default_factory=lambda: secrets.token_hex(8))
+    clock: Stamp = Stamp(0, 0)
+    own_seq: int = 0
+    own_digest: str = ""
+    outbox: dict[int, bytes] = field(default_factory=dict)
+    seen: dict[str, tuple[int, str]] = field(default_factory=dict)
+    docs: dict[str, Doc] = field(default_factory=dict)
+    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
+    last_sync: str | None = None
+
+    def doc(self, record_id: str) -> Doc:
+        return self.docs.setdefault(record_id, Doc())
+
+    def to_bytes(self) -> bytes:
+        value = {
+            "v": 1, "device": self.device, "clock": [self.clock.ms, self.clock.counter],
+            "own": [self.own_seq, self.own_digest],
+            "outbox": {str(k): base64.b64encode(v).decode() for k, v in self.outbox.items()},
+            "seen": {d: list(p) for d, p in self.seen.items()},
+            "docs": {rid: {"revs": {r.rev_id: r.to_list() for r in d.tree.revs.values()}, "cur": d.cur,
+                           "local": d.local} for rid, d in self.docs.items()},
+            "kept": self.kept, "last_sync": self.last_sync,
+        }
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> SyncState:
+        try:
+            v: Any = json.loads(raw)
+            docs = {}
+            for rid, d in v["docs"].items():
+                tree = RevTree({rev_id: Rev.from_list(rev_id, row) for rev_id, row in d["revs"].items()})
+                docs[rid] = Doc(tree, _opt(d["cur"], str), _opt(d["local"], int))
+            state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),
+                        own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
+                        outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
+                        seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
+                        docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str))
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
+        return state
+
+
+def _req(value: object, kind: type) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(kind.__name__)
+    return value
+
+
+def _opt(value: object, kind: type) -> Any:
+    return None if value is None else _req(value, kind)
