@@ -20,7 +20,7 @@ from .. import __version__
 from ..engine import KINDS, TEXT_KINDS, json_of
 from ..errors import CancelledError, InternalError, MemoriesError, UsageError, describe_error, redact
 from ..i18n import N_, _, current_language, msg, set_language
-from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, sync_verbs
 from .context import Context, Handler
 from .language import LANG_CHOICES, LANG_HELP, choose_language
 from .output import clean
@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     ai_verbs.register(sub, _verb)
     completion_verbs.register(sub, _verb)
     daemon_verbs.register(sub, _verb)
+    sync_verbs.register(sub, memory, _verb, _group)
     return parser
 
 
@@ -203,6 +204,7 @@ _LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
+    argv = sync_verbs.sync_argv(argv)
     if "--" in argv:
         cut = argv.index("--")
         argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
