@@ -37,7 +37,7 @@ def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[R
         rev = Rev(rev_id_for(record.id, parents, stamp, state.device, False, payload.encode()), parents, stamp,
                   state.device, False, record.kind)
         doc.tree.add(rev)
-        doc.cur, doc.local = rev.rev_id, record.revision
+        doc.cur, doc.local, doc.high = rev.rev_id, record.revision, max(doc.high, record.revision)
         plan.outgoing.append((record.id, rev, payload))
     for record_id, doc in state.docs.items():
         if doc.local is not None and record_id not in live and doc.cur is not None:
@@ -46,6 +46,7 @@ def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[R
             rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
                       state.device, True, kind)
             doc.tree.add(rev)
+            doc.high = max(doc.high, doc.local)
             doc.cur, doc.local = rev.rev_id, None
             plan.outgoing.append((record_id, rev, None))
 
@@ -89,9 +90,10 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
             if content is None:
                 raise SyncError(msg("The content of a winning revision is missing from the sync state; sync "
                                     "again."), code="sync_state_incomplete")
-            revision = (doc.local or 0) + 1
+            expected = doc.local
+            revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))
-            plan.expected[record_id] = doc.local
+            plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id
     for rev in doc.tree.losers():

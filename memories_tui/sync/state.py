@@ -25,6 +25,12 @@ class Doc:
     tree: RevTree = field(default_factory=RevTree)
     cur: str | None = None  # the revision whose content the vault holds
     local: int | None = None  # the vault's revision number of it (None: no record there)
+    high: int = 0  # the highest revision number this vault ever gave the record: never reused, so
+    # a record deleted and brought back never looks unchanged to caches keyed by revision
+
+    def next_revision(self) -> int:
+        self.high = max(self.high, self.local or 0) + 1
+        return self.high
 
 
 @dataclass
@@ -49,7 +55,7 @@ class SyncState:
             "outbox": {str(k): base64.b64encode(v).decode() for k, v in self.outbox.items()},
             "seen": {d: list(p) for d, p in self.seen.items()},
             "docs": {rid: {"revs": {r.rev_id: r.to_list() for r in d.tree.revs.values()}, "cur": d.cur,
-                           "local": d.local} for rid, d in self.docs.items()},
+                           "local": d.local, "high": d.high} for rid, d in self.docs.items()},
             "kept": self.kept, "last_sync": self.last_sync,
         }
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -61,7 +67,7 @@ class SyncState:
             docs = {}
             for rid, d in v["docs"].items():
                 tree = RevTree({rev_id: Rev.from_list(rev_id, row) for rev_id, row in d["revs"].items()})
-                docs[rid] = Doc(tree, _opt(d["cur"], str), _opt(d["local"], int))
+                docs[rid] = Doc(tree, _opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int))
             state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),
                         own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
                         outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
