@@ -287,6 +287,23 @@ MUTANTS: tuple[Mutant, ...] = (
              '    if rag.generation is not None:\n'
              '        refuse_if_device_only(rag.generation.url, ctx.device_only, "generation")\n'),),
            ("tests/integration/test_engine_ask.py::test_device_only_refuses_remote_generation_before_any_retrieval",)),
+    # ---- sync between devices
+    Mutant("sync-head-rollback-unchecked", "a head older than what this vault read is not taken for a rollback",
+           "memories_tui/sync/chains.py", (("        if head.seq < seq:\n", "        if False:\n"),),
+           ("tests/integration/test_sync_tamper.py::test_a_replayed_head_and_a_rolled_back_chain_are_refused",)),
+    Mutant("sync-delete-beats-edit", "a deletion wins over a concurrent edit",
+           "memories_tui/sync/revtree.py",
+           (("        return (not self.deleted, self.stamp, self.device, self.rev_id)",
+             "        return (self.deleted, self.stamp, self.device, self.rev_id)"),),
+           ("tests/integration/test_sync_folder.py::test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported",)),
+    Mutant("sync-state-outside-manifest", "the sealed sync state is left out of the vault manifest",
+           "memories_tui/vault/integrity.py",
+           (("    if sync is not None:  # vaults", "    if False:  # vaults"),),
+           ("tests/integration/test_sync_tamper.py::test_the_sync_state_cannot_be_rolled_back_apart_from_the_records",)),
+    Mutant("sync-revision-reused", "a record brought back after a delete gets revision 1 again",
+           "memories_tui/sync/state.py",
+           (("        self.high = max(self.high, self.local or 0) + 1", "        self.high = (self.local or 0) + 1"),),
+           ("tests/integration/test_sync_folder.py::test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported",)),
 )
 
 

@@ -1,0 +1,132 @@
+"""The target cannot lie: dropped, reordered, truncated, replayed, rolled-back and other-vault
+objects are refused with a stable code, and the reading vault is left exactly as it was."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from memories_tui.errors import MemoriesError
+from tests.helpers.sync import first_device, joined_device
+
+
+@pytest.fixture
+def setup(tmp_path, cheap_kdf):
+    """a wrote bundles 1-3; b read bundle 1 only. Yields (a, b, a's folder in the target, tmp)."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    first = a.add("one", "1")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.edit(first, "2")
+    a.sync()
+    a.add("three", "3")
+    a.sync()
+    device = folder / "d" / a.sync().device  # a sync with nothing new names the device
+    yield a, b, device, tmp_path
+    a.close()
+    b.close()
+
+
+def _snapshot(device):
+    vault = device.engine._vault(device.vault_id)
+    return device.records(), vault.change_counter(), vault.sync_state()
+
+
+def _refused(device, code: str) -> None:
+    before = _snapshot(device)
+    with pytest.raises(MemoriesError) as caught:
+        device.sync()
+    assert caught.value.code == code, caught.value.message
+    assert _snapshot(device) == before
+
+
+def test_a_dropped_bundle_is_refused(setup):
+    _a, b, device, _ = setup
+    (device / "0000000002").unlink()
+    _refused(b, "sync_target_tampered")
+
+
+def test_reordered_bundles_are_refused(setup):
+    _a, b, device, _ = setup
+    two, three = (device / "0000000002").read_bytes(), (device / "0000000003").read_bytes()
+    (device / "0000000002").write_bytes(three)
+    (device / "0000000003").write_bytes(two)
+    _refused(b, "sync_target_tampered")
+
+
+def test_a_truncated_or_altered_bundle_is_refused(setup):
+    _a, b, device, _ = setup
+    blob = (device / "0000000003").read_bytes()
+    (device / "0000000003").write_bytes(blob[:-7])
+    _refused(b, "sync_target_tampered")
+    (device / "0000000003").write_bytes(blob[:40] + bytes([blob[40] ^ 1]) + blob[41:])
+    _refused(b, "sync_target_tampered")
+
+
+def test_a_replayed_head_and_a_rolled_back_chain_are_refused(setup):
+    a, b, device, tmp = setup
+    saved = tmp / "saved"
+    shutil.copytree(device, saved)  # the target as it is now: bundles 1-3
+    b.sync()  # b has read up to bundle 3
+    a.add("four", "4")
+    a.sync()
+    b.sync()  # and now 4
+    (device / "head").write_bytes((saved / "head").read_bytes())  # an old head put back
+    _refused(b, "sync_target_rolled_back")
+    shutil.rmtree(device)
+    shutil.copytree(saved, device)  # the whole chain rolled back
+    _refused(b, "sync_target_rolled_back")
+    _refused(a, "sync_target_rolled_back")  # the writer sees its own chain went back too
+
+
+def test_a_chain_cut_short_under_a_newer_head_is_refused(setup):
+    _a, b, device, _ = setup
+    (device / "0000000003").unlink()
+    _refused(b, "sync_target_tampered")
+
+
+def test_objects_of_another_vault_are_refused(setup, tmp_path):
+    _a, b, device, _ = setup
+    other_folder = tmp_path / "Other"
+    other_folder.mkdir()
+    other = first_device(tmp_path / "x", str(other_folder))
+    other.add("foreign", "x")
+    report = other.sync()
+    foreign = other_folder / "d" / report.device
+    (device / "0000000002").write_bytes((foreign / "0000000001").read_bytes())
+    _refused(b, "sync_target_tampered")
+    (device / "0000000002").unlink()
+    shutil.copytree(foreign, device.parent / report.device)  # a whole foreign device dropped in
+    (device.parent / report.device / "head").write_bytes((foreign / "head").read_bytes())
+    _refused(b, "sync_target_tampered")
+    other.close()
+
+
+def test_the_join_record_of_another_vault_is_refused(setup, tmp_path):
+    _a, b, device, _ = setup
+    other_folder = tmp_path / "Other"
+    other_folder.mkdir()
+    other = first_device(tmp_path / "x", str(other_folder))
+    (device.parent.parent / "key").write_bytes((other_folder / "key").read_bytes())
+    _refused(b, "sync_target_other_vault")
+    other.close()
+
+
+def test_the_sync_state_cannot_be_rolled_back_apart_from_the_records(setup):
+    import sqlite3
+
+    a, _b, _device, _ = setup
+    vault = a.engine._vault(a.vault_id)
+    conn = sqlite3.connect(vault.path)
+    old = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = 'sync'").fetchone()
+    a.add("four", "4")
+    a.sync()
+    conn.execute("UPDATE blobs SET nonce = ?, ciphertext = ?, digest = ? WHERE name = 'sync'", old)
+    conn.commit()
+    conn.close()
+    with pytest.raises(MemoriesError) as caught:
+        a.sync()
+    assert caught.value.code == "vault_tampered"
