@@ -53,10 +53,11 @@ def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[R
 
 def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local: Callable[[str], Record],
                  plan: Plan) -> None:
-    """Add the pulled revisions, then settle every record they touched. `local` reads the
-    record the vault holds now (its content is kept when it loses)."""
+    """Add the pulled revisions, then settle every record they or a local change touched (a
+    local deletion of a winner with a kept conflict brings that conflict back, as on every
+    other device). `local` reads the record the vault holds now (its content is kept when it loses)."""
     payloads: dict[str, str | None] = {}
-    touched: list[str] = []
+    touched: list[str] = list(dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing))
     for bundle in bundles:
         for record_id, rev, payload in bundle.revs:
             clock.receive(rev.stamp)
