@@ -7,11 +7,13 @@ Each object is one PUT, so a reader sees a whole object or none.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SyncError
 from ..i18n import msg
-from .targets import TargetSpec
+
+if TYPE_CHECKING:
+    from .targets import TargetSpec
 
 
 class S3Target:
