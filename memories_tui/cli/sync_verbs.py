@@ -47,6 +47,12 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
     p.add_argument("vault", metavar="VAULT_ID")
+    p = verb(memory, "resolve", cmd_memory_resolve,
+             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows); the "
+               "next sync ends it on every device."), "memories memory resolve notes 3f2a9c0d1e2b4a5f")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--keep", metavar="REVISION", help=_("the kept revision to keep instead of the winner"))
 
 
 def sync_argv(argv: list[str]) -> list[str]:
@@ -140,3 +146,12 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
                 shown = _("a deletion (an edit won over it)") if kept.deleted else clean(kept.title or "")
                 print(f"  {kept.revision}  {shown}")
     return {"vault_id": vault_id, "conflicts": [c.to_json() for c in conflicts]}
+
+
+def cmd_memory_resolve(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    ended = ctx.engine.resolve_conflict(vault_id, ctx.args.id, ctx.args.keep)
+    if not ctx.json:
+        print(_("Resolved: record {record_id} keeps {kept}; {count} other revision(s) end with the next sync.").format(
+            record_id=ended.record_id, kept=ctx.args.keep or _("the winner"), count=len(ended.kept)))
+    return {"vault_id": vault_id, "record_id": ended.record_id, "kept": ctx.args.keep, "ended": len(ended.kept)}

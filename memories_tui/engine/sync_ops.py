@@ -160,6 +160,40 @@ class SyncOperations:
         report = self.sync_now(info.vault_id, progress=progress)
         return JoinReport(info.vault_id, name, final, report)
 
+    def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
+        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`) as a
+        new revision that, on the next sync, names every conflicting revision as its parent, so
+        every device stops listing them. Returns the conflict as it was."""
+        import json
+
+        from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
+        from ..vault.records import Record
+        from ..vault.sync_rows import SyncedChange
+
+        vault = self._unlocked(vault_id)
+        shown = {c.record_id: c for c in self.conflicts(vault_id)}
+        if record_id not in shown:
+            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
+                             code="no_conflict")
+        state = load_state(vault)
+        current = vault.read(record_id)
+        chosen = current
+        if keep is not None:
+            payload = state.kept[record_id].get(keep)
+            if payload is None:
+                raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
+                                     "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
+                                 code="no_conflict")
+            chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
+                                    json.loads(payload)["kind"], "A kept revision")
+        fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
+                       body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
+                       updated=_now(), data=chosen.data)
+        state.resolving.add(record_id)
+        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, state.to_bytes()))
+        return shown[record_id]
+
     def conflicts(self, vault_id: str) -> list[Conflict]:
         """Records with kept conflicting revisions (and deletions an edit beat), from the last sync."""
         import json

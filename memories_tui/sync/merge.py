@@ -28,11 +28,15 @@ class Plan:
 
 def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[Record], plan: Plan) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
-    the one the vault held; every record deleted here becomes a deletion revision."""
+    the one the vault held (every leaf, for a record being resolved: the conflicts end there);
+    every record deleted here becomes a deletion revision."""
     for record in changed:
         doc = state.doc(record.id)
         payload = encode_payload(record).decode("utf-8")
-        parents = (doc.cur,) if doc.cur else ()
+        if record.id in state.resolving:
+            parents = tuple(sorted(rev.rev_id for rev in doc.tree.leaves()))
+        else:
+            parents = (doc.cur,) if doc.cur else ()
         stamp = clock.tick()
         rev = Rev(rev_id_for(record.id, parents, stamp, state.device, False, payload.encode()), parents, stamp,
                   state.device, False, record.kind)

@@ -85,6 +85,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
                                                "revs": [entry(*item) for item in plan.outgoing]},
                     bundle_ad(keys.vault_id, state.device, seq))
         state.own_seq, state.own_digest, state.outbox[seq] = seq, digest(blob), blob
+    state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
     state.clock = clock.last
     state.last_sync = _now()
     if cancel is not None and cancel.is_set():

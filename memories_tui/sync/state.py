@@ -44,6 +44,7 @@ class SyncState:
     docs: dict[str, Doc] = field(default_factory=dict)
     kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
     last_sync: str | None = None
+    resolving: set[str] = field(default_factory=set)  # records whose next revision closes every leaf
 
     def doc(self, record_id: str) -> Doc:
         return self.docs.setdefault(record_id, Doc())
@@ -56,7 +57,7 @@ class SyncState:
             "seen": {d: list(p) for d, p in self.seen.items()},
             "docs": {rid: {"revs": {r.rev_id: r.to_list() for r in d.tree.revs.values()}, "cur": d.cur,
                            "local": d.local, "high": d.high} for rid, d in self.docs.items()},
-            "kept": self.kept, "last_sync": self.last_sync,
+            "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
         }
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -72,7 +73,8 @@ class SyncState:
                         own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
                         outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
                         seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
-                        docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str))
+                        docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
+                        resolving={_req(r, str) for r in v.get("resolving", [])})
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
         return state

@@ -27,6 +27,10 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         (vault_id, str(folder), 1, None)]
     text = call_cli(b, "sync", "status", "notes", passphrase=None)
     assert str(folder) in text.stdout and text.code == 0
+    assert call_cli(b, "--json", "memory", "resolve", "notes", rid).json["ended"] == 1
+    for home in (b, a):
+        assert call_cli(home, "sync", "notes").code == 0
+        assert call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] == []
 
 
 def test_bad_targets_are_one_clear_line(tmp_path):

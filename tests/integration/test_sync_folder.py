@@ -161,3 +161,35 @@ def test_every_push_is_in_the_egress_log(tmp_path, folder, cheap_kdf):
     a.sync()  # nothing new: nothing sent, nothing logged
     assert len(a.engine.egress_log(a.vault_id).entries) == 1
     a.close()
+
+
+def test_resolving_a_conflict_ends_it_on_every_device(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.edit(rid, "edit on a")
+    b.edit(rid, "edit on b")
+    _sync_all(a, b, c)
+    winner = a.records()[rid][2]
+    loser = ({"edit on a", "edit on b"} - {winner}).pop()
+    kept = a.engine.conflicts(a.vault_id)[0].kept[0].revision
+    c.engine.resolve_conflict(c.vault_id, rid, keep=kept)  # the third device keeps the losing text
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == loser
+        assert device.conflicts() == {}
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.resolve_conflict(a.vault_id, rid)
+    assert caught.value.code == "no_conflict"
+
+
+def test_resolving_a_reported_delete_keeps_the_edit_everywhere(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.delete(rid)
+    b.edit(rid, "kept alive on b")
+    _sync_all(a, b, c)
+    a.engine.resolve_conflict(a.vault_id, rid)
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == "kept alive on b"
+        assert device.conflicts() == {}
