@@ -17,6 +17,7 @@ from ..egress import SentChunk
 from ..errors import CancelledError, SyncError
 from ..i18n import msg
 from ..serial import Jsonable
+from ..testhooks import pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.records import Record
 from ..vault.store import UnlockedVault
@@ -90,7 +91,9 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     state.last_sync = _now()
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
+    pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
     vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, state.to_bytes()))
+    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
                       objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
@@ -111,6 +114,7 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int,
                                              bytes_sent=size, objects=objects))
     for seq in sorted(state.outbox):
         target.put(bundle_name(state.device, seq), state.outbox[seq])
+    pause_point("sync-before-head")  # bundles uploaded, the head not yet
     target.put(head_name(state.device), head)
     from dataclasses import replace
 
