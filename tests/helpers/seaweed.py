@@ -65,7 +65,9 @@ def seaweed_server() -> Iterator[Seaweed]:
             "-volume.max=8", "-iam=false",
             f"-s3.port.iceberg={_free_port()}", f"-s3.port.lance={_free_port()}"]
     log = open(data / "weed.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=data, start_new_session=True)
+    # no AWS_* variables: SeaweedFS would turn a key it finds there into its only identity
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=data, env=env, start_new_session=True)
     try:
         endpoint = f"http://127.0.0.1:{ports['s3']}"
         _wait_ready(proc, endpoint, data)
