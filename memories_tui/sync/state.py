@@ -22,11 +22,29 @@ from .revtree import Rev, RevTree
 
 @dataclass
 class Doc:
-    tree: RevTree = field(default_factory=RevTree)
     cur: str | None = None  # the revision whose content the vault holds
     local: int | None = None  # the vault's revision number of it (None: no record there)
     high: int = 0  # the highest revision number this vault ever gave the record: never reused, so
     # a record deleted and brought back never looks unchanged to caches keyed by revision
+
+    raw: dict[str, Any] | None = None  # the revisions as stored, parsed on first use: a sync
+    # touches few records, and building every tree on every sync cost more than the sync itself
+    _tree: RevTree | None = None
+
+    @property
+    def tree(self) -> RevTree:
+        if self._tree is None:
+            try:
+                self._tree = RevTree({rev_id: Rev.from_list(rev_id, row) for rev_id, row in (self.raw or {}).items()})
+            except (ValueError, TypeError, AttributeError):
+                raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
+            self.raw = None
+        return self._tree
+
+    def stored_revs(self) -> dict[str, Any]:
+        if self._tree is None:
+            return self.raw or {}
+        return {r.rev_id: r.to_list() for r in self._tree.revs.values()}
 
     def next_revision(self) -> int:
         self.high = max(self.high, self.local or 0) + 1
@@ -55,7 +73,7 @@ class SyncState:
             "own": [self.own_seq, self.own_digest],
             "outbox": {str(k): base64.b64encode(v).decode() for k, v in self.outbox.items()},
             "seen": {d: list(p) for d, p in self.seen.items()},
-            "docs": {rid: {"revs": {r.rev_id: r.to_list() for r in d.tree.revs.values()}, "cur": d.cur,
+            "docs": {rid: {"revs": d.stored_revs(), "cur": d.cur,
                            "local": d.local, "high": d.high} for rid, d in self.docs.items()},
             "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
         }
@@ -67,8 +85,7 @@ class SyncState:
             v: Any = json.loads(raw)
             docs = {}
             for rid, d in v["docs"].items():
-                tree = RevTree({rev_id: Rev.from_list(rev_id, row) for rev_id, row in d["revs"].items()})
-                docs[rid] = Doc(tree, _opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int))
+                docs[rid] = Doc(_opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int), _req(d["revs"], dict))
             state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),
                         own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
                         outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
