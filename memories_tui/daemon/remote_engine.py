@@ -120,6 +120,9 @@ class RemoteEngine(_Base):
     def set_device_only(self, vault_id: str, on: bool) -> None:
         self._call("set_device_only", vault=vault_id, on=bool(on))
 
+    def conflicted(self, vault_id: str, record_id: str) -> bool:
+        return bool(self._call("conflicted", vault=vault_id, record_id=record_id))
+
     def list_records(self, vault_id: str, kind: Kind | None = None) -> list[Record]:
         return self._list("Record", "list_records", vault=vault_id, kind=kind)
 

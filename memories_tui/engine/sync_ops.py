@@ -7,47 +7,21 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..errors import MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
-from ..serial import Jsonable
 from ..sync.registry import Registry, TargetEntry
+from ..sync.types import Conflict, ConflictRevision, JoinReport
 
 if TYPE_CHECKING:
-    from ..sync.run import SyncReport
     from ..sync.targets import Target, TargetSpec
+    from ..sync.types import SyncReport
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
     from .types import VaultInfo
-
-
-@dataclass(frozen=True)
-class ConflictRevision(Jsonable):
-    revision: str  # the sync revision id (not a vault revision number)
-    deleted: bool  # a deletion an edit beat (reported, not applied)
-    title: str | None
-    body: str | None
-
-
-@dataclass(frozen=True)
-class Conflict(Jsonable):
-    """A record whose edits on several devices did not see each other: the vault holds the
-    winner (the same on every device), `kept` the revisions that lost."""
-
-    record_id: str
-    title: str | None  # the winner's title (None when the winner is a deletion)
-    kept: list[ConflictRevision] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class JoinReport(Jsonable):
-    vault_id: str
-    name: str
-    path: Path
-    sync: SyncReport
 
 
 class SyncOperations:
@@ -193,6 +167,13 @@ class SyncOperations:
         state.resolving.add(record_id)
         vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, state.to_bytes()))
         return shown[record_id]
+
+    def conflicted(self, vault_id: str, record_id: str) -> bool:
+        """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""
+        from ..sync.run import load_state
+
+        vault = self._unlocked(vault_id)
+        return vault.sync_state() is not None and record_id in load_state(vault).kept
 
     def conflicts(self, vault_id: str) -> list[Conflict]:
         """Records with kept conflicting revisions (and deletions an edit beat), from the last sync."""

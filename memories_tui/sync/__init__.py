@@ -8,6 +8,9 @@ revtree.py   revision trees per record, the deterministic winner and the conflic
 hlc.py       the hybrid logical clock that orders revisions without trusting wall clocks
 state.py     this device's sync state, kept sealed inside the vault
 chains.py    reading other devices' chains from a target and checking every link
+merge.py     local edits into revisions, pulled revisions into the trees, winners and kept losers
 run.py       one sync: pull, merge, apply, push
 join.py      `sync join`: a new device made from the target and the passphrase
+registry.py  which target each vault of this home syncs with (no passphrase needed to read it)
+types.py     the reports front ends get
 """

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ..egress import SentChunk
 from ..errors import CancelledError, SyncError
 from ..i18n import msg
-from ..serial import Jsonable
 from ..testhooks import pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.records import Record
@@ -28,25 +26,10 @@ from .merge import Plan, merge_pulled, record_local
 from .sealing import Head, bundle_ad, bundle_name, digest, head_name, seal
 from .state import SyncState
 from .targets import Target
+from .types import SyncReport
 
 ProgressFn = Callable[[str], None]
 _ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class SyncReport(Jsonable):
-    vault_id: str
-    target: str
-    device: str
-    devices: int  # devices seen in the target, this one included
-    pushed_revisions: int
-    pushed_objects: int
-    pushed_bytes: int
-    pulled_revisions: int
-    fetched_objects: int
-    fetched_bytes: int
-    written: int  # records this sync wrote or deleted in the vault
-    conflicts: int  # records with kept conflicting revisions after it
 
 
 def load_state(vault: UnlockedVault) -> SyncState:
