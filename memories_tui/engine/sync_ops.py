@@ -56,6 +56,10 @@ class SyncOperations:
 
         vault = self._unlocked(vault_id)
         spec = spec_from(url, endpoint_url, cwd=cwd)
+        known = self._registry.get(vault.vault_id)
+        if known is not None and (known.url, known.endpoint_url) != (spec.url, spec.endpoint_url):
+            raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
+                                name=vault.name, target=known.url), code="sync_target_exists")
         target = self._open_target(spec, vault)
         join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
         entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url)

@@ -133,6 +133,11 @@ def test_a_target_of_another_vault_and_a_missing_folder_are_refused(tmp_path, fo
     with pytest.raises(MemoriesError) as caught:
         other.sync_add(info.vault_id, str(tmp_path / "absent"), SYNC_PASS)
     assert caught.value.code == "sync_target_missing"
+    a.engine.sync_add(a.vault_id, str(folder), SYNC_PASS)  # the same target again: fine
+    (tmp_path / "second").mkdir()
+    with pytest.raises(MemoriesError) as caught:  # its chain positions belong to the first one
+        a.engine.sync_add(a.vault_id, str(tmp_path / "second"), SYNC_PASS)
+    assert caught.value.code == "sync_target_exists"
     other.close()
     a.close()
 
