@@ -43,6 +43,8 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                                             "then brings every record."), "memories sync join ~/Sync/memories")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS)"))
+    p.add_argument("--as", dest="as_name", metavar="NAME",
+                   help=_("the vault's name in this home (default: its name on the other devices)"))
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
@@ -127,7 +129,7 @@ def cmd_sync_join(ctx: Context) -> Payload:
 
     passphrase = get_passphrase(file=ctx.args.passphrase_file, prompt=_("Passphrase of the vault to join: "))
     report = ctx.engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url, cwd=Path.cwd(),
-                                  progress=_progress(ctx))
+                                  name=ctx.args.as_name, progress=_progress(ctx))
     if not ctx.json:
         print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
             name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))

@@ -98,9 +98,10 @@ class SyncOperations:
         return [entries[info.vault_id]] if info.vault_id in entries else []
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
-                  progress: Callable[[str], None] | None = None) -> JoinReport:
+                  name: str | None = None, progress: Callable[[str], None] | None = None) -> JoinReport:
         """Make this home a device of the vault in the target: the passphrase unwraps the key
-        there, a vault file of the same vault is made here, then everything is pulled."""
+        there, a vault file of the same vault is made here (named `name`, else as it is named
+        in the target), then everything is pulled."""
         from ..sync import join
         from ..sync.targets import open_target, spec_from
         from ..vault import crypto
@@ -123,7 +124,7 @@ class SyncOperations:
             if joined.device_only and not spec.on_this_machine:
                 raise PolicyError(msg("The vault in {target} is device-only; it cannot be joined through a target "
                                       "that is not on this machine.", target=spec.url))
-            name = files.check_new_name(joined.name)
+            name = files.check_new_name(name or joined.name)
             files.init_home()
             tmp = files.folder / f".join-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
             create_vault_file(tmp, name, passphrase, device_only=joined.device_only,

@@ -114,8 +114,16 @@ def test_join_needs_the_right_passphrase_and_leaves_nothing_behind_when_wrong(tm
     with pytest.raises(MemoriesError) as caught:
         engine.sync_join(str(folder), "not the passphrase")
     assert caught.value.code == "wrong_passphrase"
-    assert engine.list_vaults() == []
-    assert engine.sync_join(str(folder), SYNC_PASS).sync.pulled_revisions == 1
+    assert engine.list_vaults() == []  # nothing was made
+    engine.create_vault("notes", "another vault's passphrase")  # the name is taken here
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "vault_exists"
+    joined = engine.sync_join(str(folder), SYNC_PASS, name="notes from a")
+    assert joined.sync.pulled_revisions == 1 and joined.name == "notes from a"
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "sync_already_joined"
     engine.close()
     a.close()
 
