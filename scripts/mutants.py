@@ -304,6 +304,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/merge.py",
            (("        if record.id in state.resolving:\n", "        if False:\n"),),
            ("tests/integration/test_sync_folder.py::test_resolving_a_conflict_ends_it_on_every_device",)),
+    Mutant("sync-state-base-unchecked", "two syncs of one vault at once may both commit a bundle under one number",
+           "memories_tui/vault/sync_rows.py",
+           (("    if read_state(conn, keys) != change.base:\n", "    if False:\n"),),
+           ("tests/integration/test_sync_tamper.py::"
+            "test_two_syncs_of_one_vault_at_once_never_commit_two_versions_of_a_bundle",)),
     Mutant("sync-revision-reused", "a record brought back after a delete gets revision 1 again",
            "memories_tui/sync/state.py",
            (("        self.high = max(self.high, self.local or 0) + 1", "        self.high = (self.local or 0) + 1"),),

@@ -170,7 +170,8 @@ class SyncOperations:
                        body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
                        updated=_now(), data=chosen.data)
         state.resolving.add(record_id)
-        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, state.to_bytes()))
+        stored, base = state.commit_form()
+        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
         return shown[record_id]
 
     def conflicted(self, vault_id: str, record_id: str) -> bool:

@@ -75,7 +75,8 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
-    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, state.to_bytes()))
+    stored, base = state.commit_form()
+    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base))
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
@@ -103,7 +104,8 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int,
 
     vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
     state.outbox.clear()
-    vault.apply_synced(SyncedChange(state=state.to_bytes()))
+    fresh, base = state.commit_form()
+    vault.apply_synced(SyncedChange(state=fresh, base=base))
     return objects, size
 
 

@@ -63,6 +63,13 @@ class SyncState:
     kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
     last_sync: str | None = None
     resolving: set[str] = field(default_factory=set)  # records whose next revision closes every leaf
+    loaded: bytes | None = field(default=None, repr=False, compare=False)  # the stored form it was read from
+
+    def commit_form(self) -> tuple[bytes, bytes | None]:
+        """(the new stored form, the one it replaces); from now on the new one is the base."""
+        fresh, base = self.to_bytes(), self.loaded
+        self.loaded = fresh
+        return fresh, base
 
     def doc(self, record_id: str) -> Doc:
         return self.docs.setdefault(record_id, Doc())
@@ -91,7 +98,7 @@ class SyncState:
                         outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
                         seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
                         docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
-                        resolving={_req(r, str) for r in v.get("resolving", [])})
+                        resolving={_req(r, str) for r in v.get("resolving", [])}, loaded=bytes(raw))
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
         return state

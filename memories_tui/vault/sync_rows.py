@@ -25,12 +25,14 @@ SYNC_BLOB = "sync"
 @dataclass(frozen=True)
 class SyncedChange:
     """What one sync writes: records to store (revision numbers already chosen), records to
-    delete, the latest revision each touched record must still have (None: absent), and the state."""
+    delete, the latest revision each touched record must still have (None: absent), the state,
+    and the state it was computed from (None: there was none), which must still be the stored one."""
 
     puts: Sequence[Record] = ()
     deletes: Sequence[str] = ()
     expected: dict[str, int | None] = field(default_factory=dict)
     state: bytes = b""
+    base: bytes | None = field(default=None, kw_only=True)
 
 
 def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
@@ -49,7 +51,10 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
                insert: Callable[[sqlite3.Connection, Record], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
-    read it (the caller tries again), then write."""
+    read it, or if another sync of this vault committed meanwhile (two would both write bundle
+    N+1 and other devices would see two versions of it); the caller tries again. Then write."""
+    if read_state(conn, keys) != change.base:
+        raise SyncError(msg("Another sync of this vault ran at the same time; sync again."), code="sync_busy")
     for record_id, revision in change.expected.items():
         current = conn.execute("SELECT MAX(revision) FROM records WHERE record_id = ?", (record_id,)).fetchone()[0]
         if current != revision:

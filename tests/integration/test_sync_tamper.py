@@ -130,3 +130,26 @@ def test_the_sync_state_cannot_be_rolled_back_apart_from_the_records(setup):
     with pytest.raises(MemoriesError) as caught:
         a.sync()
     assert caught.value.code == "vault_tampered"
+
+
+def test_two_syncs_of_one_vault_at_once_never_commit_two_versions_of_a_bundle(setup):
+    """Two processes (here two engines on one home) sync the same vault: the one that commits
+    second finds the state it started from replaced and starts over instead of writing its own
+    bundle under the same number."""
+    from memories_tui.engine import Engine
+    from memories_tui.sync.run import load_state
+    from memories_tui.vault.sync_rows import SyncedChange
+    from tests.helpers.sync import SYNC_PASS
+
+    a, _b, _device, _ = setup
+    second = Engine.open(a.engine.home)
+    second.unlock(a.vault_id, SYNC_PASS)
+    stale = load_state(a.engine._vault(a.vault_id))
+    a.add("while the other syncs", "x")
+    assert second.sync_now(a.vault_id).pushed_revisions == 1
+    stored, base = stale.commit_form()
+    with pytest.raises(MemoriesError) as caught:
+        a.engine._vault(a.vault_id).apply_synced(SyncedChange(state=stored, base=base))
+    assert caught.value.code == "sync_busy"
+    assert a.sync().pushed_revisions == 0  # the real sync starts from the current state: nothing to push twice
+    second.close()
