@@ -71,6 +71,7 @@ class SyncOperations:
         """Push this device's changes and pull the others' now; the vault is left unchanged
         when anything in the target fails its checks."""
         from ..sync import join
+        from ..sync.exclusive import one_sync_at_a_time
         from ..sync.run import run_sync
         from ..sync.targets import TargetSpec
 
@@ -82,7 +83,8 @@ class SyncOperations:
         try:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             join.check_same_vault(target, vault.vault_id)
-            report = run_sync(vault, target, progress=progress, cancel=cancel)
+            with one_sync_at_a_time(vault.path, cancel):
+                report = run_sync(vault, target, progress=progress, cancel=cancel)
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
             raise

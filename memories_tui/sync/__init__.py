@@ -10,6 +10,7 @@ state.py     this device's sync state, kept sealed inside the vault
 chains.py    reading other devices' chains from a target and checking every link
 merge.py     local edits into revisions, pulled revisions into the trees, winners and kept losers
 run.py       one sync: pull, merge, apply, push
+exclusive.py one sync of a vault at a time on this machine
 join.py      `sync join`: a new device made from the target and the passphrase
 registry.py  which target each vault of this home syncs with (no passphrase needed to read it)
 types.py     the reports front ends get

@@ -153,3 +153,22 @@ def test_two_syncs_of_one_vault_at_once_never_commit_two_versions_of_a_bundle(se
     assert caught.value.code == "sync_busy"
     assert a.sync().pushed_revisions == 0  # the real sync starts from the current state: nothing to push twice
     second.close()
+
+
+def test_a_second_sync_of_the_vault_waits_for_the_first(setup):
+    """While one sync holds the vault's sync lock, another (here a thread of this process) waits,
+    then runs; it never overlaps with the first."""
+    import threading
+
+    from memories_tui.sync.exclusive import one_sync_at_a_time
+
+    a, _b, _device, _ = setup
+    a.add("queued", "x")
+    done = threading.Event()
+    with one_sync_at_a_time(a.engine._vault(a.vault_id).path):
+        worker = threading.Thread(target=lambda: (a.sync(), done.set()))
+        worker.start()
+        assert not done.wait(0.5)  # held here: the sync waits (a short look, not a timing assertion)
+    worker.join(timeout=120)
+    assert done.is_set()
+    assert a.sync().pushed_revisions == 0  # the waiting sync pushed the new record
