@@ -309,6 +309,10 @@ MUTANTS: tuple[Mutant, ...] = (
            (("    if read_state(conn, keys) != change.base:\n", "    if False:\n"),),
            ("tests/integration/test_sync_tamper.py::"
             "test_two_syncs_of_one_vault_at_once_never_commit_two_versions_of_a_bundle",)),
+    Mutant("sync-passwd-join-record-stale", "vault passwd leaves the old wrap in the sync target",
+           "memories_tui/engine/facade.py", (("        self.refresh_join_record(ref, new)\n", ""),),
+           ("tests/integration/test_sync_folder.py::"
+            "test_a_passphrase_change_reaches_the_target_for_devices_joining_later",)),
     Mutant("sync-revision-reused", "a record brought back after a delete gets revision 1 again",
            "memories_tui/sync/state.py",
            (("        self.high = max(self.high, self.local or 0) + 1", "        self.high = (self.local or 0) + 1"),),

@@ -102,7 +102,10 @@ class Engine(DataOperations, SyncOperations):
         return self._files.create(name, passphrase, device_only=device_only)
 
     def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        """Re-wrap the vault key; a vault that syncs puts the new wrap in its target too, so a
+        device joining later uses the new passphrase (sync_ops.py)."""
         self._files.change_passphrase(ref, old, new, self.anchors.watch())
+        self.refresh_join_record(ref, new)
 
     def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         """`accept_rollback` trusts a file older than this home has seen (data_ops.py, anchors)."""

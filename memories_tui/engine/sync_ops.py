@@ -66,6 +66,31 @@ class SyncOperations:
         self._registry.put(entry)
         return entry
 
+    def refresh_join_record(self, ref: str, passphrase: str) -> None:
+        """After a passphrase change: the target's join record wraps the key under the new one.
+        A target that cannot be reached now is a clear error; the passphrase stays changed."""
+        from ..sync import join
+        from ..sync.targets import TargetSpec
+        from ..vault.store import UnlockedVault
+
+        engine = self._sync_engine()
+        info = engine._files.resolve(ref)
+        entry = self._registry.get(info.vault_id)
+        if entry is None:
+            return
+        vault = UnlockedVault(info.path, passphrase, watcher=engine.anchors.watch())
+        try:
+            target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+            join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
+        except MemoriesError as exc:
+            raise SyncError(msg(
+                "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
+                "one ({problem}). Run `memories sync add {name} {target}` once it can be reached, so that new "
+                "devices join with the new passphrase.", target=entry.url, problem=exc.message, name=info.name),
+                code="sync_join_record_stale") from None
+        finally:
+            vault.close()
+
     def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport:
         """Push this device's changes and pull the others' now; the vault is left unchanged

@@ -72,8 +72,11 @@ def check_same_vault(target: Target, vault_id: str) -> JoinRecord | None:
 
 
 def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, device_only: bool) -> bool:
-    """Put the join record in the target unless one of this vault is there; whether it was put."""
-    if check_same_vault(target, header.vault_id) is not None:
+    """Put the join record in the target unless the one there already wraps the key under this
+    device's passphrase (same salt and KDF); whether it was put. After `vault passwd` the salt
+    differs, so the record follows the new passphrase."""
+    existing = check_same_vault(target, header.vault_id)
+    if existing is not None and (existing.salt, existing.kdf) == (header.salt, header.kdf):
         return False
     kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
     try:

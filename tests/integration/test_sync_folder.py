@@ -206,3 +206,25 @@ def test_resolving_a_reported_delete_keeps_the_edit_everywhere(devices):
     for device in (a, b, c):
         assert device.records()[rid][2] == "kept alive on b"
         assert device.conflicts() == {}
+
+
+def test_a_passphrase_change_reaches_the_target_for_devices_joining_later(tmp_path, folder, cheap_kdf):
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    a.engine.change_passphrase(a.vault_id, SYNC_PASS, "a brand new passphrase")
+    late = Engine.open(tmp_path / "late")
+    with pytest.raises(MemoriesError) as caught:
+        late.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "wrong_passphrase"
+    assert late.sync_join(str(folder), "a brand new passphrase").sync.pulled_revisions == 1
+    late.close()
+    folder.rename(tmp_path / "gone")  # the target cannot be reached at the next change
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.change_passphrase(a.vault_id, "a brand new passphrase", "third passphrase")
+    assert caught.value.code == "sync_join_record_stale"
+    a.engine.lock()
+    a.engine.unlock(a.vault_id, "third passphrase")  # the vault's own passphrase did change
+    a.close()
