@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import argparse
 
 Verb = Callable[..., "argparse.ArgumentParser"]
-SUBVERBS = ("add", "now", "status", "join")
+SUBVERBS = ("add", "now", "status", "join", "devices")
 
 
 def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> None:
@@ -45,6 +45,10 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
     p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS)"))
     p.add_argument("--as", dest="as_name", metavar="NAME",
                    help=_("the vault's name in this home (default: its name on the other devices)"))
+    p = verb(sync, "devices", cmd_sync_devices, _("List the devices that sync a vault: how many bundles each "
+                                                  "wrote, when it last wrote, how many this device has read."),
+             "memories sync devices notes")
+    p.add_argument("vault", metavar="VAULT_ID")
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
@@ -134,6 +138,15 @@ def cmd_sync_join(ctx: Context) -> Payload:
         print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
             name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))
     return report.to_json()
+
+
+def cmd_sync_devices(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    devices = ctx.engine.sync_devices(vault_id)
+    if not ctx.json:
+        ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
+                  [[d.device + (" *" if d.this_device else ""), d.bundles, d.read_here, d.last_seen] for d in devices])
+    return {"vault_id": vault_id, "devices": [d.to_json() for d in devices]}
 
 
 def cmd_memory_conflicts(ctx: Context) -> Payload:

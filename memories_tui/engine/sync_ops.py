@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 from ..errors import MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
-from ..sync.types import Conflict, ConflictRevision, JoinReport
+from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
 
 if TYPE_CHECKING:
     from ..sync.targets import Target, TargetSpec
@@ -200,6 +200,30 @@ class SyncOperations:
         stored, base = state.commit_form()
         vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
         return shown[record_id]
+
+    def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
+        """The devices that wrote to the vault's target, from their authenticated heads."""
+        from ..sync.run import load_state
+        from ..sync.sealing import DEVICES, Head, head_name
+        from ..sync.targets import TargetSpec
+
+        vault = self._unlocked(vault_id)
+        entry = self._registry.get(vault.vault_id)
+        if entry is None:
+            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+        target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+        state = load_state(vault)
+        devices = sorted({n.split("/")[1] for n in target.list(DEVICES) if n.endswith("/head") and n.count("/") == 2})
+        out = []
+        for device in devices:
+            blob = target.get(head_name(device))
+            if blob is None:
+                continue
+            head = Head.opened(vault.keys.sync_aead("head"), vault.vault_id, device, blob)
+            read = state.own_seq if device == state.device else state.seen.get(device, (0, ""))[0]
+            out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read))
+        return out
 
     def conflicted(self, vault_id: str, record_id: str) -> bool:
         """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""

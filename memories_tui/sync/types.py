@@ -49,3 +49,14 @@ class JoinReport(Jsonable):
     name: str
     path: Path
     sync: SyncReport
+
+
+@dataclass(frozen=True)
+class DeviceInfo(Jsonable):
+    """A device that wrote to the target, as its authenticated head says."""
+
+    device: str
+    bundles: int  # bundles it has written
+    last_seen: str  # when it last wrote its head (its own clock, UTC)
+    this_device: bool
+    read_here: int  # how many of its bundles this device has read

@@ -27,6 +27,8 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         (vault_id, str(folder), 1, None)]
     text = call_cli(b, "sync", "status", "notes", passphrase=None)
     assert str(folder) in text.stdout and text.code == 0
+    devices = call_cli(a, "--json", "sync", "devices", "notes").json["devices"]
+    assert sorted((d["this_device"], d["bundles"], d["read_here"]) for d in devices) == [(False, 1, 1), (True, 2, 2)]
     assert call_cli(b, "--json", "memory", "resolve", "notes", rid).json["ended"] == 1
     for home in (b, a):
         assert call_cli(home, "sync", "notes").code == 0

@@ -60,7 +60,7 @@ from memories_tui.engine import (
 from memories_tui.mcp.results import AskResult, ReadResult, RetrieveResult, SearchResult
 from memories_tui.skill.inject import InjectReport, InjectResult
 from memories_tui.sync.registry import TargetEntry
-from memories_tui.sync.types import Conflict, ConflictRevision, JoinReport, SyncReport
+from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncReport
 
 HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
                 score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
@@ -137,6 +137,7 @@ SAMPLES: list[Jsonable] = [
     Conflict("a1b2", "Sourdough", [ConflictRevision("r" * 24, False, "Sourdough 酸種", "on the laptop"),
                                    ConflictRevision("d" * 24, True, None, None)]),
     ConflictRevision("r" * 24, False, "t", "b"),
+    DeviceInfo("0123456789abcdef", 7, "2026-12-04T17:00:00Z", True, 7),
 ]
 
 
