@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import MemoriesError, PolicyError, SyncError, UsageError
+from ..errors import MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
@@ -245,7 +245,10 @@ class SyncOperations:
             doc = state.docs.get(record_id)
             winner_title = None
             if doc is not None and doc.local is not None:
-                winner_title = vault.read(record_id).title
+                try:
+                    winner_title = vault.read(record_id).title
+                except NotFoundError:
+                    winner_title = None  # deleted here since the last sync
             revisions = []
             for rev_id, payload in kept.items():
                 value = json.loads(payload) if payload is not None else {}

@@ -1,5 +1,5 @@
-"""Three devices make seeded random interleaved adds, edits, deletes and syncs through one
-folder, then sync until quiet: every device ends with the same records, the same winners and
+"""Three devices make seeded random interleaved adds, edits, deletes, conflict resolutions and
+syncs through one folder, then sync until quiet: every device ends with the same records, the same winners and
 the same kept conflicts. 300 operations keep it to a few seconds; the seed makes a failure
 repeatable."""
 
@@ -21,7 +21,7 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
     a.sync()
     devices = [a, joined_device(tmp_path / "b", str(folder)), joined_device(tmp_path / "c", str(folder))]
     rng = random.Random(SEED)
-    counts = {"add": 0, "edit": 0, "delete": 0, "sync": 0}
+    counts = {"add": 0, "edit": 0, "delete": 0, "resolve": 0, "sync": 0}
     for step in range(OPERATIONS):
         device = rng.choice(devices)
         ids = sorted(device.records())
@@ -35,6 +35,13 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
         elif roll < 0.7:
             device.delete(rng.choice(ids))
             counts["delete"] += 1
+        elif roll < 0.78 and (conflicted := sorted(set(device.conflicts()) & set(ids))):
+            record_id = rng.choice(conflicted)
+            kept = [k.revision for c in device.engine.conflicts(device.vault_id) if c.record_id == record_id
+                    for k in c.kept if not k.deleted]
+            device.engine.resolve_conflict(device.vault_id, record_id,
+                                           keep=rng.choice(kept) if kept and rng.random() < 0.5 else None)
+            counts["resolve"] += 1
         else:
             device.sync()
             counts["sync"] += 1

@@ -61,6 +61,8 @@ def test_concurrent_edits_keep_a_conflict_with_the_same_winner_on_every_device(d
         assert device.conflicts() == {rid: {(False, loser)}}
     listed = a.engine.conflicts(a.vault_id)[0]
     assert listed.title == "first note" and listed.kept[0].body == loser
+    a.delete(rid)  # deleted here, not synced yet: still listed, without a winner to name
+    assert [(c.record_id, c.title) for c in a.engine.conflicts(a.vault_id)] == [(rid, None)]
 
 
 def test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported(devices):
