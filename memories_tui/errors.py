@@ -163,6 +163,24 @@ class AnswerRejectedError(ModelError):
     code = "answer_rejected"
 
 
+class SyncError(MemoriesError):
+    """A sync target cannot be used (missing, read-only, unreachable, another vault's)."""
+
+    code = "sync_error"
+
+
+class SyncTamperedError(SyncError):
+    """An object in the sync target failed its checks: dropped, reordered, altered or another vault's."""
+
+    code = "sync_target_tampered"
+
+
+class SyncRolledBackError(SyncError):
+    """The sync target shows an older state of a device's chain than this vault has already seen."""
+
+    code = "sync_target_rolled_back"
+
+
 class CancelledError(MemoriesError):
     code = "cancelled"
     exit_code = 130

@@ -582,6 +582,36 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/cli/output.py",
            (('    return _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)\n', "    return text\n"),),
            ("tests/integration/test_non_utf8_paths.py",)),
+    # ---- sync between devices
+    Mutant("sync-head-rollback-unchecked", "a head older than what this vault read is not taken for a rollback",
+           "memories_tui/sync/chains.py", (("        if head.seq < seq:\n", "        if False:\n"),),
+           ("tests/integration/test_sync_tamper.py::test_a_replayed_head_and_a_rolled_back_chain_are_refused",)),
+    Mutant("sync-delete-beats-edit", "a deletion wins over a concurrent edit",
+           "memories_tui/sync/revtree.py",
+           (("        return (not self.deleted, self.stamp, self.device, self.rev_id)",
+             "        return (self.deleted, self.stamp, self.device, self.rev_id)"),),
+           ("tests/integration/test_sync_folder.py::test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported",)),
+    Mutant("sync-state-outside-manifest", "the sealed sync state is left out of the vault manifest",
+           "memories_tui/vault/integrity.py",
+           (("    if sync is not None:  # vaults", "    if False:  # vaults"),),
+           ("tests/integration/test_sync_tamper.py::test_the_sync_state_cannot_be_rolled_back_apart_from_the_records",)),
+    Mutant("sync-resolve-names-one-parent", "a resolving revision names only the winner, so the conflict stays",
+           "memories_tui/sync/merge.py",
+           (("        if record.id in state.resolving:\n", "        if False:\n"),),
+           ("tests/integration/test_sync_folder.py::test_resolving_a_conflict_ends_it_on_every_device",)),
+    Mutant("sync-state-base-unchecked", "two syncs of one vault at once may both commit a bundle under one number",
+           "memories_tui/vault/sync_rows.py",
+           (("    if read_state(conn, keys) != change.base:\n", "    if False:\n"),),
+           ("tests/integration/test_sync_tamper.py::"
+            "test_two_syncs_of_one_vault_at_once_never_commit_two_versions_of_a_bundle",)),
+    Mutant("sync-passwd-join-record-stale", "vault passwd leaves the old wrap in the sync target",
+           "memories_tui/engine/facade.py", (("        self.refresh_join_record(ref, new)\n", ""),),
+           ("tests/integration/test_sync_folder.py::"
+            "test_a_passphrase_change_reaches_the_target_for_devices_joining_later",)),
+    Mutant("sync-revision-reused", "a record brought back after a delete gets revision 1 again",
+           "memories_tui/sync/state.py",
+           (("        self.high = max(self.high, self.local or 0) + 1", "        self.high = (self.local or 0) + 1"),),
+           ("tests/integration/test_sync_folder.py::test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported",)),
 )
 
 def _copy_repo(dest: Path) -> Path:

@@ -28,7 +28,7 @@ from ..errors import (
     redact,
 )
 from ..i18n import N_, Message, _, current_language, msg, set_language
-from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, source_verbs
+from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, source_verbs, sync_verbs
 from .context import Context, Handler
 from .language import LANG_CHOICES, LANG_HELP, choose_language
 from .output import GuardedStdout, OutputFailed, clean, json_text, say_on_stderr
@@ -211,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     source_verbs.register(sub, _group, _verb)
     completion_verbs.register(sub, _verb)
     daemon_verbs.register(sub, _verb)
+    sync_verbs.register(sub, memory, _verb, _group)
     return parser
 
 
@@ -219,6 +220,7 @@ _LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
+    argv = sync_verbs.sync_argv(argv)
     if "--" in argv:
         cut = argv.index("--")
         argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]

@@ -15,7 +15,7 @@ from .progress import ProgressReport
 if TYPE_CHECKING:
     import argparse
 
-    from ..engine import ImportReport, IngestProgress, SyncReport
+    from ..engine import ImportReport, IngestProgress, SourceSyncReport
 
 Verb = Callable[..., "argparse.ArgumentParser"]
 FORMATS = ("obsidian", "notion", "evernote", "joplin", "bear")  # importers/__init__.py names the same (loaded only to import)
@@ -116,7 +116,7 @@ def _ref(source: str) -> str:
     return str(Path(source).expanduser().resolve())
 
 
-def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> list[SyncReport]:
+def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> list[SourceSyncReport]:
     bar, update = _bar(ctx, _("Syncing"))
     with bar:
         reports = ctx.engine.sync_sources(vault_id, ref, prune=prune, progress=update)

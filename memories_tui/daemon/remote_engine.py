@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         SearchResponse,
         SourceInfo,
         SourceSpec,
+        SourceSyncReport,
         StatusReport,
-        SyncReport,
         VaultInfo,
     )
     from .client import DaemonClient
@@ -124,6 +124,9 @@ class RemoteEngine(_Base):
 
     def set_device_only(self, vault_id: str, on: bool) -> None:
         self._call("set_device_only", vault=vault_id, on=bool(on))
+
+    def conflicted(self, vault_id: str, record_id: str) -> bool:
+        return bool(self._call("conflicted", vault=vault_id, record_id=record_id))
 
     def list_records(self, vault_id: str, kind: Kind | None = None) -> list[Record]:
         return self._list("Record", "list_records", vault=vault_id, kind=kind)
@@ -246,8 +249,8 @@ class RemoteEngine(_Base):
 
     def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
                      progress: Callable[[IngestProgress], None] | None = None,
-                     cancel: threading.Event | None = None) -> list[SyncReport]:
-        return _load("SyncReport", self._call("sync_sources", _ingest_events(progress), vault=vault_id, source=ref,
+                     cancel: threading.Event | None = None) -> list[SourceSyncReport]:
+        return _load("SourceSyncReport", self._call("sync_sources", _ingest_events(progress), vault=vault_id, source=ref,
                                               prune=prune, cwd=os.getcwd()), many=True)
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,

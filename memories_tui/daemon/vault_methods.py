@@ -218,6 +218,7 @@ def _vault_methods(service: DaemonService) -> dict[str, Method]:
             tags=None if a.get("tags") is None else [str(t) for t in a["tags"]])),
         "vault.delete_record": delete_record,
         "vault.revisions": lambda a, c: engine.revisions(vault(a), _str(a, "record_id")),
+        "vault.conflicted": lambda a, c: engine.conflicted(vault(a), _str(a, "record_id")),
         "vault.add_asset": lambda a, c: _wire(engine.add_asset(vault(a), Path(_str(a, "path")),
                                                                _opt(a, "title", str), cwd=_cwd(a))),
         "vault.ingest": ingest,

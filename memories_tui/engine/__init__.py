@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
     from .source_list import SourceSpec
     from .source_ops import SourceInfo
-    from .source_sync import SyncItem, SyncReport
+    from .source_sync import SourceSyncItem, SourceSyncReport
     from .source_watch import SourceWatcher
     from .sources import MAX_FILE_BYTES
     from .types import (
@@ -104,7 +104,7 @@ __all__ = [
     "EgressEntry", "EgressReport", "EmbedRunning", "Engine", "ExportReport", "ExportedFile", "FileProgress", "FileResult", "HomeReport", "IndexReport", "IngestProgress",
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
-    "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SyncItem", "SyncReport",
+    "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SourceSyncItem", "SourceSyncReport",
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
@@ -145,7 +145,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: ("..importers.common", n) for n in ("ImportItem", "ImportReport")},
     "SourceSpec": (".source_list", "SourceSpec"),
     "SourceInfo": (".source_ops", "SourceInfo"),
-    **{n: (".source_sync", n) for n in ("SyncItem", "SyncReport")},
+    **{n: (".source_sync", n) for n in ("SourceSyncItem", "SourceSyncReport")},
     "SourceWatcher": (".source_watch", "SourceWatcher"),
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
                                   "VaultInfo", "VaultScan")},

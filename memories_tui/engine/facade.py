@@ -30,6 +30,7 @@ from .context import EngineState, VaultContext
 from .data_ops import DataOperations
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
 from .source_ops import SourceOperations
+from .sync_ops import SyncOperations
 from .vaults import VaultFiles
 
 if TYPE_CHECKING:  # the rest loads in the methods that need it (none for opening and listing)
@@ -48,7 +49,7 @@ MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
 
 
-class Engine(DataOperations, SourceOperations):
+class Engine(DataOperations, SourceOperations, SyncOperations):
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config
@@ -102,7 +103,10 @@ class Engine(DataOperations, SourceOperations):
         return self._files.create(name, passphrase, device_only=device_only)
 
     def change_passphrase(self, ref: str, old: str, new: str) -> None:
+        """Re-wrap the vault key; a vault that syncs puts the new wrap in its target too, so a
+        device joining later uses the new passphrase (sync_ops.py)."""
         self._files.change_passphrase(ref, old, new, self.anchors.watch())
+        self.refresh_join_record(ref, new)
 
     def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         """`accept_rollback` trusts a file older than this home has seen (data_ops.py, anchors)."""

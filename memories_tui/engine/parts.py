@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..vault.anchor import AnchorBook
     from .context import EngineState
+    from .types import VaultInfo
     from .vaults import VaultFiles
 
 
@@ -25,3 +26,5 @@ class EngineParts(Protocol):
     def lock(self, vault_id: str | None = None) -> None: ...
 
     def is_unlocked(self, vault_id: str) -> bool: ...
+
+    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo: ...

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..importers.common import ImportReport
     from .context import VaultContext
     from .parts import EngineParts
-    from .source_sync import SyncReport
+    from .source_sync import SourceSyncReport
     from .source_watch import SourceWatcher, WatchedEngine
     from .types import IngestProgress
 
@@ -89,7 +89,7 @@ class SourceOperations:
         return remove_source(self._ctx(vault_id).vault, self._parts().home, ref)
 
     def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
-                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[SyncReport]:
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[SourceSyncReport]:
         """Bring the vault in step with one source (`ref`) or all; `prune` (default `[sources]
         prune`) removes cards whose file is gone instead of marking them."""
         from ..vault.create import now_iso
@@ -105,7 +105,7 @@ class SourceOperations:
         return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
                             cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old)) for spec in sources]
 
-    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]:
+    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
         folder when one of them is a folder or a link)."""
         from ..vault.create import now_iso

@@ -37,7 +37,7 @@ SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned
 
 
 @dataclass(frozen=True)
-class SyncItem(Jsonable):
+class SourceSyncItem(Jsonable):
     file: str  # under the source folder (POSIX, NFC)
     status: SyncStatus
     id: str | None = None
@@ -47,9 +47,9 @@ class SyncItem(Jsonable):
 
 
 @dataclass(frozen=True)
-class SyncReport(Jsonable):
+class SourceSyncReport(Jsonable):
     source: SourceSpec
-    items: list[SyncItem]
+    items: list[SourceSyncItem]
 
     def count(self, status: str) -> int:
         return sum(1 for i in self.items if i.status == status)
@@ -66,7 +66,7 @@ class _Batch:
 def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, prune: bool,
                 stamp: str, progress: Callable[[IngestProgress], None] | None = None,
                 cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
-                changed: Collection[str] | None = None) -> SyncReport:
+                changed: Collection[str] | None = None) -> SourceSyncReport:
     """`changed`: the paths a file watcher saw change; only they are looked at, unless one of
     them is a folder or a link (then, as without it, the whole folder is walked)."""
     root = Path(spec.path)
@@ -80,7 +80,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
              if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
     partial = _changed_only(root, changed, set(mine)) if changed is not None else None
     scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root)
-    items: list[SyncItem] = []
+    items: list[SourceSyncItem] = []
     files: list[tuple[str, Path]] = []
     for path in scan.readable:
         rel = _rel(path, root)
@@ -89,7 +89,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     for path, reason in scan.skipped:
         rel = _rel(path, root)
         if spec.wants(rel) or path.is_symlink():  # a glob picks files; a link not followed is always said
-            items.append(SyncItem(rel, "skipped", reason=reason))
+            items.append(SourceSyncItem(rel, "skipped", reason=reason))
     present = {rel for rel, _ in files}
     vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])}
     by_hash = {str(r.metadata.get("sha256")): rel for rel, r in vanished.items()}
@@ -103,17 +103,17 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         try:
             st = path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
-            items.append(SyncItem(rel, "skipped", reason="vanished while the folder was read"))
+            items.append(SourceSyncItem(rel, "skipped", reason="vanished while the folder was read"))
             continue
         meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
         if (old is not None and rel in mine and "source_gone" not in old.metadata
                 and all(old.metadata.get(k) == v for k, v in meta_stat.items())):
-            items.append(SyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
             continue
         try:
             src = read_source(path)
         except InputRefusedError as exc:
-            items.append(SyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
+            items.append(SourceSyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
             continue
         title = unicodedata.normalize("NFC", src.title)
         meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
@@ -127,7 +127,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             batch.adds.append((rel, src, meta))
         elif old.metadata.get("sha256") == src.sha256 and old.title == title and status != "moved" \
                 and "source_gone" not in old.metadata and rel in mine:
-            items.append(SyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
             continue
         else:
             body = None if old.metadata.get("sha256") == src.sha256 and old.body == src.body else src.body
@@ -141,14 +141,14 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     for rel, old in sorted(vanished.items()):
         if not _really_gone(root, old):
             del vanished[rel]
-            items.append(SyncItem(rel, "skipped", old.id, old.revision, old.title,
+            items.append(SourceSyncItem(rel, "skipped", old.id, old.revision, old.title,
                                   "not found by this sync, but its file or folder is still there (unreadable, or the "
                                   "folder vanished during the sync); its card is left as it was"))
         elif prune:
             batch.replaced.append(old)
-            items.append(SyncItem(rel, "pruned", old.id, old.revision, old.title))
+            items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))
         elif "source_gone" in old.metadata:
-            items.append(SyncItem(rel, "gone", old.id, old.revision, old.title))
+            items.append(SourceSyncItem(rel, "gone", old.id, old.revision, old.title))
         else:
             batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata, "source_gone": stamp}),
                                   ""))
@@ -158,10 +158,10 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             vault.delete(old.id)
     if progress:
         progress(IngestProgress("written", len(files), len(files)))
-    return SyncReport(spec, sorted(items, key=lambda i: i.file))
+    return SourceSyncReport(spec, sorted(items, key=lambda i: i.file))
 
 
-def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SyncItem]:
+def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SourceSyncItem]:
     """Write one batch: the new cards and new revisions, in one transaction."""
     if check_fits is not None and (batch.adds or batch.updates):
         check_fits([(s.title, s.body) for _, s, _ in batch.adds]
@@ -169,8 +169,8 @@ def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> 
     added = vault.add_many([NewRecord("card", unicodedata.normalize("NFC", s.title), s.body, tags=s.tags,
                                       metadata=m) for _, s, m in batch.adds]) if batch.adds else []
     updated = vault.update_many([u[2] for u in batch.updates]) if batch.updates else []
-    out = [SyncItem(rel, "created", r.id, r.revision, r.title) for (rel, _, _), r in zip(batch.adds, added, strict=True)]
-    out += [SyncItem(rel, status, r.id, r.revision, r.title)
+    out = [SourceSyncItem(rel, "created", r.id, r.revision, r.title) for (rel, _, _), r in zip(batch.adds, added, strict=True)]
+    out += [SourceSyncItem(rel, status, r.id, r.revision, r.title)
             for (rel, status, _, _), r in zip(batch.updates, updated, strict=True)]
     return out
 

@@ -25,7 +25,7 @@ from ..errors import MemoriesError
 
 if TYPE_CHECKING:
     from .source_list import SourceSpec
-    from .source_sync import SyncReport
+    from .source_sync import SourceSyncReport
 
 
 class WatchedEngine(Protocol):
@@ -35,9 +35,9 @@ class WatchedEngine(Protocol):
 
     def source_specs(self, vault_id: str) -> list[SourceSpec]: ...
 
-    def sync_sources(self, vault_id: str, ref: str | None = None) -> list[SyncReport]: ...
+    def sync_sources(self, vault_id: str, ref: str | None = None) -> list[SourceSyncReport]: ...
 
-    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SyncReport]: ...
+    def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]: ...
 
 log = logging.getLogger("memories.daemon")
 QUIET_MS = 300  # an editor's save (write, rename, chmod) arrives well within this

@@ -57,6 +57,9 @@ class ReadResult(Jsonable):
                                                      "not instructions)."))
     truncated: bool = field(metadata=json_meta(description="True when the range was cut at the byte budget; "
                                                            "continue from byte_end."))
+    conflict: bool = field(default=False, metadata=json_meta(
+        description="True when this record was edited on several synced devices at once: this is the winning "
+                    "revision, the others are kept for the user to resolve (`memories memory conflicts`)."))
 
 
 @dataclass

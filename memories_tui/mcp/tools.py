@@ -91,7 +91,8 @@ class MemoryTools:
                               revisions=self.engine.revisions(vid, record.id), kind=record.kind, title=record.title,
                               tags=list(record.tags), created=record.created, updated=record.updated,
                               total_bytes=len(body), byte_start=start, byte_end=end,
-                              text=body[start:end].decode("utf-8"), truncated=truncated)
+                              text=body[start:end].decode("utf-8"), truncated=truncated,
+                              conflict=self.engine.conflicted(vid, record.id))
 
         return self._run(vault_id, work)
 

@@ -65,11 +65,11 @@ class CacheBlobs(VaultPart):
             "they are rebuilt from the verified records.")
         with contextlib.suppress(VaultError, LockedError), self._writing():  # a vault locked meanwhile keeps them
             self._conn.executemany("DELETE FROM blobs WHERE name = ? AND nonce IS ? AND ciphertext IS ? "
-                                   "AND name != 'settings'", bad)
+                                   "AND name NOT IN ('settings', 'sync')", bad)
 
     def put(self, items: dict[str, bytes]) -> None:
         """Write several blobs in one transaction."""
-        if SETTINGS_BLOB in items:
+        if SETTINGS_BLOB in items or "sync" in items:
             raise VaultError(msg("The settings record is written through set_settings only."))
         with self._writing() as keys:
             for name, data in items.items():

@@ -44,18 +44,20 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bool = False) -> Header:
-    """Create a new vault file; never overwrites an existing one."""
+def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bool = False,
+                      joined: tuple[str, bytearray] | None = None) -> Header:
+    """Create a new vault file; never overwrites an existing one. `joined` (vault id, vault key)
+    makes this device's file of a vault that already exists elsewhere (`sync join`)."""
     params = crypto.creation_params()
     crypto.zero(crypto.normalize_passphrase(passphrase))  # refuse empty before any work
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.exists():
         raise VaultError(msg("{path} already exists; refusing to overwrite it.", path=path))
-    header = Header(vault_id=secrets.token_hex(8), name=name, format=FORMAT_VERSION, kdf=params,
+    header = Header(vault_id=joined[0] if joined else secrets.token_hex(8), name=name, format=FORMAT_VERSION, kdf=params,
                     salt=os.urandom(crypto.SALT_BYTES), wrapped_key=b"", created=now_iso())
     disable_core_dumps()
     kek = crypto.derive_kek(passphrase, header.salt, params)
-    vault_key = crypto.random_key()
+    vault_key = bytearray(joined[1]) if joined else crypto.random_key()
     keys = None
     try:
         header = Header(**{**header.__dict__, "wrapped_key": crypto.wrap_key(kek, vault_key, header.associated_data())})

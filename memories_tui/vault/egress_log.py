@@ -52,6 +52,7 @@ class EgressEntry(Jsonable):
     outcome: str = SENDING
     attempts: int = 0
     client: str | None = None  # e.g. "mcp:claude-code" when an MCP call caused it
+    objects: int = 0  # objects written to a sync target (0 for model requests)
 
     JSON_COMPUTED = (("records", "records", "loopback"),)
 
@@ -65,7 +66,7 @@ class EgressEntry(Jsonable):
         changing what `--json` shows never changes the format of entries already stored."""
         data = {"time": self.time, "host": self.host, "purpose": self.purpose, "loopback": self.loopback,
                 "client": self.client, "outcome": self.outcome, "attempts": self.attempts,
-                "bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received,
+                "bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received, "objects": self.objects,
                 "chunks": [{"id": c.record_id, "revision": c.revision, "chunk_hash": c.chunk_hash}
                            for c in self.chunks]}
         return json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
@@ -81,7 +82,7 @@ class EgressEntry(Jsonable):
                        purpose=_req(data["purpose"], str), loopback=_req(data["loopback"], bool), chunks=chunks,
                        bytes_sent=_req(data["bytes_sent"], int), bytes_received=_req(data["bytes_received"], int),
                        outcome=_req(data["outcome"], str), attempts=_req(data["attempts"], int),
-                       client=_opt(data.get("client"), str))
+                       client=_opt(data.get("client"), str), objects=_req(data.get("objects", 0), int))
         except (ValueError, KeyError, TypeError, RecursionError):
             raise TamperError(msg("Egress log entry {seq} decrypted to a malformed entry.", seq=seq)) from None
 

@@ -75,6 +75,11 @@ def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
     if not isinstance(settings_digest, bytes):
         raise TamperError(msg("The settings row has a digest of the wrong type: the vault file was altered."))
     h.update(crypto.length_prefixed("settings", settings_digest))
+    sync = conn.execute("SELECT digest FROM blobs WHERE name = 'sync'").fetchone()
+    if sync is not None:  # vaults that never synced keep the manifest they always had
+        if not isinstance(sync[0], bytes):
+            raise TamperError(msg("The sync state row has a digest of the wrong type: the vault file was altered."))
+        h.update(crypto.length_prefixed("sync", sync[0]))
     return crypto.mac(keys.manifest, h.digest())
 
 

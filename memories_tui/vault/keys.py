@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from .header import Header
 
 # "anchor" keys the home's record of the newest state it saw of this vault (anchor.py)
-_LABELS = ("record", "manifest", "blob-name", "blob", "anchor")
+# "sync-*" seal what leaves for a sync target: bundles of revisions, device heads, the join record
+_LABELS = ("record", "manifest", "blob-name", "blob", "anchor", "sync-bundle", "sync-head", "sync-join")
 _core_dumps_disabled = False
 
 
@@ -64,6 +65,10 @@ class VaultKeys:
         if self._blob is None:
             raise LockedError(msg("The vault is locked; unlock it again."))
         return self._blob
+
+    def sync_aead(self, purpose: str) -> AESGCM:
+        """An AEAD context for one sync purpose ("bundle", "head" or "join"), each its own subkey."""
+        return AESGCM(self._live(_LABELS.index(f"sync-{purpose}")))
 
     @property
     def manifest(self) -> memoryview:

@@ -60,6 +60,7 @@ from .integrity import (
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
+from .sync_rows import SyncedChange, apply_rows, read_state
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -323,6 +324,15 @@ class UnlockedVault:
                                 record_ad(self.vault_id, record.id, record.kind, record.revision))
         conn.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
                      (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct)))
+
+    # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
+    def sync_state(self) -> bytes | None:
+        with self._read() as conn:
+            return read_state(conn, self.keys)
+
+    def apply_synced(self, change: SyncedChange) -> None:
+        with self._write() as conn:
+            apply_rows(conn, self.keys, change, self._insert)
 
     # -- settings (strict, under the manifest) -------------------------------------------
     def settings(self) -> dict[str, Any]:

@@ -147,7 +147,7 @@ def _check_blobs(conn: sqlite3.Connection, path: Path, header: Header, keys: Vau
             if keys is not None:
                 crypto.zero(crypto.open_sealed(keys.blob, *checked, blob_ad(header.vault_id, name), what))
         except TamperError:
-            if name == SETTINGS_BLOB:
+            if name in (SETTINGS_BLOB, "sync"):  # the sync state is not derived data either
                 raise
             bad += 1
         found_settings = found_settings or name == SETTINGS_BLOB

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memories_tui.cli.parser import build_parser
+from memories_tui.cli.sync_verbs import sync_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md",
@@ -92,6 +93,7 @@ def unknown_verbs(commands: list[list[str]]) -> list[str]:
     verbs = _subcommands(build_parser())
     unknown = []
     for words in commands:
+        words = sync_argv(words)  # `memories sync VAULT` is `memories sync now VAULT`
         verb = words[0]
         if not re.fullmatch(r"[a-z][a-z0-9-]*", verb):  # a placeholder (VERB, …): nothing to check
             continue

@@ -54,9 +54,9 @@ from memories_tui.engine import (
     Source,
     SourceInfo,
     SourceSpec,
+    SourceSyncItem,
+    SourceSyncReport,
     StatusReport,
-    SyncItem,
-    SyncReport,
     VaultInfo,
     VaultProblem,
     VaultScan,
@@ -65,6 +65,8 @@ from memories_tui.engine import (
 )
 from memories_tui.mcp.results import AskResult, ReadResult, RetrieveResult, SearchResult
 from memories_tui.skill.inject import InjectReport, InjectResult
+from memories_tui.sync.registry import TargetEntry
+from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncReport
 
 HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
                 score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
@@ -91,6 +93,7 @@ CLIENT = ClientInfo(4242, "mcp", 3, "mcp_call", 1.7e9 + 5, None)
 GRANT = GrantInfo(4242, ["v1"], ["notes"], 1.7e9, None, False, [])
 
 FOLDER = SourceSpec("1a2b3c4d", "/home/x/Notes", ["*.md"], ["drafts/*"], "2026-12-04T17:00:00Z")
+SYNCED = SyncReport("v1", "/sync/folder", "0123456789abcdef", 2, 1, 2, 534, 3, 4, 2048, 2, 1)
 SAMPLES: list[Jsonable] = [
     HIT,
     SearchResponse("v1", "starter", "hybrid", "all", [HIT], ["starter"], fallback="bm25",
@@ -135,11 +138,18 @@ SAMPLES: list[Jsonable] = [
     HELD, CLIENT, GRANT,
     DaemonStatus("daemon", 42, "/home/x", 1.7e9, 12.345678, 30.0, [HELD], [CLIENT], [GRANT], 9, 123456, True),
     SearchResponse("v1", "starter", "bm25", "any", [HIT], ["starter"]),
-    FOLDER, SyncItem("trip/筆記.md", "gone", "a1b2", 3, "筆記"), ImportItem("a.md", "unchanged", "a1b2", 1, "A"),
+    FOLDER, SourceSyncItem("trip/筆記.md", "gone", "a1b2", 3, "筆記"), ImportItem("a.md", "unchanged", "a1b2", 1, "A"),
     SourceInfo(FOLDER, 3, ["old/筆記.md"], True),
-    SyncReport(FOLDER, [SyncItem("a.md", "moved", "a1b2", 2, "A"), SyncItem("x.png", "skipped", reason="not text")]),
+    SourceSyncReport(FOLDER, [SourceSyncItem("a.md", "moved", "a1b2", 2, "A"), SourceSyncItem("x.png", "skipped", reason="not text")]),
     ImportReport("evernote", "/x/Notes.enex", False, [ImportItem("Tea", "created", "a1b2", 1, "Tea", "1 attachment(s)"),
                                                        ImportItem("Bad", "skipped", reason="not XML")]),
+    SYNCED,
+    JoinReport("v1", "notes 筆記", Path("/h/vaults/v1.mvault"), SYNCED),
+    TargetEntry("v1", "s3://bucket/prefix", "http://127.0.0.1:8333", "2026-12-04T17:00:00Z", None, 1),
+    Conflict("a1b2", "Sourdough", [ConflictRevision("r" * 24, False, "Sourdough 酸種", "on the laptop"),
+                                   ConflictRevision("d" * 24, True, None, None)]),
+    ConflictRevision("r" * 24, False, "t", "b"),
+    DeviceInfo("0123456789abcdef", 7, "2026-12-04T17:00:00Z", True, 7),
 ]
 
 

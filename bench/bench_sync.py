@@ -1,0 +1,109 @@
+"""What sync costs against a real S3-compatible server on 127.0.0.1 (SeaweedFS from the test
+extra), beside references measured in the same run with the same client (boto3):
+
+- the first push of a vault of `--records` records (~2 KB each) and a `sync join` of it on a
+  fresh home, beside uploading / downloading the same bytes in the same number of objects
+  with boto3 directly;
+- one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
+  and bytes, at this vault size (run it at two sizes to see whether cost follows changes).
+
+Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
+object: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "ratios": {...}}. Prints figures;
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PASSPHRASE = "bench passphrase"
+BUCKET = "bench-sync"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=1000, help="records in the vault (default 1000)")
+    parser.add_argument("--edits", type=int, default=20, help="edit-then-sync rounds for the p50 (default 20)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        os.environ.setdefault(name, value)
+    import boto3
+
+    from memories_tui.engine import Engine
+    from memories_tui.vault.records import NewRecord
+    from tests.helpers.seaweed import seaweed_server
+    from tests.helpers.vaults import use_cheap_kdf
+
+    use_cheap_kdf()
+    with seaweed_server() as server, tempfile.TemporaryDirectory() as tmp:
+        client = boto3.client("s3", endpoint_url=server.endpoint)
+        client.create_bucket(Bucket=BUCKET)
+        url = f"s3://{BUCKET}/vault"
+        a = Engine.open(Path(tmp) / "a")
+        info = a.create_vault("notes", PASSPHRASE)
+        a.unlock(info.vault_id, PASSPHRASE)
+        text = "同步測試 sync benchmark paragraph. " * 55  # ~2 KB of UTF-8
+        ids = [r.id for r in a.add_records(info.vault_id, [NewRecord("memory", f"note {i}", f"{i} {text}")
+                                                           for i in range(args.records)])]
+        a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
+        start = time.perf_counter()
+        pushed = a.sync_now(info.vault_id)
+        push_s = time.perf_counter() - start
+        sizes = [len(client.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read())
+                 for o in client.list_objects_v2(Bucket=BUCKET, Prefix="vault/")["Contents"]]
+        payload = [os.urandom(n) for n in sizes]
+        start = time.perf_counter()
+        for i, blob in enumerate(payload):
+            client.put_object(Bucket=BUCKET, Key=f"raw/{i}", Body=blob)
+        raw_up = time.perf_counter() - start
+        b = Engine.open(Path(tmp) / "b")
+        start = time.perf_counter()
+        joined = b.sync_join(url, PASSPHRASE, endpoint_url=server.endpoint)
+        join_s = time.perf_counter() - start
+        start = time.perf_counter()
+        for i in range(len(payload)):
+            client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
+        raw_down = time.perf_counter() - start
+        times, fetched, fetched_bytes = [], [], []
+        for round_ in range(args.edits):
+            a.update_record(info.vault_id, ids[round_ % len(ids)], body=f"edit {round_}")
+            a.sync_now(info.vault_id)
+            start = time.perf_counter()
+            report = b.sync_now(joined.vault_id)
+            times.append(time.perf_counter() - start)
+            fetched.append(report.fetched_objects)
+            fetched_bytes.append(report.fetched_bytes)
+        a.close()
+        b.close()
+    result = {"records": args.records, "push_s": push_s, "raw_upload_s": raw_up, "join_s": join_s,
+              "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
+              "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
+              "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
+              "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{args.records} records, first push: {pushed.pushed_objects} objects, {pushed.pushed_bytes:,} bytes")
+    print(f"  push  {push_s:.3f} s   raw upload of the same bytes/objects   {raw_up:.3f} s   "
+          f"ratio {push_s / raw_up:.2f}x")
+    print(f"  join  {join_s:.3f} s   raw download of the same bytes/objects {raw_down:.3f} s   "
+          f"ratio {join_s / raw_down:.2f}x")
+    print(f"one edit, then sync on the other device: p50 {statistics.median(times):.3f} s, "
+          f"{statistics.median(fetched):g} objects, {statistics.median(fetched_bytes):,.0f} bytes fetched "
+          f"(p50 of {args.edits})")
+
+
+if __name__ == "__main__":
+    main()

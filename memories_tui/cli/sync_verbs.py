@@ -1,0 +1,172 @@
+"""`memories sync …` (add a target, sync now, status, join) and `memories memory conflicts`.
+
+`memories sync VAULT` is `memories sync now VAULT` (rewritten before parsing, see parser.py).
+These verbs work in this process: the resident engine does not serve them yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..i18n import _
+from .context import Context
+from .output import Payload, clean
+
+if TYPE_CHECKING:
+    import argparse
+
+Verb = Callable[..., "argparse.ArgumentParser"]
+SUBVERBS = ("add", "now", "status", "join", "devices")
+
+
+def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> None:
+    sync = group(sub, "sync", _("Sync vaults between devices through a folder or an S3 bucket (end-to-end "
+                                "encrypted)."),
+                 "  memories sync add notes ~/Sync/memories\n  memories sync notes\n  memories sync status\n"
+                 "  memories sync join ~/Sync/memories")
+    p = verb(sync, "add", cmd_sync_add, _("Sync a vault with a folder (Syncthing, Dropbox, a NAS, a USB disk) or "
+                                          "s3://BUCKET/PREFIX; asks the passphrase once to put the wrapped key there."),
+             "memories sync add notes s3://my-bucket/memories --endpoint-url http://127.0.0.1:8333")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS); "
+                                                           "credentials come from the AWS environment or profiles"))
+    p = verb(sync, "now", cmd_sync_now, _("Push this device's changes and pull the others' now (also: "
+                                          "`memories sync VAULT`)."), "memories sync notes")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p = verb(sync, "status", cmd_sync_status, _("Show each vault's sync target and last sync (no passphrase)."),
+             "memories sync status --json", unlocks=False)
+    p.add_argument("vault", metavar="VAULT_ID", nargs="?")
+    p = verb(sync, "join", cmd_sync_join, _("Make this home a device of the vault in TARGET: asks its passphrase, "
+                                            "then brings every record."), "memories sync join ~/Sync/memories")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS)"))
+    p.add_argument("--as", dest="as_name", metavar="NAME",
+                   help=_("the vault's name in this home (default: its name on the other devices)"))
+    p = verb(sync, "devices", cmd_sync_devices, _("List the devices that sync a vault: how many bundles each "
+                                                  "wrote, when it last wrote, how many this device has read."),
+             "memories sync devices notes")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p = verb(memory, "conflicts", cmd_memory_conflicts,
+             _("List records edited on several devices at once: the vault shows the winner (the same on every "
+               "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p = verb(memory, "resolve", cmd_memory_resolve,
+             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows); the "
+               "next sync ends it on every device."), "memories memory resolve notes 3f2a9c0d1e2b4a5f")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--keep", metavar="REVISION", help=_("the kept revision to keep instead of the winner"))
+
+
+def sync_argv(argv: list[str]) -> list[str]:
+    """`memories [options] sync VAULT …` → `memories [options] sync now VAULT …`."""
+    takes_value = {"--home", "--config", "--lang", "--passphrase-file", "--endpoint-url"}
+    words = iter(enumerate(argv))
+    command_seen = False
+    for index, word in words:
+        if word == "--":
+            return argv
+        if word in takes_value:
+            next(words, None)
+            continue
+        if word.startswith("-"):
+            continue
+        if not command_seen:
+            if word != "sync":
+                return argv
+            command_seen = True
+            continue
+        return argv if word in SUBVERBS else [*argv[:index], "now", *argv[index:]]
+    return argv
+
+
+def _progress(ctx: Context) -> Callable[[str], None]:
+    return lambda text: ctx.progress(_("sync: {step}").format(step=text))
+
+
+def cmd_sync_add(ctx: Context) -> Payload:
+    from ..frontend.passphrase import get_passphrase
+
+    info = ctx.engine.resolve_vault(ctx.args.vault)
+    passphrase = get_passphrase(file=ctx.args.passphrase_file,
+                                prompt=_("Passphrase for vault {name}: ").format(name=info.name))
+    ctx.engine.unlock(info.vault_id, passphrase, accept_rollback=bool(ctx.args.accept_rollback))
+    entry = ctx.engine.sync_add(info.vault_id, ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
+                                cwd=Path.cwd())
+    if not ctx.json:
+        print(_("Vault {name} now syncs with {target}. Run `memories sync {name}` to sync.").format(
+            name=clean(info.name), target=clean(entry.url)))
+    return entry.to_json()
+
+
+def cmd_sync_now(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
+    if not ctx.json:
+        print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "
+                "{pulled} change(s) from {devices} device(s); {written} record(s) updated here.").format(
+            target=clean(report.target), pushed=report.pushed_revisions, objects=report.pushed_objects,
+            bytes=report.pushed_bytes, pulled=report.pulled_revisions, devices=report.devices - 1,
+            written=report.written))
+        if report.conflicts:
+            print(_("{count} record(s) have conflicting edits kept: `memories memory conflicts {vault}`.").format(
+                count=report.conflicts, vault=vault_id))
+    return report.to_json()
+
+
+def cmd_sync_status(ctx: Context) -> Payload:
+    entries = ctx.engine.sync_status(ctx.args.vault)
+    if not ctx.json:
+        if not entries:
+            print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
+        else:
+            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("LAST ERROR"), _("CONFLICTS")],
+                      [[e.vault_id, e.url, e.last_sync or "-", e.last_error or "-", e.conflicts] for e in entries])
+    return {"targets": [e.to_json() for e in entries]}
+
+
+def cmd_sync_join(ctx: Context) -> Payload:
+    from ..frontend.passphrase import get_passphrase
+
+    passphrase = get_passphrase(file=ctx.args.passphrase_file, prompt=_("Passphrase of the vault to join: "))
+    report = ctx.engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url, cwd=Path.cwd(),
+                                  name=ctx.args.as_name, progress=_progress(ctx))
+    if not ctx.json:
+        print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
+            name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))
+    return report.to_json()
+
+
+def cmd_sync_devices(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    devices = ctx.engine.sync_devices(vault_id)
+    if not ctx.json:
+        ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
+                  [[d.device + (" *" if d.this_device else ""), d.bundles, d.read_here, d.last_seen] for d in devices])
+    return {"vault_id": vault_id, "devices": [d.to_json() for d in devices]}
+
+
+def cmd_memory_conflicts(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    conflicts = ctx.engine.conflicts(vault_id)
+    if not ctx.json:
+        if not conflicts:
+            print(_("No conflicts."))
+        for conflict in conflicts:
+            print(ctx.bold(f"{conflict.record_id}  {clean(conflict.title or _('(deleted)'))}"))
+            for kept in conflict.kept:
+                shown = _("a deletion (an edit won over it)") if kept.deleted else clean(kept.title or "")
+                print(f"  {kept.revision}  {shown}")
+    return {"vault_id": vault_id, "conflicts": [c.to_json() for c in conflicts]}
+
+
+def cmd_memory_resolve(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    ended = ctx.engine.resolve_conflict(vault_id, ctx.args.id, ctx.args.keep)
+    if not ctx.json:
+        print(_("Resolved: record {record_id} keeps {kept}; {count} other revision(s) end with the next sync.").format(
+            record_id=ended.record_id, kept=ctx.args.keep or _("the winner"), count=len(ended.kept)))
+    return {"vault_id": vault_id, "record_id": ended.record_id, "kept": ctx.args.keep, "ended": len(ended.kept)}

@@ -1,0 +1,263 @@
+"""The engine's sync methods: add a target, sync now, status, join, conflicts. `Engine`
+inherits them; the work is done in memories_tui/sync/."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ..errors import MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
+from ..i18n import msg
+from ..sync.registry import Registry, TargetEntry
+from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
+
+if TYPE_CHECKING:
+    from ..sync.targets import Target, TargetSpec
+    from ..sync.types import SyncReport
+    from ..vault.store import UnlockedVault
+    from .parts import EngineParts
+    from .types import VaultInfo
+
+
+class SyncOperations:
+    """Mixed into `Engine`; every method works on the engine's home and open vaults."""
+
+    def _sync_engine(self) -> EngineParts:
+        return cast("EngineParts", self)
+
+    @property
+    def _registry(self) -> Registry:
+        return Registry(self._sync_engine().home)
+
+    def _unlocked(self, vault_id: str) -> UnlockedVault:
+        return self._sync_engine()._state.vaults.get(vault_id).vault
+
+    def _open_target(self, spec: TargetSpec, vault: UnlockedVault) -> Target:
+        from ..sync.targets import open_target
+
+        if not spec.on_this_machine and vault.settings().get("device_only", False):
+            raise PolicyError(msg(
+                "Vault {name} is device-only: its data never goes to a machine other than this one, and {target} "
+                "is not on this machine. Use a folder (or an S3 endpoint on 127.0.0.1), or turn device-only off "
+                "with `memories vault policy`.", name=vault.name, target=spec.url))
+        return open_target(spec)
+
+    def sync_add(self, vault_id: str, url: str, passphrase: str, *, endpoint_url: str | None = None,
+                 cwd: Path | None = None) -> TargetEntry:
+        """Sync this vault with a folder or an S3 bucket; puts the join record there (the
+        passphrase re-wraps the vault key for it). A target of another vault is refused."""
+        from ..sync import join
+        from ..sync.targets import spec_from
+
+        vault = self._unlocked(vault_id)
+        spec = spec_from(url, endpoint_url, cwd=cwd)
+        known = self._registry.get(vault.vault_id)
+        if known is not None and (known.url, known.endpoint_url) != (spec.url, spec.endpoint_url):
+            raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
+                                name=vault.name, target=known.url), code="sync_target_exists")
+        target = self._open_target(spec, vault)
+        join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
+        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url)
+        self._registry.put(entry)
+        return entry
+
+    def refresh_join_record(self, ref: str, passphrase: str) -> None:
+        """After a passphrase change: the target's join record wraps the key under the new one.
+        A target that cannot be reached now is a clear error; the passphrase stays changed."""
+        from ..sync import join
+        from ..sync.targets import TargetSpec
+        from ..vault.store import UnlockedVault
+
+        engine = self._sync_engine()
+        info = engine._files.resolve(ref)
+        entry = self._registry.get(info.vault_id)
+        if entry is None:
+            return
+        vault = UnlockedVault(info.path, passphrase, watcher=engine.anchors.watch())
+        try:
+            target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+            join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
+        except MemoriesError as exc:
+            raise SyncError(msg(
+                "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
+                "one ({problem}). Run `memories sync add {name} {target}` once it can be reached, so that new "
+                "devices join with the new passphrase.", target=entry.url, problem=exc.message, name=info.name),
+                code="sync_join_record_stale") from None
+        finally:
+            vault.close()
+
+    def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
+                 cancel: threading.Event | None = None) -> SyncReport:
+        """Push this device's changes and pull the others' now; the vault is left unchanged
+        when anything in the target fails its checks."""
+        from ..sync import join
+        from ..sync.exclusive import one_sync_at_a_time
+        from ..sync.run import run_sync
+        from ..sync.targets import TargetSpec
+
+        vault = self._unlocked(vault_id)
+        entry = self._registry.get(vault.vault_id)
+        if entry is None:
+            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+        try:
+            target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+            join.check_same_vault(target, vault.vault_id)
+            with one_sync_at_a_time(vault.path, cancel):
+                report = run_sync(vault, target, progress=progress, cancel=cancel)
+        except MemoriesError as exc:
+            self._registry.put(replace(entry, last_error=exc.code))
+            raise
+        self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts))
+        return report
+
+    def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
+        """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
+        entries = self._registry.entries()
+        if vault_id is None:
+            return sorted(entries.values(), key=lambda e: e.vault_id)
+        info = self._sync_engine()._files.resolve(vault_id)
+        return [entries[info.vault_id]] if info.vault_id in entries else []
+
+    def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
+                  name: str | None = None, progress: Callable[[str], None] | None = None) -> JoinReport:
+        """Make this home a device of the vault in the target: the passphrase unwraps the key
+        there, a vault file of the same vault is made here (named `name`, else as it is named
+        in the target), then everything is pulled."""
+        from ..sync import join
+        from ..sync.targets import open_target, spec_from
+        from ..vault import crypto
+        from ..vault.store import create_vault_file
+        from .vaults import VAULT_SUFFIX
+
+        engine = self._sync_engine()
+        spec = spec_from(url, endpoint_url, cwd=cwd)
+        target = open_target(spec)
+        record = join.read_record(target)
+        if record is None:
+            raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
+                                "on a device that has the vault first.", target=spec.url), code="sync_nothing_to_join")
+        files = engine._files
+        if any(v.vault_id == record.vault_id for v in files.list()):
+            raise SyncError(msg("This home already has vault {vault_id}; run `memories sync` on it instead.",
+                                vault_id=record.vault_id), code="sync_already_joined")
+        joined = join.open_record(record, passphrase)
+        try:
+            if joined.device_only and not spec.on_this_machine:
+                raise PolicyError(msg("The vault in {target} is device-only; it cannot be joined through a target "
+                                      "that is not on this machine.", target=spec.url))
+            name = files.check_new_name(name or joined.name)
+            files.init_home()
+            tmp = files.folder / f".join-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
+            create_vault_file(tmp, name, passphrase, device_only=joined.device_only,
+                              joined=(joined.vault_id, joined.vault_key))
+        finally:
+            crypto.zero(joined.vault_key)
+        final = files.folder / f"{joined.vault_id}{VAULT_SUFFIX}"
+        os.replace(tmp, final)
+        self._registry.put(TargetEntry(joined.vault_id, spec.url, spec.endpoint_url))
+        info: VaultInfo = engine._files.resolve(joined.vault_id)
+        engine.unlock(info.vault_id, passphrase)
+        report = self.sync_now(info.vault_id, progress=progress)
+        return JoinReport(info.vault_id, name, final, report)
+
+    def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
+        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`) as a
+        new revision that, on the next sync, names every conflicting revision as its parent, so
+        every device stops listing them. Returns the conflict as it was."""
+        import json
+
+        from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
+        from ..vault.records import Record
+        from ..vault.sync_rows import SyncedChange
+
+        vault = self._unlocked(vault_id)
+        shown = {c.record_id: c for c in self.conflicts(vault_id)}
+        if record_id not in shown:
+            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
+                             code="no_conflict")
+        state = load_state(vault)
+        current = vault.read(record_id)
+        chosen = current
+        if keep is not None:
+            payload = state.kept[record_id].get(keep)
+            if payload is None:
+                raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
+                                     "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
+                                 code="no_conflict")
+            chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
+                                    json.loads(payload)["kind"], "A kept revision")
+        fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
+                       body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
+                       updated=_now(), data=chosen.data)
+        state.resolving.add(record_id)
+        stored, base = state.commit_form()
+        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
+        return shown[record_id]
+
+    def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
+        """The devices that wrote to the vault's target, from their authenticated heads."""
+        from ..sync.run import load_state
+        from ..sync.sealing import DEVICES, Head, head_name
+        from ..sync.targets import TargetSpec
+
+        vault = self._unlocked(vault_id)
+        entry = self._registry.get(vault.vault_id)
+        if entry is None:
+            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+        target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+        state = load_state(vault)
+        devices = sorted({n.split("/")[1] for n in target.list(DEVICES) if n.endswith("/head") and n.count("/") == 2})
+        out = []
+        for device in devices:
+            blob = target.get(head_name(device))
+            if blob is None:
+                continue
+            head = Head.opened(vault.keys.sync_aead("head"), vault.vault_id, device, blob)
+            read = state.own_seq if device == state.device else state.seen.get(device, (0, ""))[0]
+            out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read))
+        return out
+
+    def conflicted(self, vault_id: str, record_id: str) -> bool:
+        """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""
+        from ..sync.run import load_state
+
+        vault = self._unlocked(vault_id)
+        return vault.sync_state() is not None and record_id in load_state(vault).kept
+
+    def conflicts(self, vault_id: str) -> list[Conflict]:
+        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync."""
+        import json
+
+        from ..sync.run import load_state
+
+        vault = self._unlocked(vault_id)
+        state = load_state(vault)
+        out = []
+        for record_id, kept in sorted(state.kept.items()):
+            doc = state.docs.get(record_id)
+            winner_title = None
+            if doc is not None and doc.local is not None:
+                try:
+                    winner_title = vault.read(record_id).title
+                except NotFoundError:
+                    winner_title = None  # deleted here since the last sync
+            revisions = []
+            for rev_id, payload in kept.items():
+                value = json.loads(payload) if payload is not None else {}
+                revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body")))
+            out.append(Conflict(record_id, winner_title, revisions))
+        return out
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,141 @@
+"""Reading the devices' chains from a target, checking every link before anything is used.
+
+For each other device: its head (sealed, its sequence never below what this vault already
+verified), then every bundle after the last one verified here, each of which must open with
+its own place in the chain and name its predecessor's digest; the last must be the one the
+head names. This device's own head must show at least what this vault knows it uploaded.
+Any failure raises before the local vault is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import CancelledError, SyncError, SyncRolledBackError, SyncTamperedError
+from ..i18n import _, msg
+from ..vault.keys import VaultKeys
+from .revtree import Rev
+from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
+from .state import SyncState
+from .targets import Target
+
+_DEVICE = re.compile(r"^[0-9a-f]{16}$")
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One verified bundle: (record id, revision, payload or None for a deletion) in order."""
+
+    device: str
+    seq: int
+    digest: str
+    revs: list[tuple[str, Rev, str | None]]
+
+
+@dataclass
+class Pulled:
+    bundles: list[Incoming] = field(default_factory=list)
+    devices: set[str] = field(default_factory=set)
+    objects: int = 0
+    bytes: int = 0
+
+
+def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading.Event | None = None,
+         progress: Callable[[str], None] | None = None) -> Pulled:
+    out = Pulled()
+    names = target.list(DEVICES)
+    devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE.match(n.split("/")[1])})
+    out.devices = set(devices) | {state.device}
+    _check_own(target, keys, state, out)
+    for device in devices:
+        if device == state.device:
+            continue
+        if cancel is not None and cancel.is_set():
+            raise CancelledError(msg("Sync cancelled; nothing was changed here."))
+        blob = _fetch(target, head_name(device), out)
+        if blob is None:
+            continue  # bundles without a head yet: that device is still writing, or a copy is on its way
+        head = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
+        seq, prev = state.seen.get(device, (0, ""))
+        if head.seq < seq:
+            raise SyncRolledBackError(msg(
+                "The sync target shows device {device} at bundle {shown}, but this vault already read up to "
+                "bundle {seen}: the target was rolled back or an old copy was put in place. Nothing was changed "
+                "here.", device=device, shown=head.seq, seen=seq))
+        for number in range(seq + 1, head.seq + 1):
+            if progress is not None and (number - seq) % 50 == 1:
+                progress(_("device {device}: bundle {number}/{total}").format(device=device, number=number, total=head.seq))
+            prev = _bundle(target, keys, device, number, prev, out)
+        if prev != head.digest:
+            raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
+                                        "truncated or replaced. Nothing was changed here.", device=device))
+    return out
+
+
+def _fetch(target: Target, name: str, out: Pulled) -> bytes | None:
+    blob = target.get(name)
+    if blob is not None:
+        out.objects += 1
+        out.bytes += len(blob)
+    return blob
+
+
+def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -> None:
+    """The target must hold at least what this vault knows it uploaded of its own chain."""
+    uploaded = state.own_seq - len(state.outbox)
+    blob = _fetch(target, head_name(state.device), out)
+    head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob) if blob is not None else None
+    shown = head.seq if head is not None else 0
+    if shown < uploaded:
+        raise SyncRolledBackError(msg(
+            "The sync target shows this device's changes only up to bundle {shown}, but {uploaded} were uploaded: "
+            "the target was rolled back or replaced by an older copy. Nothing was changed here.",
+            shown=shown, uploaded=uploaded))
+    if shown > state.own_seq:
+        raise SyncError(msg("The sync target holds more of this device's changes than this vault file knows "
+                            "(was the vault restored from a backup?). Join the target again with `memories sync "
+                            "join` into a fresh home."), code="sync_device_behind")
+    if head is not None and head.seq == state.own_seq and head.digest != state.own_digest:
+        raise SyncTamperedError(msg("This device's head in the sync target names a bundle this device never "
+                                    "wrote. Nothing was changed here."))
+
+
+def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str, out: Pulled) -> str:
+    """Fetch, open and check bundle `number` of `device`; its digest (the next one's `prev`)."""
+    blob = _fetch(target, bundle_name(device, number), out)
+    if blob is None:
+        raise SyncTamperedError(msg("Bundle {number} of device {device} is missing from the sync target although "
+                                    "its head names a later one (dropped, or a sync tool has not copied it yet: "
+                                    "sync again later). Nothing was changed here.", number=number, device=device))
+    value = unseal(keys.sync_aead("bundle"), blob, bundle_ad(keys.vault_id, device, number),
+                   f"Bundle {number} of device {device}")
+    if not isinstance(value, dict) or value.get("prev") != prev:
+        raise SyncTamperedError(msg("Bundle {number} of device {device} does not follow the one before it: bundles "
+                                    "were dropped, reordered or replaced. Nothing was changed here.",
+                                    number=number, device=device))
+    try:
+        revs = []
+        for item in value["revs"]:
+            rev = Rev.from_list(item["rev"], item["e"])
+            payload = item["x"]
+            if not (isinstance(item["id"], str) and isinstance(item["rev"], str) and rev.device == device
+                    and (payload is None) == rev.deleted and (payload is None or isinstance(payload, str))):
+                raise ValueError("inconsistent revision")
+            revs.append((item["id"], rev, payload))
+    except (KeyError, TypeError, ValueError):
+        raise SyncTamperedError(msg("Bundle {number} of device {device} is malformed.", number=number,
+                                    device=device)) from None
+    dig = digest(blob)
+    out.bundles.append(Incoming(device, number, dig, revs))
+    return dig
+
+
+def entry(record_id: str, rev: Rev, payload: str | None) -> dict[str, object]:
+    """One revision as a bundle carries it."""
+    return {"id": record_id, "rev": rev.rev_id, "e": rev.to_list(), "x": payload}
+
+
+__all__ = ["Incoming", "Pulled", "entry", "pull"]

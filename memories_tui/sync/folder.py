@@ -1,0 +1,99 @@
+"""A folder target: what Syncthing, Dropbox, iCloud Drive, a NAS mount or a USB disk replicate.
+
+Every object is written under a temporary name, fsynced, then renamed into place, so a reader
+never sees half an object of ours. Files a replication tool is still copying (its own
+temporary names, anything starting with '.' or ending in '.tmp') are "not there yet": `list`
+leaves them out, they are never taken for damage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+from ..errors import SyncError
+from ..i18n import msg
+
+
+def _is_temporary(name: str) -> bool:
+    return name.startswith(".") or name.startswith("~") or name.endswith((".tmp", ".partial", ".part"))
+
+
+class FolderTarget:
+    on_this_machine = True
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.description = str(root)
+        if not root.is_dir():
+            raise SyncError(msg("The sync folder {path} does not exist (or is not a folder). Create it, or mount "
+                                "the disk it is on.", path=root), code="sync_target_missing")
+
+    def _path(self, name: str) -> Path:
+        parts = name.split("/")
+        if not name or any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
+            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code="sync_bad_target")
+        return self.root.joinpath(*parts)
+
+    def _failed(self, exc: OSError) -> SyncError:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return SyncError(msg("The sync folder {path} is read-only or not writable by you ({strerror}). Nothing "
+                                 "was changed.", path=self.root, strerror=exc.strerror), code="sync_target_readonly")
+        if exc.errno == errno.ENOSPC:
+            return SyncError(msg("The sync folder {path} is full. Nothing was lost; free some space and sync "
+                                 "again.", path=self.root), code="sync_target_full")
+        return SyncError(msg("Cannot use the sync folder {path}: {strerror}.", path=self.root,
+                             strerror=exc.strerror), code="sync_target_unreachable")
+
+    def put(self, name: str, data: bytes) -> None:
+        final = self._path(name)
+        tmp = final.parent / f".{final.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+            dir_fd = os.open(final.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise self._failed(exc) from None
+
+    def get(self, name: str) -> bytes | None:
+        try:
+            return self._path(name).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def list(self, prefix: str) -> list[str]:
+        base = self._path(prefix.rstrip("/")) if prefix.strip("/") else self.root
+        out: list[str] = []
+        try:
+            for folder, dirs, files in os.walk(base):
+                dirs[:] = [d for d in dirs if not _is_temporary(d)]
+                rel = Path(folder).relative_to(self.root).as_posix()
+                out += [f if rel == "." else f"{rel}/{f}" for f in files if not _is_temporary(f)]
+        except OSError as exc:
+            raise self._failed(exc) from None
+        return sorted(out)
+
+    def delete(self, name: str) -> None:
+        try:
+            self._path(name).unlink(missing_ok=True)
+        except OSError as exc:
+            raise self._failed(exc) from None

@@ -1,0 +1,123 @@
+"""The join record: what lets a new device join with the target and the passphrase alone.
+
+It lies in the target as `key`: the vault id, the KDF parameters and salt of the passphrase,
+and the vault key wrapped under the passphrase-derived key (as the vault header wraps it), plus
+the vault's name and device-only flag sealed under a subkey of the vault key. The name is not
+readable without the passphrase.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+
+from ..errors import SyncError, SyncTamperedError
+from ..i18n import msg
+from ..vault import crypto
+from ..vault.format import KdfParams
+from ..vault.header import Header
+from ..vault.keys import VaultKeys
+from .sealing import JOIN_NAME, join_ad, seal, unseal
+from .targets import Target
+
+_FORMAT = "memories-sync/1"
+
+
+@dataclass(frozen=True)
+class JoinRecord:
+    vault_id: str
+    kdf: KdfParams
+    salt: bytes
+    wrapped: bytes
+    sealed: bytes
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"format": _FORMAT, "vault_id": self.vault_id, "kdf": self.kdf.to_dict(),
+                           "salt": _b64(self.salt), "wrapped": _b64(self.wrapped), "sealed": _b64(self.sealed)},
+                          sort_keys=True).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> JoinRecord:
+        try:
+            v = json.loads(raw)
+            if v["format"] != _FORMAT or not isinstance(v["vault_id"], str):
+                raise ValueError("format")
+            return cls(v["vault_id"], KdfParams.from_dict(v["kdf"]), base64.b64decode(v["salt"]),
+                       base64.b64decode(v["wrapped"]), base64.b64decode(v["sealed"]))
+        except (ValueError, KeyError, TypeError, RecursionError):
+            raise SyncTamperedError(msg("The sync target's join record is malformed or not a Memories sync "
+                                        "target.")) from None
+
+    def wrap_ad(self) -> bytes:
+        return crypto.length_prefixed("sync-join-wrap/v1", self.vault_id, json.dumps(self.kdf.to_dict(),
+                                      sort_keys=True), self.salt)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def read_record(target: Target) -> JoinRecord | None:
+    raw = target.get(JOIN_NAME)
+    return JoinRecord.from_bytes(raw) if raw is not None else None
+
+
+def check_same_vault(target: Target, vault_id: str) -> JoinRecord | None:
+    record = read_record(target)
+    if record is not None and record.vault_id != vault_id:
+        raise SyncError(msg("The sync target {target} belongs to another vault; use another folder or prefix.",
+                            target=target.description), code="sync_target_other_vault")
+    return record
+
+
+def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, device_only: bool) -> bool:
+    """Put the join record in the target unless the one there already wraps the key under this
+    device's passphrase (same salt and KDF); whether it was put. After `vault passwd` the salt
+    differs, so the record follows the new passphrase."""
+    existing = check_same_vault(target, header.vault_id)
+    if existing is not None and (existing.salt, existing.kdf) == (header.salt, header.kdf):
+        return False
+    kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
+    try:
+        vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
+        try:
+            draft = JoinRecord(header.vault_id, header.kdf, header.salt, b"", b"")
+            wrapped = crypto.wrap_key(kek, vault_key, draft.wrap_ad())
+        finally:
+            crypto.zero(vault_key)
+    finally:
+        crypto.zero(kek)
+    sealed = seal(keys.sync_aead("join"), {"name": header.name, "device_only": device_only},
+                  join_ad(header.vault_id))
+    record = JoinRecord(header.vault_id, header.kdf, header.salt, wrapped, sealed)
+    target.put(JOIN_NAME, record.to_bytes())
+    return True
+
+
+@dataclass
+class Joined:
+    vault_id: str
+    name: str
+    device_only: bool
+    vault_key: bytearray  # the caller wipes it
+
+
+def open_record(record: JoinRecord, passphrase: str) -> Joined:
+    """WrongPassphraseError when the passphrase does not unwrap the key."""
+    crypto.check_unlockable(record.kdf)
+    kek = crypto.derive_kek(passphrase, record.salt, record.kdf)
+    try:
+        vault_key = crypto.unwrap_key(kek, record.wrapped, record.wrap_ad())
+    finally:
+        crypto.zero(kek)
+    keys = VaultKeys(vault_key, record.vault_id)
+    try:
+        value = unseal(keys.sync_aead("join"), record.sealed, join_ad(record.vault_id), "The join record")
+    finally:
+        keys.wipe()
+    if not (isinstance(value, dict) and isinstance(value.get("name"), str)
+            and isinstance(value.get("device_only"), bool)):
+        crypto.zero(vault_key)
+        raise SyncTamperedError(msg("The sync target's join record is malformed."))
+    return Joined(record.vault_id, value["name"], value["device_only"], vault_key)

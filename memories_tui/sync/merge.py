@@ -1,0 +1,120 @@
+"""Turning local edits into revisions and merging pulled revisions into the revision trees,
+deciding what the vault must now hold (the winner of every touched record) and what is kept
+aside (the losing revisions: conflicts, and deletions an edit beat)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import SyncError, SyncTamperedError, TamperError
+from ..i18n import msg
+from ..vault.integrity import decode_payload, encode_payload
+from ..vault.records import Record
+from .chains import Incoming
+from .hlc import Clock
+from .revtree import Rev, rev_id_for
+from .state import SyncState
+
+
+@dataclass
+class Plan:
+    outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
+    puts: list[Record] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    expected: dict[str, int | None] = field(default_factory=dict)
+    pulled: int = 0
+
+
+def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[Record], plan: Plan) -> None:
+    """Every record added or edited here since the last sync becomes a revision whose parent is
+    the one the vault held (every leaf, for a record being resolved: the conflicts end there);
+    every record deleted here becomes a deletion revision."""
+    for record in changed:
+        doc = state.doc(record.id)
+        payload = encode_payload(record).decode("utf-8")
+        if record.id in state.resolving:
+            parents = tuple(sorted(rev.rev_id for rev in doc.tree.leaves()))
+        else:
+            parents = (doc.cur,) if doc.cur else ()
+        stamp = clock.tick()
+        rev = Rev(rev_id_for(record.id, parents, stamp, state.device, False, payload.encode()), parents, stamp,
+                  state.device, False, record.kind)
+        doc.tree.add(rev)
+        doc.cur, doc.local, doc.high = rev.rev_id, record.revision, max(doc.high, record.revision)
+        plan.outgoing.append((record.id, rev, payload))
+    for record_id, doc in state.docs.items():
+        if doc.local is not None and record_id not in live and doc.cur is not None:
+            stamp = clock.tick()
+            kind = doc.tree.revs[doc.cur].kind
+            rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
+                      state.device, True, kind)
+            doc.tree.add(rev)
+            doc.high = max(doc.high, doc.local)
+            doc.cur, doc.local = rev.rev_id, None
+            plan.outgoing.append((record_id, rev, None))
+
+
+def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local: Callable[[str], Record],
+                 plan: Plan) -> None:
+    """Add the pulled revisions, then settle every record they or a local change touched (a
+    local deletion of a winner with a kept conflict brings that conflict back, as on every
+    other device). `local` reads the record the vault holds now (its content is kept when it loses)."""
+    payloads: dict[str, str | None] = {}
+    touched: list[str] = list(dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing))
+    for bundle in bundles:
+        for record_id, rev, payload in bundle.revs:
+            clock.receive(rev.stamp)
+            if state.doc(record_id).tree.add(rev):
+                payloads[rev.rev_id] = payload
+                plan.pulled += 1
+                if record_id not in touched:
+                    touched.append(record_id)
+    for record_id in touched:
+        _settle(state, record_id, payloads, local, plan)
+
+
+def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], local: Callable[[str], Record],
+            plan: Plan) -> None:
+    doc = state.docs[record_id]
+    winner = doc.tree.winner()
+    if winner is None:
+        return
+    leaves = {rev.rev_id for rev in doc.tree.leaves()}
+    kept = dict(state.kept.get(record_id, {}))
+    if winner.rev_id != doc.cur:
+        if doc.cur in leaves:  # what this vault held lost: keep it
+            kept[doc.cur] = encode_payload(local(record_id)).decode("utf-8") if doc.local is not None else None
+        content = payloads[winner.rev_id] if winner.rev_id in payloads else kept.get(winner.rev_id)
+        if winner.deleted:
+            if doc.local is not None:
+                plan.deletes.append(record_id)
+                plan.expected[record_id] = doc.local
+            doc.local = None
+        else:
+            if content is None:
+                raise SyncError(msg("The content of a winning revision is missing from the sync state; sync "
+                                    "again."), code="sync_state_incomplete")
+            expected = doc.local
+            revision = doc.next_revision()
+            plan.puts.append(_decoded(content, record_id, revision, winner.kind))
+            plan.expected[record_id] = expected
+            doc.local = revision
+        doc.cur = winner.rev_id
+    for rev in doc.tree.losers():
+        if rev.rev_id in payloads:
+            kept[rev.rev_id] = payloads[rev.rev_id]
+    kept = {rev_id: body for rev_id, body in kept.items()
+            if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
+    if kept:
+        state.kept[record_id] = kept
+    else:
+        state.kept.pop(record_id, None)
+
+
+def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:
+    try:
+        return decode_payload(bytearray(payload.encode("utf-8")), record_id, revision, kind,  # type: ignore[arg-type]
+                              f"A pulled revision of record {record_id}")
+    except TamperError as exc:
+        raise SyncTamperedError(exc.localizable or exc.message) from None

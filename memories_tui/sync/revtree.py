@@ -1,0 +1,75 @@
+"""Revision trees, one per record (as CouchDB keeps them): every revision names its parents, so
+two edits that did not see each other are two leaves, never an overwrite.
+
+The winner among the leaves is chosen the same way on every device: a live revision beats a
+deletion (an edit beats a concurrent delete), then the later hybrid-clock stamp, then the
+device id and the revision id as tie-breakers. The other live leaves are the conflicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..vault.crypto import length_prefixed
+from .hlc import Stamp
+
+
+@dataclass(frozen=True)
+class Rev:
+    rev_id: str
+    parents: tuple[str, ...]
+    stamp: Stamp
+    device: str
+    deleted: bool
+    kind: str
+
+    def order(self) -> tuple[bool, Stamp, str, str]:
+        return (not self.deleted, self.stamp, self.device, self.rev_id)
+
+    def to_list(self) -> list[object]:
+        return [list(self.parents), self.stamp.ms, self.stamp.counter, self.device, self.deleted, self.kind]
+
+    @classmethod
+    def from_list(cls, rev_id: str, row: list[object]) -> Rev:
+        parents, ms, counter, device, deleted, kind = row
+        if not (isinstance(parents, list) and all(isinstance(p, str) for p in parents) and type(ms) is int
+                and type(counter) is int and isinstance(device, str) and isinstance(deleted, bool)
+                and isinstance(kind, str)):
+            raise ValueError("a revision entry has a field of the wrong type")
+        return cls(rev_id, tuple(parents), Stamp(ms, counter), device, deleted, kind)
+
+
+def rev_id_for(record_id: str, parents: tuple[str, ...], stamp: Stamp, device: str, deleted: bool,
+               payload: bytes) -> str:
+    """A content-derived id: the same revision has the same id everywhere."""
+    data = length_prefixed("rev/v1", record_id, ",".join(sorted(parents)), stamp.ms, stamp.counter, device,
+                           int(deleted), hashlib.sha256(payload).hexdigest())
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+class RevTree:
+    def __init__(self, revs: dict[str, Rev] | None = None) -> None:
+        self.revs: dict[str, Rev] = dict(revs or {})
+
+    def add(self, rev: Rev) -> bool:
+        """False when the revision was known already (a replay changes nothing)."""
+        if rev.rev_id in self.revs:
+            return False
+        self.revs[rev.rev_id] = rev
+        return True
+
+    def leaves(self) -> list[Rev]:
+        named = {p for rev in self.revs.values() for p in rev.parents}
+        return [rev for rev in self.revs.values() if rev.rev_id not in named]
+
+    def winner(self) -> Rev | None:
+        leaves = self.leaves()
+        return max(leaves, key=Rev.order) if leaves else None
+
+    def losers(self) -> list[Rev]:
+        """Leaves other than the winner, newest first: live ones are conflicts, deleted ones are
+        deletions an edit beat (reported, never applied)."""
+        winner = self.winner()
+        return sorted((r for r in self.leaves() if winner is None or r.rev_id != winner.rev_id),
+                      key=Rev.order, reverse=True)

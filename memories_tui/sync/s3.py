@@ -1,0 +1,94 @@
+"""An S3-compatible target (AWS S3, Cloudflare R2, Backblaze B2, MinIO, SeaweedFS) through boto3.
+
+boto3 signs the requests and finds the credentials the standard way (environment, the shared
+credentials and config files, profiles, instance roles); Memories never stores or prints them.
+Each object is one PUT, so a reader sees a whole object or none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SyncError
+from ..i18n import msg
+
+if TYPE_CHECKING:
+    from .targets import TargetSpec
+
+
+class S3Target:
+    def __init__(self, spec: TargetSpec) -> None:
+        try:
+            import boto3
+            from botocore.config import Config
+        except ImportError:
+            raise SyncError(msg("S3 targets need boto3: pip install 'memories-tui[s3]'."),
+                            code="sync_s3_unavailable") from None
+        bucket, _, prefix = spec.url[5:].partition("/")
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.description = spec.url
+        self.on_this_machine = spec.on_this_machine
+        config = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=60,
+                        s3={"addressing_style": "path"} if spec.endpoint_url else None)
+        try:
+            self._client: Any = boto3.client("s3", endpoint_url=spec.endpoint_url, config=config)
+        except Exception as exc:  # noqa: BLE001 - botocore raises many kinds for a bad profile or region
+            raise SyncError(msg("Cannot set up the S3 client for {url}: {problem}.", url=spec.url,
+                                problem=type(exc).__name__), code="sync_target_unreachable") from None
+
+    def _failed(self, exc: Exception) -> SyncError:
+        from botocore.exceptions import ClientError, NoCredentialsError
+
+        if isinstance(exc, NoCredentialsError):
+            return SyncError(msg("No S3 credentials were found for {url} (set AWS_ACCESS_KEY_ID and "
+                                 "AWS_SECRET_ACCESS_KEY, or a profile with AWS_PROFILE).", url=self.description),
+                             code="sync_target_credentials")
+        if isinstance(exc, ClientError):
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code == "NoSuchBucket":
+                return SyncError(msg("The bucket {bucket} does not exist at this endpoint. Create it first.",
+                                     bucket=self.bucket), code="sync_target_missing")
+            if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
+                return SyncError(msg("The S3 store refused these credentials for {url} ({code}).",
+                                     url=self.description, code=code), code="sync_target_credentials")
+            return SyncError(msg("The S3 store answered {code} for {url}.", code=code or "an error",
+                                 url=self.description), code="sync_target_unreachable")
+        return SyncError(msg("Cannot reach the S3 store for {url} ({problem}). Nothing was lost; sync again "
+                             "later.", url=self.description, problem=type(exc).__name__),
+                         code="sync_target_unreachable")
+
+    def put(self, name: str, data: bytes) -> None:
+        try:
+            self._client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=data)
+        except Exception as exc:  # noqa: BLE001 - turned into one clear SyncError
+            raise self._failed(exc) from None
+
+    def get(self, name: str) -> bytes | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            return bytes(self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)["Body"].read())
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
+                return None
+            raise self._failed(exc) from None
+        except Exception as exc:  # noqa: BLE001
+            raise self._failed(exc) from None
+
+    def list(self, prefix: str) -> list[str]:
+        out: list[str] = []
+        try:
+            pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
+                                                                          Prefix=self.prefix + prefix)
+            for page in pages:
+                out += [item["Key"][len(self.prefix):] for item in page.get("Contents", [])]
+        except Exception as exc:  # noqa: BLE001
+            raise self._failed(exc) from None
+        return sorted(out)
+
+    def delete(self, name: str) -> None:
+        try:
+            self._client.delete_object(Bucket=self.bucket, Key=self.prefix + name)
+        except Exception as exc:  # noqa: BLE001
+            raise self._failed(exc) from None

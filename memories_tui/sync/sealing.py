@@ -1,0 +1,94 @@
+"""What leaves for a target, and how each object is checked when it comes back.
+
+Object names are opaque: `key` (the join record), `d/<device>/head` and `d/<device>/<seq>`,
+where the device id is random and the sequence number counts that device's bundles. A bundle
+is AES-256-GCM sealed with its own subkey, its associated data binding the vault id, the
+device and the sequence number (a bundle moved to another place, another device or another
+vault fails), and it names the SHA-256 digest of its predecessor (a dropped or swapped bundle
+breaks the chain). A head, sealed with another subkey, names the device's last bundle and
+its digest (a truncated chain is seen); its sequence number never goes back (a replayed head
+is seen).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ..errors import SyncTamperedError
+from ..i18n import msg
+from ..vault.crypto import NONCE_BYTES, length_prefixed
+
+JOIN_NAME = "key"
+DEVICES = "d/"
+
+
+def bundle_name(device: str, seq: int) -> str:
+    return f"d/{device}/{seq:010d}"
+
+
+def head_name(device: str) -> str:
+    return f"d/{device}/head"
+
+
+def digest(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()
+
+
+def seal(aead: AESGCM, value: Any, ad: bytes) -> bytes:
+    nonce = os.urandom(NONCE_BYTES)
+    data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return nonce + aead.encrypt(nonce, data, ad)
+
+
+def unseal(aead: AESGCM, blob: bytes, ad: bytes, what: str) -> Any:
+    """The decrypted JSON value; anything that fails authentication or parsing is tampering."""
+    try:
+        if len(blob) < NONCE_BYTES + 16:
+            raise ValueError("too short")
+        return json.loads(aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], ad))
+    except (InvalidTag, ValueError, RecursionError):
+        raise SyncTamperedError(msg("{what} in the sync target failed authentication: it was altered, truncated, "
+                                    "moved or belongs to another vault. Nothing was changed here.",
+                                    what=what)) from None
+
+
+def bundle_ad(vault_id: str, device: str, seq: int) -> bytes:
+    return length_prefixed("sync-bundle/v1", vault_id, device, seq)
+
+
+def head_ad(vault_id: str, device: str) -> bytes:
+    return length_prefixed("sync-head/v1", vault_id, device)
+
+
+def join_ad(vault_id: str) -> bytes:
+    return length_prefixed("sync-join/v1", vault_id)
+
+
+@dataclass(frozen=True)
+class Head:
+    device: str
+    seq: int  # the device's last bundle (0: none yet)
+    digest: str  # that bundle's digest ("" when seq is 0)
+    time: str  # when the head was written (UTC)
+
+    def sealed(self, aead: AESGCM, vault_id: str) -> bytes:
+        return seal(aead, {"seq": self.seq, "digest": self.digest, "time": self.time},
+                    head_ad(vault_id, self.device))
+
+    @classmethod
+    def opened(cls, aead: AESGCM, vault_id: str, device: str, blob: bytes) -> Head:
+        value = unseal(aead, blob, head_ad(vault_id, device), f"The head of device {device}")
+        try:
+            seq, dig, time = value["seq"], value["digest"], value["time"]
+            if type(seq) is not int or seq < 0 or not isinstance(dig, str) or not isinstance(time, str):
+                raise TypeError
+        except (TypeError, KeyError):
+            raise SyncTamperedError(msg("The head of device {device} is malformed.", device=device)) from None
+        return cls(device, seq, dig, time)

@@ -1,0 +1,114 @@
+"""This device's sync state, kept sealed inside the vault (vault/sync_rows.py).
+
+It holds the device id, the clock, this device's own chain position and the bundles committed
+here but maybe not uploaded yet (an interrupted sync uploads the very same bytes again), every
+other device's position as last verified, one revision tree per record with the revision the
+vault holds, and the content of revisions that lost (the conflicts kept for the user).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TamperError
+from ..i18n import msg
+from .hlc import Stamp
+from .revtree import Rev, RevTree
+
+
+@dataclass
+class Doc:
+    cur: str | None = None  # the revision whose content the vault holds
+    local: int | None = None  # the vault's revision number of it (None: no record there)
+    high: int = 0  # the highest revision number this vault ever gave the record: never reused, so
+    # a record deleted and brought back never looks unchanged to caches keyed by revision
+
+    raw: dict[str, Any] | None = None  # the revisions as stored, parsed on first use: a sync
+    # touches few records, and building every tree on every sync cost more than the sync itself
+    _tree: RevTree | None = None
+
+    @property
+    def tree(self) -> RevTree:
+        if self._tree is None:
+            try:
+                self._tree = RevTree({rev_id: Rev.from_list(rev_id, row) for rev_id, row in (self.raw or {}).items()})
+            except (ValueError, TypeError, AttributeError):
+                raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
+            self.raw = None
+        return self._tree
+
+    def stored_revs(self) -> dict[str, Any]:
+        if self._tree is None:
+            return self.raw or {}
+        return {r.rev_id: r.to_list() for r in self._tree.revs.values()}
+
+    def next_revision(self) -> int:
+        self.high = max(self.high, self.local or 0) + 1
+        return self.high
+
+
+@dataclass
+class SyncState:
+    device: str = field(default_factory=lambda: secrets.token_hex(8))
+    clock: Stamp = Stamp(0, 0)
+    own_seq: int = 0
+    own_digest: str = ""
+    outbox: dict[int, bytes] = field(default_factory=dict)
+    seen: dict[str, tuple[int, str]] = field(default_factory=dict)
+    docs: dict[str, Doc] = field(default_factory=dict)
+    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
+    last_sync: str | None = None
+    resolving: set[str] = field(default_factory=set)  # records whose next revision closes every leaf
+    loaded: bytes | None = field(default=None, repr=False, compare=False)  # the stored form it was read from
+
+    def commit_form(self) -> tuple[bytes, bytes | None]:
+        """(the new stored form, the one it replaces); from now on the new one is the base."""
+        fresh, base = self.to_bytes(), self.loaded
+        self.loaded = fresh
+        return fresh, base
+
+    def doc(self, record_id: str) -> Doc:
+        return self.docs.setdefault(record_id, Doc())
+
+    def to_bytes(self) -> bytes:
+        value = {
+            "v": 1, "device": self.device, "clock": [self.clock.ms, self.clock.counter],
+            "own": [self.own_seq, self.own_digest],
+            "outbox": {str(k): base64.b64encode(v).decode() for k, v in self.outbox.items()},
+            "seen": {d: list(p) for d, p in self.seen.items()},
+            "docs": {rid: {"revs": d.stored_revs(), "cur": d.cur,
+                           "local": d.local, "high": d.high} for rid, d in self.docs.items()},
+            "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
+        }
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> SyncState:
+        try:
+            v: Any = json.loads(raw)
+            docs = {}
+            for rid, d in v["docs"].items():
+                docs[rid] = Doc(_opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int), _req(d["revs"], dict))
+            state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),
+                        own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
+                        outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
+                        seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
+                        docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
+                        resolving={_req(r, str) for r in v.get("resolving", [])}, loaded=bytes(raw))
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
+        return state
+
+
+def _req(value: object, kind: type) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(kind.__name__)
+    return value
+
+
+def _opt(value: object, kind: type) -> Any:
+    return None if value is None else _req(value, kind)

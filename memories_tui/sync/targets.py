@@ -1,0 +1,83 @@
+"""The sync target interface: put, get, list a prefix, delete. Nothing more is asked of storage,
+so a folder replicated by another tool and an object store behave the same.
+
+Names are '/'-separated and opaque (see sealing.py); a target never sees a record id or title.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from ..errors import SyncError
+from ..i18n import msg
+from ..loopback import is_loopback_host
+
+
+class Target(Protocol):
+    """One sync target. `get` returns None for a name that is not there (yet)."""
+
+    description: str  # what the egress log and status show: a path or s3://bucket/prefix
+    on_this_machine: bool  # a folder, or an endpoint on loopback
+
+    def put(self, name: str, data: bytes) -> None: ...
+
+    def get(self, name: str) -> bytes | None: ...
+
+    def list(self, prefix: str) -> list[str]: ...
+
+    def delete(self, name: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """Where a vault syncs: a folder path or `s3://bucket/prefix` (with an optional endpoint URL
+    for R2, B2, MinIO, SeaweedFS). Credentials are never part of it: boto3 finds them."""
+
+    url: str
+    endpoint_url: str | None = None
+
+    @property
+    def is_s3(self) -> bool:
+        return self.url.startswith("s3://")
+
+    @property
+    def on_this_machine(self) -> bool:
+        if not self.is_s3:
+            return True
+        host = urlsplit(self.endpoint_url).hostname if self.endpoint_url else None
+        return host is not None and is_loopback_host(host)
+
+
+def spec_from(url: str, endpoint_url: str | None = None, *, cwd: Path | None = None) -> TargetSpec:
+    """A target as the user typed it: a folder becomes an absolute path; an s3 URL is checked."""
+    url = url.strip()
+    if url.startswith("s3://"):
+        bucket = url[5:].split("/", 1)[0]
+        if not bucket:
+            raise SyncError(msg("{url} names no bucket; write s3://BUCKET/PREFIX.", url=url), code="sync_bad_target")
+        if endpoint_url and urlsplit(endpoint_url).scheme not in ("http", "https"):
+            raise SyncError(msg("The endpoint URL {endpoint} is not an http(s) URL.", endpoint=endpoint_url),
+                            code="sync_bad_target")
+        return TargetSpec(url.rstrip("/"), endpoint_url or None)
+    if "://" in url:
+        raise SyncError(msg("{url}: a sync target is a folder path or s3://BUCKET/PREFIX.", url=url),
+                        code="sync_bad_target")
+    if endpoint_url:
+        raise SyncError(msg("--endpoint-url is for s3:// targets only."), code="sync_bad_target")
+    path = Path(url).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    return TargetSpec(str(path), None)
+
+
+def open_target(spec: TargetSpec) -> Target:
+    if spec.is_s3:
+        from .s3 import S3Target
+
+        return S3Target(spec)
+    from .folder import FolderTarget
+
+    return FolderTarget(Path(spec.url))

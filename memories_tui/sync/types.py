@@ -1,0 +1,62 @@
+"""What sync reports to front ends: a sync's figures, a join, the conflicts kept. Standard
+library only, so front ends and the engine facade load them without the sync machinery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..serial import Jsonable
+
+
+@dataclass(frozen=True)
+class SyncReport(Jsonable):
+    vault_id: str
+    target: str
+    device: str
+    devices: int  # devices seen in the target, this one included
+    pushed_revisions: int
+    pushed_objects: int
+    pushed_bytes: int
+    pulled_revisions: int
+    fetched_objects: int
+    fetched_bytes: int
+    written: int  # records this sync wrote or deleted in the vault
+    conflicts: int  # records with kept conflicting revisions after it
+
+
+@dataclass(frozen=True)
+class ConflictRevision(Jsonable):
+    revision: str  # the sync revision id (not a vault revision number)
+    deleted: bool  # a deletion an edit beat (reported, not applied)
+    title: str | None
+    body: str | None
+
+
+@dataclass(frozen=True)
+class Conflict(Jsonable):
+    """A record whose edits on several devices did not see each other: the vault holds the
+    winner (the same on every device), `kept` the revisions that lost."""
+
+    record_id: str
+    title: str | None  # the winner's title (None when the winner is a deletion)
+    kept: list[ConflictRevision] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class JoinReport(Jsonable):
+    vault_id: str
+    name: str
+    path: Path
+    sync: SyncReport
+
+
+@dataclass(frozen=True)
+class DeviceInfo(Jsonable):
+    """A device that wrote to the target, as its authenticated head says."""
+
+    device: str
+    bundles: int  # bundles it has written
+    last_seen: str  # when it last wrote its head (its own clock, UTC)
+    this_device: bool
+    read_here: int  # how many of its bundles this device has read

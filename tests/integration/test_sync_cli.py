@@ -1,0 +1,47 @@
+"""The sync verbs as a user types them: add, `sync VAULT`, status (with and without a vault,
+--json), join on a fresh home, `memory conflicts`, and clear one-line errors for bad targets."""
+
+from __future__ import annotations
+
+from tests.helpers.cli import call_cli
+
+
+def test_sync_verbs_from_add_to_conflicts(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    vault_id = call_cli(a, "--json", "vault", "create", "notes").json["vault_id"]
+    rid = call_cli(a, "--json", "memory", "add", "notes", "--title", "hello", "--text", "one").json["id"]
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    pushed = call_cli(a, "--json", "sync", "notes")  # `sync VAULT` is `sync now VAULT`
+    assert pushed.code == 0 and pushed.json["pushed_revisions"] == 1
+    joined = call_cli(b, "--json", "sync", "join", str(folder))
+    assert joined.code == 0 and joined.json["vault_id"] == vault_id
+    assert call_cli(a, "--json", "memory", "update", "notes", rid, "--text", "on a").code == 0
+    assert call_cli(b, "--json", "memory", "update", "notes", rid, "--text", "on b").code == 0
+    for home in (a, b, a):
+        assert call_cli(home, "sync", "now", "notes").code == 0
+    shown = [call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] for home in (a, b)]
+    assert shown[0] == shown[1] and [c["record_id"] for c in shown[0]] == [rid]
+    status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"]
+    assert [(s["vault_id"], s["url"], s["conflicts"], s["last_error"]) for s in status] == [
+        (vault_id, str(folder), 1, None)]
+    text = call_cli(b, "sync", "status", "notes", passphrase=None)
+    assert str(folder) in text.stdout and text.code == 0
+    devices = call_cli(a, "--json", "sync", "devices", "notes").json["devices"]
+    assert sorted((d["this_device"], d["bundles"], d["read_here"]) for d in devices) == [(False, 1, 1), (True, 2, 2)]
+    assert call_cli(b, "--json", "memory", "resolve", "notes", rid).json["ended"] == 1
+    for home in (b, a):
+        assert call_cli(home, "sync", "notes").code == 0
+        assert call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] == []
+
+
+def test_bad_targets_are_one_clear_line(tmp_path):
+    home = tmp_path / "a"
+    call_cli(home, "vault", "create", "notes")
+    missing = call_cli(home, "sync", "add", "notes", str(tmp_path / "absent"))
+    assert missing.code == 1 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    assert call_cli(home, "--json", "sync", "notes").json["error"]["code"] == "sync_no_target"
+    bad = call_cli(home, "--json", "sync", "add", "notes", "ftp://host/x")
+    assert bad.json["error"]["code"] == "sync_bad_target"
+    nothing = call_cli(tmp_path / "b", "--json", "sync", "join", str(tmp_path))
+    assert nothing.json["error"]["code"] == "sync_nothing_to_join"

@@ -1,0 +1,232 @@
+"""Sync through a plain folder: devices converge, concurrent edits keep a conflict with the same
+winner everywhere, an edit beats a concurrent delete, the folder holds only ciphertext, and
+joining needs the passphrase."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.errors import MemoriesError
+from tests.helpers.sync import SYNC_PASS, first_device, joined_device, target_bytes
+
+
+@pytest.fixture
+def folder(tmp_path):
+    path = tmp_path / "Sync"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def devices(tmp_path, folder, cheap_kdf):
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("first note", "made on a")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    c = joined_device(tmp_path / "c", str(folder))
+    yield a, b, c
+    for device in (a, b, c):
+        device.close()
+
+
+def _sync_all(*devices, rounds: int = 2) -> None:
+    for _ in range(rounds):
+        for device in devices:
+            device.sync()
+
+
+def test_three_homes_converge_and_the_index_sees_pulled_notes(devices):
+    a, b, c = devices
+    assert [t for _, t, _ in b.records().values()] == ["first note"]
+    b.add("from b", "written on b 蘋果")
+    rid = c.add("from c", "written on c")
+    c.edit(rid, "edited on c")
+    _sync_all(a, b, c)
+    assert a.records() == b.records() == c.records()
+    assert len(a.records()) == 3
+    hits = a.engine.memory_search(a.vault_id, "蘋果")  # the pulled note is searchable at once
+    assert [h.title for h in hits] == ["from b"]
+
+
+def test_concurrent_edits_keep_a_conflict_with_the_same_winner_on_every_device(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.edit(rid, "edit on a")
+    b.edit(rid, "edit on b")
+    _sync_all(a, b, c)
+    assert a.records() == b.records() == c.records()
+    winner = a.records()[rid][2]
+    loser = ({"edit on a", "edit on b"} - {winner}).pop()
+    for device in (a, b, c):
+        assert device.conflicts() == {rid: {(False, loser)}}
+    listed = a.engine.conflicts(a.vault_id)[0]
+    assert listed.title == "first note" and listed.kept[0].body == loser
+    a.delete(rid)  # deleted here, not synced yet: still listed, without a winner to name
+    assert [(c.record_id, c.title) for c in a.engine.conflicts(a.vault_id)] == [(rid, None)]
+
+
+def test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.delete(rid)
+    b.edit(rid, "kept alive on b")
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == "kept alive on b"
+        assert device.conflicts() == {rid: {(True, None)}}
+
+
+def test_a_delete_alone_reaches_every_device(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    b.delete(rid)
+    _sync_all(a, b, c)
+    assert a.records() == b.records() == c.records() == {}
+
+
+def test_the_folder_holds_no_plaintext(tmp_path, folder, cheap_kdf):
+    canary = "金絲雀-canary 机密备忘录 ÆØÅ"
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add(f"title {canary}", f"body {canary}", tags=("tag-" + canary,))
+    a.add("private one", f"secret {canary}", kind="private")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    b.edit(rid, f"edited {canary}")
+    b.sync()
+    a.sync()
+    stored = target_bytes(folder)
+    assert b"memories-sync/1" in stored  # the clear join record is there: the search looks in the right place
+    for encoding in ("utf-8", "gb18030", "utf-16-le"):
+        for needle in (canary, "金絲雀", "机密备忘录"):
+            assert needle.encode(encoding) not in stored
+    for needle in (rid, "title", "body", "private", "memory", "notes"):
+        assert needle.encode() not in stored
+    assert a.records() == b.records()
+    a.close()
+    b.close()
+
+
+def test_join_needs_the_right_passphrase_and_leaves_nothing_behind_when_wrong(tmp_path, folder, cheap_kdf):
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    engine = Engine.open(tmp_path / "b")
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_join(str(folder), "not the passphrase")
+    assert caught.value.code == "wrong_passphrase"
+    assert engine.list_vaults() == []  # nothing was made
+    engine.create_vault("notes", "another vault's passphrase")  # the name is taken here
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "vault_exists"
+    joined = engine.sync_join(str(folder), SYNC_PASS, name="notes from a")
+    assert joined.sync.pulled_revisions == 1 and joined.name == "notes from a"
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "sync_already_joined"
+    engine.close()
+    a.close()
+
+
+def test_a_target_of_another_vault_and_a_missing_folder_are_refused(tmp_path, folder, cheap_kdf):
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    other = Engine.open(tmp_path / "o")
+    info = other.create_vault("other", SYNC_PASS)
+    other.unlock(info.vault_id, SYNC_PASS)
+    with pytest.raises(MemoriesError) as caught:
+        other.sync_add(info.vault_id, str(folder), SYNC_PASS)
+    assert caught.value.code == "sync_target_other_vault"
+    with pytest.raises(MemoriesError) as caught:
+        other.sync_add(info.vault_id, str(tmp_path / "absent"), SYNC_PASS)
+    assert caught.value.code == "sync_target_missing"
+    a.engine.sync_add(a.vault_id, str(folder), SYNC_PASS)  # the same target again: fine
+    (tmp_path / "second").mkdir()
+    with pytest.raises(MemoriesError) as caught:  # its chain positions belong to the first one
+        a.engine.sync_add(a.vault_id, str(tmp_path / "second"), SYNC_PASS)
+    assert caught.value.code == "sync_target_exists"
+    other.close()
+    a.close()
+
+
+def test_device_only_vault_refuses_a_network_target_before_contacting_it(tmp_path, cheap_kdf):
+    from memories_tui.engine import Engine
+
+    engine = Engine.open(tmp_path / "a")
+    info = engine.create_vault("notes", SYNC_PASS, device_only=True)
+    engine.unlock(info.vault_id, SYNC_PASS)
+    with pytest.raises(MemoriesError) as caught:
+        engine.sync_add(info.vault_id, "s3://bucket/memories", SYNC_PASS, endpoint_url="https://s3.example.com")
+    assert caught.value.code == "policy_denied"
+    assert "device-only" in caught.value.message
+    assert engine.sync_status() == []
+    engine.close()
+
+
+def test_every_push_is_in_the_egress_log(tmp_path, folder, cheap_kdf):
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    report = a.sync()
+    entries = a.engine.egress_log(a.vault_id).entries
+    assert [(e.purpose, e.host, e.objects, e.bytes_sent, e.outcome) for e in entries] == [
+        ("sync", str(folder), report.pushed_objects, report.pushed_bytes, "ok")]
+    a.sync()  # nothing new: nothing sent, nothing logged
+    assert len(a.engine.egress_log(a.vault_id).entries) == 1
+    a.close()
+
+
+def test_resolving_a_conflict_ends_it_on_every_device(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.edit(rid, "edit on a")
+    b.edit(rid, "edit on b")
+    _sync_all(a, b, c)
+    winner = a.records()[rid][2]
+    loser = ({"edit on a", "edit on b"} - {winner}).pop()
+    kept = a.engine.conflicts(a.vault_id)[0].kept[0].revision
+    c.engine.resolve_conflict(c.vault_id, rid, keep=kept)  # the third device keeps the losing text
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == loser
+        assert device.conflicts() == {}
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.resolve_conflict(a.vault_id, rid)
+    assert caught.value.code == "no_conflict"
+
+
+def test_resolving_a_reported_delete_keeps_the_edit_everywhere(devices):
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.delete(rid)
+    b.edit(rid, "kept alive on b")
+    _sync_all(a, b, c)
+    a.engine.resolve_conflict(a.vault_id, rid)
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == "kept alive on b"
+        assert device.conflicts() == {}
+
+
+def test_a_passphrase_change_reaches_the_target_for_devices_joining_later(tmp_path, folder, cheap_kdf):
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    a.engine.change_passphrase(a.vault_id, SYNC_PASS, "a brand new passphrase")
+    late = Engine.open(tmp_path / "late")
+    with pytest.raises(MemoriesError) as caught:
+        late.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "wrong_passphrase"
+    assert late.sync_join(str(folder), "a brand new passphrase").sync.pulled_revisions == 1
+    late.close()
+    folder.rename(tmp_path / "gone")  # the target cannot be reached at the next change
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.change_passphrase(a.vault_id, "a brand new passphrase", "third passphrase")
+    assert caught.value.code == "sync_join_record_stale"
+    a.engine.lock()
+    a.engine.unlock(a.vault_id, "third passphrase")  # the vault's own passphrase did change
+    a.close()

@@ -1,0 +1,85 @@
+"""Sync through a real S3-compatible server (SeaweedFS on 127.0.0.1, started once for this file,
+stopped by its pid): two homes converge through one bucket, an offline edit on both is a
+conflict with the same winner on both, the server's storage holds no plaintext, and S3 faults
+are clear errors. Credentials come from the standard AWS environment variables."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.errors import MemoriesError
+from tests.helpers.sync import first_device, joined_device, target_bytes
+
+BUCKET = "memories-sync"
+
+
+@pytest.fixture(scope="module")
+def seaweed():
+    from tests.helpers.seaweed import seaweed_server
+
+    with seaweed_server() as server:
+        import boto3
+
+        boto3.client("s3", endpoint_url=server.endpoint, aws_access_key_id="test", aws_secret_access_key="test",
+                     region_name="us-east-1").create_bucket(Bucket=BUCKET)
+        yield server
+
+
+@pytest.fixture
+def s3_env(seaweed, monkeypatch, tmp_path):
+    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
+                        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return seaweed
+
+
+def test_two_homes_converge_through_a_bucket_with_conflicts_kept_and_no_plaintext(s3_env, tmp_path, cheap_kdf):
+    canary = "同步金絲雀 canary-s3 机密"
+    url = f"s3://{BUCKET}/two-homes"
+    a = first_device(tmp_path / "a", url, s3_env.endpoint, device_only=True)  # a loopback endpoint is allowed
+    rid = a.add("laptop note", f"written on the laptop {canary}")
+    a.sync()
+    b = joined_device(tmp_path / "b", url, s3_env.endpoint)
+    assert [h.title for h in b.engine.memory_search(b.vault_id, "laptop")] == ["laptop note"]
+    a.edit(rid, "offline edit on a")
+    b.edit(rid, f"offline edit on b {canary}")
+    for device in (a, b, a):
+        device.sync()
+    assert a.records() == b.records()
+    assert a.conflicts() == b.conflicts() and len(a.conflicts()[rid]) == 1
+    stored = target_bytes(s3_env.data_dir) + _bucket_bytes(s3_env.endpoint)
+    assert b"memories-sync/1" in stored  # the clear join record is there: the search looks in the right place
+    for encoding in ("utf-8", "gb18030"):
+        assert canary.encode(encoding) not in stored
+        assert "金絲雀".encode(encoding) not in stored
+    assert rid.encode() not in stored and b"laptop" not in stored
+    a.close()
+    b.close()
+
+
+def _bucket_bytes(endpoint: str) -> bytes:
+    """Every key and object as the S3 API serves it (the server's files may be compressed)."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint)
+    out = bytearray()
+    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        out += item["Key"].encode() + client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+    return bytes(out)
+
+
+def test_a_missing_bucket_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
+    with pytest.raises(MemoriesError) as caught:
+        first_device(tmp_path / "a", "s3://no-such-bucket/x", s3_env.endpoint)
+    assert caught.value.code == "sync_target_missing"
+    assert "no-such-bucket" in caught.value.message
+
+
+def test_an_unreachable_endpoint_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
+    from tests.helpers.seaweed import _free_port
+
+    with pytest.raises(MemoriesError) as caught:
+        first_device(tmp_path / "a", f"s3://{BUCKET}/x", f"http://127.0.0.1:{_free_port()}")
+    assert caught.value.code == "sync_target_unreachable"
