@@ -8,8 +8,12 @@
   field holds every CJK run's overlapping two-character pieces (same 5/1/2 columns, its own
   statistics), scored at PIECE_WEIGHT: a query that is part of a word (小明 → 王小明) or
   spans two (竹廠 → 新竹廠區) matches through them, and a whole-word match still ranks first
-  at equal frequency, because it scores as a word and as pieces. ``all`` accepts a query
-  word met by its pieces (``text.query.word_needs``).
+  at equal frequency, because it scores as a word and as pieces. A third field holds each
+  CJK character (same columns), scored at CHAR_WEIGHT for the query words of one CJK
+  character that no query piece holds (it stands alone in the query): 燉 meets 燉煮 and 鴨
+  烤鴨, and the character as a word of its own, in a title or repeated still ranks higher.
+  ``all`` accepts a query word met by its pieces, or such a character met by the characters
+  field (``text.query.word_needs``).
 * ``phr(title, body, meta)`` is an SQLite FTS5 table holding the precise phrase stream (one
   token per CJK character, whole Latin words, folded, not stemmed) and ranks ``phrase``
   queries with ``bm25(phr, 5.0, 1.0, 2.0)``. A phrase query is the raw query's phrase
@@ -44,6 +48,9 @@ WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
 # questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
 # count (bench/bench_lexical.py, zh-cmrc2018-partial-words); 1.0 would rank a piece like a word.
 PIECE_WEIGHT = 0.5
+# The characters field's weight, for query words of one CJK character (measured beside the
+# pieces' in bench/bench_lexical.py's single-character rows and the question sets).
+CHAR_WEIGHT = 0.5
 # Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
 # part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
 # loaded on first use. Both carry one random build id, so parts of different builds never mix.
@@ -78,9 +85,9 @@ class LexicalHit(NamedTuple):
 _hit = partial(tuple.__new__, LexicalHit)
 
 
-def _without_pieces(text: str) -> tuple[list[str], list[str], list[str]]:
+def _without_pieces(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
     tokens, phrase = segment.index_and_phrase_tokens(text)
-    return tokens, phrase, []
+    return tokens, phrase, [], []
 
 
 def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str]:
@@ -235,9 +242,9 @@ class LexicalIndex:
         rows_phr = []
         rows_docs = []
         # Chunks of one document repeat its title and metadata: segment each distinct one once.
-        seen: dict[str, tuple[list[str], list[str], list[str]]] = {}
+        seen: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
 
-        def tokens_of(text: str) -> tuple[list[str], list[str], list[str]]:
+        def tokens_of(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
             got = seen.get(text)
             if got is None:
                 got = seen[text] = split(text)
@@ -247,14 +254,16 @@ class LexicalIndex:
 
         for d in docs:
             key = int(d.key)
-            title, ptitle, gtitle = tokens_of(d.title)
-            body, pbody, gbody = split(d.body)
-            meta, pmeta, gmeta = tokens_of(d.meta)
+            title, ptitle, gtitle, ctitle = tokens_of(d.title)
+            body, pbody, gbody, cbody = split(d.body)
+            meta, pmeta, gmeta, cmeta = tokens_of(d.meta)
             freqs = _weighted(title, body, meta)
             pieces = _weighted(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
+            chars = _weighted(ctitle, cbody, cmeta) if ctitle or cbody or cmeta else {}
             length = len(title) + len(body) + len(meta) + len(freqs)
             rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group, pieces,
-                                    len(gtitle) + len(gbody) + len(gmeta)))
+                                    len(gtitle) + len(gbody) + len(gmeta), chars,
+                                    len(ctitle) + len(cbody) + len(cmeta)))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
             rows_docs.append((key, 1 if d.is_card else 0))
         if not rows_docs:
@@ -328,15 +337,18 @@ class LexicalIndex:
         tokens = list(query.phrase) if isinstance(query, Query) else segment.query_phrase(query)
         return _quote(" ".join(tokens)) if tokens else None
 
-    def _terms(self, query: str | Query) -> tuple[list[str], list[str]]:
-        """The query's words and CJK pieces (together within the term limit)."""
+    def _terms(self, query: str | Query) -> tuple[list[str], list[str], list[str]]:
+        """The query's words, CJK pieces (together within the term limit) and one-character words."""
         if isinstance(query, Query):
-            return list(query.terms), list(query.pieces) if self._pieces else []
+            if not self._pieces:
+                return list(query.terms), [], []
+            return list(query.terms), list(query.pieces), list(query.chars)
         segment.check_query_bytes(query)
         folded = segment.fold(query)
         if not self._pieces:
-            return segment.search_terms(query, folded), []
-        return segment.search_terms_and_pieces(query, folded)
+            return segment.search_terms(query, folded), [], []
+        terms, pieces = segment.search_terms_and_pieces(query, folded)
+        return terms, pieces, segment.single_chars(terms, pieces)
 
     def search(
         self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
@@ -351,12 +363,13 @@ class LexicalIndex:
         _check_mode(match_mode)
         _check_limit(limit)
         if match_mode != "phrase":
-            terms, pieces = self._terms(query)
+            terms, pieces, chars = self._terms(query)
             if not terms or limit == 0:
                 return []
-            need = word_needs(terms, pieces) if match_mode == "all" else None
+            need = word_needs(terms, pieces, chars) if match_mode == "all" else None
             with self._lock:
-                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need)
+                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need,
+                                          chars, CHAR_WEIGHT)
             return list(map(_hit, ranked))
         match = self._phrase_expression(query)
         if match is None or limit == 0:
@@ -391,9 +404,9 @@ class LexicalIndex:
                 segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
         if match_mode == "all":
-            terms, pieces = self._terms(query)
+            terms, pieces, chars = self._terms(query)
             with self._lock:
-                return self._bm25.matching(terms, word_needs(terms, pieces)) if terms else set()
+                return self._bm25.matching(terms, word_needs(terms, pieces, chars)) if terms else set()
         match = self._phrase_expression(query)
         if match is None:
             return set()
