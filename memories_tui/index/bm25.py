@@ -25,12 +25,14 @@ their best row, which is how a document is scored from its chunks, however many 
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..text.segment import is_cjk_word
 from .bm25_postings import FieldPostings
 
 _MAGIC = b"MBM5"  # 5: a characters field; 4: a pieces field; 3: rows carry a group. Older images are refused.
@@ -301,6 +303,20 @@ class BM25Index:
         """Keys of the rows an ``all`` query matches (``need``, default: every term)."""
         mask = self._all_mask([(t, (), (), False) for t in dict.fromkeys(terms)] if need is None else need)
         return set() if mask is None else set(self._row_key[np.flatnonzero(mask)].tolist())
+
+    def rarity(self, terms: Sequence[str]) -> list[float]:
+        """How rare each term is here: BM25's idf kept positive, ln(1 + (N − n + 0.5) / (n + 0.5)),
+        n the rows holding the term as a word, else (a CJK term) as characters or pieces (the
+        rarest piece of it: at least as many rows as hold the whole term)."""
+        n_live = len(self._key_row)
+        out = []
+        for term in terms:
+            held = self.doc_freq(term)
+            if not held and is_cjk_word(term):
+                held = (self.doc_freq(term, chars=True) if len(term) == 1 else
+                        min(self.doc_freq(term[i:i + 2], pieces=True) for i in range(len(term) - 1)))
+            out.append(math.log(1.0 + (n_live - held + 0.5) / (held + 0.5)))
+        return out
 
     def doc_freq(self, term: str, pieces: bool = False, chars: bool = False) -> int:
         fld = self._chars if chars else self._pieces if pieces else self._words

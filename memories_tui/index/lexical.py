@@ -394,6 +394,12 @@ class LexicalIndex:
                             break
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
+    def rarity(self, terms: list[str]) -> list[float]:
+        """How rare each (folded) term is in this index (``BM25Index.rarity``): what an answer's
+        sentences are weighed by, so a common word shared with a question is worth little."""
+        with self._lock:
+            return self._bm25.rarity(terms)
+
     def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
         """Keys of every chunk the query matches under a strict mode; None for ``any``."""
         if isinstance(query, Query):

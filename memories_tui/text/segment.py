@@ -383,8 +383,7 @@ def _stopwords() -> frozenset[str]:
 
 
 def check_query_bytes(query: str) -> None:
-    size = len(query.encode("utf-8", "surrogatepass"))
-    if size > MAX_QUERY_BYTES:
+    if (size := len(query.encode("utf-8", "surrogatepass"))) > MAX_QUERY_BYTES:
         raise LimitError(msg("Query is {size:,} bytes; the limit is {max_query_bytes:,} query bytes.",
                              size=size, max_query_bytes=MAX_QUERY_BYTES))
 
@@ -422,8 +421,7 @@ def search_terms_and_pieces(query: str, folded: str) -> tuple[list[str], list[st
     """``search_terms`` and ``query_pieces`` in the room the terms leave, from one pass."""
     found: list[str] = []
     terms = search_terms(query, folded, found)
-    budget = MAX_QUERY_TERMS - len(terms)
-    return terms, list(dict.fromkeys(found))[:budget] if budget > 0 else []
+    return terms, list(dict.fromkeys(found))[:max(0, MAX_QUERY_TERMS - len(terms))]
 
 
 def query_phrase(query: str) -> list[str]:
