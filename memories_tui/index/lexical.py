@@ -1,8 +1,8 @@
 """In-memory BM25 index over chunks.
 
 * ``any``/``all`` queries are ranked by ``bm25.BM25Index``: Jieba search-mode tokens
-  (folded, English stemmed) of title, body and metadata weighted 5/1/2, scored with FTS5's
-  bm25 formula in numpy (identical scores, ~10x less time than an FTS5 query). A row's
+  (folded, English stemmed) of title, body and metadata weighted 5/1/2 (2/1/2 for a title
+  without CJK), scored with FTS5's bm25 formula in numpy (~10x less time than FTS5). A row's
   length counts its tokens plus its distinct tokens, as the former FTS5 table with a
   zero-weight "terms" column did, so rankings did not move. Beside the words, a second
   field holds every CJK run's overlapping two-character pieces (same 5/1/2 columns, its own
@@ -44,12 +44,15 @@ from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 from ..i18n import msg
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
+# A title without CJK weighs 2, not 5: English titles are often sentence-long, Chinese ones
+# the names questions ask about (each measured on its language's set: docs/performance.md).
+LATIN_TITLE_WEIGHT = 2.0
 # Half a word: the weight of the pieces field's BM25 beside the words'. On zh-cmrc2018
 # questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
 # count (bench/bench_lexical.py, zh-cmrc2018-partial-words); 1.0 would rank a piece like a word.
 PIECE_WEIGHT = 0.5
-# The characters field's weight, for query words of one CJK character (measured beside the
-# pieces' in bench/bench_lexical.py's single-character rows and the question sets).
+# The characters field's weight, for a query's lone CJK characters (bench_lexical.py's
+# single-character rows: 0.25-1.0 score alike; questions and partial words never use it).
 CHAR_WEIGHT = 0.5
 # Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
 # part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
@@ -90,9 +93,9 @@ def _without_pieces(text: str) -> tuple[list[str], list[str], list[str], list[st
     return tokens, phrase, [], []
 
 
-def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str]:
-    """Column-weighted term frequencies (WEIGHTS) of one row."""
-    w_title, w_body, w_meta = WEIGHTS
+def _weighted(title: list[str], body: list[str], meta: list[str], w_title: float = WEIGHTS[0]) -> Counter[str]:
+    """Column-weighted term frequencies (WEIGHTS, ``w_title`` for the title) of one row."""
+    _, w_body, w_meta = WEIGHTS
     freqs: Counter[str] = Counter(body)
     if w_body != 1.0:
         for t in freqs:
@@ -102,6 +105,11 @@ def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str
     for t in meta:
         freqs[t] += w_meta  # type: ignore[assignment]
     return freqs
+
+
+def _title_weight(tokens: list[str]) -> float:
+    """WEIGHTS' title weight for a title holding a CJK word, else LATIN_TITLE_WEIGHT."""
+    return WEIGHTS[0] if any(map(segment.is_cjk_word, tokens)) else LATIN_TITLE_WEIGHT
 
 
 def _quote(term: str) -> str:
@@ -257,7 +265,7 @@ class LexicalIndex:
             title, ptitle, gtitle, ctitle = tokens_of(d.title)
             body, pbody, gbody, cbody = split(d.body)
             meta, pmeta, gmeta, cmeta = tokens_of(d.meta)
-            freqs = _weighted(title, body, meta)
+            freqs = _weighted(title, body, meta, _title_weight(title))
             pieces = _weighted(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
             chars = _weighted(ctitle, cbody, cmeta) if ctitle or cbody or cmeta else {}
             length = len(title) + len(body) + len(meta) + len(freqs)
@@ -395,8 +403,7 @@ class LexicalIndex:
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
     def rarity(self, terms: list[str]) -> list[float]:
-        """How rare each (folded) term is in this index (``BM25Index.rarity``): what an answer's
-        sentences are weighed by, so a common word shared with a question is worth little."""
+        """Each folded term's rarity here (``BM25Index.rarity``): what weighs an answer's terms."""
         with self._lock:
             return self._bm25.rarity(terms)
 
