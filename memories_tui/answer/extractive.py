@@ -47,10 +47,11 @@ RANK_PRIOR = 0.25  # score lost per rank below the first source
 BIGRAM_WEIGHT = 0.5
 KIND_WEIGHT = 0.3  # the kind of fact asked for (a duration for how long …); see question_kind
 TITLE_SHARE = 0.5  # a question term in a sentence's title counts half as much as in the sentence
-# When a sentence may be cited (tuned on the first 400 zh-cmrc2018 questions and their
-# unanswerable copies, bench/bench_extractive.py; checked on the rest and in Traditional):
+# When a sentence may be cited: tuned on the first 400 zh-cmrc2018 questions and their
+# unanswerable copies (bench/bench_extractive.py), MIN_EVIDENCE then on questions 1000-1800;
+# measured on all 3,219 (docs/performance.md):
 MIN_SUPPORT = 0.2  # the rarity-weighted share of the question the sentence (and its title) holds
-MIN_EVIDENCE = 0.55  # … and its whole chunk with the title
+MIN_EVIDENCE = 0.5  # … and its whole chunk with the title
 KEY_SHARE = 0.8  # the question's key terms: at least this share of its rarest term's rarity
 MIN_KEY = 0.4  # the weighted share of the key terms the chunk and title must hold
 NEXT_SHARE = 0.7  # a further sentence scores at least this share of the best one's score
