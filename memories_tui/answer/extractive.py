@@ -52,7 +52,10 @@ TITLE_SHARE = 0.5  # a question term in a sentence's title counts half as much a
 # measured on all 3,219 (docs/performance.md):
 MIN_SUPPORT = 0.2  # the rarity-weighted share of the question the sentence (and its title) holds
 MIN_EVIDENCE = 0.5  # … and its whole chunk with the title
-KEY_SHARE = 0.8  # the question's key terms: at least this share of its rarest term's rarity
+# The question's key terms: rarer than its rarest term's rarity less KEY_GAP. The rarity is
+# ln((N + 1) / (n + 0.5)), so the gap is a ratio of row counts whatever the vault's size:
+# 1.5 keeps the terms held by at most ~4.5 times as many rows (+0.5) as the rarest.
+KEY_GAP = 1.5
 MIN_KEY = 0.4  # the weighted share of the key terms the chunk and title must hold
 NEXT_SHARE = 0.7  # a further sentence scores at least this share of the best one's score
 COMMON_SHARE = 0.3  # a term less rare than this share of the question's rarest term is common
@@ -62,7 +65,7 @@ PIECE_SHARE = 0.8  # a long CJK term met only piece by piece counts at most this
 _ASKING_PREFIXES = ("哪", "什么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地", "谁", "啥")
 # Words that only make a sentence a question: they say what kind of fact is asked for.
 QUESTION_WORDS = ("how what when where which who whom whose why do does did can could would should "
-                  "i you we me my your our is are was were much many long "
+                  "i you we me my your our is are was were much many long often "
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
                   "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
@@ -240,7 +243,7 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
 
     weights = _weights(q_terms, rarity)
     total = sum(weights) or 1.0
-    key = KEY_SHARE * max(weights, default=0.0)
+    key = max(weights, default=0.0) - KEY_GAP
     key_total = sum(w for w in weights if w >= key) or 1.0
     evidences = []
     for c, ti in zip(whole, titles, strict=True):
