@@ -10,7 +10,14 @@ generation service: the project's BM25 index (FTS5, Jieba, folding) retrieves th
   the answer's mean length in characters (sentence text, without the ``[S#]`` labels);
 * ``top-1 chunk``: share whose best retrieved chunk contains one (the ceiling);
 * ``baseline``: BM25 top 3 chunks, the three sentences sharing the most Jieba terms with the
-  question (same sentence splitter), measured in the same run.
+  question (same sentence splitter), measured in the same run;
+* ``unanswerable``: the same questions with each one's gold document left out (its chunks are
+  dropped from the retrieved list, which is filled from deeper down; the terms' rarity still
+  counts it, one document in the corpus): the share answered ``insufficient_evidence``
+  (declined: right, as no answer exists) beside the share answered on the full set.
+
+The answerer weighs question terms by their rarity in the index (``LexicalIndex.rarity``),
+as ``rag ask`` does.
 
     .venv/bin/python bench/bench_extractive.py [--data DIR] [--collections NAME ...] [--max-questions N] [--json]
 """
@@ -19,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,14 +37,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import DEFAULT_DATA, Collection, load_collection, print_table, traditional_copy  # noqa: E402
 
-from memories_tui.answer.extractive import extract_answer, split_sentences  # noqa: E402
-from memories_tui.answer.types import Source  # noqa: E402
+from memories_tui.answer.extractive import MatchText, extract_answer, split_sentences  # noqa: E402
+from memories_tui.answer.types import INSUFFICIENT, Source  # noqa: E402
 from memories_tui.errors import LimitError  # noqa: E402
 from memories_tui.index.lexical import LexicalDoc, LexicalIndex  # noqa: E402
 from memories_tui.text import segment  # noqa: E402
 from memories_tui.text.chunking import chunk_text  # noqa: E402
 
 RETRIEVED = 10  # chunks retrieved per question (rag ask's default --limit)
+NAN = float("nan")
 
 
 def load_answers(root: Path) -> dict[str, list[str]]:
@@ -62,17 +72,43 @@ def build(coll: Collection) -> tuple[LexicalIndex, dict[int, Source]]:
     return index, chunks
 
 
-def retrieve(index: LexicalIndex, chunks: dict[int, Source], question: str) -> list[Source]:
+def retrieve(index: LexicalIndex, chunks: dict[int, Source], question: str, leave_out: str | None = None,
+             depth: int = 0) -> list[Source]:
+    """The top RETRIEVED chunks; ``leave_out``: without that document's chunks (``depth``: how
+    many it has, so the list is still filled)."""
     try:
-        hits = index.search(question, "any", limit=RETRIEVED)
+        hits = index.search(question, "any", limit=RETRIEVED + depth)
     except LimitError:
         return []
+    kept = [h for h in hits if chunks[h.key].record_id != leave_out][:RETRIEVED]
     out = []
-    for i, h in enumerate(hits):
+    for i, h in enumerate(kept):
         c = chunks[h.key]
         out.append(Source(f"S{i + 1}", c.record_id, c.revision, c.byte_start, c.byte_end, c.title, text=c.text,
                           chunk_hash=c.chunk_hash))
     return out
+
+
+def without_document(index: LexicalIndex, gone: list[Source]) -> Callable[[list[str]], list[float]]:
+    """``index.rarity`` as if the chunks ``gone`` were not indexed: each term's row count less
+    the rows of ``gone`` holding it (read back from the idf), so a name only the left-out
+    document holds is unseen, as in a vault without it."""
+    texts = [MatchText(c.text) for c in gone]
+    titles = [MatchText(c.title) for c in gone]
+    rows = len(index)
+
+    def rarity(terms: list[str]) -> list[float]:
+        out = []
+        for term, idf in zip(terms, index.rarity(terms), strict=True):
+            r = math.exp(idf) - 1.0  # (N - n + 0.5) / (n + 0.5)
+            held = (rows + 0.5 - 0.5 * r) / (1.0 + r)
+            held -= sum(1 for x, t in zip(texts, titles, strict=True) if max(x.holds(term), t.holds(term)) >= 1.0)
+            held = max(0.0, held)
+            n = rows - len(gone)
+            out.append(math.log(1.0 + (n - held + 0.5) / (held + 0.5)))
+        return out
+
+    return rarity
 
 
 def baseline(question: str, sources: list[Source]) -> list[str]:
@@ -99,7 +135,10 @@ def bench(coll: Collection, answers: dict[str, list[str]], max_questions: int | 
     qids = [q for q in coll.queries if q in answers]
     if max_questions:
         qids = qids[:max_questions]
-    hit_ex = hit_top1 = hit_base = 0
+    hit_ex = hit_top1 = hit_base = declined = declined_unanswerable = 0
+    per_doc: dict[str, int] = {}
+    for c in chunks.values():
+        per_doc[c.record_id] = per_doc.get(c.record_id, 0) + 1
     len_ex = len_base = len_top1 = 0
     lat: list[float] = []
     for qid in qids:
@@ -109,8 +148,14 @@ def bench(coll: Collection, answers: dict[str, list[str]], max_questions: int | 
             hit_top1 += contains_gold(sources[0].text, golds)
             len_top1 += len(sources[0].text)
         t = time.perf_counter()
-        ans = extract_answer(question, sources)
+        ans = extract_answer(question, sources, rarity=index.rarity)
         lat.append((time.perf_counter() - t) * 1000)
+        declined += ans.status == INSUFFICIENT
+        gold = next(iter(coll.qrels.get(qid, {})), None)
+        if gold is not None:
+            rest = retrieve(index, chunks, question, leave_out=gold, depth=per_doc.get(gold, 0))
+            rarity = without_document(index, [c for c in chunks.values() if c.record_id == gold])
+            declined_unanswerable += extract_answer(question, rest, rarity=rarity).status == INSUFFICIENT
         text = "".join(s.text for s in ans.sentences)
         hit_ex += contains_gold(text, golds)
         len_ex += len(text)
@@ -122,6 +167,7 @@ def bench(coll: Collection, answers: dict[str, list[str]], max_questions: int | 
     return {
         "collection": coll.name, "questions": len(qids),
         "extractive_contains_gold": hit_ex / n, "extractive_mean_chars": len_ex / n,
+        "extractive_declined": declined / n, "unanswerable_declined": declined_unanswerable / n,
         "top1_chunk_contains_gold": hit_top1 / n, "top1_chunk_mean_chars": len_top1 / n,
         "baseline_contains_gold": hit_base / n, "baseline_mean_chars": len_base / n,
         "extract_p50_ms": lat[len(lat) // 2] if lat else None, "index_build_s": build_s,
@@ -166,12 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for r in results:
         rows.append([r["collection"], "extractive (ours)", r["questions"], r["extractive_contains_gold"],
-                     r["extractive_mean_chars"]])
+                     r["extractive_mean_chars"], r["extractive_declined"]])
+        rows.append([r["collection"], "extractive, gold document left out (unanswerable)", r["questions"], NAN, NAN,
+                     r["unanswerable_declined"]])
         rows.append([r["collection"], "baseline: top 3 chunks, 3 sentences by shared terms", r["questions"],
-                     r["baseline_contains_gold"], r["baseline_mean_chars"]])
+                     r["baseline_contains_gold"], r["baseline_mean_chars"], NAN])
         rows.append([r["collection"], "ceiling: top-1 chunk", r["questions"], r["top1_chunk_contains_gold"],
-                     r["top1_chunk_mean_chars"]])
-    print_table(["collection", "system", "questions", "contains gold", "mean chars"], rows)
+                     r["top1_chunk_mean_chars"], NAN])
+    print_table(["collection", "system", "questions", "contains gold", "mean chars", "declined"], rows)
     return 0
 
 

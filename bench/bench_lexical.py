@@ -46,6 +46,9 @@ from common import (  # noqa: E402
     percentile,
     print_table,
 )
+from single_chars import BASE as SINGLE_CHAR_BASE  # noqa: E402
+from single_chars import NAMES as SINGLE_CHAR_SETS  # noqa: E402
+from single_chars import single_char_collection  # noqa: E402
 
 from memories_tui.errors import LimitError  # noqa: E402
 from memories_tui.index.lexical import LexicalDoc, LexicalIndex  # noqa: E402
@@ -104,10 +107,15 @@ def bm25_memory_mib(index: LexicalIndex) -> float:
     bm25 = index._bm25
     arrays = [bm25._row_key, bm25._row_group, bm25._row_gidx, bm25._row_card, bm25._row_alive]
     total = sum(a.nbytes for a in arrays) + sys.getsizeof(bm25._key_row) + sys.getsizeof(bm25._group_ids)
-    for fld in (bm25._words, bm25._pieces):
-        total += sum(a.nbytes for a in (fld.lens, fld.ptr, fld.prow, fld.ptf))
-        total += fld.vocab.nbytes()
+    for fld in (bm25._words, bm25._pieces, getattr(bm25, "_chars", None)):
+        if fld is not None:  # None: an index from before the characters field (older code)
+            total += field_memory_mib(fld) * 2**20
     return total / 2**20
+
+
+def field_memory_mib(fld) -> float:  # noqa: ANN001  (a FieldPostings)
+    """One BM25 field's arrays and vocabulary."""
+    return (sum(a.nbytes for a in (fld.lens, fld.ptr, fld.prow, fld.ptf)) + fld.vocab.nbytes()) / 2**20
 
 
 def fts_search(index: LexicalIndex, owner: dict[int, str], mode: str, per_group: bool = True,
@@ -378,15 +386,21 @@ def main(argv: list[str] | None = None) -> int:
     loaded: list[Collection] = []
 
     names = [c for c in args.collections.split(",") if c] or find_collections(args.data)
+    if not args.collections and SINGLE_CHAR_BASE in names:
+        names += list(SINGLE_CHAR_SETS)  # generated from zh-cmrc2018, not stored
     for name in names:
-        coll = load_collection(args.data, name)
+        generated = name in SINGLE_CHAR_SETS
+        coll = load_collection(args.data, SINGLE_CHAR_BASE if generated else name)
         if coll is None:
             continue
-        loaded.append(coll)
+        if generated:
+            coll = single_char_collection(coll, name)
+        else:
+            loaded.append(coll)
         chinese = is_chinese(coll)
         qs = subsample(coll.queries, n_q)
         bench_collection(coll, name, qs, rows, chinese=chinese)
-        if not chinese or args.no_variants:
+        if not chinese or args.no_variants or generated:
             continue
         latin = {k: v for k, v in qs.items() if re.search(r"[A-Za-z]{2,}", v)}
         if latin:

@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_lexical import bm25_memory_mib, build_fts  # noqa: E402
+from bench_lexical import bm25_memory_mib, build_fts, field_memory_mib  # noqa: E402
 from common import DEFAULT_DATA, evaluate, load_named, print_table  # noqa: E402
 
 from memories_tui.config import Limits  # noqa: E402
@@ -138,7 +138,8 @@ def at_cache_limit(data: Path) -> dict[str, object]:
             "build_s": {"with pieces": round(with_pieces_s, 1), "words only": round(words_s, 1)},
             "snapshot_mb (BM25, phrase)": sizes,
             "bm25_in_memory_mib": {"with pieces": round(bm25_memory_mib(vault.lexical)),
-                                   "words only": round(bm25_memory_mib(words))},
+                                   "words only": round(bm25_memory_mib(words)),
+                                   "of which the characters field": round(field_memory_mib(vault.lexical._bm25._chars), 1)},
             "one more note": refused}
 
 

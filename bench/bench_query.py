@@ -91,7 +91,7 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
         vocab = retriever.vocab_dict
 
         lat: dict[str, list[float]] = {"any": [], "all": [], "phrase": [], "bm25s": [], "index": []}
-        lexical = engine.index(vid).lexical
+        lexical = engine._context(vid).index().lexical
         run_ours: dict[str, list[str]] = {}
         run_ref: dict[str, list[str]] = {}
 

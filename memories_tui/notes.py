@@ -16,7 +16,7 @@ NoteKind = Literal[
     "remark",  # anything without a kind of its own
     "extractive",  # the answer quotes the notes; nothing was generated
     "nothing_retrieved",  # the search found nothing, so no answer service was called
-    "no_shared_word",  # retrieved text shares no word with the question
+    "no_supporting_sentence",  # no retrieved sentence holds enough of the question's rarer words
     "no_generation_service",  # no answer service is configured
     "uncited",  # the model cited no source
     "unverified_quote",  # a quote was not found in its source
@@ -39,7 +39,8 @@ class Note(Jsonable):
 
 EXTRACTIVE = Note(N_("Extractive answer: sentences copied from your notes, not generated."), "extractive")
 NOTHING_RETRIEVED = Note(N_("Nothing relevant was retrieved; no service was called."), "nothing_retrieved")
-NO_SHARED_WORD = Note(N_("No retrieved sentence shares a word with the question."), "no_shared_word")
+NO_SUPPORTING_SENTENCE = Note(N_("No retrieved sentence holds enough of the question's rarer words to answer it."),
+                              "no_supporting_sentence")
 NO_GENERATION_SERVICE = Note(N_("No [rag.generation] service is configured; add one to the config for generated "
                                 "answers."),
                              "no_generation_service")

@@ -16,18 +16,19 @@ from ..models.remote import CallContext
 from ..models.remote_generate import Generator
 from ..notes import CITATION_CHECK, NO_GENERATION_SERVICE, NOTHING_RETRIEVED, UNCITED, UNVERIFIED_QUOTE
 from .citations import check_answer
-from .extractive import extract_answer
+from .extractive import Rarity, extract_answer
 from .prompt import build_prompt
 from .types import ANSWERED, INSUFFICIENT, Answer, Source
 
 
 def answer_question(question: str, sources: Sequence[Source], generator: Generator | None, ctx: CallContext,
-                    still_valid: Callable[[], bool] | None = None) -> Answer:
+                    still_valid: Callable[[], bool] | None = None, rarity: Rarity | None = None) -> Answer:
+    """``rarity``: each term's rarity in the vault, for the offline answer (``extract_answer``)."""
     sources = list(sources)
     if not sources:
         return Answer(INSUFFICIENT, "", notes=[NOTHING_RETRIEVED])
     if generator is None:
-        answer = extract_answer(question, sources)
+        answer = extract_answer(question, sources, rarity=rarity)
         answer.notes.append(NO_GENERATION_SERVICE)
     else:
         prompt = build_prompt(question, sources)

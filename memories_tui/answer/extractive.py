@@ -1,42 +1,73 @@
-"""Offline extractive answers: the sentences of the retrieved chunks that best
-support the question, each with its `[S#]`, labelled extractive, never as generated.
+"""Offline extractive answers: the sentences of the retrieved chunks that answer the
+question, each with its `[S#]`, labelled extractive, never as generated; or none.
 
 Sentences are split at Chinese 。！？； and line breaks, and at English . ! ? before a
-space. Each sentence is scored by the question terms it shares (Jieba search-mode terms,
-folded, stopwords dropped), weighted by how rare each term is among the candidate
-sentences, plus the question's character bigrams it contains (robust where Jieba cuts the
-question and the passage differently), with a small prior for higher-ranked sources. The
-best sentence is taken first; sentences right after it in the same source come next when
-the budget allows (answers often follow the sentence that repeats the question's words),
-then the next best sentences, all within ``max_chars``.
+space. A sentence is matched with the search's analysis: the question's terms (Jieba
+search-mode words, folded, English stemmed, stopwords and question words dropped), each
+met as a word of the sentence or, for a CJK term, anywhere in it (inside a longer word,
+across two: what the search's pieces and characters do). Each term weighs what its rarity in
+the vault says (``LexicalIndex.rarity``: BM25's idf), so a shared "long" or 的 counts for
+little and a shared name or dish for much. A sentence's support is the weighted share of
+the question it holds, a term in its note's title counting half. Its score adds the
+question's character bigrams it holds (robust where Jieba cuts the two differently), the
+kind of fact the question asks for (how long → a duration, when → a date, where → a place,
+how many → a count: ``question_kind``) and a small prior for higher-ranked sources.
 
-A question that asks for an amount (how many / how long / what temperature / 多少 / 幾 / 多久 /
-哪一年 …) also rewards sentences that state a number, more when a unit follows it ("250 °C",
-"20 minutes", "九十二度"), so the sentence with the figure beats one that only repeats the
-question's words. A single line break inside hard-wrapped prose does not end a sentence.
+A sentence is cited only when it holds a question term that is not common (rarer than
+COMMON_SHARE of the question's rarest term) and its support reaches MIN_SUPPORT; when no
+sentence does, the answer is ``insufficient_evidence``. The best sentence is taken first;
+the sentence right after it in the same source comes next when the budget allows (answers
+often follow the sentence that repeats the question's words), then the next best citable
+sentences, all within ``max_chars``. A single line break inside hard-wrapped prose does not
+end a sentence.
 """
+
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..notes import EXTRACTIVE as EXTRACTIVE_NOTE
-from ..notes import NO_SHARED_WORD
+from ..notes import NO_SUPPORTING_SENTENCE
 from ..text.offsets import char_span_to_bytes
-from ..text.segment import fold, search_terms
+from ..text.segment import MAX_QUERY_TERMS, fold, index_tokens, is_cjk_word, query_pieces, search_terms, single_chars
+from .question_kind import kinds_asked, states, states_a_number
 from .types import EXTRACTIVE, INSUFFICIENT, Answer, Citation, ExtractedSentence, Source
+
+# Each term's rarity in the vault (``LexicalIndex.rarity``).
+Rarity = Callable[[list[str]], Sequence[float]]
 
 MAX_SENTENCES = 3
 MAX_CHARS = 200
 TOP_SOURCES = 3
 RANK_PRIOR = 0.25  # score lost per rank below the first source
 BIGRAM_WEIGHT = 0.5
-QUANTITY_WEIGHT = 0.3  # a number with a unit, in answer to a question asking for an amount (half without a unit)
+KIND_WEIGHT = 0.3  # the kind of fact asked for (a duration for how long …); see question_kind
+TITLE_SHARE = 0.5  # a question term in a sentence's title counts half as much as in the sentence
+# When a sentence may be cited: tuned on the first 400 zh-cmrc2018 questions and their
+# unanswerable copies (bench/bench_extractive.py), MIN_EVIDENCE then on questions 1000-1800;
+# measured on all 3,219 (docs/performance.md):
+MIN_SUPPORT = 0.2  # the rarity-weighted share of the question the sentence (and its title) holds
+MIN_EVIDENCE = 0.5  # … and its whole chunk with the title
+# The question's key terms: rarer than its rarest term's rarity less KEY_GAP. The rarity is
+# ln((N + 1) / (n + 0.5)), so the gap is a ratio of row counts whatever the vault's size:
+# 1.5 keeps the terms held by at most ~4.5 times as many rows (+0.5) as the rarest.
+KEY_GAP = 1.5
+MIN_KEY = 0.4  # the weighted share of the key terms the chunk and title must hold
+NEXT_SHARE = 0.7  # a further sentence scores at least this share of the best one's score
+COMMON_SHARE = 0.3  # a term less rare than this share of the question's rarest term is common
+_GLUE = frozenset("是有的了在和与及为被把也都就还又呢吗啊呀吧要会能该得着过")
+PIECE_SHARE = 0.8  # a long CJK term met only piece by piece counts at most this much
+# Folded starts of Chinese question words (哪支, 什么样, 怎么办, 多少钱 …).
+_ASKING_PREFIXES = ("哪", "什么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地", "谁", "啥")
+# Words that only make a sentence a question: they say what kind of fact is asked for.
+QUESTION_WORDS = ("how what when where which who whom whose why do does did can could would should "
+                  "i you we me my your our is are was were much many long often "
+                  "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
+                  "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
@@ -46,17 +77,6 @@ _SENTENCE_END = re.compile(
     rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+>|#]|\d+[.)])\s")  # a list item, quote, table row or heading
 _LINE_END_STOPS = set("。！？；!?;:：.…" + _CLOSERS)
-_QUANTITY_QUESTION = re.compile(
-    r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|hot|cold|warm|heavy|often|fast|deep|wide|soon)\b"
-    r"|\b(?:what|which|at\s+what)\s+(?:temperature|temp|time|year|date|day|age|size|price|cost|percentage|"
-    r"percent|number|amount|weight|length|distance|speed|dose|ratio|rate|height|depth|volume)s?\b|\bwhen\b"
-    r"|多少|幾|几|多久|多長|多长|多大|多高|多重|多遠|多远|多快|多深|多寬|多宽|何時|何时|什麼時候|什么时候|哪一?年|哪一?天"
-    r"|溫度|温度|價格|价格|比例", re.IGNORECASE)
-_CJK_NUMERAL = "零〇一二三四五六七八九十百千萬万億亿兩两"
-_CJK_MEASURE = "度年月日號号歲岁個个元圓圆塊块公克斤里米分秒時时天週周次倍層层件名位人%％"
-_NUMBER = re.compile(rf"\d|[{_CJK_NUMERAL}]+[{_CJK_MEASURE}]")
-_NUMBER_WITH_UNIT = re.compile(
-    rf"\d[\d.,]*\s?(?:[%‰°℃℉]|[A-Za-zµμ]{{1,8}}\b|[{_CJK_MEASURE}])|[{_CJK_NUMERAL}]+[{_CJK_MEASURE}]")
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
 _HEADING = re.compile(r"#{1,6}\s")  # a Markdown heading repeats the title: not a supporting sentence
 
@@ -116,62 +136,163 @@ def _bigrams(folded: str) -> set[str]:
     return {chars[i] + chars[i + 1] for i in range(len(chars) - 1)}
 
 
-def _terms(text: str) -> set[str]:
+def _question_terms(question: str) -> list[str]:
+    """The question's search terms (folded, stemmed, stopwords dropped) without the words that
+    only make it a question (how, when, 多久, 哪裡): those say what kind of fact is wanted."""
     try:
-        return set(search_terms(text))
-    except Exception:  # a sentence over the query limits: score it on bigrams alone
-        return set()
+        terms = search_terms(question)
+    except Exception:  # a question over the query limits: its bigrams alone
+        return []
+    asking = _question_words()
+    return [t for t in terms if t not in asking and not t.startswith(_ASKING_PREFIXES)]
+
+
+_asking: frozenset[str] | None = None
+
+
+def _question_words() -> frozenset[str]:
+    global _asking
+    if _asking is None:
+        _asking = frozenset(index_tokens(QUESTION_WORDS))
+    return _asking
+
+
+class MatchText:
+    """A sentence or title as matching sees it: folded, and its index tokens."""
+
+    __slots__ = ("folded", "tokens")
+
+    def __init__(self, text: str) -> None:
+        self.folded = fold(text)
+        try:
+            self.tokens = set(index_tokens(text))
+        except Exception:
+            self.tokens = set()
+
+    def holds(self, term: str, inside: bool = True) -> float:
+        """1.0 for the term as a word, or (a CJK term) anywhere in the text: inside a longer word
+        or across two, as the search's pieces and characters meet it; for a CJK term of three
+        or more characters not held whole, the share of its pieces that are (Jieba glues an
+        unknown name to its neighbour: 成苏镜宇 where the note says 改名为苏镜宇). ``inside``
+        False: a CJK character only as a word (as the search meets a character a query piece holds)."""
+        if term in self.tokens:
+            return 1.0
+        if not is_cjk_word(term) or not (inside or len(term) > 1):
+            return 0.0
+        if term in self.folded:
+            return 1.0
+        if len(term) < 3:
+            return 0.0
+        pieces = [term[i:i + 2] for i in range(len(term) - 1)]
+        return sum(1 for p in pieces if p in self.folded) / len(pieces) * PIECE_SHARE
 
 
 @dataclass(frozen=True)
 class Scored:
     sentence: Sentence
     score: float
+    support: float = 0.0  # the rarity-weighted share of the question the sentence (and its title) holds
+    rare: bool = False  # the sentence itself holds a question term that is not common
+    evidence: float = 0.0  # the same share its whole chunk and title hold
 
 
-def score_sentences(question: str, sources: Sequence[Source], top_sources: int = TOP_SOURCES) -> list[Scored]:
+def _unglued(terms: list[str], texts: list[MatchText]) -> tuple[list[str], set[str]]:
+    """Jieba glues a function character to a neighbour it does not know (要燉, 晏是, 尚恩有):
+    such a term, held nowhere retrieved, stands for what is left without those characters.
+    Also the terms so made (a character left alone, met inside words like a query's)."""
+    out: list[str] = []
+    made: set[str] = set()
+    for term in terms:
+        if is_cjk_word(term) and len(term) > 1 and (term[0] in _GLUE or term[-1] in _GLUE) \
+                and not any(x.holds(term) for x in texts):
+            term = term.strip("".join(_GLUE))
+            made.add(term)
+        if term and term not in out:
+            out.append(term)
+    return out, made
+
+
+def _weights(terms: list[str], rarity: Rarity | None) -> list[float]:
+    """Each term's rarity in the vault; without an index at hand, every term alike (how rare
+    a term is among a few retrieved sentences says little about how common it is)."""
+    return [1.0] * len(terms) if rarity is None else list(rarity(terms))
+
+
+def score_sentences(question: str, sources: Sequence[Source], top_sources: int = TOP_SOURCES,
+                    rarity: Rarity | None = None) -> list[Scored]:
     """Every sentence of the first `top_sources` sources with its support score."""
-    q_terms = _terms(question)
-    q_bigrams = _bigrams(fold(question))
     sentences: list[Sentence] = []
     for si, source in enumerate(sources[:top_sources]):
         for a, b in split_sentences(source.text):
             sentences.append(Sentence(si, a, b, source.text[a:b]))
     if not sentences:
         return []
-    s_terms = [_terms(s.text) & q_terms for s in sentences]
-    s_bigrams = [_bigrams(fold(s.text)) & q_bigrams for s in sentences]
-    df = Counter(t for ts in s_terms for t in ts)
-    n = len(sentences)
-    idf = {t: math.log(1 + n / df[t]) for t in df}
-    max_terms = sum(math.log(1 + n) for _ in q_terms) or 1.0
-    wants_amount = bool(_QUANTITY_QUESTION.search(question))
+    q_folded = fold(question)
+    q_terms = _question_terms(question)
+    q_bigrams = _bigrams(q_folded)
+    texts = [MatchText(s.text) for s in sentences]
+    titles = [MatchText(source.title) for source in sources[:top_sources]]
+    whole = [MatchText(source.text) for source in sources[:top_sources]]
+    q_terms, made = _unglued(q_terms, whole + titles)
+    # a CJK character is met inside a longer word when it stands alone in the question, as
+    # the search meets it (燉 in 燉煮); one inside a longer run of the question only as a word
+    loose = made.union(single_chars(q_terms, query_pieces(q_folded, MAX_QUERY_TERMS)))
+
+    def held(x: MatchText, term: str) -> float:
+        return x.holds(term, term in loose)
+
+    weights = _weights(q_terms, rarity)
+    total = sum(weights) or 1.0
+    key = max(weights, default=0.0) - KEY_GAP
+    key_total = sum(w for w in weights if w >= key) or 1.0
+    evidences = []
+    for c, ti in zip(whole, titles, strict=True):
+        hold = [max(held(c, t), held(ti, t)) for t in q_terms]
+        keys_held = sum(w * h for w, h in zip(weights, hold, strict=True) if w >= key) / key_total
+        evidences.append(sum(w * h for w, h in zip(weights, hold, strict=True)) / total
+                         if keys_held >= MIN_KEY else 0.0)
+    common = COMMON_SHARE * max(weights, default=0.0)
+    kinds = kinds_asked(q_folded)
     out = []
-    for s, ts, bs in zip(sentences, s_terms, s_bigrams, strict=True):
-        term_score = sum(idf[t] for t in ts) / max_terms
-        bigram_score = len(bs) / len(q_bigrams) if q_bigrams else 0.0
-        score = term_score + BIGRAM_WEIGHT * bigram_score
-        if wants_amount and score > 0:
-            score += quantity_score(s.text)
-        out.append(Scored(s, score - RANK_PRIOR * s.source_index))
+    for s, x in zip(sentences, texts, strict=True):
+        title = titles[s.source_index]
+        own = [held(x, t) for t in q_terms]
+        support = sum(w * max(mine, TITLE_SHARE * held(title, t))
+                      for t, w, mine in zip(q_terms, weights, own, strict=True)) / total
+        evidence = evidences[s.source_index]
+        rare = any(mine >= 0.5 and w > common for w, mine in zip(weights, own, strict=True))
+        bigram_score = len(_bigrams(x.folded) & q_bigrams) / len(q_bigrams) if q_bigrams else 0.0
+        score = support + BIGRAM_WEIGHT * bigram_score
+        if kinds and rare:
+            score += kind_score(kinds, s.text, x.folded)
+        out.append(Scored(s, score - RANK_PRIOR * s.source_index, support, rare, evidence))
     return out
 
 
-def quantity_score(sentence: str) -> float:
-    """What a sentence earns for stating an amount: a number with its unit, or a bare number."""
-    if _NUMBER_WITH_UNIT.search(sentence):
-        return QUANTITY_WEIGHT
-    return QUANTITY_WEIGHT / 2 if _NUMBER.search(sentence) else 0.0
+def kind_score(kinds: Sequence[str], sentence: str, folded: str) -> float:
+    """What a sentence earns for stating the kind of fact asked for (a duration for how long, a
+    date for when), less for another kind asked, less still for a bare number."""
+    if states(kinds[0], sentence, folded):
+        return KIND_WEIGHT
+    if any(states(k, sentence, folded) for k in kinds[1:]):
+        return KIND_WEIGHT / 2
+    return KIND_WEIGHT / 4 if states_a_number(folded) else 0.0
+
+
+def _citable(x: Scored) -> bool:
+    """A sentence worth citing on its own: it holds a question term that is not common, and
+    with its title enough of the question."""
+    return x.rare and x.support >= MIN_SUPPORT and x.evidence >= MIN_EVIDENCE
 
 
 def select(scored: list[Scored], max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> list[Scored]:
     """Best sentence, then its followers in the same source, then the next best; in budget."""
     if not scored:
         return []
-    ranked = sorted(scored, key=lambda x: -x.score)
-    best = ranked[0]
-    if best.score <= 0:
+    ranked = sorted((x for x in scored if _citable(x)), key=lambda x: -x.score)
+    if not ranked:
         return []
+    best = ranked[0]
     chosen = [best]
     used = len(best.sentence.text)
     order = {id(x): i for i, x in enumerate(scored)}
@@ -180,7 +301,7 @@ def select(scored: list[Scored], max_sentences: int = MAX_SENTENCES, max_chars: 
     queue = []
     if follower is not None and follower.sentence.source_index == best.sentence.source_index:
         queue.append(follower)
-    queue += [x for x in ranked[1:] if x.score > 0]
+    queue += [x for x in ranked[1:] if x.score >= NEXT_SHARE * best.score]
     for cand in queue:
         if len(chosen) >= max_sentences:
             break
@@ -206,12 +327,14 @@ def _is_cjk(ch: str) -> bool:
 
 
 def extract_answer(question: str, sources: Sequence[Source], *, max_sentences: int = MAX_SENTENCES,
-                   max_chars: int = MAX_CHARS) -> Answer:
-    """The extractive answer: ≤ `max_sentences` sentences, each followed by its `[S#]`."""
-    picked = select(score_sentences(question, sources), max_sentences, max_chars)
+                   max_chars: int = MAX_CHARS, rarity: Rarity | None = None) -> Answer:
+    """The extractive answer: ≤ `max_sentences` sentences, each followed by its `[S#]`.
+    ``rarity``: how rare each question term is in the vault (``LexicalIndex.rarity``); without
+    it, among the candidate sentences."""
+    picked = select(score_sentences(question, sources, rarity=rarity), max_sentences, max_chars)
     if not picked:
         return Answer(INSUFFICIENT, "", sources=list(sources),
-                      notes=[NO_SHARED_WORD])
+                      notes=[NO_SUPPORTING_SENTENCE])
     # Present them in reading order: source rank, then position in the source.
     picked.sort(key=lambda x: (x.sentence.source_index, x.sentence.start))
     sentences: list[ExtractedSentence] = []

@@ -48,6 +48,7 @@ def ask_vault(ctx: VaultContext, question: str, *, mode: Mode = DEFAULT_MODE, ma
         generator = Generator(rag.generation, rag.http)
     call = ctx.call_context(cancel, guard, STALE_MESSAGE,
                             sends=tuple(SentChunk(s.record_id, s.revision, s.chunk_hash) for s in sources))
-    answer = answer_question(question, sources, generator, call, guard.valid)
+    rarity = ctx.index().lexical.rarity if generator is None else None  # the offline answer weighs terms by it
+    answer = answer_question(question, sources, generator, call, guard.valid, rarity=rarity)
     answer.notes[:0] = response.notes
     return answer

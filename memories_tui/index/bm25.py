@@ -10,10 +10,12 @@ SQLite FTS5's ``bm25(t, w_1, …, w_n)``, so on the same tokens the scores are i
     idf(t)     = ln((N − n_t + 0.5) / (n_t + 0.5)), or 1e-6 when that is ≤ 0
     k1 = 1.2, b = 0.75; f = column-weighted term frequency; n_t = live rows holding t
 
-A row has two fields, each with its own postings, lengths and statistics
-(``bm25_postings.py``): the words, and the pieces (CJK character bigrams, which let part of
-a word match). A query's score is its words' BM25 plus ``piece_weight`` times its pieces'
-BM25; without pieces it is exactly the words' FTS5 score. The caller gives each row its
+A row has three fields, each with its own postings, lengths and statistics
+(``bm25_postings.py``): the words, the pieces (CJK character bigrams, which let part of
+a word match) and the CJK characters (a one-character query word meets every word holding
+it). A query's score is its words' BM25 plus ``piece_weight`` times its pieces' BM25 plus
+``char_weight`` times its characters'; without pieces or characters it is exactly the
+words' FTS5 score. The caller gives each row its
 weighted frequencies and lengths. Interface: ``add``/``remove`` rows by integer key,
 ``top_k`` (terms, pieces + ``any``/``all`` → best keys and scores), ``matching`` (keys of
 rows an ``all`` query matches) and ``to_bytes``/``from_bytes`` for the encrypted snapshot.
@@ -23,19 +25,22 @@ their best row, which is how a document is scored from its chunks, however many 
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..text.segment import is_cjk_word
 from .bm25_postings import FieldPostings
 
-_MAGIC = b"MBM4"  # 4: a pieces field beside the words; 3: rows carry a group. Older images are refused.
+_MAGIC = b"MBM5"  # 5: a characters field; 4: a pieces field; 3: rows carry a group. Older images are refused.
 _HEAD = struct.Struct("<4sQ")  # magic, rows
-# An ``all`` requirement: a query word, the pieces that all together also satisfy it, and
-# pieces of which any one does.
-Need = tuple[str, tuple[str, ...], tuple[str, ...]]
+# An ``all`` requirement: a query word, the pieces that all together also satisfy it, pieces
+# of which any one does, and whether the characters field holding the word does (a word of
+# one CJK character standing alone in the query).
+Need = tuple[str, tuple[str, ...], tuple[str, ...], bool]
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class BM25Row:
     group: int | None = None  # rows of one group (a record's chunks) share it; None: the key
     pieces: Mapping[str, float] = field(default_factory=dict)  # the pieces field, like ``freqs``
     pieces_length: int = 0
+    chars: Mapping[str, float] = field(default_factory=dict)  # the characters field, like ``freqs``
+    chars_length: int = 0
 
 
 def _first_of_each(values: np.ndarray) -> np.ndarray:
@@ -79,6 +86,7 @@ class BM25Index:
         self._shared: np.ndarray | None = None  # per slot: its group has another live row
         self._words = FieldPostings()
         self._pieces = FieldPostings(pairs=True)
+        self._chars = FieldPostings(pairs=False, filled_average=True)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -98,8 +106,11 @@ class BM25Index:
             arr = np.zeros(new, old.dtype)
             arr[:cap] = old
             setattr(self, name, arr)
-        self._words.grow(new)
-        self._pieces.grow(new)
+        for fld in self._fields():
+            fld.grow(new)
+
+    def _fields(self) -> tuple[FieldPostings, FieldPostings, FieldPostings]:
+        return self._words, self._pieces, self._chars
 
     def add(self, rows: Sequence[BM25Row]) -> None:
         """Add rows; a key already present is replaced (the last one wins)."""
@@ -127,6 +138,7 @@ class BM25Index:
         self._words.add(start, [r.freqs for r in rows], [r.length for r in rows], self._row_alive, self._dead)
         self._pieces.add(start, [r.pieces for r in rows], [r.pieces_length for r in rows], self._row_alive,
                          self._dead)
+        self._chars.add(start, [r.chars for r in rows], [r.chars_length for r in rows], self._row_alive, self._dead)
 
     def _dense_groups(self, groups: Iterable[int]) -> list[int]:
         ids = self._group_ids
@@ -138,12 +150,12 @@ class BM25Index:
             if slot is None:
                 continue
             self._row_alive[slot] = False
-            self._words.remove(slot)
-            self._pieces.remove(slot)
+            for fld in self._fields():
+                fld.remove(slot)
             self._dead += 1
         self._shared = None
-        self._words.stale()  # row count and lengths changed: every derived score too
-        self._pieces.stale()
+        for fld in self._fields():
+            fld.stale()  # row count and lengths changed: every derived score too
 
     # -- queries --------------------------------------------------------------------------
 
@@ -157,7 +169,8 @@ class BM25Index:
         ok: np.ndarray | None = None
         size = self._n_slots
         scale = self._pieces.memo_scale  # only rows are read here: keep the memo as it is
-        for word, all_of, any_of in need:
+        char_scale = self._chars.memo_scale
+        for word, all_of, any_of, as_char in need:
             meets = np.zeros(size, np.bool_)
             for rows in self._contributions(self._words, [word], False)[0]:
                 meets[rows] = True
@@ -167,6 +180,9 @@ class BM25Index:
                     meets |= np.bincount(np.concatenate(parts), minlength=size) == len(parts)
             for rows in self._contributions(self._pieces, any_of, False, scale)[0]:
                 meets[rows] = True
+            if as_char:
+                for rows in self._contributions(self._chars, [word], False, char_scale)[0]:
+                    meets[rows] = True
             ok = meets if ok is None else ok & meets
             if not ok.any():
                 return None
@@ -174,18 +190,19 @@ class BM25Index:
 
     def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False,
               per_group: bool = False, pieces: Sequence[str] = (), piece_weight: float = 1.0,
-              need: Sequence[Need] | None = None) -> list[tuple[int, float]]:
+              need: Sequence[Need] | None = None, chars: Sequence[str] = (), char_weight: float = 1.0
+              ) -> list[tuple[int, float]]:
         """Best ``k`` (key, score) pairs, score descending then key ascending. ``any``: rows with
-        at least one term or piece; ``all``: rows meeting every requirement of ``need``
-        (default: holding every term). ``per_group``: the best row of each of the best ``k``
-        groups (a group ranks by its best row)."""
+        at least one term, piece or character; ``all``: rows meeting every requirement of
+        ``need`` (default: holding every term). ``per_group``: the best row of each of the
+        best ``k`` groups (a group ranks by its best row)."""
         if match_mode not in ("any", "all"):
             raise ValueError(f"BM25Index handles 'any' and 'all', not {match_mode!r}")
         need_all = match_mode == "all"
         if need_all and need is None:
-            need = [(t, (), ()) for t in dict.fromkeys(terms)]
-        # plain: every word itself required (no piece may stand in for one)
-        plain = not need_all or not any(a or b for _, a, b in need or ())
+            need = [(t, (), (), False) for t in dict.fromkeys(terms)]
+        # plain: every word itself required (no piece or character may stand in for one)
+        plain = not need_all or not any(a or b or c for _, a, b, c in need or ())
         rows_l, vals_l = self._contributions(self._words, terms, need_all and plain)
         n_words = len(rows_l)
         if need_all and plain and not rows_l:
@@ -194,6 +211,10 @@ class BM25Index:
             p_rows, p_vals = self._contributions(self._pieces, pieces, False, piece_weight)
             rows_l += p_rows
             vals_l += p_vals
+        if chars:
+            c_rows, c_vals = self._contributions(self._chars, chars, False, char_weight)
+            rows_l += c_rows
+            vals_l += c_vals
         if not rows_l or k <= 0:
             return []
         size = self._n_slots
@@ -280,18 +301,33 @@ class BM25Index:
 
     def matching(self, terms: Sequence[str], need: Sequence[Need] | None = None) -> set[int]:
         """Keys of the rows an ``all`` query matches (``need``, default: every term)."""
-        mask = self._all_mask([(t, (), ()) for t in dict.fromkeys(terms)] if need is None else need)
+        mask = self._all_mask([(t, (), (), False) for t in dict.fromkeys(terms)] if need is None else need)
         return set() if mask is None else set(self._row_key[np.flatnonzero(mask)].tolist())
 
-    def doc_freq(self, term: str, pieces: bool = False) -> int:
-        return (self._pieces if pieces else self._words).doc_freq(term, self._row_alive, self._dead)
+    def rarity(self, terms: Sequence[str]) -> list[float]:
+        """How rare each term is here: BM25's idf kept positive, ln(1 + (N − n + 0.5) / (n + 0.5)),
+        n the rows holding the term as a word, else (a CJK term) as characters or pieces (the
+        rarest piece of it: at least as many rows as hold the whole term)."""
+        n_live = len(self._key_row)
+        out = []
+        for term in terms:
+            held = self.doc_freq(term)
+            if not held and is_cjk_word(term):
+                held = (self.doc_freq(term, chars=True) if len(term) == 1 else
+                        min(self.doc_freq(term[i:i + 2], pieces=True) for i in range(len(term) - 1)))
+            out.append(math.log(1.0 + (n_live - held + 0.5) / (held + 0.5)))
+        return out
+
+    def doc_freq(self, term: str, pieces: bool = False, chars: bool = False) -> int:
+        fld = self._chars if chars else self._pieces if pieces else self._words
+        return fld.doc_freq(term, self._row_alive, self._dead)
 
     # -- persistence ----------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
         """Compact form: live rows renumbered in slot order, then each field (the snapshot must
         keep no token of deleted text: only terms live rows hold are written)."""
-        for fld in (self._words, self._pieces):
+        for fld in self._fields():
             if fld.delta or self._dead:
                 fld.merge(self._row_alive, self._dead)
         alive = np.flatnonzero(self._row_alive[:self._n_slots])
@@ -304,6 +340,7 @@ class BM25Index:
             self._row_card[alive].astype(np.uint8).tobytes(),
             self._words.to_bytes(alive, remap),
             self._pieces.to_bytes(alive, remap),
+            self._chars.to_bytes(alive, remap),
         ])
 
     @classmethod
@@ -324,13 +361,14 @@ class BM25Index:
         off += 17 * n_rows
         words, off = FieldPostings.from_view(view, off, n_rows, False)
         pieces, off = FieldPostings.from_view(view, off, n_rows, True)
+        chars, off = FieldPostings.from_view(view, off, n_rows, False, filled_average=True)
         if off != len(view):
             raise ValueError("inconsistent BM25 index")
         index = cls()
         index._grow(n_rows)
-        words.grow(len(index._row_key))
-        pieces.grow(len(index._row_key))
-        index._words, index._pieces = words, pieces
+        for fld in (words, pieces, chars):
+            fld.grow(len(index._row_key))
+        index._words, index._pieces, index._chars = words, pieces, chars
         index._row_key[:n_rows] = keys
         index._row_group[:n_rows] = groups
         index._row_gidx[:n_rows] = index._dense_groups(groups.tolist())

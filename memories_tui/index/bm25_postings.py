@@ -40,10 +40,12 @@ class FieldPostings:
     """``pairs``: the field of CJK pieces. Its terms are all two characters (kept as codes,
     see bm25_vocab), and its average length is taken over rows with at least one token in
     this field, so a field most rows lack (pieces in a mostly English vault) is not
-    normalised against a near-zero average. The words field keeps FTS5's average over all rows."""
+    normalised against a near-zero average (``filled_average``, also the CJK characters field's
+    choice). The words field keeps FTS5's average over all rows."""
 
-    def __init__(self, pairs: bool = False, vocab: Vocabulary | None = None) -> None:
-        self.filled_average = pairs
+    def __init__(self, pairs: bool = False, vocab: Vocabulary | None = None, filled_average: bool | None = None
+                 ) -> None:
+        self.filled_average = pairs if filled_average is None else filled_average
         self.vocab: Vocabulary = vocab if vocab is not None else PairVocabulary() if pairs else WordVocabulary()
         self.lens = np.zeros(64, np.float64)
         self.total_len = 0
@@ -258,7 +260,8 @@ class FieldPostings:
         ])
 
     @classmethod
-    def from_view(cls, view: memoryview, off: int, n_rows: int, pairs: bool) -> tuple[FieldPostings, int]:
+    def from_view(cls, view: memoryview, off: int, n_rows: int, pairs: bool, filled_average: bool | None = None
+                  ) -> tuple[FieldPostings, int]:
         """The field stored at ``view[off:]`` and the offset after it; ValueError when malformed.
         The arrays are copied out of the snapshot: there they start at any byte, and numpy
         reads unaligned arrays many times slower (a query's ``take``/fancy indexing ~40x);
@@ -279,7 +282,7 @@ class FieldPostings:
             off += size
             return arr
 
-        field = cls(pairs)
+        field = cls(pairs, filled_average=filled_average)
         lens = take("<i4", n_rows)
         field.ptr = take("<i8", n_terms + 1)
         field.prow = take(CODES[codes[:1]], n_post)

@@ -1,15 +1,19 @@
 """In-memory BM25 index over chunks.
 
 * ``any``/``all`` queries are ranked by ``bm25.BM25Index``: Jieba search-mode tokens
-  (folded, English stemmed) of title, body and metadata weighted 5/1/2, scored with FTS5's
-  bm25 formula in numpy (identical scores, ~10x less time than an FTS5 query). A row's
+  (folded, English stemmed) of title, body and metadata weighted 5/1/2 (2/1/2 for a title
+  without CJK), scored with FTS5's bm25 formula in numpy (~10x less time than FTS5). A row's
   length counts its tokens plus its distinct tokens, as the former FTS5 table with a
   zero-weight "terms" column did, so rankings did not move. Beside the words, a second
   field holds every CJK run's overlapping two-character pieces (same 5/1/2 columns, its own
   statistics), scored at PIECE_WEIGHT: a query that is part of a word (小明 → 王小明) or
   spans two (竹廠 → 新竹廠區) matches through them, and a whole-word match still ranks first
-  at equal frequency, because it scores as a word and as pieces. ``all`` accepts a query
-  word met by its pieces (``text.query.word_needs``).
+  at equal frequency, because it scores as a word and as pieces. A third field holds each
+  CJK character (same columns), scored at CHAR_WEIGHT for the query words of one CJK
+  character that no query piece holds (it stands alone in the query): 燉 meets 燉煮 and 鴨
+  烤鴨, and the character as a word of its own, in a title or repeated still ranks higher.
+  ``all`` accepts a query word met by its pieces, or such a character met by the characters
+  field (``text.query.word_needs``).
 * ``phr(title, body, meta)`` is an SQLite FTS5 table holding the precise phrase stream (one
   token per CJK character, whole Latin words, folded, not stemmed) and ranks ``phrase``
   queries with ``bm25(phr, 5.0, 1.0, 2.0)``. A phrase query is the raw query's phrase
@@ -40,10 +44,16 @@ from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 from ..i18n import msg
 
 WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
+# A title without CJK weighs 2, not 5: English titles are often sentence-long, Chinese ones
+# the names questions ask about (each measured on its language's set: docs/performance.md).
+LATIN_TITLE_WEIGHT = 2.0
 # Half a word: the weight of the pieces field's BM25 beside the words'. On zh-cmrc2018
 # questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
 # count (bench/bench_lexical.py, zh-cmrc2018-partial-words); 1.0 would rank a piece like a word.
 PIECE_WEIGHT = 0.5
+# The characters field's weight, for a query's lone CJK characters (bench_lexical.py's
+# single-character rows: 0.25-1.0 score alike; questions and partial words never use it).
+CHAR_WEIGHT = 0.5
 # Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
 # part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
 # loaded on first use. Both carry one random build id, so parts of different builds never mix.
@@ -78,14 +88,14 @@ class LexicalHit(NamedTuple):
 _hit = partial(tuple.__new__, LexicalHit)
 
 
-def _without_pieces(text: str) -> tuple[list[str], list[str], list[str]]:
+def _without_pieces(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
     tokens, phrase = segment.index_and_phrase_tokens(text)
-    return tokens, phrase, []
+    return tokens, phrase, [], []
 
 
-def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str]:
-    """Column-weighted term frequencies (WEIGHTS) of one row."""
-    w_title, w_body, w_meta = WEIGHTS
+def _weighted(title: list[str], body: list[str], meta: list[str], w_title: float = WEIGHTS[0]) -> Counter[str]:
+    """Column-weighted term frequencies (WEIGHTS, ``w_title`` for the title) of one row."""
+    _, w_body, w_meta = WEIGHTS
     freqs: Counter[str] = Counter(body)
     if w_body != 1.0:
         for t in freqs:
@@ -95,6 +105,11 @@ def _weighted(title: list[str], body: list[str], meta: list[str]) -> Counter[str
     for t in meta:
         freqs[t] += w_meta  # type: ignore[assignment]
     return freqs
+
+
+def _title_weight(tokens: list[str]) -> float:
+    """WEIGHTS' title weight for a title holding a CJK word, else LATIN_TITLE_WEIGHT."""
+    return WEIGHTS[0] if any(map(segment.is_cjk_word, tokens)) else LATIN_TITLE_WEIGHT
 
 
 def _quote(term: str) -> str:
@@ -235,9 +250,9 @@ class LexicalIndex:
         rows_phr = []
         rows_docs = []
         # Chunks of one document repeat its title and metadata: segment each distinct one once.
-        seen: dict[str, tuple[list[str], list[str], list[str]]] = {}
+        seen: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
 
-        def tokens_of(text: str) -> tuple[list[str], list[str], list[str]]:
+        def tokens_of(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
             got = seen.get(text)
             if got is None:
                 got = seen[text] = split(text)
@@ -247,14 +262,16 @@ class LexicalIndex:
 
         for d in docs:
             key = int(d.key)
-            title, ptitle, gtitle = tokens_of(d.title)
-            body, pbody, gbody = split(d.body)
-            meta, pmeta, gmeta = tokens_of(d.meta)
-            freqs = _weighted(title, body, meta)
+            title, ptitle, gtitle, ctitle = tokens_of(d.title)
+            body, pbody, gbody, cbody = split(d.body)
+            meta, pmeta, gmeta, cmeta = tokens_of(d.meta)
+            freqs = _weighted(title, body, meta, _title_weight(title))
             pieces = _weighted(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
+            chars = _weighted(ctitle, cbody, cmeta) if ctitle or cbody or cmeta else {}
             length = len(title) + len(body) + len(meta) + len(freqs)
             rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group, pieces,
-                                    len(gtitle) + len(gbody) + len(gmeta)))
+                                    len(gtitle) + len(gbody) + len(gmeta), chars,
+                                    len(ctitle) + len(cbody) + len(cmeta)))
             rows_phr.append((key, " ".join(ptitle), " ".join(pbody), " ".join(pmeta)))
             rows_docs.append((key, 1 if d.is_card else 0))
         if not rows_docs:
@@ -328,15 +345,18 @@ class LexicalIndex:
         tokens = list(query.phrase) if isinstance(query, Query) else segment.query_phrase(query)
         return _quote(" ".join(tokens)) if tokens else None
 
-    def _terms(self, query: str | Query) -> tuple[list[str], list[str]]:
-        """The query's words and CJK pieces (together within the term limit)."""
+    def _terms(self, query: str | Query) -> tuple[list[str], list[str], list[str]]:
+        """The query's words, CJK pieces (together within the term limit) and one-character words."""
         if isinstance(query, Query):
-            return list(query.terms), list(query.pieces) if self._pieces else []
+            if not self._pieces:
+                return list(query.terms), [], []
+            return list(query.terms), list(query.pieces), list(query.chars)
         segment.check_query_bytes(query)
         folded = segment.fold(query)
         if not self._pieces:
-            return segment.search_terms(query, folded), []
-        return segment.search_terms_and_pieces(query, folded)
+            return segment.search_terms(query, folded), [], []
+        terms, pieces = segment.search_terms_and_pieces(query, folded)
+        return terms, pieces, segment.single_chars(terms, pieces)
 
     def search(
         self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
@@ -351,12 +371,13 @@ class LexicalIndex:
         _check_mode(match_mode)
         _check_limit(limit)
         if match_mode != "phrase":
-            terms, pieces = self._terms(query)
+            terms, pieces, chars = self._terms(query)
             if not terms or limit == 0:
                 return []
-            need = word_needs(terms, pieces) if match_mode == "all" else None
+            need = word_needs(terms, pieces, chars) if match_mode == "all" else None
             with self._lock:
-                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need)
+                ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need,
+                                          chars, CHAR_WEIGHT)
             return list(map(_hit, ranked))
         match = self._phrase_expression(query)
         if match is None or limit == 0:
@@ -381,6 +402,11 @@ class LexicalIndex:
                             break
         return [LexicalHit(key=int(k), score=-float(s)) for k, s in rows]
 
+    def rarity(self, terms: list[str]) -> list[float]:
+        """Each folded term's rarity here (``BM25Index.rarity``): what weighs an answer's terms."""
+        with self._lock:
+            return self._bm25.rarity(terms)
+
     def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
         """Keys of every chunk the query matches under a strict mode; None for ``any``."""
         if isinstance(query, Query):
@@ -391,9 +417,9 @@ class LexicalIndex:
                 segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
         if match_mode == "all":
-            terms, pieces = self._terms(query)
+            terms, pieces, chars = self._terms(query)
             with self._lock:
-                return self._bm25.matching(terms, word_needs(terms, pieces)) if terms else set()
+                return self._bm25.matching(terms, word_needs(terms, pieces, chars)) if terms else set()
         match = self._phrase_expression(query)
         if match is None:
             return set()

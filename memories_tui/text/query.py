@@ -36,6 +36,7 @@ class Query:
     phrase: tuple[str, ...]  # the phrase token stream; empty unless match_mode is "phrase"
     folded: str  # the whole query folded (script, width, case), whitespace collapsed
     pieces: tuple[str, ...] = ()  # CJK two-character pieces (any/all), within the term limit
+    chars: tuple[str, ...] = ()  # terms of one CJK character no piece holds, met inside words (any/all)
 
     @property
     def highlight_terms(self) -> tuple[str, ...]:
@@ -81,24 +82,29 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
         terms, pieces = segment.search_terms_and_pieces(text, folded)
         phrase = []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
-                 phrase=tuple(phrase), folded=" ".join(folded.split()), pieces=tuple(pieces))
+                 phrase=tuple(phrase), folded=" ".join(folded.split()), pieces=tuple(pieces),
+                 chars=tuple(segment.single_chars(terms, pieces)) if match_mode != "phrase" else ())
 
 
-def word_needs(terms: Sequence[str], pieces: Sequence[str]) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+def word_needs(terms: Sequence[str], pieces: Sequence[str], chars: Sequence[str] = ()
+               ) -> list[tuple[str, tuple[str, ...], tuple[str, ...], bool]]:
     """How ``all`` may meet each query word: as the word itself, or through the query's pieces.
     A CJK word of two or more characters is also met where every piece of it occurs (王小明
-    holds 小明 as a piece, not as a word); a single CJK character, where a query piece holding
-    it occurs (淇淋 is cut into 淇 and 淋). Latin words are met only as themselves."""
+    holds 小明 as a piece, not as a word); a single CJK character where a query piece holding it
+    occurs (淇淋 is cut into 淇 and 淋), or, when it stands alone in the query (``chars``: 燉,
+    鴨 煮), wherever the index's characters field holds it (燉 meets 燉煮). Latin words are
+    met only as themselves."""
     held = set(pieces)
+    alone = set(chars)
     needs = []
     for term in terms:
         all_of: tuple[str, ...] = ()
         any_of: tuple[str, ...] = ()
-        if held and segment.is_cjk_word(term):
+        if segment.is_cjk_word(term):
             if len(term) > 1:
-                grams = tuple(segment.index_pieces(term))
+                grams = tuple(segment.index_pieces(term)) if held else ()
                 all_of = grams if grams and held.issuperset(grams) else ()
-            else:
+            elif term not in alone:
                 any_of = tuple(p for p in pieces if term in p)
-        needs.append((term, all_of, any_of))
+        needs.append((term, all_of, any_of, term in alone))
     return needs

@@ -10,7 +10,8 @@
 * ``index_pieces`` are the overlapping two-character pieces of every CJK run (folded): a
   second, lower-weighted field beside the Jieba words, so that a query that is part of a
   longer word (小明 in 王小明, 積電 in 台積電) or that spans two words (竹廠 in 新竹廠區) still
-  matches. ``query_pieces`` gives a query's pieces within the term limit.
+  matches; a third field holds each CJK character, so a one-character query word (燉, 鴨)
+  meets every word holding it. ``query_pieces`` gives a query's pieces within the term limit.
 * ``phrase_tokens`` is the precise token stream used for contiguous phrase matching:
   every CJK ideograph/kana is its own token, other runs of letters/digits are words
   (folded, not stemmed). Any substring of Chinese text is therefore a contiguous token
@@ -26,7 +27,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from memories_tui.errors import LimitError
 from memories_tui.vocabulary import MATCH_MODES, MAX_RESULTS  # noqa: F401  (the index reads them here)
@@ -122,10 +123,8 @@ def _load_segmenter() -> Callable[[str], list[str]]:
 
 
 def set_backend(name: str) -> None:
-    """Force the segmentation backend ("rjieba" or "jieba"); for benchmarks and tests.
-
-    An index must be queried with the backend it was built with.
-    """
+    """Force the segmentation backend ("rjieba" or "jieba"; benchmarks and tests). An index
+    must be queried with the backend it was built with."""
     global _cut_for_search, _backend_name
     with _lock:
         cut = _load_backend(name)
@@ -189,8 +188,7 @@ def fold(text: str) -> str:
 
 
 def _strip_marks(piece: str) -> str:
-    decomposed = unicodedata.normalize("NFD", piece)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return "".join(c for c in unicodedata.normalize("NFD", piece) if not unicodedata.combining(c))
 
 
 def _latin_words(part: str) -> list[str]:
@@ -252,10 +250,11 @@ def _bigrams(run: str, out: list[str], separated: bool | None = None) -> None:
         out.extend(map(str.__add__, part, part[1:]))
 
 
-def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: list[str] | None = None) -> list[str]:
+def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: list[str] | None = None,
+                        chars: list[str] | None = None) -> list[str]:
     """CJK runs go through Jieba search mode; everything else is split into letter/digit words.
     When ``phrase`` is given, the phrase token stream is appended to it in the same pass, and
-    likewise the CJK pieces to ``pieces``."""
+    likewise the CJK pieces to ``pieces`` and the CJK characters to ``chars``."""
     if folded.isascii():
         words = folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         if phrase is not None:
@@ -282,6 +281,8 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: li
                     _bigrams(part, pieces, True)
                 else:
                     pieces.extend(map(str.__add__, part, part[1:]))
+            if chars is not None:
+                chars.extend(_CJK_NON_WORD.sub("", part) if separated else part)
             continue
         if part.isascii():
             words = part.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
@@ -306,9 +307,7 @@ def _tokens_from_folded(folded: str, phrase: list[str] | None = None, pieces: li
 
 def index_tokens(text: str) -> list[str]:
     """Search-mode tokens for indexing and ranking (folded, stemmed, punctuation dropped)."""
-    if not text:
-        return []
-    return _tokens_from_folded(fold(text))
+    return _tokens_from_folded(fold(text)) if text else []
 
 
 def _phrase_from_folded(folded: str) -> list[str]:
@@ -323,26 +322,24 @@ def _phrase_from_folded(folded: str) -> list[str]:
 
 def phrase_tokens(text: str, folded: str | None = None) -> list[str]:
     """Precise token stream for phrase matching: CJK one character per token, other words whole."""
-    if not text:
-        return []
-    return _phrase_from_folded(fold(text) if folded is None else folded)
+    return _phrase_from_folded(fold(text) if folded is None else folded) if text else []
 
 
 def index_and_phrase_tokens(text: str) -> tuple[list[str], list[str]]:
     """``(index_tokens(text), phrase_tokens(text))`` folding and splitting the text only once."""
-    if not text:
-        return [], []
     phrase: list[str] = []
-    return _tokens_from_folded(fold(text), phrase), phrase
+    return (_tokens_from_folded(fold(text), phrase), phrase) if text else ([], [])
 
 
-def index_phrase_pieces(text: str) -> tuple[list[str], list[str], list[str]]:
-    """``index_and_phrase_tokens(text)`` and the text's CJK pieces (``index_pieces``), in one pass."""
+def index_phrase_pieces(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """``index_and_phrase_tokens(text)``, the text's CJK pieces (``index_pieces``) and its CJK
+    characters (folded, each one a term of the index's characters field), in one pass."""
     if not text:
-        return [], [], []
+        return [], [], [], []
     phrase: list[str] = []
     pieces: list[str] = []
-    return _tokens_from_folded(fold(text), phrase, pieces), phrase, pieces
+    chars: list[str] = []
+    return _tokens_from_folded(fold(text), phrase, pieces, chars), phrase, pieces, chars
 
 
 def index_pieces(text: str) -> list[str]:
@@ -356,6 +353,13 @@ def index_pieces(text: str) -> list[str]:
 def is_cjk_word(term: str) -> bool:
     """True for a token made of CJK characters (Jieba words of a CJK run)."""
     return bool(term) and _CJK_SPLIT.fullmatch(term) is not None
+
+
+def single_chars(terms: Sequence[str], pieces: Sequence[str]) -> list[str]:
+    """The terms of one CJK character that no query piece holds (the query's character stands
+    alone: 燉, 鴨 煮): the characters field meets them wherever they stand."""
+    held = set("".join(pieces))
+    return [t for t in terms if len(t) == 1 and t not in held and _HAS_CJK.match(t) is not None]
 
 
 def query_pieces(folded: str, budget: int) -> list[str]:
@@ -374,14 +378,12 @@ def _stopwords() -> frozenset[str]:
     """Stopwords as they appear in token streams (raw and stemmed forms)."""
     global _stop_cache
     if _stop_cache is None:
-        en = sorted(STOPWORDS_EN)
-        _stop_cache = STOPWORDS | frozenset(_stem_words(en))
+        _stop_cache = STOPWORDS | frozenset(_stem_words(sorted(STOPWORDS_EN)))
     return _stop_cache
 
 
 def check_query_bytes(query: str) -> None:
-    size = len(query.encode("utf-8", "surrogatepass"))
-    if size > MAX_QUERY_BYTES:
+    if (size := len(query.encode("utf-8", "surrogatepass"))) > MAX_QUERY_BYTES:
         raise LimitError(msg("Query is {size:,} bytes; the limit is {max_query_bytes:,} query bytes.",
                              size=size, max_query_bytes=MAX_QUERY_BYTES))
 
@@ -419,8 +421,7 @@ def search_terms_and_pieces(query: str, folded: str) -> tuple[list[str], list[st
     """``search_terms`` and ``query_pieces`` in the room the terms leave, from one pass."""
     found: list[str] = []
     terms = search_terms(query, folded, found)
-    budget = MAX_QUERY_TERMS - len(terms)
-    return terms, list(dict.fromkeys(found))[:budget] if budget > 0 else []
+    return terms, list(dict.fromkeys(found))[:max(0, MAX_QUERY_TERMS - len(terms))]
 
 
 def query_phrase(query: str) -> list[str]:

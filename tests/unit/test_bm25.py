@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memories_tui.index.bm25 import BM25Index, BM25Row
-from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from memories_tui.index.lexical import LATIN_TITLE_WEIGHT, LexicalDoc, LexicalIndex
 from memories_tui.text import segment
 from memories_tui.text.chunking import chunk_text
 from memories_tui.text.query import parse_query
@@ -138,14 +138,18 @@ def _collection_sample(root: Path, docs: int, queries: int) -> tuple[list[Lexica
 
 
 def _fts5_reference(docs: list[LexicalDoc]) -> sqlite3.Connection:
-    """The former layout: FTS5 lex(title, body, meta, terms) where terms lists each row's
-    distinct tokens once with weight 0 (so it counts toward the row length)."""
+    """The former layout: FTS5 lex(title, ltitle, body, meta, terms) where terms lists each
+    row's distinct tokens once with weight 0 (so it counts toward the row length); a title
+    without a CJK word goes in ltitle (the Latin title weight), one with a CJK word in title."""
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE lex USING fts5(title, body, meta, terms, tokenize='unicode61 remove_diacritics 2')")
+    conn.execute("CREATE VIRTUAL TABLE lex USING fts5(title, ltitle, body, meta, terms, "
+                 "tokenize='unicode61 remove_diacritics 2')")
     for d in docs:
         t, b, m = (segment.index_tokens(x) for x in (d.title, d.body, d.meta))
-        conn.execute("INSERT INTO lex(rowid, title, body, meta, terms) VALUES (?, ?, ?, ?, ?)",
-                     (d.key, " ".join(t), " ".join(b), " ".join(m), " ".join(dict.fromkeys(t + b + m))))
+        cjk = any(map(segment.is_cjk_word, t))
+        conn.execute("INSERT INTO lex(rowid, title, ltitle, body, meta, terms) VALUES (?, ?, ?, ?, ?, ?)",
+                     (d.key, " ".join(t) if cjk else "", "" if cjk else " ".join(t), " ".join(b), " ".join(m),
+                      " ".join(dict.fromkeys(t + b + m))))
     return conn
 
 
@@ -162,10 +166,10 @@ def test_ranking_equals_fts5_bm25_on_benchmark_collections(collection: Path) -> 
             continue
         for mode, joiner in (("any", " OR "), ("all", " AND ")):
             match = joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
-            want = ref.execute("SELECT rowid, -bm25(lex, 5.0, 1.0, 2.0, 0.0) AS s FROM lex WHERE lex MATCH ? "
-                               "ORDER BY s DESC, rowid LIMIT 20", (match,)).fetchall()
-            # the words field alone: without CJK pieces a query scores exactly as FTS5 ranks it
-            words_only = dataclasses.replace(parse_query(query, match_mode=mode, limit=20), pieces=())
+            want = ref.execute(f"SELECT rowid, -bm25(lex, 5.0, {LATIN_TITLE_WEIGHT}, 1.0, 2.0, 0.0) AS s FROM lex "
+                               "WHERE lex MATCH ? ORDER BY s DESC, rowid LIMIT 20", (match,)).fetchall()
+            # the words field alone: without CJK pieces or characters a query scores exactly as FTS5 ranks it
+            words_only = dataclasses.replace(parse_query(query, match_mode=mode, limit=20), pieces=(), chars=())
             got = [(h.key, h.score) for h in ours.search(words_only, limit=20)]
             assert [k for k, _ in got] == [k for k, _ in want], (query, mode)
             # equal up to row lengths: FTS5's tokenizer drops a rare token Jieba keeps ("・")

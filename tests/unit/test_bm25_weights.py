@@ -1,15 +1,19 @@
-"""BM25 column weights title/body/metadata = 5/1/2, checked against a reference.
+"""BM25 column weights title/body/metadata = 5/1/2 (a title without CJK: 2/1/2), checked
+against a reference.
 
 The reference is SQLite's documented FTS5 bm25 written out in tests/helpers/bm25_reference.py.
 The documents use plain English words that segment to themselves, so the token lists below are
-written by hand.
+written by hand; their titles are Latin, so any/all weigh them LATIN_TITLE_WEIGHT.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from memories_tui.index.lexical import LATIN_TITLE_WEIGHT, LexicalDoc, LexicalIndex
+from memories_tui.text.query import parse_query
 from tests.helpers.bm25_reference import fts5_bm25, ranking
 
 # key: (title, body, meta)
@@ -45,8 +49,11 @@ def test_the_documents_tell_the_weightings_apart():
     assert ranking(reference_scores("zebra", (5, 1, 0))) == [1, 2, 4, 3]
 
 
-def test_index_ranks_and_scores_like_the_5_1_2_reference(index):
-    want = reference_scores("zebra", (5, 1, 2))
+LATIN = (LATIN_TITLE_WEIGHT, 1, 2)
+
+
+def test_index_ranks_and_scores_like_the_2_1_2_reference_for_latin_titles(index):
+    want = reference_scores("zebra", LATIN)
     hits = index.search("zebra", limit=10)
     assert [h.key for h in hits] == ranking(want)
     for hit in hits:
@@ -57,20 +64,36 @@ def test_metadata_weight_counts(index):
     """A metadata-only match scores above a single body mention in a longer row."""
     scores = {h.key: h.score for h in index.search("zebra", limit=10)}
     assert scores[3] > scores[4] > 0
-    assert scores[3] == pytest.approx(reference_scores("zebra", (5, 1, 2))[3], rel=1e-6)
+    assert scores[3] == pytest.approx(reference_scores("zebra", LATIN)[3], rel=1e-6)
 
 
 def test_two_term_query_matches_reference(index):
-    want = reference_scores("zebra kiwi", (5, 1, 2))
+    want = reference_scores("zebra kiwi", LATIN)
     hits = index.search("zebra kiwi", limit=20)
     assert {h.key for h in hits} == set(want)
     for hit in hits:
         assert hit.score == pytest.approx(want[hit.key], rel=1e-6), hit.key
 
 
-def test_phrase_queries_rank_with_the_same_weights(index):
-    """Phrase queries are scored by FTS5 on the phrase table, a separate path with the same
-    weights (that table has no distinct-terms column, so its row lengths are shorter)."""
+def test_a_cjk_title_weighs_5_and_a_latin_one_2() -> None:
+    """A title holding a CJK word scores like the 5/1/2 reference, a Latin one like 2/1/2, in
+    one index (the words field alone: the CJK pieces and characters add to a Chinese query)."""
+    rows = {1: ("斑马", "pear plum", ""), 2: ("zebra", "pear plum", ""), 3: ("", "kiwi fig", ""), 4: ("", "fig", "")}
+    ix = LexicalIndex()
+    ix.add(LexicalDoc(k, t, b, m, False) for k, (t, b, m) in rows.items())
+
+    def score(query: str) -> dict[int, float]:
+        words = dataclasses.replace(parse_query(query, limit=10), pieces=(), chars=())
+        return {h.key: h.score for h in ix.search(words, limit=10)}
+
+    assert score("斑馬") == pytest.approx(fts5_bm25(rows, ["斑马"], (5, 1, 2)), rel=1e-6)
+    assert score("zebra") == pytest.approx(fts5_bm25(rows, ["zebra"], LATIN), rel=1e-6)
+    assert score("斑馬")[1] > score("zebra")[2]
+
+
+def test_phrase_queries_rank_with_the_5_1_2_weights(index):
+    """Phrase queries are scored by FTS5 on the phrase table, a separate path that keeps 5/1/2
+    for every title (that table has no distinct-terms column, so its row lengths are shorter)."""
     want = fts5_bm25(DOCS, ["zebra"], (5, 1, 2), distinct_column=False)
     assert ranking(fts5_bm25(DOCS, ["zebra"], (1, 1, 1), distinct_column=False)) != [1, 2, 3, 4]
     hits = index.search("zebra", "phrase", limit=10)

@@ -106,11 +106,20 @@ def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
 
 
 def test_word_needs() -> None:
-    assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), ())]
-    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",)), ("淋", (), ("淇淋",))]
-    assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), ())]
-    assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), ())]  # its pieces were cut by the limit
-    assert word_needs(["python", "程语"], ["程语"]) == [("python", (), ()), ("程语", ("程语",), ())]
+    assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), (), False)]
+    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",), False), ("淋", (), ("淇淋",), False)]
+    # a character standing alone in the query is met by the characters field, wherever it stands
+    assert word_needs(["炖", "五花肉"], ["五花", "花肉"], ["炖"]) == [("炖", (), (), True), ("五花肉", ("五花", "花肉"), (), False)]
+    assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), (), False)]
+    assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), (), False)]  # its pieces were cut by the limit
+    assert word_needs(["python", "程语"], ["程语"]) == [("python", (), (), False), ("程语", ("程语",), (), False)]
+
+
+def test_a_character_stands_alone_unless_a_query_piece_holds_it() -> None:
+    assert parse_query("燉").chars == ("炖",)
+    assert parse_query("鴨 煮").chars == ("鸭", "煮")
+    assert parse_query("积电").chars == ()  # met through the piece 积电, as before
+    assert parse_query("燉", match_mode="phrase").chars == ()
 
 
 def test_query_limits_hold_after_the_pieces_are_added() -> None:

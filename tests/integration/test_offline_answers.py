@@ -1,0 +1,66 @@
+"""Offline (extractive) answers that answer or decline, asked as a newcomer would over a small
+bilingual vault: the stew's duration is answered from the stew sentence and cited, never from
+the tea note; an English question the vault cannot answer is declined, never answered from a
+sentence that shares only "long" with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.answer.extractive import extract_answer
+from memories_tui.answer.types import ANSWERED, EXTRACTIVE, INSUFFICIENT, Source
+from memories_tui.engine import Engine
+
+NOTES = [
+    ("紅燒肉食譜", "五花肉切塊，冷水下鍋汆燙。加冰糖炒出糖色，再加醬油和八角。小火燉煮一個半小時，最後大火收汁。"),
+    ("泡茶筆記", "烏龍茶要用九十度的熱水沖泡三分鐘。綠茶的水溫低一點，大約八十度。"),
+    ("Marathon", "Week 12 of marathon training. Long run: 28 km at an easy pace. Rest on Monday."),
+    ("北京烤鸭", "烤鸭要片成薄片，配葱丝和甜面酱吃。"),
+    ("Reading list", "Finish the novel before the book club meets on Friday."),
+]
+
+
+@pytest.fixture
+def vault(engine: Engine) -> str:
+    vid = engine.test_vault_id
+    for title, body in NOTES:
+        engine.add_record(vid, kind="card", title=title, body=body)
+    return vid
+
+
+def test_the_stew_duration_is_answered_from_the_stew_sentence(engine: Engine, vault: str) -> None:
+    ans = engine.ask(vault, "紅燒肉要燉多久？", mode="bm25")
+    assert ans.status == EXTRACTIVE
+    assert [s.text for s in ans.sentences][:1] == ["小火燉煮一個半小時，最後大火收汁。"]
+    label = ans.sentences[0].label
+    assert f"小火燉煮一個半小時，最後大火收汁。 [{label}]" in ans.answer
+    assert next(c for c in ans.citations if c.label == label).title == "紅燒肉食譜"
+    assert all("茶" not in s.text for s in ans.sentences)  # no tea-note sentence beside it
+
+
+def test_an_english_question_about_the_pork_is_never_answered_from_the_marathon(engine: Engine, vault: str) -> None:
+    ans = engine.ask(vault, "How long do I stew the braised pork?", mode="bm25")
+    assert ans.status in (EXTRACTIVE, INSUFFICIENT)
+    assert all("marathon" not in s.text.lower() and "Long run" not in s.text for s in ans.sentences)
+    if ans.status == EXTRACTIVE:
+        assert {c.title for c in ans.citations} == {"紅燒肉食譜"}
+
+
+def test_a_question_the_notes_cannot_answer_is_declined(engine: Engine, vault: str) -> None:
+    ans = engine.ask(vault, "How long is the drive to the airport?", mode="bm25")
+    assert ans.status == INSUFFICIENT and ans.sentences == [] and ans.citations == []
+    assert any(n.kind == "no_supporting_sentence" for n in ans.notes)
+
+
+def test_a_sentence_sharing_only_common_words_is_refused() -> None:
+    """The only retrieved sentence shares "long", "the" and 的 with the question, words every
+    note holds: it is not cited, and the answer is insufficient evidence."""
+    text = "The long weekend was the best of the year. 這是我的筆記。"
+    source = Source("S1", "r1", 1, 0, len(text.encode()), "Diary", text=text, chunk_hash="h")
+
+    def rarity(terms: list[str]) -> list[float]:  # "long" is in most notes; pork and stew in none
+        return [0.2 if t in ("long", "的") else 4.0 for t in terms]
+
+    ans = extract_answer("How long do I stew the braised pork 的?", [source], rarity=rarity)
+    assert ans.status == INSUFFICIENT and ans.sentences == []
+    assert ANSWERED != ans.status

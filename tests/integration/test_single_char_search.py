@@ -1,0 +1,62 @@
+"""A one-character Chinese query finds every note whose words hold it (燉 → 燉煮, 鴨 → 烤鴨,
+王 → 王小明), in both scripts and in all three match modes, through the engine's search; the
+character as a word of its own, or in a title, ranks above it inside a longer word."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.text import segment
+
+NOTES = {
+    "stew": ("紅燒肉食譜", "五花肉切塊，先煎後加醬油，小火燉煮一個半小時。"),
+    "duck": ("北京烤鸭", "烤鸭要片成薄片，配葱丝和甜面酱吃。"),
+    "name": ("同學錄", "王小明今天沒有來上課。"),
+    "tea": ("泡茶筆記", "烏龍茶用九十度的熱水沖泡三分鐘。"),
+    "run": ("Marathon", "Week 12 of marathon training. Long run: 28 km."),
+}
+
+
+@pytest.fixture
+def notes(engine) -> dict[str, str]:
+    vid = engine.test_vault_id
+    return {name: engine.add_record(vid, kind="card", title=t, body=b).id for name, (t, b) in NOTES.items()}
+
+
+def found(engine, query: str, match_mode: str) -> list[str]:
+    hits = engine.search(engine.test_vault_id, query, mode="bm25", match_mode=match_mode, limit=10).results
+    return [h.asset_id for h in hits]
+
+
+def test_the_characters_are_inside_longer_words_here() -> None:
+    """Guard: Jieba keeps each character inside a longer word of its note, so only matching
+    the character within words finds these notes (the words alone found none of them)."""
+    assert "炖" not in segment.index_tokens(NOTES["stew"][1])
+    assert "鸭" not in segment.index_tokens(NOTES["duck"][1])
+    assert "王" not in segment.index_tokens(NOTES["name"][1])
+
+
+@pytest.mark.parametrize("match_mode", ["any", "all", "phrase"])
+@pytest.mark.parametrize(("query", "note"), [
+    ("燉", "stew"), ("炖", "stew"),  # Traditional note; the query in either script
+    ("鴨", "duck"), ("鸭", "duck"),  # Simplified note; the query in either script
+    ("王", "name"),
+])
+def test_one_character_finds_the_word_holding_it(engine, notes, match_mode: str, query: str, note: str) -> None:
+    assert found(engine, query, match_mode) == [notes[note]]
+
+
+def test_any_and_all_agree_on_a_character_beside_other_words(engine, notes) -> None:
+    """A one-character word in a longer query is met inside a word by ``all`` too."""
+    assert found(engine, "燉 五花肉", "all") == [notes["stew"]]
+    assert found(engine, "燉 五花肉", "any")[:1] == [notes["stew"]]
+
+
+def test_the_character_as_its_own_word_or_in_a_title_ranks_higher(engine, notes) -> None:
+    vid = engine.test_vault_id
+    alone = engine.add_record(vid, kind="card", title="河邊", body="河邊有一隻鴨，還有兩隻鵝。").id
+    titled = engine.add_record(vid, kind="card", title="鴨", body="今天去河邊散步。").id
+    assert "鸭" in segment.index_tokens("河邊有一隻鴨，還有兩隻鵝。")
+    for mode in ("any", "all"):
+        got = found(engine, "鴨", mode)
+        assert set(got[:2]) == {alone, titled} and got[2:] == [notes["duck"]], mode
