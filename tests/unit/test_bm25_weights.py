@@ -117,8 +117,8 @@ def test_the_pieces_field_counts_half_a_word(query):
     with_pieces, words_only = LexicalIndex(), LexicalIndex(pieces=False)
     with_pieces.add(rows)
     words_only.add(rows)
-    _terms, pieces = with_pieces._terms(query)
-    assert pieces
+    _terms, pieces, chars = with_pieces._terms(query)
+    assert pieces and not chars  # every character is in a piece: the characters field stays out
     piece_scores = dict(with_pieces._bm25.top_k([], "any", 10, pieces=pieces, piece_weight=1.0))
     word_scores = {h.key: h.score for h in words_only.search(query, limit=10)}
     hits = with_pieces.search(query, limit=10)
