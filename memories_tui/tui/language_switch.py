@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.command import CommandPalette
 from textual.screen import Screen
 
 from ..i18n import LANGUAGE_NAMES, N_, _, resolve_language, set_language
 from .text import tilde
+from .textual_adapter import WordedPalette
 
 # Textual's own words that people see: its key descriptions (footer, help) and palette commands.
 TEXTUAL_TEXT = (
@@ -28,6 +28,11 @@ TEXTUAL_TEXT = (
 )
 
 
+class Palette(WordedPalette):
+    def no_matches_text(self) -> str:
+        return _("No matches found")
+
+
 class LanguageActions(App):
     """Mixed into the app (before App): Textual's palette in the reader's language, and the
     palette's language switch, kept in config.toml and shown at once."""
@@ -37,8 +42,8 @@ class LanguageActions(App):
             yield SystemCommand(_(command.title), _(command.help), command.callback, command.discover)
 
     def action_command_palette(self) -> None:
-        if self.use_command_palette and not CommandPalette.is_open(self):
-            self.push_screen(CommandPalette(placeholder=_("Search for commands…"), id="--command-palette"))
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(placeholder=_("Search for commands…"), id="--command-palette"))
 
     async def action_switch_language(self, setting: str) -> None:
         """Keep `[ui] language = setting` and show every screen in it now. The screens above the

@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ..engine import byte_span_to_chars
+from ..i18n import _
 from .markdown_plain import position_map, strip_markers
 
 
@@ -74,10 +75,10 @@ def human_eta(seconds: float | None) -> str:
         return "–"
     seconds = int(round(seconds))
     if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+        return _("{hours}h{minutes:02d}m").format(hours=seconds // 3600, minutes=seconds % 3600 // 60)
     if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
+        return _("{minutes}m{seconds:02d}s").format(minutes=seconds // 60, seconds=seconds % 60)
+    return _("{seconds}s").format(seconds=seconds)
 
 
 def plain(value: object, style: str = "") -> Text:

@@ -15,17 +15,36 @@ used here, and checks no other TUI module uses private Textual names.
 - Extra highlights in a TextArea: highlights come only from tree-sitter syntax queries. A
   `HighlightArea` adds its own spans (per-line UTF-8 byte columns, as Textual keeps them)
   under one theme style, through `_build_highlight_map`, `_highlights` and `_set_theme`.
+- Double-width characters in layered widgets (notifications, tooltips): the compositor cuts
+  every screen line at the edges of all widgets on it, also the ones hidden below a toast, and
+  a character split by such a cut is drawn as two blanks ("介面語言" read "␣␣␣語言" over the
+  reader). `WideCharCompositor` keeps such a character whole by joining the two pieces
+  (`Compositor._render_chops`, `render_partial_update`); `screen.Compositor` is replaced so
+  every screen, Textual's own too, uses it.
+- The palette's "No matches found" is a literal in `CommandPalette._start_no_matches_countdown`:
+  `WordedPalette` shows `no_matches_text()` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from collections.abc import Callable, Mapping, Sequence
+
+from rich.align import Align
+from rich.cells import cell_len
+from rich.text import Text
 from rich.style import Style
+from textual import screen as textual_screen
+from textual._compositor import ChopsUpdate, Compositor
 from textual.app import App, ComposeResult
+from textual.command import CommandList, CommandPalette
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.widgets import Footer, TextArea
+from textual.widgets.option_list import Option
 from textual.widgets._footer import FooterKey
 
 EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
@@ -107,3 +126,92 @@ class HighlightArea(TextArea):
         super()._build_highlight_map()
         for row, start, end in self.extra_spans():
             self._highlights[row].append((start, end, EXTRA_HIGHLIGHT))
+
+
+def second_halves(strip: Strip) -> set[int]:
+    """The cells of `strip` that hold the right half of a double-width character."""
+    found: set[int] = set()
+    position = 0
+    for text, _style, control in strip:
+        if control:
+            continue
+        if len(text) == cell_len(text):
+            position += len(text)
+            continue
+        for char in text:
+            width = cell_len(char)
+            if width == 2:
+                found.add(position + 1)
+            position += width
+    return found
+
+
+class WideCharCompositor(Compositor):
+    """Textual's compositor, except that a cut through a double-width character of the widget
+    drawn on top is dropped (its two pieces become one chop), so the character is drawn whole."""
+
+    def _render_chops(self, crop: Region,
+                      is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
+        cuts = self.cuts
+        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+        joined: dict[int, set[int]] = {}  # line → cuts dropped there
+        for region, clip, strips in self._get_renders(crop):
+            render_region = region.intersection(clip)
+            render_x = render_region.x
+            first_cut, last_cut = render_region.column_span
+            for y, strip in zip(render_region.line_range, strips):
+                if not is_rendered_line(y):
+                    continue
+                line, dropped = chops[y], joined.setdefault(y, set())
+                region_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
+                halves = second_halves(strip) if strip.cell_length != len(strip.text) else set()
+                kept = [region_cuts[0]] if region_cuts else []
+                for cut in region_cuts[1:]:
+                    previous = kept[-1]
+                    if (cut - render_x in halves and cut != last_cut and line.get(cut, 0) is None
+                            and cut not in dropped and line.get(previous, 0) is None and previous not in dropped):
+                        dropped.add(cut)  # drawn as part of the previous piece
+                    else:
+                        kept.append(cut)
+                for cut, piece in zip(kept, strip.divide([cut - render_x for cut in kept[1:]])):
+                    if cut not in dropped and line.get(cut) is None:
+                        line[cut] = piece
+        for y, dropped in joined.items():
+            if dropped:
+                chops[y] = {cut: piece for cut, piece in chops[y].items() if cut not in dropped}
+        return chops  # type: ignore[return-value]
+
+    def render_partial_update(self) -> ChopsUpdate | None:
+        update_regions = self._dirty_regions.copy()
+        self._dirty_regions.clear()
+        if not update_regions:
+            return None
+        crop = Region.from_union(list(update_regions)).intersection(self.size.region)
+        spans = list(self._regions_to_spans(update_regions))
+        chops = self._render_chops(crop, {y for y, _, _ in spans}.__contains__)
+        width = self.size.width
+        chop_ends = [[*list(line)[1:], width] for line in chops]  # the ends of the chops left after joins
+        return ChopsUpdate(chops, spans, chop_ends)
+
+
+textual_screen.Compositor = WideCharCompositor  # type: ignore[misc]
+
+
+class WordedPalette(CommandPalette):
+    """Textual's command palette saying `no_matches_text()` when nothing matches."""
+
+    def no_matches_text(self) -> str:
+        return "No matches found"
+
+    def _start_no_matches_countdown(self, search_value: str) -> None:
+        self._stop_no_matches_countdown()
+
+        def show_no_matches() -> None:  # as Textual's, with the text replaced
+            if search_value:
+                self.query_one(CommandList).add_option(Option(
+                    Align.center(Text(self.no_matches_text(), style="not bold")), disabled=True, id=self._NO_MATCHES))
+                self._list_visible = True
+            else:
+                self._list_visible = False
+
+        self._no_matches_timer = self.set_timer(self._NO_MATCHES_COUNTDOWN, show_no_matches)

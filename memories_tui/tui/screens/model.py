@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
@@ -83,7 +83,7 @@ class ModelInstallScreen(EngineScreen):
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
-        with Vertical(id="model"):
+        with VerticalScroll(id="model"):  # at 80×24 a failure's message and the file table scroll into reach
             yield Static(id="model-intro")
             yield Static(id="model-terms")
             with Horizontal(id="model-buttons"):
