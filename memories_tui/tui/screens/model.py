@@ -123,6 +123,7 @@ class ModelInstallScreen(EngineScreen):
         self.say("#model-rate", Text(""))
         self.say("#model-message", Text(""))
         self.show_terms()
+        self.query_one("#start", Button).focus()  # not the scrolling frame around it
 
     def show_terms(self) -> None:
         """The Gemma terms stay on screen until the first download starts (accepting them)."""
