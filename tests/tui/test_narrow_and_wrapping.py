@@ -64,6 +64,12 @@ async def test_80x24_footer_keeps_help_and_lock_and_help_says_there_is_more(engi
         assert visible(foot)
         # the whole line fits the box at 80 columns (with the version at its end)
         assert static_text(foot).endswith(f"Memories {__version__}") and len(static_text(foot)) <= foot.size.width
+        # a key row that wraps keeps its text's column (Ask's description is longer than the box)
+        lines = [strip.text for strip in help_screen._compositor.render_strips()]
+        row = next(n for n, line in enumerate(lines) if "Ask: Ask a question" in line)
+        column = lines[row].index("Ask:")
+        follow = lines[row + 1]
+        assert follow[:column].rstrip(" ").endswith("│") and follow[column] != " ", (lines[row], follow)
         await pilot.press("end")
         await wait_for(pilot, lambda: "more line" not in static_text(foot))
         assert static_text(foot) == f"esc closes this help · Memories {__version__}"
