@@ -33,6 +33,11 @@ CHUNK = "on #2f4f6f"
 byte_range_to_chars = byte_span_to_chars  # where a hit or quote's byte range falls, in characters
 
 
+def _latin(char: str) -> bool:
+    """A letter or digit of a script that separates words with spaces (below the CJK blocks)."""
+    return char.isalnum() and ord(char) < 0x2E80
+
+
 def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
                  spans: Sequence[tuple[int, int]] | None = None) -> Text:
     """A window of `text` around its first matched term, at most `cells` terminal cells wide
@@ -51,6 +56,10 @@ def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
         while start > 0 and budget > 0:
             budget -= cell_len(text[start - 1])
             start -= 1
+    if spans and 0 < start < spans[0][0] and _latin(text[start - 1]) and _latin(text[start]):
+        # not in the middle of a word ("…ess s and search"): from the next word on
+        while start < spans[0][0] and _latin(text[start - 1]):
+            start += 1
     while start < len(text) and text[start].isspace() and (not spans or start < spans[0][0]):
         start += 1
     end, used = start, 0

@@ -27,25 +27,23 @@ used here, and checks no other TUI module uses private Textual names.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from rich.align import Align
 from rich.cells import cell_len
-from rich.text import Text
 from rich.style import Style
+from rich.text import Text
 from textual import screen as textual_screen
 from textual._compositor import ChopsUpdate, Compositor
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.command import CommandList, CommandPalette
+from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.binding import Binding
-from textual.dom import DOMNode
 from textual.widgets import Footer, TextArea
-from textual.widgets.option_list import Option
 from textual.widgets._footer import FooterKey
+from textual.widgets.option_list import Option
 
 EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
 
@@ -159,7 +157,7 @@ class WideCharCompositor(Compositor):
             render_region = region.intersection(clip)
             render_x = render_region.x
             first_cut, last_cut = render_region.column_span
-            for y, strip in zip(render_region.line_range, strips):
+            for y, strip in zip(render_region.line_range, strips, strict=False):
                 if not is_rendered_line(y):
                     continue
                 line, dropped = chops[y], joined.setdefault(y, set())
@@ -173,7 +171,7 @@ class WideCharCompositor(Compositor):
                         dropped.add(cut)  # drawn as part of the previous piece
                     else:
                         kept.append(cut)
-                for cut, piece in zip(kept, strip.divide([cut - render_x for cut in kept[1:]])):
+                for cut, piece in zip(kept, strip.divide([cut - render_x for cut in kept[1:]]), strict=False):
                     if cut not in dropped and line.get(cut) is None:
                         line[cut] = piece
         for y, dropped in joined.items():

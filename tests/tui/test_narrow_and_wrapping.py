@@ -14,6 +14,7 @@ from memories_tui.engine import Engine, SearchHit
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.search import SearchScreen
+from memories_tui.tui.text import snippet_text
 from memories_tui.tui.widgets.results import ResultsPane, hit_row
 from memories_tui.tui.wrap import NO_START, BrokenLines, line_ranges, wrap
 from tests.helpers.pilot import PASS, static_text, wait_for
@@ -109,6 +110,31 @@ async def test_narrow_search_shows_one_pane_with_tabs_and_f3_switches(engine: En
         await pilot.pause()
         assert not visible(tabs) and all(visible(p) for p in panes.values())
         assert not screen.check_action("next_pane", ())
+
+
+def test_a_snippet_starts_at_a_word_boundary() -> None:
+    text = ("Notes about the process and the access settings of the small server we run at home, "
+            "then the part that matters: the search box and search results")
+    for cells in (60, 80, 100, 150):
+        start = text.index("search box")
+        snippet = snippet_text(text, cells=cells, spans=[(start, start + 6)]).plain
+        if snippet.startswith("…"):
+            first = snippet[1:].split(" ")[0]
+            assert f" {first} " in f" {text} ", (cells, snippet)  # a whole word, not "ess"
+        assert "search" in snippet
+
+
+def test_tiny_bm25_scores_of_a_small_vault_do_not_read_zero(engine: Engine) -> None:
+    """Two records: a word in one of them has idf ln(1.5 / 1.5) = 0, floored to 1e-6, so its
+    score is about a millionth; the pane shows it in two significant digits."""
+    info = engine.create_vault("Two", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title="bread", body="Bake sourdough bread at 250 °C.")
+    engine.add_record(info.vault_id, kind="memory", title="coffee", body="Pour-over coffee at 92 °C.")
+    hits = engine.search(info.vault_id, "bread", mode="bm25").results
+    assert hits and 0 < hits[0].scores["bm25"] < 0.001
+    line = hit_row(hits[0], 150, stage="bm25").plain.split("\n")[1]
+    assert line.startswith("bm25 ") and "0.0000" not in line and "e-06" in line, line
 
 
 def test_snippet_rows_leave_out_markdown_markers() -> None:

@@ -147,7 +147,7 @@ async def test_an_older_copy_put_back_is_explained_and_opened_only_on_purpose(en
                 await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records, timeout=30)
                 assert [r.title for r in app.screen.records] == ["first"]
             else:
-                await wait_for(pilot, lambda: app.screen is unlock and unlock.query_one("#passphrase").value == "")
+                await wait_for(pilot, lambda unlock=unlock: app.screen is unlock and unlock.query_one("#passphrase").value == "")
                 assert not engine.is_unlocked(info.vault_id)
     engine.lock()
     engine.unlock(info.vault_id, PASS)  # the anchor moved: the old state is now this home's newest
