@@ -21,6 +21,13 @@ used here, and checks no other TUI module uses private Textual names.
   reader). `WideCharCompositor` keeps such a character whole by joining the two pieces
   (`Compositor._render_chops`, `render_partial_update`); `screen.Compositor` is replaced so
   every screen, Textual's own too, uses it.
+- Lines of text with double-width characters: Textual's `Content` divides a line with
+  `rich._wrap.divide_line`, which folds a run of CJK characters at any cell, so a Markdown
+  paragraph could start a line with "，" or cut "hybrid" into "hybri" and "d". `textual.content`'s
+  `divide_line` is replaced by `cjk_divide_line` (the rules of wrap.py) for such lines.
+- The key panel (palette → Keys) writes each binding's description as it is declared: our
+  descriptions are English marked for the catalog. `WordedHelpPanel` → `WordedKeyPanel` →
+  `WordedBindingsTable` relabels the table's description cells (Rich's `Column._cells`).
 - The palette's "No matches found" is a literal in `CommandPalette._start_no_matches_countdown`:
   `WordedPalette` shows `no_matches_text()` instead.
 """
@@ -32,7 +39,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from rich.align import Align
 from rich.cells import cell_len
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
+from textual import content as textual_content
 from textual import screen as textual_screen
 from textual._compositor import ChopsUpdate, Compositor
 from textual.app import App, ComposeResult
@@ -41,9 +50,12 @@ from textual.command import CommandList, CommandPalette
 from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widgets import Footer, TextArea
+from textual.widgets import Footer, HelpPanel, KeyPanel, Markdown, TextArea
 from textual.widgets._footer import FooterKey
+from textual.widgets._key_panel import BindingsTable
 from textual.widgets.option_list import Option
+
+from .wrap import line_ranges
 
 EXTRA_HIGHLIGHT = "memories.term"  # the theme style name of a HighlightArea's own spans
 
@@ -213,3 +225,57 @@ class WordedPalette(CommandPalette):
                 self._list_visible = False
 
         self._no_matches_timer = self.set_timer(self._NO_MATCHES_COUNTDOWN, show_no_matches)
+
+
+rich_divide_line = textual_content.divide_line
+
+
+def cjk_divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+    """Where to break one line of text: rich's rule, or for a line with double-width
+    characters the CJK rules (no line starts with closing punctuation, Latin words whole)."""
+    if not fold or width < 2 or cell_len(text) == len(text):
+        return rich_divide_line(text, width, fold)
+    return [start for start, _end in line_ranges(text, width)[1:]]
+
+
+textual_content.divide_line = cjk_divide_line
+
+
+class WordedBindingsTable(BindingsTable):
+    """Textual's key table with every description and tooltip passed through `relabel`."""
+
+    def relabel(self, text: str) -> str:
+        return text
+
+    def render_bindings_table(self) -> Table:
+        table = super().render_bindings_table()
+        style = self.get_component_rich_style("bindings-table--description")
+        worded: dict[str, Text] = {}
+        for _namespace, binding, _enabled, _tooltip in self.screen.active_bindings.values():
+            plain = Text.from_markup(binding.description).plain
+            shown = Text(self.relabel(binding.description), style=style, end="")
+            if binding.tooltip:
+                plain += (" " if plain else "") + binding.tooltip
+                shown.append((" " if binding.description else "") + self.relabel(binding.tooltip), "dim")
+            worded[plain] = shown
+        if len(table.columns) > 1:
+            column = table.columns[1]
+            column._cells = [worded.get(cell.plain, cell) if isinstance(cell, Text) else cell for cell in column._cells]
+        return table
+
+
+class WordedKeyPanel(KeyPanel):
+    table_class: type[WordedBindingsTable] = WordedBindingsTable
+
+    def compose(self) -> ComposeResult:
+        yield self.table_class(shrink=True, expand=False)
+
+
+class WordedHelpPanel(HelpPanel):
+    """Textual's help panel (palette → Keys) with a `WordedKeyPanel`."""
+
+    key_panel_class: type[WordedKeyPanel] = WordedKeyPanel
+
+    def compose(self) -> ComposeResult:
+        yield Markdown(id="widget-help")
+        yield self.key_panel_class(id="keys-help")

@@ -175,3 +175,26 @@ def test_broken_lines_render_at_the_drawn_width() -> None:
     assert all(line.rstrip() and line[0] not in NO_START for line in lines), lines
     assert "".join(line.rstrip() for line in lines) == ZH[:30]
     assert str(BrokenLines(Text("[S1] x"))) == "[S1] x"
+
+
+async def test_the_markdown_reader_breaks_chinese_by_the_cjk_rules(engine: Engine) -> None:
+    """Textual folds a run of CJK characters at any cell; the reader's paragraphs follow the CJK
+    rules instead: no line starts with closing punctuation, a Latin word stays whole."""
+    body = "# 京都\n\n" + ZH + "加上語意向量的混合排序（hybrid search），" + ZH + "\n"
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="card", title="京都", body=body)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.vault_unlocked(engine.resolve_vault(info.vault_id))
+        await wait_for(pilot, lambda: bool(app.screen.query("#reader-markdown MarkdownParagraph")))
+        paragraph = app.screen.query_one("#reader-markdown MarkdownParagraph")
+        for width in range(80, 100, 3):
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause(0.1)
+            lines = [strip.text.strip() for strip in paragraph.render_lines(paragraph.content_region.reset_offset)]
+            lines = [line for line in lines if line]
+            assert lines and "".join(lines).replace(" ", "") == (ZH + "加上語意向量的混合排序（hybridsearch），" + ZH)
+            assert not [line for line in lines if line[0] in NO_START], (width, lines)
+            assert not any(line.endswith("hybri") for line in lines), (width, lines)
+    engine.lock()

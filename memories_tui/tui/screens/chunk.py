@@ -35,7 +35,7 @@ def stage_scores(hit: SearchHit) -> Text | None:
         if n:
             out.append(" · ", style="dim")
         out.append(f"{_(STAGE_LABELS[stage])} ")
-        out.append(score_text(value), style="cyan")
+        out.append(score_text(value if value is not None else 0.0), style="cyan")
     out.append(" · " + _("final {score}").format(score=score_text(hit.score)), style="bold cyan")
     return out
 
