@@ -120,6 +120,14 @@ async def test_a_chinese_notification_over_the_reader_keeps_its_first_characters
         sentence = chinese(script, "介面語言：繁體中文（已存入設定檔）。", "已导入 5 篇示例笔记。")
         app.notify(sentence, markup=False, timeout=60)
         await wait_for(pilot, lambda: sentence[:6] in screen_text(app))
+        # a terminal gets partial updates: each chop is written at its own start and ends where
+        # the next begins, also where a cut through a wide character was joined
+        compositor = app.screen._compositor
+        compositor._dirty_regions.add(app.screen.region)
+        update = compositor.render_partial_update()
+        assert update is not None
+        for line, ends in zip(update.chops, update.chop_ends, strict=True):
+            assert list(ends) == [*list(line)[1:], SIZE[0]]
         problem = await check(pilot, f"notification-{script}", masks(engine, sample_vault, engine.home))
     assert problem is None, problem
 

@@ -56,6 +56,8 @@ def test_textual_still_has_what_the_wide_character_and_wording_fixes_replace() -
     assert screen.Compositor is WideCharCompositor and content.divide_line is cjk_divide_line
     assert "Compositor()" in inspect.getsource(screen.Screen.__init__)  # each screen makes one by that name
     assert list(inspect.signature(Compositor._render_chops).parameters) == ["self", "crop", "is_rendered_line"]
+    # render_partial_update is copied with its chop ends taken from the chops: the rest must match
+    assert "chop_ends = [cut_set[1:] for cut_set in self.cuts]" in inspect.getsource(Compositor.render_partial_update)
     assert "divide_line(" in inspect.getsource(content.Content._wrap_and_format)
     assert "No matches found" in inspect.getsource(CommandPalette._start_no_matches_countdown)
     assert "BindingsTable(" in inspect.getsource(KeyPanel.compose)
