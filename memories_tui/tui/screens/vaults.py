@@ -377,7 +377,10 @@ class UnlockScreen(EngineScreen):
     def unlock_worker(self, passphrase: str, epoch: int, accept_rollback: bool = False) -> None:
         try:
             with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
-                self.engine.unlock(self.info.vault_id, passphrase, accept_rollback=accept_rollback)
+                if accept_rollback:  # answered yes to opening an older copy
+                    self.engine.unlock(self.info.vault_id, passphrase, accept_rollback=True)
+                else:
+                    self.engine.unlock(self.info.vault_id, passphrase)
             if self.engine.lock_epoch != epoch:  # locked while the KDF ran: do not leave it open
                 self.engine.lock(self.info.vault_id)
                 return
