@@ -106,7 +106,7 @@ async def test_the_keys_panel_is_in_the_reader_s_language(engine: Engine) -> Non
         await pilot.pause(0.2)
         table = app.screen.query_one(BindingsTable).render_bindings_table()
         words = {cell.plain for column in table.columns for cell in column.cells if hasattr(cell, "plain")}
-        assert {"搜尋", "提問", "游標上移"} <= {word.split(" ")[0] for word in words}, words
+        assert {"搜尋", "提問", "往上移"} <= {word.split(" ")[0] for word in words}, words
         assert not words & {"Search", "Ask", "Cursor up"}, words
 
 
