@@ -150,15 +150,16 @@ async def test_the_model_screen_after_a_failed_download_scrolls_to_everything(tm
         await wait_for(pilot, lambda: "127.0.0.1" in static_text(message), timeout=30)
         text = static_text(message)
         assert chinese(script, "無法連線", "无法连接") in text and "could not connect" not in text
+        hint = chinese(script, "把那個資料夾輸入按鈕旁的欄位", "把那个文件夹输入按钮旁的字段")
+        await wait_for(pilot, lambda: hint in screen_text(app))  # the whole message is seen at once
         problem = await check(pilot, f"model-failed-download-{script}")
-        # the hint and every file row are reachable: scroll with the keyboard to the end
+        # every file row is reachable too: scroll with the keyboard to the end
         scroller = screen.query_one("#model", VerticalScroll)
         scroller.focus()
         await pilot.press("end")
         await wait_for(pilot, lambda: scroller.scroll_y >= scroller.max_scroll_y > 0)
         await pilot.pause(0.1)
         shown = screen_text(app)
-        assert chinese(script, "把那個資料夾輸入按鈕旁的欄位", "把那个文件夹输入按钮旁的字段") in shown
         assert screen.query_one("#model-files", DataTable).row_count == len(PINNED.files)
         assert PINNED.files[-1].path[:28] in shown
     engine.lock()

@@ -86,13 +86,13 @@ class ModelInstallScreen(EngineScreen):
         with VerticalScroll(id="model"):  # at 80×24 a failure's message and the file table scroll into reach
             yield Static(id="model-intro")
             yield Static(id="model-terms")
+            yield Static(id="model-message")  # above the buttons: a failure's way out is seen at once
             with Horizontal(id="model-buttons"):
                 yield Button(_("Start"), id="start", variant="primary")
                 yield Button(_("Cancel"), id="cancel", variant="error")
                 yield Input(placeholder=_("…or a folder of model files + enter"), id="from-dir")
             yield ProgressBar(id="model-progress", show_eta=False)
             yield Static(id="model-rate")
-            yield Static(id="model-message")
             yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
         yield AppFooter()
 
