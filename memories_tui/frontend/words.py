@@ -72,3 +72,10 @@ def note_text(note: object) -> str:
     catalog (marked where they are written); one with numbers in it stays English."""
     text = str(getattr(note, "text", note))
     return _(text)
+
+
+def score_text(score: float) -> str:
+    """Four decimals, or two significant digits for a tiny score: on a vault of a few records
+    a word found in half of them or more gets BM25's floor weight (idf 1e-6), and "0.0000"
+    would read as no match."""
+    return f"{score:.4f}" if score == 0 or abs(score) >= 0.001 else f"{score:.1e}"

@@ -37,7 +37,7 @@ import httpx
 
 from ..config import HttpSettings
 from ..errors import CancelledError, NetworkError, PolicyError
-from ..i18n import msg
+from ..i18n import Message, msg, msg_n
 from ..loopback import is_loopback_host
 from .inflight import InFlight
 from .proxy import proxy_for
@@ -216,17 +216,20 @@ def _check_state(cancel: threading.Event | None, check: Callable[[], None] | Non
         raise _deadline_error(what)
 
 
-def describe_transport_error(exc: Exception) -> str:
+def describe_transport_error(exc: Exception) -> Message:
+    """What went wrong, as a sentence shown in the reader's language (the system's own error
+    text inside it stays as the system wrote it)."""
     if isinstance(exc, httpx.TimeoutException):
-        kind = "connect" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read"
-        return f"{kind} timed out"
+        if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+            return msg("connect timed out")
+        return msg("read timed out")
     if isinstance(exc, httpx.ConnectError):
-        return f"could not connect ({exc})"
+        return msg("could not connect ({error})", error=str(exc))
     if isinstance(exc, httpx.RemoteProtocolError):
-        return f"the connection broke ({exc})"
+        return msg("the connection broke ({error})", error=str(exc))
     if isinstance(exc, httpx.ProxyError):
-        return f"proxy error ({exc})"
-    return f"{type(exc).__name__}: {exc}"
+        return msg("proxy error ({error})", error=str(exc))
+    return msg("{kind}: {error}", kind=type(exc).__name__, error=str(exc))
 
 
 def _failure_code(exc: Exception) -> str | None:
@@ -311,12 +314,12 @@ def send_with_retries(
                     raise NetworkError(msg("{what} failed: {problem}.",
                                            what=what, problem=describe_transport_error(exc))) from None
                 if attempt >= settings.retries:
-                    tries = f" after {attempt + 1} attempts" if attempt else ""
-                    raise NetworkError(
-                        msg("{what} failed{tries}: {problem}.",
-                            what=what, tries=tries, problem=describe_transport_error(exc)),
-                        code=_failure_code(exc),
-                    ) from None
+                    problem = describe_transport_error(exc)
+                    failed = msg_n("{what} failed after {n} attempt: {problem}.",
+                                   "{what} failed after {n} attempts: {problem}.", attempt + 1,
+                                   what=what, n=attempt + 1, problem=problem) if attempt else \
+                        msg("{what} failed: {problem}.", what=what, problem=problem)
+                    raise NetworkError(failed, code=_failure_code(exc)) from None
                 delay = backoff_seconds(settings, attempt + 1)
             except BaseException:
                 if response is not None:

@@ -181,7 +181,7 @@ class MirrorInstaller(FileInstaller):
                 if exc.code == "network_timeout":
                     raise FileFailed(f"{exc.message} Run model-install again to resume.") from None
                 if exc.code == "network_unreachable":
-                    raise _Unreachable(exc.message.split(": ", 1)[-1]) from None  # the cause, not the file
+                    raise _Unreachable(unreachable_cause(exc)) from None
                 raise FileFailed(exc.message) from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
                 return response
@@ -276,7 +276,14 @@ class MirrorInstaller(FileInstaller):
             raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
 
 
-def unreachable_message(base: str, detail: str, manifest: ModelManifest = PINNED) -> Message:
+def unreachable_cause(exc: NetworkError) -> Message | str:
+    """Why the host could not be reached, without the file that was asked for (the sentence
+    says which host): the transport's own sentence when the error carries one."""
+    problem = exc.localizable.params.get("problem") if exc.localizable is not None else None
+    return problem if isinstance(problem, Message) else exc.message.split(": ", 1)[-1].rstrip(".")
+
+
+def unreachable_message(base: str, detail: Message | str, manifest: ModelManifest = PINNED) -> Message:
     """What to do when the download host cannot be reached (offline, firewall, blocked host):
     where the pinned files live (repository, full revision), so they can be fetched on another
     machine. File names stay out: the TUI lists them one per row, the CLI adds every URL."""
@@ -286,7 +293,7 @@ def unreachable_message(base: str, detail: str, manifest: ModelManifest = PINNED
                "machine that can (`memories rag model-install --list` prints each file's exact URL, size and "
                "SHA-256), put them in one folder and run `memories rag model-install --from DIR` here; every "
                "file's size and SHA-256 is checked. Or set [rag] model_download_base_url to a mirror that holds "
-               "the same files.", host=host, detail=detail.rstrip("."), count=len(manifest.files),
+               "the same files.", host=host, detail=detail.rstrip(".") if isinstance(detail, str) else detail, count=len(manifest.files),
                repo=manifest.repo, revision=manifest.revision, base=manifest.default_base_url)
 
 
@@ -314,4 +321,4 @@ def install_model(
                            lambda tracker: MirrorInstaller(Path(target), base, http, cancel, tracker),
                            progress=progress, cancel=cancel)
     except _Unreachable as exc:
-        raise NetworkError(unreachable_message(base, str(exc), manifest), code="network_unreachable") from None
+        raise NetworkError(unreachable_message(base, exc.args[0], manifest), code="network_unreachable") from None

@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ..i18n import LANGUAGE_NAMES, N_, _
+from ..i18n import LANGUAGE_NAMES, LANGUAGES, N_, _, load_catalog
 
 # (title, help, app action, needs an unlocked vault)
 COMMANDS = [
@@ -25,26 +25,45 @@ COMMANDS = [
 # the interface language: each entry is named in its own script, so a reader finds theirs
 LANGUAGE_CHOICES = [("en", "English"), ("zh-Hant", LANGUAGE_NAMES["zh-Hant"]), ("zh-Hans", LANGUAGE_NAMES["zh-Hans"]),
                     ("auto", N_("system default"))]
+# the help line names the language in the reader's own words ("以英文顯示介面")
+LANGUAGE_IN_HELP = {"en": N_("English"), "zh-Hant": N_("Traditional Chinese"), "zh-Hans": N_("Simplified Chinese")}
+LANGUAGE_TITLE = N_("Language: {name}")
+LANGUAGE_HELP = N_("Show the interface in {name} (kept in config.toml)")
+SYSTEM_LANGUAGE_HELP = N_("Show the interface in the system's language (kept in config.toml)")
+
+
+def every_wording(text: str, **fields: str) -> list[str]:
+    """`text` in English and in each interface language, so the palette finds a command by
+    the words of any of them ("language", "語言" and "语言" all find the language switch)."""
+    return [load_catalog(language).gettext(text).format(**fields) for language in LANGUAGES]
 
 
 class MemoriesCommands(Provider):
-    def _available(self) -> list[tuple[str, str, str]]:
+    def _available(self) -> list[tuple[str, str, str, list[str]]]:
+        """(title, help, action, every wording of the title) of each command offered now."""
         unlocked = getattr(self.app, "vault", None) is not None
-        found = [(_(title), _(help_text), action) for title, help_text, action, needs in COMMANDS if unlocked or not needs]
+        found = [(_(title), _(help_text), action, every_wording(title))
+                 for title, help_text, action, needs in COMMANDS if unlocked or not needs]
         for setting, name in LANGUAGE_CHOICES if hasattr(self.app, "action_switch_language") else ():
-            shown = _(name) if setting == "auto" else name
-            found.append((_("Language: {name}").format(name=shown),
-                          _("Show the interface in {name} (kept in config.toml)").format(name=shown),
-                          f"switch_language({setting!r})"))
+            if setting == "auto":
+                title, help_text = _(LANGUAGE_TITLE).format(name=_(name)), _(SYSTEM_LANGUAGE_HELP)
+                wordings = [wording for each in every_wording(name)
+                            for wording in every_wording(LANGUAGE_TITLE, name=each)]
+            else:
+                title = _(LANGUAGE_TITLE).format(name=name)
+                help_text = _(LANGUAGE_HELP).format(name=_(LANGUAGE_IN_HELP[setting]))
+                wordings = every_wording(LANGUAGE_TITLE, name=name)
+            found.append((title, help_text, f"switch_language({setting!r})", wordings))
         return found
 
     async def discover(self) -> Hits:
-        for title, help_text, action in self._available():
+        for title, help_text, action, _wordings in self._available():
             yield DiscoveryHit(title, partial(self.app.run_action, action), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, action in self._available():
-            score = matcher.match(title)
+        for title, help_text, action, wordings in self._available():
+            score = max(matcher.match(text) for text in [title, *wordings])
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(self.app.run_action, action), help=help_text)
+                shown = matcher.highlight(title) if matcher.match(title) > 0 else title
+                yield Hit(score, shown, partial(self.app.run_action, action), help=help_text)

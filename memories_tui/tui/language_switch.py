@@ -11,11 +11,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.command import CommandPalette
 from textual.screen import Screen
+from textual.widgets import HelpPanel
 
 from ..i18n import LANGUAGE_NAMES, N_, _, resolve_language, set_language
 from .text import tilde
+from .textual_adapter import WordedBindingsTable, WordedHelpPanel, WordedKeyPanel, WordedPalette
 
 # Textual's own words that people see: its key descriptions (footer, help) and palette commands.
 TEXTUAL_TEXT = (
@@ -25,7 +26,28 @@ TEXTUAL_TEXT = (
     N_("Show help for the focused widget and a summary of available keys"),
     N_("Minimize"), N_("Minimize the widget and restore to normal size"), N_("Maximize"),
     N_("Maximize the focused widget"), N_("Screenshot"), N_("Save an SVG 'screenshot' of the current screen"),
+    # the key panel's rows for the lists and tables (Textual's DataTable and OptionList)
+    N_("Cursor up"), N_("Cursor down"), N_("Cursor left"), N_("Cursor right"), N_("Home"), N_("End"),
+    N_("Page up"), N_("Page down"), N_("Page Left"), N_("Page Right"), N_("Select"), N_("Top"), N_("Bottom"),
 )
+
+
+class Palette(WordedPalette):
+    def no_matches_text(self) -> str:
+        return _("No matches found")
+
+
+class KeysTable(WordedBindingsTable):
+    def relabel(self, text: str) -> str:
+        return _(text) if text else text
+
+
+class KeysPanel(WordedKeyPanel):
+    table_class = KeysTable
+
+
+class KeysHelpPanel(WordedHelpPanel):
+    key_panel_class = KeysPanel
 
 
 class LanguageActions(App):
@@ -37,8 +59,13 @@ class LanguageActions(App):
             yield SystemCommand(_(command.title), _(command.help), command.callback, command.discover)
 
     def action_command_palette(self) -> None:
-        if self.use_command_palette and not CommandPalette.is_open(self):
-            self.push_screen(CommandPalette(placeholder=_("Search for commands…"), id="--command-palette"))
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(placeholder=_("Search for commands…"), id="--command-palette"))
+
+    def action_show_help_panel(self) -> None:
+        """Textual's keys panel (palette → Keys), its descriptions in the reader's language."""
+        if not self.screen.query(HelpPanel):
+            self.screen.mount(KeysHelpPanel())
 
     async def action_switch_language(self, setting: str) -> None:
         """Keep `[ui] language = setting` and show every screen in it now. The screens above the

@@ -38,6 +38,7 @@ class UnlockDone(WorkerMessage):
     vault_id: str = ""
     error: str | None = None
     wrong_passphrase: bool = False
+    rolled_back: bool = False  # the passphrase was right, the file is older than this home has seen
 
 
 @dataclass(eq=False, kw_only=True)

@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ..engine import byte_span_to_chars
+from ..i18n import _
 from .markdown_plain import position_map, strip_markers
 
 
@@ -30,6 +31,11 @@ CHUNK = "on #2f4f6f"
 
 
 byte_range_to_chars = byte_span_to_chars  # where a hit or quote's byte range falls, in characters
+
+
+def _latin(char: str) -> bool:
+    """A letter or digit of a script that separates words with spaces (below the CJK blocks)."""
+    return char.isalnum() and ord(char) < 0x2E80
 
 
 def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
@@ -50,6 +56,10 @@ def snippet_text(text: str, terms: Sequence[str] = (), cells: int = 150, *,
         while start > 0 and budget > 0:
             budget -= cell_len(text[start - 1])
             start -= 1
+    if spans and 0 < start < spans[0][0] and _latin(text[start - 1]) and _latin(text[start]):
+        # not in the middle of a word ("…ess s and search"): from the next word on
+        while start < spans[0][0] and _latin(text[start - 1]):
+            start += 1
     while start < len(text) and text[start].isspace() and (not spans or start < spans[0][0]):
         start += 1
     end, used = start, 0
@@ -74,10 +84,10 @@ def human_eta(seconds: float | None) -> str:
         return "–"
     seconds = int(round(seconds))
     if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+        return _("{hours}h{minutes:02d}m").format(hours=seconds // 3600, minutes=seconds % 3600 // 60)
     if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
+        return _("{minutes}m{seconds:02d}s").format(minutes=seconds // 60, seconds=seconds % 60)
+    return _("{seconds}s").format(seconds=seconds)
 
 
 def plain(value: object, style: str = "") -> Text:

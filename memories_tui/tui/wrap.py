@@ -110,3 +110,42 @@ class BrokenLines:
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, min(options.max_width, max((cell_len(line) for line in self.plain.split("\n")),
                                                           default=1)))
+
+
+class Hanging:
+    """Rows of a label and a text, the text broken by the rules above beside the label and
+    its later lines indented as far as the label column (a help row stays readable at 80
+    columns). `plain` and `str()` give the rows as one text, each label padded to `indent`."""
+
+    def __init__(self, rows: list[tuple[Text, Text]], indent: int, head: Text | None = None) -> None:
+        self.rows, self.indent, self.head = rows, indent, head
+
+    @property
+    def plain(self) -> str:
+        lines = [self.head.plain] if self.head is not None else []
+        lines += [label.plain + " " * (self.indent - cell_len(label.plain)) + text.plain for label, text in self.rows]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        out = Text()
+        if self.head is not None:
+            out.append_text(wrap(self.head, options.max_width))
+        indent = min(self.indent, max(options.max_width // 2, 1))  # a very narrow box keeps room for the text
+        for label, text in self.rows:
+            if out:
+                out.append("\n")
+            out.append_text(label)
+            out.append(" " * max(indent - cell_len(label.plain), 1 if cell_len(label.plain) >= indent else 0))
+            body_width = max(options.max_width - max(indent, cell_len(label.plain) + 1), 2)
+            for n, line in enumerate(wrap(text, body_width).split("\n")):
+                if n:
+                    out.append("\n" + " " * indent)
+                out.append_text(line)
+        yield out
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, min(options.max_width, max((cell_len(line) for line in self.plain.split("\n")),
+                                                          default=1)))

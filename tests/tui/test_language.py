@@ -88,6 +88,28 @@ async def test_the_palette_itself_is_in_the_reader_s_language(engine: Engine) ->
         assert "主题" in titles and "Theme" not in titles
 
 
+async def test_the_keys_panel_is_in_the_reader_s_language(engine: Engine) -> None:
+    """palette → Keys: our descriptions and the lists' keys in Chinese (the panel used to print
+    the English each binding is declared with)."""
+    from textual.widgets import HelpPanel
+    from textual.widgets._key_panel import BindingsTable
+
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    set_language("zh-Hant")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.vault_unlocked(engine.resolve_vault(info.vault_id))
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await choose_in_palette(pilot, "按鍵")
+        await wait_for(pilot, lambda: bool(app.screen.query(HelpPanel)) and bool(app.screen.query(BindingsTable)))
+        await pilot.pause(0.2)
+        table = app.screen.query_one(BindingsTable).render_bindings_table()
+        words = {cell.plain for column in table.columns for cell in column.cells if hasattr(cell, "plain")}
+        assert {"搜尋", "提問", "往上移"} <= {word.split(" ")[0] for word in words}, words
+        assert not words & {"Search", "Ask", "Cursor up"}, words
+
+
 async def test_auto_goes_back_to_the_locale_and_a_locked_home_shows_its_first_screen(engine: Engine,
                                                                                      monkeypatch) -> None:
     monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")

@@ -14,6 +14,7 @@ from memories_tui.engine import Engine, SearchHit
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.search import SearchScreen
+from memories_tui.tui.text import snippet_text
 from memories_tui.tui.widgets.results import ResultsPane, hit_row
 from memories_tui.tui.wrap import NO_START, BrokenLines, line_ranges, wrap
 from tests.helpers.pilot import PASS, static_text, wait_for
@@ -64,6 +65,12 @@ async def test_80x24_footer_keeps_help_and_lock_and_help_says_there_is_more(engi
         assert visible(foot)
         # the whole line fits the box at 80 columns (with the version at its end)
         assert static_text(foot).endswith(f"Memories {__version__}") and len(static_text(foot)) <= foot.size.width
+        # a key row that wraps keeps its text's column (Ask's description is longer than the box)
+        lines = [strip.text for strip in help_screen._compositor.render_strips()]
+        row = next(n for n, line in enumerate(lines) if "Ask: Ask a question" in line)
+        column = lines[row].index("Ask:")
+        follow = lines[row + 1]
+        assert follow[:column].rstrip(" ").endswith("│") and follow[column] != " ", (lines[row], follow)
         await pilot.press("end")
         await wait_for(pilot, lambda: "more line" not in static_text(foot))
         assert static_text(foot) == f"esc closes this help · Memories {__version__}"
@@ -105,6 +112,31 @@ async def test_narrow_search_shows_one_pane_with_tabs_and_f3_switches(engine: En
         assert not screen.check_action("next_pane", ())
 
 
+def test_a_snippet_starts_at_a_word_boundary() -> None:
+    text = ("Notes about the process and the access settings of the small server we run at home, "
+            "then the part that matters: the search box and search results")
+    for cells in (60, 80, 100, 150):
+        start = text.index("search box")
+        snippet = snippet_text(text, cells=cells, spans=[(start, start + 6)]).plain
+        if snippet.startswith("…"):
+            first = snippet[1:].split(" ")[0]
+            assert f" {first} " in f" {text} ", (cells, snippet)  # a whole word, not "ess"
+        assert "search" in snippet
+
+
+def test_tiny_bm25_scores_of_a_small_vault_do_not_read_zero(engine: Engine) -> None:
+    """Two records: a word in one of them has idf ln(1.5 / 1.5) = 0, floored to 1e-6, so its
+    score is about a millionth; the pane shows it in two significant digits."""
+    info = engine.create_vault("Two", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title="bread", body="Bake sourdough bread at 250 °C.")
+    engine.add_record(info.vault_id, kind="memory", title="coffee", body="Pour-over coffee at 92 °C.")
+    hits = engine.search(info.vault_id, "bread", mode="bm25").results
+    assert hits and 0 < hits[0].scores["bm25"] < 0.001
+    line = hit_row(hits[0], 150, stage="bm25").plain.split("\n")[1]
+    assert line.startswith("bm25 ") and "0.0000" not in line and "e-06" in line, line
+
+
 def test_snippet_rows_leave_out_markdown_markers() -> None:
     text = "# Oven\n\nBake sourdough **bread** at 250 °C, see [the notes](http://x) and `code`."
     hit = SearchHit(citation="S1", asset_id="r", revision=1, chunk_hash="h", byte_start=0, byte_end=len(text),
@@ -143,3 +175,26 @@ def test_broken_lines_render_at_the_drawn_width() -> None:
     assert all(line.rstrip() and line[0] not in NO_START for line in lines), lines
     assert "".join(line.rstrip() for line in lines) == ZH[:30]
     assert str(BrokenLines(Text("[S1] x"))) == "[S1] x"
+
+
+async def test_the_markdown_reader_breaks_chinese_by_the_cjk_rules(engine: Engine) -> None:
+    """Textual folds a run of CJK characters at any cell; the reader's paragraphs follow the CJK
+    rules instead: no line starts with closing punctuation, a Latin word stays whole."""
+    body = "# 京都\n\n" + ZH + "加上語意向量的混合排序（hybrid search），" + ZH + "\n"
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="card", title="京都", body=body)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.vault_unlocked(engine.resolve_vault(info.vault_id))
+        await wait_for(pilot, lambda: bool(app.screen.query("#reader-markdown MarkdownParagraph")))
+        paragraph = app.screen.query_one("#reader-markdown MarkdownParagraph")
+        for width in range(80, 100, 3):
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause(0.1)
+            lines = [strip.text.strip() for strip in paragraph.render_lines(paragraph.content_region.reset_offset)]
+            lines = [line for line in lines if line]
+            assert lines and "".join(lines).replace(" ", "") == (ZH + "加上語意向量的混合排序（hybridsearch），" + ZH)
+            assert not [line for line in lines if line[0] in NO_START], (width, lines)
+            assert not any(line.endswith("hybri") for line in lines), (width, lines)
+    engine.lock()

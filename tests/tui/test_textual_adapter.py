@@ -20,7 +20,7 @@ from memories_tui.tui.textual_adapter import EXTRA_HIGHLIGHT, HighlightArea, nod
 
 TUI = Path(memories_tui.tui.__file__).parent
 PRIVATE_NAMES = ("_handle_exception", "_set_theme", "_build_highlight_map", "_highlights", "_theme", "_bindings",
-                 "_keymap")
+                 "_keymap", "_render_chops", "_start_no_matches_countdown", "_cells")
 
 
 def test_no_tui_module_but_the_adapter_uses_private_textual_names() -> None:
@@ -41,6 +41,32 @@ def test_textual_still_has_what_the_adapter_overrides() -> None:
     assert list(inspect.signature(TextArea._build_highlight_map).parameters) == ["self"]
     # closing_mount knows a mount error by the frame that hands it to _handle_exception
     assert "self.app._handle_exception(error)" in inspect.getsource(MessagePump._pre_process)
+
+
+def test_textual_still_has_what_the_wide_character_and_wording_fixes_replace() -> None:
+    from rich.table import Table
+    from textual import content, screen
+    from textual._compositor import Compositor
+    from textual.command import CommandPalette
+    from textual.widgets import HelpPanel, KeyPanel
+    from textual.widgets._key_panel import BindingsTable
+
+    from memories_tui.tui.textual_adapter import WideCharCompositor, cjk_divide_line
+
+    assert screen.Compositor is WideCharCompositor and content.divide_line is cjk_divide_line
+    assert "Compositor()" in inspect.getsource(screen.Screen.__init__)  # each screen makes one by that name
+    assert list(inspect.signature(Compositor._render_chops).parameters) == ["self", "crop", "is_rendered_line"]
+    # render_partial_update is copied with its chop ends taken from the chops: the rest must match
+    assert "chop_ends = [cut_set[1:] for cut_set in self.cuts]" in inspect.getsource(Compositor.render_partial_update)
+    assert "divide_line(" in inspect.getsource(content.Content._wrap_and_format)
+    assert "No matches found" in inspect.getsource(CommandPalette._start_no_matches_countdown)
+    assert "BindingsTable(" in inspect.getsource(KeyPanel.compose)
+    assert "KeyPanel(" in inspect.getsource(HelpPanel.compose)
+    assert isinstance(BindingsTable.render_bindings_table, type(lambda: None))
+    table = Table()
+    table.add_column("a")
+    table.add_row("x")
+    assert table.columns[0]._cells == ["x"]
 
 
 async def test_highlight_area_paints_its_spans_through_the_theme() -> None:

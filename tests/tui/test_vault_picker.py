@@ -106,3 +106,49 @@ async def test_esc_from_the_first_unlock_screen_shows_a_working_picker(engine: E
         await wait_for(pilot, lambda: app.screen is picker)
         await pilot.pause()
         assert len(picker.query("#vaults")) == 1 and picker.query_one("#vaults", DataTable).row_count == 1
+
+
+async def test_an_older_copy_put_back_is_explained_and_opened_only_on_purpose(engine: Engine, tmp_path: Path) -> None:
+    """`vault_rolled_back` at unlock: the engine's sentence, then a confirmation; no keeps it
+    closed, yes opens that state (the CLI's --accept-rollback) and the home takes it as newest."""
+    import shutil
+
+    from memories_tui.tui.screens.confirm import ConfirmScreen
+    from memories_tui.tui.screens.records import RecordsScreen
+
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title="first", body="kept in the old copy")
+    engine.lock()
+    old = tmp_path / "old.mvault"
+    shutil.copyfile(info.path, old)
+    engine.unlock(info.vault_id, PASS)
+    engine.add_record(info.vault_id, kind="memory", title="second", body="only in the newer state")
+    engine.lock()
+    for extra in ("-wal", "-shm"):
+        Path(str(info.path) + extra).unlink(missing_ok=True)
+    shutil.copyfile(old, info.path)
+
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for answer, opened in (("escape", False), ("yes", True)):
+            await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen))
+            unlock = app.screen
+            unlock.query_one("#passphrase").value = PASS
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=30)
+            assert "older state" in static_text(unlock.query_one("#unlock-error", Static))
+            assert "this home then takes this state as the newest" in app.screen.text
+            if answer == "yes":
+                await pilot.click("#yes")
+            else:
+                await pilot.press("escape")
+            if opened:
+                await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records, timeout=30)
+                assert [r.title for r in app.screen.records] == ["first"]
+            else:
+                await wait_for(pilot, lambda unlock=unlock: app.screen is unlock and unlock.query_one("#passphrase").value == "")
+                assert not engine.is_unlocked(info.vault_id)
+    engine.lock()
+    engine.unlock(info.vault_id, PASS)  # the anchor moved: the old state is now this home's newest
+    engine.lock()

@@ -13,6 +13,7 @@ from textual.widgets.text_area import Document, Selection
 
 from ...engine import SearchHit, char_to_byte
 from ...errors import MemoriesError
+from ...frontend.words import score_text
 from ...i18n import N_, _, _n
 from ..text import HIGHLIGHT, byte_range_to_chars, match_spans
 from ..textual_adapter import HighlightArea
@@ -34,8 +35,8 @@ def stage_scores(hit: SearchHit) -> Text | None:
         if n:
             out.append(" · ", style="dim")
         out.append(f"{_(STAGE_LABELS[stage])} ")
-        out.append(f"{value:.4f}", style="cyan")
-    out.append(" · " + _("final {score:.4f}").format(score=hit.score), style="bold cyan")
+        out.append(score_text(value if value is not None else 0.0), style="cyan")
+    out.append(" · " + _("final {score}").format(score=score_text(hit.score)), style="bold cyan")
     return out
 
 

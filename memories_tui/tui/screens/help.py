@@ -24,7 +24,7 @@ from ... import __version__
 from ...i18n import N_, _, _n
 from ..text import tilde
 from ..textual_adapter import node_bindings
-from ..wrap import BrokenLines
+from ..wrap import BrokenLines, Hanging
 
 if TYPE_CHECKING:
     from ..app import MemoriesApp
@@ -166,29 +166,20 @@ class HelpScreen(ModalScreen[None]):
             foot.append(_("esc closes this help") + f" · {VERSION}")
         self.query_one("#help-foot", Static).update(foot)
 
-    def _key_table(self) -> Text:
+    def _key_table(self) -> Hanging:
         width = max((cell_len(k.keys) for k in self.keys), default=8) + 2  # cells: key names may be wide
-        out = Text()
-        for n, item in enumerate(self.keys):
-            if n:
-                out.append("\n")
-            out.append(item.keys + " " * (width - cell_len(item.keys)), style="bold cyan")
-            out.append(item.description)
-        return out
+        return Hanging([(Text(item.keys, style="bold cyan"), Text(item.description)) for item in self.keys], width)
 
-    def _id_table(self) -> Text:
+    def _id_table(self) -> Hanging:
         config = tilde(cast("MemoriesApp", self.target.app).engine.config.path)
-        out = Text(_("Your own keys ([tui.keys])"), style="bold")
-        out.append("\n")
-        out.append(_("Every key has an id. To change keys, give the id the keys you want in the [tui.keys] "
-                     "table of {config}, e.g. \"search\" = \"ctrl+s\" (two keys: \"ctrl+s,f6\"); "
-                     "Memories reads it when it starts. The ids of this screen and their keys now:").format(
+        head = Text(_("Your own keys ([tui.keys])"), style="bold")
+        head.append("\n")
+        head.append(_("Every key has an id. To change keys, give the id the keys you want in the [tui.keys] "
+                      "table of {config}, e.g. \"search\" = \"ctrl+s\" (two keys: \"ctrl+s,f6\"); "
+                      "Memories reads it when it starts. The ids of this screen and their keys now:").format(
             config=config))
         width = max((cell_len(item.id) for item in self.ids), default=8) + 2
-        for item in self.ids:
-            out.append("\n" + item.id + " " * (width - cell_len(item.id)))
-            out.append(item.keys, style="bold cyan")
-        return out
+        return Hanging([(Text(item.id), Text(item.keys, style="bold cyan")) for item in self.ids], width, head=head)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from ...engine import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, PINNED_MODEL, ModelManifest
@@ -83,16 +83,16 @@ class ModelInstallScreen(EngineScreen):
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
-        with Vertical(id="model"):
+        with VerticalScroll(id="model"):  # at 80×24 a failure's message and the file table scroll into reach
             yield Static(id="model-intro")
             yield Static(id="model-terms")
+            yield Static(id="model-message")  # above the buttons: a failure's way out is seen at once
             with Horizontal(id="model-buttons"):
                 yield Button(_("Start"), id="start", variant="primary")
                 yield Button(_("Cancel"), id="cancel", variant="error")
                 yield Input(placeholder=_("…or a folder of model files + enter"), id="from-dir")
             yield ProgressBar(id="model-progress", show_eta=False)
             yield Static(id="model-rate")
-            yield Static(id="model-message")
             yield DataTable(id="model-files", cursor_type="row", zebra_stripes=True)
         yield AppFooter()
 
@@ -123,6 +123,7 @@ class ModelInstallScreen(EngineScreen):
         self.say("#model-rate", Text(""))
         self.say("#model-message", Text(""))
         self.show_terms()
+        self.query_one("#start", Button).focus()  # not the scrolling frame around it
 
     def show_terms(self) -> None:
         """The Gemma terms stay on screen until the first download starts (accepting them)."""

@@ -152,7 +152,7 @@ class SearchScreen(VaultScreen):
     def _label_tab(self, mode: str) -> None:
         pane = self.pane(mode)
         count = f" {len(pane.hits)}" if pane.shown and pane.hits else ""
-        self.query_one("#mode-tabs", Tabs).query_one(f"#tab-{mode}", Tab).label = MODE_TITLES[mode] + count
+        self.query_one("#mode-tabs", Tabs).query_one(f"#tab-{mode}", Tab).label = _(MODE_TITLES[mode]) + count
 
     def on_unmount(self) -> None:
         for event in self.cancels.values():

@@ -10,7 +10,7 @@ from textual.containers import Center, Horizontal, Vertical
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, LoadingIndicator, Static
 
 from ...engine import VaultInfo, VaultProblem
-from ...errors import MemoriesError, WrongPassphraseError
+from ...errors import MemoriesError, RollbackError, WrongPassphraseError
 from ...frontend.strength import SHORT, estimate
 from ...i18n import N_, _, _n
 from ..language import styled
@@ -305,6 +305,12 @@ class CreateVaultScreen(EngineScreen):
         self.memories.vault_unlocked(self.engine.resolve_vault(message.vault_id))
 
 
+ROLLED_BACK = N_("The vault file is older than the newest state this home has seen of it: an older copy was put "
+                 "back (a restore, a sync, a copied file) and what was saved after that copy is not in it. If you "
+                 "did this on purpose, open it: this home then takes this state as the newest. If not, cancel and "
+                 "put back the copy you want (memories vault restore).")
+
+
 class UnlockScreen(EngineScreen):
     """The passphrase field; enter starts one key derivation. From that enter on, the app
     holds every key typed (a burst like `passphrase⏎s京都⏎`): the field takes no more input,
@@ -355,7 +361,7 @@ class UnlockScreen(EngineScreen):
         field = self.query_one("#passphrase", Input)
         field.call_later(self._start, field)
 
-    def _start(self, field: Input) -> None:
+    def _start(self, field: Input, accept_rollback: bool = False) -> None:
         passphrase = field.value
         if not passphrase:
             self.unlocking = False
@@ -365,19 +371,24 @@ class UnlockScreen(EngineScreen):
         self.query_one("#unlock-error", Static).update("")
         self.query_one("#unlock-loading").display = True
         field.disabled = True  # takes no input while the key is derived
-        self.unlock_worker(passphrase, self.epoch())
+        self.unlock_worker(passphrase, self.epoch(), accept_rollback)
 
     @work(thread=True, exclusive=True, group="unlock", exit_on_error=False)
-    def unlock_worker(self, passphrase: str, epoch: int) -> None:
+    def unlock_worker(self, passphrase: str, epoch: int, accept_rollback: bool = False) -> None:
         try:
             with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
-                self.engine.unlock(self.info.vault_id, passphrase)
+                if accept_rollback:  # answered yes to opening an older copy
+                    self.engine.unlock(self.info.vault_id, passphrase, accept_rollback=True)
+                else:
+                    self.engine.unlock(self.info.vault_id, passphrase)
             if self.engine.lock_epoch != epoch:  # locked while the KDF ran: do not leave it open
                 self.engine.lock(self.info.vault_id)
                 return
             self.memories.daemon_link.unlocked(self.info.vault_id, passphrase)  # the CLI and AI clients too
         except WrongPassphraseError as exc:
             self.post_message(UnlockDone(epoch, error=self.describe(exc), wrong_passphrase=True))
+        except RollbackError as exc:
+            self.post_message(UnlockDone(epoch, error=self.describe(exc), rolled_back=True))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_message(UnlockDone(epoch, error=self.describe(exc)))
         else:
@@ -391,7 +402,20 @@ class UnlockScreen(EngineScreen):
         if message.error:
             self.memories.release_keys(replay=False)  # meant for the next screen, not a second try
             self.query_one("#unlock-error", Static).update(Text(message.error))
+            if message.rolled_back:  # the passphrase was right: keep it for an open on purpose
+                self.app.push_screen(ConfirmScreen(_("Open an older copy of this vault?"), _(ROLLED_BACK), danger=True,
+                                                   yes=_("Open this older state")), self._rollback_answered)
+                return
             field.value = ""
             field.focus()
             return
         self.memories.vault_unlocked(self.info)
+
+    def _rollback_answered(self, accept: bool | None) -> None:
+        field = self.query_one("#passphrase", Input)
+        if accept:
+            self.unlocking = True
+            self._start(field, accept_rollback=True)
+        else:
+            field.value = ""
+            field.focus()

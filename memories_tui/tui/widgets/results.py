@@ -13,7 +13,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...engine import SearchHit, SearchResponse
-from ...frontend.words import kind_name, note_text
+from ...frontend.words import kind_name, note_text, score_text
 from ...i18n import N_, _, _n
 from ..text import snippet_text
 from ..wrap import BrokenLines
@@ -38,7 +38,7 @@ def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[
     row.append(hit.title, style="bold")
     row.append("\n")
     label, value = stage_score(hit, stage) if stage else (_("score"), float(hit.score))
-    row.append(f"{label} {value:.4f}", style="cyan")
+    row.append(f"{label} {score_text(value)}", style="cyan")
     row.append("  " + _("bytes {start}–{end}").format(start=hit.byte_start, end=hit.byte_end), style="dim")
     if hit.kind != "card":
         row.append(f"  {kind_name(hit.kind)}", style="dim")
