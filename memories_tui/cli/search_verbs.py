@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
 from ..errors import InputRefusedError, LimitError, ModelError, NetworkError, UsageError
-from ..frontend.words import note_text, status_name
+from ..frontend.words import note_text, score_text, status_name
 from ..i18n import N_, _, msg, msg_n
 from .context import Context
 from .output import Payload, cell_width, clean, cut_cells, pad_cells
@@ -122,15 +122,10 @@ def _print_hits(ctx: Context, hits: list[SearchHit]) -> None:
         print(_("No results."))
         return
     for hit in hits:
-        print(f"{ctx.bold('[' + hit.citation + ']')} {_score_text(hit.score)}  {clean(hit.title)}  "
+        print(f"{ctx.bold('[' + hit.citation + ']')} {score_text(hit.score)}  {clean(hit.title)}  "
               + ctx.dim(_("{id} r{revision} bytes {start}-{end}").format(
                   id=hit.asset_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end)))
         print("    " + clean(hit.snippet))
-
-
-def _score_text(score: float) -> str:
-    """Four decimals, or two significant digits for the tiny BM25 scores of a small vault."""
-    return f"{score:.4f}" if score == 0 or abs(score) >= 0.001 else f"{score:.1e}"
 
 
 def cmd_memory_search(ctx: Context) -> Payload:

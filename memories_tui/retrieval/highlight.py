@@ -40,6 +40,10 @@ def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     flat = " ".join(text.split())
     spans = term_spans(flat, terms)
     start = max(0, spans[0][0] - width // 3) if spans else 0
+    while spans and 0 < start < spans[0][0] and _word_char(flat[start - 1]):
+        start += 1  # not in the middle of a word ("…ess s and search"): from the next word on
+    while spans and start < spans[0][0] and flat[start] == " ":
+        start += 1
     out = flat[start:start + width]
     return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
 

@@ -81,3 +81,11 @@ def test_snippet_centres_on_first_match():
     text = "x " * 200 + "needle here" + " y" * 200
     out = snippet(text, ["needle"], width=60)
     assert "needle" in out and out.startswith("…") and out.endswith("…")
+
+
+def test_snippet_starts_at_a_word_not_inside_one():
+    text = "The process ran on the hosts and search found it in the logs. " * 3 + "needle in the haystack"
+    out = snippet(text, ["needle"], width=60)
+    assert out.startswith("…") and "needle" in out
+    first = out[1:].split(" ")[0]
+    assert first in text.split(" "), out  # a whole word, never "ess" or "s"
