@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
 from ..i18n import N_, _, msg
+from .handshake import served_fingerprint
 from .mcp_sessions import McpSessions
 from .paths import (
     DaemonPaths,
@@ -126,6 +127,7 @@ class SocketHost:
         self.service.add_methods(vault_methods(self.service))
         self.service.add_methods(source_methods(self.service))
         self.service.grants_status = sessions.status
+        self.service.api = served_fingerprint(self.service.method_names())
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None
         self._threads: list[threading.Thread] = []

@@ -70,4 +70,4 @@ def test_an_answer_of_another_shape_says_to_restart_the_daemon(tmp_path: Path, v
     assert result.code != 0, result.stdout
     error = result.json["error"]
     assert error["code"] == "daemon_incompatible", error
-    assert "memories daemon stop" in error["message"]
+    assert "memories daemon restart" in error["message"]
