@@ -147,7 +147,7 @@ class DaemonClient:
         build with the daemon's config; whether it did (else the caller says to restart it)."""
         if daemon is None or daemon.kind != "daemon" or daemon.unlocked or daemon.config is None:
             return False
-        from .lifecycle import DaemonRunningError, start_detached, stop_daemon
+        from .spawn import DaemonRunningError, start_detached, stop_daemon
 
         try:
             pid = int(self._call_once("stop", {"if_none_unlocked": True}, None)["pid"])

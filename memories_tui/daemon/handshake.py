@@ -1,19 +1,17 @@
 """Which build of Memories talks to which: every request names the client's package version and
 the fingerprint of the API it speaks; the daemon refuses a request of another build before it
-reads the arguments, with what the client needs to decide (its version, whether it holds an
+runs anything, with what the client needs to decide (its version, whether it holds an
 unlocked vault, its config). A detached daemon that holds no unlocked vault is restarted for
 the newer client, transparently; otherwise the user is told to run `memories daemon restart`.
 
 The client's fingerprint is the constant below, so asking needs no import of the engine; the
-daemon computes its own from what it dispatches (`served_fingerprint`), and a test keeps the
+daemon computes its own from what it dispatches (lifecycle.served_fingerprint), and a test keeps the
 two equal (it prints the new value when the served API changed).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,26 +40,6 @@ def this_build(api: str = API_FINGERPRINT) -> Build:
         version, _sep, fake_api = fake.partition(":")
         return Build(version or __version__, fake_api or api)
     return Build(__version__, api)
-
-
-def served_fingerprint(methods: Iterable[str]) -> str:
-    """A digest of what a daemon serves: its method names, the parameter names of the remote
-    engine's calls and the field names of every result type the engine exports."""
-    import dataclasses
-    import inspect
-
-    from .. import engine
-    from .remote_engine import RemoteEngine
-
-    parts = sorted(methods)
-    for name, function in sorted(vars(RemoteEngine).items()):
-        if not name.startswith("_") and inspect.isfunction(function):
-            parts.append(f"{name}({','.join(inspect.signature(function).parameters)})")
-    for name in sorted(engine.__all__):
-        value = getattr(engine, name, None)
-        if isinstance(value, type) and dataclasses.is_dataclass(value):
-            parts.append(f"{name}{{{','.join(f.name for f in dataclasses.fields(value))}}}")
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -156,10 +156,8 @@ class _Handler(BaseHTTPRequestHandler):
         name = self._method_name()
         if name is None:
             return
-        if not self._same_build(name):
-            return
         args = self._arguments() if has_body else {}
-        if args is None:
+        if args is None or not self._same_build(name):  # read first: closing on unread bytes resets the answer
             return
         method = self.server.dispatcher.method(name)
         if method is None:
@@ -186,8 +184,8 @@ class _Handler(BaseHTTPRequestHandler):
         return name
 
     def _same_build(self, name: str) -> bool:
-        """A client that names another version or API is refused before its arguments are read,
-        with what it needs to restart this daemon or to say why it cannot; one that names none
+        """A client that names another version or API is refused before anything runs, with what
+        it needs to restart this daemon or to say why it cannot; one that names none
         (a raw request) is served."""
         ours = self.server.dispatcher.build()
         version, api = self.headers.get(VERSION_HEADER), self.headers.get(API_HEADER)
