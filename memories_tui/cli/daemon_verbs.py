@@ -60,7 +60,7 @@ def register(sub: Any, verb: Any) -> None:
 
 def _need_sockets() -> None:
     if not unix_sockets_supported():
-        from ..daemon.lifecycle import WINDOWS_SENTENCE
+        from ..daemon.spawn import WINDOWS_SENTENCE
 
         raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
 
@@ -163,7 +163,7 @@ def _left(vault: HeldVault) -> str:
 
 
 def cmd_daemon_stop(ctx: Context) -> Payload:
-    from ..daemon.lifecycle import stop_daemon
+    from ..daemon.spawn import stop_daemon
 
     client = _running_daemon(ctx)
     if client is None:
@@ -221,7 +221,7 @@ def cmd_unlock(ctx: Context) -> Payload:
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
                                             prompt=_("Passphrase for vault {name}: ").format(name=info.name))
     if client is None:
-        from ..daemon.lifecycle import start_detached
+        from ..daemon.spawn import start_detached
 
         start_detached(engine.home, engine.config.path)
         client = connect(engine.home)
