@@ -18,6 +18,9 @@ expiry are tested by moving time forward rather than by sleeping.
 
 ``MEMORIES_TEST_DAEMON_LIMITS=idle=0.5,request=2,inflight=1000000`` lowers the daemon's
 connection limits (see `daemon_limit`).
+
+``MEMORIES_TEST_BUILD=<version>[:<api>]`` makes this process (and a daemon it starts) claim another
+package version or API fingerprint, so the version handshake is tested without two installs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 ENV = "MEMORIES_TEST_PAUSE_AT"
 HOLD_ENV = "MEMORIES_TEST_HOLD_AT"
 CLOCK_ENV = "MEMORIES_TEST_CLOCK"
+BUILD_ENV = "MEMORIES_TEST_BUILD"
 _held: set[str] = set()
 # A forgotten variable must not hang a process forever: after this long it carries on.
 MAX_PAUSE_SECONDS = 600

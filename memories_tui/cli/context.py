@@ -90,6 +90,7 @@ class Context:
         refused, before anything changes, while a daemon (or the TUI) serving this home holds
         that vault unlocked: it would go on serving the records and index of the file it had."""
         from ..daemon import DaemonClient, unix_sockets_supported
+        from ..daemon.client import REPORTED
 
         if not unix_sockets_supported():
             return
@@ -99,7 +100,7 @@ class Context:
         try:
             state = client.call("vault_state", {"vault": vault_id})
         except MemoriesError as exc:
-            if exc.code == "daemon_not_answering":
+            if exc.code in REPORTED:
                 raise
             return  # no daemon (a stale socket), or one that does not know the vault
         if isinstance(state, dict) and state.get("unlocked"):
@@ -114,6 +115,7 @@ class Context:
         if getattr(self.args, "no_daemon", False):
             return None
         from ..daemon import connect
+        from ..daemon.client import REPORTED
         from ..daemon.remote_engine import RemoteEngine
 
         home = self.home
@@ -121,7 +123,7 @@ class Context:
             client = connect(home)
             state = client.call("vault_state", {"vault": ref, "touch": True}) if client is not None else None
         except MemoriesError as exc:  # gone, refused, or a vault it does not know: this process decides
-            if exc.code == "daemon_not_answering":  # it is there but stopped: waiting here could not help
+            if exc.code in REPORTED:  # it is there but stopped or of another build: say so
                 raise
             return None
         if client is None or not isinstance(state, dict) or not state.get("unlocked"):

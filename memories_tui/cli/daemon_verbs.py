@@ -1,4 +1,4 @@
-"""The resident engine's verbs: `daemon` (run it; `status`, `stop`), `unlock`, `lock`.
+"""The resident engine's verbs: `daemon` (run it; `status`, `stop`, `restart`), `unlock`, `lock`.
 
 `memories unlock VAULT` reads the passphrase here, in the caller's terminal, and sends it once
 over the home's socket; the key is derived in the daemon, which starts (detached) when none
@@ -29,7 +29,7 @@ def register(sub: Any, verb: Any) -> None:
     p = verb(sub, "daemon", cmd_daemon,
              _("Run the resident engine for this home (foreground; --detach to background it). It holds "
              "unlocked vaults, their indexes and the model for the CLI, AI clients and the TUI of this user. "
-             "Subcommands: status, stop."),
+             "Subcommands: status, stop, restart."),
              "memories daemon --detach", unlocks=False)
     p.add_argument("--detach", action="store_true", help=_("start in the background and return once it listens"))
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
@@ -39,6 +39,11 @@ def register(sub: Any, verb: Any) -> None:
          "memories daemon status --json", unlocks=False)
     verb(commands, "stop", cmd_daemon_stop, _("Lock every vault (keys wiped) and stop the daemon."),
          "memories daemon stop", unlocks=False)
+    verb(commands, "restart", cmd_daemon_restart,
+         _("Stop the daemon (every vault it holds is locked, keys wiped) and start it again as the version "
+           "installed now: what to run after an upgrade. Unlock the vaults again afterwards "
+           "(`memories unlock VAULT_ID`). Starts one when none runs."),
+         "memories daemon restart", unlocks=False)
 
     p = verb(sub, "unlock", cmd_unlock,
              _("Unlock a vault once in the resident engine (started if needed): later commands and AI clients "
@@ -55,7 +60,7 @@ def register(sub: Any, verb: Any) -> None:
 
 def _need_sockets() -> None:
     if not unix_sockets_supported():
-        from ..daemon.lifecycle import WINDOWS_SENTENCE
+        from ..daemon.spawn import WINDOWS_SENTENCE
 
         raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
 
@@ -158,7 +163,7 @@ def _left(vault: HeldVault) -> str:
 
 
 def cmd_daemon_stop(ctx: Context) -> Payload:
-    from ..daemon.lifecycle import stop_daemon
+    from ..daemon.spawn import stop_daemon
 
     client = _running_daemon(ctx)
     if client is None:
@@ -168,6 +173,37 @@ def cmd_daemon_stop(ctx: Context) -> Payload:
     if not ctx.json:
         print(_("Memories daemon (pid {pid}) locked every vault and stopped.").format(pid=pid))
     return {"stopped": True, "pid": pid}
+
+
+def cmd_daemon_restart(ctx: Context) -> Payload:
+    """Stop (whatever build runs) and start this build, with this invocation's home and config."""
+    from ..daemon.lifecycle import read_holder, running_refusal, start_detached, stop_daemon
+
+    _need_sockets()
+    _no_daemon_refusal(ctx)
+    engine = ctx.engine
+    paths = ctx.daemon_paths()
+    client = connect(engine.home)
+    locked: list[str] | None = []
+    old_pid = None
+    if client is not None:
+        if (holder := read_holder(paths)) is not None and holder.kind == "tui":
+            raise running_refusal(paths)
+        old_pid, locked = client.call_as("stop", None, lambda answer: (
+            int(answer["pid"]), None if answer.get("locked") is None else [str(n) for n in answer["locked"]]))
+        stop_daemon(paths, old_pid)
+    pid = start_detached(engine.home, engine.config.path)
+    if not ctx.json:
+        if old_pid is None:
+            print(_("No Memories daemon ran; started one (pid {pid}).").format(pid=pid))
+        else:
+            print(_("Memories daemon restarted (pid {old} stopped, pid {pid} serving).").format(old=old_pid, pid=pid))
+        if locked is None:
+            print(_("Every vault it held is locked now; unlock them again with `memories unlock VAULT_ID`."))
+        elif locked:
+            print(_("Locked now: {names}; unlock them again with `memories unlock VAULT_ID`.").format(
+                names=", ".join(locked)))
+    return {"restarted": old_pid is not None, "old_pid": old_pid, "pid": pid, "locked": locked}
 
 
 def cmd_unlock(ctx: Context) -> Payload:
@@ -185,7 +221,7 @@ def cmd_unlock(ctx: Context) -> Payload:
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
                                             prompt=_("Passphrase for vault {name}: ").format(name=info.name))
     if client is None:
-        from ..daemon.lifecycle import start_detached
+        from ..daemon.spawn import start_detached
 
         start_detached(engine.home, engine.config.path)
         client = connect(engine.home)

@@ -30,6 +30,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import CancelledError, MemoriesError
 from ..i18n import msg
+from .handshake import (
+    API_HEADER,
+    MISMATCH_CODE,
+    RESTARTABLE,
+    VERSION_HEADER,
+    DaemonBuild,
+    DaemonVersionError,
+    mismatch,
+    older_daemon,
+    this_build,
+)
 from .paths import DaemonPaths, SocketAddress, read_holder_text, unix_sockets_supported
 from .peer import peer_of
 from .protocol import (
@@ -55,6 +66,9 @@ WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbea
 LOOKUPS = frozenset({"vault_state", "status", "lock", "stop", "mcp_open", "mcp_close"})
 ProgressFn = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
+# Errors a front end reports instead of falling back to working in-process: the daemon is there
+# but stuck, or of another build (waiting or working around it could not help).
+REPORTED = frozenset({"daemon_not_answering", MISMATCH_CODE, "daemon_incompatible"})
 # What reading an answer of another shape raises (a field missing, renamed or of another type).
 MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
 
@@ -120,7 +134,35 @@ class DaemonClient:
 
     def call(self, method: str, args: dict[str, Any] | None = None, *, progress: ProgressFn | None = None) -> Any:
         """Run `method` in the daemon and return its result; its errors are raised as the same
-        MemoriesError (code, sentence, exit status) the engine raises in-process."""
+        MemoriesError (code, sentence, exit status) the engine raises in-process. A daemon of
+        another build that holds no unlocked vault is restarted as this build first."""
+        try:
+            return self._call_once(method, args, progress)
+        except DaemonVersionError as exc:
+            if not self._restart_for(exc.daemon):
+                raise
+        return self._call_once(method, args, progress)
+
+    def _restart_for(self, daemon: DaemonBuild | None) -> bool:
+        """Stop a detached daemon of another build that holds no unlocked vault and start this
+        build with the daemon's config; whether it did (else the caller says to restart it)."""
+        if daemon is None or daemon.kind != "daemon" or daemon.unlocked or daemon.config is None:
+            return False
+        from .spawn import DaemonRunningError, start_detached, stop_daemon
+
+        try:
+            pid = int(self._call_once("stop", {"if_none_unlocked": True}, None)["pid"])
+        except (MemoriesError, *MISREAD):
+            return False  # a vault was unlocked meanwhile, or it is not ours to stop
+        stop_daemon(self.paths, pid)
+        try:
+            start_detached(self.home, Path(daemon.config))
+        except DaemonRunningError:
+            pass  # another client restarted it first
+        return True
+
+    def _call_once(self, method: str, args: dict[str, Any] | None, progress: ProgressFn | None) -> Any:
+        build = this_build()
         body = encode_json(args or {})
         limit = self.timeout or silence_limit(method)
         conn = self._open(limit)
@@ -128,7 +170,8 @@ class DaemonClient:
             try:
                 conn.request("POST", PREFIX + method, body=body,
                              headers={"Content-Type": "application/json", "Content-Length": str(len(body)),
-                                      CLIENT_HEADER: self.kind, SILENCE_HEADER: f"{limit:g}"})
+                                      CLIENT_HEADER: self.kind, SILENCE_HEADER: f"{limit:g}",
+                                      VERSION_HEADER: build.version, API_HEADER: build.api})
                 response = conn.getresponse()
             except TimeoutError:
                 raise self._silent(method, limit) from None
@@ -136,6 +179,8 @@ class DaemonClient:
                 raise self._gone(method) from None
             if response.status != 200:
                 raise _error_from(response)
+            if response.getheader(VERSION_HEADER) is None and method not in RESTARTABLE:  # from before the handshake
+                raise older_daemon(build)
             return self._read_stream(response, method, progress, limit)
         except KeyboardInterrupt:
             conn.close()  # the daemon sees the hang-up and cancels the work
@@ -257,7 +302,15 @@ class DaemonClient:
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
     unreadable: tuple[type[BaseException], ...] = (ValueError, RecursionError, *_http_errors())
     try:
-        return read_error(json.loads(response.read(1024 * 1024)))
+        message = json.loads(response.read(1024 * 1024))
+        if response.status == 409 and isinstance(message, dict) and isinstance(message.get("error"), dict) \
+                and message["error"].get("code") == MISMATCH_CODE:
+            daemon = DaemonBuild.from_wire(message.get("daemon"))
+            if daemon is not None:
+                error = mismatch(daemon.version, this_build())
+                error.daemon = daemon
+                return error
+        return read_error(message)
     except unreadable:
         return DaemonConnectionError(msg("The daemon refused the request (HTTP {status}).", status=response.status))
 
@@ -274,8 +327,8 @@ def understood(method: str, read: Callable[[Any], T], data: Any) -> T:
 def incompatible(method: str) -> DaemonConnectionError:
     return DaemonConnectionError(
         msg("The Memories daemon answered {method} with something this version of Memories does not understand: "
-            "a daemon of another version is probably still running. Run `memories daemon stop` (it locks every "
-            "vault), then run the command again; the current version starts.", method=method),
+            "a daemon of another version is probably still running. Run `memories daemon restart` (it locks every "
+            "vault), then run the command again.", method=method),
         code="daemon_incompatible")
 
 

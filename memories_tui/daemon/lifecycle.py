@@ -9,23 +9,22 @@ locks every vault, which wipes the keys, before the process exits.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import hashlib
+import inspect
 import json
 import logging
 import os
-import select
 import signal
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
-from ..i18n import N_, _, msg
+from ..i18n import _, msg
 from .mcp_sessions import McpSessions
 from .paths import (
     DaemonPaths,
@@ -36,31 +35,18 @@ from .paths import (
     remove_stale_socket,
     unix_sockets_supported,
 )
-from .protocol import read_error
 from .server import DaemonServer
 from .service import DaemonService
 from .source_methods import source_methods
+from .spawn import WINDOWS_SENTENCE, DaemonRunningError, start_detached, stop_daemon
 from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
     from ..engine import Engine, SourceWatcher
 
 log = logging.getLogger("memories.daemon")
-START_TIMEOUT_SECONDS = 60.0
-STOP_TIMEOUT_SECONDS = 30.0
-WINDOWS_SENTENCE = N_("The Memories daemon needs Unix domain sockets, which this platform does not offer to "
-                    "Python reliably (Windows); every command and the MCP server work per process instead, "
-                    "unlocking the vault themselves.")
-
-
-# How `start_detached` runs the CLI. A test-only module attribute (like the vault's cheap-KDF
-# hook) lets the tests' CLI start a daemon that shares its cheap key derivation; no TOML key,
-# variable or flag reaches it.
-_TEST_DAEMON_COMMAND: list[str] | None = None
-
-
-class DaemonRunningError(MemoriesError):
-    code = "daemon_running"
+__all__ = ["WINDOWS_SENTENCE", "DaemonRunningError", "SocketHost", "read_holder", "run_daemon", "running_refusal",
+           "served_fingerprint", "start_detached", "stop_daemon"]
 
 
 @dataclass(frozen=True)
@@ -126,6 +112,7 @@ class SocketHost:
         self.service.add_methods(vault_methods(self.service))
         self.service.add_methods(source_methods(self.service))
         self.service.grants_status = sessions.status
+        self.service.api = served_fingerprint(self.service.method_names())
         self.home_lock = HomeLock(self.paths, kind)
         self.server: DaemonServer | None = None
         self._threads: list[threading.Thread] = []
@@ -227,69 +214,18 @@ def _report_ready(fd: int | None, message: dict[str, Any]) -> None:
         pass
 
 
-def start_detached(home: Path, config: Path) -> int:
-    """Start `memories daemon` in its own session and wait until it listens; returns its pid.
+def served_fingerprint(methods: Iterable[str]) -> str:
+    """A digest of what a daemon serves (handshake.py): its method names, the parameter names
+    of the remote engine's calls and the field names of every result type the engine exports."""
+    from .. import engine
+    from .remote_engine import RemoteEngine
 
-    The child gets the caller's environment minus every passphrase variable (a passphrase
-    only ever reaches the daemon inside an unlock request), and `/` as its folder."""
-    if not unix_sockets_supported():
-        raise DaemonUnavailableError(msg(WINDOWS_SENTENCE))
-    read_end, write_end = os.pipe()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_PASSPHRASE")}
-    program = _TEST_DAEMON_COMMAND or [sys.executable, "-m", "memories_tui"]
-    # A config file that is not there means the defaults; named on the command line it would be an error.
-    named = ["--config", str(config)] if config.exists() or config.is_symlink() else []
-    command = [*program, "daemon", "--home", str(home), *named, "--ready-fd", str(write_end)]
-    try:
-        subprocess.Popen(command, pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd="/", close_fds=True)
-    finally:
-        os.close(write_end)
-    try:
-        data = _read_ready(read_end)
-    finally:
-        os.close(read_end)
-    if "pid" in data:
-        return int(data["pid"])
-    if isinstance(data.get("error"), dict):
-        raise read_error(data)  # the same error the foreground start would print
-    raise DaemonUnavailableError(msg("The daemon did not start and said nothing; run `memories daemon` in a "
-                                     "terminal to see why."))
-
-
-def _read_ready(fd: int) -> dict[str, Any]:
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    chunks: list[bytes] = []
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            break
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    try:
-        data = json.loads(b"".join(chunks) or b"{}")
-    except ValueError:
-        data = {}
-    return data if isinstance(data, dict) else {}
-
-
-def stop_daemon(paths: DaemonPaths, pid: int) -> bool:
-    """Wait until the daemon holding the home's lock has let it go (it exits right after)."""
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except OSError:
-        pass
-    return False
+    parts = sorted(methods)
+    for name, function in sorted(vars(RemoteEngine).items()):
+        if not name.startswith("_") and inspect.isfunction(function):
+            parts.append(f"{name}({','.join(inspect.signature(function).parameters)})")
+    for name in sorted(engine.__all__):
+        value = getattr(engine, name, None)
+        if isinstance(value, type) and dataclasses.is_dataclass(value):
+            parts.append(f"{name}{{{','.join(f.name for f in dataclasses.fields(value))}}}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import InternalError, MemoriesError, UsageError
 from ..i18n import msg
+from .handshake import API_HEADER, RESTARTABLE, VERSION_HEADER, Build, mismatch
 from .limits import ByteBudget, DeadlineSocketIO, Limits
 from .peer import Peer, peer_of
 from .protocol import (
@@ -76,6 +77,10 @@ class Dispatcher:
 
     def before_call(self) -> None:
         """Runs before every method (the service locks vaults whose time is up)."""
+
+    def build(self) -> dict[str, Any]:
+        """Who serves: version, api, kind, unlocked, config (see handshake.py)."""
+        return {}
 
 
 class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -152,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
         if name is None:
             return
         args = self._arguments() if has_body else {}
-        if args is None:
+        if args is None or not self._same_build(name):  # read first: closing on unread bytes resets the answer
             return
         method = self.server.dispatcher.method(name)
         if method is None:
@@ -177,6 +182,20 @@ class _Handler(BaseHTTPRequestHandler):
                 msg("The request names no valid method."), code="daemon_unknown_method"))
             return None
         return name
+
+    def _same_build(self, name: str) -> bool:
+        """A client that names another version or API is refused before anything runs, with what
+        it needs to restart this daemon or to say why it cannot; one that names none
+        (a raw request) is served."""
+        ours = self.server.dispatcher.build()
+        version, api = self.headers.get(VERSION_HEADER), self.headers.get(API_HEADER)
+        if name in RESTARTABLE or not ours or version is None or api is None:
+            return True
+        if (version, api) == (ours.get("version"), ours.get("api")):
+            return True
+        error = mismatch(str(ours.get("version")), Build(version, api))
+        self._refuse(HTTPStatus.CONFLICT, error, extra={"daemon": ours})
+        return False
 
     def _arguments(self) -> dict[str, Any] | None:
         length_text = self.headers.get("Content-Length")
@@ -235,6 +254,10 @@ class _Handler(BaseHTTPRequestHandler):
         call.send_progress = lambda data: send(encode_line({"progress": data}))
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", CONTENT_TYPE)
+        ours = self.server.dispatcher.build()
+        if ours:
+            self.send_header(VERSION_HEADER, str(ours["version"]))
+            self.send_header(API_HEADER, str(ours["api"]))
         self.end_headers()
         self.wfile.flush()
         stop_watch = _watch_hangup(self.connection, call.cancel)
@@ -266,8 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
         log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
         send(line)
 
-    def _refuse(self, status: int, error: MemoriesError) -> None:
-        body = error_line(error)
+    def _refuse(self, status: int, error: MemoriesError, extra: dict[str, Any] | None = None) -> None:
+        body = error_line(error) if extra is None else encode_line({**error.to_wire(), **extra})
         if getattr(self, "request_version", "") in ("", "HTTP/0.9"):
             self.request_version = self.protocol_version  # answer garbage with a real status line too
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import testhooks
 from ..errors import LockedError, MemoriesError, UsageError
 from ..i18n import msg
+from .handshake import this_build
 from .server import Call, Dispatcher, Method
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
@@ -61,6 +62,7 @@ class DaemonService(Dispatcher):
         # seconds until the hosting TUI's own idle timer locks a vault (None: it will not); set by the TUI
         self.host_lock_in: Callable[[str], float | None] = lambda _vault_id: None
         self._follower_lock_at: dict[str, tuple[float, float]] = {}  # vault id -> (lock at, reported at)
+        self.api = ""  # the fingerprint of what it serves, set by the host once every method is added
         self._methods: dict[str, Method] = {
             "hello": self._hello, "status": lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
             "unlock": self._unlock,
@@ -76,6 +78,16 @@ class DaemonService(Dispatcher):
 
     def before_call(self) -> None:
         self.expire_due()
+
+    def method_names(self) -> list[str]:
+        return list(self._methods)
+
+    def build(self) -> dict[str, Any]:
+        if not self.api:
+            return {}
+        build = this_build(self.api)
+        return {"version": build.version, "api": build.api, "kind": self.kind,
+                "unlocked": bool(self.unlocked_ids()), "config": str(self.engine.config.path)}
 
     # -- lock state ---------------------------------------------------------------------------
     def unlocked_ids(self) -> list[str]:
@@ -192,7 +204,7 @@ class DaemonService(Dispatcher):
 
     # -- methods ------------------------------------------------------------------------------
     def _hello(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
-        return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home)}
+        return {"kind": self.kind, "pid": os.getpid(), "home": str(self.engine.home), **self.build()}
 
     def _vault_state(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         vault_id, name, unlocked = self.resolve(_text(args, "vault"))
@@ -246,8 +258,11 @@ class DaemonService(Dispatcher):
         if self.kind != "daemon":
             raise UsageError(msg("The TUI serves this home's socket; quit the TUI to stop it (ctrl+q)."),
                              code="daemon_is_tui")
+        names = sorted(self.engine.vault_name(vid) for vid in self.unlocked_ids())
+        if names and args.get("if_none_unlocked") is True:  # a client restarting it for its own build
+            raise UsageError(msg("The daemon holds unlocked vaults; it was not stopped."), code="daemon_holds_vaults")
         self.stop_requested.set()
-        return {"pid": os.getpid(), "stopping": True}
+        return {"pid": os.getpid(), "stopping": True, "locked": names}
 
     # -- status -------------------------------------------------------------------------------
     def _held(self, vault_id: str, name: str, now: float) -> HeldVault:

@@ -11,9 +11,9 @@ from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
 
 use_cheap_kdf()
 
-from memories_tui.daemon import lifecycle  # noqa: E402
+from memories_tui.daemon import spawn  # noqa: E402
 
-lifecycle._TEST_DAEMON_COMMAND = [sys.executable, __file__]  # a daemon it starts unlocks cheap vaults too
+spawn._TEST_DAEMON_COMMAND = [sys.executable, __file__]  # a daemon it starts unlocks cheap vaults too
 
 from memories_tui.cli import main  # noqa: E402
 

@@ -21,11 +21,14 @@ from tests.helpers.vaults import home_with_a_note
 
 
 class OlderDaemon(BaseHTTPRequestHandler):
-    """Every vault is "unlocked"; every other answer is a result this version cannot read."""
+    """Every vault is "unlocked"; every other answer is a result this version cannot read. Like
+    a daemon from before the version handshake, it names no version in its answers."""
 
     protocol_version = "HTTP/1.0"
+    seen: list[str] = []  # the methods asked, in order
 
     def do_POST(self) -> None:  # noqa: N802
+        self.seen.append(self.path.rsplit("/", 1)[-1])
         args = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
         if self.path.endswith("/vault_state"):
             result: object = {"unlocked": True, "vault_id": args.get("vault"), "name": args.get("vault")}
@@ -70,4 +73,15 @@ def test_an_answer_of_another_shape_says_to_restart_the_daemon(tmp_path: Path, v
     assert result.code != 0, result.stdout
     error = result.json["error"]
     assert error["code"] == "daemon_incompatible", error
-    assert "memories daemon stop" in error["message"]
+    assert "memories daemon restart" in error["message"]
+
+
+def test_a_daemon_from_before_the_handshake_is_told_apart_before_it_is_given_work(tmp_path: Path) -> None:
+    home = home_with_a_note(tmp_path / "home", "Sourdough", "Feed the starter twice a day.")
+    OlderDaemon.seen.clear()
+    with older_daemon(home):
+        result = run_cli(home, "--json", "memory", "add", "notes", "--title", "Rye", "--text", "x", passphrase=None)
+    error = result.json["error"]
+    assert error["code"] == "daemon_incompatible", error
+    assert error["message"].startswith("The running daemon is older than this version"), error
+    assert OlderDaemon.seen == ["vault_state"]  # the add never reached it
