@@ -77,3 +77,17 @@ def test_daemon_restart_locks_and_starts_this_build(home: Path) -> None:
     assert again.json["restarted"] is True and again.json["locked"] == []
     helped = run_cli(home, "daemon", "restart", "--help", passphrase=None)
     assert "upgrade" in helped.stdout and "memories unlock VAULT_ID" in helped.stdout
+
+
+def test_the_clients_fingerprint_is_what_this_build_serves(tmp_path: Path) -> None:
+    """The constant the client sends without importing the engine, against the value a daemon of
+    this tree computes from what it serves (no daemon started: the failure names the new value)."""
+    from memories_tui.daemon.lifecycle import SocketHost
+    from memories_tui.engine import Engine
+
+    engine = Engine.open(tmp_path / "home")
+    try:
+        served = SocketHost(engine, "daemon").service.api
+    finally:
+        engine.close()
+    assert served == API_FINGERPRINT, f"the served API changed: set handshake.API_FINGERPRINT = {served!r}"
