@@ -48,6 +48,8 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
     p.add_argument("source", metavar="SOURCE", nargs="?", help=_("one source (id or folder); default all"))
     p.add_argument("--prune", action="store_true",
                    help=_("remove the cards of deleted files (also `[sources] prune = true` in the config)"))
+    p.add_argument("--full", action="store_true",
+                   help=_("read and hash every file, even those whose size and time are unchanged"))
     p = verb(sub, "import", cmd_import,
              _("Import another app's export as cards: an Obsidian vault folder, a Notion export (zip or folder), "
                "an Evernote .enex file, a Joplin .jex file (or RAW folder), a folder of Bear TextBundles. Importing again "
@@ -105,7 +107,8 @@ def cmd_source_remove(ctx: Context) -> Payload:
 
 def cmd_source_sync(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
-    reports = _sync(ctx, vault_id, ctx.args.source and _ref(ctx.args.source), prune=True if ctx.args.prune else None)
+    reports = _sync(ctx, vault_id, ctx.args.source and _ref(ctx.args.source), prune=True if ctx.args.prune else None,
+                    full=ctx.args.full)
     return {"sources": [r.to_json() for r in reports]}
 
 
@@ -116,10 +119,10 @@ def _ref(source: str) -> str:
     return str(Path(source).expanduser().resolve())
 
 
-def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> list[SourceSyncReport]:
+def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None, full: bool = False) -> list[SourceSyncReport]:
     bar, update = _bar(ctx, _("Syncing"))
     with bar:
-        reports = ctx.engine.sync_sources(vault_id, ref, prune=prune, progress=update)
+        reports = ctx.engine.sync_sources(vault_id, ref, prune=prune, progress=update, full=full)
     if not ctx.json:
         for report in reports:
             _print_items(ctx, report.source.path, [(i.status, i.file, i.title, i.reason) for i in report.items])

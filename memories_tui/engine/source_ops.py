@@ -89,9 +89,11 @@ class SourceOperations:
         return remove_source(self._ctx(vault_id).vault, self._parts().home, ref)
 
     def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
-                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[SourceSyncReport]:
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                     full: bool = False) -> list[SourceSyncReport]:
         """Bring the vault in step with one source (`ref`) or all; `prune` (default `[sources]
-        prune`) removes cards whose file is gone instead of marking them."""
+        prune`) removes cards whose file is gone instead of marking them; `full` reads and hashes
+        every file (a file rewritten with the same size and time is otherwise taken as unchanged)."""
         from ..vault.create import now_iso
         from .fits import check_write_fits
         from .source_list import find_source, load_sources
@@ -103,7 +105,8 @@ class SourceOperations:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
         return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                            cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old)) for spec in sources]
+                            cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old), full=full)
+                for spec in sources]
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
