@@ -121,6 +121,29 @@ class SourceOperations:
         return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
                             check_fits=lambda new, old: check_write_fits(ctx, new, old), changed=changed)]
 
+    def _refuse_a_source(self, vault_id: str, path: Path) -> None:
+        """A folder that is (or holds, or lies in) a source is refused: its notes are the source's
+        cards already, and an import knows them by other keys (two cards per note)."""
+        from ..errors import InputRefusedError
+        from ..i18n import msg
+        from .folders import shown
+        from .source_list import load_sources
+
+        try:
+            where = path.expanduser().resolve()
+        except (OSError, RuntimeError):
+            return  # the importer says what is wrong with it
+        if not where.is_dir():
+            return  # an export file (zip, enex, jex) is not a source's notes
+        for spec in load_sources(self._ctx(vault_id).vault, self._parts().home):
+            folder = Path(spec.path)
+            if where == folder or folder in where.parents or where in folder.parents:
+                raise InputRefusedError(msg(
+                    "{path} is the folder of source {id} (or overlaps it); its notes are already kept in step "
+                    "as cards, and importing them too would give two cards per note. Use `memories source sync "
+                    "{vault}`, or `memories source remove {vault} {id}` first to import instead. Nothing was written.",
+                    path=shown(path), id=spec.id, vault=vault_id), code="source_exists")
+
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
         """Import another app's export (obsidian, notion, evernote); importing again changes
@@ -129,5 +152,6 @@ class SourceOperations:
         from .fits import check_write_fits
 
         ctx = self._ctx(vault_id)
+        self._refuse_a_source(vault_id, path)
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
                           check_fits=lambda new, old: check_write_fits(ctx, new, old))

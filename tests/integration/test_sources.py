@@ -214,3 +214,19 @@ def test_a_watchers_sync_looks_only_at_the_changed_paths(engine, tmp_path: Path)
     shutil.rmtree(notes / "trip")  # a folder of cards went: only a walk can tell what is gone
     whole = _items(engine.sync_changed(vid, spec.id, [str(notes / "trip")])[0])
     assert whole["unseen.md"][0] == "created" and whole["trip/b-moved.md"][0] == "gone"
+
+
+def test_importing_a_source_folder_is_refused_not_duplicated(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    notes = make_folder(tmp_path)
+    spec = engine.add_source(vid, notes)
+    engine.sync_sources(vid)
+    before = engine._vault(vid).change_counter()
+    for where in (notes, notes / "trip", tmp_path):  # the folder, one inside it, one holding it
+        with pytest.raises(InputRefusedError) as refused:
+            engine.import_notes(vid, "obsidian", where)
+        assert refused.value.code == "source_exists" and spec.id in refused.value.message
+        assert "source sync" in refused.value.message
+    assert engine._vault(vid).change_counter() == before
+    engine.remove_source(vid, spec.id)
+    assert engine.import_notes(vid, "obsidian", notes, dry_run=True).items  # once removed, it imports
