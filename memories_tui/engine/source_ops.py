@@ -33,6 +33,8 @@ class SourceInfo(Jsonable):
     records: int
     gone: list[str]  # files whose card is marked "source gone"
     present: bool  # the folder is there now
+    last_sync: float = 0.0  # when this engine last synced it (0: not since it started)
+    skipped: int = 0  # files its last whole-folder sync skipped (not text, not UTF-8, too large, links)
 
 
 class SourceOperations:
@@ -40,6 +42,21 @@ class SourceOperations:
 
     def _parts(self) -> EngineParts:
         return cast("EngineParts", self)
+
+    def _runs(self) -> dict[str, tuple[float, int]]:
+        """source id -> (time, files skipped) of this engine's last sync of it (the resident
+        engine's watcher syncs there too, so a front end asking it sees the watcher's work)."""
+        runs: dict[str, tuple[float, int]] = self.__dict__.setdefault("_source_runs", {})
+        return runs
+
+    def _ran(self, reports: list[SourceSyncReport], whole: bool) -> list[SourceSyncReport]:
+        import time
+
+        runs = self._runs()
+        for report in reports:
+            skipped = report.count("skipped") if whole else runs.get(report.source.id, (0.0, 0))[1]
+            runs[report.source.id] = (time.time(), skipped)
+        return reports
 
     def _ctx(self, vault_id: str) -> VaultContext:
         return self._parts()._state.context(vault_id)
@@ -62,7 +79,8 @@ class SourceOperations:
         for spec in load_sources(ctx.vault, self._parts().home):
             mine = [r for r in records if r.metadata.get("source_id") == spec.id]
             gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
-            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir()))
+            last, skipped = self._runs().get(spec.id, (0.0, 0))
+            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped))
         return out
 
     def source_specs(self, vault_id: str) -> list[SourceSpec]:
@@ -104,9 +122,9 @@ class SourceOperations:
         if ref is not None:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
-        return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                            cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old), full=full)
-                for spec in sources]
+        return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
+                                      cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      full=full) for spec in sources], whole=True)
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
@@ -118,8 +136,9 @@ class SourceOperations:
 
         ctx = self._ctx(vault_id)
         spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
-        return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
-                            check_fits=lambda new, old: check_write_fits(ctx, new, old), changed=changed)]
+        return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune,
+                                      stamp=now_iso(), check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      changed=changed)], whole=False)
 
     def _refuse_a_source(self, vault_id: str, path: Path) -> None:
         """A folder that is (or holds, or lies in) a source is refused: its notes are the source's
