@@ -6,8 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import MemoriesError
 from ..frontend.words import status_name
-from ..i18n import _, _n
+from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -78,7 +79,13 @@ def cmd_source_add(ctx: Context) -> Payload:
         print(_("Added source {id}: {path}").format(id=ctx.bold(spec.id), path=clean(spec.path)))
     payload: Payload = {"source": spec.to_json()}
     if not args.no_sync:
-        payload["sync"] = _sync(ctx, vault_id, spec.id, prune=None)[0].to_json()
+        try:
+            payload["sync"] = _sync(ctx, vault_id, spec.id, prune=None)[0].to_json()
+        except MemoriesError as exc:  # cards a batch wrote already belong to it: say it stays, and how to undo
+            raise type(exc)(msg("{error} Source {id} stays registered (any cards already written are its own): "
+                                "fix this and run `memories source sync {vault} {id}`, or `memories source "
+                                "remove {vault} {id}` to forget it.", error=exc, id=spec.id, vault=args.vault),
+                            code=exc.code) from exc
     return payload
 
 
