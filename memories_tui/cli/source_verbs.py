@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
-from ..frontend.words import status_name
+from ..frontend.words import reason_text, status_name
 from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
@@ -155,7 +155,7 @@ def _print_items(ctx: Context, where: str, items: list[tuple[str, str, str, str]
     shown = [i for i in items if i[0] != "unchanged"]
     if shown:
         ctx.table([_("STATUS"), _("FILE"), _("TITLE"), _("REASON")],
-                  [[status_name(s), f, t, r] for s, f, t, r in shown])
+                  [[status_name(s), f, t, reason_text(r)] for s, f, t, r in shown])
     counts: dict[str, int] = {}
     for status, *_rest in items:
         counts[status] = counts.get(status, 0) + 1

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputRefusedError, LimitError
-from ..i18n import msg
+from ..i18n import N_, msg
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ""})
+NOT_TEXT = N_("not a text or Markdown file ({suffix} files are not ingested)")  # front ends show it translated
 MAX_FOLDER_FILES = 10_000  # a vault's index holds 10,000 chunks by default: more files cannot fit anyway
 
 
@@ -54,7 +55,7 @@ def _walk(where: str, given: Path, tree: Path, scan: FolderScan, with_stats: boo
             folders.append(entry)
             continue
         if entry.is_symlink() and _is_dir(entry.path):
-            scan.skipped.append((given / entry.name, "a link to a folder; links are not followed"))
+            scan.skipped.append((given / entry.name, N_("a link to a folder; links are not followed")))
             continue
         path = given / entry.name
         suffix = suffix_of(entry.name)
@@ -84,7 +85,7 @@ def suffix_of(name: str) -> str:
 
 
 def not_text_reason(suffix: str) -> str:
-    return f"not a text or Markdown file ({shown(Path(suffix))} files are not ingested)"
+    return NOT_TEXT.format(suffix=shown(Path(suffix)))
 
 
 def _is_dir(path: str) -> bool:
@@ -103,9 +104,9 @@ def _link_leaves(path: Path, tree: Path) -> str | None:
     try:
         inside = target.relative_to(tree)
     except ValueError:
-        return "a link to a file outside the folder; links that leave the folder are not followed"
+        return N_("a link to a file outside the folder; links that leave the folder are not followed")
     if any(part.startswith(".") for part in inside.parts):
-        return "a link into a dot-folder or dot-file of the folder; those are left out"
+        return N_("a link into a dot-folder or dot-file of the folder; those are left out")
     return None
 
 

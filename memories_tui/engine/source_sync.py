@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import CancelledError, InputRefusedError
-from ..i18n import msg
+from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
 from .folders import TEXT_SUFFIXES, FolderScan, refusal_reason, scan_folder, shown
@@ -119,7 +119,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         try:
             st = scan.stats.get(path) or path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
-            items.append(SourceSyncItem(rel, "skipped", reason="vanished while the folder was read"))
+            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
             continue
         meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
         seen[rel] = st
@@ -130,7 +130,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         try:
             src = read_source(path)
         except InputRefusedError as exc:  # its stat came with the listing: it may have gone since
-            items.append(SourceSyncItem(rel, "skipped", reason="vanished while the folder was read" if not
+            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read") if not
                                         os.path.lexists(path) else refusal_reason(exc, path)))
             continue
         title = unicodedata.normalize("NFC", src.title)
@@ -160,8 +160,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         if not _really_gone(root, old):
             del vanished[rel]
             items.append(SourceSyncItem(rel, "skipped", old.id, old.revision, old.title,
-                                  "not found by this sync, but its file or folder is still there (unreadable, or the "
-                                  "folder vanished during the sync); its card is left as it was"))
+                                  N_("not found by this sync, but its file or folder is still there (unreadable, or "
+                                     "the folder vanished during the sync); its card is left as it was")))
         elif prune:
             batch.replaced.append(old)
             items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))

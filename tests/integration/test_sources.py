@@ -241,3 +241,15 @@ def test_source_add_whose_first_sync_fails_says_it_stays_and_how_to_remove_it(tm
     sid = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]["source"]["id"]
     message = added.json["error"]["message"]
     assert f"Source {sid} stays registered" in message and f"memories source remove notes {sid}" in message
+
+
+def test_skip_reasons_are_shown_in_the_interface_language(tmp_path: Path, vault) -> None:
+    home = tmp_path / "home"
+    notes = make_folder(tmp_path)
+    (notes / "trip" / "link").symlink_to(notes / "trip", target_is_directory=True)
+    shown = call_cli(home, "--lang", "zh-Hant", "source", "add", "notes", str(notes))
+    text = "".join(shown.stdout.split())  # a table may wrap a long reason
+    assert shown.code == 0 and "不匯入.png檔案" in text and "指向資料夾的連結" in text, shown.stdout
+    english = call_cli(home, "--json", "--lang", "zh-Hant", "source", "sync", "notes").json
+    reasons = {i["file"]: i["reason"] for i in english["sources"][0]["items"] if i["status"] == "skipped"}
+    assert reasons["trip/photo.png"] == "not a text or Markdown file (.png files are not ingested)"  # JSON stays English
