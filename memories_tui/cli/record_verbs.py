@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputRefusedError, UsageError
-from ..frontend.words import kind_name, status_name
+from ..frontend.words import kind_name, reason_text, status_name
 from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
@@ -137,5 +137,5 @@ def cmd_rag_ingest(ctx: Context) -> Payload:
         if skipped:
             print(_n("Skipped {count} file (not ingested):", "Skipped {count} files (not ingested):",
                      len(skipped)).format(count=len(skipped)))
-            ctx.table([_("FILE"), _("REASON")], [[r.file, r.reason] for r in skipped])
+            ctx.table([_("FILE"), _("REASON")], [[r.file, reason_text(r.reason)] for r in skipped])
     return {"results": [r.to_json() for r in results]}

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..frontend.words import status_name
-from ..i18n import _, _n
+from ..errors import MemoriesError
+from ..frontend.words import reason_text, status_name
+from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -48,6 +49,8 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
     p.add_argument("source", metavar="SOURCE", nargs="?", help=_("one source (id or folder); default all"))
     p.add_argument("--prune", action="store_true",
                    help=_("remove the cards of deleted files (also `[sources] prune = true` in the config)"))
+    p.add_argument("--full", action="store_true",
+                   help=_("read and hash every file, even those whose size and time are unchanged"))
     p = verb(sub, "import", cmd_import,
              _("Import another app's export as cards: an Obsidian vault folder, a Notion export (zip or folder), "
                "an Evernote .enex file, a Joplin .jex file (or RAW folder), a folder of Bear TextBundles. Importing again "
@@ -76,7 +79,13 @@ def cmd_source_add(ctx: Context) -> Payload:
         print(_("Added source {id}: {path}").format(id=ctx.bold(spec.id), path=clean(spec.path)))
     payload: Payload = {"source": spec.to_json()}
     if not args.no_sync:
-        payload["sync"] = _sync(ctx, vault_id, spec.id, prune=None)[0].to_json()
+        try:
+            payload["sync"] = _sync(ctx, vault_id, spec.id, prune=None)[0].to_json()
+        except MemoriesError as exc:  # cards a batch wrote already belong to it: say it stays, and how to undo
+            raise type(exc)(msg("{error} Source {id} stays registered (any cards already written are its own): "
+                                "fix this and run `memories source sync {vault} {id}`, or `memories source "
+                                "remove {vault} {id}` to forget it.", error=exc, id=spec.id, vault=args.vault),
+                            code=exc.code) from exc
     return payload
 
 
@@ -105,7 +114,8 @@ def cmd_source_remove(ctx: Context) -> Payload:
 
 def cmd_source_sync(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
-    reports = _sync(ctx, vault_id, ctx.args.source and _ref(ctx.args.source), prune=True if ctx.args.prune else None)
+    reports = _sync(ctx, vault_id, ctx.args.source and _ref(ctx.args.source), prune=True if ctx.args.prune else None,
+                    full=ctx.args.full)
     return {"sources": [r.to_json() for r in reports]}
 
 
@@ -116,10 +126,10 @@ def _ref(source: str) -> str:
     return str(Path(source).expanduser().resolve())
 
 
-def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None) -> list[SourceSyncReport]:
+def _sync(ctx: Context, vault_id: str, ref: str | None, prune: bool | None, full: bool = False) -> list[SourceSyncReport]:
     bar, update = _bar(ctx, _("Syncing"))
     with bar:
-        reports = ctx.engine.sync_sources(vault_id, ref, prune=prune, progress=update)
+        reports = ctx.engine.sync_sources(vault_id, ref, prune=prune, progress=update, full=full)
     if not ctx.json:
         for report in reports:
             _print_items(ctx, report.source.path, [(i.status, i.file, i.title, i.reason) for i in report.items])
@@ -145,7 +155,7 @@ def _print_items(ctx: Context, where: str, items: list[tuple[str, str, str, str]
     shown = [i for i in items if i[0] != "unchanged"]
     if shown:
         ctx.table([_("STATUS"), _("FILE"), _("TITLE"), _("REASON")],
-                  [[status_name(s), f, t, r] for s, f, t, r in shown])
+                  [[status_name(s), f, t, reason_text(r)] for s, f, t, r in shown])
     counts: dict[str, int] = {}
     for status, *_rest in items:
         counts[status] = counts.get(status, 0) + 1

@@ -249,9 +249,9 @@ class RemoteEngine(_Base):
 
     def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
                      progress: Callable[[IngestProgress], None] | None = None,
-                     cancel: threading.Event | None = None) -> list[SourceSyncReport]:
+                     cancel: threading.Event | None = None, full: bool = False) -> list[SourceSyncReport]:
         return _load("SourceSyncReport", self._call("sync_sources", _ingest_events(progress), vault=vault_id, source=ref,
-                                              prune=prune, cwd=os.getcwd()), many=True)
+                                              prune=prune, full=full, cwd=os.getcwd()), many=True)
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: Callable[[IngestProgress], None] | None = None,

@@ -36,7 +36,8 @@ def source_methods(service: DaemonService) -> dict[str, Method]:
 
     def sync_sources(args: dict[str, Any], call: Call) -> object:
         return _wire(engine.sync_sources(vault(args), _opt(args, "source", str), prune=_opt(args, "prune", bool),
-                                         progress=lambda p: call.progress({"ingest": _wire(p)}), cancel=call.cancel))
+                                         progress=lambda p: call.progress({"ingest": _wire(p)}), cancel=call.cancel,
+                                         full=bool(_opt(args, "full", bool))))
 
     def import_notes(args: dict[str, Any], call: Call) -> object:
         path, typed = _in_cwd(args, "path")

@@ -12,13 +12,14 @@ not in a dot-folder: `notes.md -> ~/.ssh/id_ed25519` is skipped with its reason,
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputRefusedError, LimitError
-from ..i18n import msg
+from ..i18n import N_, msg
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ""})
+NOT_TEXT = N_("not a text or Markdown file ({suffix} files are not ingested)")  # front ends show it translated
 MAX_FOLDER_FILES = 10_000  # a vault's index holds 10,000 chunks by default: more files cannot fit anyway
 
 
@@ -26,43 +27,72 @@ MAX_FOLDER_FILES = 10_000  # a vault's index holds 10,000 chunks by default: mor
 class FolderScan:
     readable: list[Path]  # text and Markdown files, in a stable order, named under the folder as given
     skipped: list[tuple[Path, str]]  # (file, why it is not ingested)
+    stats: dict[Path, os.stat_result] = field(default_factory=dict)  # readable files' stats, when asked
 
 
-def scan_folder(folder: Path, base: Path | None = None) -> FolderScan:
+def scan_folder(folder: Path, base: Path | None = None, *, with_stats: bool = False) -> FolderScan:
     """The files under `folder` to read, and those skipped by name, each with its reason. A
     relative `folder` is found in `base` when given; the paths returned start with `folder`
-    as given, so results name files as the user's shell would."""
+    as given, so results name files as the user's shell would. `with_stats` also keeps each
+    readable file's stat from the walk (a sync that only compares size and time reads nothing else)."""
     where = folder if base is None else base / folder
-    tree = Path(os.path.realpath(where))
-    readable: list[Path] = []
-    skipped: list[tuple[Path, str]] = []
-    for root, dirs, files in os.walk(where, followlinks=False):
-        given = folder / Path(root).relative_to(where)
-        kept = []
-        for name in sorted(dirs):
-            if name.startswith("."):
-                continue
-            if Path(root, name).is_symlink():
-                skipped.append((given / name, "a link to a folder; links are not followed"))
-            else:
-                kept.append(name)
-        dirs[:] = kept  # os.walk descends only into these, in this order
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
-            path = given / name
-            suffix = path.suffix.lower()
-            outside = _link_leaves(Path(root, name), tree)
-            if outside:
-                skipped.append((path, outside))
-            elif suffix in TEXT_SUFFIXES:
-                readable.append(path)
-            else:
-                skipped.append((path, f"not a text or Markdown file ({shown(Path(suffix))} files are not ingested)"))
-            if len(readable) + len(skipped) > MAX_FOLDER_FILES:
-                raise LimitError(msg("{folder} holds more than {limit:,} files; ingest a smaller folder. Nothing was "
-                                     "written.", folder=shown(folder), limit=MAX_FOLDER_FILES))
-    return FolderScan(readable, skipped)
+    scan = FolderScan([], [], {})
+    _walk(os.fspath(where), folder, Path(os.path.realpath(where)), scan, with_stats)
+    return scan
+
+
+def _walk(where: str, given: Path, tree: Path, scan: FolderScan, with_stats: bool) -> None:
+    """One folder, then its sub-folders, each in name order (`os.scandir`: the kind of each
+    entry comes with the listing, so a plain file costs no extra system call)."""
+    try:
+        with os.scandir(where) as listing:
+            entries = sorted((e for e in listing if not e.name.startswith(".")), key=lambda e: e.name)
+    except OSError:
+        return  # a folder that cannot be listed (or vanished) adds nothing, as with `os.walk`
+    folders = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            folders.append(entry)
+            continue
+        if entry.is_symlink() and _is_dir(entry.path):
+            scan.skipped.append((given / entry.name, N_("a link to a folder; links are not followed")))
+            continue
+        path = given / entry.name
+        suffix = suffix_of(entry.name)
+        outside = _link_leaves(Path(entry.path), tree) if entry.is_symlink() else None
+        if outside:
+            scan.skipped.append((path, outside))
+        elif suffix in TEXT_SUFFIXES:
+            scan.readable.append(path)
+            if with_stats:
+                try:
+                    scan.stats[path] = entry.stat()
+                except OSError:
+                    pass  # gone since the listing: the reader says so
+        else:
+            scan.skipped.append((path, not_text_reason(suffix)))
+        if len(scan.readable) + len(scan.skipped) > MAX_FOLDER_FILES:
+            raise LimitError(msg("{folder} holds more than {limit:,} files; ingest a smaller folder. Nothing was "
+                                 "written.", folder=shown(given), limit=MAX_FOLDER_FILES))
+    for entry in folders:
+        _walk(entry.path, given / entry.name, tree, scan, with_stats)
+
+
+def suffix_of(name: str) -> str:
+    """The name's suffix as `Path.suffix` gives it (`notes.` has none), lower case."""
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
+
+
+def not_text_reason(suffix: str) -> str:
+    return NOT_TEXT.format(suffix=shown(Path(suffix)))
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except OSError:
+        return False
 
 
 def _link_leaves(path: Path, tree: Path) -> str | None:
@@ -74,9 +104,9 @@ def _link_leaves(path: Path, tree: Path) -> str | None:
     try:
         inside = target.relative_to(tree)
     except ValueError:
-        return "a link to a file outside the folder; links that leave the folder are not followed"
+        return N_("a link to a file outside the folder; links that leave the folder are not followed")
     if any(part.startswith(".") for part in inside.parts):
-        return "a link into a dot-folder or dot-file of the folder; those are left out"
+        return N_("a link into a dot-folder or dot-file of the folder; those are left out")
     return None
 
 

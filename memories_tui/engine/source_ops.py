@@ -33,6 +33,8 @@ class SourceInfo(Jsonable):
     records: int
     gone: list[str]  # files whose card is marked "source gone"
     present: bool  # the folder is there now
+    last_sync: float = 0.0  # when this engine last synced it (0: not since it started)
+    skipped: int = 0  # files its last whole-folder sync skipped (not text, not UTF-8, too large, links)
 
 
 class SourceOperations:
@@ -40,6 +42,21 @@ class SourceOperations:
 
     def _parts(self) -> EngineParts:
         return cast("EngineParts", self)
+
+    def _runs(self) -> dict[str, tuple[float, int]]:
+        """source id -> (time, files skipped) of this engine's last sync of it (the resident
+        engine's watcher syncs there too, so a front end asking it sees the watcher's work)."""
+        runs: dict[str, tuple[float, int]] = self.__dict__.setdefault("_source_runs", {})
+        return runs
+
+    def _ran(self, reports: list[SourceSyncReport], whole: bool) -> list[SourceSyncReport]:
+        import time
+
+        runs = self._runs()
+        for report in reports:
+            skipped = report.count("skipped") if whole else runs.get(report.source.id, (0.0, 0))[1]
+            runs[report.source.id] = (time.time(), skipped)
+        return reports
 
     def _ctx(self, vault_id: str) -> VaultContext:
         return self._parts()._state.context(vault_id)
@@ -62,7 +79,8 @@ class SourceOperations:
         for spec in load_sources(ctx.vault, self._parts().home):
             mine = [r for r in records if r.metadata.get("source_id") == spec.id]
             gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
-            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir()))
+            last, skipped = self._runs().get(spec.id, (0.0, 0))
+            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped))
         return out
 
     def source_specs(self, vault_id: str) -> list[SourceSpec]:
@@ -89,9 +107,11 @@ class SourceOperations:
         return remove_source(self._ctx(vault_id).vault, self._parts().home, ref)
 
     def sync_sources(self, vault_id: str, ref: str | None = None, *, prune: bool | None = None,
-                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> list[SourceSyncReport]:
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                     full: bool = False) -> list[SourceSyncReport]:
         """Bring the vault in step with one source (`ref`) or all; `prune` (default `[sources]
-        prune`) removes cards whose file is gone instead of marking them."""
+        prune`) removes cards whose file is gone instead of marking them; `full` reads and hashes
+        every file (a file rewritten with the same size and time is otherwise taken as unchanged)."""
         from ..vault.create import now_iso
         from .fits import check_write_fits
         from .source_list import find_source, load_sources
@@ -102,8 +122,9 @@ class SourceOperations:
         if ref is not None:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
-        return [sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                            cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old)) for spec in sources]
+        return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
+                                      cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      full=full) for spec in sources], whole=True)
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
@@ -115,8 +136,32 @@ class SourceOperations:
 
         ctx = self._ctx(vault_id)
         spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
-        return [sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune, stamp=now_iso(),
-                            check_fits=lambda new, old: check_write_fits(ctx, new, old), changed=changed)]
+        return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune,
+                                      stamp=now_iso(), check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      changed=changed)], whole=False)
+
+    def _refuse_a_source(self, vault_id: str, path: Path) -> None:
+        """A folder that is (or holds, or lies in) a source is refused: its notes are the source's
+        cards already, and an import knows them by other keys (two cards per note)."""
+        from ..errors import InputRefusedError
+        from ..i18n import msg
+        from .folders import shown
+        from .source_list import load_sources
+
+        try:
+            where = path.expanduser().resolve()
+        except (OSError, RuntimeError):
+            return  # the importer says what is wrong with it
+        if not where.is_dir():
+            return  # an export file (zip, enex, jex) is not a source's notes
+        for spec in load_sources(self._ctx(vault_id).vault, self._parts().home):
+            folder = Path(spec.path)
+            if where == folder or folder in where.parents or where in folder.parents:
+                raise InputRefusedError(msg(
+                    "{path} is the folder of source {id} (or overlaps it); its notes are already kept in step "
+                    "as cards, and importing them too would give two cards per note. Use `memories source sync "
+                    "{vault}`, or `memories source remove {vault} {id}` first to import instead. Nothing was written.",
+                    path=shown(path), id=spec.id, vault=vault_id), code="source_exists")
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
@@ -126,5 +171,6 @@ class SourceOperations:
         from .fits import check_write_fits
 
         ctx = self._ctx(vault_id)
+        self._refuse_a_source(vault_id, path)
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
                           check_fits=lambda new, old: check_write_fits(ctx, new, old))

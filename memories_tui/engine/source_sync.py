@@ -12,6 +12,7 @@ look like every note deleted).
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import unicodedata
@@ -21,18 +22,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import CancelledError, InputRefusedError
-from ..i18n import msg
+from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
 from .folders import TEXT_SUFFIXES, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS, FitCheck
 from .source_list import SourceSpec
+from .source_stat import all_unchanged
 from .sources import SourceFile, read_source
 from .types import IngestProgress
 
 if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
+STAT_BLOB = "source-stat-"  # + the source's id: each file's stat at the last sync
 SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned", "skipped"]
 
 
@@ -66,9 +69,10 @@ class _Batch:
 def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, prune: bool,
                 stamp: str, progress: Callable[[IngestProgress], None] | None = None,
                 cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
-                changed: Collection[str] | None = None) -> SourceSyncReport:
+                changed: Collection[str] | None = None, full: bool = False) -> SourceSyncReport:
     """`changed`: the paths a file watcher saw change; only they are looked at, unless one of
-    them is a folder or a link (then, as without it, the whole folder is walked)."""
+    them is a folder or a link (then, as without it, the whole folder is walked). `full`: read
+    and hash every file, even those whose size and time are as the last sync saw them."""
     root = Path(spec.path)
     if not root.is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
@@ -78,8 +82,20 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     adopt = {str(r.metadata.get("source_path")): r for r in current.values()
              if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
+    stat_name = STAT_BLOB + spec.id
+    table = _Table(vault, stat_name, full)
+    if changed is None and not full:
+        quick = all_unchanged(spec.path, mine, table.same, spec)
+        if quick is not None:
+            if progress:
+                progress(IngestProgress("written", len(quick[0]), len(quick[0])))
+            return SourceSyncReport(spec, sorted([SourceSyncItem(rel, "unchanged", c.id, c.revision, c.title)
+                                                  for rel, c in quick[0]]
+                                                 + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
+                                                 key=lambda i: i.file))
+    seen: dict[str, os.stat_result] = {}
     partial = _changed_only(root, changed, set(mine)) if changed is not None else None
-    scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root)
+    scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root, with_stats=True)
     items: list[SourceSyncItem] = []
     files: list[tuple[str, Path]] = []
     for path in scan.readable:
@@ -101,19 +117,21 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             progress(IngestProgress("read", n, len(files), rel))
         old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
         try:
-            st = path.stat()
+            st = scan.stats.get(path) or path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
-            items.append(SourceSyncItem(rel, "skipped", reason="vanished while the folder was read"))
+            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
             continue
         meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
-        if (old is not None and rel in mine and "source_gone" not in old.metadata
-                and all(old.metadata.get(k) == v for k, v in meta_stat.items())):
+        seen[rel] = st
+        if (not full and old is not None and rel in mine and "source_gone" not in old.metadata
+                and table.same(rel, old, st)):
             items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
             continue
         try:
             src = read_source(path)
-        except InputRefusedError as exc:
-            items.append(SourceSyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
+        except InputRefusedError as exc:  # its stat came with the listing: it may have gone since
+            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read") if not
+                                        os.path.lexists(path) else refusal_reason(exc, path)))
             continue
         title = unicodedata.normalize("NFC", src.title)
         meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
@@ -142,8 +160,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         if not _really_gone(root, old):
             del vanished[rel]
             items.append(SourceSyncItem(rel, "skipped", old.id, old.revision, old.title,
-                                  "not found by this sync, but its file or folder is still there (unreadable, or the "
-                                  "folder vanished during the sync); its card is left as it was"))
+                                  N_("not found by this sync, but its file or folder is still there (unreadable, or "
+                                     "the folder vanished during the sync); its card is left as it was")))
         elif prune:
             batch.replaced.append(old)
             items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))
@@ -158,7 +176,45 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             vault.delete(old.id)
     if progress:
         progress(IngestProgress("written", len(files), len(files)))
+    table.save(seen, items, partial is not None)
     return SourceSyncReport(spec, sorted(items, key=lambda i: i.file))
+
+
+class _Table:
+    """Each file's stat beside its card's revision, kept after a read that found the bytes
+    unchanged (in an encrypted cache blob: derived data, so no card revision), so that a file
+    touched but not changed is read once, not at every sync. Loaded only when a card's own
+    record of size and time does not match."""
+
+    def __init__(self, vault: UnlockedVault, name: str, full: bool) -> None:
+        self.vault, self.name = vault, name
+        self._rows: dict[str, list[int]] | None = {} if full else None
+
+    def rows(self) -> dict[str, list[int]]:
+        if self._rows is None:
+            raw = self.vault.get_blob(self.name)
+            try:
+                found = json.loads(raw) if raw else {}
+            except ValueError:
+                found = {}
+            self._rows = found if isinstance(found, dict) else {}
+        return self._rows
+
+    def same(self, rel: str, card: Record, st: os.stat_result) -> bool:
+        """Whether the file is as the last sync left it."""
+        if card.metadata.get("source_size") == st.st_size and card.metadata.get("source_mtime_ns") == st.st_mtime_ns:
+            return True
+        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, card.revision]
+
+    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool) -> None:
+        old = self.rows()
+        now = dict(old) if partial else {}
+        for item in items:
+            st = seen.get(item.file)
+            if st is not None and item.revision is not None and item.status in ("unchanged", "created", "updated", "moved"):
+                now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, item.revision]
+        if now != old:
+            self.vault.put_cache_blob(self.name, json.dumps(now).encode())
 
 
 def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SourceSyncItem]:

@@ -5,7 +5,12 @@ The engine and `--json` keep the English codes (`card`, `unchanged`); front ends
 
 from __future__ import annotations
 
+import re
+
 from ..i18n import N_, _
+
+NOT_TEXT = N_("not a text or Markdown file ({suffix} files are not ingested)")  # as the engine's folder walk words it
+_NOT_TEXT = re.compile(re.escape(NOT_TEXT).replace(re.escape("{suffix}"), "(.*)"))
 
 KIND_NAMES = {
     "memory": N_("memory"),
@@ -65,6 +70,15 @@ def kind_name(kind: str) -> str:
 def status_name(status: str) -> str:
     """An outcome status in the interface language (an unknown one as it is)."""
     return _(STATUS_NAMES[status]) if status in STATUS_NAMES else status
+
+
+def reason_text(reason: str) -> str:
+    """Why a file was skipped, in the interface language: the walk's fixed reasons are in the
+    catalog (marked where they are written); a reader's refusal stays as the engine said it."""
+    found = _NOT_TEXT.fullmatch(reason)
+    if found:
+        return _(NOT_TEXT).format(suffix=found[1])
+    return _(reason) if reason else reason
 
 
 def note_text(note: object) -> str:

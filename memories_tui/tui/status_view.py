@@ -120,5 +120,9 @@ def _sources(infos: list[Any]) -> list[Section]:
             value += _(", {n:,} source gone (kept until `source sync --prune`)").format(n=gone)
         if not info.present:
             value += " " + _("(folder missing)")
+        if info.skipped:
+            value += _n(", {n:,} file skipped", ", {n:,} files skipped", info.skipped).format(n=info.skipped)
+        value += "; " + (_("last synced {time}").format(time=_when(info.last_sync)) if info.last_sync
+                         else _("not synced since the engine started"))
         rows.append(Row(info.source.id, value, warn=bool(gone) or not info.present))
     return [Section(_("Sources (memories source)"), tuple(rows))] if rows else []

@@ -214,3 +214,42 @@ def test_a_watchers_sync_looks_only_at_the_changed_paths(engine, tmp_path: Path)
     shutil.rmtree(notes / "trip")  # a folder of cards went: only a walk can tell what is gone
     whole = _items(engine.sync_changed(vid, spec.id, [str(notes / "trip")])[0])
     assert whole["unseen.md"][0] == "created" and whole["trip/b-moved.md"][0] == "gone"
+
+
+def test_importing_a_source_folder_is_refused_not_duplicated(engine, tmp_path: Path) -> None:
+    vid = engine.test_vault_id
+    notes = make_folder(tmp_path)
+    spec = engine.add_source(vid, notes)
+    engine.sync_sources(vid)
+    before = engine._vault(vid).change_counter()
+    for where in (notes, notes / "trip", tmp_path):  # the folder, one inside it, one holding it
+        with pytest.raises(InputRefusedError) as refused:
+            engine.import_notes(vid, "obsidian", where)
+        assert refused.value.code == "source_exists" and spec.id in refused.value.message
+        assert "source sync" in refused.value.message
+    assert engine._vault(vid).change_counter() == before
+    engine.remove_source(vid, spec.id)
+    assert engine.import_notes(vid, "obsidian", notes, dry_run=True).items  # once removed, it imports
+
+
+def test_source_add_whose_first_sync_fails_says_it_stays_and_how_to_remove_it(tmp_path: Path, vault) -> None:
+    home = tmp_path / "home"
+    (home / "config.toml").write_text("[rag.limits]\nchunks = 1\n", encoding="utf-8")
+    notes = make_folder(tmp_path)
+    added = call_cli(home, "--json", "source", "add", "notes", str(notes))
+    assert added.code != 0 and added.json["error"]["code"] == "limit_exceeded", added.stdout + added.stderr
+    sid = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]["source"]["id"]
+    message = added.json["error"]["message"]
+    assert f"Source {sid} stays registered" in message and f"memories source remove notes {sid}" in message
+
+
+def test_skip_reasons_are_shown_in_the_interface_language(tmp_path: Path, vault) -> None:
+    home = tmp_path / "home"
+    notes = make_folder(tmp_path)
+    (notes / "trip" / "link").symlink_to(notes / "trip", target_is_directory=True)
+    shown = call_cli(home, "--lang", "zh-Hant", "source", "add", "notes", str(notes))
+    text = "".join(shown.stdout.split())  # a table may wrap a long reason
+    assert shown.code == 0 and "不匯入.png檔案" in text and "指向資料夾的連結" in text, shown.stdout
+    english = call_cli(home, "--json", "--lang", "zh-Hant", "source", "sync", "notes").json
+    reasons = {i["file"]: i["reason"] for i in english["sources"][0]["items"] if i["status"] == "skipped"}
+    assert reasons["trip/photo.png"] == "not a text or Markdown file (.png files are not ingested)"  # JSON stays English

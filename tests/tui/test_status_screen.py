@@ -65,6 +65,7 @@ async def test_sources_show_in_status_and_gone_cards_are_marked_in_the_list(engi
     notes.mkdir()
     (notes / "kept.md").write_text("# Kept\n", encoding="utf-8")
     (notes / "old.md").write_text("# Old plan\n", encoding="utf-8")
+    (notes / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     engine.unlock(vault_id, PASS)
     engine.add_source(vault_id, notes)
     engine.sync_sources(vault_id)
@@ -82,3 +83,4 @@ async def test_sources_show_in_status_and_gone_cards_are_marked_in_the_list(engi
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         text = " ".join(rendered(app.screen, width=100).split())  # the folder's path decides where lines wrap
         assert "Sources (memories source)" in text and "1 source gone" in text and "2 cards" in text
+        assert "1 file skipped" in text and "last synced 20" in text  # the last sync's time and skips

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, DirectoryTree, Input, ProgressBar, Static
 
 from ...engine import IngestProgress as EngineIngestProgress
-from ...frontend.words import status_name
+from ...frontend.words import reason_text, status_name
 from ...i18n import N_, _, _n
 from ..language import styled
 from ..messages import IngestDone, IngestProgress
@@ -209,7 +209,7 @@ class IngestScreen(VaultScreen):
         for result in message.results:
             counts[result.status] = counts.get(result.status, 0) + 1
             table.add_row(plain(Path(result.file).name), plain(status_name(result.status), STATUS_STYLE.get(result.status, "")),
-                          plain(result.chunks), plain(result.title or result.reason, "" if result.title else "dim"),
+                          plain(result.chunks), plain(result.title or reason_text(result.reason), "" if result.title else "dim"),
                           plain(result.id or "", "dim"))
         summary = _(", ").join(f"{n} {status_name(status)}" for status, n in counts.items())
         out.update(Text(_("Done: {summary}.").format(summary=summary), style="bold green"))
