@@ -30,7 +30,7 @@ def _client(boto3: Any, endpoint_url: str | None, config: Any) -> Any:
     keys are used."""
     files = [os.environ.get("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
              os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")]
-    stamps = []
+    stamps: list[tuple[int, int] | None] = []
     for name in files:
         try:
             stat = Path(name).expanduser().stat()
