@@ -5,10 +5,11 @@ extra), beside references measured in the same run with the same client (boto3):
   fresh home, beside uploading / downloading the same bytes in the same number of objects
   with boto3 directly;
 - one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
-  and bytes, at this vault size (run it at two sizes to see whether cost follows changes).
+  and bytes, at this vault size (`--records 1000,5000,10000` measures each size in one run and
+  prints one Markdown table, to see whether cost follows changes or vault size).
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
-object: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
+object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
 "edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "ratios": {...}}. Prints figures;
 asserts nothing.
 """
@@ -32,10 +33,28 @@ BUCKET = "bench-sync"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=1000, help="records in the vault (default 1000)")
+    parser.add_argument("--records", default="1000", help="records in the vault; several sizes comma-separated "
+                        "(1000,5000,10000) print one table from one run (default 1000)")
     parser.add_argument("--edits", type=int, default=20, help="edit-then-sync rounds for the p50 (default 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per size")
     args = parser.parse_args()
+    sizes = [int(n) for n in str(args.records).split(",")]
+    results = [measure(n, args.edits) for n in sizes]
+    if args.json:
+        for result in results:
+            print(json.dumps(result))
+        return
+    print(f"| records | objects | MB | push s | raw up s | ratio | join s | raw down s | ratio | "
+          f"edit sync p50 s ({args.edits}) | objects | bytes fetched |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['records']:,} | {r['objects']} | {r['bytes'] / 1e6:.1f} | {r['push_s']:.2f} | "
+              f"{r['raw_upload_s']:.2f} | {r['ratios']['push_vs_raw']:.1f}x | {r['join_s']:.2f} | "
+              f"{r['raw_download_s']:.2f} | {r['ratios']['join_vs_raw']:.1f}x | {r['edit_sync_p50_s']:.3f} | "
+              f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} |")
+
+
+def measure(records: int, edits: int) -> dict[str, object]:
     for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
                         "AWS_DEFAULT_REGION": "us-east-1"}.items():
         os.environ.setdefault(name, value)
@@ -51,12 +70,16 @@ def main() -> None:
         client = boto3.client("s3", endpoint_url=server.endpoint)
         client.create_bucket(Bucket=BUCKET)
         url = f"s3://{BUCKET}/vault"
+        for home in ("a", "b"):  # ~3 chunks a record: room for the largest size measured
+            (Path(tmp) / home).mkdir()
+            (Path(tmp) / home / "config.toml").write_text("[rag.limits]\nchunks = 1000000\nsource_mib = 1024\n",
+                                                          encoding="utf-8")
         a = Engine.open(Path(tmp) / "a")
         info = a.create_vault("notes", PASSPHRASE)
         a.unlock(info.vault_id, PASSPHRASE)
         text = "同步測試 sync benchmark paragraph. " * 55  # ~2 KB of UTF-8
         ids = [r.id for r in a.add_records(info.vault_id, [NewRecord("memory", f"note {i}", f"{i} {text}")
-                                                           for i in range(args.records)])]
+                                                           for i in range(records)])]
         a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
         start = time.perf_counter()
         pushed = a.sync_now(info.vault_id)
@@ -77,7 +100,7 @@ def main() -> None:
             client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
         raw_down = time.perf_counter() - start
         times, fetched, fetched_bytes = [], [], []
-        for round_ in range(args.edits):
+        for round_ in range(edits):
             a.update_record(info.vault_id, ids[round_ % len(ids)], body=f"edit {round_}")
             a.sync_now(info.vault_id)
             start = time.perf_counter()
@@ -87,23 +110,11 @@ def main() -> None:
             fetched_bytes.append(report.fetched_bytes)
         a.close()
         b.close()
-    result = {"records": args.records, "push_s": push_s, "raw_upload_s": raw_up, "join_s": join_s,
-              "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
-              "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
-              "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
-              "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(f"{args.records} records, first push: {pushed.pushed_objects} objects, {pushed.pushed_bytes:,} bytes")
-    print(f"  push  {push_s:.3f} s   raw upload of the same bytes/objects   {raw_up:.3f} s   "
-          f"ratio {push_s / raw_up:.2f}x")
-    print(f"  join  {join_s:.3f} s   raw download of the same bytes/objects {raw_down:.3f} s   "
-          f"ratio {join_s / raw_down:.2f}x")
-    print(f"one edit, then sync on the other device: p50 {statistics.median(times):.3f} s, "
-          f"{statistics.median(fetched):g} objects, {statistics.median(fetched_bytes):,.0f} bytes fetched "
-          f"(p50 of {args.edits})")
-
+    return {"records": records, "push_s": push_s, "raw_upload_s": raw_up, "join_s": join_s,
+            "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
+            "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
+            "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
+            "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
 
 if __name__ == "__main__":
     main()

@@ -168,6 +168,16 @@ MUTANTS: tuple[Mutant, ...] = (
            (('card = " AND (SELECT card FROM docs WHERE key = phr.rowid) = 1" if cards_only else ""',
              'card = ""'),),
            ("tests/integration/test_cli_search.py",)),
+    Mutant("write-trusts-the-file", "a write takes the change counter as it is, without verifying the manifest",
+           "memories_tui/vault/store.py",
+           (("                    counter = self._check_current(conn)\n                    version",
+             "                    counter = conn.execute(\"SELECT change_counter FROM state\").fetchone()[0]\n"
+             "                    version"),),
+           ("tests/integration/test_write_verify.py",)),
+    Mutant("sync-one-huge-bundle", "a large push goes up as one bundle, whatever its size",
+           "memories_tui/sync/run.py",
+           (("        if part and size + cost > BUNDLE_BYTES:", "        if False:"),),
+           ("tests/integration/test_sync_folder.py::test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole",)),
     Mutant("ingest-commits-per-file", "a batch (ingest) is committed record by record, not all at once",
            "memories_tui/vault/store.py",
            (("        with self._write() as conn:\n"

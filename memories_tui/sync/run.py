@@ -9,7 +9,7 @@ same sealed bundle next time, so other devices never see two versions of one bun
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from ..egress import SentChunk
@@ -23,6 +23,7 @@ from ..vault.sync_rows import SyncedChange
 from .chains import entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
+from .revtree import Rev
 from .sealing import Head, bundle_ad, bundle_name, digest, head_name, seal
 from .state import SyncState
 from .targets import Target
@@ -30,6 +31,7 @@ from .types import SyncReport
 
 ProgressFn = Callable[[str], None]
 _ATTEMPTS = 3
+BUNDLE_BYTES = 4 << 20
 
 
 def load_state(vault: UnlockedVault) -> SyncState:
@@ -63,10 +65,9 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan)
     for bundle in pulled.bundles:
         state.seen[bundle.device] = (bundle.seq, bundle.digest)
-    if plan.outgoing:
+    for part in _parts(plan.outgoing):
         seq = state.own_seq + 1
-        blob = seal(keys.sync_aead("bundle"), {"prev": state.own_digest,
-                                               "revs": [entry(*item) for item in plan.outgoing]},
+        blob = seal(keys.sync_aead("bundle"), {"prev": state.own_digest, "revs": [entry(*item) for item in part]},
                     bundle_ad(keys.vault_id, state.device, seq))
         state.own_seq, state.own_digest, state.outbox[seq] = seq, digest(blob), blob
     state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
@@ -82,6 +83,22 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
                       objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
                       len(state.kept))
+
+
+def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[str, Rev, str | None]]]:
+    """The revisions in order, cut into bundles of about BUNDLE_BYTES of content each: a first
+    push of a large vault is several ordinary objects, not one that every store must take whole."""
+    part: list[tuple[str, Rev, str | None]] = []
+    size = 0
+    for item in outgoing:
+        cost = len(item[2] or "") + 128
+        if part and size + cost > BUNDLE_BYTES:
+            yield part
+            part, size = [], 0
+        part.append(item)
+        size += cost
+    if part:
+        yield part
 
 
 def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int, int]:

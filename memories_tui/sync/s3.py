@@ -7,6 +7,9 @@ Each object is one PUT, so a reader sees a whole object or none.
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SyncError
@@ -14,6 +17,36 @@ from ..i18n import msg
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
+
+
+_CLIENTS: dict[tuple[object, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client(boto3: Any, endpoint_url: str | None, config: Any) -> Any:
+    """One boto3 client per endpoint and credential source, reused by later syncs (making one
+    costs tens of milliseconds, more than a small sync's requests on loopback). A changed AWS_*
+    variable or a rewritten credentials/config file makes a new one in a new session, so rotated
+    keys are used."""
+    files = [os.environ.get("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+             os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")]
+    stamps: list[tuple[int, int] | None] = []
+    for name in files:
+        try:
+            stat = Path(name).expanduser().stat()
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stamps.append(None)
+    key = (endpoint_url, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))), tuple(stamps))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            # a session of its own: the default one keeps the credentials it first found
+            client = boto3.session.Session().client("s3", endpoint_url=endpoint_url, config=config)
+            if len(_CLIENTS) >= 8:
+                _CLIENTS.clear()  # mostly clients of credentials no longer in force
+            _CLIENTS[key] = client
+        return client
 
 
 class S3Target:
@@ -32,7 +65,7 @@ class S3Target:
         config = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=60,
                         s3={"addressing_style": "path"} if spec.endpoint_url else None)
         try:
-            self._client: Any = boto3.client("s3", endpoint_url=spec.endpoint_url, config=config)
+            self._client: Any = _client(boto3, spec.endpoint_url, config)
         except Exception as exc:  # noqa: BLE001 - botocore raises many kinds for a bad profile or region
             raise SyncError(msg("Cannot set up the S3 client for {url}: {problem}.", url=spec.url,
                                 problem=type(exc).__name__), code="sync_target_unreachable") from None

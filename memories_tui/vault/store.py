@@ -135,14 +135,16 @@ class UnlockedVault:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE: one writer at a time across processes; verify, change, re-MAC, bump."""
+        """BEGIN IMMEDIATE: one writer at a time across processes; verify, change, re-MAC, bump.
+        The verification is skipped when nothing committed since this connection last verified
+        or wrote (as for reads): a sync writes twice, and each full pass costs O(vault size)."""
         with self._lock:
             keys = self.keys
             with sqlite_errors(self.path):
                 conn = self._conn
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    counter = self._verify_manifest(conn)
+                    counter = self._check_current(conn)
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
                     yield conn
                     counter += 1

@@ -230,3 +230,24 @@ def test_a_passphrase_change_reaches_the_target_for_devices_joining_later(tmp_pa
     a.engine.lock()
     a.engine.unlock(a.vault_id, "third passphrase")  # the vault's own passphrase did change
     a.close()
+
+
+def test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole(tmp_path, folder, cheap_kdf, monkeypatch):
+    from memories_tui.sync import run
+
+    monkeypatch.setattr(run, "BUNDLE_BYTES", 4000)  # small bundles; the bound is what is tested, not its size
+    a = first_device(tmp_path / "a", str(folder))
+    for i in range(12):
+        a.add(f"note {i}", f"{i} " + "line of text " * 80)
+    report = a.sync()
+    bundles = [p for p in folder.rglob("*") if p.is_file() and p.parent.parent.name == "d" and p.name != "head"]
+    assert len(bundles) >= 4 and report.pushed_objects == len(bundles) + 1
+    b = joined_device(tmp_path / "b", str(folder))
+    assert b.records() == a.records()
+    edited = next(iter(a.records()))
+    a.edit(edited, "changed after the big push")
+    a.sync()
+    b.sync()
+    assert b.records() == a.records()
+    a.close()
+    b.close()

@@ -83,3 +83,22 @@ def test_an_unreachable_endpoint_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
     with pytest.raises(MemoriesError) as caught:
         first_device(tmp_path / "a", f"s3://{BUCKET}/x", f"http://127.0.0.1:{_free_port()}")
     assert caught.value.code == "sync_target_unreachable"
+
+
+def test_later_syncs_reuse_the_client_until_the_credentials_change(monkeypatch, tmp_path):
+    pytest.importorskip("boto3")
+    from memories_tui.sync.s3 import S3Target
+    from memories_tui.sync.targets import TargetSpec
+
+    creds = tmp_path / "credentials"
+    for name, value in {"AWS_ACCESS_KEY_ID": "one", "AWS_SECRET_ACCESS_KEY": "s", "AWS_DEFAULT_REGION": "us-east-1",
+                        "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(creds)}.items():
+        monkeypatch.setenv(name, value)
+    spec = TargetSpec("s3://b/p", "http://127.0.0.1:9")
+    first = S3Target(spec)._client
+    assert S3Target(spec)._client is first  # a client costs tens of ms: a small sync must not pay it each time
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "two")
+    rotated = S3Target(spec)._client
+    assert rotated is not first and rotated._request_signer._credentials.access_key == "two"
+    creds.write_text("[default]\naws_access_key_id = three\n", encoding="utf-8")
+    assert S3Target(spec)._client is not rotated  # a rewritten credentials file is read again
