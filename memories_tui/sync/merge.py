@@ -4,6 +4,7 @@ aside (the losing revisions: conflicts, and deletions an edit beat)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -14,7 +15,8 @@ from ..vault.records import Record
 from .chains import Incoming
 from .hlc import Clock
 from .revtree import Rev, rev_id_for
-from .state import SyncState
+from .state import Doc, SyncState
+from .threeway import common_ancestor, merge_payloads, merged_rev
 
 
 @dataclass
@@ -77,6 +79,19 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
 def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], local: Callable[[str], Record],
             plan: Plan) -> None:
     doc = state.docs[record_id]
+    held = doc.cur if doc.local is not None else None
+    sent = {rev.rev_id: body for rid, rev, body in plan.outgoing if rid == record_id and body is not None}
+
+    def text_of(rev_id: str) -> str | None:
+        if rev_id == held:
+            return encode_payload(local(record_id)).decode("utf-8")
+        for known in (payloads, sent, state.kept.get(record_id, {}), state.bases.get(record_id, {})):
+            if known.get(rev_id) is not None:
+                return known[rev_id]
+        return None
+
+    _merge_leaves(record_id, doc, text_of, payloads, plan)
+    _keep_bases(state, record_id, doc, text_of)
     winner = doc.tree.winner()
     if winner is None:
         return
@@ -110,6 +125,54 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
         state.kept[record_id] = kept
     else:
         state.kept.pop(record_id, None)
+
+
+def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None],
+                  payloads: dict[str, str | None], plan: Plan) -> None:
+    """While the two best live leaves merge cleanly with their common ancestor, add the merged
+    revision (the same one on every device that can merge them) and send it."""
+    while True:
+        live = sorted((rev for rev in doc.tree.leaves() if not rev.deleted), key=Rev.order, reverse=True)
+        if len(live) < 2:
+            return
+        a, b = live[0], live[1]
+        base = common_ancestor(doc.tree, a, b)
+        texts = (content(base.rev_id) if base else None, content(a.rev_id), content(b.rev_id))
+        if texts[0] is None or texts[1] is None or texts[2] is None:
+            return
+        merged = merge_payloads(texts[0], texts[1], texts[2])
+        if merged is None:
+            return
+        rev = merged_rev(record_id, a, b, merged)
+        if doc.tree.add(rev):
+            plan.outgoing.append((record_id, rev, merged))
+        payloads[rev.rev_id] = merged
+
+
+def _keep_bases(state: SyncState, record_id: str, doc: Doc, content: Callable[[str], str | None]) -> None:
+    """Keep the content of the winner and of every leaf's parents: the common ancestor a later
+    concurrent edit merges with (a local edit overwrites what the vault held)."""
+    winner = doc.tree.winner()
+    wanted = {p for leaf in doc.tree.leaves() if not leaf.deleted for p in leaf.parents}
+    if winner is not None and not winner.deleted:
+        wanted.add(winner.rev_id)
+    bases: dict[str, str] = {}
+    for rev_id in sorted(wanted):
+        body = content(rev_id)
+        if body is not None and not _has_data(body):
+            bases[rev_id] = body
+    if bases:
+        state.bases[record_id] = bases
+    else:
+        state.bases.pop(record_id, None)
+
+
+def _has_data(payload: str) -> bool:
+    """An asset's bytes are never merged, so their ancestor is not kept."""
+    try:
+        return "data" in json.loads(payload)
+    except ValueError:
+        return True
 
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:
