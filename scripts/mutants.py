@@ -627,6 +627,23 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/state.py",
            (("        self.high = max(self.high, self.local or 0) + 1", "        self.high = (self.local or 0) + 1"),),
            ("tests/integration/test_sync_folder.py::test_an_edit_beats_a_concurrent_delete_and_the_delete_is_reported",)),
+    Mutant("sync-merge-overlap-taken", "overlapping edits of one body merge silently (one side's lines lost)",
+           "memories_tui/sync/threeway.py",
+           (("            lines.extend(chunks[2])\n        else:\n            return None\n",
+             "            lines.extend(chunks[2])\n        else:\n            lines.extend(chunks[1])\n"),),
+           ("tests/integration/test_sync_merge.py::test_overlapping_edits_and_two_new_titles_stay_a_conflict",)),
+    Mutant("sync-merge-title-both-sides", "a title changed on both sides merges to one side's instead of a conflict",
+           "memories_tui/sync/threeway.py",
+           (("        return right\n    return _CONFLICT\n", "        return right\n    return left\n"),),
+           ("tests/integration/test_sync_merge.py::test_overlapping_edits_and_two_new_titles_stay_a_conflict",)),
+    Mutant("sync-merge-id-per-device", "two devices merging one pair write two different merged revisions",
+           "memories_tui/sync/threeway.py",
+           (("MERGE_DEVICE, False, payload.encode()), parents",
+             "MERGE_DEVICE, False, payload.encode() + str(id(a)).encode()), parents"),),
+           ("tests/integration/test_sync_merge.py::test_two_devices_merging_the_same_pair_on_their_own_write_one_revision",)),
+    Mutant("sync-merge-ancestor-forgotten", "the content a later merge needs as its ancestor is not kept",
+           "memories_tui/sync/merge.py", (("        wanted.add(winner.rev_id)\n", "        pass\n"),),
+           ("tests/integration/test_sync_merge.py::test_two_devices_merging_the_same_pair_on_their_own_write_one_revision",)),
 )
 
 def _copy_repo(dest: Path) -> Path:
