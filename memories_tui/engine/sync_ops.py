@@ -261,7 +261,8 @@ class SyncOperations:
         return vault.sync_state() is not None and record_id in load_state(vault).kept
 
     def conflicts(self, vault_id: str) -> list[Conflict]:
-        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync."""
+        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
+        a record resolved here since is no longer one (the next sync ends it everywhere)."""
         import json
 
         from ..sync.run import load_state
@@ -270,6 +271,8 @@ class SyncOperations:
         state = load_state(vault)
         out = []
         for record_id, kept in sorted(state.kept.items()):
+            if record_id in state.resolving:
+                continue
             doc = state.docs.get(record_id)
             winner_title = None
             if doc is not None and doc.local is not None:
