@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Static, TextArea
 
-from memories_tui.engine import Engine
-from memories_tui.sync.types import Conflict, ConflictRevision
+from memories_tui.engine import Conflict, ConflictRevision, Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.conflict import ConflictScreen
 from memories_tui.tui.screens.editor import RecordEditorScreen

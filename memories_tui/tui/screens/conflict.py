@@ -13,10 +13,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
-from ...engine import Record
+from ...engine import Conflict, ConflictRevision, Record
 from ...errors import MemoriesError
 from ...i18n import N_, _
-from ...sync.types import Conflict, ConflictRevision
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
