@@ -5,7 +5,7 @@ end the conflict in the real vault, the way a user presses the keys."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Label, Static, TextArea
 
 from memories_tui.engine import Conflict, ConflictRevision, Engine
 from memories_tui.tui.app import MemoriesApp
@@ -78,6 +78,7 @@ async def test_keep_other_and_merge_in_the_editor(conflicted) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         body = app.screen.query_one("#editor-body", TextArea)
         assert body.text.startswith("<<<<<<< ") and winner in body.text and loser in body.text
+        assert not any("restored" in str(label.render()) for label in app.screen.query(Label))
         body.text = f"{winner} Or: {loser}"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)

@@ -111,7 +111,8 @@ class ConflictScreen(VaultScreen):
         if self.other is None or self.record.kind == "asset":
             return
         draft = replace(self.record, body=merge_text(self.record, self.other))
-        self.app.push_screen(RecordEditorScreen(self.vault_id, self.record, restore=draft), self._merged)
+        label = _("Both texts, between conflict markers: edit them into one; ctrl+s saves it and ends the conflict")
+        self.app.push_screen(RecordEditorScreen(self.vault_id, self.record, restore=draft, label=label), self._merged)
 
     def _merged(self, saved: Record | None) -> None:
         if saved is None:
