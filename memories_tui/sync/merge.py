@@ -4,7 +4,6 @@ aside (the losing revisions: conflicts, and deletions an edit beat)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -83,12 +82,10 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
     sent = {rev.rev_id: body for rid, rev, body in plan.outgoing if rid == record_id and body is not None}
 
     def text_of(rev_id: str) -> str | None:
-        if rev_id == held:
-            return encode_payload(local(record_id)).decode("utf-8")
         for known in (payloads, sent, state.kept.get(record_id, {}), state.bases.get(record_id, {})):
             if known.get(rev_id) is not None:
                 return known[rev_id]
-        return None
+        return encode_payload(local(record_id)).decode("utf-8") if rev_id == held else None
 
     _merge_leaves(record_id, doc, text_of, payloads, plan)
     _keep_bases(state, record_id, doc, text_of)
@@ -157,22 +154,15 @@ def _keep_bases(state: SyncState, record_id: str, doc: Doc, content: Callable[[s
     if winner is not None and not winner.deleted:
         wanted.add(winner.rev_id)
     bases: dict[str, str] = {}
-    for rev_id in sorted(wanted):
-        body = content(rev_id)
-        if body is not None and not _has_data(body):
-            bases[rev_id] = body
+    if winner is not None and winner.kind != "asset":  # a file's bytes are never merged
+        for rev_id in sorted(wanted):
+            body = content(rev_id)
+            if body is not None:
+                bases[rev_id] = body
     if bases:
         state.bases[record_id] = bases
     else:
         state.bases.pop(record_id, None)
-
-
-def _has_data(payload: str) -> bool:
-    """An asset's bytes are never merged, so their ancestor is not kept."""
-    try:
-        return "data" in json.loads(payload)
-    except ValueError:
-        return True
 
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:
