@@ -63,8 +63,8 @@ class SyncState:
     kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
     last_sync: str | None = None
     resolving: set[str] = field(default_factory=set)  # records whose next revision closes every leaf
-    bases: dict[str, dict[str, str]] = field(default_factory=dict)  # record -> parent rev of a leaf ->
-    # payload: the common ancestor a three-way merge of a later concurrent edit needs
+    bases: dict[str, dict[str, int]] = field(default_factory=dict)  # record -> rev -> the vault revision
+    # holding its content: the common ancestor a three-way merge of a later concurrent edit needs
     loaded: bytes | None = field(default=None, repr=False, compare=False)  # the stored form it was read from
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
