@@ -642,7 +642,7 @@ MUTANTS: tuple[Mutant, ...] = (
              "MERGE_DEVICE, False, payload.encode() + str(id(a)).encode()), parents"),),
            ("tests/integration/test_sync_merge.py::test_two_devices_merging_the_same_pair_on_their_own_write_one_revision",)),
     Mutant("sync-merge-ancestor-forgotten", "the content a later merge needs as its ancestor is not kept",
-           "memories_tui/sync/merge.py", (("        wanted.add(winner.rev_id)\n", "        pass\n"),),
+           "memories_tui/sync/merge.py", (("        bases[winner.rev_id] = doc.local\n", "        pass\n"),),
            ("tests/integration/test_sync_merge.py::test_two_devices_merging_the_same_pair_on_their_own_write_one_revision",)),
     Mutant("sync-keep-both-no-copy", "keep both ends the conflict without making the other revision a record",
            "memories_tui/engine/sync_ops.py",
