@@ -54,11 +54,15 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
     p.add_argument("vault", metavar="VAULT_ID")
     p = verb(memory, "resolve", cmd_memory_resolve,
-             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows); the "
-               "next sync ends it on every device."), "memories memory resolve notes 3f2a9c0d1e2b4a5f")
+             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows; or "
+               "--keep-both: the other revisions become new records); the next sync ends it on every device."),
+             "memories memory resolve notes 3f2a9c0d1e2b4a5f --keep-both")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("id", metavar="ID")
-    p.add_argument("--keep", metavar="REVISION", help=_("the kept revision to keep instead of the winner"))
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--keep", metavar="REVISION", help=_("the kept revision to keep instead of the winner"))
+    which.add_argument("--keep-both", action="store_true",
+                       help=_("keep the winner and make each other revision a new record (a conflict copy)"))
 
 
 def sync_argv(argv: list[str]) -> list[str]:
@@ -165,6 +169,12 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
 
 def cmd_memory_resolve(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault, local=True)
+    if ctx.args.keep_both:
+        copies = ctx.engine.keep_both(vault_id, ctx.args.id)
+        if not ctx.json:
+            print(_("Resolved: record {record_id} keeps the winner; the other revisions are new records: "
+                    "{ids}.").format(record_id=ctx.args.id, ids=", ".join(c.id for c in copies) or "-"))
+        return {"vault_id": vault_id, "record_id": ctx.args.id, "kept": "both", "copies": [c.id for c in copies]}
     ended = ctx.engine.resolve_conflict(vault_id, ctx.args.id, ctx.args.keep)
     if not ctx.json:
         print(_("Resolved: record {record_id} keeps {kept}; {count} other revision(s) end with the next sync.").format(

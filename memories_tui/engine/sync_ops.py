@@ -19,6 +19,7 @@ from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
 if TYPE_CHECKING:
     from ..sync.targets import Target, TargetSpec
     from ..sync.types import SyncReport
+    from ..vault.records import Record
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
     from .types import VaultInfo
@@ -201,6 +202,33 @@ class SyncOperations:
         vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
         return shown[record_id]
 
+    def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
+        """End a record's conflict keeping every side: each kept revision with content becomes a
+        new record (its title marked as a conflict copy), then the winner stays as
+        `resolve_conflict` keeps it. Returns the copies."""
+        import json
+
+        from ..sync.run import load_state
+        from ..vault.records import NewRecord
+
+        vault = self._unlocked(vault_id)
+        if record_id not in {c.record_id for c in self.conflicts(vault_id)}:
+            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
+                             code="no_conflict")
+        copies = []
+        for payload in load_state(vault).kept.get(record_id, {}).values():
+            if payload is None:
+                continue
+            value = json.loads(payload)
+            if "data" in value:
+                raise UsageError(msg("Record {record_id} is a file: keep one side with `memories memory resolve` "
+                                     "(--keep REVISION).", record_id=record_id), code="keep_both_asset")
+            copies.append(NewRecord(value["kind"], msg("{title} (conflict copy)", title=value["title"]).localized(),
+                                    value["body"], tuple(value.get("tags", ())), dict(value.get("metadata", {}))))
+        made = self.add_records(vault_id, copies) if copies else []  # type: ignore[attr-defined]
+        self.resolve_conflict(vault_id, record_id)
+        return list(made)
+
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
         """The devices that wrote to the vault's target, from their authenticated heads."""
         from ..sync.run import load_state
@@ -233,7 +261,8 @@ class SyncOperations:
         return vault.sync_state() is not None and record_id in load_state(vault).kept
 
     def conflicts(self, vault_id: str) -> list[Conflict]:
-        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync."""
+        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
+        a record resolved here since is no longer one (the next sync ends it everywhere)."""
         import json
 
         from ..sync.run import load_state
@@ -242,6 +271,8 @@ class SyncOperations:
         state = load_state(vault)
         out = []
         for record_id, kept in sorted(state.kept.items()):
+            if record_id in state.resolving:
+                continue
             doc = state.docs.get(record_id)
             winner_title = None
             if doc is not None and doc.local is not None:

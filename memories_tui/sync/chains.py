@@ -21,6 +21,7 @@ from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
 from .state import SyncState
 from .targets import Target
+from .threeway import MERGE_DEVICE
 
 _DEVICE = re.compile(r"^[0-9a-f]{16}$")
 
@@ -121,7 +122,7 @@ def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str
         for item in value["revs"]:
             rev = Rev.from_list(item["rev"], item["e"])
             payload = item["x"]
-            if not (isinstance(item["id"], str) and isinstance(item["rev"], str) and rev.device == device
+            if not (isinstance(item["id"], str) and isinstance(item["rev"], str) and _written_by(rev, device)
                     and (payload is None) == rev.deleted and (payload is None or isinstance(payload, str))):
                 raise ValueError("inconsistent revision")
             revs.append((item["id"], rev, payload))
@@ -139,3 +140,8 @@ def entry(record_id: str, rev: Rev, payload: str | None) -> dict[str, object]:
 
 
 __all__ = ["Incoming", "Pulled", "entry", "pull"]
+
+
+def _written_by(rev: Rev, device: str) -> bool:
+    """A device writes its own revisions, and merged ones (the same wherever they were made)."""
+    return rev.device == device or (rev.device == MERGE_DEVICE and len(rev.parents) == 2 and not rev.deleted)

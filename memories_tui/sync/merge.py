@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import SyncError, SyncTamperedError, TamperError
+from ..errors import NotFoundError, SyncError, SyncTamperedError, TamperError
 from ..i18n import msg
 from ..vault.integrity import decode_payload, encode_payload
 from ..vault.records import Record
 from .chains import Incoming
 from .hlc import Clock
 from .revtree import Rev, rev_id_for
-from .state import SyncState
+from .state import Doc, SyncState
+from .threeway import common_ancestor, merge_payloads, merged_rev
 
 
 @dataclass
@@ -56,10 +57,11 @@ def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[R
 
 
 def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local: Callable[[str], Record],
-                 plan: Plan) -> None:
+                 plan: Plan, history: Callable[[str, int], Record] | None = None) -> None:
     """Add the pulled revisions, then settle every record they or a local change touched (a
     local deletion of a winner with a kept conflict brings that conflict back, as on every
-    other device). `local` reads the record the vault holds now (its content is kept when it loses)."""
+    other device). `local` reads the record the vault holds now (its content is kept when it loses),
+    `history` an older revision of it (the ancestor of a three-way merge)."""
     payloads: dict[str, str | None] = {}
     touched: list[str] = list(dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing))
     for bundle in bundles:
@@ -71,12 +73,37 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
                 if record_id not in touched:
                     touched.append(record_id)
     for record_id in touched:
-        _settle(state, record_id, payloads, local, plan)
+        _settle(state, record_id, payloads, local, plan, history)
 
 
 def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], local: Callable[[str], Record],
-            plan: Plan) -> None:
+            plan: Plan, history: Callable[[str, int], Record] | None) -> None:
     doc = state.docs[record_id]
+    held = doc.cur if doc.local is not None else None
+    sent = {rev.rev_id: body for rid, rev, body in plan.outgoing if rid == record_id and body is not None}
+
+    def text_of(rev_id: str) -> str | None:
+        for known in (payloads, sent, state.kept.get(record_id, {})):
+            if known.get(rev_id) is not None:
+                return known[rev_id]
+        if rev_id == held:
+            return encode_payload(local(record_id)).decode("utf-8")
+        number = state.bases.get(record_id, {}).get(rev_id)
+        if number is None or history is None:
+            return None
+        try:
+            return encode_payload(history(record_id, number)).decode("utf-8")
+        except NotFoundError:  # deleted here since: no merge, a conflict
+            return None
+
+    _merge_leaves(record_id, doc, text_of, payloads, plan)
+    _choose(state, record_id, doc, payloads, local, plan)
+    _keep_bases(state, record_id, doc)
+
+
+def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str | None],
+            local: Callable[[str], Record], plan: Plan) -> None:
+    """Make the winner what the vault holds; keep the revisions that lost."""
     winner = doc.tree.winner()
     if winner is None:
         return
@@ -110,6 +137,45 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
         state.kept[record_id] = kept
     else:
         state.kept.pop(record_id, None)
+
+
+def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None],
+                  payloads: dict[str, str | None], plan: Plan) -> None:
+    """While the two best live leaves merge cleanly with their common ancestor, add the merged
+    revision (the same one on every device that can merge them) and send it."""
+    while True:
+        live = sorted((rev for rev in doc.tree.leaves() if not rev.deleted), key=Rev.order, reverse=True)
+        if len(live) < 2:
+            return
+        a, b = live[0], live[1]
+        base = common_ancestor(doc.tree, a, b)
+        texts = (content(base.rev_id) if base else None, content(a.rev_id), content(b.rev_id))
+        if texts[0] is None or texts[1] is None or texts[2] is None:
+            return
+        merged = merge_payloads(texts[0], texts[1], texts[2])
+        if merged is None:
+            return
+        rev = merged_rev(record_id, a, b, merged)
+        if doc.tree.add(rev):
+            plan.outgoing.append((record_id, rev, merged))
+        payloads[rev.rev_id] = merged
+
+
+def _keep_bases(state: SyncState, record_id: str, doc: Doc) -> None:
+    """Remember which vault revision holds the winner, and keep that for every leaf's parent: the
+    common ancestor a later concurrent edit merges with (a local edit replaces what the vault
+    shows, its history keeps the rest). Numbers only: the vault keeps the text."""
+    leaves = doc.tree.leaves()
+    wanted = {p for leaf in leaves if not leaf.deleted for p in leaf.parents}
+    bases = {rev_id: n for rev_id, n in state.bases.get(record_id, {}).items() if rev_id in wanted}
+    winner = doc.tree.winner()
+    if (winner is not None and not winner.deleted and winner.kind != "asset" and doc.cur == winner.rev_id
+            and doc.local is not None):  # a file's bytes are never merged
+        bases[winner.rev_id] = doc.local
+    if bases:
+        state.bases[record_id] = bases
+    else:
+        state.bases.pop(record_id, None)
 
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:

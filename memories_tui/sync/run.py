@@ -62,7 +62,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     plan = Plan()
     record_local(state, clock, live, changed, plan)
     fresh: dict[str, Record] = {r.id: r for r in changed}
-    merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan)
+    merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan, vault.read)
     for bundle in pulled.bundles:
         state.seen[bundle.device] = (bundle.seq, bundle.digest)
     for part in _parts(plan.outgoing):

@@ -63,6 +63,8 @@ class SyncState:
     kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # record -> losing rev -> payload
     last_sync: str | None = None
     resolving: set[str] = field(default_factory=set)  # records whose next revision closes every leaf
+    bases: dict[str, dict[str, int]] = field(default_factory=dict)  # record -> rev -> the vault revision
+    # holding its content: the common ancestor a three-way merge of a later concurrent edit needs
     loaded: bytes | None = field(default=None, repr=False, compare=False)  # the stored form it was read from
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
@@ -83,6 +85,7 @@ class SyncState:
             "docs": {rid: {"revs": d.stored_revs(), "cur": d.cur,
                            "local": d.local, "high": d.high} for rid, d in self.docs.items()},
             "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
+            "bases": self.bases,
         }
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -98,7 +101,8 @@ class SyncState:
                         outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
                         seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
                         docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
-                        resolving={_req(r, str) for r in v.get("resolving", [])}, loaded=bytes(raw))
+                        resolving={_req(r, str) for r in v.get("resolving", [])},
+                        bases=_req(v.get("bases", {}), dict), loaded=bytes(raw))
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
         return state

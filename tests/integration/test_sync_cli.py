@@ -45,3 +45,32 @@ def test_bad_targets_are_one_clear_line(tmp_path):
     assert bad.json["error"]["code"] == "sync_bad_target"
     nothing = call_cli(tmp_path / "b", "--json", "sync", "join", str(tmp_path))
     assert nothing.json["error"]["code"] == "sync_nothing_to_join"
+
+
+def test_keep_both_makes_the_losing_revision_a_new_record_on_every_device(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    rid = call_cli(a, "--json", "memory", "add", "notes", "--title", "plan", "--text", "one",
+                   "--tag", "trip").json["id"]
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0 and call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    for home, text in ((a, "on a"), (b, "on b")):
+        assert call_cli(home, "memory", "update", "notes", rid, "--text", text).code == 0
+    for home in (a, b, a):
+        assert call_cli(home, "sync", "notes").code == 0
+    winner = call_cli(a, "--json", "memory", "read", "notes", rid).json["body"]
+    loser = ({"on a", "on b"} - {winner}).pop()
+    both = call_cli(a, "--json", "memory", "resolve", "notes", rid, "--keep-both")
+    assert both.code == 0 and len(both.json["copies"]) == 1
+    copy = call_cli(a, "--json", "memory", "read", "notes", both.json["copies"][0]).json
+    assert (copy["title"], copy["body"], copy["tags"]) == ("plan (conflict copy)", loser, ["trip"])
+    for home in (a, b, a):
+        assert call_cli(home, "sync", "notes").code == 0
+    for home in (a, b):
+        assert call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] == []
+        listed = call_cli(home, "--json", "memory", "list", "notes").json
+        assert sorted(r["title"] for r in listed["records"]) == [
+            "plan", "plan (conflict copy)"]
+    again = call_cli(a, "--json", "memory", "resolve", "notes", rid, "--keep-both")
+    assert again.code != 0 and again.json["error"]["code"] == "no_conflict"

@@ -1,4 +1,5 @@
-"""Three devices make seeded random interleaved adds, edits, deletes, conflict resolutions and
+"""Three devices make seeded random interleaved adds, edits (whole bodies, and single lines of
+many-line bodies, which merge three-way when they do not overlap), deletes, conflict resolutions and
 syncs through one folder, then sync until quiet: every device ends with the same records, the same winners and
 the same kept conflicts. 300 operations keep it to a few seconds; the seed makes a failure
 repeatable."""
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+from memories_tui.sync.run import load_state
+from memories_tui.sync.threeway import MERGE_DEVICE
 from tests.helpers.sync import first_device, joined_device
 
 SEED = 31
@@ -21,7 +24,7 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
     a.sync()
     devices = [a, joined_device(tmp_path / "b", str(folder)), joined_device(tmp_path / "c", str(folder))]
     rng = random.Random(SEED)
-    counts = {"add": 0, "edit": 0, "delete": 0, "resolve": 0, "sync": 0}
+    counts = {"add": 0, "edit": 0, "line": 0, "delete": 0, "resolve": 0, "sync": 0}
     for step in range(OPERATIONS):
         device = rng.choice(devices)
         ids = sorted(device.records())
@@ -29,9 +32,15 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
         if roll < 0.2 or not ids:
             device.add(f"note {step}", f"body {step} 中文")
             counts["add"] += 1
-        elif roll < 0.6:
+        elif roll < 0.35:
             device.edit(rng.choice(ids), f"edit {step} on {devices.index(device)}")
             counts["edit"] += 1
+        elif roll < 0.6:
+            record_id = rng.choice(ids)
+            lines = (device.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
+            lines[rng.randrange(6)] = f"line edit {step}"
+            device.edit(record_id, "\n".join(lines) + "\n")
+            counts["line"] += 1
         elif roll < 0.7:
             device.delete(rng.choice(ids))
             counts["delete"] += 1
@@ -55,5 +64,8 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
         assert other.records() == first.records()
         assert other.conflicts() == first.conflicts()
     assert first.conflicts(), "no concurrent edit happened: the run tested little"
+    state = load_state(first.engine._unlocked(first.vault_id))
+    merges = [rev for doc in state.docs.values() for rev in doc.tree.revs.values() if rev.device == MERGE_DEVICE]
+    assert merges, "no concurrent line edits merged: the run tested little"  # 2-4 (device ids are random)
     for device in devices:
         device.close()

@@ -76,10 +76,12 @@ class RecordEditorScreen(VaultScreen):
              "or h in the records screen). esc leaves; with unsaved changes it asks first. Tab and shift+tab "
              "move between the fields; in the text, ctrl+home and ctrl+end go to its start and end.")
 
-    def __init__(self, vault_id: str, record: Record | None = None, *, restore: Record | None = None) -> None:
+    def __init__(self, vault_id: str, record: Record | None = None, *, restore: Record | None = None,
+                 label: str | None = None) -> None:
         super().__init__(vault_id)
         self.record = record
         self.restore = restore if record is not None else None
+        self.label = label  # says where a prefilled text that is not an older revision comes from (a merge)
         self.saving = False
 
     def compose(self) -> ComposeResult:
@@ -93,7 +95,7 @@ class RecordEditorScreen(VaultScreen):
                 else:
                     what = _("{kind} · new revision {revision}").format(kind=kind_name(self.record.kind),
                                                                        revision=self.record.revision + 1)
-                    if self.restore is not None:
+                    if self.restore is not None and self.label is None:
                         what += " " + _("from revision {revision}").format(revision=self.restore.revision)
                     yield Static(Text(what), id="editor-kind-fixed")
                 yield Input(value=shown.title if shown else "", placeholder=_("Title"), id="editor-title")
@@ -105,6 +107,8 @@ class RecordEditorScreen(VaultScreen):
         yield AppFooter()
 
     def _text_label(self) -> str:
+        if self.label is not None:
+            return self.label
         if self.record is None or self.restore is None:
             return _("Text")
         return _("Text of revision {restored}, restored: ctrl+s saves it as the newest revision ({next}); revision "

@@ -33,6 +33,7 @@ from .editor import RecordEditorScreen, RevisionChoice, RevisionsScreen
 @dataclass(eq=False, kw_only=True)
 class RecordsLoaded(WorkerMessage):
     records: list[Record] = field(default_factory=list)
+    conflicted: set[str] = field(default_factory=set)  # records edited on two devices at once
     error: str | None = None
 
 
@@ -67,6 +68,8 @@ class RecordsScreen(VaultScreen):
                 show=False, priority=True),
         Binding("v", "toggle_raw", N_("Raw / Markdown"), id="records.raw", show=False),
         Binding("r", "reload", N_("Reload"), id="records.reload", show=False),
+        Binding("c", "conflict", N_("Conflict"), tooltip=N_("Compare the shown record's conflicting revisions"),
+                id="records.conflict", show=False, priority=True),
         Binding("left_square_bracket", "revision(-1)", N_("Older revision"), id="records.older", show=False),
         Binding("right_square_bracket", "revision(1)", N_("Newer revision"), id="records.newer", show=False),
     ]
@@ -86,6 +89,7 @@ class RecordsScreen(VaultScreen):
         self.signature: frozenset[tuple[str, int]] | None = None  # (id, revision) of the last load
         self.column_widths: tuple[int, ...] = ()
         self._rows_shown: list[tuple[str, int]] | None = None
+        self.conflicted: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -113,10 +117,11 @@ class RecordsScreen(VaultScreen):
     def load_worker(self, epoch: int) -> None:
         try:
             records = self.engine.list_records(self.vault_id)
+            conflicted = {c.record_id for c in self.engine.conflicts(self.vault_id)}
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(RecordsLoaded(epoch, error=self.describe(exc)))
             return
-        self.post_if_live(RecordsLoaded(epoch, records=records))
+        self.post_if_live(RecordsLoaded(epoch, records=records, conflicted=conflicted))
 
     def on_records_loaded(self, message: RecordsLoaded) -> None:
         if not self.epoch_live(message.epoch):
@@ -128,6 +133,7 @@ class RecordsScreen(VaultScreen):
             return
         selected = self.shown.id if self.shown else None
         self.records = message.records
+        self.conflicted = message.conflicted
         signature = frozenset((r.id, r.revision) for r in self.records)
         unchanged = signature == self.signature
         if self.signature is not None and not unchanged:
@@ -171,7 +177,7 @@ class RecordsScreen(VaultScreen):
         """(Re)build the table when the records or the column widths changed."""
         table = self.query_one("#records", DataTable)
         widths = self.widths()
-        rows = [(r.id, r.revision) for r in self.records]
+        rows = [(r.id, r.revision + (0 if r.id not in self.conflicted else 1 << 40)) for r in self.records]
         if widths == self.column_widths and rows == self._rows_shown:
             return
         cursor = table.cursor_row
@@ -181,7 +187,8 @@ class RecordsScreen(VaultScreen):
                                      strict=False):
             table.add_column(label, key=key, width=width)
         for record in self.records:
-            title = plain(("⚠ " if "source_gone" in record.metadata else "") + record.title)
+            marks = ("⚠ " if "source_gone" in record.metadata else "") + ("⇄ " if record.id in self.conflicted else "")
+            title = plain(marks + record.title)
             title.truncate(widths[1], overflow="ellipsis")  # a cut title ends in "…" (the table cuts it bare)
             cells = [plain(kind_name(record.kind), "cyan"), title, plain(record.updated[:16].replace("T", " "))]
             table.add_row(*cells[:len(widths)], key=record.id)
@@ -210,6 +217,9 @@ class RecordsScreen(VaultScreen):
             meta.append("\n" + _("⚠ its file is gone from the source folder (since {time}); kept until "
                                   "`source sync --prune`").format(time=str(record.metadata["source_gone"])[:16]
                                                                  .replace("T", " ")), style="yellow")
+        if record.id in self.conflicted:
+            meta.append("\n" + _("⇄ edited on two devices at once: c compares the two and keeps one, both or "
+                                  "a merge"), style="bold yellow")
         meta.append(f"\nid {record.id}", style="dim")
         literal = None
         if record.kind == "asset":
@@ -236,6 +246,21 @@ class RecordsScreen(VaultScreen):
                 self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
             except MemoriesError as exc:
                 self.notify(exc.localized(), severity="error", markup=False)
+
+    def action_conflict(self) -> None:
+        from .conflict import ConflictScreen
+
+        record = self.shown
+        if record is None or record.id not in self.conflicted:
+            self.notify(_("The shown record has no conflict."), severity="warning")
+            return
+        try:
+            conflict = next(c for c in self.engine.conflicts(self.vault_id) if c.record_id == record.id)
+            latest = self.engine.read_record(self.vault_id, record.id)
+        except (MemoriesError, StopIteration):
+            self.action_reload()
+            return
+        self.app.push_screen(ConflictScreen(self.vault_id, latest, conflict), lambda _done: self.action_reload())
 
     # -- add, edit, delete, revisions -------------------------------------------------------------
     def _editable(self) -> Record | None:

@@ -1,0 +1,125 @@
+"""A record edited on two devices at once, side by side: the winner the vault shows (left) and
+the revision that lost (right), with the three ways to end it — keep this side, keep both (the
+other becomes a new record), or merge by hand in the editor (both texts between conflict
+markers). Whatever is chosen, the next sync ends the conflict on every device."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from ...engine import Conflict, ConflictRevision, Record
+from ...errors import MemoriesError
+from ...i18n import N_, _
+from ..widgets.footer import AppFooter
+from ..widgets.header import AppHeader
+from .base import VaultScreen
+from .editor import RecordEditorScreen
+
+
+def merge_text(winner: Record, other: ConflictRevision) -> str:
+    """Both bodies between git-style conflict markers, for the user to merge in the editor."""
+    mine, theirs = _("shown (winner)"), _("other device")
+    return f"<<<<<<< {mine}\n{winner.body.rstrip()}\n=======\n{(other.body or '').rstrip()}\n>>>>>>> {theirs}\n"
+
+
+class ConflictScreen(VaultScreen):
+    BINDINGS = [
+        Binding("w", "keep_winner", N_("Keep shown"), tooltip=N_("Keep the winner; the other revision is dropped"),
+                id="conflict.keep_winner"),
+        Binding("o", "keep_other", N_("Keep other"), tooltip=N_("Keep the other revision instead of the winner"),
+                id="conflict.keep_other"),
+        Binding("b", "keep_both", N_("Keep both"), tooltip=N_("Keep the winner; the other becomes a new record"),
+                id="conflict.keep_both"),
+        Binding("m", "merge", N_("Merge"), tooltip=N_("Edit both texts into one in the editor"), id="conflict.merge"),
+        Binding("escape", "app.pop_screen", N_("Back"), id="conflict.back"),
+    ]
+    HELP_TITLE = N_("Conflict")
+
+    def __init__(self, vault_id: str, record: Record, conflict: Conflict) -> None:
+        super().__init__(vault_id)
+        self.record = record
+        self.conflict = conflict
+        live = [k for k in conflict.kept if not k.deleted]
+        self.other: ConflictRevision | None = live[0] if live else None
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader()
+        yield Static(self._summary(), id="conflict-summary")
+        with Horizontal(id="conflict-sides"):
+            with VerticalScroll(id="conflict-winner", classes="conflict-side"):
+                yield Static(self._side(_("Shown (the winner)"), self.record.title, self.record.body))
+            with VerticalScroll(id="conflict-other", classes="conflict-side"):
+                if self.other is not None:
+                    yield Static(self._side(_("Other device"), self.other.title or "", self.other.body or ""))
+                else:
+                    yield Static(Text(_("A deletion on another device (an edit won over it)."), style="italic"))
+        yield AppFooter()
+
+    def _summary(self) -> Text:
+        return Text(_("“{title}” was edited on two devices at once. w keeps the shown text, o the other, b keeps "
+                      "both (the other as a new record), m merges them in the editor.").format(
+                          title=self.record.title), style="yellow")
+
+    @staticmethod
+    def _side(label: str, title: str, body: str) -> Text:
+        text = Text(label + "\n", style="bold reverse")
+        text.append(title + "\n\n", style="bold")
+        text.append(body)
+        return text
+
+    def _done(self, note: str) -> None:
+        self.notify(note, timeout=4)
+        self.dismiss(True)
+
+    def _failed(self, exc: MemoriesError) -> None:
+        self.notify(exc.localized(), severity="error", markup=False)
+
+    def action_keep_winner(self) -> None:
+        try:
+            self.engine.resolve_conflict(self.vault_id, self.record.id)
+        except MemoriesError as exc:
+            self._failed(exc)
+            return
+        self._done(_("Kept the shown text; the next sync ends the conflict everywhere."))
+
+    def action_keep_other(self) -> None:
+        if self.other is None:
+            return
+        try:
+            self.engine.resolve_conflict(self.vault_id, self.record.id, keep=self.other.revision)
+        except MemoriesError as exc:
+            self._failed(exc)
+            return
+        self._done(_("Kept the other device's text; the next sync ends the conflict everywhere."))
+
+    def action_keep_both(self) -> None:
+        try:
+            copies = self.engine.keep_both(self.vault_id, self.record.id)
+        except MemoriesError as exc:
+            self._failed(exc)
+            return
+        self._done(_("Kept both: the other text is the new record “{title}”.").format(
+            title=copies[0].title) if copies else _("Kept the shown text; the next sync ends the conflict everywhere."))
+
+    def action_merge(self) -> None:
+        if self.other is None or self.record.kind == "asset":
+            return
+        draft = replace(self.record, body=merge_text(self.record, self.other))
+        label = _("Both texts, between conflict markers: edit them into one; ctrl+s saves it and ends the conflict")
+        self.app.push_screen(RecordEditorScreen(self.vault_id, self.record, restore=draft, label=label), self._merged)
+
+    def _merged(self, saved: Record | None) -> None:
+        if saved is None:
+            return
+        try:
+            self.engine.resolve_conflict(self.vault_id, self.record.id)
+        except MemoriesError as exc:
+            self._failed(exc)
+            return
+        self._done(_("Saved the merged text; the next sync ends the conflict everywhere."))

@@ -1,0 +1,115 @@
+"""A record edited on two devices at once, in the TUI: the list and the reader mark it, c opens
+the side-by-side view (the winner and the other revision), and keep other / keep both / merge
+end the conflict in the real vault, the way a user presses the keys."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Label, Static, TextArea
+
+from memories_tui.engine import Conflict, ConflictRevision, Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.conflict import ConflictScreen
+from memories_tui.tui.screens.editor import RecordEditorScreen
+from memories_tui.tui.screens.records import RecordsScreen
+from tests.helpers.pilot import PASS, open_records, static_text, wait_for
+from tests.helpers.snapshots import check
+from tests.helpers.sync import first_device, joined_device
+from tests.tui.test_snapshots import language, masks_for, pinned_clocks, shot, snap_home  # noqa: F401 - fixtures
+
+
+@pytest.fixture
+def conflicted(tmp_path):
+    """Device a's engine with one record whose edits on a and b did not see each other."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add("Trip plan", "Train at 9.")
+    a.add("Other note", "untouched")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.edit(rid, "Train at 10.")
+    b.edit(rid, "Bus at 8.")
+    for device in (a, b, a):
+        device.sync()
+    b.close()
+    winner = a.records()[rid][2]
+    yield a, rid, winner, ({"Train at 10.", "Bus at 8."} - {winner}).pop()
+    a.close()
+
+
+async def _open_conflict(pilot, app, a, rid) -> ConflictScreen:
+    records = await open_records(pilot, app, a.vault_id)
+    await wait_for(pilot, lambda: records.records and records.conflicted == {rid})
+    row = next(n for n, r in enumerate(records.records) if r.id == rid)
+    table = records.query_one("#records", DataTable)
+    table.move_cursor(row=row)
+    await wait_for(pilot, lambda: records.shown is not None and records.shown.id == rid)
+    assert str(table.get_row_at(row)[1]).startswith("⇄ ")
+    other_row = 1 - row
+    assert not str(table.get_row_at(other_row)[1]).startswith("⇄")
+    assert "edited on two devices at once" in static_text(records.query_one("#reader-meta", Static))
+    await pilot.press("c")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConflictScreen))
+    return app.screen
+
+
+async def test_keep_both_from_the_side_by_side_view(conflicted) -> None:
+    a, rid, winner, loser = conflicted
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_conflict(pilot, app, a, rid)
+        assert winner in static_text(screen.query_one("#conflict-winner Static", Static))
+        assert loser in static_text(screen.query_one("#conflict-other Static", Static))
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted
+                       and len(app.screen.records) == 3)
+        assert a.engine.conflicts(a.vault_id) == []
+        titles = {title: body for _kind, title, body in a.records().values()}
+        assert titles["Trip plan"] == winner and titles["Trip plan (conflict copy)"] == loser
+
+
+async def test_keep_other_and_merge_in_the_editor(conflicted) -> None:
+    a, rid, winner, loser = conflicted
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_conflict(pilot, app, a, rid)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        body = app.screen.query_one("#editor-body", TextArea)
+        assert body.text.startswith("<<<<<<< ") and winner in body.text and loser in body.text
+        assert not any("restored" in str(label.render()) for label in app.screen.query(Label))
+        body.text = f"{winner} Or: {loser}"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)
+        assert a.records()[rid][2] == f"{winner} Or: {loser}"
+        assert a.engine.conflicts(a.vault_id) == []
+
+
+async def test_keep_the_other_revision(conflicted) -> None:
+    a, rid, _winner, loser = conflicted
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_conflict(pilot, app, a, rid)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)
+        assert a.records()[rid][2] == loser and a.engine.conflicts(a.vault_id) == []
+
+
+async def test_side_by_side_snapshot(snap_home, pinned_clocks, language) -> None:  # noqa: F811
+    """80×24, English and Traditional Chinese: both sides, the summary and the keys fit."""
+    engine = Engine.open(snap_home / "home")
+    info = engine.create_vault("Personal", PASS)
+    engine.unlock(info.vault_id, PASS)
+    record = engine.add_record(info.vault_id, kind="memory", title="Trip plan 旅行計畫",
+                               body="# Day one\n\nTrain at 10 from the central station.\n\n- pack the 雨傘\n")
+    other = ConflictRevision("0" * 24, False, "Trip plan 旅行計畫",
+                             "# Day one\n\nBus at 8; it is cheaper.\n\n- pack the 雨傘\n- snacks\n")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_records(pilot, app, info.vault_id)
+        await app.push_screen(ConflictScreen(info.vault_id, record, Conflict(record.id, record.title, [other])))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        problem = await check(pilot, shot("conflict-side-by-side", language), masks_for(engine, snap_home))
+    engine.lock()
+    assert problem is None, problem
