@@ -128,6 +128,15 @@ class SourcesSettings:
 
 
 @dataclass(frozen=True)
+class SyncSettings:
+    """`[sync]`: a resident engine (daemon, TUI) syncs an unlocked vault that has a target every
+    `every_minutes`, and seconds after a local change; `background = false` leaves it to `memories sync`."""
+
+    every_minutes: float = 15.0
+    background: bool = True
+
+
+@dataclass(frozen=True)
 class UiSettings:
     language: str = "auto"  # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
 
@@ -141,6 +150,7 @@ class Config:
     backup: BackupSettings = field(default_factory=BackupSettings)
     ui: UiSettings = field(default_factory=UiSettings)
     sources: SourcesSettings = field(default_factory=SourcesSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
 
 
 def default_local_threads() -> int:
@@ -187,7 +197,7 @@ def configured_language(home: str | None, config: str | None) -> str | None:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources"})
+    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources", "sync"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -244,7 +254,16 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
                               names=', '.join(SETTINGS), shown=_shown(language))) from None
     return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
                   backup=_backup(top.get("backup", {}), path), ui=UiSettings(language=language),
-                  sources=_sources(top.get("sources", {})))
+                  sources=_sources(top.get("sources", {})), sync=_sync(top.get("sync", {})))
+
+
+def _sync(value: Any) -> SyncSettings:
+    t = _table(value, "sync", {"every_minutes", "background"})
+    background = t.get("background", True)
+    if not isinstance(background, bool):
+        raise ConfigError(msg("sync.{key} must be true or false.", key="background"))
+    return SyncSettings(every_minutes=_num(t.get("every_minutes", 15), "sync.every_minutes", 0.5, 10_080),
+                        background=background)
 
 
 def _sources(value: Any) -> SourcesSettings:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..sync.types import SyncReport
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
+    from .sync_watch import SyncScheduler
     from .types import VaultInfo
 
 
@@ -115,6 +116,29 @@ class SyncOperations:
             raise
         self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts))
         return report
+
+    def has_sync_target(self, vault_id: str) -> bool:
+        """Whether this unlocked vault syncs with a target (asked by the background sync)."""
+        return self._registry.get(self._unlocked(vault_id).vault_id) is not None
+
+    def local_change_mark(self, vault_id: str) -> int:
+        """The vault's change counter: it moves with every local write (and every pull)."""
+        return self._unlocked(vault_id).change_counter()
+
+    def background_sync(self, vault_id: str) -> None:
+        """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
+        kept as the target's last error."""
+        self.sync_now(vault_id)
+
+    def watch_sync(self) -> SyncScheduler | None:
+        """Start syncing unlocked vaults with a target in the background (for a resident engine);
+        None when `[sync] background = false`. Stop it before locking for good."""
+        from .sync_watch import SyncedEngine, SyncScheduler
+
+        settings = self._sync_engine().config.sync
+        if not settings.background:
+            return None
+        return SyncScheduler(cast("SyncedEngine", self), every_minutes=settings.every_minutes).start()
 
     def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
         """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
