@@ -515,6 +515,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/engine/sync_watch.py",
            (("        return time.monotonic() - seen.moved_at >= QUIET_SECONDS\n", "        return False\n"),),
            ("tests/integration/test_sync_background.py",)),
+    Mutant("sync-forget-for-good", "a forgotten device that writes again stays hidden from sync devices",
+           "memories_tui/engine/sync_ops.py",
+           (('                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:\n',
+             '                if isinstance(forgot_at, dict):\n'),),
+           ("tests/integration/test_sync_cli.py::test_sync_forget_leaves_a_device_out_and_keeps_its_changes",)),
     # ---- write paths, ingest, CLI streams and parser, inject, export, egress (hardening round)
     Mutant("add-skips-write-limits", "memory add writes a note no index could hold (no fit check)",
            "memories_tui/engine/facade.py",

@@ -226,17 +226,13 @@ class SyncOperations:
         return shown[record_id]
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
-        """The devices that wrote to the vault's target, from their authenticated heads."""
+        """The devices that write to the vault's target, from their authenticated heads; a
+        forgotten device is left out until it writes again."""
         from ..sync.run import load_state
-        from ..sync.sealing import DEVICES, Head, head_name
-        from ..sync.targets import TargetSpec
+        from ..sync.sealing import DEVICES, Head, forget_ad, forgotten_name, head_name, unseal
 
         vault = self._unlocked(vault_id)
-        entry = self._registry.get(vault.vault_id)
-        if entry is None:
-            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
-        target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+        target = self._target_of(vault)
         state = load_state(vault)
         devices = sorted({n.split("/")[1] for n in target.list(DEVICES) if n.endswith("/head") and n.count("/") == 2})
         out = []
@@ -245,9 +241,43 @@ class SyncOperations:
             if blob is None:
                 continue
             head = Head.opened(vault.keys.sync_aead("head"), vault.vault_id, device, blob)
+            marker = target.get(forgotten_name(device))
+            if marker is not None and device != state.device:
+                forgot_at = unseal(vault.keys.sync_aead("head"), marker, forget_ad(vault.vault_id, device),
+                                   f"The forget mark of device {device}")
+                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:
+                    continue
             read = state.own_seq if device == state.device else state.seen.get(device, (0, ""))[0]
             out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read))
         return out
+
+    def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
+        """Leave a device out of the target's list (a lost laptop, an old home): its changes
+        stay; a sealed mark names how far it had written, so if it writes again it is back."""
+        from ..sync.sealing import forget_ad, forgotten_name, seal
+
+        vault = self._unlocked(vault_id)
+        known = {d.device: d for d in self.sync_devices(vault_id)}
+        found = known.get(device) or next((d for d in known.values() if d.device.startswith(device) and device), None)
+        if found is None:
+            raise UsageError(msg("Device {device} does not sync vault {name}; `memories sync devices {name}` lists "
+                                 "them.", device=device, name=vault.name), code="sync_unknown_device")
+        if found.this_device:
+            raise UsageError(msg("Device {device} is this device; forget it from another one.", device=found.device),
+                             code="sync_forget_self")
+        target = self._target_of(vault)
+        target.put(forgotten_name(found.device), seal(vault.keys.sync_aead("head"), {"seq": found.bundles},
+                                                      forget_ad(vault.vault_id, found.device)))
+        return found
+
+    def _target_of(self, vault: UnlockedVault) -> Target:
+        from ..sync.targets import TargetSpec
+
+        entry = self._registry.get(vault.vault_id)
+        if entry is None:
+            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
 
     def conflicted(self, vault_id: str, record_id: str) -> bool:
         """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""
