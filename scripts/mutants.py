@@ -520,6 +520,10 @@ MUTANTS: tuple[Mutant, ...] = (
            (('                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:\n',
              '                if isinstance(forgot_at, dict):\n'),),
            ("tests/integration/test_sync_cli.py::test_sync_forget_leaves_a_device_out_and_keeps_its_changes",)),
+    Mutant("sync-now-not-served", "memories sync VAULT asks the passphrase while the daemon holds the vault",
+           "memories_tui/cli/sync_verbs.py",
+           (("    vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine", "    vault_id = ctx.unlock(ctx.args.vault, local=True)  #"),),
+           ("tests/integration/test_sync_background.py",)),
     # ---- write paths, ingest, CLI streams and parser, inject, export, egress (hardening round)
     Mutant("add-skips-write-limits", "memory add writes a note no index could hold (no fit check)",
            "memories_tui/engine/facade.py",

@@ -108,7 +108,7 @@ def cmd_sync_add(ctx: Context) -> Payload:
 
 
 def cmd_sync_now(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
     report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
     if not ctx.json:
         print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "

@@ -1,7 +1,7 @@
 """Two real daemons on two homes keep one vault in step through a folder in the background: on
 a clock the test moves (`MEMORIES_TEST_CLOCK`), a note written on one reaches the other's
-search, nothing syncs while a vault is locked, unlocking catches up, and a failing target is
-the last error `sync status` shows."""
+search, nothing syncs while a vault is locked, unlocking catches up, a failing target is the
+last error `sync status` shows, and `memories sync VAULT` runs in the daemon without a passphrase."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
             assert unlock(home, "notes", env=clock.env).code == 0
         wait_until(lambda: _status(b)["last_sync"] is not None and _status(a)["last_sync"] is not None,
                    what="the sync at unlock")
+        served = call_cli(a, "--json", "sync", "notes", passphrase=None)  # the daemon runs it: no passphrase
+        assert served.code == 0 and served.json["vault_id"] == _status(a)["vault_id"], served.stderr
         pushed = _objects(folder)
         added = call_cli(a, "--json", "memory", "add", "notes", "--title", "Quince jam",
                          "--text", "Simmer the quinces with lemon peel.", passphrase=None)
