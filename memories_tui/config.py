@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from .config_background import BackupSettings, SourcesSettings, SyncSettings, parse_backup, parse_sources, parse_sync
 from .config_values import int_value as _int
 from .config_values import looks_like_key
 from .config_values import number_value as _num
@@ -107,27 +108,6 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
-class BackupSettings:
-    """`[backup]`: where `vault backup` writes (default <home>/backups), and how old the newest
-    backup may get before the TUI or the resident engine takes one when a vault is locked."""
-
-    dir: Path | None = None
-    every_hours: float | None = None  # None: no backup on lock
-    keep: int | None = None  # backups kept per vault by rotation (None: all)
-
-
-@dataclass(frozen=True)
-class SourcesSettings:
-    """`[sources]`: whether `source sync` removes the cards of files deleted from a source
-    (default: they stay, marked "source gone", until `source sync --prune`)."""
-
-    prune: bool = False
-    watch: bool = True  # a resident engine (daemon, TUI) keeps unlocked vaults' sources in step
-    debounce_seconds: float = 1.5  # the longest a burst of changes is grouped before it is synced
-    rescan_seconds: float = 300.0  # a full sync this often, for folders whose events are unreliable
-
-
-@dataclass(frozen=True)
 class UiSettings:
     language: str = "auto"  # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
 
@@ -141,6 +121,7 @@ class Config:
     backup: BackupSettings = field(default_factory=BackupSettings)
     ui: UiSettings = field(default_factory=UiSettings)
     sources: SourcesSettings = field(default_factory=SourcesSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
 
 
 def default_local_threads() -> int:
@@ -187,7 +168,7 @@ def configured_language(home: str | None, config: str | None) -> str | None:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources"})
+    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources", "sync"})
     rag = _table(top.get("rag", {}), "rag", {
         "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
         "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
@@ -243,32 +224,8 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
         raise ConfigError(msg("ui.language must be one of {names}; got {shown}.",
                               names=', '.join(SETTINGS), shown=_shown(language))) from None
     return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
-                  backup=_backup(top.get("backup", {}), path), ui=UiSettings(language=language),
-                  sources=_sources(top.get("sources", {})))
-
-
-def _sources(value: Any) -> SourcesSettings:
-    t = _table(value, "sources", {"prune", "watch", "debounce_seconds", "rescan_seconds"})
-    flags = {}
-    for key in ("prune", "watch"):
-        flags[key] = t.get(key, key == "watch")
-        if not isinstance(flags[key], bool):
-            raise ConfigError(msg("sources.{key} must be true or false.", key=key))
-    return SourcesSettings(prune=flags["prune"], watch=flags["watch"],
-                           debounce_seconds=_num(t.get("debounce_seconds", 1.5), "sources.debounce_seconds", 0.05, 600),
-                           rescan_seconds=_num(t.get("rescan_seconds", 300), "sources.rescan_seconds", 5, 86_400))
-
-
-def _backup(value: Any, path: Path) -> BackupSettings:
-    t = _table(value, "backup", {"dir", "every_hours", "keep"})
-    folder = None
-    if "dir" in t:
-        folder = Path(_str(t["dir"], "backup.dir")).expanduser()
-        if not folder.is_absolute():
-            folder = (path.parent / folder).resolve()
-    every = _num(t["every_hours"], "backup.every_hours", 0.01, 24 * 365) if "every_hours" in t else None
-    keep = _int(t["keep"], "backup.keep", 1, 10_000) if "keep" in t else None
-    return BackupSettings(dir=folder, every_hours=every, keep=keep)
+                  backup=parse_backup(top.get("backup", {}), path), ui=UiSettings(language=language),
+                  sources=parse_sources(top.get("sources", {})), sync=parse_sync(top.get("sync", {})))
 
 
 def _limits(value: Any) -> Limits:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import argparse
 
 Verb = Callable[..., "argparse.ArgumentParser"]
-SUBVERBS = ("add", "now", "status", "join", "devices")
+SUBVERBS = ("add", "now", "status", "join", "devices", "forget")
 
 
 def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> None:
@@ -49,6 +49,11 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                                                   "wrote, when it last wrote, how many this device has read."),
              "memories sync devices notes")
     p.add_argument("vault", metavar="VAULT_ID")
+    p = verb(sync, "forget", cmd_sync_forget, _("Leave a device out of a vault's device list (a lost or retired "
+                                                "one); its changes stay. It is listed again if it syncs again."),
+             "memories sync forget notes 3f2a9c0d")
+    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("device", metavar="DEVICE")
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
@@ -107,7 +112,7 @@ def cmd_sync_add(ctx: Context) -> Payload:
 
 
 def cmd_sync_now(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
     report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
     if not ctx.json:
         print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "
@@ -151,6 +156,15 @@ def cmd_sync_devices(ctx: Context) -> Payload:
         ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
                   [[d.device + (" *" if d.this_device else ""), d.bundles, d.read_here, d.last_seen] for d in devices])
     return {"vault_id": vault_id, "devices": [d.to_json() for d in devices]}
+
+
+def cmd_sync_forget(ctx: Context) -> Payload:
+    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    gone = ctx.engine.sync_forget(vault_id, ctx.args.device)
+    if not ctx.json:
+        print(_("Forgot device {device}; its {count} bundle(s) of changes stay.").format(
+            device=gone.device, count=gone.bundles))
+    return {"vault_id": vault_id, "forgotten": gone.to_json()}
 
 
 def cmd_memory_conflicts(ctx: Context) -> Payload:

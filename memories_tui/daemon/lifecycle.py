@@ -42,7 +42,7 @@ from .spawn import WINDOWS_SENTENCE, DaemonRunningError, start_detached, stop_da
 from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
-    from ..engine import Engine, SourceWatcher
+    from ..engine import Engine, SourceWatcher, SyncScheduler
 
 log = logging.getLogger("memories.daemon")
 __all__ = ["WINDOWS_SENTENCE", "DaemonRunningError", "SocketHost", "read_holder", "run_daemon", "running_refusal",
@@ -118,6 +118,7 @@ class SocketHost:
         self._threads: list[threading.Thread] = []
         self._stop_sweep = threading.Event()
         self._watcher: SourceWatcher | None = None
+        self._syncer: SyncScheduler | None = None
 
     def start(self) -> None:
         """Take the home's lock and listen; DaemonRunningError when another one serves it."""
@@ -140,6 +141,7 @@ class SocketHost:
         for thread in self._threads:
             thread.start()
         self._watcher = self.service.engine.watch_sources()
+        self._syncer = self.service.engine.watch_sync()
         log.info("serving %s (pid %d, %s)", self.paths.socket, os.getpid(), self.service.kind)
 
     def close(self, reason: str = "stop") -> None:
@@ -148,6 +150,9 @@ class SocketHost:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        if self._syncer is not None:
+            self._syncer.stop()
+            self._syncer = None
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         SourceSpec,
         SourceSyncReport,
         StatusReport,
+        SyncReport,
         VaultInfo,
     )
     from .client import DaemonClient
@@ -258,6 +259,14 @@ class RemoteEngine(_Base):
                      cancel: threading.Event | None = None) -> ImportReport:
         return self._typed("ImportReport", "import_notes", _ingest_events(progress), vault=vault_id, app=app,
                            path=str(path), dry_run=dry_run, cwd=os.getcwd())
+
+    # -- sync ---------------------------------------------------------------------------------
+    def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
+                 cancel: threading.Event | None = None) -> SyncReport:
+        def event(data: dict[str, Any]) -> None:
+            if progress is not None and isinstance(data.get("sync"), str):
+                progress(data["sync"])
+        return self._typed("SyncReport", "sync_now", event, vault=vault_id)
 
 
 def _ingest_events(progress: Callable[[IngestProgress], None] | None) -> Callable[[dict[str, Any]], None]:

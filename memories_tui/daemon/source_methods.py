@@ -1,6 +1,6 @@
-"""Source folders and imports run by the resident engine (the engine's source_ops.py), so
-`memories source …` and `memories import …` need no passphrase while the daemon holds the
-vault. Folder and export paths are opened in the caller's working folder."""
+"""Source folders, imports and `memories sync VAULT` run by the resident engine (the engine's
+source_ops.py and sync_ops.py), so `memories source …`, `memories import …` and `memories sync`
+need no passphrase while the daemon holds the vault. Folder and export paths are opened in the caller's working folder."""
 
 from __future__ import annotations
 
@@ -47,7 +47,11 @@ def source_methods(service: DaemonService) -> dict[str, Method]:
                                              progress=lambda p: call.progress({"ingest": _wire(p)}),
                                              cancel=call.cancel))
 
+    def sync_now(args: dict[str, Any], call: Call) -> object:
+        return _wire(engine.sync_now(vault(args), progress=lambda p: call.progress({"sync": p}), cancel=call.cancel))
+
     return {
+        "vault.sync_now": sync_now,
         "vault.add_source": add_source,
         "vault.list_sources": lambda a, c: _wire(engine.list_sources(vault(a))),
         "vault.remove_source": lambda a, c: _wire(engine.remove_source(vault(a), _str(a, "source"))),

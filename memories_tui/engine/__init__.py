@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ..models.manifest import PINNED as PINNED_MODEL
     from ..retrieval.highlight import match_spans, term_spans
     from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
-    from ..sync.types import Conflict, ConflictRevision
+    from ..sync.types import Conflict, ConflictRevision, SyncReport
     from ..text.offsets import (
         byte_span_to_chars,
         byte_to_char,
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from .source_sync import SourceSyncItem, SourceSyncReport
     from .source_watch import SourceWatcher
     from .sources import MAX_FILE_BYTES
+    from .sync_watch import SyncScheduler
     from .types import (
         CacheFigures,
         HomeReport,
@@ -106,7 +107,8 @@ __all__ = [
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SourceSyncItem", "SourceSyncReport",
-    "Conflict", "ConflictRevision",
+    "SyncScheduler",
+    "Conflict", "ConflictRevision", "SyncReport",
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
@@ -149,7 +151,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SourceInfo": (".source_ops", "SourceInfo"),
     **{n: (".source_sync", n) for n in ("SourceSyncItem", "SourceSyncReport")},
     "SourceWatcher": (".source_watch", "SourceWatcher"),
-    **{n: ("..sync.types", n) for n in ("Conflict", "ConflictRevision")},
+    "SyncScheduler": (".sync_watch", "SyncScheduler"),
+    **{n: ("..sync.types", n) for n in ("Conflict", "ConflictRevision", "SyncReport")},
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
                                   "VaultInfo", "VaultScan")},
 }

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
+    from .sync_watch import SyncScheduler
     from .types import VaultInfo
 
 
@@ -116,6 +117,29 @@ class SyncOperations:
             raise
         self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts))
         return report
+
+    def has_sync_target(self, vault_id: str) -> bool:
+        """Whether this unlocked vault syncs with a target (asked by the background sync)."""
+        return self._registry.get(self._unlocked(vault_id).vault_id) is not None
+
+    def local_change_mark(self, vault_id: str) -> int:
+        """The vault's change counter: it moves with every local write (and every pull)."""
+        return self._unlocked(vault_id).change_counter()
+
+    def background_sync(self, vault_id: str) -> None:
+        """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
+        kept as the target's last error."""
+        self.sync_now(vault_id)
+
+    def watch_sync(self) -> SyncScheduler | None:
+        """Start syncing unlocked vaults with a target in the background (for a resident engine);
+        None when `[sync] background = false`. Stop it before locking for good."""
+        from .sync_watch import SyncedEngine, SyncScheduler
+
+        settings = self._sync_engine().config.sync
+        if not settings.background:
+            return None
+        return SyncScheduler(cast("SyncedEngine", self), every_minutes=settings.every_minutes).start()
 
     def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
         """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
@@ -230,17 +254,13 @@ class SyncOperations:
         return list(made)
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
-        """The devices that wrote to the vault's target, from their authenticated heads."""
+        """The devices that write to the vault's target, from their authenticated heads; a
+        forgotten device is left out until it writes again."""
         from ..sync.run import load_state
-        from ..sync.sealing import DEVICES, Head, head_name
-        from ..sync.targets import TargetSpec
+        from ..sync.sealing import DEVICES, Head, forget_ad, forgotten_name, head_name, unseal
 
         vault = self._unlocked(vault_id)
-        entry = self._registry.get(vault.vault_id)
-        if entry is None:
-            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
-        target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+        target = self._target_of(vault)
         state = load_state(vault)
         devices = sorted({n.split("/")[1] for n in target.list(DEVICES) if n.endswith("/head") and n.count("/") == 2})
         out = []
@@ -249,9 +269,43 @@ class SyncOperations:
             if blob is None:
                 continue
             head = Head.opened(vault.keys.sync_aead("head"), vault.vault_id, device, blob)
+            marker = target.get(forgotten_name(device))
+            if marker is not None and device != state.device:
+                forgot_at = unseal(vault.keys.sync_aead("head"), marker, forget_ad(vault.vault_id, device),
+                                   f"The forget mark of device {device}")
+                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:
+                    continue
             read = state.own_seq if device == state.device else state.seen.get(device, (0, ""))[0]
             out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read))
         return out
+
+    def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
+        """Leave a device out of the target's list (a lost laptop, an old home): its changes
+        stay; a sealed mark names how far it had written, so if it writes again it is back."""
+        from ..sync.sealing import forget_ad, forgotten_name, seal
+
+        vault = self._unlocked(vault_id)
+        known = {d.device: d for d in self.sync_devices(vault_id)}
+        found = known.get(device) or next((d for d in known.values() if d.device.startswith(device) and device), None)
+        if found is None:
+            raise UsageError(msg("Device {device} does not sync vault {name}; `memories sync devices {name}` lists "
+                                 "them.", device=device, name=vault.name), code="sync_unknown_device")
+        if found.this_device:
+            raise UsageError(msg("Device {device} is this device; forget it from another one.", device=found.device),
+                             code="sync_forget_self")
+        target = self._target_of(vault)
+        target.put(forgotten_name(found.device), seal(vault.keys.sync_aead("head"), {"seq": found.bundles},
+                                                      forget_ad(vault.vault_id, found.device)))
+        return found
+
+    def _target_of(self, vault: UnlockedVault) -> Target:
+        from ..sync.targets import TargetSpec
+
+        entry = self._registry.get(vault.vault_id)
+        if entry is None:
+            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
 
     def conflicted(self, vault_id: str, record_id: str) -> bool:
         """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""

@@ -37,6 +37,14 @@ def head_name(device: str) -> str:
     return f"d/{device}/head"
 
 
+def forgotten_name(device: str) -> str:
+    return f"d/{device}/forgotten"
+
+
+def forget_ad(vault_id: str, device: str) -> bytes:
+    return length_prefixed("sync-forget/v1", vault_id, device)
+
+
 def digest(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 

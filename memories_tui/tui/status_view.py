@@ -51,7 +51,8 @@ def _when(stamp: Any) -> str:
 
 def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: str, config: str,
              idle_lock_minutes: float, mcp_servers: str = "",
-             sharing: list[tuple[str, str]] | None = None, sources: list[Any] | None = None) -> list[Section]:
+             sharing: list[tuple[str, str]] | None = None, sources: list[Any] | None = None,
+             sync: list[Any] | None = None) -> list[Section]:
     limits, usage = _get(status, "limits", {}), _get(status, "usage", {})
     chunks = int(_get(status, "chunks", 0) or 0)
     embedded = int(_get(status, "embedded", 0) or 0)
@@ -106,7 +107,22 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
     mcp = Section(_("Sharing (CLI and AI clients)"), (
         *shared, Row(_("AI clients"), mcp_servers or _("none")),
         Row(_("revoke"), _("press x: AI clients refuse from their next call; commands stop when the vault locks"))))
-    return [vault, index, model, limits_section, mcp, *_sources(sources or [])]
+    return [vault, index, model, limits_section, mcp, *_sources(sources or []), *_sync(sync or [])]
+
+
+def _sync(entries: list[Any]) -> list[Section]:
+    """The vault's sync target: last sync, last error, conflicts kept (no target: no section)."""
+    out = []
+    for entry in entries:
+        rows = (Row(_("target"), tilde(entry.url)),
+                Row(_("last sync"), entry.last_sync or _("not yet")),
+                Row(_("last error"), entry.last_error or _("none"), warn=bool(entry.last_error)),
+                Row(_("conflicts"), _n("{n:,} record with conflicting edits (memories memory conflicts)",
+                                       "{n:,} records with conflicting edits (memories memory conflicts)",
+                                       entry.conflicts).format(n=entry.conflicts) if entry.conflicts else _("none"),
+                    warn=bool(entry.conflicts)))
+        out.append(Section(_("Sync (in the background while unlocked)"), rows))
+    return out
 
 
 def _sources(infos: list[Any]) -> list[Section]:

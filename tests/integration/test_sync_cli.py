@@ -74,3 +74,28 @@ def test_keep_both_makes_the_losing_revision_a_new_record_on_every_device(tmp_pa
             "plan", "plan (conflict copy)"]
     again = call_cli(a, "--json", "memory", "resolve", "notes", rid, "--keep-both")
     assert again.code != 0 and again.json["error"]["code"] == "no_conflict"
+def test_sync_forget_leaves_a_device_out_and_keeps_its_changes(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "from a", "--text", "first")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    rid = call_cli(b, "--json", "memory", "add", "notes", "--title", "from b", "--text", "kept").json["id"]
+    assert call_cli(b, "sync", "notes").code == 0
+    devices = {d["this_device"]: d["device"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]}
+    self_refused = call_cli(a, "--json", "sync", "forget", "notes", devices[True])
+    assert self_refused.json["error"]["code"] == "sync_forget_self"
+    unknown = call_cli(a, "--json", "sync", "forget", "notes", "ffffffffffff")
+    assert unknown.json["error"]["code"] == "sync_unknown_device"
+    gone = call_cli(a, "--json", "sync", "forget", "notes", devices[False][:8])  # a unique prefix is enough
+    assert gone.code == 0 and gone.json["forgotten"]["device"] == devices[False]
+    for home in (a, b):
+        listed = call_cli(home, "--json", "sync", "devices", "notes").json["devices"]
+        assert devices[False] not in [d["device"] for d in listed] or home == b  # b still sees itself
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(a, "--json", "memory", "read", "notes", rid).json["title"] == "from b"  # its changes stay
+    call_cli(b, "memory", "add", "notes", "--title", "b again", "--text", "back")
+    assert call_cli(b, "sync", "notes").code == 0  # it writes again: listed again
+    assert devices[False] in [d["device"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]]

@@ -84,3 +84,29 @@ async def test_sources_show_in_status_and_gone_cards_are_marked_in_the_list(engi
         text = " ".join(rendered(app.screen, width=100).split())  # the folder's path decides where lines wrap
         assert "Sources (memories source)" in text and "1 source gone" in text and "2 cards" in text
         assert "1 file skipped" in text and "last synced 20" in text  # the last sync's time and skips
+
+
+async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
+    vault_id = vault_with_notes(engine)
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    engine.unlock(vault_id, PASS)
+    engine.sync_add(vault_id, str(folder), PASS)
+    engine.sync_now(vault_id)
+    folder.rename(tmp_path / "Gone")  # the next sync fails: its error shows
+    try:
+        engine.sync_now(vault_id)
+    except Exception:  # noqa: BLE001 - the failure is what this test shows
+        pass
+    engine.lock(vault_id)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await unlock_to_records(pilot, app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+        rows = {(s.title, r.label): r for s in app.screen.view for r in s.rows}
+        title = "Sync (in the background while unlocked)"
+        assert rows[(title, "target")].value.endswith("Sync")
+        assert rows[(title, "last sync")].value.startswith("20")
+        assert rows[(title, "last error")].warn and rows[(title, "last error")].value.startswith("sync_")
+        assert rows[(title, "conflicts")].value == "none"

@@ -68,7 +68,8 @@ class StatusScreen(VaultScreen):
                             device_only=engine.device_only(self.vault_id), status=engine.status(self.vault_id),
                             home=tilde(engine.home), config=tilde(engine.config.path),
                             idle_lock_minutes=float(engine.config.tui.idle_lock_minutes), mcp_servers=mcp,
-                            sharing=sharing, sources=engine.list_sources(self.vault_id))
+                            sharing=sharing, sources=engine.list_sources(self.vault_id),
+                            sync=engine.sync_status(self.vault_id))
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(StatusDone(epoch, error=self.describe(exc)))
             return

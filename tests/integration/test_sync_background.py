@@ -1,0 +1,72 @@
+"""Two real daemons on two homes keep one vault in step through a folder in the background: on
+a clock the test moves (`MEMORIES_TEST_CLOCK`), a note written on one reaches the other's
+search, nothing syncs while a vault is locked, unlocking catches up, a failing target is the
+last error `sync status` shows, and `memories sync VAULT` runs in the daemon without a passphrase."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.cli import call_cli
+from tests.helpers.daemon import Clock, daemon, unlock, wait_until
+
+CONFIG = "[daemon]\nidle_lock_minutes = 0\n[sync]\nevery_minutes = 15\n"
+
+
+def _found(home: Path, words: str) -> list[str]:
+    out = call_cli(home, "--json", "memory", "search", "notes", words, passphrase=None)
+    return [r["title"] for r in out.json.get("results", [])] if out.code == 0 else []
+
+
+def _objects(folder: Path) -> int:
+    return sum(1 for p in folder.rglob("*") if p.is_file())
+
+
+def _status(home: Path) -> dict:
+    return call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"][0]
+
+
+def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    assert call_cli(a, "vault", "create", "notes").code == 0
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    for home in (a, b):
+        (home / "config.toml").write_text(CONFIG, encoding="utf-8")
+    clock = Clock(tmp_path / "clock")
+    clock.catch_up()
+    with daemon(a, env=clock.env), daemon(b, env=clock.env):
+        for home in (a, b):
+            assert unlock(home, "notes", env=clock.env).code == 0
+        wait_until(lambda: _status(b)["last_sync"] is not None and _status(a)["last_sync"] is not None,
+                   what="the sync at unlock")
+        served = call_cli(a, "--json", "sync", "notes", passphrase=None)  # the daemon runs it: no passphrase
+        assert served.code == 0 and served.json["vault_id"] == _status(a)["vault_id"], served.stderr
+        pushed = _objects(folder)
+        added = call_cli(a, "--json", "memory", "add", "notes", "--title", "Quince jam",
+                         "--text", "Simmer the quinces with lemon peel.", passphrase=None)
+        assert added.code == 0, added.stderr
+        # A pushes seconds after the change (no clock move needed); B pulls at its next scheduled sync.
+        wait_until(lambda: _objects(folder) > pushed, what="A's push after the change")
+        def reached_b() -> bool:
+            clock.advance(15 * 60)
+            return _found(b, "quinces lemon") == ["Quince jam"]
+
+        wait_until(reached_b, what="the note in B's search")
+
+        assert call_cli(b, "--json", "lock", "notes", passphrase=None).code == 0
+        before, pushed = _status(b)["last_sync"], _objects(folder)
+        assert call_cli(a, "--json", "memory", "add", "notes", "--title", "Medlar tart",
+                        "--text", "Bletted medlars with cream.", passphrase=None).code == 0
+        wait_until(lambda: _objects(folder) > pushed, what="A's push of the second note")
+        assert _status(b)["last_sync"] == before  # nothing synced while B was locked
+        assert unlock(b, "notes", env=clock.env).code == 0  # unlocking catches up at once, before its schedule
+        wait_until(lambda: _found(b, "bletted medlars") == ["Medlar tart"], what="the catch-up at unlock")
+
+        folder.rename(tmp_path / "Gone")  # the target vanishes: the error is kept, the daemon carries on
+        clock.advance(15 * 60)
+        wait_until(lambda: _status(a)["last_error"] is not None, what="the failed sync's error")
+        log = (a / "daemon" / "daemon.log").read_text(encoding="utf-8")
+        assert "Medlar" not in log and "Quince" not in log and str(folder) not in log
