@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import LimitError
 from ..notes import EXTRACTIVE as EXTRACTIVE_NOTE
 from ..notes import NO_SUPPORTING_SENTENCE
 from ..text.offsets import char_span_to_bytes
@@ -141,7 +142,7 @@ def _question_terms(question: str) -> list[str]:
     only make it a question (how, when, 多久, 哪裡): those say what kind of fact is wanted."""
     try:
         terms = search_terms(question)
-    except Exception:  # a question over the query limits: its bigrams alone
+    except LimitError:  # a question over the query limits: its bigrams alone
         return []
     asking = _question_words()
     return [t for t in terms if t not in asking and not t.startswith(_ASKING_PREFIXES)]
@@ -164,10 +165,7 @@ class MatchText:
 
     def __init__(self, text: str) -> None:
         self.folded = fold(text)
-        try:
-            self.tokens = set(index_tokens(text))
-        except Exception:
-            self.tokens = set()
+        self.tokens = set(index_tokens(text))
 
     def holds(self, term: str, inside: bool = True) -> float:
         """1.0 for the term as a word, or (a CJK term) anywhere in the text: inside a longer word
