@@ -88,7 +88,7 @@ def serve(home: str | None, config: str | None, vault_refs: list[str], *, expire
         if failure:
             raise failure[0]
         grants = Grants(engine.home, unlocked, expires_in=expires_in)
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)  # clients stop servers this way: still clean up
+        _end_on_sigterm(grants.unregister)  # clients stop servers this way: still clean up
         try:
             grants.register()
             threading.Thread(target=_warm_indexes, args=(engine, list(grants.vaults)), name="memories-warm",
@@ -96,24 +96,27 @@ def serve(home: str | None, config: str | None, vault_refs: list[str], *, expire
             from .stdio_guard import run_stdio
 
             run_stdio(build_server(MemoryTools(engine, grants), list(grants.vaults.values())))
-        except BaseException:
-            if not _TERMINATED.is_set():
-                raise
         finally:
             grants.unregister()
     finally:
         engine.close()  # keys zeroed, indexes dropped
-    if _TERMINATED.is_set():  # a worker thread may sit in a blocking read of stdin: do not wait for it
-        sys.stderr.flush()
-        os._exit(0)
 
 
-_TERMINATED = threading.Event()
+def _end_on_sigterm(cleanup: Callable[[], None]) -> None:
+    """End the process at SIGTERM after `cleanup` (removing the grant record), there and then.
 
+    Unwinding instead (SystemExit through the event loop) can wait forever: the SDK's stdin reader
+    is a worker thread blocked in a read no cancel reaches, and the loop's shutdown joins it. The
+    keys go with the process's memory; nothing else needs writing."""
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    _TERMINATED.set()
-    raise SystemExit(0)
+    def on_sigterm(signum: int, frame: Any) -> None:
+        try:
+            cleanup()
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _warm_indexes(engine: Engine, vault_ids: list[str]) -> None:
@@ -192,21 +195,15 @@ def serve_through_daemon(home: str | None, config: str | None, vault_refs: list[
     vaults = [GrantedVault(info.vault_id, info.name) for info in infos]
     record = Grants(engine.home, vaults, expires_in=expires_in)  # for `mcp status` and the TUI's list
     tools = DaemonTools(engine.home, vaults, expires_in=expires_in)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    _end_on_sigterm(record.unregister)
     try:
         record.register()
         from .stdio_guard import run_stdio
 
         run_stdio(build_server(tools, vaults))
-    except BaseException:
-        if not _TERMINATED.is_set():
-            raise
     finally:
         record.unregister()
         tools.close()
-    if _TERMINATED.is_set():
-        sys.stderr.flush()
-        os._exit(0)
 
 
 def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) -> MCPServer:
