@@ -60,3 +60,18 @@ def test_the_character_as_its_own_word_or_in_a_title_ranks_higher(engine, notes)
     for mode in ("any", "all"):
         got = found(engine, "鴨", mode)
         assert set(got[:2]) == {alone, titled} and got[2:] == [notes["duck"]], mode
+
+
+def test_a_character_inside_a_longer_query_run_is_met_by_all_as_by_any(engine, notes) -> None:
+    """竹 of 廠區竹 is cut off by Jieba and held by the query piece 區竹, which 新竹廠區 does not
+    hold: ``all`` still meets it inside 新竹 (as ``any`` does), after notes that meet every
+    word as a word or through the query's own pieces."""
+    vid = engine.test_vault_id
+    fab = engine.add_record(vid, kind="card", title="新竹廠區", body="新竹廠區的機台今天停機維修。").id
+    assert "竹" not in segment.index_tokens("新竹廠區的機台今天停機維修。")
+    assert found(engine, "廠區竹", "all") == [fab]
+    assert found(engine, "厂区竹", "all") == [fab]  # the other script
+    assert found(engine, "廠區竹", "any")[:1] == [fab]
+    bamboo = engine.add_record(vid, kind="card", title="竹林", body="廠區後面有一片竹林，竹 長得很高。").id
+    for query in ("廠區竹", "厂区竹"):
+        assert found(engine, query, "all") == [bamboo, fab], query  # 竹 as a word of its own first
