@@ -72,6 +72,14 @@ def test_a_character_inside_a_longer_query_run_is_met_by_all_as_by_any(engine, n
     assert found(engine, "廠區竹", "all") == [fab]
     assert found(engine, "厂区竹", "all") == [fab]  # the other script
     assert found(engine, "廠區竹", "any")[:1] == [fab]
-    bamboo = engine.add_record(vid, kind="card", title="竹林", body="廠區後面有一片竹林，竹 長得很高。").id
+    diary = engine.add_record(vid, kind="card", title="日記", body=DIARY).id
+    assert {"厂区", "竹"} <= set(segment.index_tokens(DIARY))
     for query in ("廠區竹", "厂区竹"):
-        assert found(engine, query, "all") == [bamboo, fab], query  # 竹 as a word of its own first
+        # the diary holds every query word as a word: it ranks first in all, although the
+        # factory note, with 廠區 in its title, scores higher (and ranks first in any)
+        assert found(engine, query, "all") == [diary, fab], query
+        assert found(engine, query, "any")[:2] == [fab, diary], query
+
+
+DIARY = ("今天走過廠區，路邊有一根竹 倒在地上。後來我們去河邊散步，看見很多人在釣魚，也有人在放風箏，"
+         "天氣很好，大家都很開心。")
