@@ -38,9 +38,11 @@ from .bm25_postings import FieldPostings
 _MAGIC = b"MBM5"  # 5: a characters field; 4: a pieces field; 3: rows carry a group. Older images are refused.
 _HEAD = struct.Struct("<4sQ")  # magic, rows
 # An ``all`` requirement: a query word, the pieces that all together also satisfy it, pieces
-# of which any one does, and whether the characters field holding the word does (a word of
-# one CJK character standing alone in the query).
-Need = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+# of which any one does, whether the characters field holding the word does (a word of one
+# CJK character standing alone in the query), and whether it does in a second tier (a word of
+# one CJK character inside a longer run of the query: 竹 of 廠區竹 meets 新竹廠區, ranked
+# after the rows that meet every word as a word or through the query's own pieces).
+Need = tuple[str, tuple[str, ...], tuple[str, ...], bool, bool]
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,15 @@ class BM25Index:
         return fld.contributions(terms, need_all, self._row_alive, self._dead, len(self._key_row), self._n_slots,
                                  scale)
 
-    def _all_mask(self, need: Sequence[Need]) -> np.ndarray | None:
-        """Slots meeting every requirement (a word, or its pieces), or None when none can."""
-        ok: np.ndarray | None = None
+    def _all_masks(self, need: Sequence[Need]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Slots meeting every requirement (a word, its pieces, its character), and those that
+        meet them when the second-tier characters count too; None where none can."""
+        strong: np.ndarray | None = None
+        loose: np.ndarray | None = None
         size = self._n_slots
         scale = self._pieces.memo_scale  # only rows are read here: keep the memo as it is
         char_scale = self._chars.memo_scale
-        for word, all_of, any_of, as_char in need:
+        for word, all_of, any_of, as_char, later in need:
             meets = np.zeros(size, np.bool_)
             for rows in self._contributions(self._words, [word], False)[0]:
                 meets[rows] = True
@@ -180,13 +184,18 @@ class BM25Index:
                     meets |= np.bincount(np.concatenate(parts), minlength=size) == len(parts)
             for rows in self._contributions(self._pieces, any_of, False, scale)[0]:
                 meets[rows] = True
-            if as_char:
+            wider = meets
+            if as_char or later:
+                wider = meets.copy() if later else meets
                 for rows in self._contributions(self._chars, [word], False, char_scale)[0]:
-                    meets[rows] = True
-            ok = meets if ok is None else ok & meets
-            if not ok.any():
-                return None
-        return ok
+                    wider[rows] = True
+            strong = meets if strong is None else strong & meets
+            loose = wider if loose is None else loose & wider
+            if not loose.any():
+                return None, None
+        if strong is not None and not strong.any():
+            strong = None
+        return strong, loose
 
     def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False,
               per_group: bool = False, pieces: Sequence[str] = (), piece_weight: float = 1.0,
@@ -200,9 +209,9 @@ class BM25Index:
             raise ValueError(f"BM25Index handles 'any' and 'all', not {match_mode!r}")
         need_all = match_mode == "all"
         if need_all and need is None:
-            need = [(t, (), (), False) for t in dict.fromkeys(terms)]
+            need = [(t, (), (), False, False) for t in dict.fromkeys(terms)]
         # plain: every word itself required (no piece or character may stand in for one)
-        plain = not need_all or not any(a or b or c for _, a, b, c in need or ())
+        plain = not need_all or not any(a or b or c or d for _, a, b, c, d in need or ())
         rows_l, vals_l = self._contributions(self._words, terms, need_all and plain)
         n_words = len(rows_l)
         if need_all and plain and not rows_l:
@@ -228,10 +237,12 @@ class BM25Index:
                 cand = (np.bincount(np.concatenate(rows_l[:n_words]), minlength=size) == n_words).nonzero()[0]
             elif need_all:
                 assert need is not None
-                mask = self._all_mask(need)
-                if mask is None:
+                strong, loose = self._all_masks(need)
+                if loose is None:
                     return []
-                cand = mask.nonzero()[0]
+                if strong is not None and not (loose is strong or np.array_equal(loose, strong)):
+                    return self._tiers(strong, loose, scores, k, cards_only, per_group)
+                cand = loose.nonzero()[0]
             else:
                 # every matching row scores > 0 (idf is at least 1e-6); a scan of booleans
                 # is several times faster than numpy's nonzero over floats (and the method
@@ -242,6 +253,24 @@ class BM25Index:
             keep = self._row_card[cand]
             cand, cand_scores = cand[keep], cand_scores[keep]
         return self._best(cand, cand_scores, k, per_group)
+
+    def _tiers(self, strong: np.ndarray, loose: np.ndarray, scores: np.ndarray, k: int, cards_only: bool,
+               per_group: bool) -> list[tuple[int, float]]:
+        """``all``'s ranking when some rows meet a word only in the second tier: the rows that
+        meet every word first, by score, then the others (a group already ranked is not repeated)."""
+        out: list[tuple[int, float]] = []
+        first = np.zeros(0, np.int64)
+        for tier in (strong, loose & ~strong):
+            if cards_only:
+                tier = tier & self._row_card[:len(tier)]
+            cand = tier.nonzero()[0]
+            if per_group and len(first) and len(cand):
+                cand = cand[~np.isin(self._row_gidx[cand], self._row_gidx[first])]
+            out += self._best(cand, scores[cand], k - len(out), per_group) if len(cand) else []
+            if len(out) >= k:
+                break
+            first = cand
+        return out
 
     def _best(self, cand: np.ndarray, scores: np.ndarray, k: int, per_group: bool) -> list[tuple[int, float]]:
         """The best ``k`` candidates (score descending, then key ascending), or with
@@ -301,7 +330,7 @@ class BM25Index:
 
     def matching(self, terms: Sequence[str], need: Sequence[Need] | None = None) -> set[int]:
         """Keys of the rows an ``all`` query matches (``need``, default: every term)."""
-        mask = self._all_mask([(t, (), (), False) for t in dict.fromkeys(terms)] if need is None else need)
+        _, mask = self._all_masks([(t, (), (), False, False) for t in dict.fromkeys(terms)] if need is None else need)
         return set() if mask is None else set(self._row_key[np.flatnonzero(mask)].tolist())
 
     def rarity(self, terms: Sequence[str]) -> list[float]:

@@ -9,11 +9,11 @@
   statistics), scored at PIECE_WEIGHT: a query that is part of a word (小明 → 王小明) or
   spans two (竹廠 → 新竹廠區) matches through them, and a whole-word match still ranks first
   at equal frequency, because it scores as a word and as pieces. A third field holds each
-  CJK character (same columns), scored at CHAR_WEIGHT for the query words of one CJK
-  character that no query piece holds (it stands alone in the query): 燉 meets 燉煮 and 鴨
-  烤鴨, and the character as a word of its own, in a title or repeated still ranks higher.
-  ``all`` accepts a query word met by its pieces, or such a character met by the characters
-  field (``text.query.word_needs``).
+  CJK character (same columns), scored at CHAR_WEIGHT for query words of one CJK character
+  no query piece holds (燉 meets 燉煮, 鴨 烤鴨; as a word, in a title or repeated it ranks
+  higher). ``all`` accepts a word met by its pieces or such a character by the characters
+  field; one inside a longer query run (竹 of 廠區竹) is met there too, ranked after the rows
+  meeting it as a word or through a query piece (``text.query.word_needs``).
 * ``phr(title, body, meta)`` is an SQLite FTS5 table holding the precise phrase stream (one
   token per CJK character, whole Latin words, folded, not stemmed) and ranks ``phrase``
   queries with ``bm25(phr, 5.0, 1.0, 2.0)``. A phrase query is the raw query's phrase

@@ -87,24 +87,28 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
 
 
 def word_needs(terms: Sequence[str], pieces: Sequence[str], chars: Sequence[str] = ()
-               ) -> list[tuple[str, tuple[str, ...], tuple[str, ...], bool]]:
+               ) -> list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool]]:
     """How ``all`` may meet each query word: as the word itself, or through the query's pieces.
     A CJK word of two or more characters is also met where every piece of it occurs (王小明
-    holds 小明 as a piece, not as a word); a single CJK character where a query piece holding it
-    occurs (淇淋 is cut into 淇 and 淋), or, when it stands alone in the query (``chars``: 燉,
-    鴨 煮), wherever the index's characters field holds it (燉 meets 燉煮). Latin words are
-    met only as themselves."""
+    holds 小明 as a piece, not as a word). A single CJK character is met wherever the index's
+    characters field holds it, as ``any`` and ``phrase`` meet it: when it stands alone in the
+    query (``chars``: 燉, 鴨 煮) like a word (燉 meets 燉煮); inside a longer run of the query
+    (淇淋 cut into 淇 and 淋, 竹 of 廠區竹) first where a query piece holding it occurs, then,
+    ranked after those rows, inside any word (竹 in 新竹廠區). Latin words are met only as
+    themselves."""
     held = set(pieces)
     alone = set(chars)
     needs = []
     for term in terms:
         all_of: tuple[str, ...] = ()
         any_of: tuple[str, ...] = ()
+        later = False
         if segment.is_cjk_word(term):
             if len(term) > 1:
                 grams = tuple(segment.index_pieces(term)) if held else ()
                 all_of = grams if grams and held.issuperset(grams) else ()
             elif term not in alone:
                 any_of = tuple(p for p in pieces if term in p)
-        needs.append((term, all_of, any_of, term in alone))
+                later = bool(any_of)
+        needs.append((term, all_of, any_of, term in alone, later))
     return needs

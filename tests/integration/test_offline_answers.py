@@ -64,3 +64,23 @@ def test_a_sentence_sharing_only_common_words_is_refused() -> None:
     ans = extract_answer("How long do I stew the braised pork 的?", [source], rarity=rarity)
     assert ans.status == INSUFFICIENT and ans.sentences == []
     assert ANSWERED != ans.status
+
+
+@pytest.mark.parametrize(("title", "text", "question", "answer"), [
+    ("尖吻灵猫", "尖吻灵猫又名小齿獴，是马达加斯加特有的稀有物种。尖吻灵猫主要栖息在马达加斯加中部的低地雨林。"
+     "牠们主要吃无脊椎动物，如蠕虫、蛞蝓和蜗牛。", "尖吻灵猫主要以什么动物为食？", "牠们主要吃无脊椎动物，如蠕虫、蛞蝓和蜗牛。"),
+    ("尖吻靈貓", "尖吻靈貓又名小齒獴，是馬達加斯加特有的稀有物種。尖吻靈貓主要棲息在馬達加斯加中部的低地雨林。"
+     "牠們主要吃無脊椎動物，如蠕蟲、蛞蝓和蝸牛。", "尖吻靈貓主要以什麼動物為食？", "牠們主要吃無脊椎動物，如蠕蟲、蛞蝓和蝸牛。"),
+])
+def test_the_notes_title_counts_for_a_sentence_naming_it_by_a_pronoun(title: str, text: str, question: str,
+                                                                        answer: str) -> None:
+    """The sentence that answers names the note's subject only as 牠們: the title's name counts
+    for it, so it beats a sentence that repeats the name but answers something else."""
+    source = Source("S1", "r1", 1, 0, len(text.encode()), title, text=text, chunk_hash="h")
+    rarity_of = {"尖吻": 6.0, "灵猫": 5.5, "主要": 1.5, "动物": 3.0, "为食": 4.0}
+
+    def rarity(terms: list[str]) -> list[float]:
+        return [rarity_of.get(t, 2.0) for t in terms]
+
+    ans = extract_answer(question, [source], rarity=rarity, max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]

@@ -353,3 +353,14 @@ def test_hybrid_fuses_as_configured(tmp_path, cheap_kdf, fusion):
             assert hit.scores["fusion"] == pytest.approx(expected, abs=1e-6), hit.title
     finally:
         eng.close()
+
+
+@needs_minilm
+def test_a_character_inside_a_query_run_is_met_by_all_in_vector_and_hybrid(minilm_engine):
+    """The strict ``all`` filter of vector and hybrid search meets 竹 of 廠區竹 inside 新竹, as
+    the BM25 side does (Jieba cuts the query 廠區|竹, the note holds 新竹|廠區)."""
+    eng = minilm_engine
+    vid = eng.test_vault_id
+    fab = eng.add_record(vid, kind="card", title="新竹廠區", body="新竹廠區的機台今天停機維修。").id
+    for mode in ("bm25", "vector", "hybrid"):
+        assert [h.asset_id for h in eng.search(vid, "廠區竹", mode=mode, match_mode="all").results] == [fab], mode

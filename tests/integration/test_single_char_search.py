@@ -60,3 +60,26 @@ def test_the_character_as_its_own_word_or_in_a_title_ranks_higher(engine, notes)
     for mode in ("any", "all"):
         got = found(engine, "鴨", mode)
         assert set(got[:2]) == {alone, titled} and got[2:] == [notes["duck"]], mode
+
+
+def test_a_character_inside_a_longer_query_run_is_met_by_all_as_by_any(engine, notes) -> None:
+    """竹 of 廠區竹 is cut off by Jieba and held by the query piece 區竹, which 新竹廠區 does not
+    hold: ``all`` still meets it inside 新竹 (as ``any`` does), after notes that meet every
+    word as a word or through the query's own pieces."""
+    vid = engine.test_vault_id
+    fab = engine.add_record(vid, kind="card", title="新竹廠區", body="新竹廠區的機台今天停機維修。").id
+    assert "竹" not in segment.index_tokens("新竹廠區的機台今天停機維修。")
+    assert found(engine, "廠區竹", "all") == [fab]
+    assert found(engine, "厂区竹", "all") == [fab]  # the other script
+    assert found(engine, "廠區竹", "any")[:1] == [fab]
+    diary = engine.add_record(vid, kind="card", title="日記", body=DIARY).id
+    assert {"厂区", "竹"} <= set(segment.index_tokens(DIARY))
+    for query in ("廠區竹", "厂区竹"):
+        # the diary holds every query word as a word: it ranks first in all, although the
+        # factory note, with 廠區 in its title, scores higher (and ranks first in any)
+        assert found(engine, query, "all") == [diary, fab], query
+        assert found(engine, query, "any")[:2] == [fab, diary], query
+
+
+DIARY = ("今天走過廠區，路邊有一根竹 倒在地上。後來我們去河邊散步，看見很多人在釣魚，也有人在放風箏，"
+         "天氣很好，大家都很開心。")

@@ -106,13 +106,15 @@ def test_english_ranking_is_untouched_by_pieces(index: LexicalIndex) -> None:
 
 
 def test_word_needs() -> None:
-    assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), (), False)]
-    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",), False), ("淋", (), ("淇淋",), False)]
+    assert word_needs(["小明"], ["小明"]) == [("小明", ("小明",), (), False, False)]
+    # a character inside a longer run: first through the query's piece, then (second tier) anywhere
+    assert word_needs(["淇", "淋"], ["淇淋"]) == [("淇", (), ("淇淋",), False, True), ("淋", (), ("淇淋",), False, True)]
     # a character standing alone in the query is met by the characters field, wherever it stands
-    assert word_needs(["炖", "五花肉"], ["五花", "花肉"], ["炖"]) == [("炖", (), (), True), ("五花肉", ("五花", "花肉"), (), False)]
-    assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), (), False)]
-    assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), (), False)]  # its pieces were cut by the limit
-    assert word_needs(["python", "程语"], ["程语"]) == [("python", (), (), False), ("程语", ("程语",), (), False)]
+    assert word_needs(["炖", "五花肉"], ["五花", "花肉"], ["炖"]) == [
+        ("炖", (), (), True, False), ("五花肉", ("五花", "花肉"), (), False, False)]
+    assert word_needs(["积体电路"], ["积体", "体电", "电路"]) == [("积体电路", ("积体", "体电", "电路"), (), False, False)]
+    assert word_needs(["积体电路"], ["积体"]) == [("积体电路", (), (), False, False)]  # its pieces were cut by the limit
+    assert word_needs(["python", "程语"], ["程语"]) == [("python", (), (), False, False), ("程语", ("程语",), (), False, False)]
 
 
 def test_a_character_stands_alone_unless_a_query_piece_holds_it() -> None:
