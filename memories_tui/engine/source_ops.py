@@ -113,7 +113,7 @@ class SourceOperations:
         prune`) removes cards whose file is gone instead of marking them; `full` reads and hashes
         every file (a file rewritten with the same size and time is otherwise taken as unchanged)."""
         from ..vault.create import now_iso
-        from .fits import check_write_fits
+        from .fits import fit_checker
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
@@ -123,21 +123,21 @@ class SourceOperations:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
         return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                                      cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      cancel=cancel, check_fits=fit_checker(ctx),
                                       full=full) for spec in sources], whole=True)
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
         folder when one of them is a folder or a link)."""
         from ..vault.create import now_iso
-        from .fits import check_write_fits
+        from .fits import fit_checker
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
         ctx = self._ctx(vault_id)
         spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
         return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune,
-                                      stamp=now_iso(), check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      stamp=now_iso(), check_fits=fit_checker(ctx),
                                       changed=changed)], whole=False)
 
     def _refuse_a_source(self, vault_id: str, path: Path) -> None:
@@ -168,9 +168,9 @@ class SourceOperations:
         """Import another app's export (obsidian, notion, evernote); importing again changes
         only what changed in the export."""
         from ..importers import run_import
-        from .fits import check_write_fits
+        from .fits import fit_checker
 
         ctx = self._ctx(vault_id)
         self._refuse_a_source(vault_id, path)
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
-                          check_fits=lambda new, old: check_write_fits(ctx, new, old))
+                          check_fits=fit_checker(ctx))

@@ -13,7 +13,7 @@ from ..i18n import msg
 from .common import ImportedNote, ImportReport, Skipped, Writer, shown_name
 
 if TYPE_CHECKING:
-    from ..engine.ingest import FitCheck
+    from ..engine.fits import FitCheck
     from ..engine.types import IngestProgress
     from ..vault.records import Record
     from ..vault.store import UnlockedVault

@@ -26,7 +26,7 @@ from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
 
 if TYPE_CHECKING:
-    from ..engine.ingest import FitCheck
+    from ..engine.fits import FitCheck
     from ..engine.types import IngestProgress
     from ..vault.store import UnlockedVault
 
@@ -164,8 +164,7 @@ class Writer:
                                         batch[i].warning)
         else:
             if self.check_fits is not None and (adds or updates):
-                self.check_fits([(a.title, a.body) for _, a in adds] + [(u.title or "", u.body or "") for _, u, _ in updates],
-                                [old for _, _, old in updates])
+                adds, updates = self._fitting(batch, adds, updates, results)
             added = self.vault.add_many([a for _, a in adds]) if adds else []
             updated = self.vault.update_many([u for _, u, _ in updates]) if updates else []
             for (i, _), record in zip(adds, added, strict=True):
@@ -177,6 +176,23 @@ class Writer:
                                         batch[i].warning)
                 self.known[batch[i].key] = record
         self.items += [results[i] for i in range(len(batch))]
+
+    def _fitting(self, batch: list[ImportedNote], adds: list[tuple[int, NewRecord]],
+                 updates: list[tuple[int, RecordUpdate, Record]], results: dict[int, ImportItem],
+                 ) -> tuple[list[tuple[int, NewRecord]], list[tuple[int, RecordUpdate, Record]]]:
+        """The changed notes, then the new ones, as many as the vault's limits take; the rest
+        are skipped with the reason (a changed note's card stays as it was)."""
+        from ..engine.fits import fitting
+
+        if self.check_fits is None:
+            return adds, updates
+        room, why = fitting(self.check_fits, [(u.title or "", u.body or "", old) for _, u, old in updates]
+                            + [(a.title, a.body, None) for _, a in adds])
+        for i, _, old in updates[room:]:
+            results[i] = ImportItem(batch[i].name, "skipped", old.id, old.revision, old.title, why)
+        for i, _ in adds[max(0, room - len(updates)):]:
+            results[i] = ImportItem(batch[i].name, "skipped", None, None, nfc(batch[i].title), why)
+        return adds[:max(0, room - len(updates))], updates[:room]
 
     def _metadata(self, note: ImportedNote) -> dict[str, object]:
         """The card's metadata: the app's fields, the links resolved to cards, and a hash of it all."""

@@ -232,17 +232,6 @@ def test_importing_a_source_folder_is_refused_not_duplicated(engine, tmp_path: P
     assert engine.import_notes(vid, "obsidian", notes, dry_run=True).items  # once removed, it imports
 
 
-def test_source_add_whose_first_sync_fails_says_it_stays_and_how_to_remove_it(tmp_path: Path, vault) -> None:
-    home = tmp_path / "home"
-    (home / "config.toml").write_text("[rag.limits]\nchunks = 1\n", encoding="utf-8")
-    notes = make_folder(tmp_path)
-    added = call_cli(home, "--json", "source", "add", "notes", str(notes))
-    assert added.code != 0 and added.json["error"]["code"] == "limit_exceeded", added.stdout + added.stderr
-    sid = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]["source"]["id"]
-    message = added.json["error"]["message"]
-    assert f"Source {sid} stays registered" in message and f"memories source remove notes {sid}" in message
-
-
 def test_skip_reasons_are_shown_in_the_interface_language(tmp_path: Path, vault) -> None:
     home = tmp_path / "home"
     notes = make_folder(tmp_path)
