@@ -95,8 +95,8 @@ def cmd_source_list(ctx: Context) -> Payload:
     if not ctx.json:
         if not infos:
             print(_("No sources yet; add one with `memories source add VAULT DIR`."))
-        ctx.table([_("ID"), _("CARDS"), _("GONE"), _("FOLDER")],
-                  [[i.source.id, i.records, len(i.gone),
+        ctx.table([_("ID"), _("CARDS"), _("GONE"), _("PENDING"), _("FOLDER")],
+                  [[i.source.id, i.records, len(i.gone), i.pending,
                     i.source.path + ("" if i.present else " " + _("(missing)"))] for i in infos])
         for info in infos:
             for rel in info.gone:

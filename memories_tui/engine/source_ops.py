@@ -35,6 +35,7 @@ class SourceInfo(Jsonable):
     present: bool  # the folder is there now
     last_sync: float = 0.0  # when this engine last synced it (0: not since it started)
     skipped: int = 0  # files its last whole-folder sync skipped (not text, not UTF-8, too large, links)
+    pending: int = 0  # files changed, new or deleted since the last sync, not yet taken in (by size and time)
 
 
 class SourceOperations:
@@ -72,15 +73,18 @@ class SourceOperations:
 
     def list_sources(self, vault_id: str) -> list[SourceInfo]:
         from .source_list import load_sources
+        from .source_sync import pending_files
 
         ctx = self._ctx(vault_id)
-        records = [r for r in ctx.records().values() if r.kind == "card"]
+        current = ctx.records()
+        records = [r for r in current.values() if r.kind == "card"]
         out = []
         for spec in load_sources(ctx.vault, self._parts().home):
             mine = [r for r in records if r.metadata.get("source_id") == spec.id]
             gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
             last, skipped = self._runs().get(spec.id, (0.0, 0))
-            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped))
+            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped,
+                                  pending_files(ctx.vault, current, spec)))
         return out
 
     def source_specs(self, vault_id: str) -> list[SourceSpec]:

@@ -30,7 +30,7 @@ from .fits import FitCheck, fitting
 from .folders import TEXT_SUFFIXES, TRUNCATED, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS
 from .source_list import SourceSpec
-from .source_stat import all_unchanged
+from .source_stat import all_unchanged, count_pending
 from .sources import SourceFile, read_source
 from .types import IngestProgress
 
@@ -99,6 +99,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                                                  + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
                                                  key=lambda i: i.file))
     seen: dict[str, os.stat_result] = {}
+    refused: dict[str, os.stat_result] = {}  # text files this sync could not take as they are (not UTF-8, …)
     partial = _changed_only(root, changed, set(mine)) if changed is not None else None
     scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root, with_stats=True)
     items: list[SourceSyncItem] = []
@@ -138,9 +139,11 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             testhooks.hold_point("source-read")
             torn = _stamp(path.stat()) != _stamp(st)
         except (InputRefusedError, OSError) as exc:  # its stat came with the listing: it may have gone since
-            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read") if not
-                                        os.path.lexists(path) or not isinstance(exc, InputRefusedError)
-                                        else refusal_reason(exc, path)))
+            if isinstance(exc, InputRefusedError) and os.path.lexists(path):
+                items.append(SourceSyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
+                refused[rel] = st
+            else:
+                items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
             continue
         if torn:  # an editor still writing: half a note must not become a revision, nor its stat "seen"
             items.append(SourceSyncItem(rel, "skipped", reason=TORN))
@@ -189,7 +192,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             vault.delete(old.id)
     if progress:
         progress(IngestProgress("written", len(files), len(files)))
-    table.save(seen, items, partial is not None)
+    table.save(seen, items, partial is not None, refused)
     return SourceSyncReport(spec, sorted(items, key=lambda i: i.file))
 
 
@@ -219,15 +222,31 @@ class _Table:
             return True
         return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, card.revision]
 
-    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool) -> None:
+    def skipped_as_is(self, rel: str, st: os.stat_result) -> bool:
+        """Whether the file is as it was when a sync last refused it (a refusal is kept as revision 0)."""
+        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, 0]
+
+    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool,
+             refused: dict[str, os.stat_result]) -> None:
         old = self.rows()
         now = dict(old) if partial else {}
+        now.update({rel: [st.st_size, st.st_mtime_ns, st.st_ino, 0] for rel, st in refused.items()})
         for item in items:
             st = seen.get(item.file)
             if st is not None and item.revision is not None and item.status in ("unchanged", "created", "updated", "moved"):
                 now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, item.revision]
         if now != old:
             self.vault.put_cache_blob(self.name, json.dumps(now).encode())
+
+
+def pending_files(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec) -> int:
+    """How many files of the source a sync would take in now (see source_stat.count_pending)."""
+    if not Path(spec.path).is_dir():
+        return 0
+    mine = {str(r.metadata.get("source_rel")): r for r in current.values()
+            if r.kind == "card" and r.metadata.get("source_id") == spec.id}
+    table = _Table(vault, STAT_BLOB + spec.id, False)
+    return count_pending(spec.path, mine, table.same, table.skipped_as_is, spec)
 
 
 def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SourceSyncItem]:

@@ -142,6 +142,8 @@ def test_a_file_changed_while_it_is_read_is_skipped_and_synced_next_time(tmp_pat
     items = {i["file"]: i for i in json.loads(out)["sources"][0]["items"]}
     assert items["a.md"]["status"] == "skipped" and items["a.md"]["reason"] == TORN
     assert items["b.md"]["status"] == "created"
+    listed = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]
+    assert listed["pending"] == 1 and listed["records"] == 1  # the torn file waits for the next sync
     later = call_cli(home, "--json", "source", "sync", "notes").json["sources"][0]["items"]
     torn = next(i for i in later if i["file"] == "a.md")
     assert torn["status"] == "created", later  # not recorded as seen: the next sync takes it, whole
