@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
 STAT_BLOB = "source-stat-"  # + the source's id: each file's stat at the last sync
+IMPORT_KEYS = frozenset({"import_key", "import_sha256", "import_origin", "import_file"})  # the import's, not the source's
 TORN = N_("changed while being read; synced next time")
 SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned", "skipped"]
 
@@ -87,6 +88,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     adopt = {str(r.metadata.get("source_path")): r for r in current.values()
              if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
+    imported = _imported_here(current, spec.path)
     stat_name = STAT_BLOB + spec.id
     table = _Table(vault, stat_name, full)
     if changed is None and not full:
@@ -123,6 +125,8 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         if progress:
             progress(IngestProgress("read", n, len(files), rel))
         old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
+        if old is None and rel in imported:
+            old = imported.pop(rel)
         try:
             st = scan.stats.get(path) or path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
@@ -153,6 +157,11 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         title = unicodedata.normalize("NFC", src.title)
         meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
                                    "sha256": src.sha256, "source_id": spec.id, "source_rel": rel, **meta_stat}
+        if old is not None and "source_app" in old.metadata and rel not in mine:  # an imported note adopted
+            if not _same_note(old, src.body):
+                old = None
+            else:
+                meta = {**{k: v for k, v in old.metadata.items() if k not in IMPORT_KEYS}, **meta}
         if old is None and src.sha256 in by_hash:  # the same bytes under a new name: a move
             old = vanished.pop(by_hash.pop(src.sha256))
             status: SyncStatus = "moved"
@@ -273,6 +282,31 @@ def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> 
     out += [SourceSyncItem(rel, status, r.id, r.revision, r.title)
             for (rel, status, _, _, _), r in zip(updates, updated, strict=True)]
     return out
+
+
+def _imported_here(current: dict[str, Record], folder: str) -> dict[str, Record]:
+    """Cards an import of this very folder made, by their file under it: a source added after an
+    import takes them over instead of making a second card per note. An import older than the
+    record of its folder names only the file: `_same_note` then checks the text too."""
+    out: dict[str, Record] = {}
+    for r in current.values():
+        meta = r.metadata
+        if r.kind != "card" or "source_id" in meta or "source_app" not in meta:
+            continue
+        origin = meta.get("import_origin")
+        rel = meta.get("import_file") if origin is not None else meta.get("source_path")
+        if isinstance(rel, str) and origin in (folder, None):
+            out.setdefault(rel, r)
+    return out
+
+
+def _same_note(card: Record, text: str) -> bool:
+    """An imported card is this file's note: the import recorded the folder, or the file's text
+    ends with the card's (an importer keeps the text after the front matter)."""
+    if card.metadata.get("import_origin") is not None:
+        return True
+    body = card.body.strip()
+    return bool(body) and text.replace("\r\n", "\n").rstrip().endswith(body)
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:

@@ -50,7 +50,8 @@ def run_import(vault: UnlockedVault, records: Callable[[], dict[str, Record]], a
                dry_run: bool = False, progress: Callable[[IngestProgress], None] | None = None,
                cancel: threading.Event | None = None, check_fits: FitCheck | None = None) -> ImportReport:
     notes = read_export(app, path)
-    writer = Writer(vault, records(), app, dry_run=dry_run, check_fits=check_fits)
+    origin = str(path.expanduser().resolve()) if path.is_dir() else ""
+    writer = Writer(vault, records(), app, dry_run=dry_run, check_fits=check_fits, origin=origin)
     if isinstance(notes, list):
         writer.reserve(notes)
     writer.run(notes, progress, cancel)

@@ -50,6 +50,7 @@ class ImportedNote:
     link_names: tuple[str, ...] = ()  # names other notes' [[links]] use for this one
     links: tuple[str, ...] = ()  # the [[targets]] this note names
     warning: str = ""  # imported, with something left out (shown as the item's reason)
+    file: str = ""  # its file under an export that is a folder (POSIX, NFC): a source of that folder adopts the card
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,9 @@ class Writer:
     """Writes notes batch by batch; knows every card this app's imports made (by key)."""
 
     def __init__(self, vault: UnlockedVault, current: dict[str, Record], app: str, *, dry_run: bool,
-                 check_fits: FitCheck | None) -> None:
+                 check_fits: FitCheck | None, origin: str = "") -> None:
         self.vault, self.app, self.dry_run, self.check_fits = vault, app, dry_run, check_fits
+        self.origin = origin  # the export's folder, absolute ("" for a zip or a file)
         cards = [r for r in current.values() if r.kind == "card"]
         self.known = {str(r.metadata["import_key"]): r for r in cards
                       if r.metadata.get("source_app") == app and "import_key" in r.metadata}
@@ -205,6 +207,8 @@ class Writer:
         digest = hashlib.sha256(json.dumps([nfc(note.title), note.body, list(note.tags), meta], sort_keys=True,
                                            ensure_ascii=False, default=str).encode()).hexdigest()
         meta["import_sha256"] = digest
+        if self.origin and note.file:  # where the note lives, outside the hash: an older import stays unchanged
+            meta["import_origin"], meta["import_file"] = self.origin, note.file
         return meta
 
 

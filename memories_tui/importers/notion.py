@@ -63,7 +63,7 @@ def read_notion(path: Path) -> Iterator[ImportedNote | Skipped]:
             meta["properties"] = row
             meta["notion_database"] = table
         yield ImportedNote(key=page_id or stripped, name=stripped, title=nfc(title), body=text, metadata=meta,
-                           link_names=(stripped,))
+                           link_names=(stripped,), file=str(name))
     for table, rows in tables.items():
         for title, props in rows.items():  # rows with no page of their own
             body = "\n".join(f"{k}: {v}" for k, v in props.items() if v)

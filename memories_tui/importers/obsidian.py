@@ -77,7 +77,7 @@ def note_from_text(text: str, rel: Path, path: Path) -> ImportedNote:
                         title=nfc(title) if isinstance(title, str) and title.strip() else stem,
                         body=body, tags=tuple(nfc(t) for t in tags), metadata=meta,
                         link_names=tuple(dict.fromkeys([stem, nfc(rel.with_suffix("").as_posix()), *map(nfc, aliases)])),
-                        links=links,
+                        links=links, file=nfc(rel.as_posix()),
                         warning="front matter not understood; kept in the text" if malformed else "")
 
 
