@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .. import testhooks
 from ..errors import CancelledError
 from ..i18n import msg
 from ..serial import Jsonable, json_meta
@@ -132,6 +133,7 @@ class Writer:
             chars += len(note.body)
             if len(batch) >= BATCH_NOTES or chars >= BATCH_CHARS:
                 self._write(batch)
+                testhooks.pause_point("import-batch-written")  # the crash tests kill the process here
                 batch, chars = [], 0
         self._write(batch)
 
