@@ -26,7 +26,7 @@ from ..errors import CancelledError, InputRefusedError
 from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
-from .fits import FitCheck, fitting
+from .fits import FULL_BYTES, FULL_CHUNKS, FitCheck, fitting
 from .folders import TEXT_SUFFIXES, TRUNCATED, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS
 from .source_list import SourceSpec
@@ -101,6 +101,14 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                                                  + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
                                                  key=lambda i: i.file))
     seen: dict[str, os.stat_result] = {}
+    probe: list[str] = []
+
+    def full_now() -> str:
+        """Why nothing more fits in the vault now ("" while a one-line note still would)."""
+        if not probe:
+            probe.append(fitting(check_fits, [("", "x", None)])[1] if check_fits is not None else "")
+        return probe[0]
+
     refused: dict[str, os.stat_result] = {}  # text files this sync could not take as they are (not UTF-8, …)
     partial = _changed_only(root, changed, set(mine)) if changed is not None else None
     scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root, with_stats=True)
@@ -136,6 +144,10 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                 and table.same(rel, old, st)):
             seen[rel] = st
             items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            continue
+        if old is None and not full and table.left_out(rel, st) and (why := full_now()):  # not read again
+            seen[rel] = st
+            items.append(SourceSyncItem(rel, "skipped", reason=why))
             continue
         try:
             st = path.stat()  # now, not at the listing: what the bytes read must still match
@@ -232,8 +244,14 @@ class _Table:
         return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, card.revision]
 
     def skipped_as_is(self, rel: str, st: os.stat_result) -> bool:
-        """Whether the file is as it was when a sync last refused it (a refusal is kept as revision 0)."""
-        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, 0]
+        """Whether the file is as it was when a sync last refused it (kept as revision 0) or left
+        it out for want of room (revision -1): a sync now would not take it in either."""
+        row = self.rows().get(rel)
+        return row is not None and row[:3] == [st.st_size, st.st_mtime_ns, st.st_ino] and row[3] in (0, -1)
+
+    def left_out(self, rel: str, st: os.stat_result) -> bool:
+        """Whether the file is as it was when a sync left it out because the vault was full."""
+        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, -1]
 
     def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool,
              refused: dict[str, os.stat_result]) -> None:
@@ -244,6 +262,8 @@ class _Table:
             st = seen.get(item.file)
             if st is not None and item.revision is not None and item.status in ("unchanged", "created", "updated", "moved"):
                 now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, item.revision]
+            elif st is not None and item.id is None and item.reason in (FULL_CHUNKS, FULL_BYTES):
+                now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, -1]  # a new file the vault had no room for
         if now != old:
             self.vault.put_cache_blob(self.name, json.dumps(now).encode())
 
