@@ -67,3 +67,40 @@ def test_an_export_folder_with_a_name_that_is_not_utf8_imports_the_rest(tmp_path
         assert items["good.md" if app == "obsidian" else "good"]["status"] == "created"
         odd = items["caf\\xe9.md"]
         assert odd["status"] == "skipped" and "UTF-8" in odd["reason"], odd
+
+
+def test_a_notion_export_split_into_zips_inside_the_zip_imports_every_part(tmp_path: Path, engine) -> None:
+    import io
+    import zipfile
+
+    from tests.integration.test_importers import NOTION_PAGE
+
+    def part(pages: dict[str, str]) -> bytes:
+        data = io.BytesIO()
+        with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, text in pages.items():
+                z.writestr(name, text)
+        return data.getvalue()
+
+    export = tmp_path / "Export-big.zip"
+    with zipfile.ZipFile(export, "w") as z:  # as Notion sends a large export
+        z.writestr("Export-big-Part-1.zip", part({f"{NOTION_PAGE}.md": "# Projects\n\nAll my projects.\n"}))
+        z.writestr("Export-big-Part-2.zip", part({
+            f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210.md": "# Garden\n\nTomatoes first.\n",
+            f"{NOTION_PAGE}/Garden fedcba9876543210fedcba9876543210/plan.png": "png"}))
+        z.writestr("Export-big-Part-3.zip", b"PK\x03\x04 damaged in transit")
+    vid = engine.test_vault_id
+    items = {i.note: i for i in engine.import_notes(vid, "notion", export).items}
+    assert items["Projects"].status == "created" and items["Projects/Garden"].status == "created"
+    assert items["Export-big-Part-3.zip"].status == "skipped" and "cannot be read" in items["Export-big-Part-3.zip"].reason
+    garden = engine.read_record(vid, items["Projects/Garden"].id or "")
+    assert garden.metadata["notion_id"] == "fedcba9876543210fedcba9876543210" and "Tomatoes" in garden.body
+    again = engine.import_notes(vid, "notion", export)
+    assert again.count("created") == 0 and again.count("unchanged") == 2
+
+    unpacked = tmp_path / "Unpacked"  # the outer zip unpacked by hand, the parts left as they came
+    unpacked.mkdir()
+    with zipfile.ZipFile(export) as z:
+        z.extractall(unpacked)
+    folder = {i.note: i.status for i in engine.import_notes(vid, "notion", unpacked).items}
+    assert folder["Projects/Garden"] == "unchanged" and folder["Export-big-Part-3.zip"] == "skipped"
