@@ -60,6 +60,9 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--dry-run", action="store_true", help=_("report what would be done; write nothing"))
+    p.add_argument("--assets", action="store_true",
+                   help=_("keep attachments (images, PDFs, …) as encrypted assets (Obsidian; else they are listed "
+                          "as skipped)"))
 
 
 def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[IngestProgress], None]]:
@@ -142,7 +145,7 @@ def cmd_import(ctx: Context) -> Payload:
     bar, update = _bar(ctx, _("Importing"))
     with bar:
         report: ImportReport = ctx.engine.import_notes(vault_id, args.format, Path(args.path), dry_run=args.dry_run,
-                                                       progress=update)
+                                                       progress=update, assets=args.assets)
     if not ctx.json:
         if report.dry_run:
             print(_("Dry run: nothing was written."))

@@ -168,13 +168,15 @@ class SourceOperations:
                     path=shown(path), id=spec.id, vault=vault_id), code="source_exists")
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
-                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
-        """Import another app's export (obsidian, notion, evernote); importing again changes
-        only what changed in the export."""
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                     assets: bool = False) -> ImportReport:
+        """Import another app's export (obsidian, notion, evernote, joplin, bear); importing again
+        changes only what changed in the export. `assets`: an Obsidian vault's attachments become
+        asset records."""
         from ..importers import run_import
         from .fits import fit_checker
 
         ctx = self._ctx(vault_id)
         self._refuse_a_source(vault_id, path)
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
-                          check_fits=fit_checker(ctx))
+                          check_fits=fit_checker(ctx), assets=assets)

@@ -55,6 +55,15 @@ class ImportedNote:
 
 
 @dataclass(frozen=True)
+class ImportedAsset:
+    """An attachment kept as an encrypted asset record (bytes only, never indexed)."""
+
+    key: str  # its path in the export
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Skipped:
     name: str
     reason: str
@@ -94,7 +103,7 @@ class Writer:
                  check_fits: FitCheck | None, origin: str = "") -> None:
         self.vault, self.app, self.dry_run, self.check_fits = vault, app, dry_run, check_fits
         self.origin = origin  # the export's folder, absolute ("" for a zip or a file)
-        cards = [r for r in current.values() if r.kind == "card"]
+        cards = [r for r in current.values() if r.kind in ("card", "asset")]  # an import's assets are found again too
         self.known = {str(r.metadata["import_key"]): r for r in cards
                       if r.metadata.get("source_app") == app and "import_key" in r.metadata}
         self.names: dict[str, str] = {}  # link_key -> record id
@@ -104,17 +113,21 @@ class Writer:
         self.items: list[ImportItem] = []
         self.reserved: dict[str, str] = {}  # key -> id chosen ahead for a note not yet written
 
-    def reserve(self, notes: Iterable[ImportedNote | Skipped]) -> None:
+    def reserve(self, notes: Iterable[ImportedNote | ImportedAsset | Skipped]) -> None:
         """Choose ids for every note of an export read whole, so [[links]] to notes written in a
         later batch resolve too."""
         for note in notes:
-            if isinstance(note, ImportedNote):
+            if isinstance(note, ImportedAsset):
+                old = self.known.get(note.key)
+                self.reserved[note.key] = old.id if old is not None else secrets.token_hex(8)
+                self.names[link_key(note.key)] = self.names[link_key(note.name)] = self.reserved[note.key]
+            elif isinstance(note, ImportedNote):
                 old = self.known.get(note.key)
                 self.reserved[note.key] = old.id if old is not None else secrets.token_hex(8)
                 for name in (note.title, *note.link_names):
                     self.names[link_key(name)] = self.reserved[note.key]
 
-    def run(self, notes: Iterable[ImportedNote | Skipped], progress: Callable[[IngestProgress], None] | None,
+    def run(self, notes: Iterable[ImportedNote | ImportedAsset | Skipped], progress: Callable[[IngestProgress], None] | None,
             cancel: threading.Event | None) -> None:
         from ..engine.types import IngestProgress
 
@@ -128,6 +141,9 @@ class Writer:
                 progress(IngestProgress("read", n, 0, note.name))
             if isinstance(note, Skipped):
                 self.items.append(ImportItem(note.name, "skipped", reason=note.reason))
+                continue
+            if isinstance(note, ImportedAsset):
+                self._asset(note)
                 continue
             batch.append(note)
             chars += len(note.body)
@@ -180,6 +196,28 @@ class Writer:
                                         batch[i].warning)
                 self.known[batch[i].key] = record
         self.items += [results[i] for i in range(len(batch))]
+
+    def _asset(self, asset: ImportedAsset) -> None:
+        """One attachment: stored once, found again by its path; assets have no revisions, so a
+        changed attachment is listed, not replaced."""
+        digest = hashlib.sha256(asset.data).hexdigest()
+        old = self.known.get(asset.key)
+        if old is not None:
+            same = old.metadata.get("import_sha256") == digest
+            self.items.append(ImportItem(asset.key, "unchanged" if same else "skipped", old.id, old.revision, old.title,
+                                         "" if same else "attachment changed since it was imported; the stored asset is "
+                                         "kept (assets have no revisions: delete it to import the new one)"))
+            return
+        meta: dict[str, object] = {"source_app": self.app, "import_key": asset.key, "import_sha256": digest,
+                                   "source": asset.name, "bytes": len(asset.data)}
+        record_id = self.reserved.get(asset.key) or secrets.token_hex(8)
+        if self.dry_run:
+            self.items.append(ImportItem(asset.key, "created", None, None, asset.name))
+            return
+        record = self.vault.add(NewRecord("asset", asset.name, "", (), meta, asset.data, record_id=record_id))
+        self.known[asset.key] = record
+        self.names[link_key(asset.key)] = self.names[link_key(asset.name)] = record.id
+        self.items.append(ImportItem(asset.key, "created", record.id, record.revision, record.title))
 
     def _fitting(self, batch: list[ImportedNote], adds: list[tuple[int, NewRecord]],
                  updates: list[tuple[int, RecordUpdate, Record]], results: dict[int, ImportItem],
