@@ -8,6 +8,9 @@
   cost relative to the first sync.
 - through a real daemon holding the vault (`--watch-runs` saves): seconds from saving a file with
   a new word to the daemon's keyword search finding it (the watcher's debounce set to 0.5 s).
+- a folder of `--big-files` one-line notes (default 50,000) under the default limits (10,000
+  chunks): the first sync (it takes what fits and lists the rest as skipped), how many were
+  created and skipped, and a re-sync of the full vault (it reads the files left out again).
 - `memories import evernote` of a generated `--enex-mib` MiB export (notes with ENML and a
   resource, as Evernote writes them), in a child process: notes/s and its peak resident memory
   (VmHWM), beside the same CLI's peak for `memory list` (what the process needs anyway).
@@ -15,7 +18,8 @@
 `--json` prints one object: {"files", "initial_sync_s", "files_per_s", "first_resync_s", "resync_unchanged_s",
 "resync_touched_s", "index_build_s", "one_changed_s", "resync_vs_initial", "enex_mib", "enex_notes",
 "enex_import_s", "enex_notes_per_s", "enex_peak_rss_mib", "baseline_peak_rss_mib", "watch_runs",
-"watch_to_search_p50_s", "watch_to_search_max_s"}.
+"watch_to_search_p50_s", "watch_to_search_max_s", "big_files", "big_sync_s", "big_created", "big_skipped",
+"big_resync_s"}.
 Prints figures; asserts nothing.
 """
 
@@ -97,6 +101,31 @@ def watch_latency(home: Path, folder: Path, runs: int) -> list[float]:
     return out
 
 
+def big_folder(tmp: Path, files: int) -> dict[str, object]:
+    """A folder past the default chunk limit, synced under the default limits."""
+    from memories_tui.engine import Engine
+
+    home = Path(tmp) / "big-home"
+    home.mkdir()
+    folder = Path(tmp) / "Big"
+    for n in range(files):
+        sub = folder / f"{n // 1000:03d}"
+        if n % 1000 == 0:
+            sub.mkdir(parents=True)
+        (sub / f"n{n:05d}.md").write_text(f"note {n} 筆記\n", encoding="utf-8")
+    engine = Engine.open(home)
+    vid = engine.create_vault("big", PASSPHRASE).vault_id
+    engine.unlock(vid, PASSPHRASE)
+    engine.add_source(vid, folder)
+    start = time.perf_counter()
+    report = engine.sync_sources(vid)[0]
+    first = time.perf_counter() - start
+    resync = timed(lambda: engine.sync_sources(vid))
+    engine.close()
+    return {"big_files": files, "big_sync_s": round(first, 2), "big_created": report.count("created"),
+            "big_skipped": report.count("skipped"), "big_resync_s": round(resync, 2)}
+
+
 def timed(fn) -> float:  # noqa: ANN001
     start = time.perf_counter()
     fn()
@@ -108,6 +137,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--enex-mib", type=float, default=50.0)
     parser.add_argument("--watch-runs", type=int, default=10, help="saves timed through the daemon (0: skip)")
+    parser.add_argument("--big-files", type=int, default=50_000, help="files of the folder past the limits (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -141,6 +171,7 @@ def main() -> None:
         enex_mib = enex.stat().st_size / 2**20
         _, baseline = peak(home, "memory", "list", "bench")
         seconds, enex_peak = peak(home, "--json", "import", "evernote", "bench", str(enex))
+        big = big_folder(Path(tmp), args.big_files) if args.big_files else {}
     report = {
         "files": args.files, "initial_sync_s": round(initial, 3), "files_per_s": round(args.files / initial, 1),
         "first_resync_s": round(first_resync, 3), "resync_unchanged_s": round(unchanged, 3), "resync_touched_s": round(touched, 3),
@@ -150,6 +181,7 @@ def main() -> None:
         "enex_peak_rss_mib": round(enex_peak / 2**20, 1), "baseline_peak_rss_mib": round(baseline / 2**20, 1),
         "watch_runs": len(watch), "watch_to_search_p50_s": round(statistics.median(watch), 2) if watch else None,
         "watch_to_search_max_s": round(max(watch), 2) if watch else None,
+        **big,
     }
     if args.json:
         print(json.dumps(report))

@@ -60,6 +60,9 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--dry-run", action="store_true", help=_("report what would be done; write nothing"))
+    p.add_argument("--assets", action="store_true",
+                   help=_("keep attachments (images, PDFs, …) as encrypted assets (Obsidian; else they are listed "
+                          "as skipped)"))
 
 
 def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[IngestProgress], None]]:
@@ -95,8 +98,8 @@ def cmd_source_list(ctx: Context) -> Payload:
     if not ctx.json:
         if not infos:
             print(_("No sources yet; add one with `memories source add VAULT DIR`."))
-        ctx.table([_("ID"), _("CARDS"), _("GONE"), _("FOLDER")],
-                  [[i.source.id, i.records, len(i.gone),
+        ctx.table([_("ID"), _("CARDS"), _("GONE"), _("PENDING"), _("FOLDER")],
+                  [[i.source.id, i.records, len(i.gone), i.pending,
                     i.source.path + ("" if i.present else " " + _("(missing)"))] for i in infos])
         for info in infos:
             for rel in info.gone:
@@ -142,7 +145,7 @@ def cmd_import(ctx: Context) -> Payload:
     bar, update = _bar(ctx, _("Importing"))
     with bar:
         report: ImportReport = ctx.engine.import_notes(vault_id, args.format, Path(args.path), dry_run=args.dry_run,
-                                                       progress=update)
+                                                       progress=update, assets=args.assets)
     if not ctx.json:
         if report.dry_run:
             print(_("Dry run: nothing was written."))

@@ -256,9 +256,9 @@ class RemoteEngine(_Base):
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: Callable[[IngestProgress], None] | None = None,
-                     cancel: threading.Event | None = None) -> ImportReport:
+                     cancel: threading.Event | None = None, assets: bool = False) -> ImportReport:
         return self._typed("ImportReport", "import_notes", _ingest_events(progress), vault=vault_id, app=app,
-                           path=str(path), dry_run=dry_run, cwd=os.getcwd())
+                           path=str(path), dry_run=dry_run, cwd=os.getcwd(), assets=assets)
 
     # -- sync ---------------------------------------------------------------------------------
     def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,

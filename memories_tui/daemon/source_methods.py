@@ -45,7 +45,7 @@ def source_methods(service: DaemonService) -> dict[str, Method]:
             return _wire(engine.import_notes(vault(args), _str(args, "app"), path,
                                              dry_run=bool(_opt(args, "dry_run", bool)),
                                              progress=lambda p: call.progress({"ingest": _wire(p)}),
-                                             cancel=call.cancel))
+                                             cancel=call.cancel, assets=bool(_opt(args, "assets", bool))))
 
     def sync_now(args: dict[str, Any], call: Call) -> object:
         return _wire(engine.sync_now(vault(args), progress=lambda p: call.progress({"sync": p}), cancel=call.cancel))

@@ -231,7 +231,7 @@ class Engine(DataOperations, SourceOperations, SyncOperations):
         knowledge cards: every file is checked first, then all accepted files are written in one
         transaction (see ingest.py). Relative paths are found in `cwd` when given; results and
         messages name them as given."""
-        from .fits import check_write_fits
+        from .fits import fit_checker
         from .ingest import ingest_files
 
         if not paths:
@@ -239,7 +239,7 @@ class Engine(DataOperations, SourceOperations, SyncOperations):
         ctx = self._context(vault_id)
         return ingest_files(ctx.vault, ctx.records(), paths, title=title, recursive=recursive, progress=progress,
                             cancel=cancel,
-                            check_fits=lambda new, replaced: check_write_fits(ctx, new, replaced), base=cwd)
+                            check_fits=fit_checker(ctx), base=cwd)
 
     def import_samples(self, vault_id: str) -> list[IngestResult]:
         """Ingest the bundled sample notes (Chinese, English, mixed) so a new vault shows

@@ -15,12 +15,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputRefusedError, LimitError
-from ..i18n import N_, msg
+from ..errors import InputRefusedError
+from ..i18n import N_
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ""})
 NOT_TEXT = N_("not a text or Markdown file ({suffix} files are not ingested)")  # front ends show it translated
-MAX_FOLDER_FILES = 10_000  # a vault's index holds 10,000 chunks by default: more files cannot fit anyway
+# Past this many files the walk stops (the list alone would take hundreds of MB): what it found
+# is taken, and the folder where it stopped is listed as skipped with TRUNCATED.
+MAX_FOLDER_FILES = 500_000
+TRUNCATED = N_("the folder holds more than 500,000 files; the walk stopped here and the files after this point "
+               "were not looked at")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,11 @@ class FolderScan:
     readable: list[Path]  # text and Markdown files, in a stable order, named under the folder as given
     skipped: list[tuple[Path, str]]  # (file, why it is not ingested)
     stats: dict[Path, os.stat_result] = field(default_factory=dict)  # readable files' stats, when asked
+    truncated: bool = False  # the walk stopped at MAX_FOLDER_FILES: files it did not reach are not in here
+
+
+class _Stop(Exception):
+    """The walk reached MAX_FOLDER_FILES."""
 
 
 def scan_folder(folder: Path, base: Path | None = None, *, with_stats: bool = False) -> FolderScan:
@@ -37,7 +46,10 @@ def scan_folder(folder: Path, base: Path | None = None, *, with_stats: bool = Fa
     readable file's stat from the walk (a sync that only compares size and time reads nothing else)."""
     where = folder if base is None else base / folder
     scan = FolderScan([], [], {})
-    _walk(os.fspath(where), folder, Path(os.path.realpath(where)), scan, with_stats)
+    try:
+        _walk(os.fspath(where), folder, Path(os.path.realpath(where)), scan, with_stats)
+    except _Stop:
+        return FolderScan(scan.readable, scan.skipped, scan.stats, truncated=True)
     return scan
 
 
@@ -71,9 +83,9 @@ def _walk(where: str, given: Path, tree: Path, scan: FolderScan, with_stats: boo
                     pass  # gone since the listing: the reader says so
         else:
             scan.skipped.append((path, not_text_reason(suffix)))
-        if len(scan.readable) + len(scan.skipped) > MAX_FOLDER_FILES:
-            raise LimitError(msg("{folder} holds more than {limit:,} files; ingest a smaller folder. Nothing was "
-                                 "written.", folder=shown(given), limit=MAX_FOLDER_FILES))
+        if len(scan.readable) + len(scan.skipped) >= MAX_FOLDER_FILES:
+            scan.skipped.append((given, TRUNCATED))
+            raise _Stop
     for entry in folders:
         _walk(entry.path, given / entry.name, tree, scan, with_stats)
 

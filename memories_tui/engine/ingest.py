@@ -19,7 +19,7 @@ from ..errors import CancelledError, InputRefusedError, LimitError, UsageError
 from ..i18n import msg
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vocabulary import IngestStatus
-from .fits import count_chunks
+from .fits import FitCheck, count_chunks, fitting
 from .folders import refusal_reason, scan_folder, shown
 from .sources import SourceFile, read_source
 from .types import IngestProgress, IngestResult
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
 IngestProgressFn = Callable[[IngestProgress], None]
+_Add = tuple[int, SourceFile, dict[str, object]]  # (index in the sources, file, its metadata)
+_Update = tuple[int, SourceFile, Record, dict[str, object]]  # … and the card it gives a new revision
 MAX_BATCH_CHARS = 64 * 1024 * 1024  # read before anything is written: bounds the memory one batch holds
-# ((title, body) to write, records they replace) -> raises LimitError when the vault would be over a limit
-FitCheck = Callable[[list[tuple[str, str]], list[Record]], None]
 
 
 def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequence[Path], *,
@@ -50,11 +50,14 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
                              "or its file name."))
     wanted, skipped = _expand(paths, recursive, base)
     sources: list[SourceFile] = []
+    optional: set[int] = set()  # sources found by walking a folder: left out (skipped) when the vault is full
     read_chars = 0
     for n, (path, found_in_folder) in enumerate(wanted, 1):
         _check_cancel(cancel)
         try:
             sources.append(read_source(path, title, base=base))
+            if found_in_folder:
+                optional.add(len(sources) - 1)
         except InputRefusedError as exc:
             if not found_in_folder:
                 raise
@@ -66,7 +69,7 @@ def ingest_files(vault: UnlockedVault, current: dict[str, Record], paths: Sequen
                                      "index takes; ingest fewer files. Nothing was written.", limit=MAX_BATCH_CHARS))
         if progress:
             progress(IngestProgress("read", n, len(wanted), shown(path)))
-    results = _write(vault, current, sources, check_fits, cancel)
+    results = _write(vault, current, sources, check_fits, cancel, optional)
     if progress:
         progress(IngestProgress("written", len(wanted), len(wanted)))
     return results + [IngestResult(shown(p), None, None, "skipped", 0, "", reason)
@@ -92,13 +95,16 @@ def _expand(paths: Sequence[Path], recursive: bool,
 
 
 def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[SourceFile],
-           check_fits: FitCheck | None, cancel: threading.Event | None) -> list[IngestResult]:
-    """Write every accepted file in one transaction; results in the order of `sources`."""
+           check_fits: FitCheck | None, cancel: threading.Event | None, optional: set[int]) -> list[IngestResult]:
+    """Write every accepted file in one transaction; results in the order of `sources`. When
+    the vault's limits do not take them all, files named on their own must fit (else nothing is
+    written); of the `optional` files found in folders, as many as fit are written and the rest
+    skipped with the reason."""
     existing = [r for r in current.values() if r.kind == "card"]
     by_path = {r.metadata.get("source_path"): r for r in existing if r.metadata.get("source_path")}
     by_hash = {r.metadata.get("sha256"): r for r in existing if r.metadata.get("sha256")}
-    to_add: list[tuple[int, SourceFile, dict[str, object]]] = []
-    to_update: list[tuple[int, SourceFile, Record, dict[str, object]]] = []
+    to_add: list[_Add] = []
+    to_update: list[_Update] = []
     results: dict[int, IngestResult] = {}
     seen: set[tuple[str, str]] = set()
     for i, src in enumerate(sources):
@@ -123,8 +129,7 @@ def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[Sourc
         seen.add((src.sha256, source_path))
     _check_cancel(cancel)
     if check_fits is not None and (to_add or to_update):
-        check_fits([(s.title, s.body) for _, s, _ in to_add] + [(s.title, s.body) for _, s, _, _ in to_update],
-                   [old for _, _, old, _ in to_update])
+        to_add, to_update = _fitting(check_fits, sources, to_add, to_update, optional, results)
     added = (vault.add_many([NewRecord("card", s.title, s.body, tags=s.tags, metadata=m) for _, s, m in to_add])
              if to_add else [])
     updated = (vault.update_many([RecordUpdate(old.id, title=s.title, body=s.body, metadata=m,
@@ -137,6 +142,21 @@ def _write(vault: UnlockedVault, current: dict[str, Record], sources: list[Sourc
         results[i] = IngestResult(str(src.path), record.id, record.revision, status, count_chunks(record.body),
                                   record.title)
     return [results[i] for i in range(len(sources))]
+
+
+def _fitting(check_fits: FitCheck, sources: list[SourceFile], to_add: list[_Add], to_update: list[_Update],
+             optional: set[int], results: dict[int, IngestResult]) -> tuple[list[_Add], list[_Update]]:
+    """What of the batch is written: see `_write`."""
+    replaces: list[tuple[int, Record | None]] = [(u[0], u[2]) for u in to_update] + [(a[0], None) for a in to_add]
+    order = sorted(replaces, key=lambda x: (x[0] in optional, x[1] is None))  # named, then changed, then new
+    room, why = fitting(check_fits, [(sources[i].title, sources[i].body, old) for i, old in order])
+    if any(i not in optional for i, _ in order[room:]):  # a file named on its own: refused whole, as before
+        check_fits([(s.title, s.body) for _, s, _ in to_add] + [(s.title, s.body) for _, s, _, _ in to_update],
+                   [old for _, _, old, _ in to_update])
+    for i, _ in order[room:]:
+        results[i] = IngestResult(shown(sources[i].path), None, None, "skipped", 0, "", why)
+    kept = {i for i, _ in order[:room]}
+    return [a for a in to_add if a[0] in kept], [u for u in to_update if u[0] in kept]
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:

@@ -35,6 +35,7 @@ class SourceInfo(Jsonable):
     present: bool  # the folder is there now
     last_sync: float = 0.0  # when this engine last synced it (0: not since it started)
     skipped: int = 0  # files its last whole-folder sync skipped (not text, not UTF-8, too large, links)
+    pending: int = 0  # files changed, new or deleted since the last sync, not yet taken in (by size and time)
 
 
 class SourceOperations:
@@ -72,15 +73,18 @@ class SourceOperations:
 
     def list_sources(self, vault_id: str) -> list[SourceInfo]:
         from .source_list import load_sources
+        from .source_sync import pending_files
 
         ctx = self._ctx(vault_id)
-        records = [r for r in ctx.records().values() if r.kind == "card"]
+        current = ctx.records()
+        records = [r for r in current.values() if r.kind == "card"]
         out = []
         for spec in load_sources(ctx.vault, self._parts().home):
             mine = [r for r in records if r.metadata.get("source_id") == spec.id]
             gone = sorted(str(r.metadata.get("source_rel")) for r in mine if "source_gone" in r.metadata)
             last, skipped = self._runs().get(spec.id, (0.0, 0))
-            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped))
+            out.append(SourceInfo(spec, len(mine), gone, Path(spec.path).is_dir(), last, skipped,
+                                  pending_files(ctx.vault, current, spec)))
         return out
 
     def source_specs(self, vault_id: str) -> list[SourceSpec]:
@@ -113,7 +117,7 @@ class SourceOperations:
         prune`) removes cards whose file is gone instead of marking them; `full` reads and hashes
         every file (a file rewritten with the same size and time is otherwise taken as unchanged)."""
         from ..vault.create import now_iso
-        from .fits import check_write_fits
+        from .fits import fit_checker
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
@@ -123,21 +127,21 @@ class SourceOperations:
             sources = [find_source(sources, ref)]
         pruning = self._parts().config.sources.prune if prune is None else prune
         return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=pruning, stamp=now_iso(), progress=progress,
-                                      cancel=cancel, check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      cancel=cancel, check_fits=fit_checker(ctx),
                                       full=full) for spec in sources], whole=True)
 
     def sync_changed(self, vault_id: str, source_id: str, changed: Collection[str]) -> list[SourceSyncReport]:
         """A watcher's sync of one source: only the `changed` paths are looked at (the whole
         folder when one of them is a folder or a link)."""
         from ..vault.create import now_iso
-        from .fits import check_write_fits
+        from .fits import fit_checker
         from .source_list import find_source, load_sources
         from .source_sync import sync_source
 
         ctx = self._ctx(vault_id)
         spec = find_source(load_sources(ctx.vault, self._parts().home), source_id)
         return self._ran([sync_source(ctx.vault, ctx.records(), spec, prune=self._parts().config.sources.prune,
-                                      stamp=now_iso(), check_fits=lambda new, old: check_write_fits(ctx, new, old),
+                                      stamp=now_iso(), check_fits=fit_checker(ctx),
                                       changed=changed)], whole=False)
 
     def _refuse_a_source(self, vault_id: str, path: Path) -> None:
@@ -164,13 +168,15 @@ class SourceOperations:
                     path=shown(path), id=spec.id, vault=vault_id), code="source_exists")
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
-                     progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> ImportReport:
-        """Import another app's export (obsidian, notion, evernote); importing again changes
-        only what changed in the export."""
+                     progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                     assets: bool = False) -> ImportReport:
+        """Import another app's export (obsidian, notion, evernote, joplin, bear); importing again
+        changes only what changed in the export. `assets`: an Obsidian vault's attachments become
+        asset records."""
         from ..importers import run_import
-        from .fits import check_write_fits
+        from .fits import fit_checker
 
         ctx = self._ctx(vault_id)
         self._refuse_a_source(vault_id, path)
         return run_import(ctx.vault, ctx.records, app, path, dry_run=dry_run, progress=progress, cancel=cancel,
-                          check_fits=lambda new, old: check_write_fits(ctx, new, old))
+                          check_fits=fit_checker(ctx), assets=assets)

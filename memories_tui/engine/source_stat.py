@@ -81,3 +81,49 @@ def _walk(w: _Walk, where: str, prefix: str, noise: bool) -> bool:
             return False
         w.same.append((rel, card))
     return True
+
+
+def count_pending(root: str, mine: Mapping[str, Record], is_same: SameFn,
+                  skipped_as_is: Callable[[str, os.stat_result], bool], spec: SourceSpec) -> int:
+    """How many files a sync would take in now, by size and time only (nothing is read): text
+    files with no card or a card they no longer match, files back after their card was marked
+    gone, and cards whose file went away and is not marked gone yet. A file the last sync
+    skipped for good (not UTF-8 text, too large) and that has not changed since is not counted."""
+    seen: set[str] = set()
+    pending = _count(root, "", mine, is_same, skipped_as_is, spec, seen, [0])
+    return pending + sum(1 for rel, card in mine.items() if rel not in seen and "source_gone" not in card.metadata)
+
+
+def _count(where: str, prefix: str, mine: Mapping[str, Record], is_same: SameFn,
+           skipped_as_is: Callable[[str, os.stat_result], bool], spec: SourceSpec, seen: set[str],
+           files: list[int]) -> int:
+    try:
+        with os.scandir(where) as listing:
+            entries = [e for e in listing if not e.name.startswith(".") and not e.is_symlink()]
+    except OSError:
+        return 0
+    pending = 0
+    for entry in entries:
+        rel = unicodedata.normalize("NFC", prefix + entry.name)
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            continue  # a name no card can have: the sync lists it as skipped
+        if entry.is_dir():
+            if entry.name not in NOISE_FOLDERS:
+                pending += _count(entry.path, rel + "/", mine, is_same, skipped_as_is, spec, seen, files)
+            continue
+        files[0] += 1
+        if files[0] > MAX_FOLDER_FILES or suffix_of(entry.name) not in TEXT_SUFFIXES or not spec.wants(rel):
+            continue
+        seen.add(rel)
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        card = mine.get(rel)
+        if card is None:
+            pending += not skipped_as_is(rel, st)
+        elif "source_gone" in card.metadata or not is_same(rel, card, st):
+            pending += 1
+    return pending

@@ -21,14 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .. import testhooks
 from ..errors import CancelledError, InputRefusedError
 from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
-from .folders import TEXT_SUFFIXES, FolderScan, refusal_reason, scan_folder, shown
-from .ingest import MAX_BATCH_CHARS, FitCheck
+from .fits import FULL_BYTES, FULL_CHUNKS, FitCheck, fitting
+from .folders import TEXT_SUFFIXES, TRUNCATED, FolderScan, refusal_reason, scan_folder, shown
+from .ingest import MAX_BATCH_CHARS
 from .source_list import SourceSpec
-from .source_stat import all_unchanged
+from .source_stat import all_unchanged, count_pending
 from .sources import SourceFile, read_source
 from .types import IngestProgress
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
 STAT_BLOB = "source-stat-"  # + the source's id: each file's stat at the last sync
+IMPORT_KEYS = frozenset({"import_key", "import_sha256", "import_origin", "import_file"})  # the import's, not the source's
+TORN = N_("changed while being read; synced next time")
 SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned", "skipped"]
 
 
@@ -61,8 +65,9 @@ class SourceSyncReport(Jsonable):
 @dataclass
 class _Batch:
     adds: list[tuple[str, SourceFile, dict[str, object]]] = field(default_factory=list)
-    updates: list[tuple[str, SyncStatus, RecordUpdate, str]] = field(default_factory=list)  # rel, status, change, body
-    replaced: list[Record] = field(default_factory=list)
+    # rel, status, change, body, the card's revision it replaces (None: a metadata-only change)
+    updates: list[tuple[str, SyncStatus, RecordUpdate, str, Record | None]] = field(default_factory=list)
+    pruned: list[Record] = field(default_factory=list)
     chars: int = 0
 
 
@@ -73,6 +78,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     """`changed`: the paths a file watcher saw change; only they are looked at, unless one of
     them is a folder or a link (then, as without it, the whole folder is walked). `full`: read
     and hash every file, even those whose size and time are as the last sync saw them."""
+    testhooks.hold_point("source-sync")
     root = Path(spec.path)
     if not root.is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
@@ -82,6 +88,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     adopt = {str(r.metadata.get("source_path")): r for r in current.values()
              if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
+    imported = _imported_here(current, spec.path)
     stat_name = STAT_BLOB + spec.id
     table = _Table(vault, stat_name, full)
     if changed is None and not full:
@@ -94,6 +101,15 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                                                  + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
                                                  key=lambda i: i.file))
     seen: dict[str, os.stat_result] = {}
+    probe: list[str] = []
+
+    def full_now() -> str:
+        """Why nothing more fits in the vault now ("" while a one-line note still would)."""
+        if not probe:
+            probe.append(fitting(check_fits, [("", "x", None)])[1] if check_fits is not None else "")
+        return probe[0]
+
+    refused: dict[str, os.stat_result] = {}  # text files this sync could not take as they are (not UTF-8, …)
     partial = _changed_only(root, changed, set(mine)) if changed is not None else None
     scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root, with_stats=True)
     items: list[SourceSyncItem] = []
@@ -104,10 +120,11 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             files.append((rel, path))
     for path, reason in scan.skipped:
         rel = _rel(path, root)
-        if spec.wants(rel) or path.is_symlink():  # a glob picks files; a link not followed is always said
+        if spec.wants(rel) or path.is_symlink() or reason == TRUNCATED:  # a glob picks files; the rest is always said
             items.append(SourceSyncItem(rel, "skipped", reason=reason))
     present = {rel for rel, _ in files}
-    vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])}
+    vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])
+                and not scan.truncated}  # a walk cut short did not see them: not a reason to call them gone
     by_hash = {str(r.metadata.get("sha256")): rel for rel, r in vanished.items()}
     batch = _Batch()
     for n, (rel, path) in enumerate(files, 1):
@@ -116,26 +133,47 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         if progress:
             progress(IngestProgress("read", n, len(files), rel))
         old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
+        if old is None and rel in imported:
+            old = imported.pop(rel)
         try:
             st = scan.stats.get(path) or path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
             items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
             continue
-        meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
-        seen[rel] = st
         if (not full and old is not None and rel in mine and "source_gone" not in old.metadata
                 and table.same(rel, old, st)):
+            seen[rel] = st
             items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
             continue
-        try:
-            src = read_source(path)
-        except InputRefusedError as exc:  # its stat came with the listing: it may have gone since
-            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read") if not
-                                        os.path.lexists(path) else refusal_reason(exc, path)))
+        if old is None and not full and table.left_out(rel, st) and (why := full_now()):  # not read again
+            seen[rel] = st
+            items.append(SourceSyncItem(rel, "skipped", reason=why))
             continue
+        try:
+            st = path.stat()  # now, not at the listing: what the bytes read must still match
+            src = read_source(path)
+            testhooks.hold_point("source-read")
+            torn = _stamp(path.stat()) != _stamp(st)
+        except (InputRefusedError, OSError) as exc:  # its stat came with the listing: it may have gone since
+            if isinstance(exc, InputRefusedError) and os.path.lexists(path):
+                items.append(SourceSyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
+                refused[rel] = st
+            else:
+                items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
+            continue
+        if torn:  # an editor still writing: half a note must not become a revision, nor its stat "seen"
+            items.append(SourceSyncItem(rel, "skipped", reason=TORN))
+            continue
+        meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
+        seen[rel] = st
         title = unicodedata.normalize("NFC", src.title)
         meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
                                    "sha256": src.sha256, "source_id": spec.id, "source_rel": rel, **meta_stat}
+        if old is not None and "source_app" in old.metadata and rel not in mine:  # an imported note adopted
+            if not _same_note(old, src.body):
+                old = None
+            else:
+                meta = {**{k: v for k, v in old.metadata.items() if k not in IMPORT_KEYS}, **meta}
         if old is None and src.sha256 in by_hash:  # the same bytes under a new name: a move
             old = vanished.pop(by_hash.pop(src.sha256))
             status: SyncStatus = "moved"
@@ -150,8 +188,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
         else:
             body = None if old.metadata.get("sha256") == src.sha256 and old.body == src.body else src.body
             batch.updates.append((rel, status, RecordUpdate(old.id, title=title, body=body, metadata=meta,
-                                                            tags=src.tags or None), src.body))
-            batch.replaced.append(old)
+                                                            tags=src.tags or None), src.body, old))
         batch.chars += len(src.body)
         if batch.chars > MAX_BATCH_CHARS:
             items += _flush(vault, batch, check_fits)
@@ -163,20 +200,20 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
                                   N_("not found by this sync, but its file or folder is still there (unreadable, or "
                                      "the folder vanished during the sync); its card is left as it was")))
         elif prune:
-            batch.replaced.append(old)
+            batch.pruned.append(old)
             items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))
         elif "source_gone" in old.metadata:
             items.append(SourceSyncItem(rel, "gone", old.id, old.revision, old.title))
         else:
             batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata, "source_gone": stamp}),
-                                  ""))
+                                  "", None))
     items += _flush(vault, batch, check_fits)
     if prune:
         for old in vanished.values():
             vault.delete(old.id)
     if progress:
         progress(IngestProgress("written", len(files), len(files)))
-    table.save(seen, items, partial is not None)
+    table.save(seen, items, partial is not None, refused)
     return SourceSyncReport(spec, sorted(items, key=lambda i: i.file))
 
 
@@ -206,29 +243,94 @@ class _Table:
             return True
         return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, card.revision]
 
-    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool) -> None:
+    def skipped_as_is(self, rel: str, st: os.stat_result) -> bool:
+        """Whether the file is as it was when a sync last refused it (kept as revision 0) or left
+        it out for want of room (revision -1): a sync now would not take it in either."""
+        row = self.rows().get(rel)
+        return row is not None and row[:3] == [st.st_size, st.st_mtime_ns, st.st_ino] and row[3] in (0, -1)
+
+    def left_out(self, rel: str, st: os.stat_result) -> bool:
+        """Whether the file is as it was when a sync left it out because the vault was full."""
+        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, -1]
+
+    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool,
+             refused: dict[str, os.stat_result]) -> None:
         old = self.rows()
         now = dict(old) if partial else {}
+        now.update({rel: [st.st_size, st.st_mtime_ns, st.st_ino, 0] for rel, st in refused.items()})
         for item in items:
             st = seen.get(item.file)
             if st is not None and item.revision is not None and item.status in ("unchanged", "created", "updated", "moved"):
                 now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, item.revision]
+            elif st is not None and item.id is None and item.reason in (FULL_CHUNKS, FULL_BYTES):
+                now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, -1]  # a new file the vault had no room for
         if now != old:
             self.vault.put_cache_blob(self.name, json.dumps(now).encode())
 
 
+def pending_files(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec) -> int:
+    """How many files of the source a sync would take in now (see source_stat.count_pending)."""
+    if not Path(spec.path).is_dir():
+        return 0
+    mine = {str(r.metadata.get("source_rel")): r for r in current.values()
+            if r.kind == "card" and r.metadata.get("source_id") == spec.id}
+    table = _Table(vault, STAT_BLOB + spec.id, False)
+    return count_pending(spec.path, mine, table.same, table.skipped_as_is, spec)
+
+
 def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SourceSyncItem]:
-    """Write one batch: the new cards and new revisions, in one transaction."""
-    if check_fits is not None and (batch.adds or batch.updates):
-        check_fits([(s.title, s.body) for _, s, _ in batch.adds]
-                   + [(u.title or "", b) for _, st, u, b in batch.updates if st != "gone"], batch.replaced)
+    """Write one batch: the new cards and new revisions. What would take the vault past its
+    limits is left out (skipped, with the reason; its card, if any, as it was): the pruned and
+    the changed first, then new files in the folder's order, as many as fit."""
+    marks = [u for u in batch.updates if u[4] is None]
+    changes = [u for u in batch.updates if u[4] is not None]
+    out: list[SourceSyncItem] = []
+    if check_fits is not None and (batch.adds or changes):
+        wanted = ([("", "", r) for r in batch.pruned] + [(u.title or "", body, old) for _, _, u, body, old in changes]
+                  + [(s.title, s.body, None) for _, s, _ in batch.adds])
+        room, why = fitting(check_fits, wanted)
+        room = max(0, room - len(batch.pruned))
+        out += [SourceSyncItem(rel, "skipped", old.id, old.revision, old.title, why)
+                for rel, _, _, _, old in changes[room:] if old is not None]
+        out += [SourceSyncItem(rel, "skipped", reason=why) for rel, _, _ in batch.adds[max(0, room - len(changes)):]]
+        changes, batch.adds = changes[:room], batch.adds[:max(0, room - len(changes))]
     added = vault.add_many([NewRecord("card", unicodedata.normalize("NFC", s.title), s.body, tags=s.tags,
                                       metadata=m) for _, s, m in batch.adds]) if batch.adds else []
-    updated = vault.update_many([u[2] for u in batch.updates]) if batch.updates else []
-    out = [SourceSyncItem(rel, "created", r.id, r.revision, r.title) for (rel, _, _), r in zip(batch.adds, added, strict=True)]
+    updates = changes + marks
+    updated = vault.update_many([u[2] for u in updates]) if updates else []
+    out += [SourceSyncItem(rel, "created", r.id, r.revision, r.title) for (rel, _, _), r in zip(batch.adds, added, strict=True)]
     out += [SourceSyncItem(rel, status, r.id, r.revision, r.title)
-            for (rel, status, _, _), r in zip(batch.updates, updated, strict=True)]
+            for (rel, status, _, _, _), r in zip(updates, updated, strict=True)]
     return out
+
+
+def _imported_here(current: dict[str, Record], folder: str) -> dict[str, Record]:
+    """Cards an import of this very folder made, by their file under it: a source added after an
+    import takes them over instead of making a second card per note. An import older than the
+    record of its folder names only the file: `_same_note` then checks the text too."""
+    out: dict[str, Record] = {}
+    for r in current.values():
+        meta = r.metadata
+        if r.kind != "card" or "source_id" in meta or "source_app" not in meta:
+            continue
+        origin = meta.get("import_origin")
+        rel = meta.get("import_file") if origin is not None else meta.get("source_path")
+        if isinstance(rel, str) and origin in (folder, None):
+            out.setdefault(rel, r)
+    return out
+
+
+def _same_note(card: Record, text: str) -> bool:
+    """An imported card is this file's note: the import recorded the folder, or the file's text
+    ends with the card's (an importer keeps the text after the front matter)."""
+    if card.metadata.get("import_origin") is not None:
+        return True
+    body = card.body.strip()
+    return bool(body) and text.replace("\r\n", "\n").rstrip().endswith(body)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def _changed_only(root: Path, changed: Collection[str], known: set[str]) -> tuple[list[Path], set[str]] | None:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..i18n import msg
-from .common import ImportedNote, ImportReport, Skipped, Writer, shown_name
+from .common import ImportedAsset, ImportedNote, ImportReport, Skipped, Writer, shown_name
 
 if TYPE_CHECKING:
-    from ..engine.ingest import FitCheck
+    from ..engine.fits import FitCheck
     from ..engine.types import IngestProgress
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 FORMATS = ("obsidian", "notion", "evernote", "joplin", "bear")
 
 
-def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
+def read_export(app: str, path: Path, assets: bool = False) -> Iterable[ImportedNote | ImportedAsset | Skipped]:
     """The notes of an export, streamed where the format allows (Evernote), else read whole."""
     if app == "obsidian":
         from .obsidian import read_obsidian
 
-        return list(read_obsidian(path))  # whole: a [[link]] may name a note read later
+        return list(read_obsidian(path, assets))  # whole: a [[link]] may name a note read later
     if app == "notion":
         from .notion import read_notion
 
@@ -48,9 +48,12 @@ def read_export(app: str, path: Path) -> Iterable[ImportedNote | Skipped]:
 
 def run_import(vault: UnlockedVault, records: Callable[[], dict[str, Record]], app: str, path: Path, *,
                dry_run: bool = False, progress: Callable[[IngestProgress], None] | None = None,
-               cancel: threading.Event | None = None, check_fits: FitCheck | None = None) -> ImportReport:
-    notes = read_export(app, path)
-    writer = Writer(vault, records(), app, dry_run=dry_run, check_fits=check_fits)
+               cancel: threading.Event | None = None, check_fits: FitCheck | None = None,
+               assets: bool = False) -> ImportReport:
+    """`assets`: keep attachments as encrypted asset records (Obsidian), else list them as skipped."""
+    notes = read_export(app, path, assets)
+    origin = str(path.expanduser().resolve()) if path.is_dir() else ""
+    writer = Writer(vault, records(), app, dry_run=dry_run, check_fits=check_fits, origin=origin)
     if isinstance(notes, list):
         writer.reserve(notes)
     writer.run(notes, progress, cancel)

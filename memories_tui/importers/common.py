@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .. import testhooks
 from ..errors import CancelledError
 from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
 
 if TYPE_CHECKING:
-    from ..engine.ingest import FitCheck
+    from ..engine.fits import FitCheck
     from ..engine.types import IngestProgress
     from ..vault.store import UnlockedVault
 
@@ -50,6 +51,16 @@ class ImportedNote:
     link_names: tuple[str, ...] = ()  # names other notes' [[links]] use for this one
     links: tuple[str, ...] = ()  # the [[targets]] this note names
     warning: str = ""  # imported, with something left out (shown as the item's reason)
+    file: str = ""  # its file under an export that is a folder (POSIX, NFC): a source of that folder adopts the card
+
+
+@dataclass(frozen=True)
+class ImportedAsset:
+    """An attachment kept as an encrypted asset record (bytes only, never indexed)."""
+
+    key: str  # its path in the export
+    name: str
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -89,9 +100,10 @@ class Writer:
     """Writes notes batch by batch; knows every card this app's imports made (by key)."""
 
     def __init__(self, vault: UnlockedVault, current: dict[str, Record], app: str, *, dry_run: bool,
-                 check_fits: FitCheck | None) -> None:
+                 check_fits: FitCheck | None, origin: str = "") -> None:
         self.vault, self.app, self.dry_run, self.check_fits = vault, app, dry_run, check_fits
-        cards = [r for r in current.values() if r.kind == "card"]
+        self.origin = origin  # the export's folder, absolute ("" for a zip or a file)
+        cards = [r for r in current.values() if r.kind in ("card", "asset")]  # an import's assets are found again too
         self.known = {str(r.metadata["import_key"]): r for r in cards
                       if r.metadata.get("source_app") == app and "import_key" in r.metadata}
         self.names: dict[str, str] = {}  # link_key -> record id
@@ -101,17 +113,21 @@ class Writer:
         self.items: list[ImportItem] = []
         self.reserved: dict[str, str] = {}  # key -> id chosen ahead for a note not yet written
 
-    def reserve(self, notes: Iterable[ImportedNote | Skipped]) -> None:
+    def reserve(self, notes: Iterable[ImportedNote | ImportedAsset | Skipped]) -> None:
         """Choose ids for every note of an export read whole, so [[links]] to notes written in a
         later batch resolve too."""
         for note in notes:
-            if isinstance(note, ImportedNote):
+            if isinstance(note, ImportedAsset):
+                old = self.known.get(note.key)
+                self.reserved[note.key] = old.id if old is not None else secrets.token_hex(8)
+                self.names[link_key(note.key)] = self.names[link_key(note.name)] = self.reserved[note.key]
+            elif isinstance(note, ImportedNote):
                 old = self.known.get(note.key)
                 self.reserved[note.key] = old.id if old is not None else secrets.token_hex(8)
                 for name in (note.title, *note.link_names):
                     self.names[link_key(name)] = self.reserved[note.key]
 
-    def run(self, notes: Iterable[ImportedNote | Skipped], progress: Callable[[IngestProgress], None] | None,
+    def run(self, notes: Iterable[ImportedNote | ImportedAsset | Skipped], progress: Callable[[IngestProgress], None] | None,
             cancel: threading.Event | None) -> None:
         from ..engine.types import IngestProgress
 
@@ -126,10 +142,14 @@ class Writer:
             if isinstance(note, Skipped):
                 self.items.append(ImportItem(note.name, "skipped", reason=note.reason))
                 continue
+            if isinstance(note, ImportedAsset):
+                self._asset(note)
+                continue
             batch.append(note)
             chars += len(note.body)
             if len(batch) >= BATCH_NOTES or chars >= BATCH_CHARS:
                 self._write(batch)
+                testhooks.pause_point("import-batch-written")  # the crash tests kill the process here
                 batch, chars = [], 0
         self._write(batch)
 
@@ -164,8 +184,7 @@ class Writer:
                                         batch[i].warning)
         else:
             if self.check_fits is not None and (adds or updates):
-                self.check_fits([(a.title, a.body) for _, a in adds] + [(u.title or "", u.body or "") for _, u, _ in updates],
-                                [old for _, _, old in updates])
+                adds, updates = self._fitting(batch, adds, updates, results)
             added = self.vault.add_many([a for _, a in adds]) if adds else []
             updated = self.vault.update_many([u for _, u, _ in updates]) if updates else []
             for (i, _), record in zip(adds, added, strict=True):
@@ -178,6 +197,45 @@ class Writer:
                 self.known[batch[i].key] = record
         self.items += [results[i] for i in range(len(batch))]
 
+    def _asset(self, asset: ImportedAsset) -> None:
+        """One attachment: stored once, found again by its path; assets have no revisions, so a
+        changed attachment is listed, not replaced."""
+        digest = hashlib.sha256(asset.data).hexdigest()
+        old = self.known.get(asset.key)
+        if old is not None:
+            same = old.metadata.get("import_sha256") == digest
+            self.items.append(ImportItem(asset.key, "unchanged" if same else "skipped", old.id, old.revision, old.title,
+                                         "" if same else "attachment changed since it was imported; the stored asset is "
+                                         "kept (assets have no revisions: delete it to import the new one)"))
+            return
+        meta: dict[str, object] = {"source_app": self.app, "import_key": asset.key, "import_sha256": digest,
+                                   "source": asset.name, "bytes": len(asset.data)}
+        record_id = self.reserved.get(asset.key) or secrets.token_hex(8)
+        if self.dry_run:
+            self.items.append(ImportItem(asset.key, "created", None, None, asset.name))
+            return
+        record = self.vault.add(NewRecord("asset", asset.name, "", (), meta, asset.data, record_id=record_id))
+        self.known[asset.key] = record
+        self.names[link_key(asset.key)] = self.names[link_key(asset.name)] = record.id
+        self.items.append(ImportItem(asset.key, "created", record.id, record.revision, record.title))
+
+    def _fitting(self, batch: list[ImportedNote], adds: list[tuple[int, NewRecord]],
+                 updates: list[tuple[int, RecordUpdate, Record]], results: dict[int, ImportItem],
+                 ) -> tuple[list[tuple[int, NewRecord]], list[tuple[int, RecordUpdate, Record]]]:
+        """The changed notes, then the new ones, as many as the vault's limits take; the rest
+        are skipped with the reason (a changed note's card stays as it was)."""
+        from ..engine.fits import fitting
+
+        if self.check_fits is None:
+            return adds, updates
+        room, why = fitting(self.check_fits, [(u.title or "", u.body or "", old) for _, u, old in updates]
+                            + [(a.title, a.body, None) for _, a in adds])
+        for i, _, old in updates[room:]:
+            results[i] = ImportItem(batch[i].name, "skipped", old.id, old.revision, old.title, why)
+        for i, _ in adds[max(0, room - len(updates)):]:
+            results[i] = ImportItem(batch[i].name, "skipped", None, None, nfc(batch[i].title), why)
+        return adds[:max(0, room - len(updates))], updates[:room]
+
     def _metadata(self, note: ImportedNote) -> dict[str, object]:
         """The card's metadata: the app's fields, the links resolved to cards, and a hash of it all."""
         links = {t: self.names[link_key(t)] for t in note.links if link_key(t) in self.names}
@@ -189,6 +247,8 @@ class Writer:
         digest = hashlib.sha256(json.dumps([nfc(note.title), note.body, list(note.tags), meta], sort_keys=True,
                                            ensure_ascii=False, default=str).encode()).hexdigest()
         meta["import_sha256"] = digest
+        if self.origin and note.file:  # where the note lives, outside the hash: an older import stays unchanged
+            meta["import_origin"], meta["import_file"] = self.origin, note.file
         return meta
 
 

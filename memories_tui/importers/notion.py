@@ -22,12 +22,15 @@ from ..i18n import N_, msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
 APP = "notion"
+MAX_INNER_ZIP = 512 * 2**20  # a zip inside the export is read into memory: this much at most
 _ID = re.compile(r"\s+([0-9a-f]{32})$")
 Reader = Callable[[], bytes]
 
 
 def read_notion(path: Path) -> Iterator[ImportedNote | Skipped]:
-    files = _zip_files(path) if path.is_file() else _folder_files(path)
+    problems: list[Skipped] = []
+    files = _zip_files(path, problems) if path.is_file() else _folder_files(path, problems)
+    yield from problems
     tables: dict[str, dict[str, dict[str, str]]] = {}  # stripped db path -> row title -> properties
     pages: list[tuple[PurePosixPath, Reader]] = []
     for name, read in sorted(files.items(), key=lambda item: str(item[0])):
@@ -63,7 +66,7 @@ def read_notion(path: Path) -> Iterator[ImportedNote | Skipped]:
             meta["properties"] = row
             meta["notion_database"] = table
         yield ImportedNote(key=page_id or stripped, name=stripped, title=nfc(title), body=text, metadata=meta,
-                           link_names=(stripped,))
+                           link_names=(stripped,), file=str(name))
     for table, rows in tables.items():
         for title, props in rows.items():  # rows with no page of their own
             body = "\n".join(f"{k}: {v}" for k, v in props.items() if v)
@@ -91,7 +94,7 @@ def _read_csv(name: PurePosixPath, raw: bytes) -> tuple[str, dict[str, dict[str,
     return table, rows
 
 
-def _zip_files(path: Path) -> dict[PurePosixPath, Reader]:
+def _zip_files(path: Path, problems: list[Skipped]) -> dict[PurePosixPath, Reader]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -99,12 +102,46 @@ def _zip_files(path: Path) -> dict[PurePosixPath, Reader]:
                                     "its unpacked folder.", path=shown_name(path), problem=str(exc)),
                                 code="bad_export") from None
     out: dict[PurePosixPath, Reader] = {}
+    _members(archive, out, problems, nested=True)
+    return out
+
+
+def _members(archive: zipfile.ZipFile, out: dict[PurePosixPath, Reader], problems: list[Skipped], *,
+             nested: bool) -> None:
+    """A zip's files into `out`; with `nested`, the files of a zip inside it too (Notion splits a
+    large export into `…-Part-1.zip`, `…-Part-2.zip` inside the one it sends), one level deep."""
     for info in archive.infolist():
         name = PurePosixPath(nfc(info.filename))
         if info.is_dir() or any(p.startswith(".") or p == ".." for p in name.parts) or name.is_absolute():
             continue
+        if nested and name.suffix.lower() == ".zip":
+            _inner_zip(str(name), info.file_size, _member_bytes(archive, info), out, problems)
+            continue
         out[name] = _member_reader(archive, info)
-    return out
+
+
+def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[], bytes]:
+    def read() -> bytes:
+        with archive.open(info) as fh:
+            return fh.read(MAX_INNER_ZIP + 1)
+    return read
+
+
+def _inner_zip(label: str, size: int, read: Callable[[], bytes], out: dict[PurePosixPath, Reader],
+               problems: list[Skipped]) -> None:
+    """The pages of a zip found inside the export, at the export's top level as Notion means them.
+    Read into memory (a zip cannot be read without seeking, and no plaintext copy goes to disk),
+    so one over MAX_INNER_ZIP is listed as skipped: unpack it and import the folder."""
+    if size > MAX_INNER_ZIP:
+        problems.append(Skipped(label, "a zip inside the export over 512 MiB; unpack it and import the folder"))
+        return
+    try:
+        data = read()
+        if len(data) > MAX_INNER_ZIP:
+            raise zipfile.BadZipFile("larger than its directory says")
+        _members(zipfile.ZipFile(io.BytesIO(data)), out, problems, nested=False)
+    except (zipfile.BadZipFile, OSError, InputRefusedError, EOFError) as exc:
+        problems.append(Skipped(label, f"a zip inside the export that cannot be read ({_why(exc)})"))
 
 
 def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Reader:
@@ -117,7 +154,7 @@ def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Reader:
     return read
 
 
-def _folder_files(path: Path) -> dict[PurePosixPath, Reader]:
+def _folder_files(path: Path, problems: list[Skipped]) -> dict[PurePosixPath, Reader]:
     if not path.is_dir():
         raise InputRefusedError(msg("{path} does not exist or cannot be opened.", path=shown_name(path)),
                                 code="not_found")
@@ -127,8 +164,15 @@ def _folder_files(path: Path) -> dict[PurePosixPath, Reader]:
     out: dict[PurePosixPath, Reader] = {}
     for file in [*scan.readable, *(p for p, _ in scan.skipped)]:
         name = PurePosixPath(shown_name(file.relative_to(path)))
+        if name.suffix.lower() == ".zip" and file.is_file():
+            _inner_zip(str(name), file.stat().st_size, _file_bytes(file), out, problems)
+            continue
         out[name] = _file_reader(file)
     return out
+
+
+def _file_bytes(file: Path) -> Callable[[], bytes]:
+    return lambda: read_file(file, MAX_INNER_ZIP, N_("ingest"))
 
 
 def _file_reader(file: Path) -> Reader:

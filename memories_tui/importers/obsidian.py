@@ -16,11 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import frontmatter
-from ..engine.folders import refusal_reason, scan_folder
-from ..engine.sources import MAX_FILE_BYTES, read_file
+from ..engine.folders import TEXT_SUFFIXES, refusal_reason, scan_folder, suffix_of
+from ..engine.sources import MAX_FILE_BYTES, check_utf8_name, read_file
 from ..errors import InputRefusedError
 from ..i18n import N_, msg
-from .common import ImportedNote, Skipped, nfc, shown_name
+from .common import ImportedAsset, ImportedNote, Skipped, nfc, shown_name
+
+MAX_ASSET_BYTES = 64 * 1024 * 1024  # as `asset add` takes
 
 APP = "obsidian"
 _LINK = re.compile(r"!?\[\[([^\]\|#\^\n]+)(?:[#\^][^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]")
@@ -28,13 +30,22 @@ DATE_KEYS = {"created": "source_created", "date": "source_created", "updated": "
              "modified": "source_updated"}
 
 
-def read_obsidian(folder: Path) -> Iterator[ImportedNote | Skipped]:
+def read_obsidian(folder: Path, assets: bool = False) -> Iterator[ImportedNote | ImportedAsset | Skipped]:
+    """`assets`: attachments (images, PDFs, …) become encrypted asset records, else skipped rows."""
     if not folder.is_dir():
         raise InputRefusedError(msg("{path} is not a folder; give the Obsidian vault's folder.",
                                     path=shown_name(folder)), code="unsupported_file")
     scan = scan_folder(folder)
     for path, reason in scan.skipped:
-        yield Skipped(shown_name(path.relative_to(folder)), _attachment(reason))
+        name = shown_name(path.relative_to(folder))
+        if not assets or path.is_symlink() or suffix_of(path.name) in TEXT_SUFFIXES or not path.is_file():
+            yield Skipped(name, _attachment(reason))
+            continue
+        try:
+            check_utf8_name(path)
+            yield ImportedAsset(name, nfc(path.name), read_file(path, MAX_ASSET_BYTES, N_("asset")))
+        except InputRefusedError as exc:
+            yield Skipped(name, refusal_reason(exc, path))
     for path in scan.readable:
         rel = path.relative_to(folder)
         name = shown_name(rel)
@@ -77,7 +88,7 @@ def note_from_text(text: str, rel: Path, path: Path) -> ImportedNote:
                         title=nfc(title) if isinstance(title, str) and title.strip() else stem,
                         body=body, tags=tuple(nfc(t) for t in tags), metadata=meta,
                         link_names=tuple(dict.fromkeys([stem, nfc(rel.with_suffix("").as_posix()), *map(nfc, aliases)])),
-                        links=links,
+                        links=links, file=nfc(rel.as_posix()),
                         warning="front matter not understood; kept in the text" if malformed else "")
 
 

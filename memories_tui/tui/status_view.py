@@ -126,7 +126,7 @@ def _sync(entries: list[Any]) -> list[Section]:
 
 
 def _sources(infos: list[Any]) -> list[Section]:
-    """Each source folder with its cards and files gone (none: no section)."""
+    """Each source folder with its cards, files gone and files pending (none: no section)."""
     rows = []
     for info in infos:
         gone = len(info.gone)
@@ -138,6 +138,9 @@ def _sources(infos: list[Any]) -> list[Section]:
             value += " " + _("(folder missing)")
         if info.skipped:
             value += _n(", {n:,} file skipped", ", {n:,} files skipped", info.skipped).format(n=info.skipped)
+        if info.pending:
+            value += _n(", {n:,} file changed, not synced yet", ", {n:,} files changed, not synced yet",
+                        info.pending).format(n=info.pending)
         value += "; " + (_("last synced {time}").format(time=_when(info.last_sync)) if info.last_sync
                          else _("not synced since the engine started"))
         rows.append(Row(info.source.id, value, warn=bool(gone) or not info.present))

@@ -232,17 +232,6 @@ def test_importing_a_source_folder_is_refused_not_duplicated(engine, tmp_path: P
     assert engine.import_notes(vid, "obsidian", notes, dry_run=True).items  # once removed, it imports
 
 
-def test_source_add_whose_first_sync_fails_says_it_stays_and_how_to_remove_it(tmp_path: Path, vault) -> None:
-    home = tmp_path / "home"
-    (home / "config.toml").write_text("[rag.limits]\nchunks = 1\n", encoding="utf-8")
-    notes = make_folder(tmp_path)
-    added = call_cli(home, "--json", "source", "add", "notes", str(notes))
-    assert added.code != 0 and added.json["error"]["code"] == "limit_exceeded", added.stdout + added.stderr
-    sid = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]["source"]["id"]
-    message = added.json["error"]["message"]
-    assert f"Source {sid} stays registered" in message and f"memories source remove notes {sid}" in message
-
-
 def test_skip_reasons_are_shown_in_the_interface_language(tmp_path: Path, vault) -> None:
     home = tmp_path / "home"
     notes = make_folder(tmp_path)
@@ -253,3 +242,44 @@ def test_skip_reasons_are_shown_in_the_interface_language(tmp_path: Path, vault)
     english = call_cli(home, "--json", "--lang", "zh-Hant", "source", "sync", "notes").json
     reasons = {i["file"]: i["reason"] for i in english["sources"][0]["items"] if i["status"] == "skipped"}
     assert reasons["trip/photo.png"] == "not a text or Markdown file (.png files are not ingested)"  # JSON stays English
+
+
+def test_a_source_added_after_an_import_of_its_folder_adopts_the_cards(engine, tmp_path: Path) -> None:
+    from tests.integration.test_importers import obsidian_vault
+
+    vid = engine.test_vault_id
+    folder = obsidian_vault(tmp_path)
+    imported = {i.note: i for i in engine.import_notes(vid, "obsidian", folder).items if i.status == "created"}
+    other = obsidian_vault(tmp_path / "copy")  # the same names in another folder: not this source's notes
+    engine.import_notes(vid, "obsidian", other)
+    before = len(engine.list_records(vid))
+    engine.add_source(vid, folder)
+    synced = {i.file: i for i in engine.sync_sources(vid)[0].items if i.status != "skipped"}
+    assert set(synced) == set(imported)  # every note of the folder, none of the copy's
+    assert {f: (i.status, i.id) for f, i in synced.items()} == {f: ("updated", i.id) for f, i in imported.items()}
+    assert len(engine.list_records(vid)) == before  # adopted: no second card per note
+    garden = engine.read_record(vid, imported["Projects/Garden.md"].id or "")
+    assert garden.metadata["source_rel"] == "Projects/Garden.md" and "import_key" not in garden.metadata
+    assert garden.metadata["properties"] == {"status": "draft"}  # what the import found is kept
+    assert engine.revisions(vid, garden.id) == [1, 2]
+    assert {i.status for i in engine.sync_sources(vid)[0].items} <= {"unchanged", "skipped"}
+
+
+def test_an_import_recorded_without_its_folder_is_adopted_only_where_the_text_matches(engine, tmp_path: Path) -> None:
+    from memories_tui.vault.records import RecordUpdate
+
+    vid = engine.test_vault_id
+    folder = tmp_path / "Notes"
+    folder.mkdir()
+    (folder / "same.md").write_text("---\ntags: x\n---\nThe same words.\n", encoding="utf-8")
+    (folder / "edited.md").write_text("Words before.\n", encoding="utf-8")
+    report = {i.note: i.id for i in engine.import_notes(vid, "obsidian", folder).items}
+    for rid in report.values():  # as an import made before imports recorded their folder
+        card = engine.read_record(vid, rid or "")
+        meta = {k: v for k, v in card.metadata.items() if k not in ("import_origin", "import_file")}
+        engine._vault(vid).update_many([RecordUpdate(card.id, metadata=meta)])
+    (folder / "edited.md").write_text("Words after.\n", encoding="utf-8")
+    engine.add_source(vid, folder)
+    synced = {i.file: i for i in engine.sync_sources(vid)[0].items}
+    assert (synced["same.md"].status, synced["same.md"].id) == ("updated", report["same.md"])
+    assert synced["edited.md"].status == "created"  # not provably the same note: kept apart, nothing lost
