@@ -283,3 +283,21 @@ def test_an_import_recorded_without_its_folder_is_adopted_only_where_the_text_ma
     synced = {i.file: i for i in engine.sync_sources(vid)[0].items}
     assert (synced["same.md"].status, synced["same.md"].id) == ("updated", report["same.md"])
     assert synced["edited.md"].status == "created"  # not provably the same note: kept apart, nothing lost
+
+
+def test_an_unpacked_notion_export_imported_then_added_as_a_source_keeps_one_card_per_page(engine,
+                                                                                           tmp_path: Path) -> None:
+    import zipfile
+
+    from tests.integration.test_importers import notion_zip
+
+    vid = engine.test_vault_id
+    folder = tmp_path / "Notion"
+    with zipfile.ZipFile(notion_zip(tmp_path)) as z:
+        z.extractall(folder)
+    pages = {i.note: i.id for i in engine.import_notes(vid, "notion", folder).items if i.status == "created"}
+    before = len(engine.list_records(vid))
+    engine.add_source(vid, folder)
+    synced = [i for i in engine.sync_sources(vid)[0].items if i.file.endswith(".md")]
+    assert {i.status for i in synced} == {"updated"} and len(engine.list_records(vid)) == before
+    assert {i.id for i in synced} <= set(pages.values())  # the pages' own cards, taken over
