@@ -126,6 +126,22 @@ class SyncOperations:
         """The vault's change counter: it moves with every local write (and every pull)."""
         return self._unlocked(vault_id).change_counter()
 
+    def unlock_serial(self, vault_id: str) -> int:
+        """A number that differs for each unlock of the vault: the background sync catches up
+        after a lock and unlock even when it never saw the vault locked."""
+        return self._sync_engine()._state.vaults.get(vault_id).serial
+
+    def has_local_changes(self, vault_id: str) -> bool:
+        """Whether a record was written or deleted here since the last sync read the vault (the
+        sync's own writes move the change counter too, but are not changes to push)."""
+        from ..sync.run import load_state
+
+        vault = self._unlocked(vault_id)
+        state = load_state(vault)
+        known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
+        _counter, live, changed = vault.refresh(known)
+        return bool(changed) or any(rid not in live for rid in known)
+
     def background_sync(self, vault_id: str) -> None:
         """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
         kept as the target's last error."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +45,7 @@ class Registry:
     def put(self, entry: TargetEntry) -> None:
         entries = self.entries()
         entries[entry.vault_id] = entry
-        tmp = self.path.with_name(f".sync.json.{os.getpid()}.tmp")
+        tmp = self.path.with_name(f".sync.json.{os.getpid()}.{threading.get_ident()}.tmp")  # two threads may write
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({vid: e.to_json() for vid, e in entries.items()}, fh, indent=1, sort_keys=True)

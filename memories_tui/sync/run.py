@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from ..egress import SentChunk
 from ..errors import CancelledError, SyncError
 from ..i18n import msg
-from ..testhooks import pause_point
+from ..testhooks import hold_point, pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.records import Record
 from ..vault.store import UnlockedVault
@@ -59,6 +59,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     clock = Clock(state.clock, now_ms)
     known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
     _counter, live, changed = vault.refresh(known)
+    hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
     plan = Plan()
     record_local(state, clock, live, changed, plan)
     fresh: dict[str, Record] = {r.id: r for r in changed}
