@@ -92,6 +92,11 @@ def sync_argv(argv: list[str]) -> list[str]:
     return argv
 
 
+def _ADOPTED() -> str:  # noqa: N802 - a sentence, translated when shown
+    return _("The passphrase of vault {vault} was changed on another device: from now on it unlocks here with "
+             "the new passphrase only.")
+
+
 def _progress(ctx: Context) -> Callable[[str], None]:
     return lambda text: ctx.progress(_("sync: {step}").format(step=text))
 
@@ -108,6 +113,8 @@ def cmd_sync_add(ctx: Context) -> Payload:
     if not ctx.json:
         print(_("Vault {name} now syncs with {target}. Run `memories sync {name}` to sync.").format(
             name=clean(info.name), target=clean(entry.url)))
+        if entry.passphrase_adopted:
+            print(_ADOPTED().format(vault=clean(info.name)))
     return entry.to_json()
 
 
@@ -123,6 +130,8 @@ def cmd_sync_now(ctx: Context) -> Payload:
         if report.conflicts:
             print(_("{count} record(s) have conflicting edits kept: `memories memory conflicts {vault}`.").format(
                 count=report.conflicts, vault=vault_id))
+        if report.passphrase_adopted:
+            print(_ADOPTED().format(vault=vault_id))
     return report.to_json()
 
 
@@ -134,6 +143,10 @@ def cmd_sync_status(ctx: Context) -> Payload:
         else:
             ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("LAST ERROR"), _("CONFLICTS")],
                       [[e.vault_id, e.url, e.last_sync or "-", e.last_error or "-", e.conflicts] for e in entries])
+            for e in entries:
+                if e.passphrase_adopted:
+                    print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
+                            "longer unlocks it here.").format(vault=e.vault_id, time=e.passphrase_adopted))
     return {"targets": [e.to_json() for e in entries]}
 
 

@@ -23,6 +23,7 @@ class TargetEntry(Jsonable):
     last_sync: str | None = None
     last_error: str | None = None  # the error code of the last failed sync, None after a good one
     conflicts: int = 0
+    passphrase_adopted: str | None = None  # when a sync took the passphrase another device set
 
 
 class Registry:

@@ -23,6 +23,7 @@ class SyncReport(Jsonable):
     fetched_bytes: int
     written: int  # records this sync wrote or deleted in the vault
     conflicts: int  # records with kept conflicting revisions after it
+    passphrase_adopted: bool = False  # another device changed the passphrase: this vault file now takes the new one
 
 
 @dataclass(frozen=True)
