@@ -132,6 +132,13 @@ def cmd_sync_now(ctx: Context) -> Payload:
                 count=report.conflicts, vault=vault_id))
         if report.passphrase_adopted:
             print(_ADOPTED().format(vault=vault_id))
+        if report.policy_pulled:
+            print(_("Vault policy set on another device now applies here: {keys} (`memories vault policy {vault}`).")
+                  .format(keys=", ".join(report.policy_pulled), vault=vault_id))
+        if report.policy_conflicts:
+            print(_("Vault policy was changed on two devices at once: {keys}; the later change is kept on every "
+                    "device (`memories vault policy {vault}` shows it).").format(
+                keys=", ".join(report.policy_conflicts), vault=vault_id))
     return report.to_json()
 
 

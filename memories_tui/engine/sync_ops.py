@@ -182,6 +182,7 @@ class SyncOperations:
         there, a vault file of the same vault is made here (named `name`, else as it is named
         in the target), then everything is pulled."""
         from ..sync import join
+        from ..sync.policy import seeded
         from ..sync.targets import open_target, spec_from
         from ..vault import crypto
         from ..vault.store import create_vault_file
@@ -216,7 +217,7 @@ class SyncOperations:
         info: VaultInfo = engine._files.resolve(joined.vault_id)
         engine.unlock(info.vault_id, passphrase)
         vault = self._unlocked(info.vault_id)
-        settings = vault.settings()
+        settings = seeded(vault.settings())  # the policy the join record gave, older than any change
         settings[SINCE_KEY] = join.sealed_since(record, vault.keys)  # the passphrase it joined with
         vault.set_settings(settings)
         report = self.sync_now(info.vault_id, progress=progress)

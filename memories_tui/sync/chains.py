@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import CancelledError, SyncError, SyncRolledBackError, SyncTamperedError
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
+from .policy import Change
 from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
 from .state import SyncState
@@ -34,6 +35,7 @@ class Incoming:
     seq: int
     digest: str
     revs: list[tuple[str, Rev, str | None]]
+    policy: list[Change] = field(default_factory=list)  # vault policy changes (policy.py)
 
 
 @dataclass
@@ -126,11 +128,14 @@ def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str
                     and (payload is None) == rev.deleted and (payload is None or isinstance(payload, str))):
                 raise ValueError("inconsistent revision")
             revs.append((item["id"], rev, payload))
+        changes = [Change.from_json(item) for item in value.get("policy", [])]
+        if any(c.device != device for c in changes):
+            raise ValueError("a policy change of another device")
     except (KeyError, TypeError, ValueError):
         raise SyncTamperedError(msg("Bundle {number} of device {device} is malformed.", number=number,
                                     device=device)) from None
     dig = digest(blob)
-    out.bundles.append(Incoming(device, number, dig, revs))
+    out.bundles.append(Incoming(device, number, dig, revs, changes))
     return dig
 
 
