@@ -1,7 +1,10 @@
 """`memories sync …` (add a target, sync now, status, join) and `memories memory conflicts`.
 
 `memories sync VAULT` is `memories sync now VAULT` (rewritten before parsing, see parser.py).
-These verbs work in this process: the resident engine does not serve them yet.
+When the resident engine holds the vault it runs `sync now`, `devices`, `forget`, `memory
+conflicts` and `memory resolve` (no passphrase); `sync status` needs none anyway. `sync add` runs
+here and asks the passphrase: the join record wraps the vault key under it, and no engine keeps
+a passphrase or the vault key itself, only keys derived from it.
 """
 
 from __future__ import annotations
@@ -170,7 +173,7 @@ def cmd_sync_join(ctx: Context) -> Payload:
 
 
 def cmd_sync_devices(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     devices = ctx.engine.sync_devices(vault_id)
     if not ctx.json:
         ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
@@ -179,7 +182,7 @@ def cmd_sync_devices(ctx: Context) -> Payload:
 
 
 def cmd_sync_forget(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     gone = ctx.engine.sync_forget(vault_id, ctx.args.device)
     if not ctx.json:
         print(_("Forgot device {device}; its {count} bundle(s) of changes stay.").format(
@@ -188,7 +191,7 @@ def cmd_sync_forget(ctx: Context) -> Payload:
 
 
 def cmd_memory_conflicts(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     conflicts = ctx.engine.conflicts(vault_id)
     if not ctx.json:
         if not conflicts:
@@ -202,7 +205,7 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
 
 
 def cmd_memory_resolve(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     if ctx.args.keep_both:
         copies = ctx.engine.keep_both(vault_id, ctx.args.id)
         if not ctx.json:
