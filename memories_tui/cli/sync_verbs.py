@@ -39,6 +39,9 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
     p = verb(sync, "now", cmd_sync_now, _("Push this device's changes and pull the others' now (also: "
                                           "`memories sync VAULT`)."), "memories sync notes")
     p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--as-new-device", action="store_true",
+                   help=_("after restoring the vault from a backup: go on under a new device id; the changes made "
+                          "after the backup come back from the target"))
     p = verb(sync, "status", cmd_sync_status, _("Show each vault's sync target and last sync (no passphrase)."),
              "memories sync status --json", unlocks=False)
     p.add_argument("vault", metavar="VAULT_ID", nargs="?")
@@ -123,6 +126,11 @@ def cmd_sync_add(ctx: Context) -> Payload:
 
 def cmd_sync_now(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
+    if ctx.args.as_new_device:
+        device = ctx.engine.sync_new_device(vault_id)
+        if not ctx.json:
+            print(_("This vault now syncs as device {device}; the old device id stays in `memories sync devices` "
+                    "until you forget it.").format(device=device))
     report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
     if not ctx.json:
         print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "

@@ -270,6 +270,9 @@ class RemoteEngine(_Base):
                 progress(data["sync"])
         return self._typed("SyncReport", "sync_now", event, vault=vault_id)
 
+    def sync_new_device(self, vault_id: str) -> str:
+        return str(self._call("sync_new_device", vault=vault_id))
+
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
         return self._list("DeviceInfo", "sync_devices", vault=vault_id)
 

@@ -56,6 +56,7 @@ def source_methods(service: DaemonService) -> dict[str, Method]:
 
     return {
         "vault.sync_now": sync_now,
+        "vault.sync_new_device": lambda a, c: engine.sync_new_device(vault(a)),
         "vault.sync_devices": lambda a, c: _wire(engine.sync_devices(vault(a))),
         "vault.sync_forget": lambda a, c: _wire(engine.sync_forget(vault(a), _str(a, "device"))),
         "vault.conflicts": lambda a, c: _wire(engine.conflicts(vault(a))),

@@ -124,10 +124,27 @@ class SyncOperations:
                 adopted = record is not None and _adopt_passphrase(vault, record)
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
+            if exc.code == "sync_device_behind":
+                raise SyncError(msg(
+                    "The sync target holds changes this device made that vault {name} does not have: it was "
+                    "restored from a backup. Run `memories sync {name} --as-new-device` to go on as a new device; "
+                    "the changes made after the backup come back from the target, nothing is lost.",
+                    name=vault.name), code="sync_device_behind") from None
             raise
         self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts,
                                    passphrase_adopted=_now() if adopted else entry.passphrase_adopted))
         return replace(report, passphrase_adopted=adopted)
+
+    def sync_new_device(self, vault_id: str) -> str:
+        """After a restore from a backup (sync_device_behind): go on under a new device id,
+        reading the old one's chain as another device's (sync/renew.py). The new id."""
+        from ..sync.exclusive import one_sync_at_a_time
+        from ..sync.renew import as_new_device
+
+        vault = self._unlocked(vault_id)
+        target = self._target_of(vault)
+        with one_sync_at_a_time(vault.path):
+            return as_new_device(vault, target)[1]
 
     def has_sync_target(self, vault_id: str) -> bool:
         """Whether this unlocked vault syncs with a target (asked by the background sync)."""

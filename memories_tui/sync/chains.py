@@ -99,8 +99,8 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
             shown=shown, uploaded=uploaded))
     if shown > state.own_seq:
         raise SyncError(msg("The sync target holds more of this device's changes than this vault file knows "
-                            "(was the vault restored from a backup?). Join the target again with `memories sync "
-                            "join` into a fresh home."), code="sync_device_behind")
+                            "(was the vault restored from a backup?). Sync with --as-new-device to go on as a new "
+                            "device; nothing is lost."), code="sync_device_behind")
     if head is not None and head.seq == state.own_seq and head.digest != state.own_digest:
         raise SyncTamperedError(msg("This device's head in the sync target names a bundle this device never "
                                     "wrote. Nothing was changed here."))
