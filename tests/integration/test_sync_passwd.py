@@ -55,26 +55,28 @@ def test_a_passphrase_changed_on_one_device_is_taken_by_the_other_at_its_next_sy
 
 
 def test_an_older_join_record_put_back_or_a_swapped_wrap_is_not_taken(tmp_path: Path) -> None:
+    import json
+
     a, b, folder = _two_devices(tmp_path)
     _passwd(a, tmp_path, PASS, "second passphrase here")
     second = (folder / "key").read_bytes()
     _passwd(a, tmp_path, "second passphrase here", "third passphrase here")
     third = (folder / "key").read_bytes()
-    assert call_cli(b, "--json", "sync", "notes", passphrase=PASS).json["passphrase_adopted"] is True
 
+    # the newest seal over an older wrap: b must not take the second passphrase's wrap
+    swapped = {**json.loads(third), **{k: json.loads(second)[k] for k in ("kdf", "salt", "wrapped")}}
+    (folder / "key").write_bytes(json.dumps(swapped).encode())
+    out = call_cli(b, "--json", "sync", "notes", passphrase=PASS)
+    assert out.code == 0 and out.json["passphrase_adopted"] is False, out.stderr
+    assert _error(b, "second passphrase here") == "wrong_passphrase" and _error(b, PASS) is None
+    c = tmp_path / "c"
+    assert call_cli(c, "sync", "join", str(folder), passphrase="third passphrase here").code != 0
+
+    (folder / "key").write_bytes(third)
+    assert call_cli(b, "--json", "sync", "notes", passphrase=PASS).json["passphrase_adopted"] is True
     (folder / "key").write_bytes(second)  # the target shows an older record (its seal is genuine)
     replayed = call_cli(b, "--json", "sync", "notes", passphrase="third passphrase here")
     assert replayed.code == 0 and replayed.json["passphrase_adopted"] is False, replayed.stderr
-    assert _error(b, "second passphrase here") == "wrong_passphrase"
-
-    import json
-
-    swapped = {**json.loads(third), **{k: json.loads(second)[k] for k in ("kdf", "salt", "wrapped")}}
-    (folder / "key").write_bytes(json.dumps(swapped).encode())  # a newer seal over an older wrap
-    c = tmp_path / "c"
-    assert call_cli(c, "sync", "join", str(folder), passphrase="third passphrase here").code != 0
-    out = call_cli(b, "--json", "sync", "notes", passphrase="third passphrase here")
-    assert out.code == 0 and out.json["passphrase_adopted"] is False, out.stderr
     assert _error(b, "third passphrase here") is None and _error(b, "second passphrase here") == "wrong_passphrase"
 
 
