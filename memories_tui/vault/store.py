@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LockedError, NotFoundError, TamperError
+from ..errors import LockedError, MemoriesError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
@@ -97,7 +97,8 @@ class UnlockedVault:
             with self._read():
                 pass  # verifies the manifest
             if is_adopted(self.header):
-                self._rewrap_adopted(passphrase)
+                with contextlib.suppress(MemoriesError):  # a read-only file opens as it is; rewrapped later
+                    self._rewrap_adopted(passphrase)
         except BaseException:
             if self._keys is not None:
                 self._keys.wipe()
