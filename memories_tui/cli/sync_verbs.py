@@ -1,7 +1,10 @@
 """`memories sync …` (add a target, sync now, status, join) and `memories memory conflicts`.
 
 `memories sync VAULT` is `memories sync now VAULT` (rewritten before parsing, see parser.py).
-These verbs work in this process: the resident engine does not serve them yet.
+When the resident engine holds the vault it runs `sync now`, `devices`, `forget`, `memory
+conflicts` and `memory resolve` (no passphrase); `sync status` needs none anyway. `sync add` runs
+here and asks the passphrase: the join record wraps the vault key under it, and no engine keeps
+a passphrase or the vault key itself, only keys derived from it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
     p = verb(sync, "now", cmd_sync_now, _("Push this device's changes and pull the others' now (also: "
                                           "`memories sync VAULT`)."), "memories sync notes")
     p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("--as-new-device", action="store_true",
+                   help=_("after restoring the vault from a backup: go on under a new device id; the changes made "
+                          "after the backup come back from the target"))
     p = verb(sync, "status", cmd_sync_status, _("Show each vault's sync target and last sync (no passphrase)."),
              "memories sync status --json", unlocks=False)
     p.add_argument("vault", metavar="VAULT_ID", nargs="?")
@@ -92,6 +98,11 @@ def sync_argv(argv: list[str]) -> list[str]:
     return argv
 
 
+def _ADOPTED() -> str:  # noqa: N802 - a sentence, translated when shown
+    return _("The passphrase of vault {vault} was changed on another device: from now on it unlocks here with "
+             "the new passphrase only.")
+
+
 def _progress(ctx: Context) -> Callable[[str], None]:
     return lambda text: ctx.progress(_("sync: {step}").format(step=text))
 
@@ -108,11 +119,18 @@ def cmd_sync_add(ctx: Context) -> Payload:
     if not ctx.json:
         print(_("Vault {name} now syncs with {target}. Run `memories sync {name}` to sync.").format(
             name=clean(info.name), target=clean(entry.url)))
+        if entry.passphrase_adopted:
+            print(_ADOPTED().format(vault=clean(info.name)))
     return entry.to_json()
 
 
 def cmd_sync_now(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
+    if ctx.args.as_new_device:
+        device = ctx.engine.sync_new_device(vault_id)
+        if not ctx.json:
+            print(_("This vault now syncs as device {device}; the old device id stays in `memories sync devices` "
+                    "until you forget it.").format(device=device))
     report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
     if not ctx.json:
         print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "
@@ -123,6 +141,15 @@ def cmd_sync_now(ctx: Context) -> Payload:
         if report.conflicts:
             print(_("{count} record(s) have conflicting edits kept: `memories memory conflicts {vault}`.").format(
                 count=report.conflicts, vault=vault_id))
+        if report.passphrase_adopted:
+            print(_ADOPTED().format(vault=vault_id))
+        if report.policy_pulled:
+            print(_("Vault policy set on another device now applies here: {keys} (`memories vault policy {vault}`).")
+                  .format(keys=", ".join(report.policy_pulled), vault=vault_id))
+        if report.policy_conflicts:
+            print(_("Vault policy was changed on two devices at once: {keys}; the later change is kept on every "
+                    "device (`memories vault policy {vault}` shows it).").format(
+                keys=", ".join(report.policy_conflicts), vault=vault_id))
     return report.to_json()
 
 
@@ -134,6 +161,10 @@ def cmd_sync_status(ctx: Context) -> Payload:
         else:
             ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("LAST ERROR"), _("CONFLICTS")],
                       [[e.vault_id, e.url, e.last_sync or "-", e.last_error or "-", e.conflicts] for e in entries])
+            for e in entries:
+                if e.passphrase_adopted:
+                    print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
+                            "longer unlocks it here.").format(vault=e.vault_id, time=e.passphrase_adopted))
     return {"targets": [e.to_json() for e in entries]}
 
 
@@ -150,7 +181,7 @@ def cmd_sync_join(ctx: Context) -> Payload:
 
 
 def cmd_sync_devices(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     devices = ctx.engine.sync_devices(vault_id)
     if not ctx.json:
         ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
@@ -159,7 +190,7 @@ def cmd_sync_devices(ctx: Context) -> Payload:
 
 
 def cmd_sync_forget(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     gone = ctx.engine.sync_forget(vault_id, ctx.args.device)
     if not ctx.json:
         print(_("Forgot device {device}; its {count} bundle(s) of changes stay.").format(
@@ -168,7 +199,7 @@ def cmd_sync_forget(ctx: Context) -> Payload:
 
 
 def cmd_memory_conflicts(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     conflicts = ctx.engine.conflicts(vault_id)
     if not ctx.json:
         if not conflicts:
@@ -182,7 +213,7 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
 
 
 def cmd_memory_resolve(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault, local=True)
+    vault_id = ctx.unlock(ctx.args.vault)
     if ctx.args.keep_both:
         copies = ctx.engine.keep_both(vault_id, ctx.args.id)
         if not ctx.json:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
         Answer,
         BackupProgress,
         BackupReport,
+        Conflict,
+        DeviceInfo,
         EgressReport,
         EmbedProgress,
         Engine,
@@ -267,6 +269,24 @@ class RemoteEngine(_Base):
             if progress is not None and isinstance(data.get("sync"), str):
                 progress(data["sync"])
         return self._typed("SyncReport", "sync_now", event, vault=vault_id)
+
+    def sync_new_device(self, vault_id: str) -> str:
+        return str(self._call("sync_new_device", vault=vault_id))
+
+    def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
+        return self._list("DeviceInfo", "sync_devices", vault=vault_id)
+
+    def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
+        return self._typed("DeviceInfo", "sync_forget", vault=vault_id, device=device)
+
+    def conflicts(self, vault_id: str) -> list[Conflict]:
+        return self._list("Conflict", "conflicts", vault=vault_id)
+
+    def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
+        return self._typed("Conflict", "resolve_conflict", vault=vault_id, record_id=record_id, keep=keep)
+
+    def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
+        return self._list("Record", "keep_both", vault=vault_id, record_id=record_id)
 
 
 def _ingest_events(progress: Callable[[IngestProgress], None] | None) -> Callable[[dict[str, Any]], None]:

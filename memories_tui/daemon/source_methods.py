@@ -1,6 +1,7 @@
-"""Source folders, imports and `memories sync VAULT` run by the resident engine (the engine's
-source_ops.py and sync_ops.py), so `memories source …`, `memories import …` and `memories sync`
-need no passphrase while the daemon holds the vault. Folder and export paths are opened in the caller's working folder."""
+"""Source folders, imports and the sync verbs run by the resident engine (the engine's
+source_ops.py and sync_ops.py), so `memories source …`, `memories import …`, `memories sync`
+(now, devices, forget) and `memories memory conflicts` / `resolve` need no passphrase while the
+daemon holds the vault. Folder and export paths are opened in the caller's working folder."""
 
 from __future__ import annotations
 
@@ -50,8 +51,17 @@ def source_methods(service: DaemonService) -> dict[str, Method]:
     def sync_now(args: dict[str, Any], call: Call) -> object:
         return _wire(engine.sync_now(vault(args), progress=lambda p: call.progress({"sync": p}), cancel=call.cancel))
 
+    def resolve_conflict(args: dict[str, Any], call: Call) -> object:
+        return _wire(engine.resolve_conflict(vault(args), _str(args, "record_id"), _opt(args, "keep", str)))
+
     return {
         "vault.sync_now": sync_now,
+        "vault.sync_new_device": lambda a, c: engine.sync_new_device(vault(a)),
+        "vault.sync_devices": lambda a, c: _wire(engine.sync_devices(vault(a))),
+        "vault.sync_forget": lambda a, c: _wire(engine.sync_forget(vault(a), _str(a, "device"))),
+        "vault.conflicts": lambda a, c: _wire(engine.conflicts(vault(a))),
+        "vault.resolve_conflict": resolve_conflict,
+        "vault.keep_both": lambda a, c: _wire(engine.keep_both(vault(a), _str(a, "record_id"))),
         "vault.add_source": add_source,
         "vault.list_sources": lambda a, c: _wire(engine.list_sources(vault(a))),
         "vault.remove_source": lambda a, c: _wire(engine.remove_source(vault(a), _str(a, "source"))),

@@ -204,7 +204,7 @@ class VaultContext:
             indexes.get(self.vault_id)  # nothing changed: skip copying every record per query
             return index
         with gc_paused():  # decrypting records and restoring or building the index are bulk allocations
-            return current_index(indexes, self.config.rag.limits, entry, entry.latest_records())
+            return current_index(indexes, self.config.rag.limits, entry, *entry.latest_counted())
 
     def load_embedder(self) -> Embedder:
         """The process's embedding model, unbound; ModelError when none is usable."""

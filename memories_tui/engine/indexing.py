@@ -9,9 +9,10 @@ from ..vault.records import Record
 from .session import OpenVault
 
 
-def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records: dict[str, Record]) -> VaultIndex:
+def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records: dict[str, Record],
+                  counter: int) -> VaultIndex:
     """The vault's index, restored from its encrypted snapshot or built, then synced with
-    `records` (only changed records are re-segmented)."""
+    `records`, which are from change counter `counter` (only changed records are re-segmented)."""
     vault = entry.vault
     vault_id = vault.vault_id
     tag = vault.policy_tag()
@@ -28,7 +29,6 @@ def current_index(indexes: IndexCache, limits: Limits, entry: OpenVault, records
         indexes.put(index)
     else:
         indexes.get(vault_id)  # mark as most recently used
-    counter = entry.counter
     if index.synced_counter != counter:  # skip the O(records) diff when nothing changed
         try:
             index.sync(records.values())

@@ -6,6 +6,7 @@ the records. The cache is refreshed when any process changed the vault (change c
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,9 @@ if TYPE_CHECKING:  # the vault store (cryptography, SQLite writes) loads at the 
     from ..vault.store import UnlockedVault
 
 
+_SERIALS = itertools.count(1)
+
+
 @dataclass
 class OpenVault:
     vault: UnlockedVault
@@ -28,6 +32,7 @@ class OpenVault:
     counter: int = -1  # the vault's change counter when `latest` was last refreshed
     lock: threading.RLock = field(default_factory=threading.RLock)
     read_at: dict[str, float] = field(default_factory=dict)  # record id -> when read in this session
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # tells one unlock of a vault from the next
 
     def note_read(self, record_id: str) -> None:
         with self.lock:
@@ -51,6 +56,12 @@ class OpenVault:
 
     def latest_records(self) -> dict[str, Record]:
         """Latest revision of every record, refreshed when any process changed the vault."""
+        return self.latest_counted()[0]
+
+    def latest_counted(self) -> tuple[dict[str, Record], int]:
+        """`latest_records` with the change counter they are from, read together: an index built
+        from them is marked with that counter, never with a later one another thread (a pull
+        committed meanwhile) moved it to, which would leave the pulled records out of search."""
         with self.lock:
             if self.vault.change_counter() != self.counter:
                 known = {rid: r.revision for rid, r in self.latest.items()}
@@ -60,7 +71,7 @@ class OpenVault:
                 for record in changed:
                     self.latest[record.id] = record
                 self.counter = counter
-            return dict(self.latest)
+            return dict(self.latest), self.counter
 
 
 def _epoch(stamp: str) -> float:

@@ -17,6 +17,7 @@ from ..sync.registry import Registry, TargetEntry
 from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
 
 if TYPE_CHECKING:
+    from ..sync.join import JoinRecord
     from ..sync.targets import Target, TargetSpec
     from ..sync.types import SyncReport
     from ..vault.records import Record
@@ -63,8 +64,12 @@ class SyncOperations:
             raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
                                 name=vault.name, target=known.url), code="sync_target_exists")
         target = self._open_target(spec, vault)
-        join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
-        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url)
+        record = join.check_same_vault(target, vault.vault_id)
+        adopted = record is not None and _adopt_passphrase(vault, record)
+        if not adopted:  # a newer passphrase set on another device is taken, never overwritten
+            join.publish(target, vault.header, passphrase, vault.keys,
+                         bool(vault.settings().get("device_only", False)), _since(vault))
+        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=_now() if adopted else None)
         self._registry.put(entry)
         return entry
 
@@ -82,8 +87,12 @@ class SyncOperations:
             return
         vault = UnlockedVault(info.path, passphrase, watcher=engine.anchors.watch())
         try:
+            settings = vault.settings()
+            settings[SINCE_KEY] = max(int(time.time() * 1000), _since(vault) + 1)
+            vault.set_settings(settings)  # the passphrase set now is newer than any the target holds
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
-            join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
+            join.publish(target, vault.header, passphrase, vault.keys, bool(settings.get("device_only", False)),
+                         settings[SINCE_KEY])
         except MemoriesError as exc:
             raise SyncError(msg(
                 "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
@@ -109,14 +118,33 @@ class SyncOperations:
                                  "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
         try:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
-            join.check_same_vault(target, vault.vault_id)
+            record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
                 report = run_sync(vault, target, progress=progress, cancel=cancel)
+                adopted = record is not None and _adopt_passphrase(vault, record)
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
+            if exc.code == "sync_device_behind":
+                raise SyncError(msg(
+                    "The sync target holds changes this device made that vault {name} does not have: it was "
+                    "restored from a backup. Run `memories sync {name} --as-new-device` to go on as a new device; "
+                    "the changes made after the backup come back from the target, nothing is lost.",
+                    name=vault.name), code="sync_device_behind") from None
             raise
-        self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts))
-        return report
+        self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts,
+                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted))
+        return replace(report, passphrase_adopted=adopted)
+
+    def sync_new_device(self, vault_id: str) -> str:
+        """After a restore from a backup (sync_device_behind): go on under a new device id,
+        reading the old one's chain as another device's (sync/renew.py). The new id."""
+        from ..sync.exclusive import one_sync_at_a_time
+        from ..sync.renew import as_new_device
+
+        vault = self._unlocked(vault_id)
+        target = self._target_of(vault)
+        with one_sync_at_a_time(vault.path):
+            return as_new_device(vault, target)[1]
 
     def has_sync_target(self, vault_id: str) -> bool:
         """Whether this unlocked vault syncs with a target (asked by the background sync)."""
@@ -125,6 +153,22 @@ class SyncOperations:
     def local_change_mark(self, vault_id: str) -> int:
         """The vault's change counter: it moves with every local write (and every pull)."""
         return self._unlocked(vault_id).change_counter()
+
+    def unlock_serial(self, vault_id: str) -> int:
+        """A number that differs for each unlock of the vault: the background sync catches up
+        after a lock and unlock even when it never saw the vault locked."""
+        return self._sync_engine()._state.vaults.get(vault_id).serial
+
+    def has_local_changes(self, vault_id: str) -> bool:
+        """Whether a record was written or deleted here since the last sync read the vault (the
+        sync's own writes move the change counter too, but are not changes to push)."""
+        from ..sync.run import load_state
+
+        vault = self._unlocked(vault_id)
+        state = load_state(vault)
+        known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
+        _counter, live, changed = vault.refresh(known)
+        return bool(changed) or any(rid not in live for rid in known)
 
     def background_sync(self, vault_id: str) -> None:
         """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
@@ -155,6 +199,7 @@ class SyncOperations:
         there, a vault file of the same vault is made here (named `name`, else as it is named
         in the target), then everything is pulled."""
         from ..sync import join
+        from ..sync.policy import seeded
         from ..sync.targets import open_target, spec_from
         from ..vault import crypto
         from ..vault.store import create_vault_file
@@ -188,6 +233,10 @@ class SyncOperations:
         self._registry.put(TargetEntry(joined.vault_id, spec.url, spec.endpoint_url))
         info: VaultInfo = engine._files.resolve(joined.vault_id)
         engine.unlock(info.vault_id, passphrase)
+        vault = self._unlocked(info.vault_id)
+        settings = seeded(vault.settings())  # the policy the join record gave, older than any change
+        settings[SINCE_KEY] = join.sealed_since(record, vault.keys)  # the passphrase it joined with
+        vault.set_settings(settings)
         report = self.sync_now(info.vault_id, progress=progress)
         return JoinReport(info.vault_id, name, final, report)
 
@@ -340,6 +389,29 @@ class SyncOperations:
                 revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body")))
             out.append(Conflict(record_id, winner_title, revisions))
         return out
+
+
+SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only
+
+
+def _since(vault: UnlockedVault) -> int:
+    stamp = vault.settings().get(SINCE_KEY, 0)
+    return stamp if type(stamp) is int else 0
+
+
+def _adopt_passphrase(vault: UnlockedVault, record: JoinRecord) -> bool:
+    """Take the wrap another device put in the target after `vault passwd` (join.adoptable says
+    when); this vault file then unlocks with that passphrase only. Whether it was taken."""
+    from ..sync import join
+
+    stamp = join.adoptable(record, vault.keys, vault.header, _since(vault))
+    if stamp is None:
+        return False
+    vault.adopt_wrap(record.kdf, record.salt, record.wrapped)
+    settings = vault.settings()
+    settings[SINCE_KEY] = stamp
+    vault.set_settings(settings)
+    return True
 
 
 def _now() -> str:

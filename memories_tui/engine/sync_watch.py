@@ -4,10 +4,13 @@ One thread looks every second at the vaults unlocked now that have a sync target
 synced when `[sync] every_minutes` have passed since its last background sync (on the engine's
 clock, which tests move), and a few seconds after a local change (its change counter moved
 since the last sync and then stayed still for QUIET_SECONDS, so a burst of edits is one sync).
-A vault just unlocked is synced at once, which catches up what the other devices did. Nothing
-runs for a locked vault: its keys and target are only known while it is unlocked. A failure is
-logged by its error code (never a title or a file name) and kept as the target's last error,
-which `memories sync status` shows; the thread carries on.
+The counter is read before a sync starts, so an edit made while one runs is synced right after
+it; the sync's own writes move the counter too, and are told apart by asking whether any record
+changed since the sync read the vault. A vault just unlocked (each unlock has its own serial) is
+synced at once, which catches up what the other devices did. Nothing runs for a locked vault:
+its keys and target are only known while it is unlocked. A failure is logged by its error code
+(never a title or a file name) and kept as the target's last error, which `memories sync status`
+shows; the thread carries on and tries again after RETRY_SECONDS, doubling up to `every_minutes`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..testhooks import now
 log = logging.getLogger("memories.daemon")
 POLL_SECONDS = 1.0
 QUIET_SECONDS = 2.0  # a change is synced once this long passes without another
+RETRY_SECONDS = 60.0  # after a failed sync (a sync tool still copying, a target away for a moment)
 
 
 class SyncedEngine(Protocol):
@@ -35,15 +39,21 @@ class SyncedEngine(Protocol):
 
     def local_change_mark(self, vault_id: str) -> int: ...
 
+    def unlock_serial(self, vault_id: str) -> int: ...
+
+    def has_local_changes(self, vault_id: str) -> bool: ...
+
     def background_sync(self, vault_id: str) -> None: ...
 
 
 @dataclass
 class _Seen:
     synced_at: float  # the engine clock at the last background sync
-    mark: int  # the vault's change counter right after it
+    mark: int  # the vault's change counter when it started (or when found to hold no local change)
+    serial: int  # which unlock of the vault it was
     pending: int = -1  # the counter last seen changed since, and when (monotonic)
     moved_at: float = 0.0
+    failures: int = 0  # failed syncs in a row: the next try comes sooner than `every_minutes`
 
 
 @dataclass
@@ -83,9 +93,12 @@ class SyncScheduler:
     def due(self, vault_id: str) -> bool:
         """Whether this unlocked vault should sync now (see the module's docstring)."""
         seen = self._seen.get(vault_id)
-        if seen is None:
+        if seen is None or seen.serial != self.engine.unlock_serial(vault_id):
             return True  # just unlocked (or first seen): catch up at once
-        if now() - seen.synced_at >= self.every_seconds:
+        wait = self.every_seconds
+        if seen.failures:
+            wait = min(wait, RETRY_SECONDS * 2 ** (seen.failures - 1))
+        if now() - seen.synced_at >= wait:
             return True
         mark = self.engine.local_change_mark(vault_id)
         if mark == seen.mark:
@@ -93,7 +106,12 @@ class SyncScheduler:
         if mark != seen.pending:  # changed since the last look: wait for it to settle
             seen.pending, seen.moved_at = mark, time.monotonic()
             return False
-        return time.monotonic() - seen.moved_at >= QUIET_SECONDS
+        if time.monotonic() - seen.moved_at < QUIET_SECONDS:
+            return False
+        if self.engine.has_local_changes(vault_id):
+            return True
+        seen.mark = mark  # only the sync's own writes (or a pull by another process) moved it
+        return False
 
     def tick(self) -> None:
         """One pass over the vaults unlocked now; a locked vault is forgotten, so unlocking it
@@ -115,24 +133,26 @@ class SyncScheduler:
     def _sync(self, vault_id: str) -> None:
         started = time.monotonic()
         try:
+            serial = self.engine.unlock_serial(vault_id)
+            mark = self.engine.local_change_mark(vault_id)  # before: an edit made during the sync is not counted
+        except MemoriesError:
+            self._seen.pop(vault_id, None)  # locked this moment
+            return
+        previous = self._seen.get(vault_id)
+        failures = previous.failures if previous is not None and previous.serial == serial else 0
+        try:
             self.engine.background_sync(vault_id)
-            mark = self.engine.local_change_mark(vault_id)
         except MemoriesError as exc:
             self.state.errors[vault_id] = exc.code
             log.info("sync: background sync of %s failed: %s", vault_id, exc.code)
-            mark = -1
+            failures += 1
         except Exception as exc:  # noqa: BLE001 - the thread outlives any one failure
             self.state.errors[vault_id] = type(exc).__name__
             log.warning("sync: background sync of %s failed: %s", vault_id, type(exc).__name__)
-            mark = -1
+            failures += 1
         else:
             self.state.errors.pop(vault_id, None)
             self.state.syncs += 1
+            failures = 0
             log.info("sync: background sync of %s in %.2f s", vault_id, time.monotonic() - started)
-        if mark == -1:
-            try:
-                mark = self.engine.local_change_mark(vault_id)
-            except MemoriesError:
-                self._seen.pop(vault_id, None)
-                return
-        self._seen[vault_id] = _Seen(now(), mark)
+        self._seen[vault_id] = _Seen(now(), mark, serial, failures=failures)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import CancelledError, SyncError, SyncRolledBackError, SyncTamperedError
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
+from .policy import Change
 from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
 from .state import SyncState
@@ -34,6 +35,7 @@ class Incoming:
     seq: int
     digest: str
     revs: list[tuple[str, Rev, str | None]]
+    policy: list[Change] = field(default_factory=list)  # vault policy changes (policy.py)
 
 
 @dataclass
@@ -97,8 +99,8 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
             shown=shown, uploaded=uploaded))
     if shown > state.own_seq:
         raise SyncError(msg("The sync target holds more of this device's changes than this vault file knows "
-                            "(was the vault restored from a backup?). Join the target again with `memories sync "
-                            "join` into a fresh home."), code="sync_device_behind")
+                            "(was the vault restored from a backup?). Sync with --as-new-device to go on as a new "
+                            "device; nothing is lost."), code="sync_device_behind")
     if head is not None and head.seq == state.own_seq and head.digest != state.own_digest:
         raise SyncTamperedError(msg("This device's head in the sync target names a bundle this device never "
                                     "wrote. Nothing was changed here."))
@@ -126,11 +128,14 @@ def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str
                     and (payload is None) == rev.deleted and (payload is None or isinstance(payload, str))):
                 raise ValueError("inconsistent revision")
             revs.append((item["id"], rev, payload))
+        changes = [Change.from_json(item) for item in value.get("policy", [])]
+        if any(c.device != device for c in changes):
+            raise ValueError("a policy change of another device")
     except (KeyError, TypeError, ValueError):
         raise SyncTamperedError(msg("Bundle {number} of device {device} is malformed.", number=number,
                                     device=device)) from None
     dig = digest(blob)
-    out.bundles.append(Incoming(device, number, dig, revs))
+    out.bundles.append(Incoming(device, number, dig, revs, changes))
     return dig
 
 

@@ -4,11 +4,17 @@ It lies in the target as `key`: the vault id, the KDF parameters and salt of the
 and the vault key wrapped under the passphrase-derived key (as the vault header wraps it), plus
 the vault's name and device-only flag sealed under a subkey of the vault key. The name is not
 readable without the passphrase.
+
+The sealed part also names a digest of the wrap and when its passphrase was set (`since`, in
+milliseconds): only a device holding the vault key can write it, so after `vault passwd` on one
+device the others adopt the new wrap at their next sync (`adoptable`), and only a newer one
+than their own — an old record put back by the target is not taken.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import dataclass
 
@@ -17,7 +23,7 @@ from ..i18n import msg
 from ..vault import crypto
 from ..vault.format import KdfParams
 from ..vault.header import Header
-from ..vault.keys import VaultKeys
+from ..vault.keys import VaultKeys, join_wrap_ad, unwrap_header_key
 from .sealing import JOIN_NAME, join_ad, seal, unseal
 from .targets import Target
 
@@ -50,8 +56,10 @@ class JoinRecord:
                                         "target.")) from None
 
     def wrap_ad(self) -> bytes:
-        return crypto.length_prefixed("sync-join-wrap/v1", self.vault_id, json.dumps(self.kdf.to_dict(),
-                                      sort_keys=True), self.salt)
+        return join_wrap_ad(self.vault_id, self.kdf, self.salt)
+
+    def wrap_digest(self) -> str:
+        return hashlib.sha256(crypto.length_prefixed(self.wrap_ad(), self.wrapped)).hexdigest()
 
 
 def _b64(data: bytes) -> str:
@@ -71,16 +79,17 @@ def check_same_vault(target: Target, vault_id: str) -> JoinRecord | None:
     return record
 
 
-def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, device_only: bool) -> bool:
+def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, device_only: bool,
+            since: int = 0) -> bool:
     """Put the join record in the target unless the one there already wraps the key under this
     device's passphrase (same salt and KDF); whether it was put. After `vault passwd` the salt
-    differs, so the record follows the new passphrase."""
+    differs, so the record follows the new passphrase (set at `since`)."""
     existing = check_same_vault(target, header.vault_id)
     if existing is not None and (existing.salt, existing.kdf) == (header.salt, header.kdf):
         return False
     kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
     try:
-        vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
+        vault_key = unwrap_header_key(kek, header)
         try:
             draft = JoinRecord(header.vault_id, header.kdf, header.salt, b"", b"")
             wrapped = crypto.wrap_key(kek, vault_key, draft.wrap_ad())
@@ -88,8 +97,9 @@ def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, de
             crypto.zero(vault_key)
     finally:
         crypto.zero(kek)
-    sealed = seal(keys.sync_aead("join"), {"name": header.name, "device_only": device_only},
-                  join_ad(header.vault_id))
+    draft = JoinRecord(header.vault_id, header.kdf, header.salt, wrapped, b"")
+    sealed = seal(keys.sync_aead("join"), {"name": header.name, "device_only": device_only,
+                                           "wrap": draft.wrap_digest(), "since": since}, join_ad(header.vault_id))
     record = JoinRecord(header.vault_id, header.kdf, header.salt, wrapped, sealed)
     target.put(JOIN_NAME, record.to_bytes())
     return True
@@ -121,3 +131,23 @@ def open_record(record: JoinRecord, passphrase: str) -> Joined:
         crypto.zero(vault_key)
         raise SyncTamperedError(msg("The sync target's join record is malformed."))
     return Joined(record.vault_id, value["name"], value["device_only"], vault_key)
+
+
+def adoptable(record: JoinRecord, keys: VaultKeys, header: Header, since: int) -> int | None:
+    """When the record's passphrase was set, if this device should take its wrap: another
+    passphrase than this header's, sealed by a holder of the vault key together with the digest
+    of this very wrap, and set later than `since` (when this device's passphrase was). Else None."""
+    if (record.salt, record.kdf) == (header.salt, header.kdf) or record.vault_id != header.vault_id:
+        return None
+    value = unseal(keys.sync_aead("join"), record.sealed, join_ad(record.vault_id), "The join record")
+    if not isinstance(value, dict) or value.get("wrap") != record.wrap_digest():
+        return None  # written before wraps were sealed, or the wrap was swapped: never adopted
+    stamp = value.get("since")
+    return stamp if type(stamp) is int and stamp > since else None
+
+
+def sealed_since(record: JoinRecord, keys: VaultKeys) -> int:
+    """When the record's passphrase was set (0 for a record written before that was sealed)."""
+    value = unseal(keys.sync_aead("join"), record.sealed, join_ad(record.vault_id), "The join record")
+    stamp = value.get("since") if isinstance(value, dict) and value.get("wrap") == record.wrap_digest() else 0
+    return stamp if type(stamp) is int else 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ class TargetEntry(Jsonable):
     last_sync: str | None = None
     last_error: str | None = None  # the error code of the last failed sync, None after a good one
     conflicts: int = 0
+    passphrase_adopted: str | None = None  # when a sync took the passphrase another device set
 
 
 class Registry:
@@ -44,7 +46,7 @@ class Registry:
     def put(self, entry: TargetEntry) -> None:
         entries = self.entries()
         entries[entry.vault_id] = entry
-        tmp = self.path.with_name(f".sync.json.{os.getpid()}.tmp")
+        tmp = self.path.with_name(f".sync.json.{os.getpid()}.{threading.get_ident()}.tmp")  # two threads may write
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({vid: e.to_json() for vid, e in entries.items()}, fh, indent=1, sort_keys=True)

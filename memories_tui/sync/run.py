@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from ..egress import SentChunk
 from ..errors import CancelledError, SyncError
 from ..i18n import msg
-from ..testhooks import pause_point
+from ..testhooks import hold_point, pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.records import Record
 from ..vault.store import UnlockedVault
 from ..vault.sync_rows import SyncedChange
+from . import policy
 from .chains import entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
@@ -59,16 +60,21 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     clock = Clock(state.clock, now_ms)
     known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
     _counter, live, changed = vault.refresh(known)
+    hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
     plan = Plan()
     record_local(state, clock, live, changed, plan)
     fresh: dict[str, Record] = {r.id: r for r in changed}
     merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan, vault.read)
+    settings = vault.settings()
+    rules = policy.merge(settings, clock, state.device, [c for bundle in pulled.bundles for c in bundle.policy])
     for bundle in pulled.bundles:
         state.seen[bundle.device] = (bundle.seq, bundle.digest)
-    for part in _parts(plan.outgoing):
+    for number, part in enumerate(list(_parts(plan.outgoing)) or ([[]] if rules.outgoing else [])):
         seq = state.own_seq + 1
-        blob = seal(keys.sync_aead("bundle"), {"prev": state.own_digest, "revs": [entry(*item) for item in part]},
-                    bundle_ad(keys.vault_id, state.device, seq))
+        body: dict[str, object] = {"prev": state.own_digest, "revs": [entry(*item) for item in part]}
+        if number == 0 and rules.outgoing:
+            body["policy"] = [change.to_json() for change in rules.outgoing]
+        blob = seal(keys.sync_aead("bundle"), body, bundle_ad(keys.vault_id, state.device, seq))
         state.own_seq, state.own_digest, state.outbox[seq] = seq, digest(blob), blob
     state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
     state.clock = clock.last
@@ -77,12 +83,17 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
     stored, base = state.commit_form()
+    if rules.settings != settings:  # pulled policy first: a sync that then fails pulls it again, the same
+        vault.set_settings(rules.settings)
     vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base))
+    if rules.outgoing:  # in the committed bundle now: what this device knows as the last change
+        vault.set_settings(policy.recorded(vault.settings(), rules.outgoing))
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
                       objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
-                      len(state.kept))
+                      len(state.kept), policy_pulled=sorted(set(rules.pulled)),
+                      policy_conflicts=sorted(set(rules.concurrent)))
 
 
 def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[str, Rev, str | None]]]:

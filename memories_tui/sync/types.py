@@ -23,6 +23,9 @@ class SyncReport(Jsonable):
     fetched_bytes: int
     written: int  # records this sync wrote or deleted in the vault
     conflicts: int  # records with kept conflicting revisions after it
+    passphrase_adopted: bool = False  # another device changed the passphrase: this vault file now takes the new one
+    policy_pulled: list[str] = field(default_factory=list)  # vault policy another device changed (device_only)
+    policy_conflicts: list[str] = field(default_factory=list)  # policy changed on two devices at once (one won)
 
 
 @dataclass(frozen=True)

@@ -102,10 +102,34 @@ def open_keys(header: Header, passphrase: str) -> VaultKeys:
     disable_core_dumps()
     kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
     try:
-        vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
+        vault_key = unwrap_header_key(kek, header)
     finally:
         crypto.zero(kek)
     try:
         return VaultKeys(vault_key, header.vault_id)
     finally:
         crypto.zero(vault_key)
+
+
+ADOPTED = b"\x01"  # marks a header key taken as it came from a sync target's join record
+
+
+def join_wrap_ad(vault_id: str, kdf: crypto.KdfParams, salt: bytes) -> bytes:
+    """What binds the vault key wrapped in a sync target's join record: the vault and the KDF
+    (no device's name: every device adopts the same wrap after `vault passwd` elsewhere)."""
+    import json
+
+    return crypto.length_prefixed("sync-join-wrap/v1", vault_id, json.dumps(kdf.to_dict(), sort_keys=True), salt)
+
+
+def is_adopted(header: Header) -> bool:
+    """Whether the header's key is a join record's wrap (until the next unlock re-wraps it)."""
+    return header.wrapped_key[:1] == ADOPTED and len(header.wrapped_key) == crypto.NONCE_BYTES + crypto.KEY_BYTES + 17
+
+
+def unwrap_header_key(kek: bytearray, header: Header) -> bytearray:
+    """The vault key of `header` (WrongPassphraseError when `kek` does not unwrap it): wrapped
+    with the header's own associated data, or adopted from a join record (`is_adopted`)."""
+    if is_adopted(header):
+        return crypto.unwrap_key(kek, header.wrapped_key[1:], join_wrap_ad(header.vault_id, header.kdf, header.salt))
+    return crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())

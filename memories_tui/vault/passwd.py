@@ -8,6 +8,7 @@ import os
 
 from . import crypto
 from .header import Header
+from .keys import unwrap_header_key
 
 
 def rewrapped(header: Header, old: str, new: str) -> Header:
@@ -17,7 +18,7 @@ def rewrapped(header: Header, old: str, new: str) -> Header:
     crypto.check_unlockable(header.kdf)
     kek = crypto.derive_kek(old, header.salt, header.kdf)
     try:
-        vault_key = crypto.unwrap_key(kek, header.wrapped_key, header.associated_data())
+        vault_key = unwrap_header_key(kek, header)
     finally:
         crypto.zero(kek)
     current = crypto.creation_params()
@@ -34,3 +35,18 @@ def rewrapped(header: Header, old: str, new: str) -> Header:
     finally:
         crypto.zero(vault_key)
     return Header(**{**fresh.__dict__, "wrapped_key": wrapped})
+
+
+def own_form(header: Header, passphrase: str) -> Header:
+    """`header` with a key adopted from a sync target's join record wrapped again with the
+    header's own associated data (same passphrase, salt and KDF), which binds its name again."""
+    kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
+    try:
+        vault_key = unwrap_header_key(kek, header)
+        try:
+            wrapped = crypto.wrap_key(kek, vault_key, header.associated_data())
+        finally:
+            crypto.zero(vault_key)
+    finally:
+        crypto.zero(kek)
+    return Header(**{**header.__dict__, "wrapped_key": wrapped})

@@ -23,11 +23,11 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LockedError, NotFoundError, TamperError
+from ..errors import LockedError, MemoriesError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
@@ -57,8 +57,8 @@ from .integrity import (
     put_blob,
     record_ad,
 )
-from .keys import VaultKeys, open_keys
-from .passwd import rewrapped
+from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
+from .passwd import own_form, rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
 from .sync_rows import SyncedChange, apply_rows, read_state
 
@@ -96,6 +96,9 @@ class UnlockedVault:
             self._keys = open_keys(self.header, passphrase)
             with self._read():
                 pass  # verifies the manifest
+            if is_adopted(self.header):
+                with contextlib.suppress(MemoriesError):  # a read-only file opens as it is; rewrapped later
+                    self._rewrap_adopted(passphrase)
         except BaseException:
             if self._keys is not None:
                 self._keys.wipe()
@@ -392,11 +395,24 @@ class UnlockedVault:
     def change_passphrase(self, old: str, new: str) -> None:
         """Re-wrap the vault key under a new passphrase (passwd.py); records are untouched."""
         crypto.zero(crypto.normalize_passphrase(new))
+        self._write_header(lambda current: rewrapped(current, old, new))
+
+    def adopt_wrap(self, kdf: crypto.KdfParams, salt: bytes, wrapped: bytes) -> None:
+        """Take the vault key as another device wrapped it after changing the passphrase (a
+        sync target's join record, already authenticated by the caller): from now on only that
+        passphrase unlocks this file. The next unlock re-wraps it in this header's own form."""
+        self._write_header(lambda current: Header(**{**current.__dict__, "kdf": kdf, "salt": salt,
+                                                     "wrapped_key": ADOPTED + wrapped}))
+
+    def _rewrap_adopted(self, passphrase: str) -> None:
+        self._write_header(lambda current: own_form(current, passphrase))
+
+    def _write_header(self, change: Callable[[Header], Header]) -> None:
         with self._lock, sqlite_errors(self.path):
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                fresh = rewrapped(header_from(conn, self.path), old, new)
+                fresh = change(header_from(conn, self.path))
                 conn.execute("UPDATE header SET kdf = ?, salt = ?, wrapped_key = ?, checksum = ?",
                              (json.dumps(fresh.kdf.to_dict(), sort_keys=True), fresh.salt, fresh.wrapped_key,
                               fresh.checksum()))

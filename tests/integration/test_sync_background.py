@@ -18,8 +18,10 @@ def _found(home: Path, words: str) -> list[str]:
     return [r["title"] for r in out.json.get("results", [])] if out.code == 0 else []
 
 
-def _objects(folder: Path) -> int:
-    return sum(1 for p in folder.rglob("*") if p.is_file())
+def _heads(folder: Path) -> dict[str, bytes]:
+    """Every device's head as the target holds it: a device has pushed once its head changed
+    (its bundles come first, each under a temporary name until it is complete, the head last)."""
+    return {p.parent.name: p.read_bytes() for p in folder.glob("d/*/head")}
 
 
 def _status(home: Path) -> dict:
@@ -44,12 +46,12 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
                    what="the sync at unlock")
         served = call_cli(a, "--json", "sync", "notes", passphrase=None)  # the daemon runs it: no passphrase
         assert served.code == 0 and served.json["vault_id"] == _status(a)["vault_id"], served.stderr
-        pushed = _objects(folder)
+        pushed = _heads(folder)
         added = call_cli(a, "--json", "memory", "add", "notes", "--title", "Quince jam",
                          "--text", "Simmer the quinces with lemon peel.", passphrase=None)
         assert added.code == 0, added.stderr
         # A pushes seconds after the change (no clock move needed); B pulls at its next scheduled sync.
-        wait_until(lambda: _objects(folder) > pushed, what="A's push after the change")
+        wait_until(lambda: _heads(folder) != pushed, what="A's push after the change")
         def reached_b() -> bool:
             clock.advance(15 * 60)
             return _found(b, "quinces lemon") == ["Quince jam"]
@@ -57,10 +59,10 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
         wait_until(reached_b, what="the note in B's search")
 
         assert call_cli(b, "--json", "lock", "notes", passphrase=None).code == 0
-        before, pushed = _status(b)["last_sync"], _objects(folder)
+        before, pushed = _status(b)["last_sync"], _heads(folder)
         assert call_cli(a, "--json", "memory", "add", "notes", "--title", "Medlar tart",
                         "--text", "Bletted medlars with cream.", passphrase=None).code == 0
-        wait_until(lambda: _objects(folder) > pushed, what="A's push of the second note")
+        wait_until(lambda: _heads(folder) != pushed, what="A's push of the second note")
         assert _status(b)["last_sync"] == before  # nothing synced while B was locked
         assert unlock(b, "notes", env=clock.env).code == 0  # unlocking catches up at once, before its schedule
         wait_until(lambda: _found(b, "bletted medlars") == ["Medlar tart"], what="the catch-up at unlock")
@@ -70,3 +72,31 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
         wait_until(lambda: _status(a)["last_error"] is not None, what="the failed sync's error")
         log = (a / "daemon" / "daemon.log").read_text(encoding="utf-8")
         assert "Medlar" not in log and "Quince" not in log and str(folder) not in log
+
+
+def test_an_edit_made_while_a_background_sync_runs_is_pushed_right_after_it(tmp_path: Path) -> None:
+    """The sync at unlock is held after it read the vault; a note added then is not in that
+    sync, and goes out seconds after it (the clock never moves, so not by the schedule)."""
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    assert call_cli(a, "vault", "create", "notes").code == 0
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    (a / "config.toml").write_text(CONFIG, encoding="utf-8")
+    clock = Clock(tmp_path / "clock")
+    clock.catch_up()
+    held = tmp_path / "held"
+    env = {**clock.env, "MEMORIES_TEST_HOLD_AT": f"sync-after-read:{held}"}
+    with daemon(a, env=env):
+        pushed = _heads(folder)
+        assert unlock(a, "notes", env=env).code == 0
+        wait_until(held.exists, what="the sync at unlock to read the vault")
+        added = call_cli(a, "--json", "memory", "add", "notes", "--title", "Sloe gin",
+                         "--text", "Prick the sloes and cover them with gin.", passphrase=None)
+        assert added.code == 0, added.stderr
+        held.unlink()  # the held sync commits and ends without the note
+        wait_until(lambda: _heads(folder) != pushed, what="A's push of the note added during its sync")
+    assert call_cli(b, "sync", "notes").code == 0
+    found = call_cli(b, "--json", "memory", "search", "notes", "sloes gin")  # no daemon on B: the passphrase
+    assert [r["title"] for r in found.json["results"]] == ["Sloe gin"], found.stderr
