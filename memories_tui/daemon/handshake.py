@@ -22,7 +22,7 @@ from .protocol import DaemonConnectionError
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = "daemon_version_mismatch"
-API_FINGERPRINT = "407310e5488f2c9e"  # served_fingerprint() of this build; a test keeps it current
+API_FINGERPRINT = "aae11192cfa3f873"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({"hello", "stop"})  # answered whatever the client's build: how a restart begins
 
 
