@@ -17,8 +17,8 @@ import pytest
 from memories_tui import errors
 from tests.helpers.cli import call_cli
 from tests.helpers.daemon import stop, unlock
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 SAMPLES = Path(__file__).resolve().parents[2] / "memories_tui" / "samples"
 PROGRESS = re.compile(r"^(Ingesting|Embedding|Searching): .*$\n?", re.M)
 

@@ -24,8 +24,8 @@ from memories_tui.engine import Engine
 from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.daemon import daemon, stop, unlock
 from tests.helpers.model_server import COMPAT_CHAT, ModelServer
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 NOTES = {"Lantern": "The lantern release ships in May; the lantern needs new batteries.",
          "酸種": "酸種麵包的酵頭每天餵兩次。Feed the starter twice a day."}
 PROGRESS = re.compile(r"^(Backing up|Restoring|Exporting): .*$\n?", re.M)

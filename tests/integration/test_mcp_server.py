@@ -20,10 +20,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.helpers.cli import call_cli
+from tests.helpers.vaults import PASS
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-PASSPHRASE = "correct horse"
 CANARIES = ("CANARY-private-4f1d", "CANARY-credential-9a2b", "CANARY-asset-77e0")
 LONG_PARAGRAPH = ("The lantern festival notes, paragraph {n}: paper lanterns float on the river at dusk while "
                   "families write wishes on them. " * 6).strip()
@@ -31,7 +31,7 @@ LONG_PARAGRAPH = ("The lantern festival notes, paragraph {n}: paper lanterns flo
 
 def _server_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_PASSPHRASE=PASSPHRASE, PYTHONIOENCODING="utf-8")
+    env.update(MEMORIES_PASSPHRASE=PASS, PYTHONIOENCODING="utf-8")
     return env
 
 
