@@ -10,6 +10,19 @@ from pathlib import Path
 from tests.helpers.vaults import create_vault, home_with_a_note
 
 
+def minilm_config(model_dir: Path, threads: int = 1) -> str:
+    """config.toml text for the MiniLM test model (`minilm_dir` fixture) as the local embedder."""
+    return (f'[rag]\nlocal_model_dir = "{model_dir}"\nlocal_model_profile = "sentence-transformers"\n'
+            f'local_threads = {threads}\n')
+
+
+def write_config(home: Path, text: str) -> Path:
+    """`home` (made when missing) with config.toml holding `text`."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(text, encoding="utf-8")
+    return home
+
+
 class Homes:
     """Makes homes under one folder and stops their daemons at the end."""
 
@@ -18,11 +31,13 @@ class Homes:
         self.made: list[Path] = []
 
     def make(self, *, note: tuple[str, str] | None = None, vaults: tuple[str, ...] = ("notes",),
-             name: str = "home") -> Path:
-        """`<folder>/<name>` with the vaults made (the first holding `note`, a title and a text,
-        when given); with `vaults=()` a home not made yet."""
+             config: str | None = None, name: str = "home") -> Path:
+        """`<folder>/<name>` with its config.toml (when `config` is given) and the vaults made (the
+        first holding `note`, a title and a text, when given); with neither a home not made yet."""
         home = self.folder / name
         self.made.append(home)
+        if config is not None:
+            write_config(home, config)
         for n, vault in enumerate(vaults):
             if n == 0 and note is not None:
                 home_with_a_note(home, *note)
