@@ -10,17 +10,24 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-from .config_background import BackupSettings, SourcesSettings, SyncSettings, parse_backup, parse_sources, parse_sync
+from .config_background import BackupSettings, SourcesSettings, SyncSettings, parse_backup
+from .config_values import (
+    choice_value,
+    declared,
+    declared_default,
+    looks_like_key,
+    parse_table,
+    section,
+    setting,
+    table_value,
+)
 from .config_values import int_value as _int
-from .config_values import looks_like_key
-from .config_values import number_value as _num
 from .config_values import shown as _shown
-from .config_values import table_value as _table
 from .config_values import text_value as _str
 from .errors import ConfigError, InputRefusedError
 from .files import read_limited
@@ -38,22 +45,22 @@ MAX_CONFIG_BYTES = 1024 * 1024
 class Limits:
     """How much one vault's in-memory index may hold; `[rag.limits]` may raise or lower them."""
 
-    chunks: int = 10_000
-    source_mib: float = 16
-    vector_mib: float = 32
-    cached_vaults: int = 2
+    chunks: int = setting(10_000, lo=1, hi=10_000_000)
+    source_mib: float = setting(16.0, lo=0.001, hi=65_536)
+    vector_mib: float = setting(32.0, lo=0.001, hi=65_536)
+    cached_vaults: int = setting(2, lo=1, hi=64)
 
 
 @dataclass(frozen=True)
 class HttpSettings:
-    use_env_proxy: bool = True
-    proxy_url: str | None = None
-    retries: int = 2
-    backoff_ms: int = 500
-    connect_timeout_seconds: float = 10
-    timeout_seconds: float = 60  # per read: the longest silence between two bytes
-    request_timeout_seconds: float = 300  # one model-service request in all, retries included
-    download_timeout_seconds: float = 900
+    use_env_proxy: bool = setting(True)
+    proxy_url: str | None = setting(None, custom=True)
+    retries: int = setting(2, lo=0, hi=5)
+    backoff_ms: int = setting(500, lo=0, hi=60_000)
+    connect_timeout_seconds: float = setting(10.0, lo=0.01, hi=600)
+    timeout_seconds: float = setting(60.0, lo=0.01, hi=3600)  # per read: the longest silence between two bytes
+    request_timeout_seconds: float = setting(300.0, lo=0.01, hi=86_400)  # one model-service request, retries included
+    download_timeout_seconds: float = setting(900.0, lo=0.01, hi=86_400)
 
 
 @dataclass(frozen=True)
@@ -66,62 +73,66 @@ class RemoteService:
     ``query_prefix`` / ``document_prefix`` are put in front of the text (e5's ``query: ``).
     """
 
-    protocol: str
-    url: str
-    model: str
-    api_key_env: str | None = None
-    dimensions: int | None = None
-    query_input_type: str | None = None
-    document_input_type: str | None = None
-    query_prefix: str = ""
-    document_prefix: str = ""
-    batch_size: int = 32
-    json_mode: bool = True
+    protocol: str = setting(choices=PROTOCOLS)
+    url: str = setting(custom=True)
+    model: str = setting()
+    api_key_env: str | None = setting(None, custom=True)
+    dimensions: int | None = setting(None, lo=1, hi=65_536)
+    query_input_type: str | None = setting(None)
+    document_input_type: str | None = setting(None)
+    query_prefix: str = setting("", custom=True)
+    document_prefix: str = setting("", custom=True)
+    batch_size: int = setting(32, custom=True)  # at most 100 for gemini, 2048 for compatible
+    json_mode: bool = setting(True)
 
 
 @dataclass(frozen=True)
 class RagSettings:
-    local_model_dir: Path
-    local_model_profile: str = "embeddinggemma"
-    local_threads: int = field(default_factory=lambda: default_local_threads())
-    max_tokens: int = 2048
-    model_download_base_url: str | None = None
-    fusion: str = "score"  # hybrid: "score" (min-max convex, the default) or "rrf" (k = 60)
-    limits: Limits = field(default_factory=Limits)
-    http: HttpSettings = field(default_factory=HttpSettings)
-    embedding: RemoteService | None = None
-    generation: RemoteService | None = None
-    rerank: RemoteService | None = None
+    local_model_dir: Path = setting(custom=True)  # default <home>/models/embeddinggemma
+    local_model_profile: str = setting("embeddinggemma", choices=PROFILES)
+    local_threads: int = setting(lo=1, hi=64, factory=lambda: default_local_threads())
+    max_tokens: int = setting(2048, lo=16, hi=8192)
+    model_download_base_url: str | None = setting(None, custom=True)
+    fusion: str = setting("score", choices=FUSION_POLICIES)  # hybrid: min-max convex, or "rrf" (k = 60)
+    limits: Limits = section(Limits)
+    http: HttpSettings = section(HttpSettings)
+    embedding: RemoteService | None = section()
+    generation: RemoteService | None = section()
+    rerank: RemoteService | None = section()
 
 
 @dataclass(frozen=True)
 class TuiSettings:
-    idle_lock_minutes: float = 15
-    keys: dict[str, str] = field(default_factory=dict)  # [tui.keys]: binding id -> key(s), as App.set_keymap
+    idle_lock_minutes: float = setting(15.0, lo=0, hi=24 * 60)
+    # [tui.keys]: binding id -> key(s), as App.set_keymap
+    keys: dict[str, str] = setting(custom=True, factory=dict)
 
 
 @dataclass(frozen=True)
 class DaemonSettings:
     """The resident engine (`memories daemon`): a vault nobody used for this long is locked."""
 
-    idle_lock_minutes: float = 30
+    idle_lock_minutes: float = setting(30.0, lo=0, hi=24 * 60)
 
 
 @dataclass(frozen=True)
 class UiSettings:
-    language: str = "auto"  # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
+    # "auto" (from LC_ALL / LC_MESSAGES / LANG), "en", "zh-Hant" or "zh-Hans"
+    language: str = setting("auto", custom=True)
 
 
 @dataclass(frozen=True)
 class Config:
+    """The whole file; `path` is where it was read from, every other field is a table."""
+
     path: Path
-    rag: RagSettings
-    tui: TuiSettings = field(default_factory=TuiSettings)
-    daemon: DaemonSettings = field(default_factory=DaemonSettings)
-    backup: BackupSettings = field(default_factory=BackupSettings)
-    ui: UiSettings = field(default_factory=UiSettings)
-    sources: SourcesSettings = field(default_factory=SourcesSettings)
-    sync: SyncSettings = field(default_factory=SyncSettings)
+    rag: RagSettings = section(required=True)
+    tui: TuiSettings = section(TuiSettings)
+    daemon: DaemonSettings = section(DaemonSettings)
+    backup: BackupSettings = section(BackupSettings)
+    ui: UiSettings = section(UiSettings)
+    sources: SourcesSettings = section(SourcesSettings)
+    sync: SyncSettings = section(SyncSettings)
 
 
 def default_local_threads() -> int:
@@ -168,11 +179,8 @@ def configured_language(home: str | None, config: str | None) -> str | None:
 
 
 def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
-    top = _table(data, "", {"rag", "tui", "daemon", "backup", "ui", "sources", "sync"})
-    rag = _table(top.get("rag", {}), "rag", {
-        "local_model_dir", "local_model_profile", "local_threads", "max_tokens",
-        "model_download_base_url", "fusion", "limits", "http", "embedding", "generation", "rerank",
-    })
+    top = table_value(data, "", set(declared(Config)))
+    rag = table_value(top.get("rag", {}), "rag", set(declared(RagSettings)))
     model_dir_value = rag.get("local_model_dir")
     if model_dir_value is None:
         model_dir = default_model_dir(home)
@@ -180,72 +188,38 @@ def parse_config(data: dict[str, Any], path: Path, home: Path) -> Config:
         model_dir = Path(_str(model_dir_value, "rag.local_model_dir")).expanduser()
         if not model_dir.is_absolute():
             model_dir = (path.parent / model_dir).resolve()
-    profile = _str(rag.get("local_model_profile", "embeddinggemma"), "rag.local_model_profile")
-    if profile not in PROFILES:
-        raise ConfigError(msg("rag.local_model_profile must be one of {names}; got {shown}.",
-                              names=', '.join(PROFILES), shown=_shown(profile)))
     base_url = rag.get("model_download_base_url")
     if base_url is not None:
         base_url = _url(_str(base_url, "rag.model_download_base_url"), "rag.model_download_base_url",
                         allow_query=False)
-    fusion = _str(rag.get("fusion", "score"), "rag.fusion")
-    if fusion not in FUSION_POLICIES:
-        raise ConfigError(msg("rag.fusion must be one of {names}; got {shown}.",
-                              names=', '.join(FUSION_POLICIES), shown=_shown(fusion)))
-    settings = RagSettings(
-        local_model_dir=model_dir,
-        local_model_profile=profile,
-        local_threads=_int(rag.get("local_threads", default_local_threads()), "rag.local_threads", 1, 64),
-        max_tokens=_int(rag.get("max_tokens", 2048), "rag.max_tokens", 16, 8192),
-        model_download_base_url=base_url,
-        fusion=fusion,
-        limits=_limits(rag.get("limits", {})),
+    settings = parse_table(
+        RagSettings, rag, "rag", local_model_dir=model_dir, model_download_base_url=base_url,
+        limits=parse_table(Limits, rag.get("limits", {}), "rag.limits"),
         http=_http(rag.get("http", {})),
-        embedding=_service(rag.get("embedding"), "rag.embedding", EMBEDDING_KEYS),
-        generation=_service(rag.get("generation"), "rag.generation", GENERATION_KEYS),
+        embedding=_service(rag.get("embedding"), "rag.embedding"),
+        generation=_service(rag.get("generation"), "rag.generation"),
         rerank=_service(rag.get("rerank"), "rag.rerank"),
     )
-    tui = _table(top.get("tui", {}), "tui", {"idle_lock_minutes", "keys"})
+    tui = table_value(top.get("tui", {}), "tui", set(declared(TuiSettings)))
     keys = tui.get("keys", {})
-    keys = _table(keys, "tui.keys", set(keys) if isinstance(keys, dict) else set())
-    tui_settings = TuiSettings(
-        idle_lock_minutes=_num(tui.get("idle_lock_minutes", 15), "tui.idle_lock_minutes", 0, 24 * 60),
-        keys={str(k): _str(v, f"tui.keys.{k}") for k, v in keys.items()},
-    )
-    daemon = _table(top.get("daemon", {}), "daemon", {"idle_lock_minutes"})
-    daemon_settings = DaemonSettings(
-        idle_lock_minutes=_num(daemon.get("idle_lock_minutes", 30), "daemon.idle_lock_minutes", 0, 24 * 60)
-    )
-    ui = _table(top.get("ui", {}), "ui", {"language"})
-    language = _str(ui.get("language", "auto"), "ui.language")
+    keys = table_value(keys, "tui.keys", set(keys) if isinstance(keys, dict) else set())
+    tui_settings = parse_table(TuiSettings, tui, "tui", keys={str(k): _str(v, f"tui.keys.{k}") for k, v in keys.items()})
+    ui = table_value(top.get("ui", {}), "ui", set(declared(UiSettings)))
+    language = _str(ui.get("language", declared_default(UiSettings, "language")), "ui.language")
     try:
         language = normalize_setting(language)
     except ValueError:
         raise ConfigError(msg("ui.language must be one of {names}; got {shown}.",
                               names=', '.join(SETTINGS), shown=_shown(language))) from None
-    return Config(path=path, rag=settings, tui=tui_settings, daemon=daemon_settings,
+    return Config(path=path, rag=settings, tui=tui_settings,
+                  daemon=parse_table(DaemonSettings, top.get("daemon", {}), "daemon"),
                   backup=parse_backup(top.get("backup", {}), path), ui=UiSettings(language=language),
-                  sources=parse_sources(top.get("sources", {})), sync=parse_sync(top.get("sync", {})))
-
-
-def _limits(value: Any) -> Limits:
-    t = _table(value, "rag.limits", {"chunks", "source_mib", "vector_mib", "cached_vaults"})
-    return Limits(
-        chunks=_int(t.get("chunks", 10_000), "rag.limits.chunks", 1, 10_000_000),
-        source_mib=_num(t.get("source_mib", 16), "rag.limits.source_mib", 0.001, 65_536),
-        vector_mib=_num(t.get("vector_mib", 32), "rag.limits.vector_mib", 0.001, 65_536),
-        cached_vaults=_int(t.get("cached_vaults", 2), "rag.limits.cached_vaults", 1, 64),
-    )
+                  sources=parse_table(SourcesSettings, top.get("sources", {}), "sources"),
+                  sync=parse_table(SyncSettings, top.get("sync", {}), "sync"))
 
 
 def _http(value: Any) -> HttpSettings:
-    t = _table(value, "rag.http", {
-        "use_env_proxy", "proxy_url", "retries", "backoff_ms", "connect_timeout_seconds",
-        "timeout_seconds", "request_timeout_seconds", "download_timeout_seconds",
-    })
-    use_env = t.get("use_env_proxy", True)
-    if not isinstance(use_env, bool):
-        raise ConfigError(msg("rag.http.use_env_proxy must be true or false."))
+    t = table_value(value, "rag.http", set(declared(HttpSettings)))
     proxy = t.get("proxy_url")
     if proxy is not None:
         proxy = _str(proxy, "rag.http.proxy_url")
@@ -260,27 +234,24 @@ def _http(value: Any) -> HttpSettings:
                 msg("rag.http.proxy_url must not contain credentials; put an authenticated proxy in the "
                     "HTTPS_PROXY/ALL_PROXY environment variable instead.")
             )
-    return HttpSettings(
-        use_env_proxy=use_env,
-        proxy_url=proxy,
-        retries=_int(t.get("retries", 2), "rag.http.retries", 0, 5),
-        backoff_ms=_int(t.get("backoff_ms", 500), "rag.http.backoff_ms", 0, 60_000),
-        connect_timeout_seconds=_num(t.get("connect_timeout_seconds", 10), "rag.http.connect_timeout_seconds", 0.01, 600),
-        timeout_seconds=_num(t.get("timeout_seconds", 60), "rag.http.timeout_seconds", 0.01, 3600),
-        request_timeout_seconds=_num(t.get("request_timeout_seconds", 300), "rag.http.request_timeout_seconds",
-                                     0.01, 86_400),
-        download_timeout_seconds=_num(t.get("download_timeout_seconds", 900), "rag.http.download_timeout_seconds", 0.01, 86_400),
-    )
+    return parse_table(HttpSettings, t, "rag.http", proxy_url=proxy)
 
 
-EMBEDDING_KEYS = {"dimensions", "query_input_type", "document_input_type", "query_prefix", "document_prefix",
-                  "batch_size"}
-GENERATION_KEYS = {"json_mode"}
-def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset()) -> RemoteService | None:
+_BASE_KEYS = {"protocol", "url", "model", "api_key_env"}
+# Which of RemoteService's keys each service table takes.
+SERVICE_KEYS: dict[str, set[str]] = {
+    "rag.embedding": _BASE_KEYS | {"dimensions", "query_input_type", "document_input_type", "query_prefix",
+                                   "document_prefix", "batch_size"},
+    "rag.generation": _BASE_KEYS | {"json_mode"},
+    "rag.rerank": _BASE_KEYS,
+}
+
+
+def _service(value: Any, name: str) -> RemoteService | None:
     if value is None:
         return None
-    allowed = {"protocol", "url", "model", "api_key_env"} | set(extra)
-    t = _table(value, name, allowed | {"api_key"})
+    allowed = SERVICE_KEYS[name]
+    t = table_value(value, name, allowed | {"api_key"})
     if "api_key" in t:
         raise ConfigError(
             msg("{name}.api_key is not allowed: never put a key in TOML. Set api_key_env to the name of an "
@@ -296,19 +267,13 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
     for key in ("protocol", "url", "model"):
         if key not in t:
             raise ConfigError(msg("{name}.{key} is required.", name=name, key=key))
-    protocol = _str(t["protocol"], f"{name}.protocol")
-    if protocol not in PROTOCOLS:
-        raise ConfigError(msg("{name}.protocol must be one of {names}; got {shown}.",
-                              name=name, names=', '.join(PROTOCOLS), shown=_shown(protocol)))
+    protocol = choice_value(t["protocol"], f"{name}.protocol", PROTOCOLS)
     key_env = t.get("api_key_env")
     if key_env is not None:
         key_env = _str(key_env, f"{name}.api_key_env")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
             raise ConfigError(msg("{name}.api_key_env must be the name of an environment variable (letters, "
                                   "digits and _), not the key itself; the value given is not shown.", name=name))
-    dimensions = t.get("dimensions")
-    if dimensions is not None:
-        dimensions = _int(dimensions, f"{name}.dimensions", 1, 65_536)
     url = _url(_str(t["url"], f"{name}.url"), f"{name}.url", allow_query=False)
     host = urlsplit(url).hostname or ""
     if urlsplit(url).scheme == "http" and not is_loopback_host(host):
@@ -316,22 +281,12 @@ def _service(value: Any, name: str, extra: set[str] | frozenset[str] = frozenset
                               "must use https:// (plain http is allowed only for 127.0.0.0/8, ::1 and "
                               "localhost).", name=name, host=host))
     _check_operation(protocol, url, name)
-    json_mode = t.get("json_mode", True)
-    if not isinstance(json_mode, bool):
-        raise ConfigError(msg("{name}.json_mode must be true or false.", name=name))
-    return RemoteService(
-        protocol=protocol,
-        url=url,
-        model=_str(t["model"], f"{name}.model"),
-        api_key_env=key_env,
-        dimensions=dimensions,
-        query_input_type=_opt_str(t.get("query_input_type"), f"{name}.query_input_type"),
-        document_input_type=_opt_str(t.get("document_input_type"), f"{name}.document_input_type"),
-        query_prefix=_prefix(t.get("query_prefix", ""), f"{name}.query_prefix"),
-        document_prefix=_prefix(t.get("document_prefix", ""), f"{name}.document_prefix"),
-        batch_size=_int(t.get("batch_size", 32), f"{name}.batch_size", 1, 100 if protocol == "gemini" else 2048),
-        json_mode=json_mode,
-    )
+    given: dict[str, Any] = {"protocol": protocol, "url": url, "api_key_env": key_env}
+    for key in ("query_prefix", "document_prefix"):
+        given[key] = _prefix(t.get(key, declared_default(RemoteService, key)), f"{name}.{key}")
+    given["batch_size"] = _int(t.get("batch_size", declared_default(RemoteService, "batch_size")),
+                               f"{name}.batch_size", 1, 100 if protocol == "gemini" else 2048)
+    return parse_table(RemoteService, t, name, only=allowed | {"api_key"}, **given)
 
 
 # Gemini operation URLs name their method after a colon; a wrong one would 404 at call time.
@@ -346,10 +301,6 @@ def _check_operation(protocol: str, url: str, name: str) -> None:
     if protocol == "gemini" and methods and not urlsplit(url).path.endswith(methods):
         raise ConfigError(msg("{name}.url must be a Gemini operation URL ending in {names}.",
                               name=name, names=' or '.join(methods)))
-
-
-def _opt_str(value: Any, name: str) -> str | None:
-    return None if value is None else _str(value, name)
 
 
 def _prefix(value: Any, name: str) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, TypeVar, cast
 
 from .errors import ConfigError
 from .i18n import N_, Message, msg, msg_n, term
@@ -19,6 +21,7 @@ _KEY_SHAPES = (
     re.compile(r"\b[A-Za-z]{2,10}_[A-Za-z0-9]{24,}"),  # prefix_ + a long token (Groq gsk_, many others)
     re.compile(r"(?i)\bbearer\s+\S+"),
 )
+T = TypeVar("T")
 _OPAQUE = re.compile(r"[A-Za-z0-9_+=]{32,}")  # no "-" or "/": model names are hyphenated paths
 
 
@@ -75,3 +78,85 @@ def number_value(value: Any, name: str, lo: float, hi: float) -> float:
         raise ConfigError(msg("{name} must be a number from {lo} to {hi}; got {shown}.",
                               name=name, lo=lo, hi=hi, shown=shown(value)))
     return float(value)
+
+
+def bool_value(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(msg("{name} must be true or false.", name=name))
+    return value
+
+
+def choice_value(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    value = text_value(value, name)
+    if value not in choices:
+        raise ConfigError(msg("{name} must be one of {names}; got {shown}.",
+                              name=name, names=', '.join(choices), shown=shown(value)))
+    return value
+
+
+# Declaring a setting: each key is one dataclass field that carries its default and its bounds,
+# so the parser, the defaults and the test against config.example.toml read one declaration.
+
+@dataclass(frozen=True)
+class Setting:
+    """How one key is checked: numbers within [lo, hi], text among `choices`; `custom` keys
+    (paths, URLs, free tables) are checked by the code that parses their table."""
+
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    custom: bool = False
+    section: bool = False  # a nested table ([rag.http]), declared by its own dataclass
+
+
+def setting(default: Any = MISSING, *, lo: float | None = None, hi: float | None = None,
+            choices: tuple[str, ...] = (), custom: bool = False, factory: Callable[[], Any] | None = None) -> Any:
+    """A config key with its default: `field()` plus how the key is checked."""
+    meta = {"setting": Setting(lo, hi, choices, custom)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def section(factory: Callable[[], Any] | None = None, *, required: bool = False) -> Any:
+    """A nested table declared by its own dataclass; without `factory` an absent one is None."""
+    meta = {"setting": Setting(section=True)}
+    if required:
+        return field(metadata=meta)
+    return field(default_factory=factory, metadata=meta) if factory else field(default=None, metadata=meta)
+
+
+def declared(cls: type) -> dict[str, Setting]:
+    """The TOML keys a settings dataclass declares, in order, with how each is checked."""
+    return {f.name: f.metadata["setting"] for f in fields(cls) if "setting" in f.metadata}
+
+
+def declared_default(cls: type, key: str) -> Any:
+    """The default of one key (MISSING for a required key)."""
+    f = next(f for f in fields(cls) if f.name == key)
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+def parse_table(cls: type[T], value: Any, name: str, *, only: set[str] | None = None, **given: Any) -> T:
+    """Check table `value` against the keys `cls` declares (or the subset `only`) and build
+    `cls`; `only` narrows the keys allowed, `given` holds what the caller checked itself."""
+    spec = declared(cls)
+    table = table_value(value, name, set(spec) if only is None else only)
+    kinds = {f.name: str(f.type).split(" |")[0] for f in fields(cast(Any, cls))}
+    kwargs = dict(given)
+    for key, how in spec.items():
+        if key in kwargs or key not in table or how.custom or how.section:
+            continue
+        where = f"{name}.{key}" if name else key
+        raw, kind = table[key], kinds[key]
+        if kind == "bool":
+            kwargs[key] = bool_value(raw, where)
+        elif how.choices:
+            kwargs[key] = choice_value(raw, where, how.choices)
+        elif kind == "int":
+            kwargs[key] = int_value(raw, where, int(how.lo or 0), int(how.hi or 0))
+        elif kind == "float":
+            kwargs[key] = number_value(raw, where, float(how.lo or 0), float(how.hi or 0))
+        else:
+            kwargs[key] = text_value(raw, where)
+    return cls(**kwargs)

@@ -11,11 +11,14 @@ from typing import Literal, get_args
 
 Mode = Literal["bm25", "vector", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-DEFAULT_MODE: Mode = "bm25"
+BM25, VECTOR, HYBRID = MODES
+SEMANTIC_MODES: tuple[Mode, ...] = (VECTOR, HYBRID)  # need the embedding model
+DEFAULT_MODE: Mode = BM25
 
 MatchMode = Literal["any", "all", "phrase"]
 MATCH_MODES: tuple[MatchMode, ...] = get_args(MatchMode)
-DEFAULT_MATCH_MODE: MatchMode = "any"
+MATCH_ANY, MATCH_ALL, MATCH_PHRASE = MATCH_MODES
+DEFAULT_MATCH_MODE: MatchMode = MATCH_ANY
 
 # The score of each ranking stage a hit carries (`SearchHit.scores`).
 Stage = Literal["bm25", "vector", "fusion", "rerank", "service"]

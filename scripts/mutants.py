@@ -308,7 +308,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_cli_ask.py::test_batch_stops_when_the_vault_changes_under_it",)),
     Mutant("hybrid-lexical-depth-limit", "hybrid fuses only `limit` BM25 candidates instead of 100",
            "memories_tui/retrieval/search.py",
-           (('lexical_depth = limit if mode == "bm25" else max(CANDIDATES, limit)', "lexical_depth = limit"),),
+           (('lexical_depth = limit if mode == BM25 else max(CANDIDATES, limit)', "lexical_depth = limit"),),
            ("tests/integration/test_search_depth.py::test_hybrid_with_a_smaller_limit_is_the_top_of_the_same_ranking",)),
     Mutant("rerank-service-depth-limit", "the rerank service is sent only `limit` candidates",
            "memories_tui/retrieval/service_rerank.py",

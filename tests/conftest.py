@@ -105,6 +105,27 @@ def home(tmp_path):
 
 
 @pytest.fixture
+def homes(tmp_path):
+    """Makes homes in this test's folder (`homes.make(note=(title, text))`, tests/helpers/homes.py)
+    and stops any daemon a test started in them."""
+    from tests.helpers.homes import Homes
+
+    maker = Homes(tmp_path)
+    yield maker
+    maker.stop_daemons()
+
+
+@pytest.fixture(scope="module")
+def module_homes(tmp_path_factory, request):
+    """`homes` shared by the tests of one module (made once: the tests must only read them)."""
+    from tests.helpers.homes import Homes
+
+    maker = Homes(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]))
+    yield maker
+    maker.stop_daemons()
+
+
+@pytest.fixture
 def vault(home):
     """The id of vault `notes`, made with `memories vault create` in `home`."""
     from tests.helpers.vaults import create_vault
@@ -125,10 +146,11 @@ def srv():
 def engine(tmp_path, cheap_kdf):
     """An engine on a fresh temp home with one unlocked vault named `notes`."""
     from memories_tui.engine import Engine
+    from tests.helpers.vaults import PASS
 
     eng = Engine.open(tmp_path / "home")
-    info = eng.create_vault("notes", "correct horse")
-    eng.unlock(info.vault_id, "correct horse")
+    info = eng.create_vault("notes", PASS)
+    eng.unlock(info.vault_id, PASS)
     eng.test_vault_id = info.vault_id
     yield eng
     eng.close()

@@ -111,6 +111,26 @@ def _group(sub: Any, name: str, help_text: str, examples: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    parser = _top_parser()
+    sub = parser.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=_Parser)
+    _verb(sub, "init", cmd_init, _("Create the home folder and a commented config.toml (never overwrites)."),
+          "memories init --home ~/memories", unlocks=False)
+    _verb(sub, "tui", cmd_tui, _("Open the terminal UI."), "memories tui --home ~/memories", unlocks=False)
+    vault = _vault_verbs(sub)
+    memory = _record_verbs(sub)
+    rag = _rag_verbs(sub)
+    search_verbs.register(rag, memory, _verb)
+    data_verbs.register(vault, rag, _verb)
+    ask_verbs.register(rag, _verb)
+    ai_verbs.register(sub, _verb)
+    source_verbs.register(sub, _group, _verb)
+    completion_verbs.register(sub, _verb)
+    daemon_verbs.register(sub, _verb)
+    sync_verbs.register(sub, memory, _verb, _group)
+    return parser
+
+
+def _top_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memories",
         description=_("Memories: an encrypted personal memory vault with Chinese/English keyword and "
@@ -123,12 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     _passphrase_opt(parser, top=True)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(handler=cmd_tui)
-    sub = parser.add_subparsers(title=_("commands"), metavar="COMMAND", parser_class=_Parser)
+    return parser
 
-    _verb(sub, "init", cmd_init, _("Create the home folder and a commented config.toml (never overwrites)."),
-          "memories init --home ~/memories", unlocks=False)
-    _verb(sub, "tui", cmd_tui, _("Open the terminal UI."), "memories tui --home ~/memories", unlocks=False)
 
+def _vault_verbs(sub: Any) -> Any:
     vault = _group(sub, "vault", _("Create, list and manage encrypted vaults."),
                    "  memories vault create notes\n  memories vault list\n  memories vault passwd notes\n"
                    "  memories vault policy notes --device-only on")
@@ -151,7 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
               "memories vault policy notes --device-only on")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--device-only", choices=("on", "off"), default=None)
+    return vault
 
+
+def _record_verbs(sub: Any) -> Any:
+    """`memory …` and `asset …`; the `memory` group, which search verbs join."""
     memory = _group(sub, "memory", _("Add, read, update, delete, list and search records."),
                     "  memories memory add notes --title \"Idea\" --text \"…\"\n  memories memory list notes\n"
                     "  memories memory read notes ID --revision 1\n  memories memory search notes \"關鍵字\"")
@@ -183,14 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = _verb(memory, "list", cmd_memory_list, _("List records, newest first."), "memories memory list notes --kind card")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--kind", choices=KINDS)
-
     asset = _group(sub, "asset", _("Store binary file assets (encrypted, never indexed)."),
                    "  memories asset add notes scan.pdf")
     p = _verb(asset, "add", cmd_asset_add, _("Store a file as an encrypted asset."), "memories asset add notes scan.pdf")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--title")
+    return memory
 
+
+def _rag_verbs(sub: Any) -> Any:
     rag = _group(sub, "rag", _("Ingest documents and search them (BM25, vector, hybrid)."),
                  "  memories rag ingest notes notes.md --title \"Research notes\"\n"
                  "  memories rag search notes \"keywords\" --mode bm25 --match-mode all\n"
@@ -204,15 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recursive", "-r", action="store_true",
                    help=_("a FILE that is a folder stands for the text and Markdown files in its tree; other files "
                           "are skipped and listed with the reason, dot-folders left out"))
-    search_verbs.register(rag, memory, _verb)
-    data_verbs.register(vault, rag, _verb)
-    ask_verbs.register(rag, _verb)
-    ai_verbs.register(sub, _verb)
-    source_verbs.register(sub, _group, _verb)
-    completion_verbs.register(sub, _verb)
-    daemon_verbs.register(sub, _verb)
-    sync_verbs.register(sub, memory, _verb, _group)
-    return parser
+    return rag
 
 
 _LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that came after `--`

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
+from ..engine import BM25, DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
 from ..errors import InputRefusedError, LimitError, ModelError, NetworkError, UsageError
 from ..frontend.words import note_text, score_text, status_name
 from ..i18n import N_, _, msg, msg_n
@@ -135,7 +135,7 @@ def cmd_memory_search(ctx: Context) -> Payload:
     if vault_id is None:
         from ..engine import parse_query
 
-        query = parse_query(args.query, mode="bm25", match_mode=args.match_mode, limit=args.limit)
+        query = parse_query(args.query, mode=BM25, match_mode=args.match_mode, limit=args.limit)
         vault_id = ctx.unlock(args.vault, local=True)
     rows = ctx.engine.memory_search(vault_id, query, limit=args.limit, match_mode=args.match_mode)
     if not ctx.json:

@@ -13,7 +13,7 @@ from ..i18n import msg
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
 from ..text.query import Query, parse_query
-from ..vocabulary import DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MAX_RESULTS, MatchMode, Mode
+from ..vocabulary import BM25, DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, HYBRID, MAX_RESULTS, MatchMode, Mode
 
 if TYPE_CHECKING:
     from ..index.embedding import Embedder
@@ -33,7 +33,7 @@ def search_vault(ctx: VaultContext, query: str | Query, *, mode: Mode | None, ma
     index = ctx.index()
     service = rag.rerank if rerank else None
     depth = candidate_depth(parsed.limit) if service is not None else None
-    if parsed.mode == "bm25":
+    if parsed.mode == BM25:
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)
     elif (embedder := _embedder_or_none(ctx, parsed.mode, cancel, guard)) is None:
         response = search(index, parsed, cards_only=cards_only, rerank=rerank, depth=depth)  # BM25, and says so
@@ -61,7 +61,7 @@ def _embedder_or_none(ctx: VaultContext, mode: Mode, cancel: threading.Event | N
     try:
         return ctx.embedder(cancel, guard)
     except ModelNotInstalledError:
-        if mode == "hybrid":
+        if mode == HYBRID:
             return None
         raise
 
@@ -69,7 +69,7 @@ def _embedder_or_none(ctx: VaultContext, mode: Mode, cancel: threading.Event | N
 def memory_search_vault(ctx: VaultContext, query: str | Query, *, limit: int | None,
                         match_mode: MatchMode | None) -> list[RecordHit]:
     """`Engine.memory_search`: lexical only, grouped by record, looking deeper so `limit` records can fill."""
-    parsed = parsed_query(query, "bm25", match_mode, limit)
+    parsed = parsed_query(query, BM25, match_mode, limit)
     response = search(ctx.index(), parsed, rerank=False, depth=MAX_RESULTS)
     return group_by_record(response, parsed.limit)
 

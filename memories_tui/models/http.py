@@ -294,11 +294,7 @@ def send_with_retries(
             response: httpx.Response | None = None
             try:
                 response = client.send(request, stream=True)
-                if response.status_code in RETRY_STATUSES and attempt < settings.retries:
-                    ra = retry_after_seconds(response)
-                    delay = ra if ra is not None else backoff_seconds(settings, attempt + 1)
-                    if time.monotonic() + delay >= deadline:
-                        delay = None  # cannot wait that long: hand back this response
+                delay = _retry_delay(response, attempt, settings, deadline)
                 if delay is None:
                     if not stream:
                         body = read_capped(response, limit=max_body_bytes, what=what, between=between)
@@ -310,23 +306,37 @@ def send_with_retries(
                 if response is not None:
                     response.close()
                 between()  # cut by cancel or the deadline: say that, not "the connection broke"
-                if not isinstance(exc, RETRYABLE_ERRORS):
-                    raise NetworkError(msg("{what} failed: {problem}.",
-                                           what=what, problem=describe_transport_error(exc))) from None
-                if attempt >= settings.retries:
-                    problem = describe_transport_error(exc)
-                    failed = msg_n("{what} failed after {n} attempt: {problem}.",
-                                   "{what} failed after {n} attempts: {problem}.", attempt + 1,
-                                   what=what, n=attempt + 1, problem=problem) if attempt else \
-                        msg("{what} failed: {problem}.", what=what, problem=problem)
-                    raise NetworkError(failed, code=_failure_code(exc)) from None
-                delay = backoff_seconds(settings, attempt + 1)
+                delay = _delay_after_failure(exc, attempt, settings, what)
             except BaseException:
                 if response is not None:
                     response.close()
                 raise
             attempt += 1
             _sleep(min(delay, max(deadline - time.monotonic(), 0.0)), cancel)
+
+
+def _retry_delay(response: httpx.Response, attempt: int, settings: HttpSettings, deadline: float) -> float | None:
+    """How long to wait before trying again after this response; None: hand it back as it is."""
+    if response.status_code not in RETRY_STATUSES or attempt >= settings.retries:
+        return None
+    ra = retry_after_seconds(response)
+    delay = ra if ra is not None else backoff_seconds(settings, attempt + 1)
+    return None if time.monotonic() + delay >= deadline else delay  # cannot wait that long
+
+
+def _delay_after_failure(exc: httpx.TransportError, attempt: int, settings: HttpSettings, what: str) -> float:
+    """The backoff before the next attempt after a transport failure, or the NetworkError that ends the tries."""
+    if not isinstance(exc, RETRYABLE_ERRORS):
+        raise NetworkError(msg("{what} failed: {problem}.",
+                               what=what, problem=describe_transport_error(exc))) from None
+    if attempt >= settings.retries:
+        problem = describe_transport_error(exc)
+        failed = msg_n("{what} failed after {n} attempt: {problem}.",
+                       "{what} failed after {n} attempts: {problem}.", attempt + 1,
+                       what=what, n=attempt + 1, problem=problem) if attempt else \
+            msg("{what} failed: {problem}.", what=what, problem=problem)
+        raise NetworkError(failed, code=_failure_code(exc)) from None
+    return backoff_seconds(settings, attempt + 1)
 
 
 def status_error(response: httpx.Response, *, what: str) -> NetworkError:

@@ -201,6 +201,45 @@ class MirrorInstaller(FileInstaller):
 
     def _receive(self, mf: ModelFile, fp: FileProgress, part: Path, offset: int, deadline: float,
                  response: httpx.Response) -> None:
+        mode, offset = self._resume_point(mf, part, offset, response)
+        fp.bytes_done = offset
+        written = offset
+        try:
+            with part.open(mode) as f:
+                try:
+                    for chunk in response.iter_raw(_CHUNK):
+                        if self.cancel is not None and self.cancel.is_set():
+                            raise cancelled_error()
+                        if written + len(chunk) > mf.bytes:
+                            f.close()
+                            part.unlink(missing_ok=True)
+                            fp.bytes_done = 0
+                            raise FileFailed(
+                                f"the server sent more than the pinned {mf.bytes:,} bytes; "
+                                f"nothing was installed for this file. The server at {self.base} does not "
+                                "serve the pinned file."
+                            )
+                        f.write(chunk)
+                        written += len(chunk)
+                        fp.bytes_done = written
+                        self.tracker.session_bytes += len(chunk)
+                        self.tracker.emit()
+                        if time.monotonic() >= deadline:
+                            raise FileFailed(self._timeout_message(mf))
+                finally:
+                    if not f.closed:
+                        f.flush()
+                        os.fsync(f.fileno())
+        except nethttp.RETRYABLE_ERRORS as exc:
+            raise _Transient(nethttp.describe_transport_error(exc)) from None
+        except httpx.TransportError as exc:
+            raise _Transient(nethttp.describe_transport_error(exc)) from None
+        if written < mf.bytes:
+            raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
+
+    def _resume_point(self, mf: ModelFile, part: Path, offset: int, response: httpx.Response) -> tuple[str, int]:
+        """How the answer's body is written ("ab" appends to the partial file, "wb" starts over)
+        and from which byte; a status or header that cannot give the pinned file raises."""
         status = response.status_code
         mode = "wb"
         if status == 206:
@@ -240,40 +279,7 @@ class MirrorInstaller(FileInstaller):
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             raise FileFailed(f"the server sent the file {encoding}-encoded; expected raw bytes.")
-        fp.bytes_done = offset
-        written = offset
-        try:
-            with part.open(mode) as f:
-                try:
-                    for chunk in response.iter_raw(_CHUNK):
-                        if self.cancel is not None and self.cancel.is_set():
-                            raise cancelled_error()
-                        if written + len(chunk) > mf.bytes:
-                            f.close()
-                            part.unlink(missing_ok=True)
-                            fp.bytes_done = 0
-                            raise FileFailed(
-                                f"the server sent more than the pinned {mf.bytes:,} bytes; "
-                                f"nothing was installed for this file. The server at {self.base} does not "
-                                "serve the pinned file."
-                            )
-                        f.write(chunk)
-                        written += len(chunk)
-                        fp.bytes_done = written
-                        self.tracker.session_bytes += len(chunk)
-                        self.tracker.emit()
-                        if time.monotonic() >= deadline:
-                            raise FileFailed(self._timeout_message(mf))
-                finally:
-                    if not f.closed:
-                        f.flush()
-                        os.fsync(f.fileno())
-        except nethttp.RETRYABLE_ERRORS as exc:
-            raise _Transient(nethttp.describe_transport_error(exc)) from None
-        except httpx.TransportError as exc:
-            raise _Transient(nethttp.describe_transport_error(exc)) from None
-        if written < mf.bytes:
-            raise _Transient(f"the connection ended after {written:,} of {mf.bytes:,} bytes")
+        return mode, offset
 
 
 def unreachable_cause(exc: NetworkError) -> Message | str:

@@ -17,7 +17,7 @@ from ..i18n import msg
 from ..index.cache import IndexedChunk, VaultIndex
 from ..notes import NO_EMBEDDING_MODEL, Note, vector_left_out
 from ..text.query import Query
-from ..vocabulary import Mode
+from ..vocabulary import BM25, HYBRID, SEMANTIC_MODES, VECTOR, Mode
 from .fusion import reciprocal_rank_fusion, score_fusion
 from .rerank import heuristic_rerank
 from .results import ChunkRef, RecordHit, SearchHit, SearchResponse
@@ -45,15 +45,15 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
     terms = list(query.terms)
     notes: list[Note] = []
     fallback: Mode | None = None
-    if mode == "hybrid" and embed_query is None:
+    if mode == HYBRID and embed_query is None:
         notes.append(NO_EMBEDDING_MODEL)
-        fallback = "bm25"
-    elif mode == "hybrid" and unknown_share > UNREADABLE_QUERY:
+        fallback = BM25
+    elif mode == HYBRID and unknown_share > UNREADABLE_QUERY:
         notes.append(vector_left_out(unknown_share))
-        fallback = "bm25"
+        fallback = BM25
     if fallback is not None:  # ranked exactly as a BM25 search: same depth, no rerank, BM25 scores
         mode, embed_query, ensure_vectors = fallback, None, None
-    if mode in ("vector", "hybrid"):
+    if mode in SEMANTIC_MODES:
         if embed_query is None:
             from ..errors import ModelError
 
@@ -64,14 +64,14 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
     with index.lock:
         lexical_scores: dict[int, float] = {}
         lexical_rank: list[int] = []
-        if mode in ("bm25", "hybrid"):
-            lexical_depth = limit if mode == "bm25" else max(CANDIDATES, limit)
+        if mode in (BM25, HYBRID):
+            lexical_depth = limit if mode == BM25 else max(CANDIDATES, limit)
             for hit in index.lexical.search(query, query.match_mode, lexical_depth, cards_only):
                 lexical_scores[hit.key] = hit.score
                 lexical_rank.append(hit.key)
         vector_scores: dict[int, float] = {}
         vector_rank: list[int] = []
-        if mode in ("vector", "hybrid") and index.vectors is not None:
+        if mode in SEMANTIC_MODES and index.vectors is not None:
             allowed = index.lexical.matching_keys(query)
             if cards_only:
                 cards = {k for k, c in index.chunks.items() if c.kind == "card"}
@@ -79,9 +79,9 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
             for key, score in index.vectors.top_k(qvec, max(CANDIDATES, limit), allowed):
                 vector_scores[key] = score
                 vector_rank.append(key)
-        if mode == "bm25":
+        if mode == BM25:
             ranked = [(k, lexical_scores[k]) for k in lexical_rank]
-        elif mode == "vector":
+        elif mode == VECTOR:
             ranked = [(k, vector_scores[k]) for k in vector_rank]
         elif fusion == "rrf":
             ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
@@ -92,17 +92,17 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
-        if rerank and mode != "bm25" and ranked and terms:
+        if rerank and mode != BM25 and ranked and terms:
             ranked, rerank_scores = heuristic_rerank(query.text, terms, ranked, index.folded_text,
                                                      folded=query.folded,
-                                                     keep_scores=mode == "hybrid" and fusion == "score")
+                                                     keep_scores=mode == HYBRID and fusion == "score")
         hits = []
         marks = query.highlight_terms  # the words and the CJK pieces a hit may hold
         for n, (key, score) in enumerate(ranked[:limit], 1):
             item: IndexedChunk = index.chunks[key]
             scores: dict[str, float | None] = {
                 "bm25": lexical_scores.get(key), "vector": vector_scores.get(key),
-                "fusion": fused.get(key) if mode == "hybrid" else None,
+                "fusion": fused.get(key) if mode == HYBRID else None,
                 "rerank": rerank_scores.get(key),
             }
             hits.append(SearchHit(

@@ -15,12 +15,11 @@ import pytest
 
 from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
 from tests.helpers.model_server import ModelServer, bag_vector
-from tests.helpers.vaults import home_with_a_note
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return home_with_a_note(tmp_path / "home", "Bread", "Bake at 250 degrees.")
+def home(homes) -> Path:
+    return homes.make(note=("Bread", "Bake at 250 degrees."))
 
 
 def test_huge_embedding_values_are_refused_not_cached_as_zero_vectors(home):

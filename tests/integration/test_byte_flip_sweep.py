@@ -22,8 +22,8 @@ import pytest
 from memories_tui import cli
 from memories_tui.errors import InternalError
 from tests.helpers.cli import call_cli
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 SAMPLE = 500
 # Every code a command may legitimately fail with on a damaged file.
 ALLOWED = {"vault_tampered", "vault_damaged", "vault_invalid", "vault_busy", "not_found", "wrong_passphrase",

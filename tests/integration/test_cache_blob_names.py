@@ -13,6 +13,7 @@ import sqlite3
 
 from memories_tui.engine import Engine, NewRecord
 from tests.helpers.model_server import ModelServer
+from tests.helpers.vaults import PASS
 
 NOTES = [("Safe", "The spare key is under the blue flower pot."), ("Trip", "Kyoto in April: book the ryokan early.")]
 
@@ -34,8 +35,8 @@ def test_the_same_chunk_has_unrelated_vector_names_in_two_vaults(tmp_path, cheap
         eng = Engine.open(home)
         vaults = []
         for name in ("first", "second"):
-            vid = eng.create_vault(name, "correct horse").vault_id
-            eng.unlock(vid, "correct horse")
+            vid = eng.create_vault(name, PASS).vault_id
+            eng.unlock(vid, PASS)
             eng.add_records(vid, [NewRecord("memory", title, body) for title, body in NOTES])
             assert eng.build_vector_index(vid).embedded == len(NOTES)
             vaults.append(vid)

@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.helpers.vaults import home_with_a_note
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return home_with_a_note(tmp_path_factory.mktemp("polish") / "home", "Kyoto", "The JR pass covers local lines.")
+def home(module_homes) -> Path:
+    return module_homes.make(note=("Kyoto", "The JR pass covers local lines."))
 
 
 def test_init_twice_says_the_config_was_kept_without_nested_brackets(tmp_path: Path) -> None:

@@ -16,8 +16,7 @@ import pytest
 
 from tests.helpers.cli import CHEAP_CLI, run_cli
 from tests.helpers.paths import GEMMA_SMALL_NAMES, require_gemma_small_files
-
-PASS = "correct horse"
+from tests.helpers.vaults import PASS
 
 
 @pytest.fixture

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import CHEAP_CLI, cli_env, run_cli
-from tests.helpers.vaults import PASS, home_with_a_note
+from tests.helpers.vaults import PASS
 
 EX_IOERR = 74
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return home_with_a_note(tmp_path_factory.mktemp("streams") / "home", "Kyoto", "The JR pass covers local lines.")
+def home(module_homes) -> Path:
+    return module_homes.make(note=("Kyoto", "The JR pass covers local lines."))
 
 
 def _run(home: Path, *args: str, stdout: object, stderr: object = subprocess.PIPE,

@@ -26,17 +26,14 @@ from memories_tui.daemon import connect
 from memories_tui.daemon.remote_engine import RemoteEngine
 from memories_tui.errors import MemoriesError
 from tests.helpers.daemon import connect_unix, holder_pid, stop, unlock
-from tests.helpers.vaults import home_with_a_note
 from tests.integration.test_mcp_daemon import TEXT, error_of, mcp_client
 
 BURST = 120
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", TEXT))
 
 
 def test_a_burst_of_threads_through_the_cli_client_is_served(home: Path) -> None:

@@ -16,21 +16,18 @@ import pytest
 
 from memories_tui import errors
 from tests.helpers.cli import call_cli
-from tests.helpers.daemon import stop, unlock
+from tests.helpers.daemon import unlock
+from tests.helpers.homes import minilm_config
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 SAMPLES = Path(__file__).resolve().parents[2] / "memories_tui" / "samples"
 PROGRESS = re.compile(r"^(Ingesting|Embedding|Searching): .*$\n?", re.M)
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, minilm_dir):
-    root = tmp_path_factory.mktemp("daemon-cli")
-    home = root / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{minilm_dir}"\n'
-                                      'local_model_profile = "sentence-transformers"\nlocal_threads = 1\n')
-    assert call_cli(home, "vault", "create", "notes").code == 0
+def world(module_homes, minilm_dir):
+    home = module_homes.make(config=minilm_config(minilm_dir))
+    root = module_homes.folder
     assert call_cli(home, "rag", "ingest", "notes", *map(str, sorted(SAMPLES.glob("*.md")))).code == 0
     memory = call_cli(home, "--json", "memory", "add", "notes", "--title", "Sourdough",
                       "--text", "Feed the starter twice a day. 酸種麵包").json
@@ -41,8 +38,7 @@ def world(tmp_path_factory, minilm_dir):
     queries = root / "queries.jsonl"
     queries.write_text('{"id": "q1", "text": "sourdough"}\n{"id": "q2", "text": "京都"}\n{"id": "q3", "text": ""}\n')
     assert unlock(home, "notes").code == 0
-    yield {"home": home, "root": root, "memory": memory["id"], "asset": asset["id"], "queries": queries}
-    stop(home)
+    return {"home": home, "root": root, "memory": memory["id"], "asset": asset["id"], "queries": queries}
 
 
 def both(home: Path, *args: str):

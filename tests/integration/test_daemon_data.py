@@ -23,9 +23,10 @@ import pytest
 from memories_tui.engine import Engine
 from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.daemon import daemon, stop, unlock
+from tests.helpers.homes import write_config
 from tests.helpers.model_server import COMPAT_CHAT, ModelServer
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 NOTES = {"Lantern": "The lantern release ships in May; the lantern needs new batteries.",
          "酸種": "酸種麵包的酵頭每天餵兩次。Feed the starter twice a day."}
 PROGRESS = re.compile(r"^(Backing up|Restoring|Exporting): .*$\n?", re.M)
@@ -42,9 +43,7 @@ def config(srv: ModelServer, extra: str = "") -> str:
 
 
 def make_home(root: Path, text: str) -> Path:
-    home = root / "home"
-    home.mkdir(parents=True)
-    (home / "config.toml").write_text(text, encoding="utf-8")
+    home = write_config(root / "home", text)
     assert call_cli(home, "vault", "create", "notes").code == 0
     for title, body in NOTES.items():
         assert call_cli(home, "memory", "add", "notes", "--kind", "card", "--title", title, "--text", body).code == 0

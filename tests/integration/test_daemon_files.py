@@ -10,18 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import stop, unlock
+from tests.helpers.daemon import unlock
 
 PRECIOUS = b"a file the daemon must never truncate or append to\n"
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = tmp_path / "home"
-    assert run_cli(home, "--json", "vault", "create", "notes").code == 0
+def home(homes) -> Path:
+    home = homes.make()
     (home / "daemon").mkdir(mode=0o700)
-    yield home
-    stop(home)
+    return home
 
 
 def refused(home: Path, name: str) -> None:

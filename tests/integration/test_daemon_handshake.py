@@ -13,17 +13,14 @@ from memories_tui import __version__
 from memories_tui.daemon import connect
 from memories_tui.daemon.handshake import API_FINGERPRINT
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import daemon, holder_pid, stop, unlock
+from tests.helpers.daemon import daemon, holder_pid, unlock
 
 OTHER = {"MEMORIES_TEST_BUILD": "9.9.9"}
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = tmp_path / "home"
-    assert run_cli(home, "--json", "vault", "create", "notes").code == 0
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make()
 
 
 def hello(home: Path) -> dict:

@@ -36,12 +36,8 @@ from tests.helpers.vaults import PASS
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = tmp_path / "home"
-    created = run_cli(home, "--json", "vault", "create", "notes")
-    assert created.code == 0, created.stderr
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make()
 
 
 def status(home: Path) -> dict:

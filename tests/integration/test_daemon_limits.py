@@ -15,18 +15,14 @@ from pathlib import Path
 import pytest
 
 from memories_tui.daemon import connect
-from tests.helpers.cli import run_cli
-from tests.helpers.daemon import answer_json, connect_unix, daemon, post, raw_request, stop, wait_until
+from tests.helpers.daemon import answer_json, connect_unix, daemon, post, raw_request, wait_until
 
 GUARD = 20.0  # well under the real limits (30 s idle, 60 s per request): only a lowered limit closes in time
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = tmp_path / "home"
-    assert run_cli(home, "--json", "vault", "create", "notes").code == 0
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make()
 
 
 def padded(size: int) -> bytes:

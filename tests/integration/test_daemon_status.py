@@ -17,13 +17,8 @@ from tests.helpers.vaults import PASS
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = tmp_path / "home"
-    created = run_cli(home, "--json", "vault", "create", "notes")
-    assert created.code == 0, created.stderr
-    assert run_cli(home, "vault", "create", "other").code == 0
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(vaults=("notes", "other"))
 
 
 def test_status_names_the_daemon_its_vaults_clients_and_grants(home: Path) -> None:

@@ -19,17 +19,14 @@ from memories_tui.errors import MemoriesError
 from memories_tui.mcp.daemon_tools import DaemonTools
 from memories_tui.mcp.grants import GrantedVault
 from tests.helpers.cli import Result, run_cli
-from tests.helpers.daemon import Clock, daemon, holder_pid, lock_held, stop, unlock, wait_until
-from tests.helpers.vaults import home_with_a_note
+from tests.helpers.daemon import Clock, daemon, holder_pid, lock_held, unlock, wait_until
 
 TEXT = "Feed the sourdough starter twice a day with rye flour."
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", TEXT))
 
 
 def unlocked_names(home: Path) -> list[str]:

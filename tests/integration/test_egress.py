@@ -26,8 +26,8 @@ from tests.helpers.model_server import (
     sources_in,
 )
 from tests.helpers.tamper import sql
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 NOTES = {"混合搜尋": "混合搜尋把 BM25 與向量排名融合。The fused list keeps both signals.",
          "Sourdough": "Feed the starter every twelve hours. Sourdough needs a warm kitchen.",
          "Lantern": "The lantern release ships in May; the lantern needs new batteries."}

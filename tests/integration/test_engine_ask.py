@@ -12,8 +12,6 @@ from memories_tui.errors import CancelledError, PolicyError
 from tests.helpers.model_server import generation_toml, naive_model
 from tests.helpers.vaults import open_vault
 
-PASS = "correct horse"
-
 
 def open_engine(tmp_path, config: str) -> tuple[Engine, str]:
     eng, vid = open_vault(tmp_path / "home", config)

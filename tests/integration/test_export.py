@@ -15,9 +15,8 @@ from memories_tui.engine import Engine
 from memories_tui.errors import CancelledError
 from tests.helpers.cli import run_cli
 from tests.helpers.faults import file_size_limit, obey_permissions, run_cli_as
-from tests.helpers.vaults import open_vault
+from tests.helpers.vaults import PASS, open_vault
 
-PASS = "correct horse"
 QUERIES = ["咖啡", "sourdough", "混合排序 hybrid", "hand drip 手沖", "bread starter", "向量 vector", "note",
            "旅行", "tags", "lantern"]
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"{port}{digit}" for port in ("COM", "LPT")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import call_cli, run_cli
+from tests.helpers.vaults import PASS
 
 
 def _vault_file(home: Path, vault: str) -> Path:
@@ -299,17 +300,17 @@ def test_open_refuses_weak_argon2_and_passwd_upgrades_the_header(tmp_path):
 
     path = tmp_path / "v.mvault"
     with cheap_kdf():
-        create_vault_file(path, "t", "correct horse")
+        create_vault_file(path, "t", PASS)
     with pytest.raises(VaultError) as info:  # no test hook now: the 64 MiB floor applies
-        UnlockedVault(path, "correct horse")
+        UnlockedVault(path, PASS)
     assert info.value.code == "kdf_too_weak"
     current = crypto.KdfParams(memory_kib=1024, iterations=3, lanes=2)  # stands for "the current parameters"
     previous = crypto._TEST_KDF_OVERRIDE
     crypto._TEST_KDF_OVERRIDE = current
     try:
         assert read_header(path).kdf == CHEAP
-        vault = UnlockedVault(path, "correct horse")
-        vault.change_passphrase("correct horse", "battery staple")
+        vault = UnlockedVault(path, PASS)
+        vault.change_passphrase(PASS, "battery staple")
         vault.close()
         assert read_header(path).kdf == current
         UnlockedVault(path, "battery staple").close()

@@ -10,7 +10,7 @@ import pytest
 from memories_tui.engine import Engine
 from memories_tui.errors import LimitError
 from tests.helpers.bm25_reference import fts5_bm25
-from tests.helpers.vaults import CHILD_PRELUDE
+from tests.helpers.vaults import CHILD_PRELUDE, PASS
 
 
 def _titles(engine, vid, query, **kw):
@@ -259,8 +259,8 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
 
     home = tmp_path / "home"
     eng = Engine.open(home)
-    vid = eng.create_vault("v", "correct horse").vault_id
-    eng.unlock(vid, "correct horse")
+    vid = eng.create_vault("v", PASS).vault_id
+    eng.unlock(vid, PASS)
     note = eng.add_record(vid, kind="memory", title="Lamp",
                           body="The lighthouse keeper trims the lamp wick every evening at dusk. " * 30)
     other = eng.add_record(vid, kind="memory", title="Harbour", body="Ferries leave past the lighthouse at noon.")
@@ -271,7 +271,7 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
     assert edited.code == 0, edited.stderr
 
     eng = Engine.open(home)
-    eng.unlock(vid, "correct horse")
+    eng.unlock(vid, PASS)
     vault = eng._vault(vid)
     stale = VaultIndex.restore(vid, Limits(), vault.get_blob(SNAPSHOT_BLOB), {})
     assert stale is not None and stale.record_revisions()[note.id] == 1  # the snapshot is the old one
@@ -284,7 +284,7 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
     assert {h.asset_id for h in eng.search(vid, "lighthouse wick submarine", limit=50).results} == {note.id, other.id}
     eng.close()
     eng = Engine.open(home)
-    eng.unlock(vid, "correct horse")
+    eng.unlock(vid, PASS)
     vault = eng._vault(vid)
     for blob in ("lexical-index", "lexical-phrase"):
         data = vault.get_blob(blob)

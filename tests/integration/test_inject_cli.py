@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import call_cli
-from tests.helpers.vaults import create_vault
+from tests.helpers.vaults import PASS, create_vault
 
 
 def test_inject_all_reports_each_target_and_registers_the_vault_id(home, tmp_path):
@@ -41,7 +41,7 @@ def test_only_vault_is_the_default_and_passphrase_file_is_absolute(home, tmp_pat
     assert result.code == 0, result.stderr
     entry = json.loads((tmp_path / "t" / ".cursor" / "mcp.json").read_text())["mcpServers"]["memories"]
     assert entry["args"][-4:] == ["--vault", vault_id, "--passphrase-file", str(secret)]
-    assert "correct horse" not in (tmp_path / "t" / ".cursor" / "mcp.json").read_text()
+    assert PASS not in (tmp_path / "t" / ".cursor" / "mcp.json").read_text()
     assert result.json["notes"] == []
 
 

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from memories_tui.engine import Engine
 from memories_tui.vault.store import read_header
-from tests.helpers.vaults import CHILD_PRELUDE
+from tests.helpers.vaults import CHILD_PRELUDE, PASS
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
 
@@ -89,7 +89,7 @@ def _allow_core_dumps() -> None:
 def test_lock_leaves_no_key_material_and_core_dumps_are_off(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     eng = Engine.open(home)
-    vid = eng.create_vault("v", "correct horse").vault_id
+    vid = eng.create_vault("v", PASS).vault_id
     eng.close()
     needles = _secrets(home / "vaults" / f"{vid}.mvault")
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(home), vid], stdin=subprocess.PIPE,
@@ -130,8 +130,8 @@ def test_restore_leaves_no_key_material(tmp_path, cheap_kdf):
     home = tmp_path / "home"
     eng = Engine.open(home)
     try:
-        vid = eng.create_vault("v", "correct horse").vault_id
-        eng.unlock(vid, "correct horse")
+        vid = eng.create_vault("v", PASS).vault_id
+        eng.unlock(vid, PASS)
         eng.add_record(vid, kind="memory", title="note", body="zeppelin airship")
         backup = eng.backup_vault(vid, tmp_path / "bk").path
     finally:

@@ -25,17 +25,14 @@ from memories_tui.daemon import connect as connect_daemon
 from tests.helpers.cli import run_cli
 from tests.helpers.daemon import Clock, daemon, stop, unlock, wait_until
 from tests.helpers.model_server import COMPAT_CHAT, ModelServer
-from tests.helpers.vaults import home_with_a_note
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 TEXT = "Feed the sourdough starter twice a day with rye flour. 酸種麵包的酵頭每天餵兩次。"
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", TEXT))
 
 
 @asynccontextmanager

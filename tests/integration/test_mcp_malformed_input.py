@@ -20,7 +20,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.helpers.cli import cli_env
-from tests.helpers.vaults import home_with_a_note
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 HANG_GUARD = 60
@@ -30,8 +29,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return home_with_a_note(tmp_path_factory.mktemp("mcp-raw") / "home", "Lantern", "Lanterns float at dusk.")
+def home(module_homes) -> Path:
+    return module_homes.make(note=("Lantern", "Lanterns float at dusk."))
 
 
 class RawServer:

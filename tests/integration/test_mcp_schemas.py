@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.helpers.cli import call_cli
+from tests.helpers.vaults import PASS
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 RECORD = Path(__file__).resolve().parents[1] / "golden" / "mcp" / "schemas.json"
@@ -75,7 +76,7 @@ def _richer(new: Any, old: Any, where: str) -> list[str]:
 
 async def _listed_schemas(home: Path) -> dict[str, dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_PASSPHRASE="correct horse", PYTHONIOENCODING="utf-8")
+    env.update(MEMORIES_PASSPHRASE=PASS, PYTHONIOENCODING="utf-8")
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "mcp", "--home", str(home),
                                                                   "--vault", "notes"], env=env)
     with open(home.parent / "stderr.log", "w+", encoding="utf-8") as errlog:

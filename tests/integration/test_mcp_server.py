@@ -20,10 +20,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.helpers.cli import call_cli
+from tests.helpers.homes import minilm_config, write_config
+from tests.helpers.vaults import PASS
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 MINILM = Path(__file__).resolve().parents[1] / ".models" / "minilm"
-PASSPHRASE = "correct horse"
 CANARIES = ("CANARY-private-4f1d", "CANARY-credential-9a2b", "CANARY-asset-77e0")
 LONG_PARAGRAPH = ("The lantern festival notes, paragraph {n}: paper lanterns float on the river at dusk while "
                   "families write wishes on them. " * 6).strip()
@@ -31,7 +32,7 @@ LONG_PARAGRAPH = ("The lantern festival notes, paragraph {n}: paper lanterns flo
 
 def _server_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_PASSPHRASE=PASSPHRASE, PYTHONIOENCODING="utf-8")
+    env.update(MEMORIES_PASSPHRASE=PASS, PYTHONIOENCODING="utf-8")
     return env
 
 
@@ -40,11 +41,7 @@ def world(tmp_path_factory):
     """A home with vault `notes` (a memory in 2 revisions, a long card, excluded-kind canaries)
     and vault `work`; the MiniLM test model configured when it is present."""
     root = tmp_path_factory.mktemp("mcp")
-    home = root / "home"
-    home.mkdir()
-    if (MINILM / "model.onnx").is_file():
-        (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
-                                          'local_model_profile = "sentence-transformers"\nlocal_threads = 1\n')
+    home = write_config(root / "home", minilm_config(MINILM) if (MINILM / "model.onnx").is_file() else "")
     notes = call_cli(home, "vault", "create", "notes", "--json").json["vault_id"]
     work = call_cli(home, "vault", "create", "work", "--json").json["vault_id"]
     memory = call_cli(home, "memory", "add", "notes", "--title", "Sourdough",

@@ -23,7 +23,6 @@ from memories_tui.mcp.tools import READ_BUDGET, RETRIEVE_BUDGET, SEARCH_BUDGET, 
 from tests.helpers.model_server import ModelServer, naive_model
 from tests.helpers.vaults import open_vault
 
-PASS = "correct horse"
 # 12 CJK characters (36 UTF-8 bytes) that segment into the query's word 燈籠 every time.
 LANTERNS = "河上的紙燈籠在黃昏漂流。"
 

@@ -11,6 +11,7 @@ import pytest
 from memories_tui.engine import parse_query
 from memories_tui.errors import ModelError
 from memories_tui.text import segment
+from tests.helpers.homes import minilm_config, write_config
 from tests.helpers.paths import MINILM_DIR
 
 QUERY = "咖啡豆 coffee 烘焙"
@@ -81,10 +82,7 @@ def test_one_parse_serves_every_mode(engine, counted):
 def test_vector_and_hybrid_search_segment_the_query_once(tmp_path, counted, cheap_kdf):
     from memories_tui.engine import Engine
 
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
-                                      'local_model_profile = "sentence-transformers"\n', encoding="utf-8")
+    home = write_config(tmp_path / "home", minilm_config(MINILM))
     engine = Engine.open(home)
     try:
         vid = engine.create_vault("v", "pw").vault_id

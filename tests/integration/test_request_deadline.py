@@ -27,6 +27,7 @@ from memories_tui.models.remote_generate import Generator
 from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.misbehaving import Sent, trickle
 from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, ModelServer
+from tests.helpers.vaults import PASS
 
 HANG_GUARD = 60
 MCP_SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
@@ -144,7 +145,7 @@ def test_rag_ask_ends_at_the_configured_deadline(srv, tmp_path):
 
 def _mcp_params(home: Path) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
-    env.update(MEMORIES_PASSPHRASE="correct horse", PYTHONIOENCODING="utf-8")
+    env.update(MEMORIES_PASSPHRASE=PASS, PYTHONIOENCODING="utf-8")
     return StdioServerParameters(command=sys.executable,
                                  args=[str(MCP_SERVER), "mcp", "--home", str(home), "--vault", "notes"], env=env)
 

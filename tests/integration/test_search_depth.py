@@ -14,7 +14,6 @@ from memories_tui.engine import Engine, NewRecord
 from tests.helpers.model_server import RERANK
 from tests.helpers.vaults import open_vault
 
-PASS = "correct horse"
 NOTES = [
     ("Starter", "Feed the sourdough starter twice a day with rye flour and water."),
     ("Loaf", "A sourdough loaf needs a lively starter, flour, water and salt."),

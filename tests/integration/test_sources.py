@@ -11,6 +11,7 @@ import pytest
 
 from memories_tui.errors import InputRefusedError, NotFoundError
 from tests.helpers.cli import call_cli
+from tests.helpers.vaults import PASS
 
 NFD_NAME = unicodedata.normalize("NFD", "café 筆記.md")  # as macOS hands it over
 
@@ -120,7 +121,7 @@ def test_sources_belong_to_the_home_and_are_kept_encrypted(engine, tmp_path: Pat
     assert b"Notes" not in engine.resolve_vault(vid).path.read_bytes()  # the folder's name is not in plain text
     other = Engine.open(tmp_path / "home", None)
     other.home = tmp_path / "elsewhere"  # the same vault opened from another home
-    other.unlock(vid, "correct horse")
+    other.unlock(vid, PASS)
     try:
         assert other.list_sources(vid) == []
     finally:

@@ -28,6 +28,7 @@ from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.tui.wrap import BrokenLines
 from tests.helpers.embedding import GatedEmbedding
+from tests.helpers.homes import minilm_config, write_config
 from tests.helpers.paths import MINILM_DIR, require_minilm
 from tests.helpers.pilot import PASS, open_records, static_text, type_text, wait_for
 
@@ -430,11 +431,7 @@ def write_notes(folder: Path) -> list[Path]:
 @pytest.fixture
 def minilm_engine(tmp_path: Path):
     require_minilm()
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(f'[rag]\nlocal_model_dir = "{MINILM}"\n'
-                                      'local_model_profile = "sentence-transformers"\nlocal_threads = 2\n',
-                                      encoding="utf-8")
+    home = write_config(tmp_path / "home", minilm_config(MINILM, threads=2))
     eng = Engine.open(home)
     vault_id = one_vault(eng)
     eng.unlock(vault_id, PASS)

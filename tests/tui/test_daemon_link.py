@@ -27,20 +27,14 @@ from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.cli import run_cli
 from tests.helpers.daemon import daemon, lock_held, wait_until
 from tests.helpers.pilot import wait_for
+from tests.helpers.vaults import PASS
 
-PASS = "correct horse"
 SIZE = (120, 40)
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    engine = Engine.open(home)
-    info = engine.create_vault("notes", PASS)
-    engine.unlock(info.vault_id, PASS)
-    engine.add_record(info.vault_id, kind="memory", title="Sourdough", body="Feed the starter twice a day.")
-    engine.lock()
-    return home
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", "Feed the starter twice a day."))
 
 
 def daemon_vaults(home: Path) -> list[str]:

@@ -21,8 +21,8 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from ...engine import BM25, DEFAULT_MODE, HYBRID, VECTOR, Answer, Mode, SearchHit, find_citations
 from ...engine import MODES as SEARCH_MODES
-from ...engine import Answer, Mode, SearchHit, find_citations
 from ...errors import AnswerRejectedError, MemoriesError
 from ...frontend.words import note_text
 from ...i18n import N_, _, _n
@@ -34,7 +34,7 @@ from ..wrap import BrokenLines
 from .base import VaultScreen
 from .chunk import ChunkDetailScreen, TermTextArea
 
-MODES = [("BM25", "bm25"), (N_("vector"), "vector"), (N_("hybrid"), "hybrid")]
+MODES = [("BM25", BM25), (N_("vector"), VECTOR), (N_("hybrid"), HYBRID)]
 CHECK_LINE = N_("Citation checks verify references and quotes, not whether the answer is true.")
 STATE_TEXT = {
     "answered": (N_("Generated answer — every [S#] is a source that was sent"), "bold green"),
@@ -130,7 +130,7 @@ class AskScreen(VaultScreen):
         with Vertical(id="ask"):
             with Horizontal(id="ask-row"):
                 yield Input(id="question", placeholder=_("Ask a question about your notes and press enter"))
-                yield Select([(_(label), mode) for label, mode in MODES], value="bm25", allow_blank=False, id="ask-mode")
+                yield Select([(_(label), mode) for label, mode in MODES], value=DEFAULT_MODE, allow_blank=False, id="ask-mode")
             yield Static(id="ask-state", markup=False)
             with VerticalScroll(id="ask-body"):
                 yield Static(id="ask-answer", markup=False)

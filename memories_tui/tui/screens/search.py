@@ -18,7 +18,21 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Select, Tab, Tabs
 
-from ...engine import MODES, EmbedProgress, Mode, Query, parse_query
+from ...engine import (
+    BM25,
+    DEFAULT_MATCH_MODE,
+    HYBRID,
+    MATCH_ALL,
+    MATCH_ANY,
+    MATCH_PHRASE,
+    MODES,
+    SEMANTIC_MODES,
+    VECTOR,
+    EmbedProgress,
+    Mode,
+    Query,
+    parse_query,
+)
 from ...errors import MemoriesError, ModelNotInstalledError
 from ...i18n import N_, _
 from ..messages import SearchDone, SearchProgress
@@ -31,9 +45,8 @@ from .base import VaultScreen
 from .chunk import ChunkDetailScreen
 
 clock = time.perf_counter  # the pane's "N ms"; snapshot tests pin it
-SEMANTIC: tuple[Mode, ...] = ("vector", "hybrid")
-MATCH_MODES = [(N_("any term"), "any"), (N_("all terms"), "all"), (N_("phrase"), "phrase")]
-STAGES = {"bm25": "bm25", "vector": "vector", "hybrid": "fusion"}  # the score that ranks each pane
+MATCH_LABELS = [(N_("any term"), MATCH_ANY), (N_("all terms"), MATCH_ALL), (N_("phrase"), MATCH_PHRASE)]
+STAGES: dict[str, str] = {BM25: "bm25", VECTOR: "vector", HYBRID: "fusion"}  # the score that ranks each pane
 NO_MODEL_VECTOR = N_("Needs the embedding model: F2 installs it (about 200 MiB, once).")
 NO_MODEL_HYBRID = N_("Keyword results: no model yet (F2 installs it).")
 EMPTY_QUERY = N_("The query is empty: type words to search for and press enter.")
@@ -99,7 +112,7 @@ class SearchScreen(VaultScreen):
         with Vertical(id="search"):
             with Horizontal(id="search-row"):
                 yield Input(id="query", placeholder=_("Search (English, 中文, or both) and press enter"))
-                yield Select([(_(label), mode) for label, mode in MATCH_MODES], value="any", allow_blank=False, id="match-mode")
+                yield Select([(_(label), mode) for label, mode in MATCH_LABELS], value=DEFAULT_MATCH_MODE, allow_blank=False, id="match-mode")
             yield Tabs(*(Tab(_(MODE_TITLES[mode]), id=f"tab-{mode}") for mode in MODES), id="mode-tabs")
             with Horizontal(id="panes"):
                 for mode in MODES:
@@ -202,13 +215,13 @@ class SearchScreen(VaultScreen):
             self.cancels[mode] = None
             self.waiting.discard(mode)
             pane = self.pane(mode)
-            if mode in SEMANTIC and wait:
+            if mode in SEMANTIC_MODES and wait:
                 self.waiting.add(mode)
                 pane.set_waiting(self._waiting_text(self.memories.embed_state))
                 continue
             pane.set_busy()
             self._label_tab(mode)
-            cancel = threading.Event() if mode in SEMANTIC else None
+            cancel = threading.Event() if mode in SEMANTIC_MODES else None
             self.cancels[mode] = cancel
             self.start_pane_search(mode, shared, self.generation[mode], epoch, cancel)
 
@@ -239,7 +252,7 @@ class SearchScreen(VaultScreen):
         or show results from before it."""
         if self.last_query is None:
             return
-        modes = tuple(m for m in SEMANTIC if m in self.waiting or self.pane(m).shown)
+        modes = tuple(m for m in SEMANTIC_MODES if m in self.waiting or self.pane(m).shown)
         if modes:
             self.run_search(self.last_query[0], modes)
 
@@ -281,7 +294,7 @@ class SearchScreen(VaultScreen):
             return
         self.post_if_live(SearchDone(epoch, mode=mode, generation=generation, response=response,
                                      seconds=clock() - started, stage=stage, note=note))
-        if mode == "bm25":
+        if mode == BM25:
             self.engine.save_indexes()  # a freshly built index, saved off the UI thread: ctrl+l never waits
 
     def on_search_progress(self, message: SearchProgress) -> None:

@@ -12,13 +12,13 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...engine import SearchHit, SearchResponse
+from ...engine import BM25, HYBRID, VECTOR, SearchHit, SearchResponse
 from ...frontend.words import kind_name, note_text, score_text
 from ...i18n import N_, _, _n
 from ..text import snippet_text
 from ..wrap import BrokenLines
 
-MODE_TITLES = {"bm25": "BM25", "vector": N_("Vector"), "hybrid": N_("Hybrid")}
+MODE_TITLES: dict[str, str] = {BM25: "BM25", VECTOR: N_("Vector"), HYBRID: N_("Hybrid")}
 STAGE_LABELS = {"bm25": "bm25", "vector": N_("cosine"), "fusion": N_("fusion"), "rerank": N_("rerank")}
 
 
