@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 Front = Literal["cli", "tui", "mcp"]
 F = TypeVar("F", bound=Callable[..., Any])
 BUDGET_SECONDS = 300.0  # the engine's own default (index/reports.py), repeated: loading it costs numpy
-ENGINE_ONLY = ("self", "progress", "cancel", "cwd")  # parameters that are not the request's
+# parameters that are not the request's: callbacks, and the caller's folder (sent apart)
+ENGINE_ONLY = ("self", "progress", "cancel", "cwd", "before_replace")
 # What needs no vault key and so runs in the caller's own process even when a daemon serves it:
 # the home, the vault files' headers and the model folder.
 LOCAL = ("home", "config", "init_home", "scan_vaults", "list_vaults", "resolve_vault", "create_vault",
@@ -68,6 +69,7 @@ class Operation:
     vault: str | None  # the parameter naming a vault the daemon must hold unlocked
     in_cwd: tuple[str, ...]  # path parameters the daemon opens in the caller's working folder
     cwd: bool  # the engine method takes the caller's working folder itself (`cwd=`)
+    reports_as_typed: bool  # results name `in_cwd` paths as the caller typed them (else as opened)
 
     @property
     def verb(self) -> str:
@@ -98,9 +100,11 @@ class Operation:
 
 
 def operation(*, quick: bool = False, fronts: tuple[Front, ...] = ("cli",), progress: str | None = None,
-              vault: str | None = "vault_id", in_cwd: tuple[str, ...] = (), cwd: bool = False) -> Callable[[F], F]:
+              vault: str | None = "vault_id", in_cwd: tuple[str, ...] = (), cwd: bool = False,
+              reports_as_typed: bool = True) -> Callable[[F], F]:
     def mark(fn: F) -> F:
-        fn.__operation__ = Operation(fn.__name__, quick, fronts, progress, vault, in_cwd, cwd)  # type: ignore[attr-defined]
+        row = Operation(fn.__name__, quick, fronts, progress, vault, in_cwd, cwd, reports_as_typed)
+        fn.__operation__ = row  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -181,7 +185,8 @@ class EngineAPI(Protocol):
     @operation(progress="backup", vault=None, in_cwd=("file",))
     def restore_vault(self, file: Path, passphrase: str, *, as_name: str | None = None, force: bool = False,
                       progress: Callable[[BackupProgress], None] | None = None,
-                      cancel: threading.Event | None = None) -> RestoreReport: ...
+                      cancel: threading.Event | None = None,
+                      before_replace: Callable[[str], None] | None = None) -> RestoreReport: ...
 
     @operation(vault="ref")
     def egress_log(self, ref: str, since: str | None = None) -> EgressReport: ...
@@ -192,7 +197,7 @@ class EngineAPI(Protocol):
                      cancel: threading.Event | None = None) -> ExportReport: ...
 
     # -- source folders, imports, sync ---------------------------------------------------------
-    @operation(in_cwd=("folder",))
+    @operation(in_cwd=("folder",), reports_as_typed=False)  # a source folder is kept, and shown, absolute
     def add_source(self, vault_id: str, folder: Path, *, globs: list[str] | None = None,
                    excludes: list[str] | None = None) -> SourceSpec: ...
 
@@ -207,7 +212,7 @@ class EngineAPI(Protocol):
                      progress: Callable[[IngestProgress], None] | None = None,
                      cancel: threading.Event | None = None, full: bool = False) -> list[SourceSyncReport]: ...
 
-    @operation(progress="ingest", in_cwd=("path",))
+    @operation(progress="ingest", in_cwd=("path",), reports_as_typed=False)
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: Callable[[IngestProgress], None] | None = None,
                      cancel: threading.Event | None = None) -> ImportReport: ...
