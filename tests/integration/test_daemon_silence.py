@@ -45,8 +45,8 @@ def test_a_stopped_daemon_gives_every_client_a_clear_error_not_a_hang(tmp_path: 
             as_json = run_cli(home, "--json", "rag", "search", "notes", "dough", passphrase=None, env=SILENCE)
             text = run_cli(home, "memory", "list", "notes", passphrase=None, env=SILENCE)
             monkeypatch.setenv("MEMORIES_DAEMON_TIMEOUT", "1")
+            from memories_tui.access.grants import GrantedVault
             from memories_tui.mcp.daemon_tools import DaemonTools
-            from memories_tui.mcp.grants import GrantedVault
 
             tools = DaemonTools(home, [GrantedVault(vault_id, "notes")], expires_in=None)
             with pytest.raises(MemoriesError) as mcp_call:

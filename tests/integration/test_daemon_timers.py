@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.access.grants import GrantedVault
 from memories_tui.daemon import connect
 from memories_tui.errors import MemoriesError
 from memories_tui.mcp.daemon_tools import DaemonTools
-from memories_tui.mcp.grants import GrantedVault
 from tests.helpers.cli import Result, run_cli
 from tests.helpers.daemon import Clock, daemon, holder_pid, lock_held, stop, unlock, wait_until
 from tests.helpers.vaults import home_with_a_note
