@@ -74,12 +74,11 @@ REPORTED = frozenset({"daemon_not_answering", MISMATCH_CODE, "daemon_incompatibl
 MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
 
 
-def _hang_up_on(cancel: threading.Event | None, conn: http.client.HTTPConnection) -> Callable[[], None]:
-    """Close the sending side of `conn` once `cancel` is set (the daemon cancels the call's work
+def _hang_up_on(cancel: threading.Event | None, sock: socket.socket | None) -> Callable[[], None]:
+    """Close the sending side of `sock` once `cancel` is set (the daemon cancels the call's work
     when it sees that); returns a stopper."""
-    if cancel is None or conn.sock is None:
+    if cancel is None or sock is None:
         return lambda: None
-    sock = conn.sock
     done = threading.Event()
 
     def watch() -> None:
@@ -202,6 +201,7 @@ class DaemonClient:
         body = encode_json(args or {})
         limit = self.timeout or silence_limit(method)
         conn = self._open(limit)
+        sock = conn.sock  # http.client lets go of it once the answer starts: the cancel watcher keeps it
         try:
             try:
                 conn.request("POST", PREFIX + method, body=body,
@@ -217,7 +217,7 @@ class DaemonClient:
                 raise _error_from(response)
             if response.getheader(VERSION_HEADER) is None and method not in RESTARTABLE:  # from before the handshake
                 raise older_daemon(build)
-            stop_watch = _hang_up_on(cancel, conn)
+            stop_watch = _hang_up_on(cancel, sock)
             try:
                 return self._read_stream(response, method, progress, limit)
             except DaemonConnectionError:

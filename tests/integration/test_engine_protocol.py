@@ -172,3 +172,22 @@ def test_every_operation_ran_through_the_daemon(sides) -> None:
     log = (home / "daemon" / "daemon.log").read_text(encoding="utf-8")
     ran = set(re.findall(r" (vault\.[a-z_]+) ", log))
     assert {op.verb for op in operations()} <= ran
+
+
+def test_cancel_stops_the_work_in_the_daemon_as_in_process(sides) -> None:
+    """`cancel` set while the daemon works (here at the first progress value) stops the work
+    there, and the engine's own sentence comes back; nothing was written on either side."""
+    _home, states = sides
+    outcomes = {}
+    for side in SIDES:
+        state = states[side]
+        folder = state["root"] / "many"
+        files = [_write(folder / f"note-{n:04}.md", f"# Note {n}\n\nrye and lanterns {n}\n") for n in range(1500)]
+        engine = state["engine"]
+        before = len(engine.list_records(state["vault"]))
+        cancel = threading.Event()
+        with pytest.raises(errors.CancelledError) as stopped:
+            engine.ingest(state["vault"], files, progress=lambda _p, stop=cancel: stop.set(), cancel=cancel)
+        assert len(engine.list_records(state["vault"])) == before, side
+        outcomes[side] = (type(stopped.value), stopped.value.code, stopped.value.message)
+    assert outcomes["served"] == outcomes["alone"]
