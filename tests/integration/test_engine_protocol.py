@@ -191,3 +191,18 @@ def test_cancel_stops_the_work_in_the_daemon_as_in_process(sides) -> None:
         assert len(engine.list_records(state["vault"])) == before, side
         outcomes[side] = (type(stopped.value), stopped.value.code, stopped.value.message)
     assert outcomes["served"] == outcomes["alone"]
+
+
+@pytest.mark.parametrize("op", operations(), ids=lambda op: op.name)
+def test_a_request_of_the_wrong_shape_is_refused_in_a_sentence(sides, op) -> None:
+    """Decoded from the table's types: an argument of the wrong type, one the operation does
+    not take, or one missing is `daemon_bad_request` for every operation, never an internal error."""
+    _home, states = sides
+    client = states["served"]["engine"].client
+    state = states["served"]
+    good = {op.vault: state["vault"]} if op.vault else {}
+    cwd = {"cwd": str(state["root"])} if op.sends_cwd else {}
+    for request in ({**good, "no_such_argument": 1, **cwd}, {op.request[0]: [[1]], **cwd}, dict(cwd)):
+        with pytest.raises(errors.MemoriesError) as refused:
+            client.call(op.verb, request)
+        assert refused.value.code == "daemon_bad_request", (op.name, request, refused.value.message)
