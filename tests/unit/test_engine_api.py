@@ -42,3 +42,13 @@ def test_each_operations_types_resolve(op) -> None:
         assert operation_type(op, name) is not typing.Any, f"{op.name}.{name}"
     if op.progress is not None:
         assert progress_types(op)
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
+def test_the_remote_engine_has_each_operation_with_the_tables_signature(op) -> None:
+    """Made from the table, not written by hand: mypy sees the remote engine as an Engine, so
+    this is where its methods are held to the table."""
+    from memories_tui.daemon.remote_engine import RemoteEngine
+
+    method = vars(RemoteEngine)[op.name]
+    assert inspect.signature(method) == inspect.signature(getattr(EngineAPI, op.name))
