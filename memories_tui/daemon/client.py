@@ -46,9 +46,12 @@ from .paths import DaemonPaths, SocketAddress, read_holder_text, unix_sockets_su
 from .peer import peer_of
 from .protocol import (
     CLIENT_HEADER,
+    HELLO,
+    LOOKUPS,
     MAX_LINE_BYTES,
     PREFIX,
     SILENCE_HEADER,
+    STOP,
     DaemonConnectionError,
     PeerRefusedError,
     encode_json,
@@ -64,7 +67,6 @@ CONNECT_TIMEOUT_SECONDS = 5.0  # at most this long (and never past the call's si
 REFUSED_RETRY_SECONDS = 0.25  # a refused connect while the daemon's process lives: it is (re)starting
 LOOKUP_SILENCE_SECONDS = 10.0  # lock state, status, sessions: answered from memory
 WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbeats carry it past this
-LOOKUPS = frozenset({"vault_state", "status", "lock", "stop", "mcp_open", "mcp_close"})
 ProgressFn = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
 # Errors a front end reports instead of falling back to working in-process: the daemon is there
@@ -185,7 +187,7 @@ class DaemonClient:
         from .spawn import DaemonRunningError, start_detached, stop_daemon
 
         try:
-            pid = int(self._call_once("stop", {"if_none_unlocked": True}, None, None)["pid"])
+            pid = int(self._call_once(STOP, {"if_none_unlocked": True}, None, None)["pid"])
         except (MemoriesError, *MISREAD):
             return False  # a vault was unlocked meanwhile, or it is not ours to stop
         stop_daemon(self.paths, pid)
@@ -414,7 +416,7 @@ def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
     if not client.paths.socket.exists():
         return None
     try:
-        client._open(silence_limit("hello")).close()
+        client._open(silence_limit(HELLO)).close()
     except PeerRefusedError:
         raise
     except MemoriesError as exc:

@@ -17,13 +17,13 @@ from typing import Any
 
 from .. import __version__, testhooks
 from ..i18n import msg
-from .protocol import DaemonConnectionError
+from .protocol import HELLO, STOP, DaemonConnectionError
 
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = "daemon_version_mismatch"
 API_FINGERPRINT = "60483d362cf46694"  # served_fingerprint() of this build; a test keeps it current
-RESTARTABLE = frozenset({"hello", "stop"})  # answered whatever the client's build: how a restart begins
+RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..engine import on_behalf_of
 from ..errors import CancelledError, LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
 from ..i18n import msg
+from .protocol import MCP_CALL, MCP_CLOSE, MCP_OPEN
 from .server import Call, Method
 from .service import DaemonService, how_to_unlock
 from .status import GrantInfo, process_alive
@@ -53,7 +54,7 @@ class McpSessions:
         self._lock = threading.Lock()
 
     def methods(self) -> dict[str, Method]:
-        return {"mcp_open": self._open, "mcp_call": self._call, "mcp_close": self._close}
+        return {MCP_OPEN: self._open, MCP_CALL: self._call, MCP_CLOSE: self._close}
 
     def _open(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         from ..access.tools import MemoryTools

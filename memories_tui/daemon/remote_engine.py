@@ -66,7 +66,9 @@ class RemoteEngine(_Base):
                              "/ `memories lock`."))
 
     def is_unlocked(self, vault_id: str) -> bool:
-        return self.client.call_as("vault_state", {"vault": vault_id}, lambda state: bool(state["unlocked"]))
+        from .protocol import VAULT_STATE
+
+        return self.client.call_as(VAULT_STATE, {"vault": vault_id}, lambda state: bool(state["unlocked"]))
 
     def lock(self, vault_id: str | None = None) -> None:
         """Nothing is unlocked in this process; the daemon's vaults lock with `memories lock`."""

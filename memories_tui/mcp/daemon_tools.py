@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from ..access.grants import GrantedVault
 from ..access.results import AskResult, ReadResult, RetrieveResult, SearchResult
 from ..access.tools import RETRIEVE_LIMIT, SEARCH_LIMIT, ToolsAPI
-from ..daemon import DaemonClient, connect
+from ..daemon import MCP_CALL, MCP_CLOSE, MCP_OPEN, DaemonClient, connect
 from ..daemon.client import understood
 from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, Jsonable, MatchMode, Mode, current_origin
 from ..errors import LockedError, MemoriesError
@@ -63,7 +63,7 @@ class DaemonTools:
         for attempt in (1, 2):
             client, token = self._ready(arguments["vault_id"])
             try:
-                data = client.call("mcp_call", {"session": token, "tool": tool, "arguments": arguments,
+                data = client.call(MCP_CALL, {"session": token, "tool": tool, "arguments": arguments,
                                                 "origin": current_origin()})
             except MemoriesError as exc:
                 if exc.code in GONE and attempt == 1:  # restarted or gone: find it again, once
@@ -82,7 +82,7 @@ class DaemonTools:
                 args: dict[str, Any] = {"vaults": [v.vault_id for v in self.vaults], "expires_in": self.expires_in}
                 if self._session is not None:  # the same grant as before the daemon restarted
                     args.update(started_at=self._session["started_at"], expires_at=self._session["expires_at"])
-                self._session = client.call_as("mcp_open", args, lambda opened: {
+                self._session = client.call_as(MCP_OPEN, args, lambda opened: {
                     "token": str(opened["session"]), "started_at": opened["started_at"],
                     "expires_at": opened["expires_at"]})
             self._client = client
@@ -105,7 +105,7 @@ class DaemonTools:
             client, session = self._client, self._session
         if client is not None and session is not None and session.get("token"):
             try:
-                client.call("mcp_close", {"session": session["token"]})
+                client.call(MCP_CLOSE, {"session": session["token"]})
             except MemoriesError:
                 pass
 
