@@ -86,13 +86,13 @@ def watch_latency(home: Path, folder: Path, runs: int) -> list[float]:
     client = DaemonClient(home)
     out = []
     try:
-        client.call("vault.memory_search", {"vault": "bench", "query": "warm"})  # the index is built once
+        client.call("vault.memory_search", {"vault_id": "bench", "query": "warm"})  # the index is built once
         time.sleep(3)  # the watcher's first pass after unlock
         for n in range(runs):
             word = f"zqxwatch{n}"
             start = time.perf_counter()
             (folder / "area-01" / f"watch-{n}.md").write_text(f"# watched\n\n{word}\n", encoding="utf-8")
-            while not client.call("vault.memory_search", {"vault": "bench", "query": word}):
+            while not client.call("vault.memory_search", {"vault_id": "bench", "query": word}):
                 time.sleep(0.05)
             out.append(time.perf_counter() - start)
     finally:

@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -185,12 +185,12 @@ def _load(tp: Any, data: Any, where: str) -> Any:
         if data not in typing.get_args(tp):
             raise ValueError(f"{where}: {data!r} is not one of {typing.get_args(tp)}")
         return data
-    if origin in (list, tuple):
+    if origin in (list, tuple, Sequence):  # a Sequence (an engine parameter) is read as a list
         if not isinstance(data, list):
             raise ValueError(f"{where}: expected a list")
         item = typing.get_args(tp)[0] if typing.get_args(tp) else Any
         items = [_load(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
-        return items if origin is list else tuple(items)
+        return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected an object")

@@ -89,7 +89,7 @@ class Context:
         """Work in this process that replaces a vault's file (`vault restore --no-daemon`) is
         refused, before anything changes, while a daemon (or the TUI) serving this home holds
         that vault unlocked: it would go on serving the records and index of the file it had."""
-        from ..daemon import DaemonClient, unix_sockets_supported
+        from ..daemon import VAULT_STATE, DaemonClient, unix_sockets_supported
         from ..daemon.client import REPORTED
 
         if not unix_sockets_supported():
@@ -98,7 +98,7 @@ class Context:
         if not client.paths.socket.exists():
             return
         try:
-            state = client.call("vault_state", {"vault": vault_id})
+            state = client.call(VAULT_STATE, {"vault": vault_id})
         except MemoriesError as exc:
             if exc.code in REPORTED:
                 raise
@@ -114,14 +114,14 @@ class Context:
     def _served_by_daemon(self, ref: str) -> str | None:
         if getattr(self.args, "no_daemon", False):
             return None
-        from ..daemon import connect
+        from ..daemon import VAULT_STATE, connect
         from ..daemon.client import REPORTED
         from ..daemon.remote_engine import RemoteEngine
 
         home = self.home
         try:
             client = connect(home)
-            state = client.call("vault_state", {"vault": ref, "touch": True}) if client is not None else None
+            state = client.call(VAULT_STATE, {"vault": ref, "touch": True}) if client is not None else None
         except MemoriesError as exc:  # gone, refused, or a vault it does not know: this process decides
             if exc.code in REPORTED:  # it is there but stopped or of another build: say so
                 raise

@@ -13,7 +13,18 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..daemon import DaemonClient, DaemonUnavailableError, connect, daemon_disabled, unix_sockets_supported
+from ..daemon import (
+    LOCK,
+    STATUS,
+    STOP,
+    UNLOCK,
+    VAULT_STATE,
+    DaemonClient,
+    DaemonUnavailableError,
+    connect,
+    daemon_disabled,
+    unix_sockets_supported,
+)
 from ..errors import UsageError
 from ..frontend.durations import parse_duration
 from ..i18n import _, _n, msg
@@ -109,7 +120,7 @@ def cmd_daemon_status(ctx: Context) -> Payload:
     client = _running_daemon(ctx)
     if client is None:
         return {"running": False}
-    status = client.call_as("status", None, DaemonStatus.from_json)
+    status = client.call_as(STATUS, None, DaemonStatus.from_json)
     if not ctx.json:
         _print_status(ctx, status)
     return {"running": True, **status.to_json()}
@@ -168,7 +179,7 @@ def cmd_daemon_stop(ctx: Context) -> Payload:
     client = _running_daemon(ctx)
     if client is None:
         return {"stopped": False}
-    pid = client.call_as("stop", None, lambda answer: int(answer["pid"]))
+    pid = client.call_as(STOP, None, lambda answer: int(answer["pid"]))
     stop_daemon(ctx.daemon_paths(), pid)
     if not ctx.json:
         print(_("Memories daemon (pid {pid}) locked every vault and stopped.").format(pid=pid))
@@ -189,7 +200,7 @@ def cmd_daemon_restart(ctx: Context) -> Payload:
     if client is not None:
         if (holder := read_holder(paths)) is not None and holder.kind == "tui":
             raise running_refusal(paths)
-        old_pid, locked = client.call_as("stop", None, lambda answer: (
+        old_pid, locked = client.call_as(STOP, None, lambda answer: (
             int(answer["pid"]), None if answer.get("locked") is None else [str(n) for n in answer["locked"]]))
         stop_daemon(paths, old_pid)
     pid = start_detached(engine.home, engine.config.path)
@@ -215,7 +226,7 @@ def cmd_unlock(ctx: Context) -> Payload:
     client = connect(engine.home)
     args: dict[str, Any] = {"vault": info.vault_id, "for_seconds": for_seconds,
                             "accept_rollback": bool(getattr(ctx.args, "accept_rollback", False))}
-    if client is None or not client.call_as("vault_state", {"vault": info.vault_id}, lambda state: state["unlocked"]):
+    if client is None or not client.call_as(VAULT_STATE, {"vault": info.vault_id}, lambda state: state["unlocked"]):
         from ..frontend.passphrase import get_passphrase
 
         args["passphrase"] = get_passphrase(file=getattr(ctx.args, "passphrase_file", None),
@@ -228,7 +239,7 @@ def cmd_unlock(ctx: Context) -> Payload:
         if client is None:
             raise DaemonUnavailableError(msg("The daemon started but does not answer; see {log_file}.",
                                              log_file=ctx.daemon_paths().log_file))
-    row, until = client.call_as("unlock", args, lambda answer: (dict(answer), _until(answer)))
+    row, until = client.call_as(UNLOCK, args, lambda answer: (dict(answer), _until(answer)))
     if not ctx.json:
         text = (_("Vault {name} was already unlocked in the Memories daemon; {until}. Commands and AI clients "
                   "need no passphrase until then.") if row.get("already_unlocked") else
@@ -259,7 +270,7 @@ def cmd_lock(ctx: Context) -> Payload:
         if not ctx.json:
             print(_("No Memories daemon runs for this home, so nothing is unlocked there."))
         return {"locked": []}
-    result: dict[str, Any] = client.call_as("lock", {"vault": vault_id},
+    result: dict[str, Any] = client.call_as(LOCK, {"vault": vault_id},
                                             lambda answer: {**answer, "locked": list(answer.get("locked") or [])})
     if not ctx.json:
         locked = result["locked"]

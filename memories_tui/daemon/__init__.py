@@ -12,9 +12,24 @@ from __future__ import annotations
 
 from .client import NO_DAEMON_ENV, DaemonClient, connect, daemon_disabled
 from .paths import DaemonPaths, DaemonUnavailableError, unix_sockets_supported
-from .protocol import VERSION, DaemonConnectionError, DaemonProtocolError, PeerRefusedError
+from .protocol import (
+    HELLO,
+    LOCK,
+    MCP_CALL,
+    MCP_CLOSE,
+    MCP_OPEN,
+    STATUS,
+    STOP,
+    UNLOCK,
+    VAULT_STATE,
+    VERSION,
+    DaemonConnectionError,
+    DaemonProtocolError,
+    PeerRefusedError,
+)
 
 __all__ = [
+    "HELLO", "LOCK", "MCP_CALL", "MCP_CLOSE", "MCP_OPEN", "STATUS", "STOP", "UNLOCK", "VAULT_STATE",
     "NO_DAEMON_ENV", "VERSION", "DaemonClient", "DaemonConnectionError", "DaemonPaths", "DaemonProtocolError",
     "DaemonUnavailableError", "PeerRefusedError", "connect", "daemon_disabled", "unix_sockets_supported",
 ]

@@ -23,6 +23,7 @@ import functools
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,9 +46,12 @@ from .paths import DaemonPaths, SocketAddress, read_holder_text, unix_sockets_su
 from .peer import peer_of
 from .protocol import (
     CLIENT_HEADER,
+    HELLO,
+    LOOKUPS,
     MAX_LINE_BYTES,
     PREFIX,
     SILENCE_HEADER,
+    STOP,
     DaemonConnectionError,
     PeerRefusedError,
     encode_json,
@@ -63,7 +67,6 @@ CONNECT_TIMEOUT_SECONDS = 5.0  # at most this long (and never past the call's si
 REFUSED_RETRY_SECONDS = 0.25  # a refused connect while the daemon's process lives: it is (re)starting
 LOOKUP_SILENCE_SECONDS = 10.0  # lock state, status, sessions: answered from memory
 WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbeats carry it past this
-LOOKUPS = frozenset({"vault_state", "status", "lock", "stop", "mcp_open", "mcp_close"})
 ProgressFn = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
 # Errors a front end reports instead of falling back to working in-process: the daemon is there
@@ -71,6 +74,27 @@ T = TypeVar("T")
 REPORTED = frozenset({"daemon_not_answering", MISMATCH_CODE, "daemon_incompatible"})
 # What reading an answer of another shape raises (a field missing, renamed or of another type).
 MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
+
+
+def _hang_up_on(cancel: threading.Event | None, sock: socket.socket | None) -> Callable[[], None]:
+    """Close the sending side of `sock` once `cancel` is set (the daemon cancels the call's work
+    when it sees that); returns a stopper."""
+    if cancel is None or sock is None:
+        return lambda: None
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if cancel.wait(0.1):
+                try:
+                    sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+
+    thread = threading.Thread(target=watch, name="memories-cancel", daemon=True)
+    thread.start()
+    return done.set
 
 
 def daemon_disabled() -> bool:
@@ -87,7 +111,16 @@ def silence_limit(method: str) -> float:
         chosen = 0.0
     if chosen > 0 and chosen != float("inf"):
         return chosen
-    return LOOKUP_SILENCE_SECONDS if method in LOOKUPS else WORK_SILENCE_SECONDS
+    return LOOKUP_SILENCE_SECONDS if method in LOOKUPS or _quick(method) else WORK_SILENCE_SECONDS
+
+
+def _quick(method: str) -> bool:
+    """A quick lookup of the engine's table (answered from memory)."""
+    if not method.startswith("vault."):
+        return False
+    from ..engine import quick_verbs
+
+    return method in quick_verbs()
 
 
 @functools.cache
@@ -132,16 +165,19 @@ class DaemonClient:
         self.hello: dict[str, Any] = {}
         self.pid: int | None = None  # the serving process, as the kernel names it
 
-    def call(self, method: str, args: dict[str, Any] | None = None, *, progress: ProgressFn | None = None) -> Any:
+    def call(self, method: str, args: dict[str, Any] | None = None, *, progress: ProgressFn | None = None,
+             cancel: threading.Event | None = None) -> Any:
         """Run `method` in the daemon and return its result; its errors are raised as the same
         MemoriesError (code, sentence, exit status) the engine raises in-process. A daemon of
-        another build that holds no unlocked vault is restarted as this build first."""
+        another build that holds no unlocked vault is restarted as this build first. Setting
+        `cancel` closes the sending side: the daemon stops the work as it does for ctrl+c, and
+        its own sentence for the stop (a CancelledError) comes back on the side still open."""
         try:
-            return self._call_once(method, args, progress)
+            return self._call_once(method, args, progress, cancel)
         except DaemonVersionError as exc:
             if not self._restart_for(exc.daemon):
                 raise
-        return self._call_once(method, args, progress)
+        return self._call_once(method, args, progress, cancel)
 
     def _restart_for(self, daemon: DaemonBuild | None) -> bool:
         """Stop a detached daemon of another build that holds no unlocked vault and start this
@@ -151,7 +187,7 @@ class DaemonClient:
         from .spawn import DaemonRunningError, start_detached, stop_daemon
 
         try:
-            pid = int(self._call_once("stop", {"if_none_unlocked": True}, None)["pid"])
+            pid = int(self._call_once(STOP, {"if_none_unlocked": True}, None, None)["pid"])
         except (MemoriesError, *MISREAD):
             return False  # a vault was unlocked meanwhile, or it is not ours to stop
         stop_daemon(self.paths, pid)
@@ -161,11 +197,13 @@ class DaemonClient:
             pass  # another client restarted it first
         return True
 
-    def _call_once(self, method: str, args: dict[str, Any] | None, progress: ProgressFn | None) -> Any:
+    def _call_once(self, method: str, args: dict[str, Any] | None, progress: ProgressFn | None,
+                   cancel: threading.Event | None) -> Any:
         build = this_build()
         body = encode_json(args or {})
         limit = self.timeout or silence_limit(method)
         conn = self._open(limit)
+        sock = conn.sock  # http.client lets go of it once the answer starts: the cancel watcher keeps it
         try:
             try:
                 conn.request("POST", PREFIX + method, body=body,
@@ -181,7 +219,15 @@ class DaemonClient:
                 raise _error_from(response)
             if response.getheader(VERSION_HEADER) is None and method not in RESTARTABLE:  # from before the handshake
                 raise older_daemon(build)
-            return self._read_stream(response, method, progress, limit)
+            stop_watch = _hang_up_on(cancel, sock)
+            try:
+                return self._read_stream(response, method, progress, limit)
+            except DaemonConnectionError:
+                if cancel is not None and cancel.is_set():
+                    raise CancelledError(msg("Cancelled.")) from None
+                raise
+            finally:
+                stop_watch()
         except KeyboardInterrupt:
             conn.close()  # the daemon sees the hang-up and cancels the work
             raise CancelledError(msg("Interrupted.")) from None
@@ -370,7 +416,7 @@ def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
     if not client.paths.socket.exists():
         return None
     try:
-        client._open(silence_limit("hello")).close()
+        client._open(silence_limit(HELLO)).close()
     except PeerRefusedError:
         raise
     except MemoriesError as exc:

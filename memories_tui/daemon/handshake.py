@@ -17,13 +17,13 @@ from typing import Any
 
 from .. import __version__, testhooks
 from ..i18n import msg
-from .protocol import DaemonConnectionError
+from .protocol import HELLO, STOP, DaemonConnectionError
 
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = "daemon_version_mismatch"
-API_FINGERPRINT = "aae11192cfa3f873"  # served_fingerprint() of this build; a test keeps it current
-RESTARTABLE = frozenset({"hello", "stop"})  # answered whatever the client's build: how a restart begins
+API_FINGERPRINT = "3f3e0946490eeb78"  # served_fingerprint() of this build; a test keeps it current
+RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
-import inspect
 import json
 import logging
 import os
@@ -35,11 +34,10 @@ from .paths import (
     remove_stale_socket,
     unix_sockets_supported,
 )
+from .served import served_methods
 from .server import DaemonServer
 from .service import DaemonService
-from .source_methods import source_methods
 from .spawn import WINDOWS_SENTENCE, DaemonRunningError, start_detached, stop_daemon
-from .vault_methods import vault_methods
 
 if TYPE_CHECKING:
     from ..engine import Engine, SourceWatcher, SyncScheduler
@@ -109,8 +107,7 @@ class SocketHost:
         self.service = service if service is not None else DaemonService(engine, kind=kind)
         sessions = McpSessions(self.service)
         self.service.add_methods(sessions.methods())
-        self.service.add_methods(vault_methods(self.service))
-        self.service.add_methods(source_methods(self.service))
+        self.service.add_methods(served_methods(self.service))
         self.service.grants_status = sessions.status
         self.service.api = served_fingerprint(self.service.method_names())
         self.home_lock = HomeLock(self.paths, kind)
@@ -220,15 +217,14 @@ def _report_ready(fd: int | None, message: dict[str, Any]) -> None:
 
 
 def served_fingerprint(methods: Iterable[str]) -> str:
-    """A digest of what a daemon serves (handshake.py): its method names, the parameter names
-    of the remote engine's calls and the field names of every result type the engine exports."""
+    """A digest of what a daemon serves (handshake.py): its method names, each operation of the
+    engine's table (request, result and progress) and the field names of every result type the
+    engine exports."""
     from .. import engine
-    from .remote_engine import RemoteEngine
 
     parts = sorted(methods)
-    for name, function in sorted(vars(RemoteEngine).items()):
-        if not name.startswith("_") and inspect.isfunction(function):
-            parts.append(f"{name}({','.join(inspect.signature(function).parameters)})")
+    for op in engine.operations():
+        parts.append(f"{op.verb}({','.join(op.request)})->{op.annotation('return')} {op.progress}")
     for name in sorted(engine.__all__):
         value = getattr(engine, name, None)
         if isinstance(value, type) and dataclasses.is_dataclass(value):

@@ -16,19 +16,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
+from ..access.grants import GrantedVault, Grants
+from ..access.tools import TOOL_METHODS
 from ..engine import on_behalf_of
 from ..errors import CancelledError, LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
 from ..i18n import msg
-from ..mcp.grants import GrantedVault, Grants
+from .protocol import MCP_CALL, MCP_CLOSE, MCP_OPEN
 from .server import Call, Method
 from .service import DaemonService, how_to_unlock
 from .status import GrantInfo, process_alive
 
 if TYPE_CHECKING:
-    from ..mcp.tools import MemoryTools
+    from ..access.tools import MemoryTools
 
-TOOLS = ("retrieve", "search", "read", "ask")
 MAX_SESSIONS = 256
 
 
@@ -53,10 +54,10 @@ class McpSessions:
         self._lock = threading.Lock()
 
     def methods(self) -> dict[str, Method]:
-        return {"mcp_open": self._open, "mcp_call": self._call, "mcp_close": self._close}
+        return {MCP_OPEN: self._open, MCP_CALL: self._call, MCP_CLOSE: self._close}
 
     def _open(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
-        from ..mcp.tools import MemoryTools
+        from ..access.tools import MemoryTools
 
         refs = args.get("vaults")
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
@@ -92,7 +93,7 @@ class McpSessions:
     def _call(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         session = self._session(args.get("session"))
         tool, arguments = args.get("tool"), args.get("arguments")
-        if tool not in TOOLS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
+        if tool not in TOOL_METHODS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
             raise UsageError(msg("mcp_call needs a known tool and its arguments with a vault_id."), code="daemon_bad_request")
         engine = self.service.engine
         vault_id = session.grants.check(arguments["vault_id"])  # not granted: say so, locked or not

@@ -27,6 +27,11 @@ CONTENT_TYPE = "application/x-ndjson"
 CLIENT_HEADER = "X-Memories-Client"  # cli | mcp | tui: a label for `daemon status`, never a permission
 SILENCE_HEADER = "X-Memories-Silence-Limit"  # seconds the client waits without a line before it gives up
 HEARTBEAT = {"alive": True}
+# The daemon's own methods: the lock state, its life and the MCP sessions. The engine's
+# operations it serves are named `vault.<operation>`, from the engine's table (engine/api.py).
+HELLO, STATUS, UNLOCK, LOCK, VAULT_STATE, STOP = "hello", "status", "unlock", "lock", "vault_state", "stop"
+MCP_OPEN, MCP_CALL, MCP_CLOSE = "mcp_open", "mcp_call", "mcp_close"
+LOOKUPS = frozenset({VAULT_STATE, STATUS, LOCK, STOP, MCP_OPEN, MCP_CLOSE})  # answered from memory
 
 
 class DaemonProtocolError(MemoriesError):

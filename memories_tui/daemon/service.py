@@ -21,6 +21,7 @@ from .. import testhooks
 from ..errors import LockedError, MemoriesError, UsageError
 from ..i18n import msg
 from .handshake import this_build
+from .protocol import HELLO, LOCK, STATUS, STOP, UNLOCK, VAULT_STATE
 from .server import Call, Dispatcher, Method
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
@@ -64,9 +65,9 @@ class DaemonService(Dispatcher):
         self._follower_lock_at: dict[str, tuple[float, float]] = {}  # vault id -> (lock at, reported at)
         self.api = ""  # the fingerprint of what it serves, set by the host once every method is added
         self._methods: dict[str, Method] = {
-            "hello": self._hello, "status": lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
-            "unlock": self._unlock,
-            "lock": self._lock_method, "vault_state": self._vault_state, "stop": self._stop,
+            HELLO: self._hello, STATUS: lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
+            UNLOCK: self._unlock,
+            LOCK: self._lock_method, VAULT_STATE: self._vault_state, STOP: self._stop,
         }
 
     # -- dispatch -----------------------------------------------------------------------------

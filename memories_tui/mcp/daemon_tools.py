@@ -17,13 +17,14 @@ import threading
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..daemon import DaemonClient, connect
+from ..access.grants import GrantedVault
+from ..access.results import AskResult, ReadResult, RetrieveResult, SearchResult
+from ..access.tools import RETRIEVE_LIMIT, SEARCH_LIMIT, ToolsAPI
+from ..daemon import MCP_CALL, MCP_CLOSE, MCP_OPEN, DaemonClient, connect
 from ..daemon.client import understood
-from ..engine import Jsonable, current_origin
+from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, Jsonable, MatchMode, Mode, current_origin
 from ..errors import LockedError, MemoriesError
 from ..i18n import msg
-from .grants import GrantedVault
-from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 M = TypeVar("M", bound=Jsonable)
 GONE = ("daemon_unreachable", "daemon_session_unknown")
@@ -40,12 +41,13 @@ class DaemonTools:
         self._session: dict[str, Any] | None = None  # token, started_at, expires_at (kept across restarts)
         self._lock = threading.Lock()
 
-    def retrieve(self, vault_id: str, query: str, mode: str = "bm25", match_mode: str = "any", limit: int = 8,
-                 cards_only: bool = False) -> RetrieveResult:
+    def retrieve(self, vault_id: str, query: str, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
+                 limit: int = RETRIEVE_LIMIT, cards_only: bool = False) -> RetrieveResult:
         return self._call(RetrieveResult, "retrieve", vault_id=vault_id, query=query, mode=mode,
                           match_mode=match_mode, limit=limit, cards_only=cards_only)
 
-    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> SearchResult:
+    def search(self, vault_id: str, query: str, limit: int = SEARCH_LIMIT,
+               match_mode: MatchMode = DEFAULT_MATCH_MODE) -> SearchResult:
         return self._call(SearchResult, "search", vault_id=vault_id, query=query, limit=limit, match_mode=match_mode)
 
     def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
@@ -53,7 +55,7 @@ class DaemonTools:
         return self._call(ReadResult, "read", vault_id=vault_id, id=id, revision=revision, byte_start=byte_start,
                           byte_end=byte_end)
 
-    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> AskResult:
+    def ask(self, vault_id: str, question: str, mode: Mode = DEFAULT_MODE, limit: int = RETRIEVE_LIMIT) -> AskResult:
         return self._call(AskResult, "ask", vault_id=vault_id, question=question, mode=mode, limit=limit)
 
     # -- one call ---------------------------------------------------------------------------
@@ -61,7 +63,7 @@ class DaemonTools:
         for attempt in (1, 2):
             client, token = self._ready(arguments["vault_id"])
             try:
-                data = client.call("mcp_call", {"session": token, "tool": tool, "arguments": arguments,
+                data = client.call(MCP_CALL, {"session": token, "tool": tool, "arguments": arguments,
                                                 "origin": current_origin()})
             except MemoriesError as exc:
                 if exc.code in GONE and attempt == 1:  # restarted or gone: find it again, once
@@ -80,7 +82,7 @@ class DaemonTools:
                 args: dict[str, Any] = {"vaults": [v.vault_id for v in self.vaults], "expires_in": self.expires_in}
                 if self._session is not None:  # the same grant as before the daemon restarted
                     args.update(started_at=self._session["started_at"], expires_at=self._session["expires_at"])
-                self._session = client.call_as("mcp_open", args, lambda opened: {
+                self._session = client.call_as(MCP_OPEN, args, lambda opened: {
                     "token": str(opened["session"]), "started_at": opened["started_at"],
                     "expires_at": opened["expires_at"]})
             self._client = client
@@ -103,6 +105,10 @@ class DaemonTools:
             client, session = self._client, self._session
         if client is not None and session is not None and session.get("token"):
             try:
-                client.call("mcp_close", {"session": session["token"]})
+                client.call(MCP_CLOSE, {"session": session["token"]})
             except MemoriesError:
                 pass
+
+
+def _daemon_tools_satisfy_the_api(tools: DaemonTools) -> ToolsAPI:
+    return tools  # checked by mypy: the two ways of running the tools take the same arguments

@@ -23,19 +23,25 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from ..engine import MatchMode, Mode
+from ..access.grants import GrantedVault, Grants
+from ..access.tools import (
+    MAX_ASK_LIMIT,
+    MAX_TOOL_LIMIT,
+    RETRIEVE_LIMIT,
+    SEARCH_LIMIT,
+    MemoryTools,
+    ToolsAPI,
+)
+from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, MatchMode, Mode
 from ..errors import MemoriesError, UsageError
 from ..frontend.durations import parse_duration
 from ..i18n import msg
-from .grants import GrantedVault, Grants
-from .tools import MemoryTools
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
     from mcp_types import CallToolResult
 
     from ..engine import Engine, Jsonable, VaultInfo
-    from .daemon_tools import DaemonTools
 
 log = logging.getLogger("memories.mcp")
 T = TypeVar("T")
@@ -206,14 +212,14 @@ def serve_through_daemon(home: str | None, config: str | None, vault_refs: list[
         tools.close()
 
 
-def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) -> MCPServer:
+def build_server(tools: ToolsAPI, granted: list[GrantedVault]) -> MCPServer:
     """The MCP server over `tools`: the engine in this process, or the resident engine's."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
+    from ..access.results import AskResult, ReadResult, RetrieveResult, SearchResult
     from ..engine import on_behalf_of
-    from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
     vaults = ", ".join(f"{v.name} (vault_id {v.vault_id})" for v in granted)
     server = MCPServer("memories", instructions=INSTRUCTIONS.format(vaults=vaults), version=_version())
@@ -256,10 +262,10 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
         vault_id: VaultId,
         query: Annotated[str, Field(description="What to look for: keywords or a question, Chinese or English.")],
         mode: Annotated[Mode, Field(description="bm25 = keywords (always available); vector = meaning (local "
-                                                "model); hybrid = both, best when wording may differ.")] = "bm25",
+                                                "model); hybrid = both, best when wording may differ.")] = DEFAULT_MODE,
         match_mode: Annotated[MatchMode, Field(description="any term (default), all terms, or the exact phrase.")]
-        = "any",
-        limit: Annotated[int, Field(ge=1, le=50, description="How many chunks at most.")] = 8,
+        = DEFAULT_MATCH_MODE,
+        limit: Annotated[int, Field(ge=1, le=MAX_TOOL_LIMIT, description="How many chunks at most.")] = RETRIEVE_LIMIT,
         cards_only: Annotated[bool, Field(description="Only knowledge cards (ingested documents).")] = False,
     ) -> RetrieveResult:
         """Find evidence in the user's notes: ranked chunks, each with an [S#] citation label, record id,
@@ -271,9 +277,9 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
     def memory_search(
         vault_id: VaultId,
         query: Annotated[str, Field(description="Keywords, Chinese or English.")],
-        limit: Annotated[int, Field(ge=1, le=50, description="How many records at most.")] = 10,
+        limit: Annotated[int, Field(ge=1, le=MAX_TOOL_LIMIT, description="How many records at most.")] = SEARCH_LIMIT,
         match_mode: Annotated[MatchMode, Field(description="any term (default), all terms, or the exact phrase.")]
-        = "any",
+        = DEFAULT_MATCH_MODE,
     ) -> SearchResult:
         """Which notes mention something: one row per record (id, revision, title, score, a snippet and
         the matching chunks' byte ranges). Keyword search only. For evidence to quote, use memory_retrieve."""
@@ -296,8 +302,9 @@ def build_server(tools: MemoryTools | DaemonTools, granted: list[GrantedVault]) 
         vault_id: VaultId,
         question: Annotated[str, Field(description="The user's question, in the notes' language.")],
         mode: Annotated[Mode, Field(description="Retrieval mode for the evidence, as in memory_retrieve.")]
-        = "bm25",
-        limit: Annotated[int, Field(ge=1, le=20, description="How many chunks of evidence at most.")] = 8,
+        = DEFAULT_MODE,
+        limit: Annotated[int, Field(ge=1, le=MAX_ASK_LIMIT, description="How many chunks of evidence at most.")]
+        = RETRIEVE_LIMIT,
     ) -> AskResult:
         """Answer a question from the user's notes in one step: retrieves evidence, then the user's
         configured answer service writes an answer whose [S#] citations are checked against the sources

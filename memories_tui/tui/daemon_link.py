@@ -101,10 +101,12 @@ class DaemonLink:
 
     def describe(self) -> str:
         """One line for the status screen: who serves the CLI and AI clients of this home."""
+        from ..daemon import HELLO
+
         if self.host is not None:
             return _("this TUI serves the CLI and AI clients of this home")
         if self.remote is not None:
-            pid = self.remote.call_quietly("hello").get("pid", "?")
+            pid = self.remote.call_quietly(HELLO).get("pid", "?")
             return _("the Memories daemon (pid {pid}) serves them; unlock and lock here act on it too").format(pid=pid)
         return _("not shared: {problem}").format(problem=_(self.problem)) if self.problem else _("not shared yet")
 
@@ -112,6 +114,7 @@ class DaemonLink:
         """(label, text) rows for the status screen: who serves the CLI and AI clients, the
         processes using it now and the AI clients' grants (of `vault_id`, when given). Blocks
         on the socket when following a daemon: call it in a worker."""
+        from ..daemon import STATUS
         from ..daemon.status import DaemonStatus
 
         rows = [(_("shared"), self.describe())]
@@ -120,7 +123,7 @@ class DaemonLink:
             if host is not None:
                 status = host.service.status()
             elif remote is not None:
-                status = DaemonStatus.from_json(remote.call("status"))
+                status = DaemonStatus.from_json(remote.call(STATUS))
             else:
                 return rows
         except (MemoriesError, ValueError, TypeError):
@@ -147,6 +150,8 @@ class DaemonLink:
         """The TUI unlocked `vault_id` (called in the unlock worker): a followed daemon unlocks it
         too. The vault is followed (polled) only once the daemon holds it: a poll answered while
         the daemon still derives the key would read as a lock and end the following for good."""
+        from ..daemon import UNLOCK
+
         remote = self.remote
         if remote is None:
             self._active_vault = vault_id
@@ -154,7 +159,7 @@ class DaemonLink:
                 self.host.service.mark_unlocked(vault_id)
             return
         try:
-            remote.call("unlock", {"vault": vault_id, "passphrase": passphrase})
+            remote.call(UNLOCK, {"vault": vault_id, "passphrase": passphrase})
         except MemoriesError as exc:  # the TUI stays unlocked; the status screen says the daemon did not follow
             log.warning("the daemon did not unlock %s: %s", vault_id, exc.code)
             return
@@ -162,11 +167,13 @@ class DaemonLink:
 
     def locked(self, vault_id: str | None) -> None:
         """The TUI locked (ctrl+l, idle, switching vaults): lock it in a followed daemon too."""
+        from ..daemon import LOCK
+
         self._active_vault = None
         remote = self.remote
         if remote is None or vault_id is None:
             return
-        threading.Thread(target=remote.call_quietly, args=("lock", {"vault": vault_id}),
+        threading.Thread(target=remote.call_quietly, args=(LOCK, {"vault": vault_id}),
                          name="memories-daemon-lock", daemon=True).start()
 
     def poll(self) -> None:
@@ -182,8 +189,10 @@ class DaemonLink:
                          name="memories-daemon-poll", daemon=True).start()
 
     def _check_remote(self, remote: DaemonClient, vault_id: str, touch: bool) -> None:
+        from ..daemon import VAULT_STATE
+
         try:
-            state = remote.call("vault_state", {"vault": vault_id, "touch": touch, "lock_in": self.idle_lock_in()})
+            state = remote.call(VAULT_STATE, {"vault": vault_id, "touch": touch, "lock_in": self.idle_lock_in()})
             still = bool(state.get("unlocked"))
             reason = "locked in the Memories daemon"
         except MemoriesError:

@@ -129,7 +129,7 @@ def test_backup_export_and_egress_print_and_write_the_same(world, monkeypatch, a
     egress = call_cli(home, "--json", "rag", "egress", "notes", passphrase=None).json
     assert egress["entries"] and egress["entries"][-1]["purpose"] == "generation"
     methods = served_methods(home, before)
-    for method in ("vault.backup", "vault.egress_log", "vault.export"):
+    for method in ("vault.backup_vault", "vault.egress_log", "vault.export_vault"):
         assert method in methods  # not a hollow comparison: the daemon did the served half
 
 
@@ -157,7 +157,7 @@ def test_restore_through_the_daemon_locks_the_vault_it_replaces(tmp_path, srv, m
         done = call_cli(home, "--json", "vault", "restore", str(backup), "--force")
         assert done.code == 0, done.stdout + done.stderr
         assert done.json["replaced"] and done.json["revisions_lost"] == 1 and done.json["source"] == str(backup)
-        assert "vault.restore" in served_methods(home, before)
+        assert "vault.restore_vault" in served_methods(home, before)
         locked = call_cli(home, "--json", "memory", "list", "notes", passphrase=None)
         assert locked.code != 0  # the daemon let go of the replaced file: no passphrase, no vault
         assert unlock(home, "notes").code == 0

@@ -45,8 +45,8 @@ def test_a_stopped_daemon_gives_every_client_a_clear_error_not_a_hang(tmp_path: 
             as_json = run_cli(home, "--json", "rag", "search", "notes", "dough", passphrase=None, env=SILENCE)
             text = run_cli(home, "memory", "list", "notes", passphrase=None, env=SILENCE)
             monkeypatch.setenv("MEMORIES_DAEMON_TIMEOUT", "1")
+            from memories_tui.access.grants import GrantedVault
             from memories_tui.mcp.daemon_tools import DaemonTools
-            from memories_tui.mcp.grants import GrantedVault
 
             tools = DaemonTools(home, [GrantedVault(vault_id, "notes")], expires_in=None)
             with pytest.raises(MemoriesError) as mcp_call:
@@ -93,7 +93,7 @@ def test_a_long_call_is_not_cut_while_the_daemon_is_alive(tmp_path: Path) -> Non
                                    env=cli_env(home, None, **SILENCE), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert asked.wait(120), "the daemon never asked the model"
             # heartbeats every 1 s on this call: 4 of them is over 3 s, three times the CLI's limit
-            raw = heartbeats(home, "vault.ask", {"vault": "notes", "question": "Bread?"}, limit=4, count=4)
+            raw = heartbeats(home, "vault.ask", {"vault_id": "notes", "question": "Bread?"}, limit=4, count=4)
             assert cli.poll() is None  # still waiting, carried by its own heartbeats
             release.set()
             out, err = cli.communicate(timeout=120)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.access.grants import GrantedVault
 from memories_tui.daemon import connect
 from memories_tui.errors import MemoriesError
 from memories_tui.mcp.daemon_tools import DaemonTools
-from memories_tui.mcp.grants import GrantedVault
 from tests.helpers.cli import Result, run_cli
 from tests.helpers.daemon import Clock, daemon, holder_pid, lock_held, unlock, wait_until
 
@@ -56,7 +56,7 @@ def test_for_ends_at_exactly_its_end_and_idle_counts_from_the_last_served_call(h
     client = connect(home)
     vault_id = client.call("status")["vaults"][0]["vault_id"]  # asking for the status is not use
     clock.advance(50 * 60)
-    records = client.call("vault.list_records", {"vault": vault_id})  # a served call, as the CLI makes: use
+    records = client.call("vault.list_records", {"vault_id": vault_id})  # a served call, as the CLI makes: use
     assert [r["title"] for r in records] == ["Sourdough"]
     clock.advance(20 * 60)  # 70 minutes since the unlock, 20 since the last use
     assert unlocked_names(home) == ["notes"]

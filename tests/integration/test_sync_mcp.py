@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memories_tui.mcp.grants import GrantedVault, Grants
+from memories_tui.access.grants import GrantedVault, Grants
+from memories_tui.access.tools import MemoryTools
 from memories_tui.mcp.server import build_server
-from memories_tui.mcp.tools import MemoryTools
 from tests.helpers.sync import first_device, joined_device
 from tests.integration.test_mcp_tools import structured
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from memories_tui.access.grants import GrantedVault
 from memories_tui.daemon import connect
 from memories_tui.engine import Engine
 from memories_tui.errors import LockedError
 from memories_tui.mcp.daemon_tools import DaemonTools
-from memories_tui.mcp.grants import GrantedVault
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen

@@ -15,17 +15,21 @@ from pathlib import Path
 import memories_tui.engine as engine_api
 
 PACKAGE = Path(engine_api.__file__).resolve().parents[1]
-FRONT_ENDS = ("cli", "tui", "mcp", "skill", "frontend", "daemon")
-# what a front end may import from memories_tui (besides its own package)
-FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.frontend",
-                     "memories_tui.i18n")
-# the CLI starts the other front ends (`memories tui`, `memories mcp`, `memories inject`)
-LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill", "memories_tui.daemon"),
-            # the TUI and the MCP server reach the resident engine through its client (or host it)
-            "tui": ("memories_tui.daemon",), "mcp": ("memories_tui.daemon",),
-            # the resident engine runs the MCP tools' work for MCP servers; its clock is the test hook's
-            "daemon": ("memories_tui.mcp.tools", "memories_tui.mcp.grants", "memories_tui.mcp.models",
-                       "memories_tui.testhooks")}
+# The front ends in layers, lowest first: each imports only layers below its own, so none
+# imports one above it and no two import each other. The access rules of AI clients (grants,
+# memory tools, their results) sit below both the resident engine, which runs the tools for MCP
+# servers, and the MCP server, which reaches the resident engine through its client; the TUI
+# reaches it too (or hosts it), and the CLI starts all the others.
+LAYERS = ("frontend", "access", "skill", "daemon", "mcp", "tui", "cli")
+FRONT_ENDS = LAYERS
+# what every front end may import from memories_tui (besides its own package and lower layers);
+# the test hooks (a clock, a fake build) are honoured by every process
+FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui.config", "memories_tui.i18n",
+                     "memories_tui.testhooks")
+
+
+def _below(area: str) -> tuple[str, ...]:
+    return tuple(f"memories_tui.{layer}" for layer in LAYERS[:LAYERS.index(area)])
 
 
 def _module_name(path: Path) -> str:
@@ -86,14 +90,32 @@ def test_front_ends_import_only_the_engine_api() -> None:
         area = module.split(".")[1] if module.count(".") else ""
         if area not in FRONT_ENDS:
             continue
-        allowed = (*FRONT_END_ALLOWED, f"memories_tui.{area}", *LAUNCHES.get(area, ()))
+        allowed = (*FRONT_END_ALLOWED, f"memories_tui.{area}", *_below(area))
         for target, line in _imports(module, path, tree, runtime_only=False):
             # the engine's public API is the package itself, not its modules
             if target == "memories_tui":  # the package root holds only __version__
                 continue
             if target.startswith("memories_tui.engine.") or not _within(target, allowed):
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
-    assert not bad, "front ends must import only memories_tui.engine, errors, config and i18n:\n" + "\n".join(bad)
+    assert not bad, ("front ends must import only memories_tui.engine, errors, config, i18n and the layers below "
+                     "their own:\n" + "\n".join(bad))
+
+
+def test_no_two_front_ends_import_each_other() -> None:
+    """Counting every import (inside functions and for type checking too): the packages that
+    import each other's modules form no circle, so the layers above are a true order."""
+    packages = {path.name for path in PACKAGE.iterdir() if path.is_dir() and (path / "__init__.py").is_file()}
+    graph: dict[str, set[str]] = {}
+    for module, path, tree in _sources():
+        if module.count(".") < 1:
+            continue
+        area = module.split(".")[1]
+        for target, _line in _imports(module, path, tree, runtime_only=False):
+            other = target.split(".")[1] if target.count(".") else area
+            if other != area and other in packages:
+                graph.setdefault(f"memories_tui.{area}", set()).add(f"memories_tui.{other}")
+    front = {f"memories_tui.{layer}" for layer in LAYERS}
+    assert _cycles({node: edges & front for node, edges in graph.items() if node in front}) == []
 
 
 def test_nothing_below_the_front_ends_imports_them() -> None:

@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
+from memories_tui.access.grants import GrantedVault, GrantError, Grants
 from memories_tui.errors import UsageError
 from memories_tui.frontend.durations import parse_duration
 from memories_tui.frontend.grant_records import revoke, revoked_at, running_servers
-from memories_tui.mcp.grants import GrantedVault, GrantError, Grants
 
 NOTES = GrantedVault("a1b2c3d4e5f60718", "notes")
 WORK = GrantedVault("0f1e2d3c4b5a6978", "work")

@@ -17,6 +17,7 @@ import pytest
 
 import memories_tui
 from memories_tui import errors
+from memories_tui.access.results import AskResult, ReadResult, RetrieveResult, SearchResult
 from memories_tui.daemon.status import ClientInfo, DaemonStatus, GrantInfo, HeldVault
 from memories_tui.egress import SentChunk
 from memories_tui.engine import (
@@ -63,7 +64,6 @@ from memories_tui.engine import (
     from_json,
     json_of,
 )
-from memories_tui.mcp.results import AskResult, ReadResult, RetrieveResult, SearchResult
 from memories_tui.skill.inject import InjectReport, InjectResult
 from memories_tui.sync.registry import TargetEntry
 from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncReport

@@ -1,7 +1,11 @@
-"""What each MCP tool does, on the engine's public API and under the server's grants.
+"""The four memory tools: their table (names, results, defaults) and what each does, on the
+engine's public API and under the server's grants.
 
 Plain synchronous code (the SDK runs it in a worker thread), separate from the protocol
-wiring in server.py. Every call: check the grant, do the work, check the grant again (a
+wiring in mcp/server.py. `MemoryTools` runs them on an engine of this process (the MCP server
+alone, or the resident engine for the servers that forward to it); mcp/daemon_tools.py sends
+them to the resident engine. Both satisfy `ToolsAPI`, and the server publishes the defaults
+below, so a default is written once. Every call: check the grant, do the work, check the grant again (a
 result that finishes after the grant ended is dropped), and bound the output size.
 Excluded kinds (private, credential, asset) never leave: search never indexes them and
 `read` answers for them exactly as for a record that does not exist.
@@ -11,22 +15,70 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..engine import EXCLUDED_KINDS, ceil_char_boundary, floor_char_boundary
+from ..engine import (
+    DEFAULT_MATCH_MODE,
+    DEFAULT_MODE,
+    EXCLUDED_KINDS,
+    Jsonable,
+    MatchMode,
+    Mode,
+    ceil_char_boundary,
+    floor_char_boundary,
+)
 from ..errors import CancelledError, NotFoundError, UsageError
 from ..i18n import msg
 from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 if TYPE_CHECKING:
-    from ..engine import Engine, MatchMode, Mode
+    from ..engine import Engine
 
 T = TypeVar("T")
+RETRIEVE_LIMIT = 8  # chunks memory_retrieve and memory_ask use unless told
+SEARCH_LIMIT = 10  # records memory_search returns unless told
+MAX_TOOL_LIMIT = 50  # the most chunks or records one call may ask for
+MAX_ASK_LIMIT = 20  # the most chunks of evidence memory_ask may ask for
 RETRIEVE_BUDGET = 24_000  # bytes of chunk text per memory_retrieve answer
 SEARCH_BUDGET = 16_000  # bytes of snippets per memory_search answer
 READ_BUDGET = 64_000  # bytes of body per memory_read answer
 EMBED_BUDGET_SECONDS = 30.0  # on-demand embedding inside one call; the cache keeps what was done
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One row of the tool table: the MCP tool `name` is the method `method` returning `result`."""
+
+    name: str
+    method: str
+    result: type[Jsonable]
+    writes_elsewhere: bool = False  # may send the question to a configured answer service
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("memory_retrieve", "retrieve", RetrieveResult),
+    Tool("memory_search", "search", SearchResult),
+    Tool("memory_read", "read", ReadResult),
+    Tool("memory_ask", "ask", AskResult, writes_elsewhere=True),
+)
+TOOL_METHODS: tuple[str, ...] = tuple(tool.method for tool in TOOLS)
+
+
+class ToolsAPI(Protocol):
+    """The tools as the MCP server calls them: in this process or through the resident engine."""
+
+    def retrieve(self, vault_id: str, query: str, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
+                 limit: int = RETRIEVE_LIMIT, cards_only: bool = False) -> RetrieveResult: ...
+
+    def search(self, vault_id: str, query: str, limit: int = SEARCH_LIMIT,
+               match_mode: MatchMode = DEFAULT_MATCH_MODE) -> SearchResult: ...
+
+    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
+             byte_end: int | None = None) -> ReadResult: ...
+
+    def ask(self, vault_id: str, question: str, mode: Mode = DEFAULT_MODE, limit: int = RETRIEVE_LIMIT) -> AskResult: ...
 
 
 class MemoryTools:
@@ -35,8 +87,8 @@ class MemoryTools:
         self.grants = grants
 
     # -- memory_retrieve ------------------------------------------------------------------
-    def retrieve(self, vault_id: str, query: str, mode: Mode = "bm25", match_mode: MatchMode = "any", limit: int = 8,
-                 cards_only: bool = False) -> RetrieveResult:
+    def retrieve(self, vault_id: str, query: str, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
+                 limit: int = RETRIEVE_LIMIT, cards_only: bool = False) -> RetrieveResult:
         def work(vid: str) -> RetrieveResult:
             cancel = threading.Event()
             response = self.engine.search(vid, query, mode=mode, match_mode=match_mode, limit=limit,
@@ -52,7 +104,8 @@ class MemoryTools:
         return self._run(vault_id, work)
 
     # -- memory_search --------------------------------------------------------------------
-    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: MatchMode = "any") -> SearchResult:
+    def search(self, vault_id: str, query: str, limit: int = SEARCH_LIMIT,
+               match_mode: MatchMode = DEFAULT_MATCH_MODE) -> SearchResult:
         def work(vid: str) -> SearchResult:
             rows = self.engine.memory_search(vid, query, limit=limit, match_mode=match_mode)
             records, omitted = _within_budget(rows, lambda row: _size(row.snippet, row.title), SEARCH_BUDGET)
@@ -97,7 +150,7 @@ class MemoryTools:
         return self._run(vault_id, work)
 
     # -- memory_ask -----------------------------------------------------------------------
-    def ask(self, vault_id: str, question: str, mode: Mode = "bm25", limit: int = 8) -> AskResult:
+    def ask(self, vault_id: str, question: str, mode: Mode = DEFAULT_MODE, limit: int = RETRIEVE_LIMIT) -> AskResult:
         def work(vid: str) -> AskResult:
             cancel = threading.Event()
             stop = threading.Event()
@@ -152,3 +205,8 @@ def _within_budget(items: Iterable[T], size: Callable[[T], int], budget: int) ->
         used += cost
         kept.append(item)
     return kept, omitted
+
+
+if TYPE_CHECKING:
+    def _memory_tools_satisfy_the_api(tools: MemoryTools) -> ToolsAPI:
+        return tools
