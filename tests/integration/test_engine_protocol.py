@@ -49,6 +49,7 @@ EXAMPLES: dict[Any, Any] = {
     "path": lambda s: _write(s["root"] / "scan.txt", "a small asset"),
     ("import_notes", "path"): lambda s: _write(s["root"] / "obsidian" / "Lantern.md", "# Lantern\n\nRye and lanterns.\n").parent,
     "app": lambda s: "obsidian",
+    "device": lambda s: "laptop",  # no target here: both sides refuse the same way
     "paths": lambda s: [_write(s["root"] / "page.md", "# Page\n\nA page about lanterns and rye bread.\n")],
     "query": lambda s: "sourdough starter",
     "question": lambda s: "How often do I feed the starter?",
