@@ -63,24 +63,26 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
     other device). `local` reads the record the vault holds now (its content is kept when it loses),
     `history` an older revision of it (the ancestor of a three-way merge)."""
     payloads: dict[str, str | None] = {}
-    touched: list[str] = list(dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing))
+    sent: dict[str, dict[str, str]] = {}  # record -> revision -> content, of what this sync sends
+    for record_id, rev, body in plan.outgoing:
+        if body is not None:
+            sent.setdefault(record_id, {})[rev.rev_id] = body
+    touched = dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing)  # ordered, O(1) lookups
     for bundle in bundles:
         for record_id, rev, payload in bundle.revs:
             clock.receive(rev.stamp)
             if state.doc(record_id).tree.add(rev):
                 payloads[rev.rev_id] = payload
                 plan.pulled += 1
-                if record_id not in touched:
-                    touched.append(record_id)
+                touched.setdefault(record_id)
     for record_id in touched:
-        _settle(state, record_id, payloads, local, plan, history)
+        _settle(state, record_id, payloads, sent.get(record_id, {}), local, plan, history)
 
 
-def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], local: Callable[[str], Record],
-            plan: Plan, history: Callable[[str, int], Record] | None) -> None:
+def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], sent: dict[str, str],
+            local: Callable[[str], Record], plan: Plan, history: Callable[[str, int], Record] | None) -> None:
     doc = state.docs[record_id]
     held = doc.cur if doc.local is not None else None
-    sent = {rev.rev_id: body for rid, rev, body in plan.outgoing if rid == record_id and body is not None}
 
     def text_of(rev_id: str) -> str | None:
         for known in (payloads, sent, state.kept.get(record_id, {})):
