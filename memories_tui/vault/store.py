@@ -31,6 +31,7 @@ from ..errors import LockedError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
+from . import manifest as rowmac
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
 from .egress_log import EgressLog
@@ -53,7 +54,6 @@ from .integrity import (
     decode_payload,
     digest,
     encode_payload,
-    manifest,
     put_blob,
     record_ad,
 )
@@ -86,7 +86,8 @@ class UnlockedVault:
         crypto.check_unlockable(read_header(path).kdf)  # recognised read-only before anything writes to it
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
-        self._verified: tuple[int, int, bytes] | None = None  # (data_version, counter, manifest) last checked
+        self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
+        self.rows_written = 0  # rows the last write inserted or deleted (tests count them; nothing else)
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -137,7 +138,8 @@ class UnlockedVault:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE: one writer at a time across processes; verify, change, re-MAC, bump.
         The verification is skipped when nothing committed since this connection last verified
-        or wrote (as for reads): a sync writes twice, and each full pass costs O(vault size)."""
+        or wrote (as for reads); the new manifest adds and subtracts only the rows this
+        transaction changed (manifest.py), so a write costs what it changes, not the vault's size."""
         with self._lock:
             keys = self.keys
             with sqlite_errors(self.path):
@@ -145,16 +147,20 @@ class UnlockedVault:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     counter = self._check_current(conn)
+                    assert self._verified is not None
+                    total = self._verified[3]
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    rowmac.watch(conn)
                     yield conn
                     counter += 1
-                    mac = manifest(conn, keys, counter)
+                    total, self.rows_written = rowmac.changed_sum(conn, keys, total)
+                    mac = rowmac.sealed_form(conn, keys, counter, total)
                     conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
-                self._verified = (version, counter, mac)  # our own commit does not move data_version
+                self._verified = (version, counter, mac, total)  # our own commit does not move data_version
                 self._seen(counter, mac)
 
     def _check_current(self, conn: sqlite3.Connection) -> int:
@@ -162,29 +168,31 @@ class UnlockedVault:
         committed since the last check (data_version) or the state row differs."""
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if row is not None and self._verified == (version, row[0], row[1]):
-            return row[0]
-        counter = self._verify_manifest(conn)
+        if row is not None and self._verified is not None and self._verified[:3] == (version, row[0], row[1]):
+            return int(row[0])
+        counter, total = self._verify_manifest(conn)
         self._seen(counter, row[1])
-        self._verified = (version, counter, row[1])
+        self._verified = (version, counter, row[1], total)
         return counter
 
     def _seen(self, counter: int, mac: bytes) -> None:
         if self._watcher is not None:
             self._watcher.seen(self.keys, counter, mac, name=self.name, latest=lambda: latest_state(self.path))
 
-    def _verify_manifest(self, conn: sqlite3.Connection) -> int:
+    def _verify_manifest(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """(change counter, row sum) once the stored manifest checks out over every row."""
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
         if row is None:
             raise TamperError(msg("{name}: the vault state row is missing; the file was altered.",
                                   name=self.path.name))
         counter, stored = row
-        if manifest(conn, self.keys, counter) != stored:
+        total = rowmac.verified_sum(conn, self.keys, counter, stored)
+        if total is None:
             raise TamperError(
                 msg("{name}: the record manifest does not match (rows were deleted, added or rolled back "
                     "outside Memories). Nothing from it is shown.", name=self.path.name)
             )
-        return counter
+        return counter, total
 
     def change_counter(self) -> int:
         """The verified change counter: re-checks the manifest if the file changed since."""
@@ -400,8 +408,8 @@ class UnlockedVault:
                 conn.execute("UPDATE header SET kdf = ?, salt = ?, wrapped_key = ?, checksum = ?",
                              (json.dumps(fresh.kdf.to_dict(), sort_keys=True), fresh.salt, fresh.wrapped_key,
                               fresh.checksum()))
-                counter = self._verify_manifest(conn) + 1
-                mac = manifest(conn, self.keys, counter)
+                counter = self._verify_manifest(conn)[0] + 1
+                mac = rowmac.full(conn, self.keys, counter)
                 conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                 conn.execute("COMMIT")
                 self.header = fresh
