@@ -222,8 +222,9 @@ class SyncOperations:
                        body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
                        updated=_now(), data=chosen.data)
         state.resolving.add(record_id)
+        docs = state.dirty_rows()
         stored, base = state.commit_form()
-        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
+        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base, docs=docs))
         return shown[record_id]
 
     def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
@@ -327,7 +328,7 @@ class SyncOperations:
         for record_id, kept in sorted(state.kept.items()):
             if record_id in state.resolving:
                 continue
-            doc = state.docs.get(record_id)
+            doc = state.find(record_id)
             winner_title = None
             if doc is not None and doc.local is not None:
                 try:

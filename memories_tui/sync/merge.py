@@ -27,10 +27,11 @@ class Plan:
     pulled: int = 0
 
 
-def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[Record], plan: Plan) -> None:
+def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[Record], plan: Plan) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
     the one the vault held (every leaf, for a record being resolved: the conflicts end there);
     every record deleted here becomes a deletion revision."""
+    state.prefetch([record.id for record in changed] + deleted)
     for record in changed:
         doc = state.doc(record.id)
         payload = encode_payload(record).decode("utf-8")
@@ -44,8 +45,9 @@ def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[R
         doc.tree.add(rev)
         doc.cur, doc.local, doc.high = rev.rev_id, record.revision, max(doc.high, record.revision)
         plan.outgoing.append((record.id, rev, payload))
-    for record_id, doc in state.docs.items():
-        if doc.local is not None and record_id not in live and doc.cur is not None:
+    for record_id in deleted:
+        doc = state.doc(record_id)
+        if doc.local is not None and doc.cur is not None:
             stamp = clock.tick()
             kind = doc.tree.revs[doc.cur].kind
             rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
@@ -68,6 +70,7 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
         if body is not None:
             sent.setdefault(record_id, {})[rev.rev_id] = body
     touched = dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing)  # ordered, O(1) lookups
+    state.prefetch([record_id for bundle in bundles for record_id, _rev, _payload in bundle.revs])
     for bundle in bundles:
         for record_id, rev, payload in bundle.revs:
             clock.receive(rev.stamp)
@@ -90,7 +93,7 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], s
                 return known[rev_id]
         if rev_id == held:
             return encode_payload(local(record_id)).decode("utf-8")
-        number = state.bases.get(record_id, {}).get(rev_id)
+        number = doc.bases.get(rev_id)
         if number is None or history is None:
             return None
         try:
@@ -100,7 +103,7 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], s
 
     _merge_leaves(record_id, doc, text_of, payloads, plan)
     _choose(state, record_id, doc, payloads, local, plan)
-    _keep_bases(state, record_id, doc)
+    _keep_bases(doc)
 
 
 def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str | None],
@@ -163,21 +166,18 @@ def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None]
         payloads[rev.rev_id] = merged
 
 
-def _keep_bases(state: SyncState, record_id: str, doc: Doc) -> None:
+def _keep_bases(doc: Doc) -> None:
     """Remember which vault revision holds the winner, and keep that for every leaf's parent: the
     common ancestor a later concurrent edit merges with (a local edit replaces what the vault
     shows, its history keeps the rest). Numbers only: the vault keeps the text."""
     leaves = doc.tree.leaves()
     wanted = {p for leaf in leaves if not leaf.deleted for p in leaf.parents}
-    bases = {rev_id: n for rev_id, n in state.bases.get(record_id, {}).items() if rev_id in wanted}
+    bases = {rev_id: n for rev_id, n in doc.bases.items() if rev_id in wanted}
     winner = doc.tree.winner()
     if (winner is not None and not winner.deleted and winner.kind != "asset" and doc.cur == winner.rev_id
             and doc.local is not None):  # a file's bytes are never merged
         bases[winner.rev_id] = doc.local
-    if bases:
-        state.bases[record_id] = bases
-    else:
-        state.bases.pop(record_id, None)
+    doc.bases = bases
 
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:

@@ -25,7 +25,7 @@ from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .revtree import Rev
 from .sealing import Head, bundle_ad, bundle_name, digest, head_name, seal
-from .state import SyncState
+from .state import Doc, SyncState
 from .targets import Target
 from .types import SyncReport
 
@@ -35,8 +35,12 @@ BUNDLE_BYTES = 4 << 20
 
 
 def load_state(vault: UnlockedVault) -> SyncState:
+    """The state's blob; each record's entry is read from its row when first needed."""
+    def load(record_ids: list[str] | None) -> dict[str, Doc]:
+        return {rid: Doc.from_row(row, local) for rid, (local, row) in vault.sync_docs(record_ids).items()}
+
     raw = vault.sync_state()
-    return SyncState.from_bytes(raw) if raw is not None else SyncState()
+    return SyncState.from_bytes(raw, load) if raw is not None else SyncState(loader=load)
 
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
@@ -54,13 +58,16 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
 def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, cancel: threading.Event | None,
           now_ms: int | None) -> SyncReport:
     state = load_state(vault)
+    if state.legacy:  # every record's entry still in the one blob: move them to their rows first
+        docs = state.dirty_rows()
+        stored, base = state.commit_form()
+        vault.apply_synced(SyncedChange(state=stored, base=base, docs=docs))
     keys = vault.keys
     pulled = pull(target, keys, state, cancel=cancel, progress=progress)
     clock = Clock(state.clock, now_ms)
-    known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
-    _counter, live, changed = vault.refresh(known)
+    changed, deleted = vault.sync_changes()
     plan = Plan()
-    record_local(state, clock, live, changed, plan)
+    record_local(state, clock, deleted, changed, plan)
     fresh: dict[str, Record] = {r.id: r for r in changed}
     merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan, vault.read)
     for bundle in pulled.bundles:
@@ -76,8 +83,9 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
+    docs = state.dirty_rows()
     stored, base = state.commit_form()
-    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base))
+    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base, docs=docs))
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),

@@ -5,10 +5,11 @@ Tables:
            and an unkeyed checksum so accidental damage is told apart from a wrong passphrase.
   records  one row per record revision: clear (record_id, revision, kind) for lookups, the
            AES-256-GCM nonce + ciphertext, and a digest of the ciphertext.
-  blobs    named encrypted blobs: the settings record (policy flags) and caches (index, vectors).
-  state    the change counter other processes poll (their caches refresh when it moves) and the manifest MAC over every
-           (record_id, revision, kind, digest) row plus the settings blob, which detects deleted,
-           added or rolled-back rows that AEAD alone cannot see.
+  blobs    named encrypted blobs: the settings record (policy flags), sync state, caches (index, vectors).
+  sync_docs  once synced: one sealed row per record with its sync entry (sync_rows.py).
+  state    the change counter other processes poll (their caches refresh when it moves) and the keyed
+           manifest over every record and sync row plus the settings and sync blobs (manifest.py),
+           which detects deleted, added or rolled-back rows that AEAD alone cannot see.
 
 Trust rules: every read of records or settings runs in one SQLite snapshot whose
 manifest was verified, again whenever another connection committed (PRAGMA data_version);
@@ -60,7 +61,7 @@ from .integrity import (
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import SyncedChange, apply_rows, read_state
+from .sync_rows import SyncedChange, apply_rows, changed_since_sync, read_docs, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -238,11 +239,7 @@ class UnlockedVault:
             latest = conn.execute(
                 "SELECT record_id, MAX(revision) FROM records GROUP BY record_id").fetchall()
             changed = [(rid, rev) for rid, rev in latest if known.get(rid) != rev]
-            rows = []
-            for start in range(0, len(changed), 400):
-                part = changed[start:start + 400]
-                where = " OR ".join("(record_id = ? AND revision = ?)" for _ in part)
-                rows += conn.execute(f"{_ROW} WHERE {where}", [v for pair in part for v in pair]).fetchall()
+            rows = rows_at(conn, changed)
         return counter, {rid for rid, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
@@ -339,6 +336,17 @@ class UnlockedVault:
     def sync_state(self) -> bytes | None:
         with self._read() as conn:
             return read_state(conn, self.keys)
+
+    def sync_docs(self, record_ids: list[str] | None) -> dict[str, tuple[int | None, bytes]]:
+        with self._read() as conn:
+            return read_docs(conn, self.keys, record_ids)
+
+    def sync_changes(self) -> tuple[list[Record], list[str]]:
+        """(latest revisions of the records added or edited since the last sync, ids of those deleted)."""
+        with self._read() as conn:
+            changed, gone = changed_since_sync(conn)
+            rows = rows_at(conn, changed)
+        return [self._decrypt_row(*row) for row in rows], gone
 
     def apply_synced(self, change: SyncedChange) -> None:
         with self._write() as conn:

@@ -1,9 +1,14 @@
-"""The vault side of sync: its sealed state blob, and pulled revisions written together with it.
+"""The vault side of sync: its sealed state blob and per-record rows, and pulled revisions
+written together with them.
 
-The state (device id, chain positions, revision trees, kept conflicts) is one blob sealed with
-the blob key and covered by the manifest, so it cannot be swapped or rolled back apart from the
-records it describes. Pulled revisions and the state that names them are written in one
-transaction: a crash leaves both as they were or both new.
+The state (device id, chain positions, kept conflicts) is one blob sealed with the blob key;
+each record's entry (revision tree, the revision the vault holds) is a row of `sync_docs`,
+sealed with the blob key under associated data naming the vault, the record and the vault
+revision it describes, which is also a clear column (revision numbers are clear in `records`
+too) so that finding the records changed since the last sync is one query. The manifest covers
+the blob and every row, so none can be swapped or rolled back apart from the records they
+describe. Pulled revisions and the state that names them are written in one transaction: a
+crash leaves both as they were or both new.
 """
 
 from __future__ import annotations
@@ -11,15 +16,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..errors import SyncError
+from ..errors import SyncError, TamperError
 from ..i18n import msg
 from . import crypto
-from .integrity import blob_ad, checked_blob_row, put_blob
+from . import manifest as rowmac
+from .integrity import blob_ad, checked_blob_row, digest, put_blob
 from .keys import VaultKeys
 from .records import Record
 
 SYNC_BLOB = "sync"
+_DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KEY, local INTEGER, "
+                "nonce BLOB NOT NULL, ciphertext BLOB NOT NULL, digest BLOB NOT NULL)")
+_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,76 @@ class SyncedChange:
     expected: dict[str, int | None] = field(default_factory=dict)
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
+    docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
+
+
+def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
+    return crypto.length_prefixed("sync-doc/v1", vault_id, record_id, "-" if local is None else local)
+
+
+def read_docs(conn: sqlite3.Connection, keys: VaultKeys, record_ids: list[str] | None
+              ) -> dict[str, tuple[int | None, bytes]]:
+    """The rows of these records (every row when None), opened: record -> (revision, row)."""
+    if not rowmac.has_sync_docs(conn):
+        return {}
+    query = "SELECT record_id, local, nonce, ciphertext, digest FROM sync_docs"
+    if record_ids is None:
+        rows = conn.execute(query).fetchall()
+    else:
+        rows = []
+        for start in range(0, len(record_ids), _BATCH):
+            part = record_ids[start:start + _BATCH]
+            rows += conn.execute(f"{query} WHERE record_id IN ({','.join('?' * len(part))})", part).fetchall()
+    out = {}
+    for record_id, local, nonce, ct, row_digest in rows:
+        what = f"The sync state of record {record_id}"
+        if not (isinstance(record_id, str) and (local is None or type(local) is int)):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it."))
+        nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
+        raw = crypto.open_sealed(keys.blob, nonce, ct, doc_ad(keys.vault_id, record_id, local), what)
+        out[record_id] = (local, bytes(raw))
+        crypto.zero(raw)
+    return out
+
+
+def changed_since_sync(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], list[str]]:
+    """(records whose latest revision is not the one their sync row names, with that revision;
+    records with a row naming a revision that are gone from the vault): local edits and
+    deletions since the last sync, found without opening anything."""
+    latest = "SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id"
+    if not rowmac.has_sync_docs(conn):
+        return [tuple(row) for row in conn.execute(latest)], []
+    changed = conn.execute(f"SELECT m.record_id, m.rev FROM ({latest}) m LEFT JOIN sync_docs s ON "
+                           "s.record_id = m.record_id WHERE s.local IS NULL OR s.local != m.rev").fetchall()
+    gone = conn.execute("SELECT record_id FROM sync_docs WHERE local IS NOT NULL AND record_id NOT IN "
+                        "(SELECT record_id FROM records)").fetchall()
+    return [(rid, rev) for rid, rev in changed], [rid for (rid,) in gone]
+
+
+def rows_at(conn: sqlite3.Connection, pairs: list[tuple[str, int]]) -> list[Any]:
+    """The stored rows of these (record, revision) pairs, a few hundred per query."""
+    rows = []
+    for start in range(0, len(pairs), 400):
+        part = pairs[start:start + 400]
+        where = " OR ".join("(record_id = ? AND revision = ?)" for _ in part)
+        rows += conn.execute("SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records WHERE "
+                             + where, [v for pair in part for v in pair]).fetchall()
+    return rows
+
+
+def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[str, int | None, bytes]]) -> None:
+    """Replace these records' rows (a delete and an insert each: the manifest's triggers see both)."""
+    if not docs:
+        return
+    if not rowmac.has_sync_docs(conn):
+        conn.execute(_DOCS_SCHEMA)
+        rowmac.watch(conn)
+    conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(rid,) for rid, _local, _row in docs])
+    rows = []
+    for record_id, local, row in docs:
+        nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
+        rows.append((record_id, local, nonce, ct, digest(nonce, ct)))
+    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
@@ -62,4 +142,5 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
     for record in change.puts:
         insert(conn, record)
+    _write_docs(conn, keys, change.docs)
     put_blob(conn, keys, SYNC_BLOB, change.state)
