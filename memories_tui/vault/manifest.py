@@ -101,9 +101,10 @@ def verified_sum(conn: sqlite3.Connection, keys: VaultKeys, counter: int, stored
     return None
 
 
-def watch(conn: sqlite3.Connection) -> None:
+def watch(conn: sqlite3.Connection, *, fresh: bool = True) -> None:
     """Note, in this connection's temporary schema, every row a transaction inserts or deletes in
-    the tables the manifest covers (idempotent; call inside the write transaction)."""
+    the tables the manifest covers (idempotent; call inside the write transaction). `fresh`
+    forgets what was noted before: at the start of a transaction, never within one."""
     conn.execute(f"CREATE TABLE IF NOT EXISTS {_DELTA} (sign INTEGER, tab BLOB, id, num, kind, digest)")
     for table, name, num, kind in (("r", "records", "revision", "kind"), ("s", SYNC_DOCS, "local", "''")):
         if table == "s" and not has_sync_docs(conn):
@@ -117,7 +118,8 @@ def watch(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS manifest_{name}_upd AFTER UPDATE ON main.{name} BEGIN "
                      f"INSERT INTO manifest_delta VALUES (-1, '{table}', {old}); "
                      f"INSERT INTO manifest_delta VALUES (1, '{table}', {new}); END")
-    conn.execute(f"DELETE FROM {_DELTA}")
+    if fresh:
+        conn.execute(f"DELETE FROM {_DELTA}")
 
 
 def changed_sum(conn: sqlite3.Connection, keys: VaultKeys, total: int) -> tuple[int, int]:

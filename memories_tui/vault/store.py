@@ -88,7 +88,7 @@ class UnlockedVault:
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
-        self.rows_written = 0  # rows the last write inserted or deleted (tests count them; nothing else)
+        self.rows_written = 0  # rows inserted or deleted by this object's writes (tests count them)
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -154,7 +154,7 @@ class UnlockedVault:
                     rowmac.watch(conn)
                     yield conn
                     counter += 1
-                    total, self.rows_written = rowmac.changed_sum(conn, keys, total)
+                    total, rows = rowmac.changed_sum(conn, keys, total)
                     mac = rowmac.sealed_form(conn, keys, counter, total)
                     conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                     conn.execute("COMMIT")
@@ -162,6 +162,7 @@ class UnlockedVault:
                     conn.execute("ROLLBACK")
                     raise
                 self._verified = (version, counter, mac, total)  # our own commit does not move data_version
+                self.rows_written += rows
                 self._seen(counter, mac)
 
     def _check_current(self, conn: sqlite3.Connection) -> int:

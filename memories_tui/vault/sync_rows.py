@@ -106,7 +106,7 @@ def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[
         return
     if not rowmac.has_sync_docs(conn):
         conn.execute(_DOCS_SCHEMA)
-        rowmac.watch(conn)
+        rowmac.watch(conn, fresh=False)  # the records this transaction wrote are noted already
     conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(rid,) for rid, _local, _row in docs])
     rows = []
     for record_id, local, row in docs:

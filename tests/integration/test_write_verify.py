@@ -34,10 +34,11 @@ def test_back_to_back_writes_pass_over_no_rows_but_their_own(tmp_path, cheap_kdf
     try:
         vault.add(NewRecord("memory", "first", "one"))
         calls = _counting(monkeypatch)
+        before = vault.rows_written
         vault.add(NewRecord("memory", "second", "two"))
-        assert vault.rows_written == 1
+        assert vault.rows_written - before == 1
         vault.add_many([NewRecord("memory", "third", "three"), NewRecord("memory", "fourth", "four")])
-        assert vault.rows_written == 2
+        assert vault.rows_written - before == 3
         assert calls == []  # its own last write needs no re-check, and the new MAC no full pass
         vault.close()
         vault = UnlockedVault(path, "pw")  # the manifest written incrementally verifies from scratch
@@ -59,3 +60,23 @@ def test_a_row_deleted_by_another_connection_is_refused_on_the_next_write(tmp_pa
             vault.add(NewRecord("memory", "third", "three"))
     finally:
         vault.close()
+
+
+def test_a_form_1_manifest_still_verifies_and_the_next_write_makes_it_form_2(tmp_path, cheap_kdf):
+    from tests.integration.test_vault import GOLDEN_PASS, _golden_copy
+
+    path = _golden_copy(tmp_path)
+    assert len(sql(path, "SELECT manifest FROM state")[0][0]) == 32  # form 1: a MAC over every row in order
+    vault = UnlockedVault(path, GOLDEN_PASS)
+    count = len(vault.read_many())
+    vault.add(NewRecord("memory", "new", "after the upgrade"))
+    vault.close()
+    assert sql(path, "SELECT manifest FROM state")[0][0][:1] == manifest.FORM2
+    vault = UnlockedVault(path, GOLDEN_PASS)
+    try:
+        assert len(vault.read_many()) == count + 1
+    finally:
+        vault.close()
+    sql(path, "DELETE FROM records WHERE rowid = (SELECT MIN(rowid) FROM records)")
+    with pytest.raises(TamperError):
+        UnlockedVault(path, GOLDEN_PASS)
