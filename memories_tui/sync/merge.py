@@ -11,6 +11,7 @@ from ..errors import NotFoundError, SyncError, SyncTamperedError, TamperError
 from ..i18n import msg
 from ..vault.integrity import decode_payload, encode_payload
 from ..vault.records import Record
+from ..vault.sync_rows import LocalChange
 from .chains import Incoming
 from .hlc import Clock
 from .revtree import Rev, rev_id_for
@@ -23,28 +24,28 @@ class Plan:
     outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
     puts: list[Record] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict)  # puts' content as pulled (checked)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
 
 
-def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[Record], plan: Plan) -> None:
+def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
     the one the vault held (every leaf, for a record being resolved: the conflicts end there);
     every record deleted here becomes a deletion revision."""
-    state.prefetch([record.id for record in changed] + deleted)
+    state.prefetch([record.record_id for record in changed] + deleted)
     for record in changed:
-        doc = state.doc(record.id)
-        payload = encode_payload(record).decode("utf-8")
-        if record.id in state.resolving:
+        doc = state.doc(record.record_id)
+        if record.record_id in state.resolving:
             parents = tuple(sorted(rev.rev_id for rev in doc.tree.leaves()))
         else:
             parents = (doc.cur,) if doc.cur else ()
         stamp = clock.tick()
-        rev = Rev(rev_id_for(record.id, parents, stamp, state.device, False, payload.encode()), parents, stamp,
-                  state.device, False, record.kind)
+        rev = Rev(rev_id_for(record.record_id, parents, stamp, state.device, False, record.payload.encode()), parents,
+                  stamp, state.device, False, record.kind)
         doc.tree.add(rev)
         doc.cur, doc.local, doc.high = rev.rev_id, record.revision, max(doc.high, record.revision)
-        plan.outgoing.append((record.id, rev, payload))
+        plan.outgoing.append((record.record_id, rev, record.payload))
     for record_id in deleted:
         doc = state.doc(record_id)
         if doc.local is not None and doc.cur is not None:
@@ -130,6 +131,7 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
             expected = doc.local
             revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))
+            plan.encoded[(record_id, revision)] = content.encode("utf-8")
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id

@@ -17,7 +17,6 @@ from ..errors import CancelledError, SyncError
 from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.egress_log import EgressEntry
-from ..vault.records import Record
 from ..vault.store import UnlockedVault
 from ..vault.sync_rows import SyncedChange
 from .chains import entry, pull
@@ -68,8 +67,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     changed, deleted = vault.sync_changes()
     plan = Plan()
     record_local(state, clock, deleted, changed, plan)
-    fresh: dict[str, Record] = {r.id: r for r in changed}
-    merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan, vault.read)
+    merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read)
     for bundle in pulled.bundles:
         state.seen[bundle.device] = (bundle.seq, bundle.digest)
     for part in _parts(plan.outgoing):
@@ -85,7 +83,8 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
     docs = state.dirty_rows()
     stored, base = state.commit_form()
-    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base, docs=docs))
+    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base, docs=docs,
+                                    encoded=plan.encoded))
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),

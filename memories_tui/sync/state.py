@@ -109,13 +109,15 @@ class SyncState:
     def find(self, record_id: str) -> Doc | None:
         if record_id not in self.docs:
             self.prefetch([record_id])
-        return self.docs.get(record_id)
+        doc = self.docs.get(record_id)
+        return doc if doc is not None and (doc.stored is not None or doc.cur is not None) else None
 
     def prefetch(self, record_ids: list[str]) -> None:
         """Read the rows of many records in one go (a join touches every record)."""
         wanted = [rid for rid in dict.fromkeys(record_ids) if rid not in self.docs]
         if wanted and self.loader is not None and not self.legacy:
-            self.docs.update(self.loader(wanted))
+            found = self.loader(wanted)
+            self.docs.update({rid: found.get(rid) or Doc() for rid in wanted})  # no row: a new entry
 
     def every_doc(self) -> dict[str, Doc]:
         """Every record's entry (reads every row: for tests and repairs, not a sync's hot path)."""
@@ -129,6 +131,8 @@ class SyncState:
         row; from now on those are their rows."""
         out = []
         for rid, doc in self.docs.items():
+            if doc.stored is None and doc.cur is None:
+                continue  # looked up, never used
             row = doc.row()
             if row != doc.stored:
                 out.append((rid, doc.local, row))

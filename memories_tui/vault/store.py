@@ -20,6 +20,7 @@ one that fails its check is dropped, reported in `cache_repairs` and rebuilt.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -61,7 +62,7 @@ from .integrity import (
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import SyncedChange, apply_rows, changed_since_sync, read_docs, read_state, rows_at
+from .sync_rows import LocalChange, SyncedChange, apply_rows, changed_since_sync, read_docs, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -137,10 +138,8 @@ class UnlockedVault:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE: one writer at a time across processes; verify, change, re-MAC, bump.
-        The verification is skipped when nothing committed since this connection last verified
-        or wrote (as for reads); the new manifest adds and subtracts only the rows this
-        transaction changed (manifest.py), so a write costs what it changes, not the vault's size."""
+        """BEGIN IMMEDIATE: one writer at a time; verify (unless nothing committed since this connection
+        last did), change, re-MAC from the rows changed (manifest.py: no pass over the vault), bump."""
         with self._lock:
             keys = self.keys
             with sqlite_errors(self.path):
@@ -204,8 +203,6 @@ class UnlockedVault:
     def policy_tag(self) -> bytes:
         """Changes whenever the settings record or the header (passphrase) changes: cached
         indexes are dropped on such changes even though no record changed."""
-        import hashlib
-
         with self._read(verify=False) as conn:
             settings = conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
             header = conn.execute("SELECT checksum FROM header").fetchone()
@@ -220,15 +217,18 @@ class UnlockedVault:
             self._conn.close()
 
     # -- records --------------------------------------------------------------------------
-    def _decrypt_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> Record:
+    def _open_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> bytearray:
         if not (isinstance(record_id, str) and type(revision) is int and isinstance(kind, str) and kind in KINDS):
             raise TamperError(msg("A record row has a column of the wrong type or an unknown kind: the vault "
                                   "file was altered."))
         what = f"Record {record_id} revision {revision}"
         nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
-        raw = crypto.open_sealed(self.keys.record, nonce, ct, record_ad(self.vault_id, record_id, kind, revision), what)
+        return crypto.open_sealed(self.keys.record, nonce, ct, record_ad(self.vault_id, record_id, kind, revision), what)
+
+    def _decrypt_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> Record:
+        raw = self._open_row(record_id, revision, kind, nonce, ct, row_digest)
         try:
-            return decode_payload(raw, record_id, revision, kind, what)
+            return decode_payload(raw, record_id, revision, kind, f"Record {record_id} revision {revision}")
         finally:
             crypto.zero(raw)
 
@@ -327,8 +327,8 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert(self, conn: sqlite3.Connection, record: Record) -> None:
-        nonce, ct = crypto.seal(self.keys.record, encode_payload(record),
+    def _insert(self, conn: sqlite3.Connection, record: Record, payload: bytes | None = None) -> None:
+        nonce, ct = crypto.seal(self.keys.record, encode_payload(record) if payload is None else payload,
                                 record_ad(self.vault_id, record.id, record.kind, record.revision))
         conn.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
                      (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct)))
@@ -342,12 +342,12 @@ class UnlockedVault:
         with self._read() as conn:
             return read_docs(conn, self.keys, record_ids)
 
-    def sync_changes(self) -> tuple[list[Record], list[str]]:
-        """(latest revisions of the records added or edited since the last sync, ids of those deleted)."""
+    def sync_changes(self) -> tuple[list[LocalChange], list[str]]:
+        """(stored form of the records added or edited since the last sync, ids of those deleted)."""
         with self._read() as conn:
             changed, gone = changed_since_sync(conn)
             rows = rows_at(conn, changed)
-        return [self._decrypt_row(*row) for row in rows], gone
+        return [LocalChange.opened(row[:3], self._open_row(*row)) for row in rows], gone
 
     def apply_synced(self, change: SyncedChange) -> None:
         with self._write() as conn:

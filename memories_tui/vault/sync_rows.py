@@ -44,6 +44,27 @@ class SyncedChange:
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
     docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
+    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict, kw_only=True)  # puts as pulled
+
+
+@dataclass(frozen=True)
+class LocalChange:
+    """A record added or edited here since the last sync, in the form the vault stores it (what a
+    bundle carries: opening it into a Record only to encode it again cost most of a first push)."""
+
+    record_id: str
+    revision: int
+    kind: str
+    payload: str
+
+    @classmethod
+    def opened(cls, row: tuple[Any, ...], raw: bytearray) -> LocalChange:
+        try:
+            return cls(row[0], row[1], row[2], raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise TamperError(msg("A record decrypted to a malformed record; refusing it.")) from None
+        finally:
+            crypto.zero(raw)
 
 
 def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
@@ -129,7 +150,7 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, Record], None]) -> None:
+               insert: Callable[[sqlite3.Connection, Record, bytes | None], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write."""
@@ -141,6 +162,6 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
             raise SyncError(msg("A record changed while the sync was running; sync again."), code="sync_busy")
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
     for record in change.puts:
-        insert(conn, record)
+        insert(conn, record, change.encoded.get((record.id, record.revision)))
     _write_docs(conn, keys, change.docs)
     put_blob(conn, keys, SYNC_BLOB, change.state)
