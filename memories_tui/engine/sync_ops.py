@@ -200,7 +200,6 @@ class SyncOperations:
         from ..sync.run import load_state
         from ..vault.integrity import decode_payload
         from ..vault.records import Record
-        from ..vault.sync_rows import SyncedChange
 
         vault = self._unlocked(vault_id)
         shown = {c.record_id: c for c in self.conflicts(vault_id)}
@@ -222,9 +221,7 @@ class SyncOperations:
                        body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
                        updated=_now(), data=chosen.data)
         state.resolving.add(record_id)
-        docs = state.dirty_rows()
-        stored, base = state.commit_form()
-        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base, docs=docs))
+        vault.apply_synced(state.change(puts=[fresh], expected={record_id: current.revision}))
         return shown[record_id]
 
     def keep_both(self, vault_id: str, record_id: str) -> list[Record]:

@@ -18,7 +18,7 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import SyncedChange
+from ..vault.sync_rows import read_docs, read_outbox
 from .chains import entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
@@ -36,10 +36,14 @@ BUNDLE_BYTES = 4 << 20
 def load_state(vault: UnlockedVault) -> SyncState:
     """The state's blob; each record's entry is read from its row when first needed."""
     def load(record_ids: list[str] | None) -> dict[str, Doc]:
-        return {rid: Doc.from_row(row, local) for rid, (local, row) in vault.sync_docs(record_ids).items()}
+        rows = vault.sync_read(lambda conn, keys: read_docs(conn, keys, record_ids))
+        return {rid: Doc.from_row(row, local) for rid, (local, row) in rows.items()}
 
     raw = vault.sync_state()
-    return SyncState.from_bytes(raw, load) if raw is not None else SyncState(loader=load)
+    state = SyncState.from_bytes(raw, load) if raw is not None else SyncState(loader=load)
+    for seq, blob in vault.sync_read(read_outbox).items():
+        state.outbox.setdefault(seq, blob)
+    return state
 
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
@@ -58,9 +62,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
           now_ms: int | None) -> SyncReport:
     state = load_state(vault)
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
-        docs = state.dirty_rows()
-        stored, base = state.commit_form()
-        vault.apply_synced(SyncedChange(state=stored, base=base, docs=docs))
+        vault.apply_synced(state.change())
     keys = vault.keys
     pulled = pull(target, keys, state, cancel=cancel, progress=progress)
     clock = Clock(state.clock, now_ms)
@@ -75,15 +77,14 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         blob = seal(keys.sync_aead("bundle"), {"prev": state.own_digest, "revs": [entry(*item) for item in part]},
                     bundle_ad(keys.vault_id, state.device, seq))
         state.own_seq, state.own_digest, state.outbox[seq] = seq, digest(blob), blob
+        state.unsaved.add(seq)
     state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
     state.clock = clock.last
     state.last_sync = _now()
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
-    docs = state.dirty_rows()
-    stored, base = state.commit_form()
-    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base, docs=docs,
+    vault.apply_synced(state.change(puts=plan.puts, deletes=plan.deletes, expected=plan.expected,
                                     encoded=plan.encoded))
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
     objects, sent = upload(vault, target, state)
@@ -127,9 +128,9 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int,
     from dataclasses import replace
 
     vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
+    uploaded = sorted(state.outbox)
     state.outbox.clear()
-    fresh, base = state.commit_form()
-    vault.apply_synced(SyncedChange(state=fresh, base=base))
+    vault.apply_synced(state.change(uploaded=uploaded))
     return objects, size
 
 

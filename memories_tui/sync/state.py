@@ -1,9 +1,9 @@
 """This device's sync state, kept sealed inside the vault (vault/sync_rows.py).
 
-One sealed blob holds the device id, the clock, this device's own chain position and the
-bundles committed here but maybe not uploaded yet (an interrupted sync uploads the very same
-bytes again), every other device's position as last verified, and the content of revisions
-that lost (the conflicts kept for the user). Each record's revision tree, the revision the vault
+One sealed blob holds the device id, the clock, this device's own chain position, every other
+device's position as last verified, and the content of revisions that lost (the conflicts kept
+for the user). The bundles committed here but maybe not uploaded yet (an interrupted sync
+uploads the very same bytes again) are rows of their own. Each record's revision tree, the revision the vault
 holds and the ancestors a merge needs lie in a sealed row of their own, read when a sync touches
 that record and written only when it changed: a sync costs what it changes, not the vault's size.
 A state of the first form (every record in the one blob) is read and written back in rows.
@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import TamperError
 from ..i18n import msg
+from ..vault.sync_rows import SyncedChange
 from .hlc import Stamp
 from .revtree import Rev, RevTree
 
@@ -93,12 +94,22 @@ class SyncState:
     loaded: bytes | None = field(default=None, repr=False, compare=False)  # the stored form it was read from
     loader: DocLoader | None = field(default=None, repr=False, compare=False)
     legacy: bool = False  # read from the first form: every record's row is still to be written
+    unsaved: set[int] = field(default_factory=set)  # outbox bundles not in the vault's rows yet
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
         """(the new stored form, the one it replaces); from now on the new one is the base."""
         fresh, base = self.to_bytes(), self.loaded
         self.loaded = fresh
         return fresh, base
+
+    def change(self, **rows: Any) -> SyncedChange:
+        """What a commit of this state writes: its blob, the entries and bundles not yet in rows,
+        plus `rows` (records to write, bundles uploaded); from now on those are the stored ones."""
+        docs = self.dirty_rows()
+        outbox = {seq: self.outbox[seq] for seq in sorted(self.unsaved) if seq in self.outbox}
+        self.unsaved.clear()
+        stored, base = self.commit_form()
+        return SyncedChange(state=stored, base=base, docs=docs, outbox=outbox, **rows)
 
     def doc(self, record_id: str) -> Doc:
         """The record's entry, read from its row the first time (a new one if it has none)."""
@@ -144,7 +155,6 @@ class SyncState:
         value = {
             "v": 2, "device": self.device, "clock": [self.clock.ms, self.clock.counter],
             "own": [self.own_seq, self.own_digest],
-            "outbox": {str(k): base64.b64encode(v).decode() for k, v in self.outbox.items()},
             "seen": {d: list(p) for d, p in self.seen.items()},
             "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
         }
@@ -165,11 +175,12 @@ class SyncState:
                 raise ValueError("unknown form")
             state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),
                         own_seq=int(v["own"][0]), own_digest=_req(v["own"][1], str),
-                        outbox={int(k): base64.b64decode(b) for k, b in v["outbox"].items()},
+                        outbox={int(k): base64.b64decode(b) for k, b in v.get("outbox", {}).items()},
                         seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
                         docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
                         resolving={_req(r, str) for r in v.get("resolving", [])},
                         loaded=bytes(raw), loader=loader, legacy=legacy)
+            state.unsaved = set(state.outbox)  # a blob that still held bundles: they move to rows
         except (ValueError, KeyError, TypeError, IndexError, RecursionError, AttributeError):
             raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None
         return state

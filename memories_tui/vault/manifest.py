@@ -1,5 +1,5 @@
-"""The keyed manifest over every record row, every per-record sync row, the settings and the sync
-state, kept up to date in time that follows the rows a write changes, not the vault's size.
+"""The keyed manifest over every record row, every per-record sync row and bundle waiting to be
+uploaded, the settings and the sync state, kept up to date in time that follows the rows a write changes, not the vault's size.
 
 Form 2 (written now): each row gets a keyed MAC of its identity and digest; the rows' MACs are
 added modulo 2**256 (a multiset hash: a row present twice counts twice, so duplicating rows
@@ -46,16 +46,24 @@ def _row_mac(key: bytearray | memoryview, table: bytes, row_id: object, number: 
     return int.from_bytes(crypto.mac(key, data), "big")
 
 
+SYNC_OUTBOX = "sync_outbox"
+# the covered tables: (tag, table, its row's identity: id, number, kind columns)
+_COVERED = (("r", "records", "record_id", "revision", "kind"), ("s", SYNC_DOCS, "record_id", "local", "''"),
+            ("o", SYNC_OUTBOX, "''", "seq", "''"))
+
+
 def _rows(conn: sqlite3.Connection) -> list[tuple[bytes, str]]:
-    out = [(b"r", "SELECT record_id, revision, kind, digest FROM records")]
-    if has_sync_docs(conn):
-        out.append((b"s", f"SELECT record_id, local, '', digest FROM {SYNC_DOCS}"))
-    return out
+    return [(tag.encode(), f"SELECT {ident}, {num}, {kind}, digest FROM {table}")
+            for tag, table, ident, num, kind in _COVERED if has_table(conn, table)]
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() \
+        is not None
 
 
 def has_sync_docs(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SYNC_DOCS,)).fetchone() \
-        is not None
+    return has_table(conn, SYNC_DOCS)
 
 
 def row_sum(conn: sqlite3.Connection, keys: VaultKeys) -> int:
@@ -106,18 +114,18 @@ def watch(conn: sqlite3.Connection, *, fresh: bool = True) -> None:
     the tables the manifest covers (idempotent; call inside the write transaction). `fresh`
     forgets what was noted before: at the start of a transaction, never within one."""
     conn.execute(f"CREATE TABLE IF NOT EXISTS {_DELTA} (sign INTEGER, tab BLOB, id, num, kind, digest)")
-    for table, name, num, kind in (("r", "records", "revision", "kind"), ("s", SYNC_DOCS, "local", "''")):
-        if table == "s" and not has_sync_docs(conn):
+    for tag, name, ident, num, kind in _COVERED:
+        if not has_table(conn, name):
             continue
-        new = ", ".join(f"NEW.{c}" if c != "''" else c for c in ("record_id", num, kind, "digest"))
+        new = ", ".join(c if c == "''" else f"NEW.{c}" for c in (ident, num, kind, "digest"))
         old = new.replace("NEW.", "OLD.")
         conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS manifest_{name}_ins AFTER INSERT ON main.{name} BEGIN "
-                     f"INSERT INTO manifest_delta VALUES (1, '{table}', {new}); END")
+                     f"INSERT INTO manifest_delta VALUES (1, '{tag}', {new}); END")
         conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS manifest_{name}_del AFTER DELETE ON main.{name} BEGIN "
-                     f"INSERT INTO manifest_delta VALUES (-1, '{table}', {old}); END")
+                     f"INSERT INTO manifest_delta VALUES (-1, '{tag}', {old}); END")
         conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS manifest_{name}_upd AFTER UPDATE ON main.{name} BEGIN "
-                     f"INSERT INTO manifest_delta VALUES (-1, '{table}', {old}); "
-                     f"INSERT INTO manifest_delta VALUES (1, '{table}', {new}); END")
+                     f"INSERT INTO manifest_delta VALUES (-1, '{tag}', {old}); "
+                     f"INSERT INTO manifest_delta VALUES (1, '{tag}', {new}); END")
     if fresh:
         conn.execute(f"DELETE FROM {_DELTA}")
 
@@ -133,4 +141,4 @@ def changed_sum(conn: sqlite3.Connection, keys: VaultKeys, total: int) -> tuple[
     return total % _MOD, len(rows)
 
 
-__all__ = ["changed_sum", "full", "has_sync_docs", "row_sum", "sealed_form", "verified_sum", "watch"]
+__all__ = ["changed_sum", "full", "has_sync_docs", "has_table", "row_sum", "sealed_form", "verified_sum", "watch"]

@@ -25,9 +25,9 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import LockedError, NotFoundError, TamperError
 from ..i18n import msg
@@ -62,7 +62,7 @@ from .integrity import (
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import LocalChange, SyncedChange, apply_rows, changed_since_sync, read_docs, read_state, rows_at
+from .sync_rows import LocalChange, SyncedChange, apply_rows, changed_since_sync, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT_VERSION", "MAGIC", "SETTINGS_BLOB", "Header", "UnlockedVault", "create_vault_file",
            "read_header", "scan_folder", "scan_vault_file"]
 
+T = TypeVar("T")
 _ROW = "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records"
 
 
@@ -335,12 +336,11 @@ class UnlockedVault:
 
     # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
     def sync_state(self) -> bytes | None:
-        with self._read() as conn:
-            return read_state(conn, self.keys)
+        return self.sync_read(read_state)
 
-    def sync_docs(self, record_ids: list[str] | None) -> dict[str, tuple[int | None, bytes]]:
-        with self._read() as conn:
-            return read_docs(conn, self.keys, record_ids)
+    def sync_read(self, read: Callable[[sqlite3.Connection, VaultKeys], T]) -> T:
+        with self._read() as conn:  # sync_rows.read_docs, read_outbox
+            return read(conn, self.keys)
 
     def sync_changes(self) -> tuple[list[LocalChange], list[str]]:
         """(stored form of the records added or edited since the last sync, ids of those deleted)."""

@@ -13,6 +13,7 @@ crash leaves both as they were or both new.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from .records import Record
 SYNC_BLOB = "sync"
 _DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KEY, local INTEGER, "
                 "nonce BLOB NOT NULL, ciphertext BLOB NOT NULL, digest BLOB NOT NULL)")
+_OUTBOX_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_outbox (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL, "
+                  "digest BLOB NOT NULL)")
 _BATCH = 500
 
 
@@ -45,6 +48,21 @@ class SyncedChange:
     base: bytes | None = field(default=None, kw_only=True)
     docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
     encoded: dict[tuple[str, int], bytes] = field(default_factory=dict, kw_only=True)  # puts as pulled
+    outbox: dict[int, bytes] = field(default_factory=dict, kw_only=True)  # sealed bundles not uploaded yet
+    uploaded: Sequence[int] = field(default=(), kw_only=True)  # bundles that left: off the outbox
+
+
+def read_outbox(conn: sqlite3.Connection, _keys: VaultKeys | None = None) -> dict[int, bytes]:
+    """The bundles committed but not uploaded yet (already sealed for the target; the manifest
+    covers their digests, so none is swapped or dropped here)."""
+    if not rowmac.has_table(conn, "sync_outbox"):
+        return {}
+    out = {}
+    for seq, blob, row_digest in conn.execute("SELECT seq, blob, digest FROM sync_outbox ORDER BY seq"):
+        if not (type(seq) is int and isinstance(blob, bytes) and row_digest == hashlib.sha256(blob).digest()):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it."))
+        out[seq] = blob
+    return out
 
 
 @dataclass(frozen=True)
@@ -164,4 +182,12 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
     for record in change.puts:
         insert(conn, record, change.encoded.get((record.id, record.revision)))
     _write_docs(conn, keys, change.docs)
+    if change.outbox:
+        if not rowmac.has_table(conn, "sync_outbox"):
+            conn.execute(_OUTBOX_SCHEMA)
+            rowmac.watch(conn, fresh=False)
+        conn.executemany("INSERT INTO sync_outbox VALUES (?, ?, ?)",
+                         [(seq, blob, hashlib.sha256(blob).digest()) for seq, blob in sorted(change.outbox.items())])
+    if change.uploaded:
+        conn.executemany("DELETE FROM sync_outbox WHERE seq = ?", [(seq,) for seq in change.uploaded])
     put_blob(conn, keys, SYNC_BLOB, change.state)
