@@ -18,8 +18,8 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import read_docs, read_outbox
-from .chains import entry, pull
+from ..vault.sync_rows import LocalChange, read_docs, read_outbox
+from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .revtree import Rev
@@ -66,7 +66,24 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     keys = vault.keys
     pulled = pull(target, keys, state, cancel=cancel, progress=progress)
     clock = Clock(state.clock, now_ms)
-    changed, deleted = vault.sync_changes()
+    changed, deleted, mark = vault.sync_changes()
+    try:
+        plan = _merge_and_commit(vault, state, clock, pulled, changed, deleted, cancel)
+    except BaseException:
+        vault.touched.synced(mark, ok=False)  # the next sync compares every record again
+        raise
+    vault.touched.synced(mark, ok=True)
+    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
+    objects, sent = upload(vault, target, state)
+    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
+                      objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
+                      len(state.kept))
+
+
+def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled,
+                      changed: list[LocalChange], deleted: list[str], cancel: threading.Event | None) -> Plan:
+    """Make this device's revisions, merge the pulled ones, seal the new bundles and commit it all."""
+    keys = vault.keys
     plan = Plan()
     record_local(state, clock, deleted, changed, plan)
     merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read)
@@ -86,11 +103,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
     vault.apply_synced(state.change(puts=plan.puts, deletes=plan.deletes, expected=plan.expected,
                                     encoded=plan.encoded))
-    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
-    objects, sent = upload(vault, target, state)
-    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
-                      objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
-                      len(state.kept))
+    return plan
 
 
 def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[str, Rev, str | None]]]:

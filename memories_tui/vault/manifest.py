@@ -130,15 +130,19 @@ def watch(conn: sqlite3.Connection, *, fresh: bool = True) -> None:
         conn.execute(f"DELETE FROM {_DELTA}")
 
 
-def changed_sum(conn: sqlite3.Connection, keys: VaultKeys, total: int) -> tuple[int, int]:
-    """(the row sum after this transaction's inserts and deletes, how many rows they were)."""
+def changed_sum(conn: sqlite3.Connection, keys: VaultKeys, total: int) -> tuple[int, int, set[str]]:
+    """(the row sum after this transaction's inserts and deletes, how many rows they were, the
+    record ids among them)."""
     rows = conn.execute(f"SELECT sign, tab, id, num, kind, digest FROM {_DELTA}").fetchall()
+    records = set()
     for sign, table, row_id, number, kind, row_digest in rows:
-        mac = _row_mac(keys.manifest, table.encode() if isinstance(table, str) else table, row_id, number, kind,
-                       row_digest)
+        tag = table.encode() if isinstance(table, str) else table
+        mac = _row_mac(keys.manifest, tag, row_id, number, kind, row_digest)
         total += mac if sign > 0 else -mac
+        if tag == b"r":
+            records.add(row_id)
     conn.execute(f"DELETE FROM {_DELTA}")
-    return total % _MOD, len(rows)
+    return total % _MOD, len(rows), records
 
 
 __all__ = ["changed_sum", "full", "has_sync_docs", "has_table", "row_sum", "sealed_form", "verified_sum", "watch"]

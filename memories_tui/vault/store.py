@@ -62,7 +62,7 @@ from .integrity import (
 from .keys import VaultKeys, open_keys
 from .passwd import rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import LocalChange, SyncedChange, apply_rows, changed_since_sync, read_state, rows_at
+from .sync_rows import LocalChange, SyncedChange, TouchedRecords, apply_rows, local_changes, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -91,6 +91,7 @@ class UnlockedVault:
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
         self.rows_written = 0  # rows inserted or deleted by this object's writes (tests count them)
+        self.touched = TouchedRecords()  # records written here since the last sync
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -154,7 +155,7 @@ class UnlockedVault:
                     rowmac.watch(conn)
                     yield conn
                     counter += 1
-                    total, rows = rowmac.changed_sum(conn, keys, total)
+                    total, rows, records = rowmac.changed_sum(conn, keys, total)
                     mac = rowmac.sealed_form(conn, keys, counter, total)
                     conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                     conn.execute("COMMIT")
@@ -163,6 +164,7 @@ class UnlockedVault:
                     raise
                 self._verified = (version, counter, mac, total)  # our own commit does not move data_version
                 self.rows_written += rows
+                self.touched.wrote(records)
                 self._seen(counter, mac)
 
     def _check_current(self, conn: sqlite3.Connection) -> int:
@@ -173,6 +175,7 @@ class UnlockedVault:
         if row is not None and self._verified is not None and self._verified[:3] == (version, row[0], row[1]):
             return int(row[0])
         counter, total = self._verify_manifest(conn)
+        self.touched.unknown()  # another process may have written any record
         self._seen(counter, row[1])
         self._verified = (version, counter, row[1], total)
         return counter
@@ -202,8 +205,7 @@ class UnlockedVault:
             return self._check_current(conn)
 
     def policy_tag(self) -> bytes:
-        """Changes whenever the settings record or the header (passphrase) changes: cached
-        indexes are dropped on such changes even though no record changed."""
+        """Changes with the settings record or the header (passphrase): cached indexes are then dropped."""
         with self._read(verify=False) as conn:
             settings = conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
             header = conn.execute("SELECT checksum FROM header").fetchone()
@@ -342,12 +344,10 @@ class UnlockedVault:
         with self._read() as conn:  # sync_rows.read_docs, read_outbox
             return read(conn, self.keys)
 
-    def sync_changes(self) -> tuple[list[LocalChange], list[str]]:
-        """(stored form of the records added or edited since the last sync, ids of those deleted)."""
+    def sync_changes(self) -> tuple[list[LocalChange], list[str], int]:
+        """(records added or edited since the last sync as stored, ids deleted, a mark for `touched.synced`)."""
         with self._read() as conn:
-            changed, gone = changed_since_sync(conn)
-            rows = rows_at(conn, changed)
-        return [LocalChange.opened(row[:3], self._open_row(*row)) for row in rows], gone
+            return local_changes(conn, self.touched, self._open_row)
 
     def apply_synced(self, change: SyncedChange) -> None:
         with self._write() as conn:

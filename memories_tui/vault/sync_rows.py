@@ -114,18 +114,78 @@ def read_docs(conn: sqlite3.Connection, keys: VaultKeys, record_ids: list[str] |
     return out
 
 
-def changed_since_sync(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], list[str]]:
+def changed_since_sync(conn: sqlite3.Connection, candidates: list[str] | None = None
+                       ) -> tuple[list[tuple[str, int]], list[str]]:
     """(records whose latest revision is not the one their sync row names, with that revision;
     records with a row naming a revision that are gone from the vault): local edits and
-    deletions since the last sync, found without opening anything."""
-    latest = "SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id"
+    deletions since the last sync, found without opening anything. `candidates`: only these
+    records can have changed (None: any can, and every record is compared)."""
+    if candidates is not None:
+        latest: dict[str, int] = {}
+        rows: dict[str, int | None] = {}
+        for start in range(0, len(candidates), _BATCH):
+            part = candidates[start:start + _BATCH]
+            marks = ",".join("?" * len(part))
+            latest.update(conn.execute("SELECT record_id, MAX(revision) FROM records WHERE record_id IN "
+                                       f"({marks}) GROUP BY record_id", part).fetchall())
+            if rowmac.has_sync_docs(conn):
+                rows.update(conn.execute(f"SELECT record_id, local FROM sync_docs WHERE record_id IN ({marks})",
+                                         part).fetchall())
+        return ([(rid, rev) for rid, rev in latest.items() if rows.get(rid) != rev],
+                [rid for rid, local in rows.items() if local is not None and rid not in latest])
+    latest_q = "SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id"
     if not rowmac.has_sync_docs(conn):
-        return [tuple(row) for row in conn.execute(latest)], []
-    changed = conn.execute(f"SELECT m.record_id, m.rev FROM ({latest}) m LEFT JOIN sync_docs s ON "
+        return [(rid, rev) for rid, rev in conn.execute(latest_q)], []
+    changed = conn.execute(f"SELECT m.record_id, m.rev FROM ({latest_q}) m LEFT JOIN sync_docs s ON "
                            "s.record_id = m.record_id WHERE s.local IS NULL OR s.local != m.rev").fetchall()
     gone = conn.execute("SELECT record_id FROM sync_docs WHERE local IS NOT NULL AND record_id NOT IN "
                         "(SELECT record_id FROM records)").fetchall()
     return [(rid, rev) for rid, rev in changed], [rid for (rid,) in gone]
+
+
+class TouchedRecords:
+    """The records this vault object wrote since the last sync, so that a sync after a few local
+    edits compares those instead of every record. Unknown (every record is compared) when the
+    vault was just opened, after another process committed, and after a sync that failed."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] | None = None  # record -> the write that last touched it
+        self._writes = 0
+
+    def wrote(self, record_ids: set[str]) -> None:
+        self._writes += 1
+        if self._ids is not None:
+            self._ids.update(dict.fromkeys(record_ids, self._writes))
+
+    def unknown(self) -> None:
+        self._ids = None
+
+    def start(self) -> tuple[list[str] | None, int]:
+        """(the records a sync starting now must compare, None for all; its mark). From now on
+        writes are noted, whatever was known before."""
+        candidates = None if self._ids is None else sorted(self._ids)
+        if self._ids is None:
+            self._ids = {}
+        return candidates, self._writes
+
+    def synced(self, mark: int, ok: bool) -> None:
+        """A sync that started at `mark` committed (its records are compared) or failed."""
+        if not ok:
+            self._ids = None
+        elif self._ids is not None:
+            self._ids = {rid: n for rid, n in self._ids.items() if n > mark}
+
+
+def local_changes(conn: sqlite3.Connection, touched: TouchedRecords, open_row: Callable[..., bytearray]
+                  ) -> tuple[list[LocalChange], list[str], int]:
+    """Inside a verified read: what `UnlockedVault.sync_changes` returns."""
+    candidates, mark = touched.start()
+    try:
+        changed, gone = changed_since_sync(conn, candidates)
+        return [LocalChange.opened(row[:3], open_row(*row)) for row in rows_at(conn, changed)], gone, mark
+    except BaseException:
+        touched.unknown()
+        raise
 
 
 def rows_at(conn: sqlite3.Connection, pairs: list[tuple[str, int]]) -> list[Any]:

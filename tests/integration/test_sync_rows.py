@@ -11,7 +11,7 @@ import pytest
 
 from memories_tui.errors import TamperError
 from memories_tui.sync.run import load_state
-from memories_tui.vault.records import NewRecord
+from memories_tui.vault.records import NewRecord, RecordUpdate
 from memories_tui.vault.store import UnlockedVault
 from tests.helpers.sync import SYNC_PASS, first_device, joined_device
 from tests.helpers.tamper import sql
@@ -109,3 +109,55 @@ def test_a_state_of_the_first_form_moves_to_rows_and_syncs_on(tmp_path, cheap_kd
         a.close()
         b.close()
     UnlockedVault(vb.path, SYNC_PASS).close()  # the rows written by the move verify from scratch
+
+
+def test_an_edit_by_another_process_is_still_found(tmp_path, cheap_kdf):
+    """A sync compares only the records this vault object wrote since the last sync, unless another
+    connection committed meanwhile (here a second vault object on the same file, as the CLI is
+    beside a running TUI): then it compares every record."""
+    a, b, ids = _two_devices(tmp_path, 8)
+    try:
+        a.edit(ids[1], "here")
+        assert a.sync().pushed_revisions == 1
+        other = UnlockedVault(a.engine._vault(a.vault_id).path, SYNC_PASS)
+        try:
+            other.update(RecordUpdate(ids[5], body="from another process"))
+        finally:
+            other.close()
+        assert a.sync().pushed_revisions == 1
+        b.sync()
+        assert b.records()[ids[5]][2] == "from another process"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_failed_sync_forgets_nothing_it_was_to_push(tmp_path, cheap_kdf, monkeypatch):
+    """The first sync after opening compares every record; if it fails before its commit, the
+    next one compares every record again rather than only what was written since."""
+    from memories_tui.engine import Engine
+    from memories_tui.errors import SyncError
+
+    a, b, ids = _two_devices(tmp_path, 8)
+    home = a.engine.home
+    a.close()
+    engine = Engine.open(home)
+    engine.unlock(a.vault_id, SYNC_PASS)
+    try:
+        engine.update_record(a.vault_id, ids[2], body="edited before a failed sync")
+        vault = engine._vault(a.vault_id)
+        real = vault.apply_synced
+
+        def fail_once(change):  # noqa: ANN001, ANN202 - the disk refuses the commit once
+            monkeypatch.setattr(vault, "apply_synced", real)
+            raise SyncError("the disk is full", code="sync_test_fault")
+
+        monkeypatch.setattr(vault, "apply_synced", fail_once)
+        with pytest.raises(SyncError):
+            engine.sync_now(a.vault_id)
+        assert engine.sync_now(a.vault_id).pushed_revisions == 1
+        b.sync()
+        assert b.records()[ids[2]][2] == "edited before a failed sync"
+    finally:
+        engine.close()
+        b.close()
