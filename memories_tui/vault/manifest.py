@@ -79,7 +79,9 @@ def _single(conn: sqlite3.Connection, name: str) -> bytes:
     row = conn.execute("SELECT digest FROM blobs WHERE name = ?", (name,)).fetchone()
     value = row[0] if row else b""
     if not isinstance(value, bytes):
-        raise TamperError(msg("The {name} row has a digest of the wrong type: the vault file was altered.", name=name))
+        if name == "settings":
+            raise TamperError(msg("The settings row has a digest of the wrong type: the vault file was altered."))
+        raise TamperError(msg("The sync state row has a digest of the wrong type: the vault file was altered."))
     return value
 
 

@@ -80,7 +80,8 @@ class LocalChange:
         try:
             return cls(row[0], row[1], row[2], raw.decode("utf-8"))
         except UnicodeDecodeError:
-            raise TamperError(msg("A record decrypted to a malformed record; refusing it.")) from None
+            raise TamperError(msg("{what} decrypted to a malformed record; refusing it.",
+                                  what=f"Record {row[0]} revision {row[1]}")) from None
         finally:
             crypto.zero(raw)
 
