@@ -162,13 +162,10 @@ class SyncOperations:
     def has_local_changes(self, vault_id: str) -> bool:
         """Whether a record was written or deleted here since the last sync read the vault (the
         sync's own writes move the change counter too, but are not changes to push)."""
-        from ..sync.run import load_state
+        from ..vault.sync_rows import changed_since_sync
 
-        vault = self._unlocked(vault_id)
-        state = load_state(vault)
-        known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
-        _counter, live, changed = vault.refresh(known)
-        return bool(changed) or any(rid not in live for rid in known)
+        changed, gone = self._unlocked(vault_id).sync_read(lambda conn, _keys: changed_since_sync(conn))
+        return bool(changed or gone)
 
     def background_sync(self, vault_id: str) -> None:
         """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
@@ -249,7 +246,6 @@ class SyncOperations:
         from ..sync.run import load_state
         from ..vault.integrity import decode_payload
         from ..vault.records import Record
-        from ..vault.sync_rows import SyncedChange
 
         vault = self._unlocked(vault_id)
         shown = {c.record_id: c for c in self.conflicts(vault_id)}
@@ -271,8 +267,7 @@ class SyncOperations:
                        body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
                        updated=_now(), data=chosen.data)
         state.resolving.add(record_id)
-        stored, base = state.commit_form()
-        vault.apply_synced(SyncedChange([fresh], [], {record_id: current.revision}, stored, base=base))
+        vault.apply_synced(state.change(puts=[fresh], expected={record_id: current.revision}))
         return shown[record_id]
 
     def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
@@ -376,7 +371,7 @@ class SyncOperations:
         for record_id, kept in sorted(state.kept.items()):
             if record_id in state.resolving:
                 continue
-            doc = state.docs.get(record_id)
+            doc = state.find(record_id)
             winner_title = None
             if doc is not None and doc.local is not None:
                 try:

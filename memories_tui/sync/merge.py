@@ -11,6 +11,7 @@ from ..errors import NotFoundError, SyncError, SyncTamperedError, TamperError
 from ..i18n import msg
 from ..vault.integrity import decode_payload, encode_payload
 from ..vault.records import Record
+from ..vault.sync_rows import LocalChange
 from .chains import Incoming
 from .hlc import Clock
 from .revtree import Rev, rev_id_for
@@ -23,29 +24,31 @@ class Plan:
     outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
     puts: list[Record] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict)  # puts' content as pulled (checked)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
 
 
-def record_local(state: SyncState, clock: Clock, live: set[str], changed: list[Record], plan: Plan) -> None:
+def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
     the one the vault held (every leaf, for a record being resolved: the conflicts end there);
     every record deleted here becomes a deletion revision."""
+    state.prefetch([record.record_id for record in changed] + deleted)
     for record in changed:
-        doc = state.doc(record.id)
-        payload = encode_payload(record).decode("utf-8")
-        if record.id in state.resolving:
+        doc = state.doc(record.record_id)
+        if record.record_id in state.resolving:
             parents = tuple(sorted(rev.rev_id for rev in doc.tree.leaves()))
         else:
             parents = (doc.cur,) if doc.cur else ()
         stamp = clock.tick()
-        rev = Rev(rev_id_for(record.id, parents, stamp, state.device, False, payload.encode()), parents, stamp,
-                  state.device, False, record.kind)
+        rev = Rev(rev_id_for(record.record_id, parents, stamp, state.device, False, record.payload.encode()), parents,
+                  stamp, state.device, False, record.kind)
         doc.tree.add(rev)
         doc.cur, doc.local, doc.high = rev.rev_id, record.revision, max(doc.high, record.revision)
-        plan.outgoing.append((record.id, rev, payload))
-    for record_id, doc in state.docs.items():
-        if doc.local is not None and record_id not in live and doc.cur is not None:
+        plan.outgoing.append((record.record_id, rev, record.payload))
+    for record_id in deleted:
+        doc = state.doc(record_id)
+        if doc.local is not None and doc.cur is not None:
             stamp = clock.tick()
             kind = doc.tree.revs[doc.cur].kind
             rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
@@ -63,24 +66,27 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
     other device). `local` reads the record the vault holds now (its content is kept when it loses),
     `history` an older revision of it (the ancestor of a three-way merge)."""
     payloads: dict[str, str | None] = {}
-    touched: list[str] = list(dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing))
+    sent: dict[str, dict[str, str]] = {}  # record -> revision -> content, of what this sync sends
+    for record_id, rev, body in plan.outgoing:
+        if body is not None:
+            sent.setdefault(record_id, {})[rev.rev_id] = body
+    touched = dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing)  # ordered, O(1) lookups
+    state.prefetch([record_id for bundle in bundles for record_id, _rev, _payload in bundle.revs])
     for bundle in bundles:
         for record_id, rev, payload in bundle.revs:
             clock.receive(rev.stamp)
             if state.doc(record_id).tree.add(rev):
                 payloads[rev.rev_id] = payload
                 plan.pulled += 1
-                if record_id not in touched:
-                    touched.append(record_id)
+                touched.setdefault(record_id)
     for record_id in touched:
-        _settle(state, record_id, payloads, local, plan, history)
+        _settle(state, record_id, payloads, sent.get(record_id, {}), local, plan, history)
 
 
-def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], local: Callable[[str], Record],
-            plan: Plan, history: Callable[[str, int], Record] | None) -> None:
+def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], sent: dict[str, str],
+            local: Callable[[str], Record], plan: Plan, history: Callable[[str, int], Record] | None) -> None:
     doc = state.docs[record_id]
     held = doc.cur if doc.local is not None else None
-    sent = {rev.rev_id: body for rid, rev, body in plan.outgoing if rid == record_id and body is not None}
 
     def text_of(rev_id: str) -> str | None:
         for known in (payloads, sent, state.kept.get(record_id, {})):
@@ -88,7 +94,7 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
                 return known[rev_id]
         if rev_id == held:
             return encode_payload(local(record_id)).decode("utf-8")
-        number = state.bases.get(record_id, {}).get(rev_id)
+        number = doc.bases.get(rev_id)
         if number is None or history is None:
             return None
         try:
@@ -98,7 +104,7 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], l
 
     _merge_leaves(record_id, doc, text_of, payloads, plan)
     _choose(state, record_id, doc, payloads, local, plan)
-    _keep_bases(state, record_id, doc)
+    _keep_bases(doc)
 
 
 def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str | None],
@@ -125,6 +131,7 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
             expected = doc.local
             revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))
+            plan.encoded[(record_id, revision)] = content.encode("utf-8")
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id
@@ -161,21 +168,18 @@ def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None]
         payloads[rev.rev_id] = merged
 
 
-def _keep_bases(state: SyncState, record_id: str, doc: Doc) -> None:
+def _keep_bases(doc: Doc) -> None:
     """Remember which vault revision holds the winner, and keep that for every leaf's parent: the
     common ancestor a later concurrent edit merges with (a local edit replaces what the vault
     shows, its history keeps the rest). Numbers only: the vault keeps the text."""
     leaves = doc.tree.leaves()
     wanted = {p for leaf in leaves if not leaf.deleted for p in leaf.parents}
-    bases = {rev_id: n for rev_id, n in state.bases.get(record_id, {}).items() if rev_id in wanted}
+    bases = {rev_id: n for rev_id, n in doc.bases.items() if rev_id in wanted}
     winner = doc.tree.winner()
     if (winner is not None and not winner.deleted and winner.kind != "asset" and doc.cur == winner.rev_id
             and doc.local is not None):  # a file's bytes are never merged
         bases[winner.rev_id] = doc.local
-    if bases:
-        state.bases[record_id] = bases
-    else:
-        state.bases.pop(record_id, None)
+    doc.bases = bases
 
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:

@@ -17,16 +17,15 @@ from ..errors import CancelledError, SyncError
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.egress_log import EgressEntry
-from ..vault.records import Record
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import SyncedChange
+from ..vault.sync_rows import LocalChange, read_docs, read_outbox
 from . import policy
-from .chains import entry, pull
+from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .revtree import Rev
 from .sealing import Head, bundle_ad, bundle_name, digest, head_name, seal
-from .state import SyncState
+from .state import Doc, SyncState
 from .targets import Target
 from .types import SyncReport
 
@@ -36,8 +35,16 @@ BUNDLE_BYTES = 4 << 20
 
 
 def load_state(vault: UnlockedVault) -> SyncState:
+    """The state's blob; each record's entry is read from its row when first needed."""
+    def load(record_ids: list[str] | None) -> dict[str, Doc]:
+        rows = vault.sync_read(lambda conn, keys: read_docs(conn, keys, record_ids))
+        return {rid: Doc.from_row(row, local) for rid, (local, row) in rows.items()}
+
     raw = vault.sync_state()
-    return SyncState.from_bytes(raw) if raw is not None else SyncState()
+    state = SyncState.from_bytes(raw, load) if raw is not None else SyncState(loader=load)
+    for seq, blob in vault.sync_read(read_outbox).items():
+        state.outbox.setdefault(seq, blob)
+    return state
 
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
@@ -55,16 +62,36 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
 def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, cancel: threading.Event | None,
           now_ms: int | None) -> SyncReport:
     state = load_state(vault)
+    if state.legacy:  # every record's entry still in the one blob: move them to their rows first
+        vault.apply_synced(state.change())
     keys = vault.keys
     pulled = pull(target, keys, state, cancel=cancel, progress=progress)
     clock = Clock(state.clock, now_ms)
-    known = {rid: doc.local for rid, doc in state.docs.items() if doc.local is not None}
-    _counter, live, changed = vault.refresh(known)
+    changed, deleted, mark = vault.sync_changes()
     hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
+    try:
+        plan, rules = _merge_and_commit(vault, state, clock, pulled, changed, deleted, cancel)
+    except BaseException:
+        vault.touched.synced(mark, ok=False)  # the next sync compares every record again
+        raise
+    vault.touched.synced(mark, ok=True)
+    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
+    objects, sent = upload(vault, target, state)
+    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
+                      objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
+                      len(state.kept), policy_pulled=sorted(set(rules.pulled)),
+                      policy_conflicts=sorted(set(rules.concurrent)))
+
+
+def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled,
+                      changed: list[LocalChange], deleted: list[str], cancel: threading.Event | None
+                      ) -> tuple[Plan, policy.Outcome]:
+    """Make this device's revisions, merge the pulled ones and the vault's policy, seal the new
+    bundles and commit it all."""
+    keys = vault.keys
     plan = Plan()
-    record_local(state, clock, live, changed, plan)
-    fresh: dict[str, Record] = {r.id: r for r in changed}
-    merge_pulled(state, clock, pulled.bundles, lambda rid: fresh.get(rid) or vault.read(rid), plan, vault.read)
+    record_local(state, clock, deleted, changed, plan)
+    merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read)
     settings = vault.settings()
     rules = policy.merge(settings, clock, state.device, [c for bundle in pulled.bundles for c in bundle.policy])
     for bundle in pulled.bundles:
@@ -76,24 +103,20 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
             body["policy"] = [change.to_json() for change in rules.outgoing]
         blob = seal(keys.sync_aead("bundle"), body, bundle_ad(keys.vault_id, state.device, seq))
         state.own_seq, state.own_digest, state.outbox[seq] = seq, digest(blob), blob
+        state.unsaved.add(seq)
     state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
     state.clock = clock.last
     state.last_sync = _now()
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
-    stored, base = state.commit_form()
     if rules.settings != settings:  # pulled policy first: a sync that then fails pulls it again, the same
         vault.set_settings(rules.settings)
-    vault.apply_synced(SyncedChange(plan.puts, plan.deletes, plan.expected, stored, base=base))
+    vault.apply_synced(state.change(puts=plan.puts, deletes=plan.deletes, expected=plan.expected,
+                                    encoded=plan.encoded))
     if rules.outgoing:  # in the committed bundle now: what this device knows as the last change
         vault.set_settings(policy.recorded(vault.settings(), rules.outgoing))
-    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
-    objects, sent = upload(vault, target, state)
-    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
-                      objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
-                      len(state.kept), policy_pulled=sorted(set(rules.pulled)),
-                      policy_conflicts=sorted(set(rules.concurrent)))
+    return plan, rules
 
 
 def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[str, Rev, str | None]]]:
@@ -131,9 +154,9 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int,
     from dataclasses import replace
 
     vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
+    uploaded = sorted(state.outbox)
     state.outbox.clear()
-    fresh, base = state.commit_form()
-    vault.apply_synced(SyncedChange(state=fresh, base=base))
+    vault.apply_synced(state.change(uploaded=uploaded))
     return objects, size
 
 

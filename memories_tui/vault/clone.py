@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import TamperError
 from ..i18n import msg
 from . import crypto
+from . import manifest as rowmac
 from .create import create_vault_file
 from .egress_log import SCHEMA as EGRESS_SCHEMA
 from .egress_log import EgressEntry, entry_ad, has_table, open_entry
@@ -25,7 +26,6 @@ from .integrity import (
     decode_payload,
     digest,
     encode_payload,
-    manifest,
     put_blob,
     record_ad,
 )
@@ -83,7 +83,7 @@ def clone_vault(source: Path, source_keys: VaultKeys, target: Path, name: str, p
                     new_nonce, new_ct = crypto.seal(keys.blob, entry.sealed_form(), entry_ad(header.vault_id, seq))
                     dst.execute("INSERT INTO egress VALUES (?, ?, ?, ?)", (seq, new_nonce, new_ct,
                                                                            digest(new_nonce, new_ct)))
-                dst.execute("UPDATE state SET change_counter = 2, manifest = ?", (manifest(dst, keys, 2),))
+                dst.execute("UPDATE state SET change_counter = 2, manifest = ?", (rowmac.full(dst, keys, 2),))
                 dst.execute("COMMIT")
             except BaseException:
                 dst.execute("ROLLBACK")

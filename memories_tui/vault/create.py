@@ -15,10 +15,11 @@ from pathlib import Path
 from ..errors import VaultError
 from ..i18n import msg
 from . import crypto
+from . import manifest as rowmac
 from .egress_log import EGRESS_MARK
 from .egress_log import SCHEMA as EGRESS_SCHEMA
 from .header import FORMAT_VERSION, MAGIC, Header, connect_readwrite
-from .integrity import SETTINGS_BLOB, manifest, put_blob
+from .integrity import SETTINGS_BLOB, put_blob
 from .keys import VaultKeys, disable_core_dumps
 
 _SCHEMA = """
@@ -74,7 +75,7 @@ def create_vault_file(path: Path, name: str, passphrase: str, *, device_only: bo
                  header.salt, header.wrapped_key, header.created, header.checksum()),
             )
             put_blob(conn, keys, SETTINGS_BLOB, json.dumps({"device_only": device_only, EGRESS_MARK: True}).encode())
-            conn.execute("INSERT INTO state VALUES (1, 1, ?)", (manifest(conn, keys, 1),))
+            conn.execute("INSERT INTO state VALUES (1, 1, ?)", (rowmac.full(conn, keys, 1),))
             conn.execute("COMMIT")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:

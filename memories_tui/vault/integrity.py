@@ -43,6 +43,24 @@ def put_blob(conn: sqlite3.Connection, keys: VaultKeys, name: str, data: bytes |
 
 
 
+def sealed_json_object(conn: sqlite3.Connection, keys: VaultKeys, name: str, what: str) -> dict[str, Any]:
+    """The JSON object sealed as blob `name`; TamperError when it is missing, altered or not an object."""
+    row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise TamperError(msg("{what} is missing; the file was altered.", what=what))
+    nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
+    raw = crypto.open_sealed(keys.blob, nonce, ct, blob_ad(keys.vault_id, name), what)
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    finally:
+        crypto.zero(raw)
+    if not isinstance(value, dict):
+        raise TamperError(msg("{what} is malformed; refusing it.", what=what))
+    return value
+
+
 def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, what: str) -> tuple[bytes, bytes]:
     """(nonce, ciphertext) once their types and their digest check out, else TamperError."""
     if not (isinstance(nonce, bytes) and isinstance(ciphertext, bytes) and isinstance(stored_digest, bytes)):

@@ -5,10 +5,11 @@ Tables:
            and an unkeyed checksum so accidental damage is told apart from a wrong passphrase.
   records  one row per record revision: clear (record_id, revision, kind) for lookups, the
            AES-256-GCM nonce + ciphertext, and a digest of the ciphertext.
-  blobs    named encrypted blobs: the settings record (policy flags) and caches (index, vectors).
-  state    the change counter other processes poll (their caches refresh when it moves) and the manifest MAC over every
-           (record_id, revision, kind, digest) row plus the settings blob, which detects deleted,
-           added or rolled-back rows that AEAD alone cannot see.
+  blobs    named encrypted blobs: the settings record (policy flags), sync state, caches (index, vectors).
+  sync_docs  once synced: one sealed row per record with its sync entry (sync_rows.py).
+  state    the change counter other processes poll (their caches refresh when it moves) and the keyed
+           manifest over every record and sync row plus the settings and sync blobs (manifest.py),
+           which detects deleted, added or rolled-back rows that AEAD alone cannot see.
 
 Trust rules: every read of records or settings runs in one SQLite snapshot whose
 manifest was verified, again whenever another connection committed (PRAGMA data_version);
@@ -19,18 +20,20 @@ one that fails its check is dropped, reported in `cache_repairs` and rebuilt.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import LockedError, MemoriesError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
+from . import manifest as rowmac
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
 from .egress_log import EgressLog
@@ -48,19 +51,18 @@ from .header import (
 )
 from .integrity import (
     SETTINGS_BLOB,
-    blob_ad,
     checked_blob_row,
     decode_payload,
     digest,
     encode_payload,
-    manifest,
     put_blob,
     record_ad,
+    sealed_json_object,
 )
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import SyncedChange, apply_rows, read_state
+from .sync_rows import LocalChange, SyncedChange, TouchedRecords, apply_rows, local_changes, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT_VERSION", "MAGIC", "SETTINGS_BLOB", "Header", "UnlockedVault", "create_vault_file",
            "read_header", "scan_folder", "scan_vault_file"]
 
+T = TypeVar("T")
 _ROW = "SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records"
 
 
@@ -86,7 +89,9 @@ class UnlockedVault:
         crypto.check_unlockable(read_header(path).kdf)  # recognised read-only before anything writes to it
         self._lock = threading.RLock()
         self._keys: VaultKeys | None = None
-        self._verified: tuple[int, int, bytes] | None = None  # (data_version, counter, manifest) last checked
+        self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
+        self.rows_written = 0  # rows inserted or deleted by this object's writes (tests count them)
+        self.touched = TouchedRecords()  # records written here since the last sync
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -138,9 +143,8 @@ class UnlockedVault:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE: one writer at a time across processes; verify, change, re-MAC, bump.
-        The verification is skipped when nothing committed since this connection last verified
-        or wrote (as for reads): a sync writes twice, and each full pass costs O(vault size)."""
+        """BEGIN IMMEDIATE: one writer at a time; verify (unless nothing committed since this connection
+        last did), change, re-MAC from the rows changed (manifest.py: no pass over the vault), bump."""
         with self._lock:
             keys = self.keys
             with sqlite_errors(self.path):
@@ -148,16 +152,22 @@ class UnlockedVault:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     counter = self._check_current(conn)
+                    assert self._verified is not None
+                    total = self._verified[3]
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    rowmac.watch(conn)
                     yield conn
                     counter += 1
-                    mac = manifest(conn, keys, counter)
+                    total, rows, records = rowmac.changed_sum(conn, keys, total)
+                    mac = rowmac.sealed_form(conn, keys, counter, total)
                     conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
-                self._verified = (version, counter, mac)  # our own commit does not move data_version
+                self._verified = (version, counter, mac, total)  # our own commit does not move data_version
+                self.rows_written += rows
+                self.touched.wrote(records)
                 self._seen(counter, mac)
 
     def _check_current(self, conn: sqlite3.Connection) -> int:
@@ -165,29 +175,32 @@ class UnlockedVault:
         committed since the last check (data_version) or the state row differs."""
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if row is not None and self._verified == (version, row[0], row[1]):
-            return row[0]
-        counter = self._verify_manifest(conn)
+        if row is not None and self._verified is not None and self._verified[:3] == (version, row[0], row[1]):
+            return int(row[0])
+        counter, total = self._verify_manifest(conn)
+        self.touched.unknown()  # another process may have written any record
         self._seen(counter, row[1])
-        self._verified = (version, counter, row[1])
+        self._verified = (version, counter, row[1], total)
         return counter
 
     def _seen(self, counter: int, mac: bytes) -> None:
         if self._watcher is not None:
             self._watcher.seen(self.keys, counter, mac, name=self.name, latest=lambda: latest_state(self.path))
 
-    def _verify_manifest(self, conn: sqlite3.Connection) -> int:
+    def _verify_manifest(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """(change counter, row sum) once the stored manifest checks out over every row."""
         row = conn.execute("SELECT change_counter, manifest FROM state").fetchone()
         if row is None:
             raise TamperError(msg("{name}: the vault state row is missing; the file was altered.",
                                   name=self.path.name))
         counter, stored = row
-        if manifest(conn, self.keys, counter) != stored:
+        total = rowmac.verified_sum(conn, self.keys, counter, stored)
+        if total is None:
             raise TamperError(
                 msg("{name}: the record manifest does not match (rows were deleted, added or rolled back "
                     "outside Memories). Nothing from it is shown.", name=self.path.name)
             )
-        return counter
+        return counter, total
 
     def change_counter(self) -> int:
         """The verified change counter: re-checks the manifest if the file changed since."""
@@ -195,10 +208,7 @@ class UnlockedVault:
             return self._check_current(conn)
 
     def policy_tag(self) -> bytes:
-        """Changes whenever the settings record or the header (passphrase) changes: cached
-        indexes are dropped on such changes even though no record changed."""
-        import hashlib
-
+        """Changes with the settings record or the header (passphrase): cached indexes are then dropped."""
         with self._read(verify=False) as conn:
             settings = conn.execute("SELECT digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
             header = conn.execute("SELECT checksum FROM header").fetchone()
@@ -213,15 +223,18 @@ class UnlockedVault:
             self._conn.close()
 
     # -- records --------------------------------------------------------------------------
-    def _decrypt_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> Record:
+    def _open_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> bytearray:
         if not (isinstance(record_id, str) and type(revision) is int and isinstance(kind, str) and kind in KINDS):
             raise TamperError(msg("A record row has a column of the wrong type or an unknown kind: the vault "
                                   "file was altered."))
         what = f"Record {record_id} revision {revision}"
         nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
-        raw = crypto.open_sealed(self.keys.record, nonce, ct, record_ad(self.vault_id, record_id, kind, revision), what)
+        return crypto.open_sealed(self.keys.record, nonce, ct, record_ad(self.vault_id, record_id, kind, revision), what)
+
+    def _decrypt_row(self, record_id: Any, revision: Any, kind: Any, nonce: Any, ct: Any, row_digest: Any) -> Record:
+        raw = self._open_row(record_id, revision, kind, nonce, ct, row_digest)
         try:
-            return decode_payload(raw, record_id, revision, kind, what)
+            return decode_payload(raw, record_id, revision, kind, f"Record {record_id} revision {revision}")
         finally:
             crypto.zero(raw)
 
@@ -233,11 +246,7 @@ class UnlockedVault:
             latest = conn.execute(
                 "SELECT record_id, MAX(revision) FROM records GROUP BY record_id").fetchall()
             changed = [(rid, rev) for rid, rev in latest if known.get(rid) != rev]
-            rows = []
-            for start in range(0, len(changed), 400):
-                part = changed[start:start + 400]
-                where = " OR ".join("(record_id = ? AND revision = ?)" for _ in part)
-                rows += conn.execute(f"{_ROW} WHERE {where}", [v for pair in part for v in pair]).fetchall()
+            rows = rows_at(conn, changed)
         return counter, {rid for rid, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
@@ -324,16 +333,24 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert(self, conn: sqlite3.Connection, record: Record) -> None:
-        nonce, ct = crypto.seal(self.keys.record, encode_payload(record),
+    def _insert(self, conn: sqlite3.Connection, record: Record, payload: bytes | None = None) -> None:
+        nonce, ct = crypto.seal(self.keys.record, encode_payload(record) if payload is None else payload,
                                 record_ad(self.vault_id, record.id, record.kind, record.revision))
         conn.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
                      (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct)))
 
     # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
     def sync_state(self) -> bytes | None:
+        return self.sync_read(read_state)
+
+    def sync_read(self, read: Callable[[sqlite3.Connection, VaultKeys], T]) -> T:
+        with self._read() as conn:  # sync_rows.read_docs, read_outbox
+            return read(conn, self.keys)
+
+    def sync_changes(self) -> tuple[list[LocalChange], list[str], int]:
+        """(records added or edited since the last sync as stored, ids deleted, a mark for `touched.synced`)."""
         with self._read() as conn:
-            return read_state(conn, self.keys)
+            return local_changes(conn, self.touched, self._open_row)
 
     def apply_synced(self, change: SyncedChange) -> None:
         with self._write() as conn:
@@ -341,25 +358,9 @@ class UnlockedVault:
 
     # -- settings (strict, under the manifest) -------------------------------------------
     def settings(self) -> dict[str, Any]:
-        """The settings record, read in the snapshot whose manifest (covering its digest) was
-        verified: a ciphertext copied from an older file fails the digest check."""
-        what = f"{self.path.name}: the vault settings record"
+        """The settings record, read in a snapshot whose verified manifest covers its digest."""
         with self._read() as conn:
-            row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?",
-                               (SETTINGS_BLOB,)).fetchone()
-        if row is None:
-            raise TamperError(msg("{what} is missing; the file was altered.", what=what))
-        nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
-        raw = crypto.open_sealed(self.keys.blob, nonce, ct, blob_ad(self.vault_id, SETTINGS_BLOB), what)
-        try:
-            settings = json.loads(raw)
-        except ValueError:
-            settings = None
-        finally:
-            crypto.zero(raw)
-        if not isinstance(settings, dict):
-            raise TamperError(msg("{what} is malformed; refusing it.", what=what))
-        return settings
+            return sealed_json_object(conn, self.keys, SETTINGS_BLOB, f"{self.path.name}: the vault settings record")
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         with self._write() as conn:
@@ -416,8 +417,8 @@ class UnlockedVault:
                 conn.execute("UPDATE header SET kdf = ?, salt = ?, wrapped_key = ?, checksum = ?",
                              (json.dumps(fresh.kdf.to_dict(), sort_keys=True), fresh.salt, fresh.wrapped_key,
                               fresh.checksum()))
-                counter = self._verify_manifest(conn) + 1
-                mac = manifest(conn, self.keys, counter)
+                counter = self._verify_manifest(conn)[0] + 1
+                mac = rowmac.full(conn, self.keys, counter)
                 conn.execute("UPDATE state SET change_counter = ?, manifest = ?", (counter, mac))
                 conn.execute("COMMIT")
                 self.header = fresh

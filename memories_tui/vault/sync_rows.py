@@ -1,25 +1,38 @@
-"""The vault side of sync: its sealed state blob, and pulled revisions written together with it.
+"""The vault side of sync: its sealed state blob and per-record rows, and pulled revisions
+written together with them.
 
-The state (device id, chain positions, revision trees, kept conflicts) is one blob sealed with
-the blob key and covered by the manifest, so it cannot be swapped or rolled back apart from the
-records it describes. Pulled revisions and the state that names them are written in one
-transaction: a crash leaves both as they were or both new.
+The state (device id, chain positions, kept conflicts) is one blob sealed with the blob key;
+each record's entry (revision tree, the revision the vault holds) is a row of `sync_docs`,
+sealed with the blob key under associated data naming the vault, the record and the vault
+revision it describes, which is also a clear column (revision numbers are clear in `records`
+too) so that finding the records changed since the last sync is one query. The manifest covers
+the blob and every row, so none can be swapped or rolled back apart from the records they
+describe. Pulled revisions and the state that names them are written in one transaction: a
+crash leaves both as they were or both new.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..errors import SyncError
+from ..errors import SyncError, TamperError
 from ..i18n import msg
 from . import crypto
-from .integrity import blob_ad, checked_blob_row, put_blob
+from . import manifest as rowmac
+from .integrity import blob_ad, checked_blob_row, digest, put_blob
 from .keys import VaultKeys
 from .records import Record
 
 SYNC_BLOB = "sync"
+_DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KEY, local INTEGER, "
+                "nonce BLOB NOT NULL, ciphertext BLOB NOT NULL, digest BLOB NOT NULL)")
+_OUTBOX_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_outbox (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL, "
+                  "digest BLOB NOT NULL)")
+_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,173 @@ class SyncedChange:
     expected: dict[str, int | None] = field(default_factory=dict)
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
+    docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
+    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict, kw_only=True)  # puts as pulled
+    outbox: dict[int, bytes] = field(default_factory=dict, kw_only=True)  # sealed bundles not uploaded yet
+    uploaded: Sequence[int] = field(default=(), kw_only=True)  # bundles that left: off the outbox
+
+
+def read_outbox(conn: sqlite3.Connection, _keys: VaultKeys | None = None) -> dict[int, bytes]:
+    """The bundles committed but not uploaded yet (already sealed for the target; the manifest
+    covers their digests, so none is swapped or dropped here)."""
+    if not rowmac.has_table(conn, "sync_outbox"):
+        return {}
+    out = {}
+    for seq, blob, row_digest in conn.execute("SELECT seq, blob, digest FROM sync_outbox ORDER BY seq"):
+        if not (type(seq) is int and isinstance(blob, bytes) and row_digest == hashlib.sha256(blob).digest()):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it."))
+        out[seq] = blob
+    return out
+
+
+@dataclass(frozen=True)
+class LocalChange:
+    """A record added or edited here since the last sync, in the form the vault stores it (what a
+    bundle carries: opening it into a Record only to encode it again cost most of a first push)."""
+
+    record_id: str
+    revision: int
+    kind: str
+    payload: str
+
+    @classmethod
+    def opened(cls, row: tuple[Any, ...], raw: bytearray) -> LocalChange:
+        try:
+            return cls(row[0], row[1], row[2], raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise TamperError(msg("{what} decrypted to a malformed record; refusing it.",
+                                  what=f"Record {row[0]} revision {row[1]}")) from None
+        finally:
+            crypto.zero(raw)
+
+
+def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
+    return crypto.length_prefixed("sync-doc/v1", vault_id, record_id, "-" if local is None else local)
+
+
+def read_docs(conn: sqlite3.Connection, keys: VaultKeys, record_ids: list[str] | None
+              ) -> dict[str, tuple[int | None, bytes]]:
+    """The rows of these records (every row when None), opened: record -> (revision, row)."""
+    if not rowmac.has_sync_docs(conn):
+        return {}
+    query = "SELECT record_id, local, nonce, ciphertext, digest FROM sync_docs"
+    if record_ids is None:
+        rows = conn.execute(query).fetchall()
+    else:
+        rows = []
+        for start in range(0, len(record_ids), _BATCH):
+            part = record_ids[start:start + _BATCH]
+            rows += conn.execute(f"{query} WHERE record_id IN ({','.join('?' * len(part))})", part).fetchall()
+    out = {}
+    for record_id, local, nonce, ct, row_digest in rows:
+        what = f"The sync state of record {record_id}"
+        if not (isinstance(record_id, str) and (local is None or type(local) is int)):
+            raise TamperError(msg("The vault's sync state is malformed; refusing it."))
+        nonce, ct = checked_blob_row(nonce, ct, row_digest, what)
+        raw = crypto.open_sealed(keys.blob, nonce, ct, doc_ad(keys.vault_id, record_id, local), what)
+        out[record_id] = (local, bytes(raw))
+        crypto.zero(raw)
+    return out
+
+
+def changed_since_sync(conn: sqlite3.Connection, candidates: list[str] | None = None
+                       ) -> tuple[list[tuple[str, int]], list[str]]:
+    """(records whose latest revision is not the one their sync row names, with that revision;
+    records with a row naming a revision that are gone from the vault): local edits and
+    deletions since the last sync, found without opening anything. `candidates`: only these
+    records can have changed (None: any can, and every record is compared)."""
+    if candidates is not None:
+        latest: dict[str, int] = {}
+        rows: dict[str, int | None] = {}
+        for start in range(0, len(candidates), _BATCH):
+            part = candidates[start:start + _BATCH]
+            marks = ",".join("?" * len(part))
+            latest.update(conn.execute("SELECT record_id, MAX(revision) FROM records WHERE record_id IN "
+                                       f"({marks}) GROUP BY record_id", part).fetchall())
+            if rowmac.has_sync_docs(conn):
+                rows.update(conn.execute(f"SELECT record_id, local FROM sync_docs WHERE record_id IN ({marks})",
+                                         part).fetchall())
+        return ([(rid, rev) for rid, rev in latest.items() if rows.get(rid) != rev],
+                [rid for rid, local in rows.items() if local is not None and rid not in latest])
+    latest_q = "SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id"
+    if not rowmac.has_sync_docs(conn):
+        return [(rid, rev) for rid, rev in conn.execute(latest_q)], []
+    changed = conn.execute(f"SELECT m.record_id, m.rev FROM ({latest_q}) m LEFT JOIN sync_docs s ON "
+                           "s.record_id = m.record_id WHERE s.local IS NULL OR s.local != m.rev").fetchall()
+    gone = conn.execute("SELECT record_id FROM sync_docs WHERE local IS NOT NULL AND record_id NOT IN "
+                        "(SELECT record_id FROM records)").fetchall()
+    return [(rid, rev) for rid, rev in changed], [rid for (rid,) in gone]
+
+
+class TouchedRecords:
+    """The records this vault object wrote since the last sync, so that a sync after a few local
+    edits compares those instead of every record. Unknown (every record is compared) when the
+    vault was just opened, after another process committed, and after a sync that failed."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] | None = None  # record -> the write that last touched it
+        self._writes = 0
+
+    def wrote(self, record_ids: set[str]) -> None:
+        self._writes += 1
+        if self._ids is not None:
+            self._ids.update(dict.fromkeys(record_ids, self._writes))
+
+    def unknown(self) -> None:
+        self._ids = None
+
+    def start(self) -> tuple[list[str] | None, int]:
+        """(the records a sync starting now must compare, None for all; its mark). From now on
+        writes are noted, whatever was known before."""
+        candidates = None if self._ids is None else sorted(self._ids)
+        if self._ids is None:
+            self._ids = {}
+        return candidates, self._writes
+
+    def synced(self, mark: int, ok: bool) -> None:
+        """A sync that started at `mark` committed (its records are compared) or failed."""
+        if not ok:
+            self._ids = None
+        elif self._ids is not None:
+            self._ids = {rid: n for rid, n in self._ids.items() if n > mark}
+
+
+def local_changes(conn: sqlite3.Connection, touched: TouchedRecords, open_row: Callable[..., bytearray]
+                  ) -> tuple[list[LocalChange], list[str], int]:
+    """Inside a verified read: what `UnlockedVault.sync_changes` returns."""
+    candidates, mark = touched.start()
+    try:
+        changed, gone = changed_since_sync(conn, candidates)
+        return [LocalChange.opened(row[:3], open_row(*row)) for row in rows_at(conn, changed)], gone, mark
+    except BaseException:
+        touched.unknown()
+        raise
+
+
+def rows_at(conn: sqlite3.Connection, pairs: list[tuple[str, int]]) -> list[Any]:
+    """The stored rows of these (record, revision) pairs, a few hundred per query."""
+    rows = []
+    for start in range(0, len(pairs), 400):
+        part = pairs[start:start + 400]
+        where = " OR ".join("(record_id = ? AND revision = ?)" for _ in part)
+        rows += conn.execute("SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records WHERE "
+                             + where, [v for pair in part for v in pair]).fetchall()
+    return rows
+
+
+def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[str, int | None, bytes]]) -> None:
+    """Replace these records' rows (a delete and an insert each: the manifest's triggers see both)."""
+    if not docs:
+        return
+    if not rowmac.has_sync_docs(conn):
+        conn.execute(_DOCS_SCHEMA)
+        rowmac.watch(conn, fresh=False)  # the records this transaction wrote are noted already
+    conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(rid,) for rid, _local, _row in docs])
+    rows = []
+    for record_id, local, row in docs:
+        nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
+        rows.append((record_id, local, nonce, ct, digest(nonce, ct)))
+    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
@@ -49,7 +229,7 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, Record], None]) -> None:
+               insert: Callable[[sqlite3.Connection, Record, bytes | None], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write."""
@@ -61,5 +241,14 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
             raise SyncError(msg("A record changed while the sync was running; sync again."), code="sync_busy")
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
     for record in change.puts:
-        insert(conn, record)
+        insert(conn, record, change.encoded.get((record.id, record.revision)))
+    _write_docs(conn, keys, change.docs)
+    if change.outbox:
+        if not rowmac.has_table(conn, "sync_outbox"):
+            conn.execute(_OUTBOX_SCHEMA)
+            rowmac.watch(conn, fresh=False)
+        conn.executemany("INSERT INTO sync_outbox VALUES (?, ?, ?)",
+                         [(seq, blob, hashlib.sha256(blob).digest()) for seq, blob in sorted(change.outbox.items())])
+    if change.uploaded:
+        conn.executemany("DELETE FROM sync_outbox WHERE seq = ?", [(seq,) for seq in change.uploaded])
     put_blob(conn, keys, SYNC_BLOB, change.state)

@@ -19,13 +19,13 @@ from pathlib import Path
 from ..errors import CancelledError, TamperError, VaultError
 from ..i18n import msg
 from . import crypto
+from . import manifest as rowmac
 from .header import Header, connect_readonly, header_from, sqlite_errors
 from .integrity import (
     SETTINGS_BLOB,
     blob_ad,
     checked_blob_row,
     decode_payload,
-    manifest,
     record_ad,
 )
 from .keys import VaultKeys
@@ -124,7 +124,7 @@ def _check(conn: sqlite3.Connection, path: Path, header: Header, keys: VaultKeys
                 raise CancelledError(msg("Verification cancelled."))
             if progress is not None:
                 progress(done, total)
-    if keys is not None and manifest(conn, keys, counter) != stored:
+    if keys is not None and rowmac.verified_sum(conn, keys, counter, stored) is None:
         raise TamperError(msg("{name}: the record manifest does not match (rows were deleted, added or rolled back "
                               "outside Memories).", name=path.name))
     bad_caches = _check_blobs(conn, path, header, keys)
