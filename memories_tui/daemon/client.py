@@ -188,6 +188,50 @@ class DaemonClient:
         finally:
             conn.close()
 
+    def open_stream(self, method: str, args: dict[str, Any]) -> tuple[Any, socket.socket, http.client.HTTPResponse]:
+        """Start a method that keeps its connection (server.StreamMethod): its opening result, the
+        socket to write to and the reader of what follows, both the caller's to close. A daemon of
+        another build is restarted first, as for `call`."""
+        try:
+            return self._open_stream_once(method, args)
+        except DaemonVersionError as exc:
+            if not self._restart_for(exc.daemon):
+                raise
+        return self._open_stream_once(method, args)
+
+    def _open_stream_once(self, method: str, args: dict[str, Any]
+                          ) -> tuple[Any, socket.socket, http.client.HTTPResponse]:
+        import http.client
+
+        build = this_build()
+        body = encode_json(args)
+        limit = self.timeout or silence_limit(method)
+        conn = self._open(limit)
+        sock, conn.sock = conn.sock, None  # ours from here on, beyond one request and answer
+        assert sock is not None
+        head = (f"POST {PREFIX}{method} HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n{CLIENT_HEADER}: {self.kind}\r\n{SILENCE_HEADER}: {limit:g}\r\n"
+                f"{VERSION_HEADER}: {build.version}\r\n{API_HEADER}: {build.api}\r\n\r\n")
+        try:
+            try:
+                sock.sendall(head.encode("latin-1") + body)
+                response = http.client.HTTPResponse(sock, method="POST")
+                response.begin()
+            except TimeoutError:
+                raise self._silent(method, limit) from None
+            except _http_errors():
+                raise self._gone(method) from None
+            if response.status != 200:
+                raise _error_from(response)
+            if response.getheader(VERSION_HEADER) is None:
+                raise older_daemon(build)
+            opened = self._read_stream(response, method, None, limit)
+        except BaseException:
+            sock.close()
+            raise
+        sock.settimeout(None)  # a session idles as long as its client does
+        return opened, sock, response  # (the response owns the reader: it closes it when collected)
+
     def call_as(self, method: str, args: dict[str, Any] | None, read: Callable[[Any], T]) -> T:
         """`call`, then `read` its result; an answer `read` cannot take (a daemon of another
         version) is `daemon_incompatible`, which says to restart it, never an internal error."""

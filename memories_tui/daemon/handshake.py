@@ -22,7 +22,7 @@ from .protocol import DaemonConnectionError
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = "daemon_version_mismatch"
-API_FINGERPRINT = "69e410fd9f31fcdb"  # served_fingerprint() of this build; a test keeps it current
+API_FINGERPRINT = "f9f0b646a87e376d"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({"hello", "stop"})  # answered whatever the client's build: how a restart begins
 
 

@@ -21,7 +21,7 @@ from .. import testhooks
 from ..errors import LockedError, MemoriesError, UsageError
 from ..i18n import msg
 from .handshake import this_build
-from .server import Call, Dispatcher, Method
+from .server import Call, Dispatcher, Method, StreamMethod
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ class DaemonService(Dispatcher):
             "unlock": self._unlock,
             "lock": self._lock_method, "vault_state": self._vault_state, "stop": self._stop,
         }
+        self._streams: dict[str, StreamMethod] = {}
 
     # -- dispatch -----------------------------------------------------------------------------
     def method(self, name: str) -> Method | None:
@@ -76,11 +77,17 @@ class DaemonService(Dispatcher):
     def add_methods(self, methods: dict[str, Method]) -> None:
         self._methods.update(methods)
 
+    def stream(self, name: str) -> StreamMethod | None:
+        return self._streams.get(name)
+
+    def add_streams(self, streams: dict[str, StreamMethod]) -> None:
+        self._streams.update(streams)
+
     def before_call(self) -> None:
         self.expire_due()
 
     def method_names(self) -> list[str]:
-        return list(self._methods)
+        return [*self._methods, *self._streams]
 
     def build(self) -> dict[str, Any]:
         if not self.api:
