@@ -23,11 +23,10 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import LockedError, MemoriesError
-from ..i18n import msg
+from .relay_socket import Opened, quick_open, this_version
 
 if TYPE_CHECKING:
-    from ..daemon import DaemonClient
+    from ..errors import MemoriesError
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # as the server's guard (stdio_guard.py): one message
 SERVER_ERROR = -32000  # JSON-RPC's range for a server's own errors
@@ -36,57 +35,69 @@ STOP_SECONDS = 10.0  # after the client's end: how long answers already asked fo
 REPLAYED_ID = "memories-relay-initialize"
 
 
+def quick_relay(home: str | None, config: str | None, vault_refs: list[str], expires_in: float | None) -> bool:
+    """`relay` on the standard library alone (relay_socket.py); False when that cannot open
+    the session, having done nothing."""
+    found = quick_open(home, config, {"vaults": vault_refs, "expires_in": expires_in})
+    if found is None:
+        return False
+    Relay(found[0], vault_refs, expires_in).run(found[1])
+    return True
+
+
 def relay(home: str | None, config: str | None, vault_refs: list[str], expires_in: float | None) -> bool:
     """Serve the client's stdio through the home's daemon until the client hangs up; False,
-    having done nothing, when no daemon (or one without relayed sessions) serves the home."""
-    from ..daemon import connect
+    having done nothing, when no daemon (or one without relayed sessions) serves the home.
+    A daemon of another build is restarted, or its error raised, as for any call."""
     from ..engine import locate_home
+    from ..errors import MemoriesError
 
-    home_path = locate_home(home, config)[0]
+    session = Relay(locate_home(home, config)[0], vault_refs, expires_in)
     try:
-        client = connect(home_path, kind="mcp")
-    except MemoriesError:
-        return False  # there but not letting us in: the in-process path says so at each call
-    if client is None:
-        return False
-    session = Relay(client, home_path, vault_refs, expires_in)
-    try:
-        if not session.open():
-            return False
+        opened = session.open()
     except MemoriesError as exc:
-        if exc.code == "daemon_unknown_method":  # a daemon from before relayed sessions
+        if exc.code.startswith("daemon_"):  # older, busy, of another build…: the ordinary way says so per call
             return False
         raise
-    session.run()
+    if opened is None:
+        return False
+    session.run(opened)
     return True
 
 
 class Relay:
-    def __init__(self, client: DaemonClient, home: Path, refs: list[str], expires_in: float | None) -> None:
-        self.client = client
+    def __init__(self, home: Path, refs: list[str], expires_in: float | None) -> None:
         self.home = home
         self.refs = refs
         self.expires_in = expires_in
-        self.grant: dict[str, Any] = {}  # vaults, started_at, expires_at: as the daemon opened it
+        self.grant: dict[str, Any] = {}  # vaults, started_at, expires_at: as the daemon first opened it
         self.wire: socket.socket | None = None
         self.pending: dict[str, str] = {}  # request id (as JSON) -> its method
         self.replay: list[bytes] = []  # the client's initialize and initialized, for a new daemon
         self.lock = threading.Lock()  # pending, wire, stdout
         self.reader_done = threading.Event()
+        self.recorded: threading.Thread | None = None
 
     # -- the daemon's side ---------------------------------------------------------------------
-    def open(self) -> bool:
-        """Open the session in the daemon (again, after it restarted: same grant times)."""
-        args: dict[str, Any] = {"vaults": self.refs, "expires_in": self.expires_in}
+    def open(self) -> Opened | None:
+        """Open the session through the daemon client (again after a restart: same grant times)."""
+        from ..daemon import connect
+
+        client = connect(self.home, kind="mcp")
+        if client is None:
+            return None
+        args: dict[str, Any] = {"vaults": self.refs, "expires_in": self.expires_in, "version": this_version()}
         if self.grant:
             args.update(started_at=self.grant["started_at"], expires_at=self.grant["expires_at"])
-        opened, wire, reader = self.client.open_stream("mcp_relay", args)
-        if not self.grant:
-            from ..frontend.grant_records import write_server_record
+        opened, wire, reader = client.open_stream("mcp_relay", args)
+        return opened, wire, reader
 
-            self.grant = dict(opened)
-            write_server_record(self.home, os.getpid(), list(self.grant["vaults"]), float(self.grant["started_at"]),
-                                self.grant["expires_at"])
+    def attach(self, opened: Opened) -> None:
+        """Relay through this connection from now on (replaying the client's initialize to a
+        daemon that did not see it)."""
+        grant, wire, reader = opened
+        if not self.grant:
+            self.grant = dict(grant)
         with self.lock:
             self.wire = wire
         self.reader_done.clear()
@@ -97,19 +108,24 @@ class Relay:
             hidden = {**json.loads(first), "id": REPLAYED_ID}
             for frame in (json.dumps(hidden).encode() + b"\n", *rest):
                 wire.sendall(frame)
-        return True
+
+    def _record(self) -> None:
+        from ..frontend.grant_records import write_server_record
+
+        write_server_record(self.home, os.getpid(), list(self.grant["vaults"]), float(self.grant["started_at"]),
+                            self.grant["expires_at"])
 
     def _reopen(self) -> bool:
-        from ..daemon import connect
+        from ..errors import MemoriesError
 
         try:
-            client = connect(self.home, kind="mcp")
-            if client is None:
-                return False
-            self.client = client
-            return self.open()
+            opened = self.open()
         except MemoriesError:
             return False
+        if opened is None:
+            return False
+        self.attach(opened)
+        return True
 
     def _from_daemon(self, wire: socket.socket, reader: IO[bytes], replayed: bool) -> None:
         """Daemon → client, until the daemon's end closes; then answer what it left unanswered."""
@@ -122,7 +138,10 @@ class Relay:
                     with self.lock:
                         self.pending.pop(key, None)
                 self._write(line if line.endswith(b"\n") else line + b"\n")
-        except OSError:
+                if self.recorded is None:  # for `mcp status`: once the client has its first answer
+                    self.recorded = threading.Thread(target=self._record, name="memories-relay-record", daemon=True)
+                    self.recorded.start()
+        except (OSError, ValueError):
             pass
         finally:
             with self.lock:
@@ -135,12 +154,13 @@ class Relay:
             self.reader_done.set()
 
     # -- the client's side ---------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, opened: Opened) -> None:
         """Client → daemon until the client's end closes or SIGTERM; the record is removed
         and the process ends promptly either way."""
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
         stdin = sys.stdin.buffer
         try:
+            self.attach(opened)
             while (line := self._next_line(stdin)) is not None:
                 self._forward(line)
             with self.lock:
@@ -154,9 +174,11 @@ class Relay:
         except (SystemExit, KeyboardInterrupt, BrokenPipeError):
             pass
         finally:
-            from ..frontend.grant_records import remove_server_record
+            if self.recorded is not None:
+                self.recorded.join(STOP_SECONDS)
+                from ..frontend.grant_records import remove_server_record
 
-            remove_server_record(self.home, os.getpid())
+                remove_server_record(self.home, os.getpid())
             sys.stderr.flush()
             os._exit(0)  # the reader thread may sit in a read of the daemon's socket: do not wait for it
 
@@ -233,6 +255,9 @@ class Relay:
                     return  # the client left; its end of stdin closes next
 
     def _locked(self, line: bytes) -> MemoriesError:
+        from ..errors import LockedError
+        from ..i18n import msg
+
         try:
             name = str(json.loads(line)["params"]["arguments"]["vault_id"])
         except (ValueError, KeyError, TypeError):
@@ -241,6 +266,9 @@ class Relay:
                                "`memories unlock {name}` (or in the Memories TUI), then call again.", name=name))
 
     def _gone(self) -> MemoriesError:
+        from ..errors import MemoriesError
+        from ..i18n import msg
+
         return MemoriesError(msg("The Memories daemon stopped while running {method}; nothing it had not finished "
                                  "was written (ingest is all or nothing). Run the command again.",
                                  method="tools/call"), code="daemon_gone")

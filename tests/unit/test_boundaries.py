@@ -22,10 +22,12 @@ FRONT_END_ALLOWED = ("memories_tui.engine", "memories_tui.errors", "memories_tui
 # the CLI starts the other front ends (`memories tui`, `memories mcp`, `memories inject`)
 LAUNCHES = {"cli": ("memories_tui.tui.app", "memories_tui.mcp", "memories_tui.skill", "memories_tui.daemon"),
             # the TUI and the MCP server reach the resident engine through its client (or host it)
-            "tui": ("memories_tui.daemon",), "mcp": ("memories_tui.daemon",),
-            # the resident engine runs the MCP tools' work for MCP servers; its clock is the test hook's
+            # (the relay names its build as the daemon's handshake does, test hook included)
+            "tui": ("memories_tui.daemon",), "mcp": ("memories_tui.daemon", "memories_tui.testhooks"),
+            # the resident engine runs the MCP tools' work for MCP servers, and hosts relayed sessions
+            # whole (the same server over the connection); its clock is the test hook's
             "daemon": ("memories_tui.mcp.tools", "memories_tui.mcp.grants", "memories_tui.mcp.models",
-                       "memories_tui.testhooks")}
+                       "memories_tui.mcp.server", "memories_tui.mcp.stdio_guard", "memories_tui.testhooks")}
 
 
 def _module_name(path: Path) -> str:
