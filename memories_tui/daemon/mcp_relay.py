@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .handshake import Build, mismatch
 from .protocol import encode_line
 from .server import Call, StreamMethod
+from .upgrade import CHANGED_API
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -102,8 +103,8 @@ class McpRelayHost:
         from ..mcp.stdio_guard import serve_frames
 
         ours = self.sessions.service.build()
-        if isinstance(args.get("version"), str) and ours and args["version"] != ours["version"]:
-            raise mismatch(str(ours["version"]), Build(args["version"], ""))  # its MCP server is of this build
+        if ours and (ours["api"] == CHANGED_API or args.get("version") != ours["version"]):
+            raise mismatch(str(ours["version"]), Build(str(args.get("version")), ""))  # its server is of this build
         session = self.sessions.open(args, call.peer.pid)
         try:
             server = self._server(tuple(sorted(session.grants.vaults.values(), key=lambda v: v.name.casefold())))

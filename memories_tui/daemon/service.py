@@ -23,6 +23,7 @@ from ..i18n import msg
 from .handshake import this_build
 from .server import Call, Dispatcher, Method, StreamMethod
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
+from .upgrade import CHANGED_API, SourceWatch
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -63,6 +64,7 @@ class DaemonService(Dispatcher):
         self.host_lock_in: Callable[[str], float | None] = lambda _vault_id: None
         self._follower_lock_at: dict[str, tuple[float, float]] = {}  # vault id -> (lock at, reported at)
         self.api = ""  # the fingerprint of what it serves, set by the host once every method is added
+        self.sources = SourceWatch()  # the package's files as loaded: an upgrade under it is noticed
         self._methods: dict[str, Method] = {
             "hello": self._hello, "status": lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
             "unlock": self._unlock,
@@ -93,7 +95,7 @@ class DaemonService(Dispatcher):
         if not self.api:
             return {}
         build = this_build(self.api)
-        return {"version": build.version, "api": build.api, "kind": self.kind,
+        return {"version": build.version, "api": CHANGED_API if self.sources.changed() else build.api, "kind": self.kind,
                 "unlocked": bool(self.unlocked_ids()), "config": str(self.engine.config.path)}
 
     # -- lock state ---------------------------------------------------------------------------
