@@ -48,9 +48,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def mcp_client(home: Path, *args: str):
+async def mcp_client(home: Path, *args: str, env: dict[str, str] | None = None):
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "mcp", "--home", str(home), *args],
-                                   env=_env())
+                                   env=_env(**(env or {})))
     with open(home.parent / f"mcp-stderr-{time.monotonic_ns()}.log", "w+", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
             yield client
@@ -136,6 +136,16 @@ async def test_two_relayed_sessions_keep_their_own_grants(home: Path) -> None:
             assert own.structured_content["records"][0]["title"] == "Roadmap"
         held = connect_daemon(home).call("status")["grants"]  # type: ignore[union-attr]
         assert sorted(len(g["vaults"]) for g in held) == [1, 1]
+
+
+async def test_a_daemon_of_another_build_is_not_relayed_to_and_says_to_restart(home: Path) -> None:
+    assert unlock(home, "notes").code == 0  # it holds a vault: not restarted behind the user's back
+    async with mcp_client(home, "--vault", "notes", env={"MEMORIES_TEST_BUILD": "9.9.9"}) as client:
+        result = await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
+        assert result.is_error is True
+        text = result.content[0].text
+        assert "[daemon_version_mismatch]" in text and "memories daemon restart" in text
+    assert connect_daemon(home).call("status")["grants"] == []  # type: ignore[union-attr]
 
 
 def test_sigterm_ends_the_relay_promptly_and_removes_its_record(home: Path) -> None:
