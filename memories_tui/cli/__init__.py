@@ -1,6 +1,33 @@
 """The `memories` command line: parser.py (parser, dispatch, error output), context.py (what a
-verb handler gets), output.py (printing), and the verbs by area in *_verbs.py."""
+verb handler gets), output.py (printing), and the verbs by area in *_verbs.py. quick.py relays
+`memories mcp` to a running daemon before any of that loads."""
 
-from .parser import build_parser, main
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .parser import build_parser
 
 __all__ = ["build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status (parser.main)."""
+    from .quick import relayed
+
+    if relayed(list(sys.argv[1:] if argv is None else argv)):
+        return 0
+    from .parser import main as run
+
+    return run(argv)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "build_parser":
+        from .parser import build_parser
+
+        return build_parser
+    raise AttributeError(name)

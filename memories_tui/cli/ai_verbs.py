@@ -130,12 +130,19 @@ def _status(status: str, dry_run: bool) -> str:
 # -- mcp -------------------------------------------------------------------------------------
 
 def cmd_mcp_serve(ctx: Context) -> Payload:
-    from ..mcp.server import serve
-
     args = ctx.args
     if ctx.json:
         raise UsageError(msg("`memories mcp` speaks MCP on stdout, so --json does not apply to it (it does to "
                              "`mcp status` and `mcp revoke`)."))
+    if args.vault and not getattr(args, "no_daemon", False):  # a running daemon hosts the whole session
+        from ..frontend.durations import parse_duration
+        from ..mcp.relay import relay
+
+        if relay(getattr(args, "home", None), getattr(args, "config", None), args.vault,
+                 parse_duration(args.expires) if args.expires else None):
+            return {}
+    from ..mcp.server import serve
+
     serve(getattr(args, "home", None), getattr(args, "config", None), args.vault or [], expires=args.expires,
           passphrase_file=getattr(args, "passphrase_file", None), no_daemon=bool(getattr(args, "no_daemon", False)))
     return {}

@@ -19,7 +19,6 @@ machines, which would be most of a daemon-served CLI call.)
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import os
 import socket
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import CancelledError, MemoriesError
 from ..i18n import msg
+from .connection import CONNECT_TIMEOUT_SECONDS, connection_class, hang_up_on, http_errors, retry_window
 from .handshake import (
     API_HEADER,
     MISMATCH_CODE,
@@ -42,7 +42,7 @@ from .handshake import (
     older_daemon,
     this_build,
 )
-from .paths import DaemonPaths, SocketAddress, read_holder_text, unix_sockets_supported
+from .paths import DaemonPaths, SocketAddress, unix_sockets_supported
 from .peer import peer_of
 from .protocol import (
     CLIENT_HEADER,
@@ -63,8 +63,6 @@ if TYPE_CHECKING:  # http.client (and ssl, email, which it loads) only once a so
 
 NO_DAEMON_ENV = "MEMORIES_NO_DAEMON"
 SILENCE_ENV = "MEMORIES_DAEMON_TIMEOUT"  # seconds: one silence limit for every call (tests, slow machines)
-CONNECT_TIMEOUT_SECONDS = 5.0  # at most this long (and never past the call's silence limit) to be let in
-REFUSED_RETRY_SECONDS = 0.25  # a refused connect while the daemon's process lives: it is (re)starting
 LOOKUP_SILENCE_SECONDS = 10.0  # lock state, status, sessions: answered from memory
 WORK_SILENCE_SECONDS = 30.0  # vault work, unlock (the KDF runs there): heartbeats carry it past this
 ProgressFn = Callable[[dict[str, Any]], None]
@@ -74,27 +72,6 @@ T = TypeVar("T")
 REPORTED = frozenset({"daemon_not_answering", MISMATCH_CODE, "daemon_incompatible"})
 # What reading an answer of another shape raises (a field missing, renamed or of another type).
 MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
-
-
-def _hang_up_on(cancel: threading.Event | None, sock: socket.socket | None) -> Callable[[], None]:
-    """Close the sending side of `sock` once `cancel` is set (the daemon cancels the call's work
-    when it sees that); returns a stopper."""
-    if cancel is None or sock is None:
-        return lambda: None
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            if cancel.wait(0.1):
-                try:
-                    sock.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
-                return
-
-    thread = threading.Thread(target=watch, name="memories-cancel", daemon=True)
-    thread.start()
-    return done.set
 
 
 def daemon_disabled() -> bool:
@@ -121,37 +98,6 @@ def _quick(method: str) -> bool:
     from ..engine import quick_verbs
 
     return method in quick_verbs()
-
-
-@functools.cache
-def _connection_class() -> Callable[[str, float | None], http.client.HTTPConnection]:
-    import http.client
-
-    class UnixConnection(http.client.HTTPConnection):
-        """HTTP over the daemon's Unix socket (the host name is only a label)."""
-
-        def __init__(self, address: str, timeout: float | None) -> None:
-            super().__init__("localhost", timeout=timeout)
-            self._address = address
-
-        def connect(self) -> None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                sock.settimeout(CONNECT_TIMEOUT_SECONDS)
-                sock.connect(self._address)
-                sock.settimeout(self.timeout)
-            except BaseException:
-                sock.close()
-                raise
-            self.sock = sock
-
-    return UnixConnection
-
-
-def _http_errors() -> tuple[type[BaseException], ...]:
-    import http.client
-
-    return (OSError, http.client.HTTPException)
 
 
 class DaemonClient:
@@ -213,13 +159,13 @@ class DaemonClient:
                 response = conn.getresponse()
             except TimeoutError:
                 raise self._silent(method, limit) from None
-            except _http_errors():
+            except http_errors():
                 raise self._gone(method) from None
             if response.status != 200:
                 raise _error_from(response)
             if response.getheader(VERSION_HEADER) is None and method not in RESTARTABLE:  # from before the handshake
                 raise older_daemon(build)
-            stop_watch = _hang_up_on(cancel, sock)
+            stop_watch = hang_up_on(cancel, sock)
             try:
                 return self._read_stream(response, method, progress, limit)
             except DaemonConnectionError:
@@ -233,6 +179,50 @@ class DaemonClient:
             raise CancelledError(msg("Interrupted.")) from None
         finally:
             conn.close()
+
+    def open_stream(self, method: str, args: dict[str, Any]) -> tuple[Any, socket.socket, http.client.HTTPResponse]:
+        """Start a method that keeps its connection (server.StreamMethod): its opening result, the
+        socket to write to and the reader of what follows, both the caller's to close. A daemon of
+        another build is restarted first, as for `call`."""
+        try:
+            return self._open_stream_once(method, args)
+        except DaemonVersionError as exc:
+            if not self._restart_for(exc.daemon):
+                raise
+        return self._open_stream_once(method, args)
+
+    def _open_stream_once(self, method: str, args: dict[str, Any]
+                          ) -> tuple[Any, socket.socket, http.client.HTTPResponse]:
+        import http.client
+
+        build = this_build()
+        body = encode_json(args)
+        limit = self.timeout or silence_limit(method)
+        conn = self._open(limit)
+        sock, conn.sock = conn.sock, None  # ours from here on, beyond one request and answer
+        assert sock is not None
+        head = (f"POST {PREFIX}{method} HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n{CLIENT_HEADER}: {self.kind}\r\n{SILENCE_HEADER}: {limit:g}\r\n"
+                f"{VERSION_HEADER}: {build.version}\r\n{API_HEADER}: {build.api}\r\n\r\n")
+        try:
+            try:
+                sock.sendall(head.encode("latin-1") + body)
+                response = http.client.HTTPResponse(sock, method="POST")
+                response.begin()
+            except TimeoutError:
+                raise self._silent(method, limit) from None
+            except http_errors():
+                raise self._gone(method) from None
+            if response.status != 200:
+                raise _error_from(response)
+            if response.getheader(VERSION_HEADER) is None:
+                raise older_daemon(build)
+            opened = self._read_stream(response, method, None, limit)
+        except BaseException:
+            sock.close()
+            raise
+        sock.settimeout(None)  # a session idles as long as its client does
+        return opened, sock, response  # (the response owns the reader: it closes it when collected)
 
     def call_as(self, method: str, args: dict[str, Any] | None, read: Callable[[Any], T]) -> T:
         """`call`, then `read` its result; an answer `read` cannot take (a daemon of another
@@ -257,14 +247,14 @@ class DaemonClient:
         delay = 0.002
         with SocketAddress(self.paths.socket) as address:
             while True:
-                conn = _connection_class()(address.path, limit)
+                conn = connection_class()(address.path, limit)
                 try:
                     conn.connect()
                     break
                 except OSError as exc:
                     conn.close()
                     spent = time.monotonic() - started
-                    if spent + delay < _retry_window(exc, self.paths, wait):
+                    if spent + delay < retry_window(exc, self.paths, wait):
                         time.sleep(delay)
                         delay = min(delay * 2, 0.05)
                         continue
@@ -293,7 +283,7 @@ class DaemonClient:
                 line = response.readline(MAX_LINE_BYTES + 1)
             except TimeoutError:
                 raise self._silent(method, limit) from None
-            except _http_errors():
+            except http_errors():
                 raise self._gone(method) from None
             if not line:
                 raise self._gone(method)
@@ -346,7 +336,7 @@ class DaemonClient:
 
 
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
-    unreadable: tuple[type[BaseException], ...] = (ValueError, RecursionError, *_http_errors())
+    unreadable: tuple[type[BaseException], ...] = (ValueError, RecursionError, *http_errors())
     try:
         message = json.loads(response.read(1024 * 1024))
         if response.status == 409 and isinstance(message, dict) and isinstance(message.get("error"), dict) \
@@ -376,33 +366,6 @@ def incompatible(method: str) -> DaemonConnectionError:
             "a daemon of another version is probably still running. Run `memories daemon restart` (it locks every "
             "vault), then run the command again.", method=method),
         code="daemon_incompatible")
-
-
-def _retry_window(exc: OSError, paths: DaemonPaths, wait: float) -> float:
-    """How long after the first try a failed connect is worth trying again: the whole wait when
-    the queue is full (someone listens), a moment when refused while the daemon's process runs."""
-    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-        return wait
-    if exc.errno == errno.ECONNREFUSED and _holder_alive(paths):
-        return min(wait, REFUSED_RETRY_SECONDS)
-    return 0.0
-
-
-def _holder_alive(paths: DaemonPaths) -> bool:
-    """Does the lock file name a live process (a daemon starting, or one with a full queue)? A
-    daemon killed outright leaves its pid there; its socket is then stale and nobody waits."""
-    try:
-        data = json.loads(read_holder_text(paths.lock_file))
-        pid = int(data["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process: not ours to judge, and it lives
-    return pid > 0
 
 
 def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:

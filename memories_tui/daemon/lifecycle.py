@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MemoriesError
 from ..i18n import _, msg
+from .mcp_relay import McpRelayHost
 from .mcp_sessions import McpSessions
 from .paths import (
     DaemonPaths,
@@ -107,6 +108,7 @@ class SocketHost:
         self.service = service if service is not None else DaemonService(engine, kind=kind)
         sessions = McpSessions(self.service)
         self.service.add_methods(sessions.methods())
+        self.service.add_streams(McpRelayHost(sessions).streams())
         self.service.add_methods(served_methods(self.service))
         self.service.grants_status = sessions.status
         self.service.api = served_fingerprint(self.service.method_names())

@@ -29,6 +29,7 @@ from .status import GrantInfo, process_alive
 
 if TYPE_CHECKING:
     from ..access.tools import MemoryTools
+    from ..engine import Jsonable
 
 MAX_SESSIONS = 256
 
@@ -57,6 +58,13 @@ class McpSessions:
         return {MCP_OPEN: self._open, MCP_CALL: self._call, MCP_CLOSE: self._close}
 
     def _open(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
+        session = self.open(args, call.peer.pid)
+        return {"session": session.token, "started_at": session.grants.started_at,
+                "expires_at": session.grants.expires_at}
+
+    def open(self, args: dict[str, Any], pid: int | None) -> Session:
+        """A session for the vaults `args` names (ids or names), with its expiry; `started_at` and
+        `expires_at` keep a grant's times when it is opened again after a restart."""
         from ..access.tools import MemoryTools
 
         refs = args.get("vaults")
@@ -70,18 +78,21 @@ class McpSessions:
         if isinstance(started_at, int | float) and not isinstance(started_at, bool):  # reopened after a restart
             grants.started_at = float(started_at)
             grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None
-        session = Session(secrets.token_hex(16), call.peer.pid, grants, MemoryTools(engine, grants))
+        session = Session(secrets.token_hex(16), pid, grants, MemoryTools(engine, grants))
         with self._lock:
             if len(self._sessions) >= MAX_SESSIONS:
                 oldest = min(self._sessions.values(), key=lambda s: s.grants.started_at)
                 del self._sessions[oldest.token]
             self._sessions[session.token] = session
-        return {"session": session.token, "started_at": grants.started_at, "expires_at": grants.expires_at}
+        return session
 
     def _close(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
-        with self._lock:
-            self._sessions.pop(str(args.get("session")), None)
+        self.close(str(args.get("session")))
         return {"closed": True}
+
+    def close(self, token: str) -> None:
+        with self._lock:
+            self._sessions.pop(token, None)
 
     def _session(self, token: object) -> Session:
         with self._lock:
@@ -95,26 +106,31 @@ class McpSessions:
         tool, arguments = args.get("tool"), args.get("arguments")
         if tool not in TOOL_METHODS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
             raise UsageError(msg("mcp_call needs a known tool and its arguments with a vault_id."), code="daemon_bad_request")
+        origin = args.get("origin")  # the AI client's name, for the egress log of model requests
+        with on_behalf_of(origin if isinstance(origin, str) else None):
+            data: dict[str, Any] = self.run(session, str(tool), arguments).to_wire()
+        return data
+
+    def run(self, session: Session, tool: str, arguments: dict[str, Any]) -> Jsonable:
+        """One tool call under the session's grant, on the daemon's engine; a lock anywhere during
+        the call drops the late result."""
         engine = self.service.engine
         vault_id = session.grants.check(arguments["vault_id"])  # not granted: say so, locked or not
         name = session.grants.vaults[vault_id].name
         self.service.require(vault_id)
         epoch = engine.lock_epoch
-        origin = args.get("origin")  # the AI client's name, for the egress log of model requests
-        with on_behalf_of(origin if isinstance(origin, str) else None):
-            try:
-                result = getattr(session.tools, str(tool))(**arguments)
-            except CancelledError:
-                locked = self.service.cut_by_lock(vault_id, epoch)
-                if locked is not None:
-                    raise locked from None
-                raise
+        try:
+            result: Jsonable = getattr(session.tools, tool)(**arguments)
+        except CancelledError:
+            locked = self.service.cut_by_lock(vault_id, epoch)
+            if locked is not None:
+                raise locked from None
+            raise
         testhooks.hold_point("mcp-call-answered")
         if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):
             raise LockedError(msg("Vault {name} was locked during the call; the late result was dropped. To "
                                   "go on, {how}.", name=name, how=how_to_unlock(name)))
-        data: dict[str, Any] = result.to_wire()
-        return data
+        return result
 
     def status(self) -> list[GrantInfo]:
         """The grants of the MCP servers served here (for `daemon status` and the TUI)."""

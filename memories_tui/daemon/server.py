@@ -12,6 +12,7 @@ quote vault content) and answered as `internal_error`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import IO, Any
 
 from ..errors import InternalError, MemoriesError, UsageError
 from ..i18n import msg
@@ -67,6 +68,9 @@ class Call:
 
 
 Method = Callable[[dict[str, Any], Call], object]
+# A method that keeps its connection (an MCP session relayed to the daemon): it writes one
+# `{"result": …}` line once ready, then owns both directions until either side hangs up.
+StreamMethod = Callable[[dict[str, Any], Call, IO[bytes], IO[bytes]], None]
 
 
 class Dispatcher:
@@ -74,6 +78,10 @@ class Dispatcher:
 
     def method(self, name: str) -> Method | None:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def stream(self, name: str) -> StreamMethod | None:
+        """The method that keeps its connection by this name, if any."""
+        return None
 
     def before_call(self) -> None:
         """Runs before every method (the service locks vaults whose time is up)."""
@@ -158,6 +166,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         args = self._arguments() if has_body else {}
         if args is None or not self._same_build(name):  # read first: closing on unread bytes resets the answer
+            return
+        stream = self.server.dispatcher.stream(name)
+        if stream is not None:
+            self._stream(name, stream, args)
             return
         method = self.server.dispatcher.method(name)
         if method is None:
@@ -288,6 +300,42 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.clients.end(self.peer, kind, token)
         log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
         send(line)
+
+    def _stream(self, name: str, stream: StreamMethod, args: dict[str, Any]) -> None:
+        """Hand the connection to `stream` without a time limit (a session idles as long as its
+        client); an error before it is ready is the usual error line."""
+        assert self.peer is not None
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", CONTENT_TYPE)
+        ours = self.server.dispatcher.build()
+        if ours:
+            self.send_header(VERSION_HEADER, str(ours["version"]))
+            self.send_header(API_HEADER, str(ours["api"]))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.settimeout(None)
+        reader = self.connection.makefile("rb")
+        writer = self.connection.makefile("wb", buffering=0)
+        kind = self.headers.get(CLIENT_HEADER, "")
+        token = self.server.clients.begin(self.peer, kind, name)
+        started = time.monotonic()
+        outcome = "ok"
+        try:
+            self.server.dispatcher.before_call()
+            stream(args, Call(peer=self.peer), reader, writer)
+        except MemoriesError as exc:
+            outcome = exc.code
+            with contextlib.suppress(OSError):
+                writer.write(error_line(exc))
+        except Exception as exc:  # noqa: BLE001 - never crash on a session; never echo its text
+            outcome = "internal_error"
+            log.error("%s failed: unexpected %s", name, type(exc).__name__)
+        finally:
+            self.server.clients.end(self.peer, kind, token)
+            reader.close()
+            writer.close()
+        log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
 
     def _refuse(self, status: int, error: MemoriesError, extra: dict[str, Any] | None = None) -> None:
         body = error_line(error) if extra is None else encode_line({**error.to_wire(), **extra})

@@ -22,8 +22,9 @@ from ..errors import LockedError, MemoriesError, UsageError
 from ..i18n import msg
 from .handshake import this_build
 from .protocol import HELLO, LOCK, STATUS, STOP, UNLOCK, VAULT_STATE
-from .server import Call, Dispatcher, Method
+from .server import Call, Dispatcher, Method, StreamMethod
 from .status import ClientBook, DaemonStatus, GrantInfo, HeldVault, resident_bytes
+from .upgrade import CHANGED_API, SourceWatch
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -64,11 +65,13 @@ class DaemonService(Dispatcher):
         self.host_lock_in: Callable[[str], float | None] = lambda _vault_id: None
         self._follower_lock_at: dict[str, tuple[float, float]] = {}  # vault id -> (lock at, reported at)
         self.api = ""  # the fingerprint of what it serves, set by the host once every method is added
+        self.sources = SourceWatch()  # the package's files as loaded: an upgrade under it is noticed
         self._methods: dict[str, Method] = {
             HELLO: self._hello, STATUS: lambda _a, call: self.status(asking=call.peer.pid).to_wire(),
             UNLOCK: self._unlock,
             LOCK: self._lock_method, VAULT_STATE: self._vault_state, STOP: self._stop,
         }
+        self._streams: dict[str, StreamMethod] = {}
 
     # -- dispatch -----------------------------------------------------------------------------
     def method(self, name: str) -> Method | None:
@@ -77,17 +80,23 @@ class DaemonService(Dispatcher):
     def add_methods(self, methods: dict[str, Method]) -> None:
         self._methods.update(methods)
 
+    def stream(self, name: str) -> StreamMethod | None:
+        return self._streams.get(name)
+
+    def add_streams(self, streams: dict[str, StreamMethod]) -> None:
+        self._streams.update(streams)
+
     def before_call(self) -> None:
         self.expire_due()
 
     def method_names(self) -> list[str]:
-        return list(self._methods)
+        return [*self._methods, *self._streams]
 
     def build(self) -> dict[str, Any]:
         if not self.api:
             return {}
         build = this_build(self.api)
-        return {"version": build.version, "api": build.api, "kind": self.kind,
+        return {"version": build.version, "api": CHANGED_API if self.sources.changed() else build.api, "kind": self.kind,
                 "unlocked": bool(self.unlocked_ids()), "config": str(self.engine.config.path)}
 
     # -- lock state ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import pytest
 
 from memories_tui.daemon import client as daemon_client
 from memories_tui.daemon import connect
+from memories_tui.daemon import connection as daemon_connection
 from memories_tui.daemon.remote_engine import RemoteEngine
 from memories_tui.errors import MemoriesError
 from tests.helpers.daemon import connect_unix, holder_pid, stop, unlock
@@ -190,7 +191,7 @@ def test_a_refused_connect_is_tried_again_only_while_the_daemons_process_lives(
         real_sleep(seconds)
 
     monkeypatch.setattr(daemon_client.time, "sleep", watched_sleep)
-    monkeypatch.setattr(daemon_client, "REFUSED_RETRY_SECONDS", 5.0)  # room for a loaded machine, not a speed claim
+    monkeypatch.setattr(daemon_connection, "REFUSED_RETRY_SECONDS", 5.0)  # room for a loaded machine, not a speed claim
     found: list[object] = []
     caller = threading.Thread(target=lambda: found.append(connect(home)))
     caller.start()

@@ -15,11 +15,11 @@ import pytest
 from mcp import Client
 
 from memories_tui.access.grants import GrantedVault, Grants
+from memories_tui.access.mcp_server import build_server
 from memories_tui.access.tools import READ_BUDGET, RETRIEVE_BUDGET, SEARCH_BUDGET, MemoryTools
 from memories_tui.engine import Engine, NewRecord
 from memories_tui.frontend.durations import parse_duration
 from memories_tui.frontend.grant_records import revoke
-from memories_tui.mcp.server import build_server
 from tests.helpers.model_server import ModelServer, naive_model
 from tests.helpers.vaults import open_vault
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memories_tui.access.grants import GrantedVault, Grants
+from memories_tui.access.mcp_server import build_server
 from memories_tui.access.tools import MemoryTools
-from memories_tui.mcp.server import build_server
 from tests.helpers.sync import first_device, joined_device
 from tests.integration.test_mcp_tools import structured
 

@@ -169,17 +169,23 @@ def claimed_stdio() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
 
 def run_stdio(server: MCPServer) -> None:
     """Serve `server` over the guarded stdio until the client closes its end."""
+    with claimed_stdio() as (reader, writer):
+        serve_frames(server, reader, writer)
+
+
+def serve_frames(server: MCPServer, reader: IO[bytes], writer: IO[bytes]) -> None:
+    """Serve `server` over guarded newline-delimited frames (stdio, or a relayed session's
+    connection in the daemon) until `reader` ends."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     async def serve() -> None:
-        with claimed_stdio() as (reader, writer):
-            out = FrameWriter(writer)
-            guarded = GuardedInput(reader, out)
-            # both have the file methods the SDK's transport calls (readline; write, flush)
-            stdin, stdout = anyio.wrap_file(cast("IO[str]", guarded)), anyio.wrap_file(cast("IO[str]", out))
-            async with stdio_server(stdin=stdin, stdout=stdout) as (inbox, outbox):
-                low = server._lowlevel_server  # run_stdio_async does the same with the unguarded transport
-                await low.run(inbox, outbox, low.create_initialization_options())
+        out = FrameWriter(writer)
+        guarded = GuardedInput(reader, out)
+        # both have the file methods the SDK's transport calls (readline; write, flush)
+        stdin, stdout = anyio.wrap_file(cast("IO[str]", guarded)), anyio.wrap_file(cast("IO[str]", out))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (inbox, outbox):
+            low = server._lowlevel_server  # run_stdio_async does the same with the unguarded transport
+            await low.run(inbox, outbox, low.create_initialization_options())
 
     anyio.run(serve)
