@@ -77,6 +77,7 @@ class Relay:
         self.lock = threading.Lock()  # pending, wire, stdout
         self.reader_done = threading.Event()
         self.recorded: threading.Thread | None = None
+        self.unreachable: MemoriesError | None = None  # why the last reopen failed, if not "no daemon"
 
     # -- the daemon's side ---------------------------------------------------------------------
     def open(self) -> Opened | None:
@@ -116,11 +117,15 @@ class Relay:
                             self.grant["expires_at"])
 
     def _reopen(self) -> bool:
+        """Open the session again; when that fails, `unreachable` keeps why (a daemon that lets
+        nobody in, or of another build) unless no daemon runs at all (the vault is then locked)."""
         from ..errors import MemoriesError
 
+        self.unreachable = None
         try:
             opened = self.open()
-        except MemoriesError:
+        except MemoriesError as exc:
+            self.unreachable = exc
             return False
         if opened is None:
             return False
@@ -223,7 +228,7 @@ class Relay:
                     if self.wire is wire:
                         self.wire = None
         if request is not None:
-            self._answer(json.loads(request[0]), request[1], self._locked(line))
+            self._answer(json.loads(request[0]), request[1], self.unreachable or self._locked(line))
 
     # -- answers of the relay's own ------------------------------------------------------------
     def _answer(self, request_id: Any, method: str, error: MemoriesError) -> None:
