@@ -43,15 +43,17 @@ class SyncSettings:
 
     every_minutes: float = 15.0
     background: bool = True
+    compact_after: int = 64  # a snapshot once this many own bundles follow the last one (0: never)
 
 
 def parse_sync(value: Any) -> SyncSettings:
-    t = _table(value, "sync", {"every_minutes", "background"})
+    t = _table(value, "sync", {"every_minutes", "background", "compact_after"})
     background = t.get("background", True)
     if not isinstance(background, bool):
         raise ConfigError(msg("sync.{key} must be true or false.", key="background"))
     return SyncSettings(every_minutes=_num(t.get("every_minutes", 15), "sync.every_minutes", 0.5, 10_080),
-                        background=background)
+                        background=background,
+                        compact_after=_int(t.get("compact_after", 64), "sync.compact_after", 0, 1_000_000))
 
 
 def parse_sources(value: Any) -> SourcesSettings:
