@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ..errors import SyncTamperedError
 from ..i18n import msg
+from ..testhooks import pause_point
 from ..vault.keys import VaultKeys
 from . import snapshots
 from .chains import Pulled, _bundle, entry
@@ -114,6 +115,7 @@ def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, ext
         if candidates else []
     for n in doomed:
         target.delete(bundle_name(state.device, n))
+        pause_point("sync-mid-prune")  # crash tests kill -9 here: one object deleted, the rest not yet
     for upto, k in stale:
         target.delete(snapshots.snapshot_name(state.device, upto, k))
     return len(doomed) + len(stale)

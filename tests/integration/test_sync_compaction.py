@@ -238,3 +238,48 @@ def test_the_setting_is_checked(tmp_path):
         load_config(home / "config.toml", home)
     assert "compact_after" in caught.value.message
     assert load_config(_home(tmp_path / "ok", compact_after=0) / "config.toml", tmp_path / "ok").sync.compact_after == 0
+
+
+@pytest.mark.parametrize("point", ["sync-before-head", "sync-before-prune", "sync-mid-prune"])
+def test_a_sync_killed_during_compaction_leaves_a_target_that_still_syncs(tmp_path, folder, point):
+    """The killed sync writes a snapshot (its second bundle, compact_after 2), then its head,
+    then deletes bundle 1, which the other device has read: killed before each step."""
+    import signal
+    import subprocess
+    import sys
+
+    from memories_tui import testhooks
+    from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
+    from tests.integration.test_crash_and_concurrency import _wait_for_pause
+
+    def titles(home: Path) -> set[str]:
+        return {r["title"] for r in call_cli(home, "--json", "memory", "list", "notes").json["records"]}
+
+    a, b, c = _home(tmp_path / "a", 2), _home(tmp_path / "b", 2), _home(tmp_path / "c", 2)
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "a-1", "--text", "one")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    call_cli(b, "memory", "add", "notes", "--title", "b-1", "--text", "from b")
+    assert call_cli(b, "sync", "notes").code == 0
+    call_cli(a, "memory", "add", "notes", "--title", "a-2", "--text", "two")
+    ready = tmp_path / "paused"
+    env = cli_env(a)
+    env[testhooks.ENV] = f"{point}:{ready}"
+    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_pause(proc, ready)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert any(p.name.startswith("s") for p in folder.rglob("*"))  # the snapshot was written before the kill
+    for home in (b, a, b, a):
+        done = call_cli(home, "sync", "notes")
+        assert done.code == 0, done.stderr
+    assert call_cli(c, "sync", "join", str(folder)).code == 0
+    assert titles(a) == titles(b) == titles(c) == {"a-1", "a-2", "b-1"}
+    a_prefix = next(p for p in (folder / "d").iterdir() if list(p.glob("s*")))  # only a wrote a snapshot
+    assert not (a_prefix / "0000000001").exists()  # and a later sync finished what the killed one began
