@@ -78,17 +78,8 @@ def _snapshot(target: Target, keys: VaultKeys, state: SyncState, extra: Extra) -
                                     "truncated or replaced. Nothing was changed here.", device=state.device))
     for bundle in scratch.bundles:
         entries += [entry(*item) for item in bundle.revs]
-    children: dict[str, set[str]] = {}
-
-    def superseded(record_id: str, rev_id: str) -> bool:
-        """A revision this device has seen a child of (that child reaches every reader too)."""
-        if record_id not in children:
-            doc = state.docs.get(record_id)
-            children[record_id] = {p for r in doc.tree.revs.values() for p in r.parents} if doc else set()
-        return rev_id in children[record_id]
-
     return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
-                                state.own_digest, snapshots.fold(entries, superseded))
+                                state.own_digest, snapshots.fold(entries))
 
 
 class _WithOutbox:

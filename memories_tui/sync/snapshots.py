@@ -71,16 +71,17 @@ def parts_digest(blobs: list[bytes]) -> str:
     return hashlib.sha256("".join(digest(b) for b in blobs).encode("ascii")).hexdigest()
 
 
-def fold(entries: list[Entry], superseded: Callable[[str, str], bool]) -> list[Entry]:
-    """The revisions once each, in order; content left out where a child in the same list (or,
-    by `superseded`, one this device has seen elsewhere) takes over."""
+def fold(entries: list[Entry]) -> list[Entry]:
+    """The revisions once each, in order; content left out where a child in the same list takes
+    over. Only a child in the snapshot itself counts: one another device wrote may reach a
+    reader later than the snapshot does (a folder tool copies files in any order)."""
     out: dict[str, Entry] = {}
     for item in entries:
         out.setdefault(item["rev"], item)
     parents = {p for item in out.values() for p in item["e"][0]}
     folded = []
     for item in out.values():
-        if item["x"] is not None and (item["rev"] in parents or superseded(item["id"], item["rev"])):
+        if item["x"] is not None and item["rev"] in parents:
             item = {"id": item["id"], "rev": item["rev"], "e": item["e"], "x": None, "s": 1}
         folded.append(item)
     return folded
