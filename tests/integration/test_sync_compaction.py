@@ -283,3 +283,24 @@ def test_a_sync_killed_during_compaction_leaves_a_target_that_still_syncs(tmp_pa
     assert titles(a) == titles(b) == titles(c) == {"a-1", "a-2", "b-1"}
     a_prefix = next(p for p in (folder / "d").iterdir() if list(p.glob("s*")))  # only a wrote a snapshot
     assert not (a_prefix / "0000000001").exists()  # and a later sync finished what the killed one began
+
+
+def test_a_head_from_before_compaction_opens_and_a_head_naming_an_impossible_snapshot_is_refused():
+    from memories_tui.errors import SyncTamperedError
+    from memories_tui.sync.sealing import Head, head_ad, seal
+    from memories_tui.vault.keys import VaultKeys
+
+    keys = VaultKeys(bytearray(range(32)), "0123456789abcdef")
+    aead, device = keys.sync_aead("head"), "fedcba9876543210"
+
+    def opened(value: dict) -> Head:
+        return Head.opened(aead, keys.vault_id, device, seal(aead, value, head_ad(keys.vault_id, device)))
+
+    old = opened({"seq": 4, "digest": "d4", "time": "t"})  # what devices wrote before compaction
+    assert (old.snap, old.snap_digest, old.read) == (0, "", {})
+    new = Head(device, 4, "d4", "t", 3, "s3", {"aaaaaaaaaaaaaaaa": 2})
+    assert Head.opened(aead, keys.vault_id, device, new.sealed(aead, keys.vault_id)) == new
+    for bad in ({"snap": 5}, {"snap": -1}, {"snap": "3"}, {"read": {"x": -1}}, {"read": ["x"]}, {"snapd": 3}):
+        with pytest.raises(SyncTamperedError):
+            opened({"seq": 4, "digest": "d4", "time": "t", **bad})
+    keys.wipe()
