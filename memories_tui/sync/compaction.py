@@ -43,6 +43,7 @@ class Extra:
     parts: list[bytes] = field(default_factory=list)  # a new snapshot to put before the head
     read: dict[str, int] = field(default_factory=dict)
     publish: bool = False  # write the head even if there is no bundle to push
+    failed: SyncTamperedError | None = None  # the snapshot could not be made: reported after the push
 
     def head(self, state: SyncState, time: str) -> Head:
         return Head(state.device, state.own_seq, state.own_digest, time, self.snap, self.snap_digest, self.read)
@@ -53,8 +54,11 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     extra = Extra(own.snap, own.snap_digest, own.snap) if own is not None else Extra()
     extra.read = {d: seq for d, (seq, _digest) in sorted(state.seen.items()) if d != state.device and seq > 0}
     if compact_after > 0 and state.outbox and state.own_seq - extra.snap >= compact_after:
-        extra.parts = _snapshot(target, keys, state, extra)
-        extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
+        try:
+            extra.parts = _snapshot(target, keys, state, extra)
+            extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
+        except SyncTamperedError as exc:  # this device's own objects were damaged: push all the same
+            extra.failed = exc
     published = own.read if own is not None else {}
     extra.publish = bool(extra.read) and (own is None or any(
         n - published.get(d, 0) >= PUBLISH_EVERY for d, n in extra.read.items()))
@@ -97,7 +101,8 @@ class _WithOutbox:
 
 def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra, sent: list[int]) -> int:
     """Delete this device's bundles that every known device has read and a snapshot holds, and
-    the snapshots no head names any more; how many objects were deleted."""
+    the snapshots no head names any more; how many objects were deleted. A snapshot that could
+    not be made is raised here, once the push is done."""
     mine = snapshots.OwnObjects.listed(pulled.listing, state.device)
     stale = sorted((upto, k) for upto, k in mine.parts if upto not in (extra.snap, extra.before)
                    or (extra.parts and upto == extra.snap and k >= len(extra.parts)))
@@ -109,6 +114,8 @@ def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, ext
         pause_point("sync-mid-prune")  # crash tests kill -9 here: one object deleted, the rest not yet
     for upto, k in stale:
         target.delete(snapshots.snapshot_name(state.device, upto, k))
+    if extra.failed is not None:
+        raise extra.failed
     return len(doomed) + len(stale)
 
 

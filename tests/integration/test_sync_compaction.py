@@ -304,3 +304,31 @@ def test_a_head_from_before_compaction_opens_and_a_head_naming_an_impossible_sna
         with pytest.raises(SyncTamperedError):
             opened({"seq": 4, "digest": "d4", "time": "t", **bad})
     keys.wipe()
+
+
+def test_a_damaged_own_snapshot_is_reported_but_does_not_stop_pushes(tmp_path, folder, cheap_kdf, publish_often):
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0")
+    device = a.sync().device
+    b = joined_device(_home(tmp_path / "b"), str(folder))
+    for i in range(K):
+        a.edit(rid, f"v{i + 1}")
+        a.sync()
+        b.sync()
+    (part,) = (folder / "d" / device).glob("s*")
+    part.write_bytes(part.read_bytes()[:-3])
+    failed = None
+    for i in range(2 * K):  # until the compaction due needs a's own snapshot
+        a.edit(rid, f"pushed although the snapshot is damaged {i}")
+        try:
+            a.sync()
+        except MemoriesError as exc:
+            failed = exc
+            break
+    assert failed is not None and failed.code == "sync_target_tampered"
+    b_state = b.engine._vault(b.vault_id).sync_state()
+    b.sync()  # b had read a's bundles, not the snapshot: it gets the edit
+    assert b.records()[rid][2] == f"pushed although the snapshot is damaged {i}"
+    assert b.engine._vault(b.vault_id).sync_state() != b_state
+    a.close()
+    b.close()
