@@ -332,3 +332,27 @@ def test_a_damaged_own_snapshot_is_reported_but_does_not_stop_pushes(tmp_path, f
     assert b.engine._vault(b.vault_id).sync_state() != b_state
     a.close()
     b.close()
+
+
+def test_three_devices_converge_with_frequent_compaction_and_a_late_join_matches(tmp_path, cheap_kdf,
+                                                                                 publish_often):
+    """The seeded random run of test_sync_convergence with a snapshot every 2 bundles; then a
+    fourth device joins from the snapshots and ends with the same records and conflicts."""
+    from memories_tui.engine import Engine
+    from tests.helpers.sync import SYNC_PASS, Device
+    from tests.integration.test_sync_convergence import test_three_devices_converge_after_random_edits_deletes_and_syncs
+
+    for name in ("a", "b", "c"):
+        _home(tmp_path / name, 2)
+    test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, cheap_kdf)
+    folder = tmp_path / "Sync"
+    assert list(folder.glob("d/*/s*"))  # snapshots were written
+    assert any(len(_bundles(folder, d.name)) < max(_bundles(folder, d.name), default=0)
+               for d in (folder / "d").iterdir())  # and bundles deleted
+    late = joined_device(_home(tmp_path / "late", 2), str(folder))
+    engine = Engine.open(tmp_path / "a")
+    engine.unlock(late.vault_id, SYNC_PASS)
+    a = Device(engine, late.vault_id)
+    assert late.records() == a.records() and late.conflicts() == a.conflicts()
+    a.close()
+    late.close()
