@@ -6,11 +6,15 @@ extra), beside references measured in the same run with the same client (boto3):
   with boto3 directly;
 - one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
   and bytes, at this vault size (`--records 1000,5000,10000` measures each size in one run and
-  prints one Markdown table, to see whether cost follows changes or vault size).
+  prints one Markdown table, to see whether cost follows changes or vault size);
+- the object count in the bucket after `--syncs` rounds (default 1,000) of "an edit on device A,
+  synced, then a sync on device B", with compaction (`[sync] compact_after`, default 64) and
+  without (0), on a vault of 100 records: highest and final count, bytes stored, seconds.
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
-"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "ratios": {...}}. Prints figures;
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "ratios": {...}}, then one for the
+compaction figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures;
 asserts nothing.
 """
 
@@ -36,13 +40,35 @@ def main() -> None:
     parser.add_argument("--records", default="1000", help="records in the vault; several sizes comma-separated "
                         "(1000,5000,10000) print one table from one run (default 1000)")
     parser.add_argument("--edits", type=int, default=20, help="edit-then-sync rounds for the p50 (default 20)")
+    parser.add_argument("--syncs", type=int, default=1000, help="rounds for the object count with and without "
+                        "compaction (default 1000; 0 skips it)")
+    parser.add_argument("--compact-after", type=int, default=64, help="[sync] compact_after measured (default 64)")
+    parser.add_argument("--variants", default="with,without", help="with,without (default both; one of them "
+                        "runs that one alone, e.g. to run the two in parallel)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per size")
     args = parser.parse_args()
-    sizes = [int(n) for n in str(args.records).split(",")]
+    sizes = [int(n) for n in str(args.records).split(",") if int(n) > 0]
     results = [measure(n, args.edits) for n in sizes]
+    counts = None
+    if args.syncs > 0:
+        counts = {"syncs": args.syncs, "compact_after": args.compact_after}
+        for key in args.variants.split(","):
+            counts[key] = measure_compaction(args.syncs, args.compact_after if key == "with" else 0)
     if args.json:
-        for result in results:
+        for result in results + ([counts] if counts else []):
             print(json.dumps(result))
+        return
+    if counts:
+        print(f"Objects in the bucket after {counts['syncs']:,} rounds (edit on A + sync, sync on B):\n")
+        print("| compaction | highest count | final count | MB stored | seconds |")
+        print("|---|---|---|---|---|")
+        for label, key in ((f"compact_after = {args.compact_after}", "with"), ("none (0)", "without")):
+            if key in counts:
+                c = counts[key]
+                print(f"| {label} | {c['highest']:,} | {c['final']:,} | {c['bytes'] / 1e6:.2f} | "
+                      f"{c['seconds']:.0f} (retried {c['retries']:g}) |")
+        print()
+    if not results:
         return
     print(f"| records | objects | MB | push s | raw up s | ratio | join s | raw down s | ratio | "
           f"edit sync p50 s ({args.edits}) | objects | bytes fetched |")
@@ -115,6 +141,76 @@ def measure(records: int, edits: int) -> dict[str, object]:
             "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
             "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
             "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
+
+def measure_compaction(rounds: int, compact_after: int, records: int = 100) -> dict[str, float]:
+    """Two devices; each round an edit on A is synced, then B syncs. The bucket is listed after
+    every round: the highest count, the final count and the bytes stored at the end."""
+    for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        os.environ.setdefault(name, value)
+    import boto3
+
+    from memories_tui.engine import Engine
+    from memories_tui.vault.records import NewRecord
+    from tests.helpers.seaweed import seaweed_server
+    from tests.helpers.vaults import use_cheap_kdf
+
+    use_cheap_kdf()
+    with seaweed_server() as server, tempfile.TemporaryDirectory() as tmp:
+        client = boto3.client("s3", endpoint_url=server.endpoint)
+        client.create_bucket(Bucket=BUCKET)
+        url = f"s3://{BUCKET}/vault"
+        for home in ("a", "b"):
+            (Path(tmp) / home).mkdir()
+            (Path(tmp) / home / "config.toml").write_text(f"[sync]\ncompact_after = {compact_after}\n",
+                                                          encoding="utf-8")
+        a = Engine.open(Path(tmp) / "a")
+        info = a.create_vault("notes", PASSPHRASE)
+        a.unlock(info.vault_id, PASSPHRASE)
+        text = "同步測試 compaction paragraph. " * 55
+        ids = [r.id for r in a.add_records(info.vault_id, [NewRecord("memory", f"note {i}", f"{i} {text}")
+                                                           for i in range(records)])]
+        a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
+        a.sync_now(info.vault_id)
+        b = Engine.open(Path(tmp) / "b")
+        joined = b.sync_join(url, PASSPHRASE, endpoint_url=server.endpoint)
+        highest = 0
+        start = time.perf_counter()
+        retries = 0
+        for round_ in range(rounds):
+            a.update_record(info.vault_id, ids[round_ % len(ids)], body=f"edit {round_} {text}")
+            retries += _sync(a, info.vault_id) + _sync(b, joined.vault_id)
+            highest = max(highest, len(_listed(client)))
+        seconds = time.perf_counter() - start
+        final = _listed(client)
+        a.close()
+        b.close()
+    return {"highest": highest, "final": len(final), "bytes": sum(final.values()), "seconds": seconds,
+            "retries": retries}
+
+
+def _sync(engine: object, vault_id: str) -> int:
+    """One sync; a timeout of the loaded loopback server is retried (the next sync resumes the
+    push). How many retries it took."""
+    from memories_tui.errors import SyncError
+
+    for attempt in range(5):
+        try:
+            engine.sync_now(vault_id)  # type: ignore[attr-defined]
+            return attempt
+        except SyncError as exc:
+            if exc.code != "sync_target_unreachable" or attempt == 4:
+                raise
+            time.sleep(1)
+    return 5
+
+
+def _listed(client: object) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="vault/"):  # type: ignore[attr-defined]
+        out.update({o["Key"]: o["Size"] for o in page.get("Contents", [])})
+    return out
+
 
 if __name__ == "__main__":
     main()

@@ -178,6 +178,22 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/run.py",
            (("        if part and size + cost > BUNDLE_BYTES:", "        if False:"),),
            ("tests/integration/test_sync_folder.py::test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole",)),
+    Mutant("sync-compact-deletes-unread", "compaction deletes bundles a known device has not read yet",
+           "memories_tui/sync/compaction.py", (("        limit = got\n", "        pass\n"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
+    Mutant("sync-compact-forgotten-holds-back", "a forgotten device still holds back the deleting of bundles",
+           "memories_tui/sync/compaction.py", (("    mark = target.get(forgotten_name(head.device))\n",
+                                                 "    mark = None\n"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_forget_releases_compaction_and_a_forgotten_device_comes_back_through_the_snapshot",)),
+    Mutant("sync-join-ignores-snapshot", "a new device reads bundles only, never the snapshot that replaced them",
+           "memories_tui/sync/snapshots.py", (("    return head.snap > seen and (", "    return False and ("),),
+           ("tests/integration/test_sync_compaction.py::test_join_after_compaction_reads_the_snapshot_and_brings_everything",)),
+    Mutant("sync-reader-never-publishes", "a device that only reads never says how far it read (nothing is ever deleted)",
+           "memories_tui/sync/compaction.py", (("    extra.publish = bool(extra.read) and (", "    extra.publish = False and ("),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
     Mutant("ingest-commits-per-file", "a batch (ingest) is committed record by record, not all at once",
            "memories_tui/vault/store.py",
            (("        with self._write() as conn:\n"

@@ -120,7 +120,8 @@ class SyncOperations:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
-                report = run_sync(vault, target, progress=progress, cancel=cancel)
+                report = run_sync(vault, target, progress=progress, cancel=cancel,
+                                  compact_after=self._sync_engine().config.sync.compact_after)
                 adopted = record is not None and _adopt_passphrase(vault, record)
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import CancelledError, SyncError, SyncRolledBackError, SyncTamperedError
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
+from . import snapshots
 from .policy import Change
 from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
@@ -44,12 +45,14 @@ class Pulled:
     devices: set[str] = field(default_factory=set)
     objects: int = 0
     bytes: int = 0
+    heads: dict[str, Head] = field(default_factory=dict)  # every device's verified head, this one's too
+    listing: list[str] = field(default_factory=list)  # the names under d/ when the pull began
 
 
 def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading.Event | None = None,
          progress: Callable[[str], None] | None = None) -> Pulled:
     out = Pulled()
-    names = target.list(DEVICES)
+    names = out.listing = target.list(DEVICES)
     devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE.match(n.split("/")[1])})
     out.devices = set(devices) | {state.device}
     _check_own(target, keys, state, out)
@@ -61,13 +64,17 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
         blob = _fetch(target, head_name(device), out)
         if blob is None:
             continue  # bundles without a head yet: that device is still writing, or a copy is on its way
-        head = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
+        head = out.heads[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
         seq, prev = state.seen.get(device, (0, ""))
         if head.seq < seq:
             raise SyncRolledBackError(msg(
                 "The sync target shows device {device} at bundle {shown}, but this vault already read up to "
                 "bundle {seen}: the target was rolled back or an old copy was put in place. Nothing was changed "
                 "here.", device=device, shown=head.seq, seen=seq))
+        if snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
+            snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
+            out.bundles.append(Incoming(device, snap.upto, snap.digest, snap.revs))
+            seq, prev = snap.upto, snap.digest
         for number in range(seq + 1, head.seq + 1):
             if progress is not None and (number - seq) % 50 == 1:
                 progress(_("device {device}: bundle {number}/{total}").format(device=device, number=number, total=head.seq))
@@ -91,6 +98,8 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
     uploaded = state.own_seq - len(state.outbox)
     blob = _fetch(target, head_name(state.device), out)
     head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob) if blob is not None else None
+    if head is not None:
+        out.heads[state.device] = head
     shown = head.seq if head is not None else 0
     if shown < uploaded:
         raise SyncRolledBackError(msg(

@@ -19,12 +19,13 @@ from ..testhooks import hold_point, pause_point
 from ..vault.egress_log import EgressEntry
 from ..vault.store import UnlockedVault
 from ..vault.sync_rows import LocalChange, read_docs, read_outbox
-from . import policy
+from . import compaction, policy
 from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .revtree import Rev
-from .sealing import Head, bundle_ad, bundle_name, digest, head_name, seal
+from .sealing import bundle_ad, bundle_name, digest, head_name, seal
+from .snapshots import snapshot_name
 from .state import Doc, SyncState
 from .targets import Target
 from .types import SyncReport
@@ -48,11 +49,13 @@ def load_state(vault: UnlockedVault) -> SyncState:
 
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
-             cancel: threading.Event | None = None, now_ms: int | None = None) -> SyncReport:
-    """Sync once; a local edit racing the write makes it start over (up to three times)."""
+             cancel: threading.Event | None = None, now_ms: int | None = None,
+             compact_after: int = compaction.COMPACT_AFTER) -> SyncReport:
+    """Sync once; a local edit racing the write makes it start over (up to three times).
+    `compact_after` 0 never writes a snapshot (compaction.py)."""
     for attempt in range(_ATTEMPTS):
         try:
-            return _once(vault, target, progress, cancel, now_ms)
+            return _once(vault, target, progress, cancel, now_ms, compact_after)
         except SyncError as exc:
             if exc.code != "sync_busy" or attempt == _ATTEMPTS - 1:
                 raise
@@ -60,7 +63,7 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
 
 
 def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, cancel: threading.Event | None,
-          now_ms: int | None) -> SyncReport:
+          now_ms: int | None, compact_after: int) -> SyncReport:
     state = load_state(vault)
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
@@ -76,7 +79,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         raise
     vault.touched.synced(mark, ok=True)
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
-    objects, sent = upload(vault, target, state)
+    objects, sent = upload(vault, target, state, pulled, compact_after)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
                       objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
@@ -135,28 +138,36 @@ def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[s
         yield part
 
 
-def upload(vault: UnlockedVault, target: Target, state: SyncState) -> tuple[int, int]:
-    """Upload the bundles committed but not yet sent, then the head; log the push; empty the
-    outbox. The egress entry is written before anything leaves."""
-    if not state.outbox:
-        return 0, 0
+def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,
+           compact_after: int = compaction.COMPACT_AFTER) -> tuple[int, int]:
+    """Upload the bundles committed but not yet sent (and a snapshot when one is due), then the
+    head; log the push; empty the outbox; then delete what compaction allows. The egress entry
+    is written before anything leaves."""
     keys = vault.keys
-    head = Head(state.device, state.own_seq, state.own_digest, _now()).sealed(keys.sync_aead("head"), keys.vault_id)
-    objects = len(state.outbox) + 1
-    size = sum(len(b) for b in state.outbox.values()) + len(head)
-    logged = vault.egress.append(EgressEntry(seq=0, time=_now(), host=target.description, purpose="sync",
-                                             loopback=target.on_this_machine, chunks=tuple[SentChunk, ...](),
-                                             bytes_sent=size, objects=objects))
-    for seq in sorted(state.outbox):
-        target.put(bundle_name(state.device, seq), state.outbox[seq])
-    pause_point("sync-before-head")  # bundles uploaded, the head not yet
-    target.put(head_name(state.device), head)
-    from dataclasses import replace
+    extra = compaction.prepare(target, keys, state, pulled, compact_after)
+    sent = sorted(state.outbox)
+    objects = size = 0
+    if sent or extra.publish:
+        head = extra.head(state, _now()).sealed(keys.sync_aead("head"), keys.vault_id)
+        objects = len(sent) + len(extra.parts) + 1
+        size = sum(len(b) for b in state.outbox.values()) + sum(len(p) for p in extra.parts) + len(head)
+        logged = vault.egress.append(EgressEntry(seq=0, time=_now(), host=target.description, purpose="sync",
+                                                 loopback=target.on_this_machine, chunks=tuple[SentChunk, ...](),
+                                                 bytes_sent=size, objects=objects))
+        for seq in sent:
+            target.put(bundle_name(state.device, seq), state.outbox[seq])
+        for k, part in enumerate(extra.parts):
+            target.put(snapshot_name(state.device, extra.snap, k), part)
+        pause_point("sync-before-head")  # bundles (and a snapshot) uploaded, the head not yet
+        target.put(head_name(state.device), head)
+        from dataclasses import replace
 
-    vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
-    uploaded = sorted(state.outbox)
-    state.outbox.clear()
-    vault.apply_synced(state.change(uploaded=uploaded))
+        vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
+    if sent:
+        state.outbox.clear()
+        vault.apply_synced(state.change(uploaded=sent))
+    pause_point("sync-before-prune")  # the head names the new snapshot; nothing deleted yet
+    compaction.prune(target, keys, state, pulled, extra, sent)
     return objects, size
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -85,18 +85,29 @@ class Head:
     seq: int  # the device's last bundle (0: none yet)
     digest: str  # that bundle's digest ("" when seq is 0)
     time: str  # when the head was written (UTC)
+    snap: int = 0  # the bundle its current snapshot reaches (0: none; snapshots.py)
+    snap_digest: str = ""  # the digest of that snapshot's parts, so no other snapshot passes for it
+    read: dict[str, int] = field(default_factory=dict)  # how far it has read each other device
 
     def sealed(self, aead: AESGCM, vault_id: str) -> bytes:
-        return seal(aead, {"seq": self.seq, "digest": self.digest, "time": self.time},
-                    head_ad(vault_id, self.device))
+        value: dict[str, Any] = {"seq": self.seq, "digest": self.digest, "time": self.time}
+        if self.snap:
+            value.update(snap=self.snap, snapd=self.snap_digest)
+        if self.read:
+            value["read"] = self.read
+        return seal(aead, value, head_ad(vault_id, self.device))
 
     @classmethod
     def opened(cls, aead: AESGCM, vault_id: str, device: str, blob: bytes) -> Head:
         value = unseal(aead, blob, head_ad(vault_id, device), f"The head of device {device}")
         try:
             seq, dig, time = value["seq"], value["digest"], value["time"]
+            snap, snapd, read = value.get("snap", 0), value.get("snapd", ""), value.get("read", {})
             if type(seq) is not int or seq < 0 or not isinstance(dig, str) or not isinstance(time, str):
                 raise TypeError
-        except (TypeError, KeyError):
+            if type(snap) is not int or not 0 <= snap <= seq or not isinstance(snapd, str) or not isinstance(read, dict) \
+                    or not all(isinstance(d, str) and type(n) is int and n >= 0 for d, n in read.items()):
+                raise TypeError
+        except (TypeError, KeyError, AttributeError):
             raise SyncTamperedError(msg("The head of device {device} is malformed.", device=device)) from None
-        return cls(device, seq, dig, time)
+        return cls(device, seq, dig, time, snap, snapd, read)

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from .header import Header
 
 # "anchor" keys the home's record of the newest state it saw of this vault (anchor.py)
-# "sync-*" seal what leaves for a sync target: bundles of revisions, device heads, the join record
-_LABELS = ("record", "manifest", "blob-name", "blob", "anchor", "sync-bundle", "sync-head", "sync-join")
+# "sync-*" seal what leaves for a sync target: bundles of revisions, device heads, the join record,
+# snapshots of a device's chain (compaction)
+_LABELS = ("record", "manifest", "blob-name", "blob", "anchor", "sync-bundle", "sync-head", "sync-join",
+           "sync-snapshot")
 _core_dumps_disabled = False
 
 
@@ -67,7 +69,7 @@ class VaultKeys:
         return self._blob
 
     def sync_aead(self, purpose: str) -> AESGCM:
-        """An AEAD context for one sync purpose ("bundle", "head" or "join"), each its own subkey."""
+        """An AEAD context for one sync purpose ("bundle", "head", "join" or "snapshot"), each its own subkey."""
         return AESGCM(self._live(_LABELS.index(f"sync-{purpose}")))
 
     @property

@@ -1,0 +1,169 @@
+"""Snapshots: one device's chain up to bundle N in a few objects, for devices that would
+otherwise read every bundle (a new device, one far behind).
+
+A snapshot holds every revision of bundles 1..N in chain order; a revision that a later
+revision names as its parent keeps its place in the tree but not its content (nobody reading
+the snapshot can end with it as a leaf, the child comes along). It is cut into parts of about
+BUNDLE_BYTES, `d/<device>/s<N>-<part>`, each AES-256-GCM sealed with its own subkey
+(`sync-snapshot`) under associated data binding the vault, the device, N and the part number,
+and each naming the digest of bundle N, so the chain after it still links up. The device's
+head names N and the digest of the parts together: a snapshot the head does not name, an older
+one, a part dropped or swapped is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ..errors import SyncTamperedError
+from ..i18n import msg
+from ..vault.crypto import length_prefixed
+from .revtree import Rev
+from .sealing import Head, digest, seal, unseal
+from .threeway import MERGE_DEVICE
+
+PART_BYTES = 4 << 20
+FAR_BEHIND = 500  # a reader this many bundles behind takes the snapshot even though the bundles are there
+_PART = re.compile(r"^s(\d{10})-(\d{4})$")
+
+Entry = dict[str, Any]  # one revision as bundles carry it (chains.entry), "s": 1 when its content is left out
+
+
+def snapshot_name(device: str, upto: int, part: int) -> str:
+    return f"d/{device}/s{upto:010d}-{part:04d}"
+
+
+def snapshot_ad(vault_id: str, device: str, upto: int, part: int) -> bytes:
+    return length_prefixed("sync-snapshot/v1", vault_id, device, upto, part)
+
+
+@dataclass(frozen=True)
+class OwnObjects:
+    """What one device has in the target, from a listing: bundle numbers and snapshot parts."""
+
+    bundles: set[int]
+    parts: set[tuple[int, int]]
+
+    @classmethod
+    def listed(cls, names: list[str], device: str) -> OwnObjects:
+        bundles: set[int] = set()
+        parts: set[tuple[int, int]] = set()
+        prefix = f"d/{device}/"
+        for name in names:
+            if not name.startswith(prefix):
+                continue
+            rest = name[len(prefix):]
+            found = _PART.match(rest)
+            if rest.isdigit() and len(rest) == 10:
+                bundles.add(int(rest))
+            elif found:
+                parts.add((int(found.group(1)), int(found.group(2))))
+        return cls(bundles, parts)
+
+
+def parts_digest(blobs: list[bytes]) -> str:
+    return hashlib.sha256("".join(digest(b) for b in blobs).encode("ascii")).hexdigest()
+
+
+def fold(entries: list[Entry]) -> list[Entry]:
+    """The revisions once each, in order; content left out where a child in the same list takes
+    over. Only a child in the snapshot itself counts: one another device wrote may reach a
+    reader later than the snapshot does (a folder tool copies files in any order)."""
+    out: dict[str, Entry] = {}
+    for item in entries:
+        out.setdefault(item["rev"], item)
+    parents = {p for item in out.values() for p in item["e"][0]}
+    folded = []
+    for item in out.values():
+        if item["x"] is not None and item["rev"] in parents:
+            item = {"id": item["id"], "rev": item["rev"], "e": item["e"], "x": None, "s": 1}
+        folded.append(item)
+    return folded
+
+
+def seal_parts(aead: AESGCM, vault_id: str, device: str, upto: int, last: str, entries: list[Entry]) -> list[bytes]:
+    """The sealed parts of the snapshot reaching bundle `upto` (whose digest is `last`)."""
+    chunks = list(_chunks(entries)) or [[]]
+    return [seal(aead, {"upto": upto, "digest": last, "part": k, "parts": len(chunks), "revs": chunk},
+                 snapshot_ad(vault_id, device, upto, k)) for k, chunk in enumerate(chunks)]
+
+
+def _chunks(entries: list[Entry]) -> Iterator[list[Entry]]:
+    part: list[Entry] = []
+    size = 0
+    for item in entries:
+        cost = len(item["x"] or "") + 160
+        if part and size + cost > PART_BYTES:
+            yield part
+            part, size = [], 0
+        part.append(item)
+        size += cost
+    if part:
+        yield part
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    upto: int
+    digest: str  # of bundle `upto`: the next bundle names it as its predecessor
+    revs: list[tuple[str, Rev, str | None]]
+    entries: list[Entry]
+
+
+def wanted(head: Head, seen: int, listed: set[int]) -> bool:
+    """Read the snapshot rather than the bundles: a new device, a bundle already gone, or far behind."""
+    return head.snap > seen and (seen == 0 or seen + 1 not in listed or head.snap - seen >= FAR_BEHIND)
+
+
+def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes | None]) -> Snapshot:
+    """The snapshot the head names, every part checked; SyncTamperedError otherwise."""
+    device, upto = head.device, head.snap
+    blobs: list[bytes] = []
+    entries: list[Entry] = []
+    last, total, k = "", 1, 0
+    while k < total:
+        blob = fetch(snapshot_name(device, upto, k))
+        if blob is None:
+            raise SyncTamperedError(msg("The snapshot of device {device} is missing from the sync target although "
+                                        "its head names it (dropped, or a sync tool has not copied it yet: sync "
+                                        "again later). Nothing was changed here.", device=device))
+        value = unseal(aead, blob, snapshot_ad(vault_id, device, upto, k), f"The snapshot of device {device}")
+        try:
+            if value["upto"] != upto or value["part"] != k or (k and (value["parts"], value["digest"]) != (total, last)):
+                raise ValueError("part out of place")
+            total, last = value["parts"], value["digest"]
+            if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str):
+                raise ValueError("bad part count")
+            entries += value["revs"]
+        except (KeyError, TypeError, ValueError):
+            raise _malformed(device) from None
+        blobs.append(blob)
+        k += 1
+    if parts_digest(blobs) != head.snap_digest:
+        raise _malformed(device)
+    return Snapshot(upto, last, [_parsed(item, device) for item in entries], entries)
+
+
+def _parsed(item: Any, device: str) -> tuple[str, Rev, str | None]:
+    try:
+        rev = Rev.from_list(item["rev"], item["e"])
+        payload, stripped = item["x"], item.get("s") == 1
+        if not (isinstance(item["id"], str) and isinstance(item["rev"], str) and not (stripped and rev.deleted)
+                and (rev.device == device or (rev.device == MERGE_DEVICE and len(rev.parents) == 2 and not rev.deleted))
+                and (payload is None) == (rev.deleted or stripped) and (payload is None or isinstance(payload, str))):
+            raise ValueError("inconsistent revision")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise _malformed(device) from None
+    return item["id"], rev, payload
+
+
+def _malformed(device: str) -> SyncTamperedError:
+    return SyncTamperedError(msg("The snapshot of device {device} is malformed or is not the one its head names: "
+                                 "it was altered, replaced by another or an older one. Nothing was changed here.",
+                                 device=device))
