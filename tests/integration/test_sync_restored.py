@@ -47,5 +47,6 @@ def test_a_restored_vault_goes_on_as_a_new_device_and_loses_nothing(tmp_path: Pa
     assert call_cli(b, "sync", "notes").code == 0 and _titles(b) == everything
     assert call_cli(a, "sync", "notes", "--accept-rollback").code == 0 and _titles(a) == everything
     devices = call_cli(a, "--json", "sync", "devices", "notes", "--accept-rollback").json["devices"]
-    # b never wrote (no head); the old id stays listed, with both bundles it wrote, until forgotten
-    assert sorted((d["this_device"], d["bundles"]) for d in devices) == [(False, 2), (True, 1)]
+    # b only read (its head says how far, for compaction: no bundles); the old id stays listed,
+    # with both bundles it wrote, until forgotten
+    assert sorted((d["this_device"], d["bundles"]) for d in devices) == [(False, 0), (False, 2), (True, 1)]
