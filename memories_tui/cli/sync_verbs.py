@@ -159,8 +159,9 @@ def cmd_sync_status(ctx: Context) -> Payload:
         if not entries:
             print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
         else:
-            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("LAST ERROR"), _("CONFLICTS")],
-                      [[e.vault_id, e.url, e.last_sync or "-", e.last_error or "-", e.conflicts] for e in entries])
+            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"), _("CONFLICTS")],
+                      [[e.vault_id, e.url, e.last_sync or "-", "-" if e.pending is None else e.pending,
+                        e.last_error or "-", e.conflicts] for e in entries])
             for e in entries:
                 if e.passphrase_adopted:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "

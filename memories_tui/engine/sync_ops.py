@@ -132,7 +132,8 @@ class SyncOperations:
                     name=vault.name), code="sync_device_behind") from None
             raise
         self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts,
-                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted))
+                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted,
+                                   counter_at_sync=vault.change_counter(), pending=None))
         return replace(report, passphrase_adopted=adopted)
 
     def sync_new_device(self, vault_id: str) -> str:
@@ -189,9 +190,24 @@ class SyncOperations:
         """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
         entries = self._registry.entries()
         if vault_id is None:
-            return sorted(entries.values(), key=lambda e: e.vault_id)
+            return [self._with_pending(e) for e in sorted(entries.values(), key=lambda e: e.vault_id)]
         info = self._sync_engine()._files.resolve(vault_id)
-        return [entries[info.vault_id]] if info.vault_id in entries else []
+        return [self._with_pending(entries[info.vault_id])] if info.vault_id in entries else []
+
+    def _with_pending(self, entry: TargetEntry) -> TargetEntry:
+        """How many local writes wait to be pushed: the vault's change counter now minus the
+        one the last sync ended at. Read from the file's state row without the key (every
+        commit moves it by one, a batch of records too), so no record is opened or parsed."""
+        from ..vault.header import latest_state
+
+        if entry.counter_at_sync is None:
+            return replace(entry, pending=None)
+        try:
+            path = self._sync_engine()._files.resolve(entry.vault_id).path
+            counter, _mac = latest_state(path)
+        except MemoriesError:
+            return replace(entry, pending=None)
+        return replace(entry, pending=max(0, counter - entry.counter_at_sync))
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
                   name: str | None = None, progress: Callable[[str], None] | None = None) -> JoinReport:

@@ -24,6 +24,8 @@ class TargetEntry(Jsonable):
     last_error: str | None = None  # the error code of the last failed sync, None after a good one
     conflicts: int = 0
     passphrase_adopted: str | None = None  # when a sync took the passphrase another device set
+    counter_at_sync: int | None = None  # the vault's change counter when the last sync ended
+    pending: int | None = None  # local writes since then (filled in by `sync_status`, never stored)
 
 
 class Registry:

@@ -1,0 +1,43 @@
+"""Sync as a user watches it: pending local changes in `sync status` (no passphrase), progress
+on stderr only (never in --json output), ctrl+c before anything is written leaves the vault as it was."""
+
+from __future__ import annotations
+
+from tests.helpers.cli import call_cli
+
+
+def _synced_home(tmp_path):
+    home, folder = tmp_path / "a", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(home, "vault", "create", "notes")
+    call_cli(home, "memory", "add", "notes", "--title", "one", "--text", "first")
+    assert call_cli(home, "sync", "add", "notes", str(folder)).code == 0
+    return home, folder
+
+
+def _pending(home):
+    targets = call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"]
+    return [t["pending"] for t in targets]
+
+
+def test_pending_counts_local_writes_since_the_last_sync_and_drops_to_zero_after_one(tmp_path):
+    home, _folder = _synced_home(tmp_path)
+    assert _pending(home) == [None]  # never synced: not known
+    assert call_cli(home, "sync", "notes").code == 0
+    assert _pending(home) == [0]
+    rid = call_cli(home, "--json", "memory", "add", "notes", "--title", "two", "--text", "second").json["id"]
+    assert call_cli(home, "memory", "update", "notes", rid, "--text", "second, edited").code == 0
+    assert _pending(home) == [2]
+    shown = call_cli(home, "sync", "status", "notes", passphrase=None)
+    assert shown.code == 0 and "PENDING" in shown.stdout
+    assert call_cli(home, "sync", "notes").code == 0
+    assert _pending(home) == [0]
+
+
+def test_sync_progress_goes_to_stderr_and_json_stays_one_document(tmp_path):
+    home, _folder = _synced_home(tmp_path)
+    shown = call_cli(home, "sync", "notes")
+    assert shown.code == 0 and "Synced with" in shown.stdout
+    assert "Syncing" in shown.stderr and "Syncing" not in shown.stdout
+    quiet = call_cli(home, "--json", "sync", "notes")
+    assert quiet.code == 0 and quiet.json["pushed_revisions"] == 0 and "Syncing" not in quiet.stderr
