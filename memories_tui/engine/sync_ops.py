@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
-from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
+from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncProgress
 
 if TYPE_CHECKING:
     from ..sync.join import JoinRecord
@@ -102,7 +102,7 @@ class SyncOperations:
         finally:
             vault.close()
 
-    def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
+    def sync_now(self, vault_id: str, *, progress: Callable[[SyncProgress], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport:
         """Push this device's changes and pull the others' now; the vault is left unchanged
         when anything in the target fails its checks."""
@@ -110,6 +110,7 @@ class SyncOperations:
         from ..sync.exclusive import one_sync_at_a_time
         from ..sync.run import run_sync
         from ..sync.targets import TargetSpec
+        from ..sync.watched import WatchedTarget
 
         vault = self._unlocked(vault_id)
         entry = self._registry.get(vault.vault_id)
@@ -120,8 +121,11 @@ class SyncOperations:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
-                report = run_sync(vault, target, progress=progress, cancel=cancel)
+                watched = WatchedTarget(target, vault.keys, progress, cancel)
+                report = run_sync(vault, watched, cancel=cancel)
                 adopted = record is not None and _adopt_passphrase(vault, record)
+        except CancelledError:
+            raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
             if exc.code == "sync_device_behind":
@@ -188,29 +192,16 @@ class SyncOperations:
 
     def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
         """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
-        entries = self._registry.entries()
+        from ..sync.registry import with_pending
+
+        entries, files = self._registry.entries(), self._sync_engine()._files
         if vault_id is None:
-            return [self._with_pending(e) for e in sorted(entries.values(), key=lambda e: e.vault_id)]
-        info = self._sync_engine()._files.resolve(vault_id)
-        return [self._with_pending(entries[info.vault_id])] if info.vault_id in entries else []
-
-    def _with_pending(self, entry: TargetEntry) -> TargetEntry:
-        """How many local writes wait to be pushed: the vault's change counter now minus the
-        one the last sync ended at. Read from the file's state row without the key (every
-        commit moves it by one, a batch of records too), so no record is opened or parsed."""
-        from ..vault.header import latest_state
-
-        if entry.counter_at_sync is None:
-            return replace(entry, pending=None)
-        try:
-            path = self._sync_engine()._files.resolve(entry.vault_id).path
-            counter, _mac = latest_state(path)
-        except MemoriesError:
-            return replace(entry, pending=None)
-        return replace(entry, pending=max(0, counter - entry.counter_at_sync))
+            return [with_pending(e, files.resolve) for e in sorted(entries.values(), key=lambda e: e.vault_id)]
+        info = files.resolve(vault_id)
+        return [with_pending(entries[info.vault_id], files.resolve)] if info.vault_id in entries else []
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
-                  name: str | None = None, progress: Callable[[str], None] | None = None) -> JoinReport:
+                  name: str | None = None, progress: Callable[[SyncProgress], None] | None = None) -> JoinReport:
         """Make this home a device of the vault in the target: the passphrase unwraps the key
         there, a vault file of the same vault is made here (named `name`, else as it is named
         in the target), then everything is pulled."""

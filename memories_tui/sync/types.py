@@ -63,3 +63,14 @@ class DeviceInfo(Jsonable):
     last_seen: str  # when it last wrote its head (its own clock, UTC)
     this_device: bool
     read_here: int  # how many of its bundles this device has read
+
+
+@dataclass(frozen=True)
+class SyncProgress(Jsonable):
+    """How far a sync is: `stage` "pull" (bundles fetched of those the other devices' heads
+    name) or "push" (objects uploaded); `total` 0 while it is not known yet."""
+
+    stage: str
+    done: int
+    total: int
+    bytes: int  # fetched ("pull") or sent ("push") so far
