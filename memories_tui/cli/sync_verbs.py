@@ -122,7 +122,7 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
     """Run `work` in a thread; ctrl+c sets its cancel event and waits for it to stop: before the
     vault is written that is "Sync cancelled; nothing was changed here.", after it the sync
     finishes its upload (what it committed is pushed next time anyway)."""
-    cancel = threading.Event()
+    cancel, finished = threading.Event(), threading.Event()
     done: list[T] = []
     failed: list[BaseException] = []
 
@@ -131,12 +131,13 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
             done.append(work(cancel))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread as it is
             failed.append(exc)
+        finally:
+            finished.set()
 
-    thread = threading.Thread(target=run, name="memories-sync", daemon=True)
-    thread.start()
-    while thread.is_alive():
+    threading.Thread(target=run, name="memories-sync", daemon=True).start()
+    while not finished.is_set():  # not Thread.join: a ctrl+c inside it can make the thread look finished
         try:
-            thread.join(0.1)
+            finished.wait(0.1)
         except KeyboardInterrupt:
             cancel.set()
     if failed:

@@ -3,7 +3,12 @@ on stderr only (never in --json output), ctrl+c before anything is written leave
 
 from __future__ import annotations
 
-from tests.helpers.cli import call_cli
+import signal
+import subprocess
+import sys
+import time
+
+from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
 
 
 def _synced_home(tmp_path):
@@ -41,3 +46,28 @@ def test_sync_progress_goes_to_stderr_and_json_stays_one_document(tmp_path):
     assert "Syncing" in shown.stderr and "Syncing" not in shown.stdout
     quiet = call_cli(home, "--json", "sync", "notes")
     assert quiet.code == 0 and quiet.json["pushed_revisions"] == 0 and "Syncing" not in quiet.stderr
+
+
+def test_ctrl_c_during_a_sync_changes_nothing_and_the_next_sync_pushes_everything(tmp_path):
+    home, folder = _synced_home(tmp_path)
+    ready = tmp_path / "held"
+    env = cli_env(home, MEMORIES_TEST_HOLD_AT=f"sync-after-read:{ready}")
+    child = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the sync never reached the point"
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)  # what ctrl+c sends: pulled and compared, nothing written yet
+    time.sleep(0.3)
+    ready.unlink()
+    out, err = child.communicate(timeout=120)
+    text = err.decode()
+    assert child.returncode != 0 and "Sync cancelled; nothing was changed here." in text, text
+    assert "Traceback" not in text and out == b""
+    assert not list(folder.glob("d/*/0*")), "a cancelled sync uploaded a bundle"
+    status = call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"]
+    assert [(t["last_sync"], t["last_error"], t["pending"]) for t in status] == [(None, None, None)]
+    pushed = call_cli(home, "--json", "sync", "notes")
+    assert pushed.code == 0 and pushed.json["pushed_revisions"] == 1
