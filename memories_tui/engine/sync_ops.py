@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import CancelledError, MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
-from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncProgress
+from ..sync.types import Conflict, DeviceInfo, JoinReport, SyncProgress
 
 if TYPE_CHECKING:
     from ..sync.join import JoinRecord
@@ -372,30 +372,12 @@ class SyncOperations:
 
     def conflicts(self, vault_id: str) -> list[Conflict]:
         """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
-        a record resolved here since is no longer one (the next sync ends it everywhere)."""
-        import json
-
+        each with the body both sides came from when this vault still holds it."""
+        from ..sync.conflicts import listed
         from ..sync.run import load_state
 
         vault = self._unlocked(vault_id)
-        state = load_state(vault)
-        out = []
-        for record_id, kept in sorted(state.kept.items()):
-            if record_id in state.resolving:
-                continue
-            doc = state.docs.get(record_id)
-            winner_title = None
-            if doc is not None and doc.local is not None:
-                try:
-                    winner_title = vault.read(record_id).title
-                except NotFoundError:
-                    winner_title = None  # deleted here since the last sync
-            revisions = []
-            for rev_id, payload in kept.items():
-                value = json.loads(payload) if payload is not None else {}
-                revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body")))
-            out.append(Conflict(record_id, winner_title, revisions))
-        return out
+        return listed(vault, load_state(vault))
 
 
 SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only

@@ -34,6 +34,7 @@ class ConflictRevision(Jsonable):
     deleted: bool  # a deletion an edit beat (reported, not applied)
     title: str | None
     body: str | None
+    base: str | None = None  # the body both sides came from, when this vault still holds it
 
 
 @dataclass(frozen=True)
