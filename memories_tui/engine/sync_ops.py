@@ -289,6 +289,7 @@ class SyncOperations:
         import json
 
         from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
         from ..vault.records import NewRecord
 
         vault = self._unlocked(vault_id)
@@ -299,15 +300,15 @@ class SyncOperations:
         for payload in load_state(vault).kept.get(record_id, {}).values():
             if payload is None:
                 continue
-            value = json.loads(payload)
-            if "data" in value:
-                raise UsageError(msg("Record {record_id} is a file: keep one side with `memories memory resolve` "
-                                     "(--keep REVISION).", record_id=record_id), code="keep_both_asset")
-            copies.append(NewRecord(value["kind"], msg("{title} (conflict copy)", title=value["title"]).localized(),
-                                    value["body"], tuple(value.get("tags", ())), dict(value.get("metadata", {}))))
-        made = self.add_records(vault_id, copies) if copies else []  # type: ignore[attr-defined]
+            kept = decode_payload(bytearray(payload.encode()), record_id, 1, json.loads(payload)["kind"],
+                                  "A kept revision")  # a file's bytes come back as they were
+            copies.append(NewRecord(kept.kind, msg("{title} (conflict copy)", title=kept.title).localized(),
+                                    kept.body, tuple(kept.tags), dict(kept.metadata), kept.data))
+        files = [vault.add(c) for c in copies if c.kind == "asset"]  # as `add_asset` stores them: never indexed
+        notes = [c for c in copies if c.kind != "asset"]
+        made = self.add_records(vault_id, notes) if notes else []  # type: ignore[attr-defined]
         self.resolve_conflict(vault_id, record_id)
-        return list(made)
+        return [*files, *made]
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
         """The devices that write to the vault's target, from their authenticated heads; a

@@ -71,3 +71,35 @@ def test_ctrl_c_during_a_sync_changes_nothing_and_the_next_sync_pushes_everythin
     assert [(t["last_sync"], t["last_error"], t["pending"]) for t in status] == [(None, None, None)]
     pushed = call_cli(home, "--json", "sync", "notes")
     assert pushed.code == 0 and pushed.json["pushed_revisions"] == 1
+
+
+def test_keep_both_keeps_a_file_asset_too_with_its_bytes(tmp_path, cheap_kdf):
+    from memories_tui.engine import Engine
+    from tests.helpers.vaults import PASS
+
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    scan = tmp_path / "scan.bin"
+    scan.write_bytes(bytes(range(256)) * 3)
+    rid = call_cli(a, "--json", "asset", "add", "notes", str(scan), "--title", "scan").json["id"]
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0 and call_cli(a, "sync", "notes").code == 0
+    assert call_cli(b, "sync", "join", str(folder)).code == 0
+    for home, title in ((a, "scan on a"), (b, "scan on b")):
+        assert call_cli(home, "memory", "update", "notes", rid, "--title", title).code == 0
+    for home in (a, b, a):
+        assert call_cli(home, "sync", "notes").code == 0
+    both = call_cli(a, "--json", "memory", "resolve", "notes", rid, "--keep-both")
+    assert both.code == 0, both.stderr
+    [copy_id] = both.json["copies"]
+    engine = Engine.open(a)
+    try:
+        vault_id = engine.resolve_vault("notes").vault_id
+        engine.unlock(vault_id, PASS)
+        copy, kept = engine.read_record(vault_id, copy_id), engine.read_record(vault_id, rid)
+        assert (copy.kind, copy.data) == ("asset", scan.read_bytes())
+        assert {copy.title, kept.title} == {"scan on a (conflict copy)", "scan on b"} or {copy.title, kept.title} == {
+            "scan on b (conflict copy)", "scan on a"}
+        assert engine.conflicts(vault_id) == []
+    finally:
+        engine.close()
