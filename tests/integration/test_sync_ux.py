@@ -103,3 +103,20 @@ def test_keep_both_keeps_a_file_asset_too_with_its_bytes(tmp_path, cheap_kdf):
         assert engine.conflicts(vault_id) == []
     finally:
         engine.close()
+
+
+def test_through_the_resident_engine_progress_and_pending_are_the_same(tmp_path):
+    from tests.helpers.daemon import daemon, unlock
+
+    home, _folder = _synced_home(tmp_path)
+    (home / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n[sync]\nbackground = false\n",
+                                      encoding="utf-8")
+    with daemon(home):
+        assert unlock(home, "notes").code == 0
+        shown = call_cli(home, "sync", "notes", passphrase=None)
+        assert shown.code == 0 and "Syncing" in shown.stderr and "Syncing" not in shown.stdout, shown.stderr
+        assert call_cli(home, "memory", "add", "notes", "--title", "two", "--text", "x", passphrase=None).code == 0
+        assert _pending(home) == [1]
+        quiet = call_cli(home, "--json", "sync", "notes", passphrase=None)
+        assert quiet.code == 0 and quiet.json["pushed_revisions"] == 1 and "Syncing" not in quiet.stderr
+        assert _pending(home) == [0]
