@@ -20,7 +20,7 @@ def listed(vault: UnlockedVault, state: SyncState) -> list[Conflict]:
     for record_id, kept in sorted(state.kept.items()):
         if record_id in state.resolving:
             continue
-        doc = state.docs.get(record_id)
+        doc = _doc(state, record_id)
         winner_title = None
         if doc is not None and doc.local is not None:
             try:
@@ -45,10 +45,19 @@ def _base_body(vault: UnlockedVault, state: SyncState, record_id: str, doc: Doc 
     if winner is None or rev_id not in tree.revs:
         return None
     ancestor = common_ancestor(tree, winner, tree.revs[rev_id])
-    number = state.bases.get(record_id, {}).get(ancestor.rev_id) if ancestor is not None else None
+    number = _bases(state, record_id, doc).get(ancestor.rev_id) if ancestor is not None else None
     if number is None:
         return None
     try:
         return vault.read(record_id, number).body
     except MemoriesError:
         return None
+
+
+# The two places that read the state's layout (the per-record rows keep both inside each Doc).
+def _doc(state: SyncState, record_id: str) -> Doc | None:
+    return state.docs.get(record_id)
+
+
+def _bases(state: SyncState, record_id: str, _doc: Doc) -> dict[str, int]:
+    return state.bases.get(record_id, {})
