@@ -9,17 +9,22 @@ a passphrase or the vault key itself, only keys derived from it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..i18n import _
 from .context import Context
 from .output import Payload, clean
+from .progress import ProgressReport
 
 if TYPE_CHECKING:
     import argparse
 
+    from ..engine import SyncProgress
+
+T = TypeVar("T")
 Verb = Callable[..., "argparse.ArgumentParser"]
 SUBVERBS = ("add", "now", "status", "join", "devices", "forget")
 
@@ -103,8 +108,41 @@ def _ADOPTED() -> str:  # noqa: N802 - a sentence, translated when shown
              "the new passphrase only.")
 
 
-def _progress(ctx: Context) -> Callable[[str], None]:
-    return lambda text: ctx.progress(_("sync: {step}").format(step=text))
+def _bar(ctx: Context) -> tuple[ProgressReport, Callable[[SyncProgress], None]]:
+    """A bar on stderr (plain lines when it is not a terminal; nothing with --json)."""
+    bar = ProgressReport(_("Syncing"), unit=_("objects"), enabled=not ctx.json)
+
+    def update(p: SyncProgress) -> None:
+        bar.update(p.done, p.total or None, _("fetched") if p.stage == "pull" else _("sent"))
+
+    return bar, update
+
+
+def _cancellable(work: Callable[[threading.Event], T]) -> T:
+    """Run `work` in a thread; ctrl+c sets its cancel event and waits for it to stop: before the
+    vault is written that is "Sync cancelled; nothing was changed here.", after it the sync
+    finishes its upload (what it committed is pushed next time anyway)."""
+    cancel, finished = threading.Event(), threading.Event()
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work(cancel))
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread as it is
+            failed.append(exc)
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="memories-sync", daemon=True).start()
+    while not finished.is_set():  # not Thread.join: a ctrl+c inside it can make the thread look finished
+        try:
+            finished.wait(0.1)
+        except KeyboardInterrupt:
+            cancel.set()
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def cmd_sync_add(ctx: Context) -> Payload:
@@ -131,7 +169,9 @@ def cmd_sync_now(ctx: Context) -> Payload:
         if not ctx.json:
             print(_("This vault now syncs as device {device}; the old device id stays in `memories sync devices` "
                     "until you forget it.").format(device=device))
-    report = ctx.engine.sync_now(vault_id, progress=_progress(ctx))
+    bar, update = _bar(ctx)
+    with bar:
+        report = _cancellable(lambda cancel: ctx.engine.sync_now(vault_id, progress=update, cancel=cancel))
     if not ctx.json:
         print(_("Synced with {target}: sent {pushed} change(s) ({objects} objects, {bytes} bytes), received "
                 "{pulled} change(s) from {devices} device(s); {written} record(s) updated here.").format(
@@ -159,8 +199,9 @@ def cmd_sync_status(ctx: Context) -> Payload:
         if not entries:
             print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
         else:
-            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("LAST ERROR"), _("CONFLICTS")],
-                      [[e.vault_id, e.url, e.last_sync or "-", e.last_error or "-", e.conflicts] for e in entries])
+            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"), _("CONFLICTS")],
+                      [[e.vault_id, e.url, e.last_sync or "-", "-" if e.pending is None else e.pending,
+                        e.last_error or "-", e.conflicts] for e in entries])
             for e in entries:
                 if e.passphrase_adopted:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
@@ -172,8 +213,10 @@ def cmd_sync_join(ctx: Context) -> Payload:
     from ..frontend.passphrase import get_passphrase
 
     passphrase = get_passphrase(file=ctx.args.passphrase_file, prompt=_("Passphrase of the vault to join: "))
-    report = ctx.engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url, cwd=Path.cwd(),
-                                  name=ctx.args.as_name, progress=_progress(ctx))
+    bar, update = _bar(ctx)
+    with bar:
+        report = ctx.engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
+                                      cwd=Path.cwd(), name=ctx.args.as_name, progress=update)
     if not ctx.json:
         print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
             name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))

@@ -22,7 +22,7 @@ from .protocol import HELLO, STOP, DaemonConnectionError
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = "daemon_version_mismatch"
-API_FINGERPRINT = "fdb6a480afc0690a"  # served_fingerprint() of this build; a test keeps it current
+API_FINGERPRINT = "eec69f4e61eb0e4b"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
 

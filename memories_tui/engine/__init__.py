@@ -69,7 +69,8 @@ if TYPE_CHECKING:
     from ..models.manifest import PINNED as PINNED_MODEL
     from ..retrieval.highlight import match_spans, term_spans
     from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
-    from ..sync.types import Conflict, ConflictRevision, DeviceInfo, SyncReport
+    from ..sync.threeway import marked_merge
+    from ..sync.types import Conflict, ConflictRevision, DeviceInfo, SyncProgress, SyncReport
     from ..text.offsets import (
         byte_span_to_chars,
         byte_to_char,
@@ -120,8 +121,8 @@ __all__ = [
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SourceSyncItem", "SourceSyncReport",
-    "SyncScheduler",
-    "Conflict", "ConflictRevision", "DeviceInfo", "SyncReport",
+    "SyncScheduler", "marked_merge",
+    "Conflict", "ConflictRevision", "DeviceInfo", "SyncProgress", "SyncReport",
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
@@ -172,7 +173,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: (".source_sync", n) for n in ("SourceSyncItem", "SourceSyncReport")},
     "SourceWatcher": (".source_watch", "SourceWatcher"),
     "SyncScheduler": (".sync_watch", "SyncScheduler"),
-    **{n: ("..sync.types", n) for n in ("Conflict", "ConflictRevision", "DeviceInfo", "SyncReport")},
+    "marked_merge": ("..sync.threeway", "marked_merge"),
+    **{n: ("..sync.types", n) for n in ("Conflict", "ConflictRevision", "DeviceInfo", "SyncProgress", "SyncReport")},
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
                                   "VaultInfo", "VaultScan")},
 }

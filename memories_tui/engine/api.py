@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..importers.common import ImportReport
     from ..index.reports import EmbedProgress, IndexReport
     from ..retrieval.results import RecordHit, SearchResponse
-    from ..sync.types import Conflict, DeviceInfo, SyncReport
+    from ..sync.types import Conflict, DeviceInfo, SyncProgress, SyncReport
     from ..text.query import Query
     from ..vault.backups import BackupProgress
     from ..vault.records import Record
@@ -218,7 +218,7 @@ class EngineAPI(Protocol):
                      cancel: threading.Event | None = None, assets: bool = False) -> ImportReport: ...
 
     @operation(progress="sync")
-    def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
+    def sync_now(self, vault_id: str, *, progress: Callable[[SyncProgress], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport: ...
 
     @operation()

@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
-from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
+from ..sync.types import Conflict, DeviceInfo, JoinReport, SyncProgress
 
 if TYPE_CHECKING:
     from ..sync.join import JoinRecord
@@ -102,7 +102,7 @@ class SyncOperations:
         finally:
             vault.close()
 
-    def sync_now(self, vault_id: str, *, progress: Callable[[str], None] | None = None,
+    def sync_now(self, vault_id: str, *, progress: Callable[[SyncProgress], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport:
         """Push this device's changes and pull the others' now; the vault is left unchanged
         when anything in the target fails its checks."""
@@ -110,6 +110,7 @@ class SyncOperations:
         from ..sync.exclusive import one_sync_at_a_time
         from ..sync.run import run_sync
         from ..sync.targets import TargetSpec
+        from ..sync.watched import WatchedTarget
 
         vault = self._unlocked(vault_id)
         entry = self._registry.get(vault.vault_id)
@@ -120,9 +121,12 @@ class SyncOperations:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
-                report = run_sync(vault, target, progress=progress, cancel=cancel,
+                watched = WatchedTarget(target, vault.keys, progress, cancel)
+                report = run_sync(vault, watched, cancel=cancel,
                                   compact_after=self._sync_engine().config.sync.compact_after)
                 adopted = record is not None and _adopt_passphrase(vault, record)
+        except CancelledError:
+            raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
             if exc.code == "sync_device_behind":
@@ -133,7 +137,8 @@ class SyncOperations:
                     name=vault.name), code="sync_device_behind") from None
             raise
         self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts,
-                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted))
+                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted,
+                                   counter_at_sync=vault.change_counter(), pending=None))
         return replace(report, passphrase_adopted=adopted)
 
     def sync_new_device(self, vault_id: str) -> str:
@@ -185,14 +190,16 @@ class SyncOperations:
 
     def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
         """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
-        entries = self._registry.entries()
+        from ..sync.registry import with_pending
+
+        entries, files = self._registry.entries(), self._sync_engine()._files
         if vault_id is None:
-            return sorted(entries.values(), key=lambda e: e.vault_id)
-        info = self._sync_engine()._files.resolve(vault_id)
-        return [entries[info.vault_id]] if info.vault_id in entries else []
+            return [with_pending(e, files.resolve) for e in sorted(entries.values(), key=lambda e: e.vault_id)]
+        info = files.resolve(vault_id)
+        return [with_pending(entries[info.vault_id], files.resolve)] if info.vault_id in entries else []
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
-                  name: str | None = None, progress: Callable[[str], None] | None = None) -> JoinReport:
+                  name: str | None = None, progress: Callable[[SyncProgress], None] | None = None) -> JoinReport:
         """Make this home a device of the vault in the target: the passphrase unwraps the key
         there, a vault file of the same vault is made here (named `name`, else as it is named
         in the target), then everything is pulled."""
@@ -278,6 +285,7 @@ class SyncOperations:
         import json
 
         from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
         from ..vault.records import NewRecord
 
         vault = self._unlocked(vault_id)
@@ -288,15 +296,15 @@ class SyncOperations:
         for payload in load_state(vault).kept.get(record_id, {}).values():
             if payload is None:
                 continue
-            value = json.loads(payload)
-            if "data" in value:
-                raise UsageError(msg("Record {record_id} is a file: keep one side with `memories memory resolve` "
-                                     "(--keep REVISION).", record_id=record_id), code="keep_both_asset")
-            copies.append(NewRecord(value["kind"], msg("{title} (conflict copy)", title=value["title"]).localized(),
-                                    value["body"], tuple(value.get("tags", ())), dict(value.get("metadata", {}))))
-        made = self.add_records(vault_id, copies) if copies else []  # type: ignore[attr-defined]
+            kept = decode_payload(bytearray(payload.encode()), record_id, 1, json.loads(payload)["kind"],
+                                  "A kept revision")  # a file's bytes come back as they were
+            copies.append(NewRecord(kept.kind, msg("{title} (conflict copy)", title=kept.title).localized(),
+                                    kept.body, tuple(kept.tags), dict(kept.metadata), kept.data))
+        files = [vault.add(c) for c in copies if c.kind == "asset"]  # as `add_asset` stores them: never indexed
+        notes = [c for c in copies if c.kind != "asset"]
+        made = self.add_records(vault_id, notes) if notes else []  # type: ignore[attr-defined]
         self.resolve_conflict(vault_id, record_id)
-        return list(made)
+        return [*files, *made]
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
         """The devices that write to the vault's target, from their authenticated heads; a
@@ -361,30 +369,12 @@ class SyncOperations:
 
     def conflicts(self, vault_id: str) -> list[Conflict]:
         """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
-        a record resolved here since is no longer one (the next sync ends it everywhere)."""
-        import json
-
+        each with the body both sides came from when this vault still holds it."""
+        from ..sync.conflicts import listed
         from ..sync.run import load_state
 
         vault = self._unlocked(vault_id)
-        state = load_state(vault)
-        out = []
-        for record_id, kept in sorted(state.kept.items()):
-            if record_id in state.resolving:
-                continue
-            doc = state.find(record_id)
-            winner_title = None
-            if doc is not None and doc.local is not None:
-                try:
-                    winner_title = vault.read(record_id).title
-                except NotFoundError:
-                    winner_title = None  # deleted here since the last sync
-            revisions = []
-            for rev_id, payload in kept.items():
-                value = json.loads(payload) if payload is not None else {}
-                revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body")))
-            out.append(Conflict(record_id, winner_title, revisions))
-        return out
+        return listed(vault, load_state(vault))
 
 
 SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..errors import SyncError
+from ..errors import MemoriesError, SyncError
 from ..i18n import msg
 from ..serial import Jsonable
 
@@ -24,6 +26,8 @@ class TargetEntry(Jsonable):
     last_error: str | None = None  # the error code of the last failed sync, None after a good one
     conflicts: int = 0
     passphrase_adopted: str | None = None  # when a sync took the passphrase another device set
+    counter_at_sync: int | None = None  # the vault's change counter when the last sync ended
+    pending: int | None = None  # local writes since then (filled in by `sync_status`, never stored)
 
 
 class Registry:
@@ -51,3 +55,21 @@ class Registry:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({vid: e.to_json() for vid, e in entries.items()}, fh, indent=1, sort_keys=True)
         os.replace(tmp, self.path)
+
+
+def with_pending(entry: TargetEntry, locate: Callable[[str], Any]) -> TargetEntry:
+    """`entry` with how many local writes wait to be pushed: the vault's change counter now
+    minus the one the last sync ended at. Read from the file's state row without the key (every
+    commit moves it by one, a batch of records too), so no record is opened or parsed. `locate`
+    finds the vault file (its `.path`); a vault gone from this home has no count."""
+    from dataclasses import replace
+
+    from ..vault.header import latest_state
+
+    if entry.counter_at_sync is None:
+        return replace(entry, pending=None)
+    try:
+        counter, _mac = latest_state(locate(entry.vault_id).path)
+    except MemoriesError:
+        return replace(entry, pending=None)
+    return replace(entry, pending=max(0, counter - entry.counter_at_sync))

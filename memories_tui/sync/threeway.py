@@ -100,6 +100,30 @@ def merge_text(base: str, a: str, b: str) -> str | None:
     return "".join(lines)
 
 
+def marked_merge(base: str, a: str, b: str, label_a: str, label_b: str) -> str:
+    """The three-way merge of `a` and `b` with git-style conflict markers only around the parts
+    both changed: what one side changed alone is taken as in `merge_text`."""
+    old, left, right = base.splitlines(True), a.splitlines(True), b.splitlines(True)
+    lines: list[str] = []
+    at_old = at_left = at_right = 0
+    for start, end, in_left, in_right in _stable(old, left, right):
+        was, mine, theirs = old[at_old:start], left[at_left:in_left], right[at_right:in_right]
+        if mine == theirs or theirs == was:
+            lines.extend(mine)
+        elif mine == was:
+            lines.extend(theirs)
+        else:
+            lines.extend([f"<<<<<<< {label_a}\n", *_ended(mine), "=======\n", *_ended(theirs), f">>>>>>> {label_b}\n"])
+        lines.extend(old[start:end])
+        at_old, at_left, at_right = end, in_left + end - start, in_right + end - start
+    return "".join(lines)
+
+
+def _ended(lines: list[str]) -> list[str]:
+    """A side's lines with the last one ended, so a marker never joins the text's last line."""
+    return [*lines[:-1], lines[-1] if lines[-1].endswith("\n") else lines[-1] + "\n"] if lines else []
+
+
 def _stable(old: list[str], left: list[str], right: list[str]) -> list[tuple[int, int, int, int]]:
     """Runs of the ancestor's lines that both sides kept, as (start, end, where the run starts in
     `left`, in `right`), ending with an empty run at the end of all three."""

@@ -34,6 +34,7 @@ class ConflictRevision(Jsonable):
     deleted: bool  # a deletion an edit beat (reported, not applied)
     title: str | None
     body: str | None
+    base: str | None = None  # the body both sides came from, when this vault still holds it
 
 
 @dataclass(frozen=True)
@@ -63,3 +64,14 @@ class DeviceInfo(Jsonable):
     last_seen: str  # when it last wrote its head (its own clock, UTC)
     this_device: bool
     read_here: int  # how many of its bundles this device has read
+
+
+@dataclass(frozen=True)
+class SyncProgress(Jsonable):
+    """How far a sync is: `stage` "pull" (bundles fetched of those the other devices' heads
+    name) or "push" (objects uploaded); `total` 0 while it is not known yet."""
+
+    stage: str
+    done: int
+    total: int
+    bytes: int  # fetched ("pull") or sent ("push") so far

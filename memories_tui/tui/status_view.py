@@ -111,11 +111,16 @@ def sections(*, name: str, vault_id: str, device_only: bool, status: Any, home: 
 
 
 def _sync(entries: list[Any]) -> list[Section]:
-    """The vault's sync target: last sync, last error, conflicts kept (no target: no section)."""
+    """The vault's sync target: last sync, pending changes, last error, conflicts kept (no target:
+    no section)."""
     out = []
     for entry in entries:
+        pending = (_("not known until the first sync") if entry.pending is None else
+                   _n("{n:,} local change to push", "{n:,} local changes to push", entry.pending).format(n=entry.pending)
+                   if entry.pending else _("none"))
         rows = (Row(_("target"), tilde(entry.url)),
                 Row(_("last sync"), entry.last_sync or _("not yet")),
+                Row(_("pending"), pending),
                 Row(_("last error"), entry.last_error or _("none"), warn=bool(entry.last_error)),
                 Row(_("conflicts"), _n("{n:,} record with conflicting edits (memories memory conflicts)",
                                        "{n:,} records with conflicting edits (memories memory conflicts)",

@@ -113,3 +113,38 @@ async def test_side_by_side_snapshot(snap_home, pinned_clocks, language) -> None
         problem = await check(pilot, shot("conflict-side-by-side", language), masks_for(engine, snap_home))
     engine.lock()
     assert problem is None, problem
+
+
+async def test_merge_puts_markers_only_around_the_part_both_devices_changed(tmp_path) -> None:
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add("Trip plan", "Day one\nTrain at 9.\n\nDay two\nMuseum.\n\nDay three\nHome.\n")
+    a.add("Other note", "untouched")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.edit(rid, "Day one\nTrain at 10.\n\nDay two\nMuseum.\n\nDay three\nHome by plane.\n")
+    b.edit(rid, "Day one\nBus at 8.\n\nDay two\nMuseum and park.\n\nDay three\nHome.\n")
+    for device in (a, b, a):
+        device.sync()
+    b.close()
+    winner_line = a.records()[rid][2].splitlines()[1]
+    loser_line = ({"Train at 10.", "Bus at 8."} - {winner_line}).pop()
+    app = MemoriesApp(a.engine)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _open_conflict(pilot, app, a, rid)
+            await pilot.press("m")
+            await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+            body = app.screen.query_one("#editor-body", TextArea)
+            assert body.text == (f"Day one\n<<<<<<< shown (winner)\n{winner_line}\n=======\n{loser_line}\n"
+                                 ">>>>>>> other device\n\nDay two\nMuseum and park.\n\nDay three\nHome by plane.\n")
+            body.text = body.text.replace(f"<<<<<<< shown (winner)\n{winner_line}\n=======\n", "").replace(
+                ">>>>>>> other device\n", "")
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)
+            assert a.records()[rid][2] == (f"Day one\n{loser_line}\n\nDay two\nMuseum and park.\n\nDay three\n"
+                                           "Home by plane.\n")
+            assert a.engine.conflicts(a.vault_id) == []
+    finally:
+        a.close()

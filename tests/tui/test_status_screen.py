@@ -98,6 +98,7 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         engine.sync_now(vault_id)
     except Exception:  # noqa: BLE001 - the failure is what this test shows
         pass
+    engine.add_record(vault_id, kind="memory", title="after the sync", body="waits to be pushed")
     engine.lock(vault_id)
     app = MemoriesApp(engine)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -110,3 +111,4 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         assert rows[(title, "last sync")].value.startswith("20")
         assert rows[(title, "last error")].warn and rows[(title, "last error")].value.startswith("sync_")
         assert rows[(title, "conflicts")].value == "none"
+        assert rows[(title, "pending")].value == "1 local change to push"

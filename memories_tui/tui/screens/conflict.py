@@ -1,7 +1,7 @@
 """A record edited on two devices at once, side by side: the winner the vault shows (left) and
 the revision that lost (right), with the three ways to end it — keep this side, keep both (the
-other becomes a new record), or merge by hand in the editor (both texts between conflict
-markers). Whatever is chosen, the next sync ends the conflict on every device."""
+other becomes a new record), or merge by hand in the editor (the three-way result, conflict
+markers only around the parts both devices changed). Whatever is chosen, the next sync ends the conflict on every device."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
-from ...engine import Conflict, ConflictRevision, Record
+from ...engine import Conflict, ConflictRevision, Record, marked_merge
 from ...errors import MemoriesError
 from ...i18n import N_, _
 from ..widgets.footer import AppFooter
@@ -23,8 +23,11 @@ from .editor import RecordEditorScreen
 
 
 def merge_text(winner: Record, other: ConflictRevision) -> str:
-    """Both bodies between git-style conflict markers, for the user to merge in the editor."""
+    """The three-way merge with the text both came from, git-style conflict markers only around
+    the parts both devices changed; both whole bodies between markers when that text is gone."""
     mine, theirs = _("shown (winner)"), _("other device")
+    if other.base is not None:
+        return marked_merge(other.base, winner.body, other.body or "", mine, theirs)
     return f"<<<<<<< {mine}\n{winner.body.rstrip()}\n=======\n{(other.body or '').rstrip()}\n>>>>>>> {theirs}\n"
 
 
@@ -111,7 +114,9 @@ class ConflictScreen(VaultScreen):
         if self.other is None or self.record.kind == "asset":
             return
         draft = replace(self.record, body=merge_text(self.record, self.other))
-        label = _("Both texts, between conflict markers: edit them into one; ctrl+s saves it and ends the conflict")
+        label = (_("Merged; the parts both devices changed are between conflict markers: edit them into one; ctrl+s "
+                   "saves it and ends the conflict") if self.other.base is not None else
+                 _("Both texts, between conflict markers: edit them into one; ctrl+s saves it and ends the conflict"))
         self.app.push_screen(RecordEditorScreen(self.vault_id, self.record, restore=draft, label=label), self._merged)
 
     def _merged(self, saved: Record | None) -> None:
