@@ -1,6 +1,6 @@
 """A WebDAV target (Nextcloud, ownCloud, Apache mod_dav, nginx-dav, a NAS's WebDAV share) on httpx,
 which Memories already depends on: WebDAV is plain HTTP verbs (PUT, GET, DELETE, MKCOL, MOVE,
-PROPFIND), so no second HTTP stack is needed.
+PROPFIND), so no second HTTP stack is needed (webdav4 would bring fsspec-style layers we do not use).
 
 Each object is PUT under a temporary name beside its final one and then MOVEd into place, so a
 reader never takes half an upload for an object. Credentials come from the environment
@@ -73,6 +73,9 @@ def webdav_url(url: str) -> str:
     if not parts.hostname or parts.query or parts.fragment:
         raise SyncError(msg("{url} is not a WebDAV collection URL (https://HOST/PATH).", url=url),
                         code="sync_bad_target")
+    from ..models.http import check_endpoint_url
+
+    check_endpoint_url(url, what="WebDAV URL")  # plain http:// would send the password in clear: loopback only
     return url.rstrip("/")
 
 
@@ -84,8 +87,14 @@ class WebDavTarget:
         self._base_path = unquote(urlsplit(self.base).path)
         self._made: set[str] = set()  # collections known to exist, so a push makes each once
         self._lock = threading.Lock()
-        self._client = httpx.Client(auth=_auth(spec.url), timeout=httpx.Timeout(60.0, connect=10.0),
-                                    follow_redirects=False, headers={"User-Agent": "memories-sync"})
+        from ..config import HttpSettings
+        from ..models.http import make_client
+
+        # the app's one client factory: TLS verified, the proxy rules, no redirects followed
+        self._client = make_client(HttpSettings(), spec.url)
+        auth = _auth(spec.url)
+        if auth is not None:
+            self._client.auth = auth
 
     def _url(self, name: str) -> str:
         """The URL of an object or folder name ('/'-separated, opaque); odd names are refused."""

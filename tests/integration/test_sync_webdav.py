@@ -184,3 +184,12 @@ def test_webdavs_stands_for_https():
     spec = spec_from("webdavs://cloud.example.com/remote.php/dav/files/me/Memories/")
     assert (spec.url, spec.is_webdav, spec.on_this_machine) == (
         "https://cloud.example.com/remote.php/dav/files/me/Memories", True, False)
+
+
+def test_plain_http_to_another_machine_is_refused_since_it_would_send_the_password_in_clear():
+    from memories_tui.sync.targets import spec_from
+
+    with pytest.raises(MemoriesError) as caught:
+        spec_from("http://cloud.example.com/remote.php/dav/files/me/Memories")
+    assert "https://" in caught.value.message and "cloud.example.com" in caught.value.message
+    assert spec_from("webdav://127.0.0.1:8080/x").url == "http://127.0.0.1:8080/x"
