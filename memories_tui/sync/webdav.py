@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import threading
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
@@ -86,7 +85,6 @@ class WebDavTarget:
         self.on_this_machine = spec.on_this_machine
         self._base_path = unquote(urlsplit(self.base).path)
         self._made: set[str] = set()  # collections known to exist, so a push makes each once
-        self._lock = threading.Lock()
         from ..config import HttpSettings
         from ..models.http import make_client
 
@@ -137,14 +135,12 @@ class WebDavTarget:
         parts = name.split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             folder = "/".join(parts[:depth]) + "/"
-            with self._lock:
-                if folder in self._made:
-                    continue
+            if folder in self._made:
+                continue
             response = self._request("MKCOL", self._url(folder))
             if response.status_code not in (201, 405):  # 405: it exists already
                 raise self._failed(response)
-            with self._lock:
-                self._made.add(folder)
+            self._made.add(folder)
 
     def put(self, name: str, data: bytes) -> None:
         final = self._url(name)
@@ -152,6 +148,10 @@ class WebDavTarget:
         folder, _, leaf = name.rpartition("/")
         tmp = self.base + quote(f"{folder}/" * bool(folder) + f".{leaf}.{secrets.token_hex(4)}.tmp")
         response = self._request("PUT", tmp, content=data)
+        if response.status_code == 409 and self._made:  # a folder made earlier was removed meanwhile
+            self._made.clear()
+            self._collections(name)
+            response = self._request("PUT", tmp, content=data)
         if response.status_code not in (200, 201, 204):
             raise self._failed(response)
         response = self._request("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})
