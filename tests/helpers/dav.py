@@ -26,12 +26,36 @@ READY_SECONDS = 60.0
 USER = "alice"
 PASSWORD = "correct horse battery"
 
-# Runs in the child: the app and server from the JSON config given as argv[1].
+# Runs in the child: the app and server from the JSON config given as argv[1]. Under /full/ the
+# same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does.
 _SERVER = """
 import json, sys
 from cheroot import wsgi
+from wsgidav.dav_error import HTTP_INSUFFICIENT_STORAGE, DAVError
+from wsgidav.fs_dav_provider import FileResource, FilesystemProvider, FolderResource
 from wsgidav.wsgidav_app import WsgiDAVApp
+
+class FullFolder(FolderResource):
+    def create_empty_resource(self, name):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+    def create_collection(self, name):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+
+class FullFile(FileResource):
+    def begin_write(self, **kwargs):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+
+class FullProvider(FilesystemProvider):
+    def get_resource_inst(self, path, environ):
+        found = super().get_resource_inst(path, environ)
+        if isinstance(found, FolderResource):
+            found.__class__ = FullFolder
+        elif isinstance(found, FileResource):
+            found.__class__ = FullFile
+        return found
+
 conf = json.loads(sys.argv[1])
+conf["provider_mapping"]["/full"] = FullProvider(conf.pop("full_root"))
 server = wsgi.Server((conf["host"], conf["port"]), WsgiDAVApp(conf))
 server.start()
 """
@@ -41,6 +65,7 @@ server.start()
 class DavServer:
     url: str  # the root collection, http://127.0.0.1:PORT/
     root: Path  # the folder the server stores the objects in
+    full_url: str  # a collection whose every write is refused with 507 (over quota)
 
 
 def _free_port() -> int:
@@ -56,8 +81,10 @@ def dav_server() -> Iterator[DavServer]:
     base = Path(tempfile.mkdtemp(prefix="memories-dav-"))
     root = base / "share"
     root.mkdir()
+    (base / "full").mkdir()
     port = _free_port()
-    conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "verbose": 1,
+    conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "full_root": str(base / "full"),
+            "verbose": 1,
             "logging": {"enable": False}, "property_manager": True, "lock_storage": True,
             "http_authenticator": {"accept_basic": True, "accept_digest": False, "default_to_digest": False,
                                    "trusted_auth_header": None},
@@ -68,7 +95,7 @@ def dav_server() -> Iterator[DavServer]:
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_ready(proc, port, base)
-        yield DavServer(url, root)
+        yield DavServer(url, root, url + "full")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

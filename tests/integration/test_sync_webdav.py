@@ -146,6 +146,13 @@ def test_a_missing_collection_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
     assert "no-such-folder" in caught.value.message
 
 
+def test_a_share_over_quota_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
+    with pytest.raises(MemoriesError) as caught:
+        first_device(tmp_path / "a", dav_env.full_url)
+    assert caught.value.code == "sync_target_full"
+    assert "507" in caught.value.message
+
+
 def test_an_unreachable_server_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
     from tests.helpers.dav import _free_port
 
