@@ -200,3 +200,27 @@ def test_plain_http_to_another_machine_is_refused_since_it_would_send_the_passwo
         spec_from("http://cloud.example.com/remote.php/dav/files/me/Memories")
     assert "https://" in caught.value.message and "cloud.example.com" in caught.value.message
     assert spec_from("webdav://127.0.0.1:8080/x").url == "http://127.0.0.1:8080/x"
+
+
+def test_the_cli_syncs_through_webdav_and_a_wrong_password_is_one_line(dav_env, tmp_path):
+    from tests.helpers.cli import call_cli
+    from tests.helpers.dav import PASSWORD, USER
+
+    url = _collection(dav_env, "cli")
+    a, b = tmp_path / "a", tmp_path / "b"
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "hello", "--text", "from a")
+    half = call_cli(a, "sync", "add", "notes", url, env={"MEMORIES_WEBDAV_PASSWORD": "hunter2-wrong"})
+    assert half.code == 1 and "MEMORIES_WEBDAV_USERNAME" in half.stderr and "hunter2" not in half.stderr
+    wrong = call_cli(a, "sync", "add", "notes", url,
+                     env={"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": "hunter2-wrong"})
+    assert wrong.code == 1 and "401" in wrong.stderr and "Traceback" not in wrong.stderr
+    assert "hunter2-wrong" not in wrong.stderr + wrong.stdout
+    env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
+    assert call_cli(a, "sync", "add", "notes", url, env=env).code == 0
+    assert call_cli(a, "sync", "notes", env=env).code == 0
+    assert call_cli(b, "sync", "join", url.replace("http://", "webdav://"), env=env).code == 0
+    found = call_cli(b, "--json", "memory", "list", "notes").json
+    assert "hello" in str(found)
+    status = call_cli(b, "--json", "sync", "status", passphrase=None).json["targets"]
+    assert [s["url"] for s in status] == [url]
