@@ -224,3 +224,20 @@ def test_the_cli_syncs_through_webdav_and_a_wrong_password_is_one_line(dav_env, 
     assert "hello" in str(found)
     status = call_cli(b, "--json", "sync", "status", passphrase=None).json["targets"]
     assert [s["url"] for s in status] == [url]
+
+
+def test_a_folder_removed_on_the_server_is_made_again_by_the_next_upload(dav_env):
+    import shutil
+
+    from memories_tui.sync.targets import open_target, spec_from
+
+    url = _collection(dav_env, "remade")
+    target = open_target(spec_from(url))
+    target.put("d/0123456789abcdef/0000000001", b"one")
+    shutil.rmtree(dav_env.root / "remade" / "d")  # another client emptied the folder meanwhile
+    target.put("d/0123456789abcdef/0000000002", b"two")
+    assert target.list("d/") == ["d/0123456789abcdef/0000000002"]
+    assert target.get("d/0123456789abcdef/0000000002") == b"two"
+    assert target.get("d/0123456789abcdef/0000000001") is None
+    target.delete("d/0123456789abcdef/0000000002")
+    assert target.list("d/") == []
