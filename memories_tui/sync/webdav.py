@@ -123,6 +123,12 @@ class WebDavTarget:
             return SyncError(msg("The WebDAV collection {url} does not exist ({status}). Create the folder first "
                                  "(in Nextcloud: Files, New folder).", url=self.description, status=status),
                              code="sync_target_missing")
+        if 300 <= status < 400:
+            location = response.headers.get("Location", "")
+            return SyncError(msg("The WebDAV server redirects {url} to {location}; redirects are not followed, so add "
+                                 "the target with the final URL.", url=self.description,
+                                 location=urlsplit(location)._replace(query="", fragment="").geturl() or "?"),
+                             code="sync_bad_target")
         if status == 507:
             return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
                                  "space or raise the quota and sync again.", url=self.description),

@@ -241,3 +241,35 @@ def test_a_folder_removed_on_the_server_is_made_again_by_the_next_upload(dav_env
     assert target.get("d/0123456789abcdef/0000000001") is None
     target.delete("d/0123456789abcdef/0000000002")
     assert target.list("d/") == []
+
+
+def test_a_redirect_names_the_url_to_use_instead(tmp_path, cheap_kdf, monkeypatch):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Redirect(BaseHTTPRequestHandler):
+        def _moved(self) -> None:
+            self.send_response(301)
+            self.send_header("Location", "https://cloud.example.com/remote.php/dav/files/me/Memories/join?x=1")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_PUT = do_MKCOL = do_PROPFIND = _moved  # noqa: N815 - http.server's naming
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    monkeypatch.setenv("MEMORIES_WEBDAV_USERNAME", "u")
+    monkeypatch.setenv("MEMORIES_WEBDAV_PASSWORD", "p")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(MemoriesError) as caught:
+            first_device(tmp_path / "a", f"http://127.0.0.1:{server.server_address[1]}/Memories")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert caught.value.code == "sync_bad_target"
+    assert "https://cloud.example.com/remote.php/dav/files/me/Memories/join" in caught.value.message
+    assert "x=1" not in caught.value.message
