@@ -34,8 +34,9 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                                 "encrypted)."),
                  "  memories sync add notes ~/Sync/memories\n  memories sync notes\n  memories sync status\n"
                  "  memories sync join ~/Sync/memories")
-    p = verb(sync, "add", cmd_sync_add, _("Sync a vault with a folder (Syncthing, Dropbox, a NAS, a USB disk) or "
-                                          "s3://BUCKET/PREFIX; asks the passphrase once to put the wrapped key there."),
+    p = verb(sync, "add", cmd_sync_add, _("Sync a vault with a folder (Syncthing, Dropbox, a NAS, a USB disk), "
+                                          "s3://BUCKET/PREFIX or a WebDAV https:// URL (Nextcloud); asks the "
+                                          "passphrase once to put the wrapped key there."),
              "memories sync add notes s3://my-bucket/memories --endpoint-url http://127.0.0.1:8333")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("target", metavar="TARGET")

@@ -19,7 +19,7 @@ from ..loopback import is_loopback_host
 class Target(Protocol):
     """One sync target. `get` returns None for a name that is not there (yet)."""
 
-    description: str  # what the egress log and status show: a path or s3://bucket/prefix
+    description: str  # what the egress log and status show: a path, s3://bucket/prefix or a WebDAV URL
     on_this_machine: bool  # a folder, or an endpoint on loopback
 
     def put(self, name: str, data: bytes) -> None: ...
@@ -33,8 +33,9 @@ class Target(Protocol):
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """Where a vault syncs: a folder path or `s3://bucket/prefix` (with an optional endpoint URL
-    for R2, B2, MinIO, SeaweedFS). Credentials are never part of it: boto3 finds them."""
+    """Where a vault syncs: a folder path, `s3://bucket/prefix` (with an optional endpoint URL
+    for R2, B2, MinIO, SeaweedFS) or a WebDAV collection's http(s) URL. Credentials are never
+    part of it: boto3 finds them, or the WebDAV target reads them from the environment or netrc."""
 
     url: str
     endpoint_url: str | None = None
@@ -44,7 +45,14 @@ class TargetSpec:
         return self.url.startswith("s3://")
 
     @property
+    def is_webdav(self) -> bool:
+        return self.url.startswith(("https://", "http://"))
+
+    @property
     def on_this_machine(self) -> bool:
+        if self.is_webdav:
+            host = urlsplit(self.url).hostname
+            return host is not None and is_loopback_host(host)
         if not self.is_s3:
             return True
         host = urlsplit(self.endpoint_url).hostname if self.endpoint_url else None
@@ -62,9 +70,15 @@ def spec_from(url: str, endpoint_url: str | None = None, *, cwd: Path | None = N
             raise SyncError(msg("The endpoint URL {endpoint} is not an http(s) URL.", endpoint=endpoint_url),
                             code="sync_bad_target")
         return TargetSpec(url.rstrip("/"), endpoint_url or None)
+    if url.startswith(("https://", "http://", "webdav://", "webdavs://")):
+        if endpoint_url:
+            raise SyncError(msg("--endpoint-url is for s3:// targets only."), code="sync_bad_target")
+        from .webdav import webdav_url
+
+        return TargetSpec(webdav_url(url), None)
     if "://" in url:
-        raise SyncError(msg("{url}: a sync target is a folder path or s3://BUCKET/PREFIX.", url=url),
-                        code="sync_bad_target")
+        raise SyncError(msg("{url}: a sync target is a folder path, s3://BUCKET/PREFIX or a WebDAV https:// URL.",
+                            url=url), code="sync_bad_target")
     if endpoint_url:
         raise SyncError(msg("--endpoint-url is for s3:// targets only."), code="sync_bad_target")
     path = Path(url).expanduser()
@@ -78,6 +92,10 @@ def open_target(spec: TargetSpec) -> Target:
         from .s3 import S3Target
 
         return S3Target(spec)
+    if spec.is_webdav:
+        from .webdav import WebDavTarget
+
+        return WebDavTarget(spec)
     from .folder import FolderTarget
 
     return FolderTarget(Path(spec.url))

@@ -1,12 +1,15 @@
 """Three devices make seeded random interleaved adds, edits (whole bodies, and single lines of
 many-line bodies, which merge three-way when they do not overlap), deletes, conflict resolutions and
 syncs through one folder, then sync until quiet: every device ends with the same records, the same winners and
-the same kept conflicts. 300 operations keep it to a few seconds; the seed makes a failure
-repeatable."""
+the same kept conflicts. 300 operations keep the everyday run short; a slower run of 1,200 operations
+with another seed (marked slow) reaches longer revision histories and more conflicts on conflicts.
+The seed makes a failure repeatable."""
 
 from __future__ import annotations
 
 import random
+
+import pytest
 
 from memories_tui.sync.run import load_state
 from memories_tui.sync.threeway import MERGE_DEVICE
@@ -14,18 +17,33 @@ from tests.helpers.sync import first_device, joined_device
 
 SEED = 31
 OPERATIONS = 300
+LONG_SEED = 1031
+LONG_OPERATIONS = 1_200
 
 
 def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, cheap_kdf):
+    counts, open_conflicts = _converge(tmp_path, SEED, OPERATIONS)
+    assert open_conflicts, "no concurrent edit was left unresolved: the run tested little"
+
+
+@pytest.mark.slow
+def test_three_devices_converge_after_a_long_seeded_run(tmp_path, cheap_kdf):
+    counts, _ = _converge(tmp_path, LONG_SEED, LONG_OPERATIONS)
+    assert sum(counts.values()) == LONG_OPERATIONS >= 1_000
+    assert counts["resolve"] >= 10, counts  # conflicts kept arising all along (resolved ones end before the end)
+
+
+def _converge(tmp_path, seed: int, operations: int) -> tuple[dict[str, int], dict[str, object]]:
+    """Run the seeded operations; asserts convergence and returns the counts and the conflicts left."""
     folder = tmp_path / "Sync"
     folder.mkdir()
     a = first_device(tmp_path / "a", str(folder))
     a.add("seed note", "0")
     a.sync()
     devices = [a, joined_device(tmp_path / "b", str(folder)), joined_device(tmp_path / "c", str(folder))]
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     counts = {"add": 0, "edit": 0, "line": 0, "delete": 0, "resolve": 0, "sync": 0}
-    for step in range(OPERATIONS):
+    for step in range(operations):
         device = rng.choice(devices)
         ids = sorted(device.records())
         roll = rng.random()
@@ -63,9 +81,10 @@ def test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, c
     for other in devices[1:]:
         assert other.records() == first.records()
         assert other.conflicts() == first.conflicts()
-    assert first.conflicts(), "no concurrent edit happened: the run tested little"
     state = load_state(first.engine._unlocked(first.vault_id))
     merges = [rev for doc in state.every_doc().values() for rev in doc.tree.revs.values() if rev.device == MERGE_DEVICE]
     assert merges, "no concurrent line edits merged: the run tested little"  # 2-4 (device ids are random)
+    open_conflicts = dict(first.conflicts())
     for device in devices:
         device.close()
+    return counts, open_conflicts

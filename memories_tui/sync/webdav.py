@@ -1,0 +1,224 @@
+"""A WebDAV target (Nextcloud, ownCloud, Apache mod_dav, nginx-dav, a NAS's WebDAV share) on httpx,
+which Memories already depends on: WebDAV is plain HTTP verbs (PUT, GET, DELETE, MKCOL, MOVE,
+PROPFIND), so no second HTTP stack is needed (webdav4 would bring fsspec-style layers we do not use).
+
+Each object is PUT under a temporary name beside its final one and then MOVEd into place, so a
+reader never takes half an upload for an object. Credentials come from the environment
+(MEMORIES_WEBDAV_USERNAME / MEMORIES_WEBDAV_PASSWORD) or from ~/.netrc (or the file $NETRC names);
+Memories never stores, prints or logs them, and a URL with a user or password in it is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote, urlsplit
+from xml.etree import ElementTree
+
+import httpx
+
+from ..errors import SyncError
+from ..i18n import msg
+
+if TYPE_CHECKING:
+    from .targets import TargetSpec
+
+USER_VAR = "MEMORIES_WEBDAV_USERNAME"
+PASSWORD_VAR = "MEMORIES_WEBDAV_PASSWORD"
+_DAV = "{DAV:}"
+_PROPFIND = (b'<?xml version="1.0" encoding="utf-8"?>'
+             b'<d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>')
+
+
+def _is_temporary(name: str) -> bool:
+    return name.startswith(".") or name.startswith("~") or name.endswith((".tmp", ".partial", ".part"))
+
+
+def _auth(url: str) -> httpx.Auth | None:
+    """Basic auth from the two environment variables, else the netrc entry for the host, else none
+    (a public share; the server's 401 then says what is missing)."""
+    user, password = os.environ.get(USER_VAR), os.environ.get(PASSWORD_VAR)
+    if user and password is not None:
+        return httpx.BasicAuth(user, password)
+    if user or password:
+        raise SyncError(msg("Set both {user_var} and {password_var} for the WebDAV target, or neither (to use "
+                            "~/.netrc).", user_var=USER_VAR, password_var=PASSWORD_VAR), code="sync_target_credentials")
+    netrc_file = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+    if os.path.isfile(netrc_file):
+        import netrc
+
+        try:
+            entry = netrc.netrc(netrc_file).authenticators(urlsplit(url).hostname or "")
+        except (netrc.NetrcParseError, OSError):
+            raise SyncError(msg("{path} cannot be read as a netrc file.", path=netrc_file),
+                            code="sync_target_credentials") from None
+        if entry is not None:
+            return httpx.BasicAuth(entry[0], entry[2] or "")
+    return None
+
+
+def webdav_url(url: str) -> str:
+    """The URL a WebDAV target is kept under: `webdavs://` (and `webdav://`, as some file managers
+    write it) become https:// (http://); a user or password in the URL is refused, never stored."""
+    for alias, scheme in (("webdavs://", "https://"), ("webdav://", "http://")):
+        if url.startswith(alias):
+            url = scheme + url[len(alias):]
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise SyncError(msg("Put no user or password in the WebDAV URL (it would be stored in sync.json); set {user_var} "
+                            "and {password_var}, or a ~/.netrc entry for the host.", user_var=USER_VAR,
+                            password_var=PASSWORD_VAR), code="sync_bad_target")
+    if not parts.hostname or parts.query or parts.fragment:
+        raise SyncError(msg("{url} is not a WebDAV collection URL (https://HOST/PATH).", url=url),
+                        code="sync_bad_target")
+    from ..models.http import check_endpoint_url
+
+    check_endpoint_url(url, what="WebDAV URL")  # plain http:// would send the password in clear: loopback only
+    return url.rstrip("/")
+
+
+class WebDavTarget:
+    def __init__(self, spec: TargetSpec) -> None:
+        self.base = spec.url.rstrip("/") + "/"
+        self.description = spec.url
+        self.on_this_machine = spec.on_this_machine
+        self._base_path = unquote(urlsplit(self.base).path)
+        self._made: set[str] = set()  # collections known to exist, so a push makes each once
+        from ..config import HttpSettings
+        from ..models.http import make_client
+
+        # the app's one client factory: TLS verified, the proxy rules, no redirects followed
+        self._client = make_client(HttpSettings(), spec.url)
+        auth = _auth(spec.url)
+        if auth is not None:
+            self._client.auth = auth
+
+    def _url(self, name: str) -> str:
+        """The URL of an object or folder name ('/'-separated, opaque); odd names are refused."""
+        parts = name.rstrip("/").split("/")
+        if any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
+            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code="sync_bad_target")
+        return self.base + quote(name)
+
+    def _request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
+        try:
+            return self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
+        except httpx.HTTPError as exc:
+            raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
+                                "again later.", url=self.description, problem=type(exc).__name__),
+                            code="sync_target_unreachable") from None
+
+    def _failed(self, response: httpx.Response) -> SyncError:
+        status = response.status_code
+        if status == 401:
+            return SyncError(msg("The WebDAV server refused the credentials for {url} (401). Set {user_var} and "
+                                 "{password_var} (a Nextcloud app password), or a ~/.netrc entry for the host.",
+                                 url=self.description, user_var=USER_VAR, password_var=PASSWORD_VAR),
+                             code="sync_target_credentials")
+        if status == 403:
+            return SyncError(msg("The WebDAV server does not let these credentials write to {url} (403).",
+                                 url=self.description), code="sync_target_readonly")
+        if status in (404, 409):
+            return SyncError(msg("The WebDAV collection {url} does not exist ({status}). Create the folder first "
+                                 "(in Nextcloud: Files, New folder).", url=self.description, status=status),
+                             code="sync_target_missing")
+        if 300 <= status < 400:
+            location = response.headers.get("Location", "")
+            return SyncError(msg("The WebDAV server redirects {url} to {location}; redirects are not followed, so add "
+                                 "the target with the final URL.", url=self.description,
+                                 location=urlsplit(location)._replace(query="", fragment="").geturl() or "?"),
+                             code="sync_bad_target")
+        if status == 507:
+            return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
+                                 "space or raise the quota and sync again.", url=self.description),
+                             code="sync_target_full")
+        return SyncError(msg("The WebDAV server answered {status} for {url}.", status=status, url=self.description),
+                         code="sync_target_unreachable")
+
+    def _collections(self, name: str) -> None:
+        """MKCOL every missing folder above `name` (the root must exist: 409 says it does not)."""
+        parts = name.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth]) + "/"
+            if folder in self._made:
+                continue
+            response = self._request("MKCOL", self._url(folder))
+            if response.status_code not in (201, 405):  # 405: it exists already
+                raise self._failed(response)
+            self._made.add(folder)
+
+    def put(self, name: str, data: bytes) -> None:
+        final = self._url(name)
+        self._collections(name)
+        folder, _, leaf = name.rpartition("/")
+        tmp = self.base + quote(f"{folder}/" * bool(folder) + f".{leaf}.{secrets.token_hex(4)}.tmp")
+        response = self._request("PUT", tmp, content=data)
+        if response.status_code == 409 and self._made:  # a folder made earlier was removed meanwhile
+            self._made.clear()
+            self._collections(name)
+            response = self._request("PUT", tmp, content=data)
+        if response.status_code not in (200, 201, 204):
+            raise self._failed(response)
+        response = self._request("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})
+        if response.status_code not in (201, 204):
+            self._request("DELETE", tmp)
+            raise self._failed(response)
+
+    def get(self, name: str) -> bytes | None:
+        response = self._request("GET", self._url(name))
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise self._failed(response)
+        return response.content
+
+    def _children(self, folder: str) -> list[tuple[str, bool]] | None:
+        """(name relative to the root, is a collection) for each member of `folder`; None if absent."""
+        response = self._request("PROPFIND", self._url(folder) if folder else self.base,
+                                 headers={"Depth": "1", "Content-Type": "application/xml"}, content=_PROPFIND)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 207:
+            raise self._failed(response)
+        try:
+            tree = ElementTree.fromstring(response.content)
+        except ElementTree.ParseError:
+            raise SyncError(msg("The WebDAV server sent a listing of {url} that is not XML.", url=self.description),
+                            code="sync_target_unreachable") from None
+        out: list[tuple[str, bool]] = []
+        for item in tree.iter(f"{_DAV}response"):
+            href = unquote(urlsplit(item.findtext(f"{_DAV}href") or "").path)
+            if not href.startswith(self._base_path):
+                continue
+            rel = href[len(self._base_path):]
+            is_folder = item.find(f".//{_DAV}resourcetype/{_DAV}collection") is not None
+            if rel.rstrip("/") in ("", folder.rstrip("/")):
+                continue  # the folder itself
+            leaf = rel.rstrip("/").rsplit("/", 1)[-1]
+            if not _is_temporary(leaf):
+                out.append((rel.rstrip("/"), is_folder))
+        return out
+
+    def list(self, prefix: str) -> list[str]:
+        folder = prefix.strip("/")
+        pending = [folder + "/" if folder else ""]
+        out: list[str] = []
+        while pending:
+            current = pending.pop()
+            members = self._children(current)
+            if members is None:
+                if current == "" or (current == folder + "/" and self._children("") is None):
+                    raise self._failed(httpx.Response(404))
+                continue
+            for rel, is_folder in members:
+                if is_folder:
+                    pending.append(rel + "/")
+                else:
+                    out.append(rel)
+        return sorted(out)
+
+    def delete(self, name: str) -> None:
+        response = self._request("DELETE", self._url(name))
+        if response.status_code not in (200, 204, 404):
+            raise self._failed(response)

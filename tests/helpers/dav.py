@@ -1,0 +1,123 @@
+"""A real WebDAV server for sync tests: WsgiDAV on cheroot (both from PyPI), in a subprocess on
+127.0.0.1 with a free port, serving a temporary folder behind HTTP Basic authentication (one user).
+The server is stopped by its own pid whatever happens; without wsgidav the tests skip with the
+reason (in CI they fail, tests/helpers/paths.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.helpers.paths import missing
+
+READY_SECONDS = 60.0
+USER = "alice"
+PASSWORD = "correct horse battery"
+
+# Runs in the child: the app and server from the JSON config given as argv[1]. Under /full/ the
+# same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does.
+_SERVER = """
+import json, sys
+from cheroot import wsgi
+from wsgidav.dav_error import HTTP_INSUFFICIENT_STORAGE, DAVError
+from wsgidav.fs_dav_provider import FileResource, FilesystemProvider, FolderResource
+from wsgidav.wsgidav_app import WsgiDAVApp
+
+class FullFolder(FolderResource):
+    def create_empty_resource(self, name):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+    def create_collection(self, name):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+
+class FullFile(FileResource):
+    def begin_write(self, **kwargs):
+        raise DAVError(HTTP_INSUFFICIENT_STORAGE)
+
+class FullProvider(FilesystemProvider):
+    def get_resource_inst(self, path, environ):
+        found = super().get_resource_inst(path, environ)
+        if isinstance(found, FolderResource):
+            found.__class__ = FullFolder
+        elif isinstance(found, FileResource):
+            found.__class__ = FullFile
+        return found
+
+conf = json.loads(sys.argv[1])
+conf["provider_mapping"]["/full"] = FullProvider(conf.pop("full_root"))
+server = wsgi.Server((conf["host"], conf["port"]), WsgiDAVApp(conf))
+server.start()
+"""
+
+
+@dataclass(frozen=True)
+class DavServer:
+    url: str  # the root collection, http://127.0.0.1:PORT/
+    root: Path  # the folder the server stores the objects in
+    full_url: str  # a collection whose every write is refused with 507 (over quota)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def dav_server() -> Iterator[DavServer]:
+    if importlib.util.find_spec("wsgidav") is None or importlib.util.find_spec("cheroot") is None:
+        missing("WsgiDAV is not installed (pip install -e '.[test]' installs wsgidav and cheroot)")
+    base = Path(tempfile.mkdtemp(prefix="memories-dav-"))
+    root = base / "share"
+    root.mkdir()
+    (base / "full").mkdir()
+    port = _free_port()
+    conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "full_root": str(base / "full"),
+            "verbose": 1,
+            "logging": {"enable": False}, "property_manager": True, "lock_storage": True,
+            "http_authenticator": {"accept_basic": True, "accept_digest": False, "default_to_digest": False,
+                                   "trusted_auth_header": None},
+            "simple_dc": {"user_mapping": {"*": {USER: {"password": PASSWORD}}}}}
+    log = open(base / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(conf)], stdout=log, stderr=subprocess.STDOUT,
+                            cwd=base, start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        _wait_ready(proc, port, base)
+        yield DavServer(url, root, url + "full")
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+        log.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], port: int, base: Path) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"wsgidav exited ({proc.returncode}): {(base / 'server.log').read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"wsgidav not ready in {READY_SECONDS} s") from None
+            time.sleep(0.2)
+
+
+__all__ = ["PASSWORD", "USER", "DavServer", "dav_server"]
