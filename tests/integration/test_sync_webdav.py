@@ -103,7 +103,7 @@ def test_an_upload_still_under_its_temporary_name_is_not_there_yet(dav_env, tmp_
     assert [t for _, t, _ in b.records().values()] == ["one"]
     from memories_tui.sync.targets import open_target, spec_from
 
-    names = open_target(spec_from(url)).list("d/")
+    names = open_target(spec_from(url)).list(f"d/{device}/")  # (b, a reader, has a head of its own)
     assert names == sorted([f"d/{device}/0000000001", f"d/{device}/head"])
     a.close()
     b.close()
