@@ -425,14 +425,12 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_backup.py::test_backup_if_due_follows_every_hours",)),
     Mutant("restore-up-to-date-without-force", "a backup that would lose nothing replaces the vault without --force",
            "memories_tui/vault/restore.py",
-           (("            if not force:\n", "            if not force and lost:\n"),),
+           (("    if not force:\n", "    if not force and lost:\n"),),
            ("tests/integration/test_restore.py::test_an_up_to_date_backup_is_not_restored_over_the_vault_without_force",)),
     Mutant("restore-keys-not-wiped", "restore leaves the backup's key buffer unwiped",
            "memories_tui/vault/restore.py",
-           (("            return RestoreDone(target, header, check, True, lost, kept)\n        finally:\n"
-             "            keys.wipe()\n",
-             "            return RestoreDone(target, header, check, True, lost, kept)\n        finally:\n"
-             "            pass\n"),),
+           (("                                    cancel=cancel)\n        finally:\n            keys.wipe()\n",
+             "                                    cancel=cancel)\n        finally:\n            pass\n"),),
            ("tests/integration/test_key_memory.py::test_restore_leaves_no_key_material",)),
     Mutant("rollback-diverged-as-equal", "a vault at the anchors' change count with other contents is accepted",
            "memories_tui/vault/anchor.py",
