@@ -9,16 +9,32 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from .fits import FULL_BYTES, FULL_CHUNKS
 
 if TYPE_CHECKING:
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
-    from .source_sync import SourceSyncItem
 
 STAT_BLOB = "source-stat-"  # + the source's id: each file's stat at the last sync
+
+
+class SyncedFile(Protocol):
+    """What the table needs of a sync's item (source_sync.SourceSyncItem), named here so that
+    the two modules do not import each other."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def revision(self) -> int | None: ...
+    @property
+    def reason(self) -> str: ...
 
 
 class StatTable:
@@ -57,7 +73,7 @@ class StatTable:
         """Whether the file is as it was when a sync left it out because the vault was full."""
         return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, -1]
 
-    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool,
+    def save(self, seen: dict[str, os.stat_result], items: Sequence[SyncedFile], partial: bool,
              refused: dict[str, os.stat_result]) -> None:
         old = self.rows()
         now = dict(old) if partial else {}
