@@ -796,7 +796,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/merge.py", (("        bases[winner.rev_id] = doc.local\n", "        pass\n"),),
            ("tests/integration/test_sync_merge.py::test_two_devices_merging_the_same_pair_on_their_own_write_one_revision",)),
     Mutant("sync-keep-both-no-copy", "keep both ends the conflict without making the other revision a record",
-           "memories_tui/engine/sync_ops.py",
+           "memories_tui/engine/conflict_ops.py",
            (("        made = self.add_records(vault_id, copies) if copies else []", "        made = []"),),
            ("tests/integration/test_sync_cli.py::test_keep_both_makes_the_losing_revision_a_new_record_on_every_device",)),
     Mutant("tui-conflict-unmarked", "the records list does not mark a record with a conflict",
