@@ -22,12 +22,12 @@ from .egress_log import EgressEntry, entry_ad, has_table, open_entry
 from .header import Header, connect_readonly, connect_readwrite, header_from, sqlite_errors
 from .integrity import (
     SETTINGS_BLOB,
-    blob_ad,
     checked_blob_row,
     decode_payload,
     digest,
     encode_payload,
     manifest,
+    open_settings,
     put_blob,
     record_ad,
 )
@@ -97,17 +97,7 @@ class _Copy:
 
     def settings(self, row: Any) -> None:
         """The settings record; a malformed one is refused, not copied."""
-        what = f"{self.source_name}: the settings record"
-        raw = crypto.open_sealed(self.source_keys.blob, *checked_blob_row(row[0], row[1], row[2], what),
-                                 blob_ad(self.source_id, SETTINGS_BLOB), what)
-        try:
-            values = json.loads(raw)
-        except ValueError:
-            values = None
-        finally:
-            crypto.zero(raw)
-        if not isinstance(values, dict):
-            raise TamperError(msg("{what} is malformed; refusing it.", what=what))
+        values = open_settings(self.source_keys, self.source_id, row, f"{self.source_name}: the settings record")
         put_blob(self.dst, self.keys, SETTINGS_BLOB, json.dumps(values).encode())
 
     def egress(self, log: list[Any]) -> None:

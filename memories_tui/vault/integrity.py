@@ -53,6 +53,22 @@ def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, w
     return nonce, ciphertext
 
 
+def open_settings(keys: VaultKeys, vault_id: str, row: Any, what: str) -> dict[str, Any]:
+    """The settings record from its (nonce, ciphertext, digest) row: opened, its plaintext
+    buffer wiped once parsed, and a TamperError unless it is a JSON object."""
+    nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
+    raw = crypto.open_sealed(keys.blob, nonce, ct, blob_ad(vault_id, SETTINGS_BLOB), what)
+    try:
+        settings = json.loads(raw)
+    except ValueError:
+        settings = None
+    finally:
+        crypto.zero(raw)
+    if not isinstance(settings, dict):
+        raise TamperError(msg("{what} is malformed; refusing it.", what=what))
+    return settings
+
+
 def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:
     """Keyed MAC over every (record_id, revision, kind, digest) row and the settings digest."""
     if type(counter) is not int:

@@ -48,12 +48,12 @@ from .header import (
 )
 from .integrity import (
     SETTINGS_BLOB,
-    blob_ad,
     checked_blob_row,
     decode_payload,
     digest,
     encode_payload,
     manifest,
+    open_settings,
     put_blob,
     record_ad,
 )
@@ -349,17 +349,7 @@ class UnlockedVault:
                                (SETTINGS_BLOB,)).fetchone()
         if row is None:
             raise TamperError(msg("{what} is missing; the file was altered.", what=what))
-        nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
-        raw = crypto.open_sealed(self.keys.blob, nonce, ct, blob_ad(self.vault_id, SETTINGS_BLOB), what)
-        try:
-            settings = json.loads(raw)
-        except ValueError:
-            settings = None
-        finally:
-            crypto.zero(raw)
-        if not isinstance(settings, dict):
-            raise TamperError(msg("{what} is malformed; refusing it.", what=what))
-        return settings
+        return open_settings(self.keys, self.vault_id, row, what)
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         with self._write() as conn:
