@@ -44,8 +44,9 @@ from .keys import KeyRouting
 from .language_switch import LanguageActions
 from .launch import parse_arguments, run_guarded
 from .screens.base import VaultScreen
+from .screens.create_vault import CreateVaultScreen
 from .screens.help import HelpScreen
-from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from .screens.vaults import UnlockScreen, VaultPickerScreen
 from .textual_adapter import SafeExceptions
 from .threads import DaemonThreadExecutor
 
