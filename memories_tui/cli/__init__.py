@@ -1,5 +1,5 @@
-"""The `memories` command line: parser.py (parser, dispatch, error output), context.py (what a
-verb handler gets), output.py (printing), and the verbs by area in *_verbs.py. quick.py relays
+"""The `memories` command line: parser.py (the parser), run.py (dispatch, error output), context.py
+(what a verb handler gets), output.py (printing), and the verbs by area in *_verbs.py. quick.py relays
 `memories mcp` to a running daemon before any of that loads."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if relayed(list(sys.argv[1:] if argv is None else argv)):
         return 0
-    from .parser import main as run
+    from .run import main as run
 
     return run(argv)
 

@@ -1,4 +1,4 @@
-"""`memories` — the command line: the parser, dispatch and error output.
+"""`memories` — the command line's parser (running a command and its error output: run.py).
 
 Every verb takes `--home`, `--config` and `--json` before or after it. With `--json` a call
 prints exactly one JSON object on stdout (UTF-8, not ASCII-escaped); a failure prints
@@ -10,28 +10,15 @@ and MCP server are imported lazily, inside their commands, so the CLI never load
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..engine import KINDS, TEXT_KINDS, json_of
-from ..errors import (
-    CancelledError,
-    InternalError,
-    MemoriesError,
-    OutputError,
-    UsageError,
-    describe_error,
-    redact,
-)
-from ..i18n import N_, Message, _, current_language, msg, set_language
+from ..engine import KINDS, TEXT_KINDS
+from ..errors import UsageError
+from ..i18n import N_, _, msg
 from . import ai_verbs, ask_verbs, completion_verbs, daemon_verbs, data_verbs, search_verbs, source_verbs, sync_verbs
-from .context import Context, Handler
-from .language import LANG_CHOICES, LANG_HELP, choose_language
-from .output import GuardedStdout, OutputFailed, clean, json_text, say_on_stderr
+from .context import Handler
+from .language import LANG_CHOICES, LANG_HELP
 from .record_verbs import (
     cmd_asset_add,
     cmd_memory_add,
@@ -234,7 +221,7 @@ def _rag_verbs(sub: Any) -> Any:
 _LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that came after `--`
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
+def parse_argv(argv: list[str]) -> argparse.Namespace:
     """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
     argv = sync_verbs.sync_argv(argv)
     if "--" in argv:
@@ -308,123 +295,3 @@ def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
             for sub in action.choices.values():
                 out |= _option_strings(sub)
     return out
-
-
-def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in _options(argv)
-
-
-def _options(argv: Sequence[str]) -> Sequence[str]:
-    """The words before `--` (after it everything is a positional, e.g. a query)."""
-    return argv[: argv.index("--") if "--" in argv else len(argv)]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit status. A reader that left early (`memories … | head`,
-    `| true`) is not an error of ours: output stops quietly, the status stays the command's."""
-    language = current_language()  # a caller in the same process (tests, the TUI) keeps its own
-    if sys.stdout is None:  # `memories … >&-`: refuse before doing anything whose report would be lost
-        return _output_failed(msg("Standard output is closed, so nothing could be reported; nothing was done. "
-                                  "Send the output somewhere, e.g. `>/dev/null`."))
-    stdout = sys.stdout
-    sys.stdout = GuardedStdout(stdout)
-    try:
-        status = _run(argv)
-        sys.stdout.flush()  # a pipe buffers: find out here, not at interpreter exit
-        return status
-    except BrokenPipeError:
-        return _reader_left(0)
-    except OutputFailed as exc:
-        return _output_failed(msg("Could not write to standard output ({reason}); the output is lost. What the "
-                                  "command changed, if anything, stays changed.", reason=str(exc)))
-    finally:
-        sys.stdout = stdout
-        set_language(language)
-
-
-def _output_failed(message: Message) -> int:
-    """Standard output is unusable: the sentence goes to stderr (if that works), and no
-    buffered output is left to fail again at exit."""
-    error = OutputError(message)
-    say_on_stderr(_("memories: error: {message}").format(message=clean(describe_error(error))))
-    return _reader_left(error.exit_code)
-
-
-def _run(argv: Sequence[str] | None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    as_json = _wants_json(argv)
-    choose_language(argv)
-    try:
-        args = _parse(argv)
-        if args.handler is None:
-            args.group_parser.print_help(sys.stderr)
-            raise UsageError(msg("Choose a command; `{prog} --help` lists them.", prog=args.group_parser.prog))
-        ctx = Context(args)
-        try:
-            payload = args.handler(ctx)
-        finally:
-            if ctx.opened is not None:
-                ctx.opened.close()
-        if as_json:
-            print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
-        return 0
-    except MemoriesError as exc:
-        return _fail(exc, as_json)
-    except (BrokenPipeError, OutputFailed):
-        raise
-    except KeyboardInterrupt:
-        return _fail(CancelledError(msg("Interrupted.")), as_json)
-    except Exception as exc:  # last resort: one line (and a code), never a traceback unless --debug
-        return _internal_error(exc, as_json, "--debug" in _options(argv))
-
-
-def _reader_left(status: int) -> int:
-    """stdout's reader is gone: point stdout (and stderr, if it went too) at /dev/null so
-    nothing buffered raises again at exit, and keep `status`."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (getattr(sys.stdout, "_stream", sys.stdout), sys.stderr):
-        if stream is None:  # closed before we started: nothing buffered
-            continue
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            try:
-                os.dup2(devnull, stream.fileno())
-            except (ValueError, OSError):
-                pass
-    os.close(devnull)
-    return status
-
-
-def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
-    """An exception nobody planned for: its type and place only (its text may quote vault
-    content), the redacted traceback on stderr with --debug."""
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in frames if "memories_tui" in f.filename] or frames
-    where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
-    error = InternalError(msg("Unexpected {kind}{where}. This is a bug in Memories; run the command again with "
-                              "--debug for the full traceback and report it.", kind=type(exc).__name__, where=where))
-    if debug:
-        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
-    return _fail(error, as_json)
-
-
-def _fail(exc: MemoriesError, as_json: bool) -> int:
-    human = _("memories: error: {message}").format(message=clean(describe_error(exc)))
-    try:
-        if as_json:
-            print(json_text(json.dumps({**exc.to_json(), **getattr(exc, "extra", {})}, ensure_ascii=False)),
-                  flush=True)
-        elif sys.stderr is not None:  # print(file=None) would write to stdout
-            print(human, file=sys.stderr, flush=True)
-    except BrokenPipeError:
-        return _reader_left(exc.exit_code)
-    except OutputFailed:  # the JSON could not be written: say the error where it can still be read
-        say_on_stderr(human)
-        raise
-    return exc.exit_code
-

@@ -26,6 +26,7 @@ from ..i18n import N_, msg
 from ..index.reports import BUDGET_SECONDS, EmbedProgress, IndexReport
 from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE
 from .asking import ask_vault
+from .conflict_ops import ConflictOperations
 from .context import EngineState, VaultContext
 from .data_ops import DataOperations
 from .jobs import BackgroundEmbedding, Deliver, save_index_snapshots
@@ -49,7 +50,7 @@ MAX_ASSET_BYTES = 64 * 1024 * 1024
 EmbedProgressFn = Callable[[EmbedProgress], None]
 
 
-class Engine(DataOperations, SourceOperations, SyncOperations):
+class Engine(DataOperations, SourceOperations, SyncOperations, ConflictOperations):
     def __init__(self, home: Path, config: Config) -> None:
         self.home = home
         self.config = config

@@ -12,7 +12,6 @@ look like every note deleted).
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import unicodedata
@@ -26,20 +25,21 @@ from ..errors import CancelledError, InputRefusedError
 from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
-from .fits import FULL_BYTES, FULL_CHUNKS, FitCheck, fitting
+from .fits import FitCheck, fitting
 from .folders import TEXT_SUFFIXES, TRUNCATED, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS
 from .source_list import SourceSpec
 from .source_stat import all_unchanged, count_pending
+from .source_table import StatTable
 from .sources import SourceFile, read_source
 from .types import IngestProgress
 
 if TYPE_CHECKING:
     from ..vault.store import UnlockedVault
 
-STAT_BLOB = "source-stat-"  # + the source's id: each file's stat at the last sync
 IMPORT_KEYS = frozenset({"import_key", "import_sha256", "import_origin", "import_file"})  # the import's, not the source's
 TORN = N_("changed while being read; synced next time")
+VANISHED = N_("vanished while the folder was read")
 SyncStatus = Literal["created", "updated", "unchanged", "moved", "gone", "pruned", "skipped"]
 
 
@@ -79,76 +79,117 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     them is a folder or a link (then, as without it, the whole folder is walked). `full`: read
     and hash every file, even those whose size and time are as the last sync saw them."""
     testhooks.hold_point("source-sync")
-    root = Path(spec.path)
-    if not root.is_dir():
+    if not Path(spec.path).is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
                                     "nothing was changed. Remove the source or bring the folder back.",
                                     path=spec.path), code="source_missing")
-    mine = {str(r.metadata.get("source_rel")): r for r in current.values()
-            if r.kind == "card" and r.metadata.get("source_id") == spec.id}
-    adopt = {str(r.metadata.get("source_path")): r for r in current.values()
-             if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
-    imported = _imported_here(current, spec.path)
-    stat_name = STAT_BLOB + spec.id
-    table = _Table(vault, stat_name, full)
+    run = _SyncRun(vault, current, spec, full=full, check_fits=check_fits)
     if changed is None and not full:
-        quick = all_unchanged(spec.path, mine, table.same, spec)
+        quick = run.quick_report(progress)
         if quick is not None:
-            if progress:
-                progress(IngestProgress("written", len(quick[0]), len(quick[0])))
-            return SourceSyncReport(spec, sorted([SourceSyncItem(rel, "unchanged", c.id, c.revision, c.title)
-                                                  for rel, c in quick[0]]
-                                                 + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
-                                                 key=lambda i: i.file))
-    seen: dict[str, os.stat_result] = {}
-    probe: list[str] = []
+            return quick
+    return run.walk(changed, prune=prune, stamp=stamp, progress=progress, cancel=cancel)
 
-    def full_now() -> str:
-        """Why nothing more fits in the vault now ("" while a one-line note still would)."""
-        if not probe:
-            probe.append(fitting(check_fits, [("", "x", None)])[1] if check_fits is not None else "")
-        return probe[0]
 
-    refused: dict[str, os.stat_result] = {}  # text files this sync could not take as they are (not UTF-8, …)
-    partial = _changed_only(root, changed, set(mine)) if changed is not None else None
-    scan = FolderScan(partial[0], []) if partial is not None else scan_folder(root, with_stats=True)
-    items: list[SourceSyncItem] = []
-    files: list[tuple[str, Path]] = []
-    for path in scan.readable:
-        rel = _rel(path, root)
-        if spec.wants(rel):
-            files.append((rel, path))
-    for path, reason in scan.skipped:
-        rel = _rel(path, root)
-        if spec.wants(rel) or path.is_symlink() or reason == TRUNCATED:  # a glob picks files; the rest is always said
-            items.append(SourceSyncItem(rel, "skipped", reason=reason))
-    present = {rel for rel, _ in files}
-    vanished = {rel: r for rel, r in mine.items() if rel not in present and (partial is None or rel in partial[1])
-                and not scan.truncated}  # a walk cut short did not see them: not a reason to call them gone
-    by_hash = {str(r.metadata.get("sha256")): rel for rel, r in vanished.items()}
-    batch = _Batch()
-    for n, (rel, path) in enumerate(files, 1):
-        if cancel is not None and cancel.is_set():
-            raise CancelledError(msg("Sync cancelled; files already written stay written."))
+class _SyncRun:
+    """One sync's state (the source's cards, its stat table, what was seen, refused and decided
+    so far), shared by the steps below so that each step is one job: list, look at a file, read
+    it, decide its card, settle the files that vanished."""
+
+    def __init__(self, vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, full: bool,
+                 check_fits: FitCheck | None) -> None:
+        self.vault, self.spec, self.root, self.full, self.check_fits = vault, spec, Path(spec.path), full, check_fits
+        self.mine = {str(r.metadata.get("source_rel")): r for r in current.values()
+                     if r.kind == "card" and r.metadata.get("source_id") == spec.id}
+        self.adopt = {str(r.metadata.get("source_path")): r for r in current.values()
+                      if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
+        self.imported = _imported_here(current, spec.path)
+        self.table = StatTable(vault, spec.id, full)
+        self.seen: dict[str, os.stat_result] = {}
+        self.refused: dict[str, os.stat_result] = {}  # text files this sync could not take as they are (not UTF-8, …)
+        self.items: list[SourceSyncItem] = []
+        self.batch = _Batch()
+        self.vanished: dict[str, Record] = {}
+        self.by_hash: dict[str, str] = {}
+        self._probe: list[str] = []
+
+    def quick_report(self, progress: Callable[[IngestProgress], None] | None) -> SourceSyncReport | None:
+        """The report when a listing alone shows every file as the last sync left it; else None."""
+        quick = all_unchanged(self.spec.path, self.mine, self.table.same, self.spec)
+        if quick is None:
+            return None
         if progress:
-            progress(IngestProgress("read", n, len(files), rel))
-        old = mine.get(rel) or (adopt.get(str(path.resolve())) if adopt else None)
-        if old is None and rel in imported:
-            old = imported.pop(rel)
+            progress(IngestProgress("written", len(quick[0]), len(quick[0])))
+        return SourceSyncReport(self.spec, sorted([SourceSyncItem(rel, "unchanged", c.id, c.revision, c.title)
+                                                   for rel, c in quick[0]]
+                                                  + [SourceSyncItem(rel, "skipped", reason=why) for rel, why in quick[1]],
+                                                  key=lambda i: i.file))
+
+    def walk(self, changed: Collection[str] | None, *, prune: bool, stamp: str,
+             progress: Callable[[IngestProgress], None] | None, cancel: threading.Event | None) -> SourceSyncReport:
+        """Look at every listed file, then settle the cards whose files were not seen, and write."""
+        partial = _changed_only(self.root, changed, set(self.mine)) if changed is not None else None
+        scan = FolderScan(partial[0], []) if partial is not None else scan_folder(self.root, with_stats=True)
+        files = self._listed(scan)
+        present = {rel for rel, _ in files}
+        self.vanished = {rel: r for rel, r in self.mine.items() if rel not in present
+                         and (partial is None or rel in partial[1])
+                         and not scan.truncated}  # a walk cut short did not see them: not a reason to call them gone
+        self.by_hash = {str(r.metadata.get("sha256")): rel for rel, r in self.vanished.items()}
+        for n, (rel, path) in enumerate(files, 1):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError(msg("Sync cancelled; files already written stay written."))
+            if progress:
+                progress(IngestProgress("read", n, len(files), rel))
+            self._look_at(rel, path, scan)
+        self._settle_vanished(prune, stamp)
+        self.items += _flush(self.vault, self.batch, self.check_fits)
+        if prune:
+            for old in self.vanished.values():
+                self.vault.delete(old.id)
+        if progress:
+            progress(IngestProgress("written", len(files), len(files)))
+        self.table.save(self.seen, self.items, partial is not None, self.refused)
+        return SourceSyncReport(self.spec, sorted(self.items, key=lambda i: i.file))
+
+    def _listed(self, scan: FolderScan) -> list[tuple[str, Path]]:
+        """The files the source wants; the skipped ones it wants (and links, and a cut-short walk) said."""
+        files: list[tuple[str, Path]] = []
+        for path in scan.readable:
+            rel = _rel(path, self.root)
+            if self.spec.wants(rel):
+                files.append((rel, path))
+        for path, reason in scan.skipped:
+            rel = _rel(path, self.root)
+            if self.spec.wants(rel) or path.is_symlink() or reason == TRUNCATED:  # a glob picks files; the rest is always said
+                self._skip(rel, reason)
+        return files
+
+    def _look_at(self, rel: str, path: Path, scan: FolderScan) -> None:
+        """One file: left alone when its stat says so, else read and its card decided."""
+        old = self.mine.get(rel) or (self.adopt.get(str(path.resolve())) if self.adopt else None)
+        if old is None and rel in self.imported:
+            old = self.imported.pop(rel)
         try:
             st = scan.stats.get(path) or path.stat()
         except OSError:  # its card (if any) is left as it was: the next sync decides
-            items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
-            continue
-        if (not full and old is not None and rel in mine and "source_gone" not in old.metadata
-                and table.same(rel, old, st)):
-            seen[rel] = st
-            items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
-            continue
-        if old is None and not full and table.left_out(rel, st) and (why := full_now()):  # not read again
-            seen[rel] = st
-            items.append(SourceSyncItem(rel, "skipped", reason=why))
-            continue
+            self._skip(rel, VANISHED)
+            return
+        if (not self.full and old is not None and rel in self.mine and "source_gone" not in old.metadata
+                and self.table.same(rel, old, st)):
+            self.seen[rel] = st
+            self.items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            return
+        if old is None and not self.full and self.table.left_out(rel, st) and (why := self._full_now()):  # not read again
+            self.seen[rel] = st
+            self._skip(rel, why)
+            return
+        read = self._read(rel, path, st)
+        if read is not None:
+            self._decide(rel, path, *read, old)
+
+    def _read(self, rel: str, path: Path, st: os.stat_result) -> tuple[SourceFile, os.stat_result] | None:
+        """The file's text and its stat as read, or None (said as skipped) when it cannot be taken now."""
         try:
             st = path.stat()  # now, not at the listing: what the bytes read must still match
             src = read_source(path)
@@ -156,116 +197,74 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
             torn = _stamp(path.stat()) != _stamp(st)
         except (InputRefusedError, OSError) as exc:  # its stat came with the listing: it may have gone since
             if isinstance(exc, InputRefusedError) and os.path.lexists(path):
-                items.append(SourceSyncItem(rel, "skipped", reason=refusal_reason(exc, path)))
-                refused[rel] = st
+                self._skip(rel, refusal_reason(exc, path))
+                self.refused[rel] = st
             else:
-                items.append(SourceSyncItem(rel, "skipped", reason=N_("vanished while the folder was read")))
-            continue
+                self._skip(rel, VANISHED)
+            return None
         if torn:  # an editor still writing: half a note must not become a revision, nor its stat "seen"
-            items.append(SourceSyncItem(rel, "skipped", reason=TORN))
-            continue
+            self._skip(rel, TORN)
+            return None
+        return src, st
+
+    def _decide(self, rel: str, path: Path, src: SourceFile, st: os.stat_result, old: Record | None) -> None:
+        """A read file becomes a new card, a new revision, a move of a vanished card, or nothing."""
         meta_stat = {"source_size": st.st_size, "source_mtime_ns": st.st_mtime_ns}
-        seen[rel] = st
+        self.seen[rel] = st
         title = unicodedata.normalize("NFC", src.title)
         meta: dict[str, object] = {"source": unicodedata.normalize("NFC", path.name), "source_path": str(src.resolved),
-                                   "sha256": src.sha256, "source_id": spec.id, "source_rel": rel, **meta_stat}
-        if old is not None and "source_app" in old.metadata and rel not in mine:  # an imported note adopted
+                                   "sha256": src.sha256, "source_id": self.spec.id, "source_rel": rel, **meta_stat}
+        if old is not None and "source_app" in old.metadata and rel not in self.mine:  # an imported note adopted
             if not _same_note(old, src.body):
                 old = None
             else:
                 meta = {**{k: v for k, v in old.metadata.items() if k not in IMPORT_KEYS}, **meta}
-        if old is None and src.sha256 in by_hash:  # the same bytes under a new name: a move
-            old = vanished.pop(by_hash.pop(src.sha256))
+        if old is None and src.sha256 in self.by_hash:  # the same bytes under a new name: a move
+            old = self.vanished.pop(self.by_hash.pop(src.sha256))
             status: SyncStatus = "moved"
         else:
             status = "updated"
         if old is None:
-            batch.adds.append((rel, src, meta))
+            self.batch.adds.append((rel, src, meta))
         elif old.metadata.get("sha256") == src.sha256 and old.title == title and status != "moved" \
-                and "source_gone" not in old.metadata and rel in mine:
-            items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
-            continue
+                and "source_gone" not in old.metadata and rel in self.mine:
+            self.items.append(SourceSyncItem(rel, "unchanged", old.id, old.revision, old.title))
+            return
         else:
             body = None if old.metadata.get("sha256") == src.sha256 and old.body == src.body else src.body
-            batch.updates.append((rel, status, RecordUpdate(old.id, title=title, body=body, metadata=meta,
-                                                            tags=src.tags or None), src.body, old))
-        batch.chars += len(src.body)
-        if batch.chars > MAX_BATCH_CHARS:
-            items += _flush(vault, batch, check_fits)
-            batch = _Batch()
-    for rel, old in sorted(vanished.items()):
-        if not _really_gone(root, old):
-            del vanished[rel]
-            items.append(SourceSyncItem(rel, "skipped", old.id, old.revision, old.title,
-                                  N_("not found by this sync, but its file or folder is still there (unreadable, or "
-                                     "the folder vanished during the sync); its card is left as it was")))
-        elif prune:
-            batch.pruned.append(old)
-            items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))
-        elif "source_gone" in old.metadata:
-            items.append(SourceSyncItem(rel, "gone", old.id, old.revision, old.title))
-        else:
-            batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata, "source_gone": stamp}),
-                                  "", None))
-    items += _flush(vault, batch, check_fits)
-    if prune:
-        for old in vanished.values():
-            vault.delete(old.id)
-    if progress:
-        progress(IngestProgress("written", len(files), len(files)))
-    table.save(seen, items, partial is not None, refused)
-    return SourceSyncReport(spec, sorted(items, key=lambda i: i.file))
+            self.batch.updates.append((rel, status, RecordUpdate(old.id, title=title, body=body, metadata=meta,
+                                                                 tags=src.tags or None), src.body, old))
+        self.batch.chars += len(src.body)
+        if self.batch.chars > MAX_BATCH_CHARS:
+            self.items += _flush(self.vault, self.batch, self.check_fits)
+            self.batch = _Batch()
 
+    def _settle_vanished(self, prune: bool, stamp: str) -> None:
+        """Cards whose files were not seen: left as they were, pruned, or marked gone (once)."""
+        for rel, old in sorted(self.vanished.items()):
+            if not _really_gone(self.root, old):
+                del self.vanished[rel]
+                self.items.append(SourceSyncItem(rel, "skipped", old.id, old.revision, old.title,
+                                                 N_("not found by this sync, but its file or folder is still there "
+                                                    "(unreadable, or the folder vanished during the sync); its card "
+                                                    "is left as it was")))
+            elif prune:
+                self.batch.pruned.append(old)
+                self.items.append(SourceSyncItem(rel, "pruned", old.id, old.revision, old.title))
+            elif "source_gone" in old.metadata:
+                self.items.append(SourceSyncItem(rel, "gone", old.id, old.revision, old.title))
+            else:
+                self.batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata,
+                                                                                       "source_gone": stamp}), "", None))
 
-class _Table:
-    """Each file's stat beside its card's revision, kept after a read that found the bytes
-    unchanged (in an encrypted cache blob: derived data, so no card revision), so that a file
-    touched but not changed is read once, not at every sync. Loaded only when a card's own
-    record of size and time does not match."""
+    def _full_now(self) -> str:
+        """Why nothing more fits in the vault now ("" while a one-line note still would)."""
+        if not self._probe:
+            self._probe.append(fitting(self.check_fits, [("", "x", None)])[1] if self.check_fits is not None else "")
+        return self._probe[0]
 
-    def __init__(self, vault: UnlockedVault, name: str, full: bool) -> None:
-        self.vault, self.name = vault, name
-        self._rows: dict[str, list[int]] | None = {} if full else None
-
-    def rows(self) -> dict[str, list[int]]:
-        if self._rows is None:
-            raw = self.vault.get_blob(self.name)
-            try:
-                found = json.loads(raw) if raw else {}
-            except ValueError:
-                found = {}
-            self._rows = found if isinstance(found, dict) else {}
-        return self._rows
-
-    def same(self, rel: str, card: Record, st: os.stat_result) -> bool:
-        """Whether the file is as the last sync left it."""
-        if card.metadata.get("source_size") == st.st_size and card.metadata.get("source_mtime_ns") == st.st_mtime_ns:
-            return True
-        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, card.revision]
-
-    def skipped_as_is(self, rel: str, st: os.stat_result) -> bool:
-        """Whether the file is as it was when a sync last refused it (kept as revision 0) or left
-        it out for want of room (revision -1): a sync now would not take it in either."""
-        row = self.rows().get(rel)
-        return row is not None and row[:3] == [st.st_size, st.st_mtime_ns, st.st_ino] and row[3] in (0, -1)
-
-    def left_out(self, rel: str, st: os.stat_result) -> bool:
-        """Whether the file is as it was when a sync left it out because the vault was full."""
-        return self.rows().get(rel) == [st.st_size, st.st_mtime_ns, st.st_ino, -1]
-
-    def save(self, seen: dict[str, os.stat_result], items: list[SourceSyncItem], partial: bool,
-             refused: dict[str, os.stat_result]) -> None:
-        old = self.rows()
-        now = dict(old) if partial else {}
-        now.update({rel: [st.st_size, st.st_mtime_ns, st.st_ino, 0] for rel, st in refused.items()})
-        for item in items:
-            st = seen.get(item.file)
-            if st is not None and item.revision is not None and item.status in ("unchanged", "created", "updated", "moved"):
-                now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, item.revision]
-            elif st is not None and item.id is None and item.reason in (FULL_CHUNKS, FULL_BYTES):
-                now[item.file] = [st.st_size, st.st_mtime_ns, st.st_ino, -1]  # a new file the vault had no room for
-        if now != old:
-            self.vault.put_cache_blob(self.name, json.dumps(now).encode())
+    def _skip(self, rel: str, reason: str) -> None:
+        self.items.append(SourceSyncItem(rel, "skipped", reason=reason))
 
 
 def pending_files(vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec) -> int:
@@ -274,7 +273,7 @@ def pending_files(vault: UnlockedVault, current: dict[str, Record], spec: Source
         return 0
     mine = {str(r.metadata.get("source_rel")): r for r in current.values()
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
-    table = _Table(vault, STAT_BLOB + spec.id, False)
+    table = StatTable(vault, spec.id, False)
     return count_pending(spec.path, mine, table.same, table.skipped_as_is, spec)
 
 

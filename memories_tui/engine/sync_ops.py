@@ -1,5 +1,5 @@
-"""The engine's sync methods: add a target, sync now, status, join, conflicts. `Engine`
-inherits them; the work is done in memories_tui/sync/."""
+"""The engine's sync methods: add a target, sync now, status, join, devices (conflicts:
+conflict_ops.py). `Engine` inherits them; the work is done in memories_tui/sync/."""
 
 from __future__ import annotations
 
@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, cast
 from ..errors import CancelledError, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
-from ..sync.types import Conflict, DeviceInfo, JoinReport, SyncProgress
+from ..sync.types import DeviceInfo, JoinReport, SyncProgress
 
 if TYPE_CHECKING:
     from ..sync.join import JoinRecord
     from ..sync.targets import Target, TargetSpec
     from ..sync.types import SyncReport
-    from ..vault.records import Record
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
     from .sync_watch import SyncScheduler
@@ -69,7 +68,7 @@ class SyncOperations:
         if not adopted:  # a newer passphrase set on another device is taken, never overwritten
             join.publish(target, vault.header, passphrase, vault.keys,
                          bool(vault.settings().get("device_only", False)), _since(vault))
-        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=_now() if adopted else None)
+        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=now_stamp() if adopted else None)
         self._registry.put(entry)
         return entry
 
@@ -136,8 +135,8 @@ class SyncOperations:
                     "the changes made after the backup come back from the target, nothing is lost.",
                     name=vault.name), code="sync_device_behind") from None
             raise
-        self._registry.put(replace(entry, last_sync=_now(), last_error=None, conflicts=report.conflicts,
-                                   passphrase_adopted=_now() if adopted else entry.passphrase_adopted,
+        self._registry.put(replace(entry, last_sync=now_stamp(), last_error=None, conflicts=report.conflicts,
+                                   passphrase_adopted=now_stamp() if adopted else entry.passphrase_adopted,
                                    counter_at_sync=vault.change_counter(), pending=None))
         return replace(report, passphrase_adopted=adopted)
 
@@ -245,67 +244,6 @@ class SyncOperations:
         report = self.sync_now(info.vault_id, progress=progress)
         return JoinReport(info.vault_id, name, final, report)
 
-    def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
-        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`) as a
-        new revision that, on the next sync, names every conflicting revision as its parent, so
-        every device stops listing them. Returns the conflict as it was."""
-        import json
-
-        from ..sync.run import load_state
-        from ..vault.integrity import decode_payload
-        from ..vault.records import Record
-
-        vault = self._unlocked(vault_id)
-        shown = {c.record_id: c for c in self.conflicts(vault_id)}
-        if record_id not in shown:
-            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
-        state = load_state(vault)
-        current = vault.read(record_id)
-        chosen = current
-        if keep is not None:
-            payload = state.kept[record_id].get(keep)
-            if payload is None:
-                raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
-                                     "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
-                                 code="no_conflict")
-            chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
-                                    json.loads(payload)["kind"], "A kept revision")
-        fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
-                       body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
-                       updated=_now(), data=chosen.data)
-        state.resolving.add(record_id)
-        vault.apply_synced(state.change(puts=[fresh], expected={record_id: current.revision}))
-        return shown[record_id]
-
-    def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
-        """End a record's conflict keeping every side: each kept revision with content becomes a
-        new record (its title marked as a conflict copy), then the winner stays as
-        `resolve_conflict` keeps it. Returns the copies."""
-        import json
-
-        from ..sync.run import load_state
-        from ..vault.integrity import decode_payload
-        from ..vault.records import NewRecord
-
-        vault = self._unlocked(vault_id)
-        if record_id not in {c.record_id for c in self.conflicts(vault_id)}:
-            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
-        copies = []
-        for payload in load_state(vault).kept.get(record_id, {}).values():
-            if payload is None:
-                continue
-            kept = decode_payload(bytearray(payload.encode()), record_id, 1, json.loads(payload)["kind"],
-                                  "A kept revision")  # a file's bytes come back as they were
-            copies.append(NewRecord(kept.kind, msg("{title} (conflict copy)", title=kept.title).localized(),
-                                    kept.body, tuple(kept.tags), dict(kept.metadata), kept.data))
-        files = [vault.add(c) for c in copies if c.kind == "asset"]  # as `add_asset` stores them: never indexed
-        notes = [c for c in copies if c.kind != "asset"]
-        made = self.add_records(vault_id, notes) if notes else []  # type: ignore[attr-defined]
-        self.resolve_conflict(vault_id, record_id)
-        return [*files, *made]
-
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:
         """The devices that write to the vault's target, from their authenticated heads; a
         forgotten device is left out until it writes again."""
@@ -360,22 +298,6 @@ class SyncOperations:
                                  "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
         return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
 
-    def conflicted(self, vault_id: str, record_id: str) -> bool:
-        """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""
-        from ..sync.run import load_state
-
-        vault = self._unlocked(vault_id)
-        return vault.sync_state() is not None and record_id in load_state(vault).kept
-
-    def conflicts(self, vault_id: str) -> list[Conflict]:
-        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
-        each with the body both sides came from when this vault still holds it."""
-        from ..sync.conflicts import listed
-        from ..sync.run import load_state
-
-        vault = self._unlocked(vault_id)
-        return listed(vault, load_state(vault))
-
 
 SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only
 
@@ -400,7 +322,7 @@ def _adopt_passphrase(vault: UnlockedVault, record: JoinRecord) -> bool:
     return True
 
 
-def _now() -> str:
+def now_stamp() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

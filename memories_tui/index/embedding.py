@@ -116,29 +116,10 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
             # fast path for every query once all is embedded (removals keep both in step)
             report.truncated = len(index.truncated_keys)
             return report
-        if index.vectors is None or index.vector_space != embedder.space_key:
-            # a different model or dims: never mix spaces, start a fresh matrix
-            index.vectors = VectorMatrix(embedder.dims)
-            index.vector_space = embedder.space_key
-            index.truncated_keys.clear()
-        matrix = index.vectors
-        todo = [key for key in index.chunks if key not in matrix]
-        limit_bytes = index.limits.vector_mib * MIB
-        needed = (len(index.chunks)) * embedder.dims * 4
-        if needed > limit_bytes:
-            raise LimitError(
-                msg("This vault needs {needed:.1f} MiB of vectors; the cache limit is {vector_mib:g} MiB per "
-                    "vault ([rag.limits] vector_mib in the config).",
-                    needed=needed / MIB, vector_mib=index.limits.vector_mib))
+        matrix, todo = _matrix_for(index, embedder)
         hashes = [index.chunks[k].chunk.chunk_hash for k in todo]
     report.reused = _load_cached(index, matrix, store, embedder, todo, hashes)
-    with index.lock:
-        todo = [key for key in index.chunks if key not in matrix]
-        if priority is not None:  # stable: a record's chunks keep their order
-            rank = {rid: priority(rid) for rid in {index.chunks[k].record_id for k in todo}}
-            todo.sort(key=lambda k: -rank[index.chunks[k].record_id])
-        items = length_windows([(key, index.chunks[key].title, index.chunks[key].chunk.text,
-                                 index.chunks[key].chunk.chunk_hash) for key in todo])
+    items = _still_missing(index, matrix, priority)
     if not embed_missing:
         report.missing = len(items)
         report.seconds = time.monotonic() - started
@@ -156,20 +137,7 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
                     "({done:,} done). Run the same command again to continue; finished batches are reused.",
                     budget_seconds=budget_seconds, missing=report.missing, done=report.embedded + report.reused))
         batch = items[start:start + BATCH_CHUNKS]
-        result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
-        vectors = unit_vectors(result.vectors, len(batch), embedder.dims)
-        truncated = result.truncated
-        tokens_done += int(result.tokens)
-        if still_valid is not None and not still_valid():
-            raise CancelledError(msg("The vault was locked or changed while embedding; results were dropped."))
-        with index.lock:
-            live = [i for i, (key, *_rest) in enumerate(batch) if key in index.chunks]
-            matrix.add([batch[i][0] for i in live], vectors[live])
-            for i in live:
-                if truncated[i]:
-                    index.truncated_keys.add(batch[i][0])
-        names = store.embedding_names(embedder.space_key, [h for *_rest, h in batch])
-        store.put_cache_blobs({name: _pack(vectors[i], bool(truncated[i])) for i, name in enumerate(names)})
+        tokens_done += _embed_batch(index, matrix, store, embedder, batch, cancel, still_valid)
         report.embedded += len(batch)
         if progress is not None:
             elapsed = max(1e-6, time.monotonic() - embed_started)
@@ -181,6 +149,60 @@ def ensure_vectors(index: VaultIndex, embedder: Embedder, store: EmbeddingStore,
         report.truncated = len(index.truncated_keys & set(index.chunks))
     report.seconds = time.monotonic() - started
     return report
+
+
+def _matrix_for(index: VaultIndex, embedder: Embedder) -> tuple[VectorMatrix, list[int]]:
+    """The index's matrix in the embedder's space (a fresh one for another model: spaces never
+    mix) and the chunks it lacks; LimitError when the vault's vectors would pass the cache limit.
+    Called under the index lock."""
+    if index.vectors is None or index.vector_space != embedder.space_key:
+        # a different model or dims: never mix spaces, start a fresh matrix
+        index.vectors = VectorMatrix(embedder.dims)
+        index.vector_space = embedder.space_key
+        index.truncated_keys.clear()
+    matrix = index.vectors
+    todo = [key for key in index.chunks if key not in matrix]
+    limit_bytes = index.limits.vector_mib * MIB
+    needed = (len(index.chunks)) * embedder.dims * 4
+    if needed > limit_bytes:
+        raise LimitError(
+            msg("This vault needs {needed:.1f} MiB of vectors; the cache limit is {vector_mib:g} MiB per "
+                "vault ([rag.limits] vector_mib in the config).",
+                needed=needed / MIB, vector_mib=index.limits.vector_mib))
+    return matrix, todo
+
+
+def _still_missing(index: VaultIndex, matrix: VectorMatrix,
+                   priority: Callable[[str], float] | None) -> list[tuple[int, str, str, str]]:
+    """The chunks the cache did not have, in the order to embed them, grouped by length."""
+    with index.lock:
+        todo = [key for key in index.chunks if key not in matrix]
+        if priority is not None:  # stable: a record's chunks keep their order
+            rank = {rid: priority(rid) for rid in {index.chunks[k].record_id for k in todo}}
+            todo.sort(key=lambda k: -rank[index.chunks[k].record_id])
+        return length_windows([(key, index.chunks[key].title, index.chunks[key].chunk.text,
+                                index.chunks[key].chunk.chunk_hash) for key in todo])
+
+
+def _embed_batch(index: VaultIndex, matrix: VectorMatrix, store: EmbeddingStore, embedder: Embedder,
+                 batch: list[tuple[int, str, str, str]], cancel: threading.Event | None,
+                 still_valid: Callable[[], bool] | None) -> int:
+    """Embed one batch into the matrix (chunks removed meanwhile left out) and the encrypted
+    cache; the tokens it took. Dropped whole when the vault was locked or changed meanwhile."""
+    result = embedder.embed_documents([(title, text) for _, title, text, _ in batch], cancel=cancel)
+    vectors = unit_vectors(result.vectors, len(batch), embedder.dims)
+    truncated = result.truncated
+    if still_valid is not None and not still_valid():
+        raise CancelledError(msg("The vault was locked or changed while embedding; results were dropped."))
+    with index.lock:
+        live = [i for i, (key, *_rest) in enumerate(batch) if key in index.chunks]
+        matrix.add([batch[i][0] for i in live], vectors[live])
+        for i in live:
+            if truncated[i]:
+                index.truncated_keys.add(batch[i][0])
+    names = store.embedding_names(embedder.space_key, [h for *_rest, h in batch])
+    store.put_cache_blobs({name: _pack(vectors[i], bool(truncated[i])) for i, name in enumerate(names)})
+    return int(result.tokens)
 
 
 def unit_vectors(vectors: object, count: int, dims: int) -> np.ndarray:

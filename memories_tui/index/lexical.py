@@ -2,7 +2,7 @@
 
 * ``any``/``all`` queries are ranked by ``bm25.BM25Index``: Jieba search-mode tokens
   (folded, English stemmed) of title, body and metadata weighted 5/1/2 (2/1/2 for a title
-  without CJK), scored with FTS5's bm25 formula in numpy (~10x less time than FTS5). A row's
+  without CJK: weights.py), scored with FTS5's bm25 formula in numpy (~10x less time than FTS5). A row's
   length counts its tokens plus its distinct tokens, as the former FTS5 table with a
   zero-weight "terms" column did, so rankings did not move. Beside the words, a second
   field holds every CJK run's overlapping two-character pieces (same 5/1/2 columns, its own
@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -42,18 +41,15 @@ from memories_tui.text.query import Query, word_needs
 from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
 
 from ..i18n import msg
+from .weights import (
+    CHAR_WEIGHT,
+    PIECE_WEIGHT,
+    WEIGHTS,
+    row_frequencies,
+    title_weight,
+    without_pieces,
+)
 
-WEIGHTS = (5.0, 1.0, 2.0)  # title, body, meta
-# A title without CJK weighs 2, not 5: English titles are often sentence-long, Chinese ones
-# the names questions ask about (each measured on its language's set: docs/performance.md).
-LATIN_TITLE_WEIGHT = 2.0
-# Half a word: the weight of the pieces field's BM25 beside the words'. On zh-cmrc2018
-# questions 0.25-0.5 score alike (above pieces off), and partial-word queries need them to
-# count (bench/bench_lexical.py, zh-cmrc2018-partial-words); 1.0 would rank a piece like a word.
-PIECE_WEIGHT = 0.5
-# The characters field's weight, for a query's lone CJK characters (bench_lexical.py's
-# single-character rows: 0.25-1.0 score alike; questions and partial words never use it).
-CHAR_WEIGHT = 0.5
 # Two-part snapshot: the BM25 part is needed by the first search after unlock, the phrase
 # part (the FTS5 image, ~2/3 of the bytes) only by phrase queries and writes, so it is
 # loaded on first use. Both carry one random build id, so parts of different builds never mix.
@@ -86,30 +82,6 @@ class LexicalHit(NamedTuple):
 # LexicalHit from a (key, score) pair without NamedTuple's Python-level __new__ (a third of
 # building 100 hits).
 _hit = partial(tuple.__new__, LexicalHit)
-
-
-def _without_pieces(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
-    tokens, phrase = segment.index_and_phrase_tokens(text)
-    return tokens, phrase, [], []
-
-
-def _weighted(title: list[str], body: list[str], meta: list[str], w_title: float = WEIGHTS[0]) -> Counter[str]:
-    """Column-weighted term frequencies (WEIGHTS, ``w_title`` for the title) of one row."""
-    _, w_body, w_meta = WEIGHTS
-    freqs: Counter[str] = Counter(body)
-    if w_body != 1.0:
-        for t in freqs:
-            freqs[t] *= w_body  # type: ignore[assignment]
-    for t in title:
-        freqs[t] += w_title  # type: ignore[assignment]
-    for t in meta:
-        freqs[t] += w_meta  # type: ignore[assignment]
-    return freqs
-
-
-def _title_weight(tokens: list[str]) -> float:
-    """WEIGHTS' title weight for a title holding a CJK word, else LATIN_TITLE_WEIGHT."""
-    return WEIGHTS[0] if any(map(segment.is_cjk_word, tokens)) else LATIN_TITLE_WEIGHT
 
 
 def _quote(term: str) -> str:
@@ -258,16 +230,16 @@ class LexicalIndex:
                 got = seen[text] = split(text)
             return got
 
-        split = segment.index_phrase_pieces if self._pieces else _without_pieces
+        split = segment.index_phrase_pieces if self._pieces else without_pieces
 
         for d in docs:
             key = int(d.key)
             title, ptitle, gtitle, ctitle = tokens_of(d.title)
             body, pbody, gbody, cbody = split(d.body)
             meta, pmeta, gmeta, cmeta = tokens_of(d.meta)
-            freqs = _weighted(title, body, meta, _title_weight(title))
-            pieces = _weighted(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
-            chars = _weighted(ctitle, cbody, cmeta) if ctitle or cbody or cmeta else {}
+            freqs = row_frequencies(title, body, meta, title_weight(title))
+            pieces = row_frequencies(gtitle, gbody, gmeta) if gtitle or gbody or gmeta else {}
+            chars = row_frequencies(ctitle, cbody, cmeta) if ctitle or cbody or cmeta else {}
             length = len(title) + len(body) + len(meta) + len(freqs)
             rows_lex.append(BM25Row(key, freqs, length, d.is_card, d.group, pieces,
                                     len(gtitle) + len(gbody) + len(gmeta), chars,

@@ -290,29 +290,40 @@ def send_with_retries(
             request = request_factory()
             request.extensions["timeout"] = attempt_timeout(settings, deadline).as_dict()
             request.extensions["trace"] = watch.trace
-            delay: float | None = None
-            response: httpx.Response | None = None
-            try:
-                response = client.send(request, stream=True)
-                delay = _retry_delay(response, attempt, settings, deadline)
-                if delay is None:
-                    if not stream:
-                        body = read_capped(response, limit=max_body_bytes, what=what, between=between)
-                        # Same as Response.read() does after iterating; lets callers use .content/.json().
-                        response._content = body
-                    return response
-                response.close()
-            except httpx.TransportError as exc:
-                if response is not None:
-                    response.close()
-                between()  # cut by cancel or the deadline: say that, not "the connection broke"
-                delay = _delay_after_failure(exc, attempt, settings, what)
-            except BaseException:
-                if response is not None:
-                    response.close()
-                raise
+            response, delay = _attempt(client, request, attempt, settings, deadline, what=what, stream=stream,
+                                       max_body_bytes=max_body_bytes, between=between)
+            if response is not None:
+                return response
             attempt += 1
             _sleep(min(delay, max(deadline - time.monotonic(), 0.0)), cancel)
+
+
+def _attempt(client: httpx.Client, request: httpx.Request, attempt: int, settings: HttpSettings, deadline: float, *,
+             what: str, stream: bool, max_body_bytes: int,
+             between: Callable[[], None]) -> tuple[httpx.Response | None, float]:
+    """One send: (the response to hand back, 0) or (None, how long to wait before the next try).
+    A response not handed back is closed; a transport failure that ends the tries raises."""
+    response: httpx.Response | None = None
+    try:
+        response = client.send(request, stream=True)
+        delay = _retry_delay(response, attempt, settings, deadline)
+        if delay is None:
+            if not stream:
+                body = read_capped(response, limit=max_body_bytes, what=what, between=between)
+                # Same as Response.read() does after iterating; lets callers use .content/.json().
+                response._content = body
+            return response, 0.0
+        response.close()
+        return None, delay
+    except httpx.TransportError as exc:
+        if response is not None:
+            response.close()
+        between()  # cut by cancel or the deadline: say that, not "the connection broke"
+        return None, _delay_after_failure(exc, attempt, settings, what)
+    except BaseException:
+        if response is not None:
+            response.close()
+        raise
 
 
 def _retry_delay(response: httpx.Response, attempt: int, settings: HttpSettings, deadline: float) -> float | None:

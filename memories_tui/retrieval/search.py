@@ -10,6 +10,7 @@ segments it again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,78 +41,110 @@ def search(index: VaultIndex, query: Query, *, cards_only: bool = False, rerank:
     `depth`: how many results to return when that differs from the query's limit.
     Hybrid without a vector side (no `embed_query`: no model; or an unreadable query) answers
     with the BM25 results themselves and says so: `fallback` "bm25" and a note."""
-    mode = query.mode
     limit = query.limit if depth is None else depth
-    terms = list(query.terms)
     notes: list[Note] = []
-    fallback: Mode | None = None
-    if mode == HYBRID and embed_query is None:
-        notes.append(NO_EMBEDDING_MODEL)
-        fallback = BM25
-    elif mode == HYBRID and unknown_share > UNREADABLE_QUERY:
-        notes.append(vector_left_out(unknown_share))
-        fallback = BM25
+    fallback = _fallback(query.mode, embed_query is not None, unknown_share, notes)
+    mode = query.mode
     if fallback is not None:  # ranked exactly as a BM25 search: same depth, no rerank, BM25 scores
         mode, embed_query, ensure_vectors = fallback, None, None
-    if mode in SEMANTIC_MODES:
-        if embed_query is None:
-            from ..errors import ModelError
-
-            raise ModelError(msg("Vector search needs an embedding model; run `memories rag model-install`."))
-        if ensure_vectors is not None:
-            ensure_vectors()  # outside the index lock: BM25 queries keep being served meanwhile
-        qvec = embed_query(query.text)
+    qvec = _query_vector(query, embed_query, ensure_vectors) if mode in SEMANTIC_MODES else None
     with index.lock:
-        lexical_scores: dict[int, float] = {}
-        lexical_rank: list[int] = []
-        if mode in (BM25, HYBRID):
-            lexical_depth = limit if mode == BM25 else max(CANDIDATES, limit)
-            for hit in index.lexical.search(query, query.match_mode, lexical_depth, cards_only):
-                lexical_scores[hit.key] = hit.score
-                lexical_rank.append(hit.key)
-        vector_scores: dict[int, float] = {}
-        vector_rank: list[int] = []
-        if mode in SEMANTIC_MODES and index.vectors is not None:
-            allowed = index.lexical.matching_keys(query)
-            if cards_only:
-                cards = {k for k, c in index.chunks.items() if c.kind == "card"}
-                allowed = cards if allowed is None else allowed & cards
-            for key, score in index.vectors.top_k(qvec, max(CANDIDATES, limit), allowed):
-                vector_scores[key] = score
-                vector_rank.append(key)
-        if mode == BM25:
-            ranked = [(k, lexical_scores[k]) for k in lexical_rank]
-        elif mode == VECTOR:
-            ranked = [(k, vector_scores[k]) for k in vector_rank]
-        elif fusion == "rrf":
-            ranked = reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
-        else:
-            ranked = score_fusion([(k, lexical_scores[k]) for k in lexical_rank],
-                                  [(k, vector_scores[k]) for k in vector_rank])
+        lexical = _lexical_side(index, query, mode, limit, cards_only)
+        vector = _vector_side(index, query, qvec, limit, cards_only) if qvec is not None else _Side()
+        ranked = _fused(mode, fusion, lexical, vector)
         fused = dict(ranked)
         rerank_scores: dict[int, float] = {}
         # BM25 already rewards term coverage; the heuristic only re-orders vector and hybrid
         # candidates (on SciFact/CMRC it cost BM25 0.007/0.023 nDCG@10).
-        if rerank and mode != BM25 and ranked and terms:
-            ranked, rerank_scores = heuristic_rerank(query.text, terms, ranked, index.folded_text,
+        if rerank and mode != BM25 and ranked and query.terms:
+            ranked, rerank_scores = heuristic_rerank(query.text, list(query.terms), ranked, index.folded_text,
                                                      folded=query.folded,
                                                      keep_scores=mode == HYBRID and fusion == "score")
-        hits = []
         marks = query.highlight_terms  # the words and the CJK pieces a hit may hold
-        for n, (key, score) in enumerate(ranked[:limit], 1):
-            item: IndexedChunk = index.chunks[key]
-            scores: dict[str, float | None] = {
-                "bm25": lexical_scores.get(key), "vector": vector_scores.get(key),
-                "fusion": fused.get(key) if mode == HYBRID else None,
-                "rerank": rerank_scores.get(key),
-            }
-            hits.append(SearchHit(
-                citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
-                byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
-                title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key,
-                terms=marks))
+        hits = [_hit(index, marks, n, key, score, {
+            "bm25": lexical.scores.get(key), "vector": vector.scores.get(key),
+            "fusion": fused.get(key) if mode == HYBRID else None, "rerank": rerank_scores.get(key),
+        }) for n, (key, score) in enumerate(ranked[:limit], 1)]
     return SearchResponse(index.vault_id, query.text, query.mode, query.match_mode, hits, list(marks),
                           fallback=fallback, notes=notes)
+
+
+@dataclass
+class _Side:
+    """One stage's candidates: their scores and their order."""
+
+    scores: dict[int, float] = field(default_factory=dict)
+    rank: list[int] = field(default_factory=list)
+
+    def add(self, key: int, score: float) -> None:
+        self.scores[key] = score
+        self.rank.append(key)
+
+
+def _fallback(mode: Mode, has_model: bool, unknown_share: float, notes: list[Note]) -> Mode | None:
+    """BM25 when hybrid has no vector side to fuse (no model, or a query it cannot read), noted."""
+    if mode == HYBRID and not has_model:
+        notes.append(NO_EMBEDDING_MODEL)
+        return BM25
+    if mode == HYBRID and unknown_share > UNREADABLE_QUERY:
+        notes.append(vector_left_out(unknown_share))
+        return BM25
+    return None
+
+
+def _query_vector(query: Query, embed_query: QueryEmbedder | None,
+                  ensure_vectors: Callable[[], object] | None) -> np.ndarray:
+    """The query's embedding, once the index's vectors are there; a clear error without a model."""
+    if embed_query is None:
+        from ..errors import ModelError
+
+        raise ModelError(msg("Vector search needs an embedding model; run `memories rag model-install`."))
+    if ensure_vectors is not None:
+        ensure_vectors()  # outside the index lock: BM25 queries keep being served meanwhile
+    return embed_query(query.text)
+
+
+def _lexical_side(index: VaultIndex, query: Query, mode: Mode, limit: int, cards_only: bool) -> _Side:
+    side = _Side()
+    if mode in (BM25, HYBRID):
+        lexical_depth = limit if mode == BM25 else max(CANDIDATES, limit)
+        for hit in index.lexical.search(query, query.match_mode, lexical_depth, cards_only):
+            side.add(hit.key, hit.score)
+    return side
+
+
+def _vector_side(index: VaultIndex, query: Query, qvec: np.ndarray, limit: int, cards_only: bool) -> _Side:
+    """The nearest chunks among those the query's strict filters allow."""
+    side = _Side()
+    if index.vectors is not None:
+        allowed = index.lexical.matching_keys(query)
+        if cards_only:
+            cards = {k for k, c in index.chunks.items() if c.kind == "card"}
+            allowed = cards if allowed is None else allowed & cards
+        for key, score in index.vectors.top_k(qvec, max(CANDIDATES, limit), allowed):
+            side.add(key, score)
+    return side
+
+
+def _fused(mode: Mode, fusion: str, lexical: _Side, vector: _Side) -> list[tuple[int, float]]:
+    lexical_rank, vector_rank = lexical.rank, vector.rank
+    if mode == BM25:
+        return [(k, lexical.scores[k]) for k in lexical_rank]
+    if mode == VECTOR:
+        return [(k, vector.scores[k]) for k in vector_rank]
+    if fusion == "rrf":
+        return reciprocal_rank_fusion([lexical_rank, vector_rank], k=60)
+    return score_fusion([(k, lexical.scores[k]) for k in lexical_rank], [(k, vector.scores[k]) for k in vector_rank])
+
+
+def _hit(index: VaultIndex, marks: tuple[str, ...], n: int, key: int, score: float,
+         scores: dict[str, float | None]) -> SearchHit:
+    item: IndexedChunk = index.chunks[key]
+    return SearchHit(
+        citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
+        byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
+        title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key,
+        terms=marks)
 
 
 def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:

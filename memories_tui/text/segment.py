@@ -19,26 +19,26 @@
 * ``query_terms`` validates the query limits and returns distinct folded terms.
 
 The segmenter is ``rjieba`` (jieba-rs) when importable and ``jieba`` otherwise; it is loaded
-once per process, lazily and under a lock (``warm_up`` does it ahead of time).
+once per process, lazily and under a lock (``warm_up`` does it ahead of time; language_tools.py).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from memories_tui.errors import LimitError
 from memories_tui.vocabulary import MATCH_MODES, MAX_RESULTS  # noqa: F401  (the index reads them here)
 
 from ..i18n import msg
+from .language_tools import OPENCC_CHAIN, backend, set_backend, warm_up  # noqa: F401  (callers use segment.*)
+from .language_tools import load_converters as _load_converters
+from .language_tools import load_segmenter as _load_segmenter
+from .language_tools import stem_words as _stem_words
 
 MAX_QUERY_BYTES = 1024
 MAX_QUERY_TERMS = 64
-
-# OpenCC configurations applied in order by ``fold``.
-OPENCC_CHAIN = ("hk2s", "tw2s")
 
 # Lucene's English stopword list (the one bm25s calls "en").
 STOPWORDS_EN = frozenset(
@@ -52,11 +52,6 @@ STOPWORDS_ZH = frozenset(
     "就 还 又 等 所 该 此".split()
 )
 STOPWORDS = STOPWORDS_EN | STOPWORDS_ZH
-
-_lock = threading.Lock()
-_cut_for_search: Callable[[str], list[str]] | None = None
-_backend_name: str | None = None
-_converters: list | None = None
 
 # Pieces FTS5's unicode61 tokenizer keeps as tokens: letters and numbers (no underscore).
 _WORD_PIECE = re.compile(r"[^\W_]+")
@@ -78,84 +73,6 @@ _WIDE = re.compile("[\uff01-\uff5e\u3000]")
 # ASCII letters and digits kept, every other byte a space: ``[^\W_]+`` of ASCII text as a
 # bytes.translate + split, ~2x faster than the regex on English chunks.
 _ASCII_WORD_BYTES = bytes(c if chr(c).isalnum() and c < 128 else 32 for c in range(256))
-
-
-def _load_converters() -> list:
-    global _converters
-    if _converters is None:
-        with _lock:
-            if _converters is None:
-                import opencc
-
-                _converters = [opencc.OpenCC(name) for name in OPENCC_CHAIN]
-    return _converters
-
-
-def _load_backend(name: str) -> Callable[[str], list[str]]:
-    if name == "rjieba":
-        import rjieba
-
-        rjieba.cut_for_search("预热")
-        return rjieba.cut_for_search
-    if name == "jieba":
-        import logging
-
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-        return jieba.lcut_for_search
-    raise ValueError(f"unknown segmentation backend {name!r}")
-
-
-def _load_segmenter() -> Callable[[str], list[str]]:
-    global _cut_for_search, _backend_name
-    if _cut_for_search is None:
-        with _lock:
-            if _cut_for_search is None:
-                try:
-                    cut, name = _load_backend("rjieba"), "rjieba"
-                except ImportError:
-                    cut, name = _load_backend("jieba"), "jieba"
-                _backend_name = name
-                _cut_for_search = cut
-    return _cut_for_search
-
-
-def set_backend(name: str) -> None:
-    """Force the segmentation backend ("rjieba" or "jieba"; benchmarks and tests). An index
-    must be queried with the backend it was built with."""
-    global _cut_for_search, _backend_name
-    with _lock:
-        cut = _load_backend(name)
-        _cut_for_search, _backend_name = cut, name
-
-
-def backend() -> str:
-    """Name of the segmentation backend in use ("rjieba" or "jieba")."""
-    _load_segmenter()
-    assert _backend_name is not None
-    return _backend_name
-
-
-def warm_up() -> None:
-    """Load the segmenter dictionary, OpenCC tables and the stemmer (call off the UI thread)."""
-    _load_segmenter()
-    _load_converters()
-    _stem_words(["warm"])
-
-
-_stemmer_local = threading.local()
-
-
-def _stem_words(words: list[str]) -> list[str]:
-    stemmer = getattr(_stemmer_local, "stemmer", None)
-    if stemmer is None:  # PyStemmer objects are not thread-safe: one per thread
-        import Stemmer
-
-        stemmer = Stemmer.Stemmer("english")
-        _stemmer_local.stemmer = stemmer
-    return stemmer.stemWords(words)
 
 
 def _convert_script(text: str) -> str:

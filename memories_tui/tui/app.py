@@ -8,7 +8,7 @@ data and returns to the unlock screen; results of workers started before the loc
 
 Background embedding: after unlock, an ingest, a record change or a model install, the engine's
 `BackgroundEmbedding` runs one low-priority job when a model is installed; its progress is the
-`embed_state` reactive, shown by the `EmbedStatus` line. Lock cancels it.
+`embed_state` reactive, shown by the `EmbedStatus` line (embedding_actions.py). Lock cancels it.
 Vector/hybrid panes wait for it instead of embedding on their own, and re-run when it ends.
 The idle timer treats running ingest / model install / vault creation as activity.
 """
@@ -30,7 +30,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from ..engine import EmbedEvent, EmbedFinished, Engine, VaultInfo
+from ..engine import Engine, VaultInfo
 from ..errors import MemoriesError
 from ..frontend.words import lock_notice
 from ..i18n import N_, _, resolve_language, set_language
@@ -38,14 +38,15 @@ from . import crash
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
 from .data_actions import DataActions
+from .embedding_actions import EmbeddingActions
 from .keymap import apply_keymap
 from .keys import KeyRouting
 from .language_switch import LanguageActions
 from .launch import parse_arguments, run_guarded
-from .messages import EmbedDone, EmbedProgressMessage
 from .screens.base import VaultScreen
+from .screens.create_vault import CreateVaultScreen
 from .screens.help import HelpScreen
-from .screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from .screens.vaults import UnlockScreen, VaultPickerScreen
 from .textual_adapter import SafeExceptions
 from .threads import DaemonThreadExecutor
 
@@ -58,7 +59,7 @@ ACTIVITY_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.
 BUSY_GROUPS = frozenset({"ingest", "model-install", "create-vault", "backup"})
 
 
-class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App):
+class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, SafeExceptions, App):
     """Vault picker → unlock → records, with search, ingest, model install and status on top."""
 
     CSS_PATH = "app.tcss"
@@ -253,65 +254,11 @@ class MemoriesApp(DataActions, LanguageActions, KeyRouting, SafeExceptions, App)
             await self.push_screen(RecordsScreen(info.vault_id))
         self.release_keys(replay=True)
 
-    # -- background embedding (engine/jobs.py schedules; this shows it) ---------------------------
-    def request_embedding(self) -> None:
-        """Embed every chunk of the unlocked vault that has no vector yet, in the background.
-
-        Called after unlock, ingest, a record change and a model install. At most one job runs;
-        a request while one runs makes it run once more when it ends (to pick up new chunks)."""
-        if self.vault is None or not self.engine.is_unlocked(self.vault.vault_id):
-            return
-        if self.embedding.request(self.vault.vault_id):
-            self.embed_state = EmbedState("starting")
-
-    def embedding_active(self, vault_id: str) -> bool:
-        return self.embedding.active(vault_id)
-
-    def stop_embedding(self) -> None:
-        """Cancel the background job (lock, switch vault); whatever it reports later is dropped."""
-        self.embedding.stop()
-        self.embed_state = EmbedState()
-
-    def _deliver_embedding(self, event: EmbedEvent) -> bool:
-        """From the job's thread: hand its event to the UI thread (False once the app is gone)."""
-        try:
-            self.post_message(EmbedDone(event) if isinstance(event, EmbedFinished) else EmbedProgressMessage(event))
-        except RuntimeError:  # the app's loop is gone (quitting)
-            return False
-        return True
-
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._resume_gc()
         self.stop_embedding()
         self.daemon_link.close()
         super().exit(*args, **kwargs)
-
-    def on_embed_progress_message(self, message: EmbedProgressMessage) -> None:
-        if not self.embedding.is_live(message.event):
-            return
-        p = message.event.progress
-        self.embed_state = EmbedState("running", done=p.done, total=p.total, tokens_per_second=p.tokens_per_second,
-                                      eta_seconds=p.eta_seconds)
-
-    def on_embed_done(self, message: EmbedDone) -> None:
-        event = message.event
-        if not self.embedding.is_live(event):
-            return
-        again = self.embedding.finish(event)
-        if event.not_installed or event.cancelled:
-            self.embed_state = EmbedState()
-        elif event.error is not None:
-            self.embed_state = EmbedState("failed", message=event.error)
-        else:
-            self.embed_state = EmbedState("done", report=event.report, vectors=event.vectors)
-        if again and not event.not_installed:
-            self.request_embedding()
-            return
-        from .screens.search import SearchScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, SearchScreen):
-                screen.embedding_finished()
 
     async def action_lock(self) -> None:
         """Zero keys and indexes, pop every screen showing vault data, back to the unlock screen."""

@@ -43,22 +43,12 @@ def put_blob(conn: sqlite3.Connection, keys: VaultKeys, name: str, data: bytes |
 
 
 
-def sealed_json_object(conn: sqlite3.Connection, keys: VaultKeys, name: str, what: str) -> dict[str, Any]:
-    """The JSON object sealed as blob `name`; TamperError when it is missing, altered or not an object."""
-    row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?", (name,)).fetchone()
+def read_settings(conn: sqlite3.Connection, keys: VaultKeys, what: str) -> dict[str, Any]:
+    """The settings record as `conn` holds it; TamperError when it is missing or altered."""
+    row = conn.execute("SELECT nonce, ciphertext, digest FROM blobs WHERE name = ?", (SETTINGS_BLOB,)).fetchone()
     if row is None:
         raise TamperError(msg("{what} is missing; the file was altered.", what=what))
-    nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
-    raw = crypto.open_sealed(keys.blob, nonce, ct, blob_ad(keys.vault_id, name), what)
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    finally:
-        crypto.zero(raw)
-    if not isinstance(value, dict):
-        raise TamperError(msg("{what} is malformed; refusing it.", what=what))
-    return value
+    return open_settings(keys, keys.vault_id, row, what)
 
 
 def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, what: str) -> tuple[bytes, bytes]:
@@ -69,6 +59,22 @@ def checked_blob_row(nonce: object, ciphertext: object, stored_digest: object, w
         raise TamperError(msg("{what} does not match its digest: the vault file was altered or rolled back.",
                               what=what))
     return nonce, ciphertext
+
+
+def open_settings(keys: VaultKeys, vault_id: str, row: Any, what: str) -> dict[str, Any]:
+    """The settings record from its (nonce, ciphertext, digest) row: opened, its plaintext
+    buffer wiped once parsed, and a TamperError unless it is a JSON object."""
+    nonce, ct = checked_blob_row(row[0], row[1], row[2], what)
+    raw = crypto.open_sealed(keys.blob, nonce, ct, blob_ad(vault_id, SETTINGS_BLOB), what)
+    try:
+        settings = json.loads(raw)
+    except ValueError:
+        settings = None
+    finally:
+        crypto.zero(raw)
+    if not isinstance(settings, dict):
+        raise TamperError(msg("{what} is malformed; refusing it.", what=what))
+    return settings
 
 
 def manifest(conn: sqlite3.Connection, keys: VaultKeys, counter: int) -> bytes:

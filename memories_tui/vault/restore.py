@@ -86,45 +86,64 @@ def restore_backup(file: Path, vaults: Path, passphrase: str, *, anchors: Anchor
             check = check_vault_file(staged, keys, progress=report("verify"), cancel=cancel)
             if as_name is not None:
                 return _restore_as(staged, check, keys, vaults, anchors, as_name, passphrase)
-            header = check.header
-            clash = taken_names.get(header.name)
-            if clash is not None and clash != header.vault_id:
-                raise VaultError(msg("Another vault in this home is already named {name!r} ({clash}); restore this "
-                                     "backup beside it with --as NEW_NAME.", name=header.name, clash=clash), code="vault_exists")
-            target = vaults / f"{header.vault_id}.mvault"
-            if not target.exists():
-                os.chmod(staged, 0o600)
-                with anchors.locked():
-                    install(staged, target)
-                    anchors.write(keys, check.counter, check.manifest)
-                return RestoreDone(target, header, check, False, 0, None)
-            lost = lost_revisions(target, staged)
-            if not force:
-                raise VaultError(
-                    msg("Vault {name} ({vault_id}) is already in this home. Restoring this backup over it would "
-                        "lose {lost} revision(s) it holds that the backup does not. Nothing was changed; add "
-                        "--force to replace it (the current file is backed up first), or restore beside it with "
-                        "--as NEW_NAME.", name=header.name, vault_id=header.vault_id, lost=lost), code="restore_would_replace")
-            if before_replace is not None:
-                before_replace(header.vault_id)
-            kept = _keep_copy(target, header.name, backups)
-            with anchors.locked():
-                live = connect_readwrite(target)
-                try:
-                    pause_point("restore-before-copy")  # crash tests kill -9 here and mid-copy
-                    later = egress_after(live, target, last_seq(staged))
-                    copy_into(staged, live, target, progress=_pausing(report("replace")), cancel=cancel)
-                    keep_egress(live, target, later)
-                finally:
-                    live.close()
-                anchors.write(keys, check.counter, check.manifest)
-            return RestoreDone(target, header, check, True, lost, kept)
+            return _restore_in_home(staged, check, keys, anchors, vaults=vaults, backups=backups, force=force,
+                                    taken_names=taken_names, before_replace=before_replace, report=report,
+                                    cancel=cancel)
         finally:
             keys.wipe()
     finally:
         for extra in ("", "-journal", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 Path(str(staged) + extra).unlink()
+
+
+def _restore_in_home(staged: Path, check: FileCheck, keys: VaultKeys, anchors: AnchorBook, *, vaults: Path,
+                     backups: Path, force: bool, taken_names: dict[str, str],
+                     before_replace: Callable[[str], None] | None,
+                     report: Callable[[str], Callable[[int, int], None]],
+                     cancel: threading.Event | None) -> RestoreDone:
+    """The backup as the vault it was: installed when the home lacks it, else put in place of
+    the vault (only with `force`; the current file kept first)."""
+    header = check.header
+    clash = taken_names.get(header.name)
+    if clash is not None and clash != header.vault_id:
+        raise VaultError(msg("Another vault in this home is already named {name!r} ({clash}); restore this "
+                             "backup beside it with --as NEW_NAME.", name=header.name, clash=clash), code="vault_exists")
+    target = vaults / f"{header.vault_id}.mvault"
+    if not target.exists():
+        os.chmod(staged, 0o600)
+        with anchors.locked():
+            install(staged, target)
+            anchors.write(keys, check.counter, check.manifest)
+        return RestoreDone(target, header, check, False, 0, None)
+    lost = lost_revisions(target, staged)
+    if not force:
+        raise VaultError(
+            msg("Vault {name} ({vault_id}) is already in this home. Restoring this backup over it would "
+                "lose {lost} revision(s) it holds that the backup does not. Nothing was changed; add "
+                "--force to replace it (the current file is backed up first), or restore beside it with "
+                "--as NEW_NAME.", name=header.name, vault_id=header.vault_id, lost=lost), code="restore_would_replace")
+    if before_replace is not None:
+        before_replace(header.vault_id)
+    kept = _keep_copy(target, header.name, backups)
+    _replace(staged, target, check, keys, anchors, report("replace"), cancel)
+    return RestoreDone(target, header, check, True, lost, kept)
+
+
+def _replace(staged: Path, target: Path, check: FileCheck, keys: VaultKeys, anchors: AnchorBook,
+             report: Callable[[int, int], None], cancel: threading.Event | None) -> None:
+    """Copy the backup into the live vault file in place, keeping what it sent out after the
+    backup was taken, and move the rollback anchor with it."""
+    with anchors.locked():
+        live = connect_readwrite(target)
+        try:
+            pause_point("restore-before-copy")  # crash tests kill -9 here and mid-copy
+            later = egress_after(live, target, last_seq(staged))
+            copy_into(staged, live, target, progress=_pausing(report), cancel=cancel)
+            keep_egress(live, target, later)
+        finally:
+            live.close()
+        anchors.write(keys, check.counter, check.manifest)
 
 
 def _pausing(report: Callable[[int, int], None]) -> Callable[[int, int], None]:

@@ -56,8 +56,8 @@ from .integrity import (
     digest,
     encode_payload,
     put_blob,
+    read_settings,
     record_ad,
-    sealed_json_object,
 )
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
@@ -360,7 +360,7 @@ class UnlockedVault:
     def settings(self) -> dict[str, Any]:
         """The settings record, read in a snapshot whose verified manifest covers its digest."""
         with self._read() as conn:
-            return sealed_json_object(conn, self.keys, SETTINGS_BLOB, f"{self.path.name}: the vault settings record")
+            return read_settings(conn, self.keys, f"{self.path.name}: the vault settings record")
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         with self._write() as conn:

@@ -17,12 +17,13 @@ from memories_tui.text import segment
 from memories_tui.tui.app import MemoriesApp, main
 from memories_tui.tui.messages import SearchDone
 from memories_tui.tui.screens.chunk import ChunkDetailScreen, TermTextArea
+from memories_tui.tui.screens.create_vault import CreateVaultScreen
 from memories_tui.tui.screens.ingest import IngestScreen
 from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.screens.status import StatusScreen
-from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from memories_tui.tui.screens.vaults import UnlockScreen, VaultPickerScreen
 from memories_tui.tui.text import byte_range_to_chars, match_spans, snippet_text
 from memories_tui.tui.widgets.embed_status import EmbedStatus
 from memories_tui.tui.widgets.results import ResultsPane

@@ -10,8 +10,8 @@ from textual.widgets import Checkbox, Input, Static
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.confirm import ConfirmScreen
+from memories_tui.tui.screens.create_vault import CreateVaultScreen
 from memories_tui.tui.screens.records import RecordsScreen
-from memories_tui.tui.screens.vaults import CreateVaultScreen
 from tests.helpers.pilot import static_text, wait_for
 
 

@@ -17,9 +17,10 @@ from memories_tui.config import load_config
 from memories_tui.engine import Engine
 from memories_tui.i18n import current_language, set_language
 from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.create_vault import CreateVaultScreen
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.records import RecordsScreen
-from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen
+from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.pilot import PASS, footer_keys, static_text, wait_for
 

@@ -25,6 +25,7 @@ from memories_tui.tui.screens import search as search_screen
 from memories_tui.tui.screens import status as status_screen
 from memories_tui.tui.screens.chunk import ChunkDetailScreen
 from memories_tui.tui.screens.confirm import ConfirmScreen
+from memories_tui.tui.screens.create_vault import CreateVaultScreen
 from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.help import HelpScreen
 from memories_tui.tui.screens.ingest import IngestScreen
@@ -32,7 +33,7 @@ from memories_tui.tui.screens.model import ModelInstallScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.search import SearchScreen
 from memories_tui.tui.screens.status import StatusScreen
-from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from memories_tui.tui.screens.vaults import UnlockScreen, VaultPickerScreen
 from memories_tui.tui.widgets.results import ResultsPane
 from memories_tui.vault import store
 from tests.helpers.pilot import PASS, wait_for

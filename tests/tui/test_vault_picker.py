@@ -10,7 +10,8 @@ from textual.widgets import DataTable, Static
 
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
-from memories_tui.tui.screens.vaults import CreateVaultScreen, UnlockScreen, VaultPickerScreen
+from memories_tui.tui.screens.create_vault import CreateVaultScreen
+from memories_tui.tui.screens.vaults import UnlockScreen, VaultPickerScreen
 from tests.helpers.pilot import PASS, static_text, wait_for
 
 SIZE = (100, 30)

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from memories_tui.index.bm25 import BM25Index, BM25Row
-from memories_tui.index.lexical import LATIN_TITLE_WEIGHT, LexicalDoc, LexicalIndex
+from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from memories_tui.index.weights import LATIN_TITLE_WEIGHT
 from memories_tui.text import segment
 from memories_tui.text.chunking import chunk_text
 from memories_tui.text.query import parse_query

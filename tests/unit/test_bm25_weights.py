@@ -12,7 +12,8 @@ import dataclasses
 
 import pytest
 
-from memories_tui.index.lexical import LATIN_TITLE_WEIGHT, LexicalDoc, LexicalIndex
+from memories_tui.index.lexical import LexicalDoc, LexicalIndex
+from memories_tui.index.weights import LATIN_TITLE_WEIGHT
 from memories_tui.text.query import parse_query
 from tests.helpers.bm25_reference import fts5_bm25, ranking
 

@@ -1,0 +1,103 @@
+"""The engine's conflict methods: list a vault's conflicts, resolve one, keep both sides.
+
+Kept apart from sync_ops.py because they work on what the last sync left in the vault (its
+kept revisions), never on a target: no network, no registry. `Engine` inherits them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from ..errors import UsageError
+from ..i18n import msg
+from ..sync.types import Conflict
+from .sync_ops import now_stamp
+
+if TYPE_CHECKING:
+    from ..vault.records import Record
+    from ..vault.store import UnlockedVault
+    from .parts import EngineParts
+
+
+class ConflictOperations:
+    """Mixed into `Engine`; every method works on one of the engine's open vaults."""
+
+    def _conflict_vault(self, vault_id: str) -> UnlockedVault:
+        return cast("EngineParts", self)._state.vaults.get(vault_id).vault
+
+    def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
+        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`) as a
+        new revision that, on the next sync, names every conflicting revision as its parent, so
+        every device stops listing them. Returns the conflict as it was."""
+        import json
+
+        from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
+        from ..vault.records import Record
+
+        vault = self._conflict_vault(vault_id)
+        shown = {c.record_id: c for c in self.conflicts(vault_id)}
+        if record_id not in shown:
+            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
+                             code="no_conflict")
+        state = load_state(vault)
+        current = vault.read(record_id)
+        chosen = current
+        if keep is not None:
+            payload = state.kept[record_id].get(keep)
+            if payload is None:
+                raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
+                                     "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
+                                 code="no_conflict")
+            chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
+                                    json.loads(payload)["kind"], "A kept revision")
+        fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
+                       body=chosen.body, tags=chosen.tags, metadata=chosen.metadata, created=current.created,
+                       updated=now_stamp(), data=chosen.data)
+        state.resolving.add(record_id)
+        vault.apply_synced(state.change(puts=[fresh], expected={record_id: current.revision}))
+        return shown[record_id]
+
+    def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
+        """End a record's conflict keeping every side: each kept revision with content becomes a
+        new record (its title marked as a conflict copy), then the winner stays as
+        `resolve_conflict` keeps it. Returns the copies."""
+        import json
+
+        from ..sync.run import load_state
+        from ..vault.integrity import decode_payload
+        from ..vault.records import NewRecord
+
+        vault = self._conflict_vault(vault_id)
+        if record_id not in {c.record_id for c in self.conflicts(vault_id)}:
+            raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
+                             code="no_conflict")
+        copies = []
+        for payload in load_state(vault).kept.get(record_id, {}).values():
+            if payload is None:
+                continue
+            kept = decode_payload(bytearray(payload.encode()), record_id, 1, json.loads(payload)["kind"],
+                                  "A kept revision")  # a file's bytes come back as they were
+            copies.append(NewRecord(kept.kind, msg("{title} (conflict copy)", title=kept.title).localized(),
+                                    kept.body, tuple(kept.tags), dict(kept.metadata), kept.data))
+        files = [vault.add(c) for c in copies if c.kind == "asset"]  # as `add_asset` stores them: never indexed
+        notes = [c for c in copies if c.kind != "asset"]
+        made = self.add_records(vault_id, notes) if notes else []  # type: ignore[attr-defined]
+        self.resolve_conflict(vault_id, record_id)
+        return [*files, *made]
+
+    def conflicted(self, vault_id: str, record_id: str) -> bool:
+        """Whether the record has kept conflicting revisions (what MCP `memory_read` reports)."""
+        from ..sync.run import load_state
+
+        vault = self._conflict_vault(vault_id)
+        return vault.sync_state() is not None and record_id in load_state(vault).kept
+
+    def conflicts(self, vault_id: str) -> list[Conflict]:
+        """Records with kept conflicting revisions (and deletions an edit beat), from the last sync;
+        each with the body both sides came from when this vault still holds it."""
+        from ..sync.conflicts import listed
+        from ..sync.run import load_state
+
+        vault = self._conflict_vault(vault_id)
+        return listed(vault, load_state(vault))
