@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__, testhooks
+from ..errors import ErrorCode
 from ..i18n import msg
 from .protocol import DaemonConnectionError
 
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
-MISMATCH_CODE = "daemon_version_mismatch"
+MISMATCH_CODE = ErrorCode.DAEMON_VERSION_MISMATCH
 API_FINGERPRINT = "69e410fd9f31fcdb"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({"hello", "stop"})  # answered whatever the client's build: how a restart begins
 
@@ -80,4 +81,4 @@ def older_daemon(client: Build) -> DaemonConnectionError:
     """A daemon that names no version: one from before the handshake."""
     return DaemonConnectionError(msg("The running daemon is older than this version ({client}) of Memories: run "
                                      "`memories daemon restart`.", client=client.version),
-                                 code="daemon_incompatible")
+                                 code=ErrorCode.DAEMON_INCOMPATIBLE)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ..engine import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, from_json
-from ..errors import UsageError
+from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 
 if TYPE_CHECKING:
@@ -295,7 +295,7 @@ def _local_engine(home: Path, config: str | os.PathLike[str] | None) -> Engine:
 def _not_served() -> UsageError:
     """An Engine method this client does not forward reached for a vault it does not hold."""
     return UsageError(msg("This command does not run through the Memories daemon yet; run it with --no-daemon "
-                      "(it then asks for the passphrase)."), code="daemon_unsupported")
+                      "(it then asks for the passphrase)."), code=ErrorCode.DAEMON_UNSUPPORTED)
 
 
 def _backup_events(progress: Callable[[BackupProgress], None] | None) -> Callable[[dict[str, Any]], None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 from .server import Call, Method
 from .vault_methods import _in_cwd, _named_as_typed, _opt, _str, _wire
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _patterns(args: dict[str, Any], key: str) -> list[str]:
     value = args.get(key) or []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(msg("The request's {key!r} has the wrong type.", key=key), code="daemon_bad_request")
+        raise UsageError(msg("The request's {key!r} has the wrong type.", key=key), code=ErrorCode.DAEMON_BAD_REQUEST)
     return value
 
 

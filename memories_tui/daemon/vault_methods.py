@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import json_of
-from ..errors import CancelledError, MemoriesError, UsageError
+from ..errors import CancelledError, ErrorCode, MemoriesError, UsageError
 from ..i18n import msg
 from .server import Call, Method
 
@@ -31,14 +31,14 @@ def _wire(value: object) -> object:
 def _str(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str):
-        raise UsageError(msg("The request needs a text {key!r}.", key=key), code="daemon_bad_request")
+        raise UsageError(msg("The request needs a text {key!r}.", key=key), code=ErrorCode.DAEMON_BAD_REQUEST)
     return value
 
 
 def _opt(args: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
     value = args.get(key)
     if value is not None and (not isinstance(value, kind) or isinstance(value, bool) and kind is int):
-        raise UsageError(msg("The request's {key!r} has the wrong type.", key=key), code="daemon_bad_request")
+        raise UsageError(msg("The request's {key!r} has the wrong type.", key=key), code=ErrorCode.DAEMON_BAD_REQUEST)
     return value
 
 
@@ -56,7 +56,7 @@ def _budget(args: dict[str, Any]) -> float:
 def _cwd(args: dict[str, Any]) -> Path:
     cwd = Path(_str(args, "cwd"))
     if not cwd.is_absolute():
-        raise UsageError(msg("The request's working folder must be an absolute path."), code="daemon_bad_request")
+        raise UsageError(msg("The request's working folder must be an absolute path."), code=ErrorCode.DAEMON_BAD_REQUEST)
     return cwd
 
 
@@ -185,7 +185,7 @@ def _vault_methods(service: DaemonService) -> dict[str, Method]:
     def ingest(args: dict[str, Any], call: Call) -> object:
         paths = args.get("paths")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            raise UsageError(msg("The request's paths must be a list of texts."), code="daemon_bad_request")
+            raise UsageError(msg("The request's paths must be a list of texts."), code=ErrorCode.DAEMON_BAD_REQUEST)
         return _wire(engine.ingest(vault(args), [Path(p) for p in paths], title=_opt(args, "title", str),
                                    recursive=bool(_opt(args, "recursive", bool)),
                                    progress=lambda p: call.progress({"ingest": _wire(p)}), cancel=call.cancel,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import CancelledError, InputRefusedError
+from ..errors import CancelledError, ErrorCode, InputRefusedError
 from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
@@ -77,7 +77,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     if not root.is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
                                     "nothing was changed. Remove the source or bring the folder back.",
-                                    path=spec.path), code="source_missing")
+                                    path=spec.path), code=ErrorCode.SOURCE_MISSING)
     mine = {str(r.metadata.get("source_rel")): r for r in current.values()
             if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     adopt = {str(r.metadata.get("source_path")): r for r in current.values()

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
+from ..errors import ErrorCode, MemoriesError, NotFoundError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport
@@ -61,7 +61,7 @@ class SyncOperations:
         known = self._registry.get(vault.vault_id)
         if known is not None and (known.url, known.endpoint_url) != (spec.url, spec.endpoint_url):
             raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
-                                name=vault.name, target=known.url), code="sync_target_exists")
+                                name=vault.name, target=known.url), code=ErrorCode.SYNC_TARGET_EXISTS)
         target = self._open_target(spec, vault)
         join.publish(target, vault.header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)))
         entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url)
@@ -89,7 +89,7 @@ class SyncOperations:
                 "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
                 "one ({problem}). Run `memories sync add {name} {target}` once it can be reached, so that new "
                 "devices join with the new passphrase.", target=entry.url, problem=exc.message, name=info.name),
-                code="sync_join_record_stale") from None
+                code=ErrorCode.SYNC_JOIN_RECORD_STALE) from None
         finally:
             vault.close()
 
@@ -106,7 +106,7 @@ class SyncOperations:
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         try:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             join.check_same_vault(target, vault.vault_id)
@@ -166,11 +166,11 @@ class SyncOperations:
         record = join.read_record(target)
         if record is None:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
-                                "on a device that has the vault first.", target=spec.url), code="sync_nothing_to_join")
+                                "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)
         files = engine._files
         if any(v.vault_id == record.vault_id for v in files.list()):
             raise SyncError(msg("This home already has vault {vault_id}; run `memories sync` on it instead.",
-                                vault_id=record.vault_id), code="sync_already_joined")
+                                vault_id=record.vault_id), code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:
             if joined.device_only and not spec.on_this_machine:
@@ -206,7 +206,7 @@ class SyncOperations:
         shown = {c.record_id: c for c in self.conflicts(vault_id)}
         if record_id not in shown:
             raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
+                             code=ErrorCode.NO_CONFLICT)
         state = load_state(vault)
         current = vault.read(record_id)
         chosen = current
@@ -215,7 +215,7 @@ class SyncOperations:
             if payload is None:
                 raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
                                      "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
-                                 code="no_conflict")
+                                 code=ErrorCode.NO_CONFLICT)
             chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
                                     json.loads(payload)["kind"], "A kept revision")
         fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
@@ -238,7 +238,7 @@ class SyncOperations:
         vault = self._unlocked(vault_id)
         if record_id not in {c.record_id for c in self.conflicts(vault_id)}:
             raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
+                             code=ErrorCode.NO_CONFLICT)
         copies = []
         for payload in load_state(vault).kept.get(record_id, {}).values():
             if payload is None:
@@ -246,7 +246,7 @@ class SyncOperations:
             value = json.loads(payload)
             if "data" in value:
                 raise UsageError(msg("Record {record_id} is a file: keep one side with `memories memory resolve` "
-                                     "(--keep REVISION).", record_id=record_id), code="keep_both_asset")
+                                     "(--keep REVISION).", record_id=record_id), code=ErrorCode.KEEP_BOTH_ASSET)
             copies.append(NewRecord(value["kind"], msg("{title} (conflict copy)", title=value["title"]).localized(),
                                     value["body"], tuple(value.get("tags", ())), dict(value.get("metadata", {}))))
         made = self.add_records(vault_id, copies) if copies else []  # type: ignore[attr-defined]
@@ -289,10 +289,10 @@ class SyncOperations:
         found = known.get(device) or next((d for d in known.values() if d.device.startswith(device) and device), None)
         if found is None:
             raise UsageError(msg("Device {device} does not sync vault {name}; `memories sync devices {name}` lists "
-                                 "them.", device=device, name=vault.name), code="sync_unknown_device")
+                                 "them.", device=device, name=vault.name), code=ErrorCode.SYNC_UNKNOWN_DEVICE)
         if found.this_device:
             raise UsageError(msg("Device {device} is this device; forget it from another one.", device=found.device),
-                             code="sync_forget_self")
+                             code=ErrorCode.SYNC_FORGET_SELF)
         target = self._target_of(vault)
         target.put(forgotten_name(found.device), seal(vault.keys.sync_aead("head"), {"seq": found.bundles},
                                                       forget_ad(vault.vault_id, found.device)))
@@ -304,7 +304,7 @@ class SyncOperations:
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
 
     def conflicted(self, vault_id: str, record_id: str) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import frontmatter
 from ..engine.folders import refusal_reason, scan_folder
 from ..engine.sources import MAX_FILE_BYTES, read_file
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import N_, msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
@@ -31,7 +31,7 @@ DATE_KEYS = {"created": "source_created", "date": "source_created", "updated": "
 def read_obsidian(folder: Path) -> Iterator[ImportedNote | Skipped]:
     if not folder.is_dir():
         raise InputRefusedError(msg("{path} is not a folder; give the Obsidian vault's folder.",
-                                    path=shown_name(folder)), code="unsupported_file")
+                                    path=shown_name(folder)), code=ErrorCode.UNSUPPORTED_FILE)
     scan = scan_folder(folder)
     for path, reason in scan.skipped:
         yield Skipped(shown_name(path.relative_to(folder)), _attachment(reason))

@@ -20,13 +20,13 @@ from typing import Any, TypeVar
 from ..daemon import DaemonClient, connect
 from ..daemon.client import understood
 from ..engine import Jsonable, current_origin
-from ..errors import LockedError, MemoriesError
+from ..errors import ErrorCode, LockedError, MemoriesError
 from ..i18n import msg
 from .grants import GrantedVault
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 M = TypeVar("M", bound=Jsonable)
-GONE = ("daemon_unreachable", "daemon_session_unknown")
+GONE = (ErrorCode.DAEMON_UNREACHABLE, ErrorCode.DAEMON_SESSION_UNKNOWN)
 
 
 class DaemonTools:

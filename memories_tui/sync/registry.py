@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SyncError
+from ..errors import ErrorCode, SyncError
 from ..i18n import msg
 from ..serial import Jsonable
 
@@ -36,7 +36,7 @@ class Registry:
             return {}
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             raise SyncError(msg("{path} is unreadable or malformed; fix or remove it and add the targets again.",
-                                path=self.path), code="sync_registry_invalid") from None
+                                path=self.path), code=ErrorCode.SYNC_REGISTRY_INVALID) from None
 
     def get(self, vault_id: str) -> TargetEntry | None:
         return self.entries().get(vault_id)
