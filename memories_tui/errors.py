@@ -7,6 +7,7 @@ Each error carries a human sentence (never vault plaintext), a stable snake_case
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from .i18n import Message, _, msg
 
@@ -32,11 +33,131 @@ def redact(text: str) -> str:
     return _KEY_SHAPED.sub("[redacted]", text)
 
 
+class ErrorCode:
+    """Every error code, spelled once: the `code` of `--json` errors, MCP errors and the
+    daemon's log. The values are a contract scripts rely on: never change one. Plain str
+    constants, not an Enum, which would cost milliseconds at import on every served call."""
+
+    ANCHOR_INVALID: Final = "anchor_invalid"
+    ANSWER_REJECTED: Final = "answer_rejected"
+    API_KEY_INVALID: Final = "api_key_invalid"
+    API_KEY_MISSING: Final = "api_key_missing"
+    BAD_EXPORT: Final = "bad_export"
+    BAD_FILE_NAME: Final = "bad_file_name"
+    BAD_KIND: Final = "bad_kind"
+    BAD_NAME: Final = "bad_name"
+    BAD_QUERIES_FILE: Final = "bad_queries_file"
+    BAD_QUERY: Final = "bad_query"
+    BAD_TITLE: Final = "bad_title"
+    BUDGET_EXCEEDED: Final = "budget_exceeded"
+    CANCELLED: Final = "cancelled"
+    CONFIG_INVALID: Final = "config_invalid"
+    DAEMON_BAD_REQUEST: Final = "daemon_bad_request"
+    DAEMON_BUSY: Final = "daemon_busy"
+    DAEMON_GONE: Final = "daemon_gone"
+    DAEMON_HOLDS_VAULTS: Final = "daemon_holds_vaults"
+    DAEMON_INCOMPATIBLE: Final = "daemon_incompatible"
+    DAEMON_IS_TUI: Final = "daemon_is_tui"
+    DAEMON_NOT_ANSWERING: Final = "daemon_not_answering"
+    DAEMON_PEER_REFUSED: Final = "daemon_peer_refused"
+    DAEMON_REQUEST_TOO_LARGE: Final = "daemon_request_too_large"
+    DAEMON_RUNNING: Final = "daemon_running"
+    DAEMON_SESSION_UNKNOWN: Final = "daemon_session_unknown"
+    DAEMON_UNAVAILABLE: Final = "daemon_unavailable"
+    DAEMON_UNKNOWN_METHOD: Final = "daemon_unknown_method"
+    DAEMON_UNREACHABLE: Final = "daemon_unreachable"
+    DAEMON_UNSUPPORTED: Final = "daemon_unsupported"
+    DAEMON_VERSION: Final = "daemon_version"
+    DAEMON_VERSION_MISMATCH: Final = "daemon_version_mismatch"
+    DEVICE_ONLY: Final = "device_only"
+    DIMENSION_MISMATCH: Final = "dimension_mismatch"
+    DISK_FULL: Final = "disk_full"
+    EGRESS_LOG_MISSING: Final = "egress_log_missing"
+    EMPTY_PASSPHRASE: Final = "empty_passphrase"
+    ERROR: Final = "error"
+    EXPORT_NAME_COLLISION: Final = "export_name_collision"
+    FILE_EXISTS: Final = "file_exists"
+    FILE_NOT_FOUND: Final = "file_not_found"
+    FILE_TOO_LARGE: Final = "file_too_large"
+    FILE_UNREADABLE: Final = "file_unreadable"
+    FOLDER_NOT_EMPTY: Final = "folder_not_empty"
+    FOLDER_UNWRITABLE: Final = "folder_unwritable"
+    GRANT_DENIED: Final = "grant_denied"
+    GRANT_EXPIRED: Final = "grant_expired"
+    GRANT_REVOKED: Final = "grant_revoked"
+    HOME_INVALID: Final = "home_invalid"
+    INPUT_REFUSED: Final = "input_refused"
+    INTERNAL_ERROR: Final = "internal_error"
+    INVALID_PASSPHRASE: Final = "invalid_passphrase"
+    INVALID_TEXT: Final = "invalid_text"
+    INVALID_UTF8: Final = "invalid_utf8"
+    KDF_TOO_WEAK: Final = "kdf_too_weak"
+    KEEP_BOTH_ASSET: Final = "keep_both_asset"
+    LIMIT_EXCEEDED: Final = "limit_exceeded"
+    MODEL_BAD_RESPONSE: Final = "model_bad_response"
+    MODEL_ERROR: Final = "model_error"
+    MODEL_INSTALL_FAILED: Final = "model_install_failed"
+    MODEL_NOT_INSTALLED: Final = "model_not_installed"
+    MODEL_REFUSED: Final = "model_refused"
+    NETWORK_ERROR: Final = "network_error"
+    NETWORK_TIMEOUT: Final = "network_timeout"
+    NETWORK_UNAUTHORIZED: Final = "network_unauthorized"
+    NETWORK_UNREACHABLE: Final = "network_unreachable"
+    NO_CONFLICT: Final = "no_conflict"
+    NOT_A_FOLDER: Final = "not_a_folder"
+    NOT_FOUND: Final = "not_found"
+    NOT_REGULAR_FILE: Final = "not_regular_file"
+    OUTPUT_FAILED: Final = "output_failed"
+    PASSPHRASE_MISMATCH: Final = "passphrase_mismatch"
+    PASSPHRASE_SOURCE: Final = "passphrase_source"
+    POLICY_DENIED: Final = "policy_denied"
+    RESTORE_WOULD_REPLACE: Final = "restore_would_replace"
+    SOURCE_EXISTS: Final = "source_exists"
+    SOURCE_MISSING: Final = "source_missing"
+    SYNC_ALREADY_JOINED: Final = "sync_already_joined"
+    SYNC_BAD_TARGET: Final = "sync_bad_target"
+    SYNC_BUSY: Final = "sync_busy"
+    SYNC_DEVICE_BEHIND: Final = "sync_device_behind"
+    SYNC_ERROR: Final = "sync_error"
+    SYNC_FORGET_SELF: Final = "sync_forget_self"
+    SYNC_JOIN_RECORD_STALE: Final = "sync_join_record_stale"
+    SYNC_NO_TARGET: Final = "sync_no_target"
+    SYNC_NOT_BEHIND: Final = "sync_not_behind"
+    SYNC_NOTHING_TO_JOIN: Final = "sync_nothing_to_join"
+    SYNC_REGISTRY_INVALID: Final = "sync_registry_invalid"
+    SYNC_S3_UNAVAILABLE: Final = "sync_s3_unavailable"
+    SYNC_STATE_INCOMPLETE: Final = "sync_state_incomplete"
+    SYNC_TARGET_CREDENTIALS: Final = "sync_target_credentials"
+    SYNC_TARGET_EXISTS: Final = "sync_target_exists"
+    SYNC_TARGET_FULL: Final = "sync_target_full"
+    SYNC_TARGET_MISSING: Final = "sync_target_missing"
+    SYNC_TARGET_OTHER_VAULT: Final = "sync_target_other_vault"
+    SYNC_TARGET_READONLY: Final = "sync_target_readonly"
+    SYNC_TARGET_ROLLED_BACK: Final = "sync_target_rolled_back"
+    SYNC_TARGET_TAMPERED: Final = "sync_target_tampered"
+    SYNC_TARGET_UNREACHABLE: Final = "sync_target_unreachable"
+    SYNC_UNKNOWN_DEVICE: Final = "sync_unknown_device"
+    UNSUPPORTED_FILE: Final = "unsupported_file"
+    USAGE_ERROR: Final = "usage_error"
+    VAULT_BUSY: Final = "vault_busy"
+    VAULT_DAMAGED: Final = "vault_damaged"
+    VAULT_EXISTS: Final = "vault_exists"
+    VAULT_HELD_BY_DAEMON: Final = "vault_held_by_daemon"
+    VAULT_INVALID: Final = "vault_invalid"
+    VAULT_LOCKED: Final = "vault_locked"
+    VAULT_MISMATCH: Final = "vault_mismatch"
+    VAULT_ROLLED_BACK: Final = "vault_rolled_back"
+    VAULT_TAMPERED: Final = "vault_tampered"
+    VAULT_UNREADABLE: Final = "vault_unreadable"
+    WRITE_FAILED: Final = "write_failed"
+    WRONG_PASSPHRASE: Final = "wrong_passphrase"
+
+
 class MemoriesError(Exception):
     """Base class: a failure we expected and can explain to the user. The message is
     redacted on the way in, so no front end can print a credential from it."""
 
-    code: str = "error"
+    code: str = ErrorCode.ERROR
     exit_code: int = 1
 
     def __init__(self, message: str | Message, *, code: str | None = None) -> None:
@@ -71,118 +192,118 @@ class MemoriesError(Exception):
 class UsageError(MemoriesError):
     """Bad command line: wrong arguments, unknown verb, missing value."""
 
-    code = "usage_error"
+    code = ErrorCode.USAGE_ERROR
     exit_code = 2
 
 
 class ConfigError(MemoriesError):
     """The config file is missing a value, has a bad value or is not valid TOML."""
 
-    code = "config_invalid"
+    code = ErrorCode.CONFIG_INVALID
 
 
 class NotFoundError(MemoriesError):
-    code = "not_found"
+    code = ErrorCode.NOT_FOUND
 
 
 class HomeError(MemoriesError):
     """The home folder cannot be used (a file, not a folder; unreadable)."""
 
-    code = "home_invalid"
+    code = ErrorCode.HOME_INVALID
 
 
 class InternalError(MemoriesError):
     """An exception nobody expected: shown as one line, details only with --debug."""
 
-    code = "internal_error"
+    code = ErrorCode.INTERNAL_ERROR
 
 
 class VaultError(MemoriesError):
     """A vault file cannot be used: not ours, a newer format, truncated."""
 
-    code = "vault_invalid"
+    code = ErrorCode.VAULT_INVALID
 
 
 class WrongPassphraseError(VaultError):
-    code = "wrong_passphrase"
+    code = ErrorCode.WRONG_PASSPHRASE
 
 
 class TamperError(VaultError):
     """Authenticated data failed to verify: the file was edited, swapped or rolled back."""
 
-    code = "vault_tampered"
+    code = ErrorCode.VAULT_TAMPERED
 
 
 class RollbackError(TamperError):
     """The vault file is older than the newest state this home has seen of it."""
 
-    code = "vault_rolled_back"
+    code = ErrorCode.VAULT_ROLLED_BACK
 
 
 class LockedError(MemoriesError):
-    code = "vault_locked"
+    code = ErrorCode.VAULT_LOCKED
 
 
 class InputRefusedError(MemoriesError):
     """An input file or value we will not take (binary, invalid UTF-8, too large)."""
 
-    code = "input_refused"
+    code = ErrorCode.INPUT_REFUSED
 
 
 class LimitError(MemoriesError):
     """A request or an index is over a documented limit; the message names the limit."""
 
-    code = "limit_exceeded"
+    code = ErrorCode.LIMIT_EXCEEDED
 
 
 class PolicyError(MemoriesError):
     """A vault policy or security rule forbids the operation (device-only, URL policy)."""
 
-    code = "policy_denied"
+    code = ErrorCode.POLICY_DENIED
 
 
 class NetworkError(MemoriesError):
-    code = "network_error"
+    code = ErrorCode.NETWORK_ERROR
 
 
 class ModelError(MemoriesError):
     """A model is missing, mismatching, or returned something we refuse to use."""
 
-    code = "model_error"
+    code = ErrorCode.MODEL_ERROR
 
 
 class ModelNotInstalledError(ModelError):
     """No usable embedding model is installed where the settings point (front ends offer the install)."""
 
-    code = "model_not_installed"
+    code = ErrorCode.MODEL_NOT_INSTALLED
 
 
 class AnswerRejectedError(ModelError):
     """A generated answer broke the contract (bad JSON, an unknown source): it is not shown."""
 
-    code = "answer_rejected"
+    code = ErrorCode.ANSWER_REJECTED
 
 
 class SyncError(MemoriesError):
     """A sync target cannot be used (missing, read-only, unreachable, another vault's)."""
 
-    code = "sync_error"
+    code = ErrorCode.SYNC_ERROR
 
 
 class SyncTamperedError(SyncError):
     """An object in the sync target failed its checks: dropped, reordered, altered or another vault's."""
 
-    code = "sync_target_tampered"
+    code = ErrorCode.SYNC_TARGET_TAMPERED
 
 
 class SyncRolledBackError(SyncError):
     """The sync target shows an older state of a device's chain than this vault has already seen."""
 
-    code = "sync_target_rolled_back"
+    code = ErrorCode.SYNC_TARGET_ROLLED_BACK
 
 
 class CancelledError(MemoriesError):
-    code = "cancelled"
+    code = ErrorCode.CANCELLED
     exit_code = 130
 
 
@@ -190,12 +311,12 @@ class OutputError(MemoriesError):
     """Standard output is closed or cannot be written (a full disk): said on stderr, since
     stdout cannot carry it; the exit status is sysexits' EX_IOERR."""
 
-    code = "output_failed"
+    code = ErrorCode.OUTPUT_FAILED
     exit_code = 74
 
 
 class BudgetExceededError(MemoriesError):
-    code = "budget_exceeded"
+    code = ErrorCode.BUDGET_EXCEEDED
 
 
 def error_from_json(data: object) -> MemoriesError:

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputRefusedError, VaultError
+from .errors import ErrorCode, InputRefusedError, VaultError
 from .i18n import Message, msg, term
 
 _CHUNK = 1024 * 1024
@@ -31,23 +31,23 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
     try:
         fd = os.open(path if base is None else base / path, flags)
     except FileNotFoundError:
-        raise InputRefusedError(msg("{path} does not exist.", path=path), code="file_not_found") from None
+        raise InputRefusedError(msg("{path} does not exist.", path=path), code=ErrorCode.FILE_NOT_FOUND) from None
     except IsADirectoryError:
-        raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code="unsupported_file") from None
+        raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code=ErrorCode.UNSUPPORTED_FILE) from None
     except OSError as exc:
-        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code="file_unreadable") from None
+        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code=ErrorCode.FILE_UNREADABLE) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code="unsupported_file")
+            raise InputRefusedError(msg("{path} is a directory; pass the files inside it.", path=path), code=ErrorCode.UNSUPPORTED_FILE)
         pipe = stat.S_ISFIFO(info.st_mode)
         if not (stat.S_ISREG(info.st_mode) or (allow_pipe and pipe)):
             raise InputRefusedError(
                 msg("{path} is not a regular file (a device, FIFO or socket); only regular files are read.",
                     path=path),
-                code="not_regular_file")
+                code=ErrorCode.NOT_REGULAR_FILE)
         if info.st_size > limit:
-            raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code="file_too_large")
+            raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
         if not pipe and hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         parts: list[bytes] = []
@@ -59,10 +59,10 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
             parts.append(part)
             total += len(part)
             if total > limit:
-                raise InputRefusedError(_too_large(path, None, limit, what, advice), code="file_too_large")
+                raise InputRefusedError(_too_large(path, None, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
         return b"".join(parts)
     except OSError as exc:
-        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code="file_unreadable") from None
+        raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code=ErrorCode.FILE_UNREADABLE) from None
     finally:
         os.close(fd)
 
@@ -98,13 +98,13 @@ def make_private_folder(folder: Path, *, is_a_file: Message, inside_a_file: Mess
     `not_a_folder` with the caller's sentence (`is_a_file` at `folder`, `inside_a_file` above
     it); any other failure is the OSError, for the caller to name."""
     if folder.exists() and not folder.is_dir():
-        raise VaultError(is_a_file, code="not_a_folder")
+        raise VaultError(is_a_file, code=ErrorCode.NOT_A_FOLDER)
     if folder.is_dir():
         return False
     try:
         folder.mkdir(mode=0o700, parents=True)
     except NotADirectoryError:
-        raise VaultError(inside_a_file, code="not_a_folder") from None
+        raise VaultError(inside_a_file, code=ErrorCode.NOT_A_FOLDER) from None
     except FileExistsError:
         if not folder.is_dir():
             raise

@@ -491,7 +491,7 @@ MUTANTS: tuple[Mutant, ...] = (
            (DAEMON_BURST + "::test_a_refused_connect_is_tried_again_only_while_the_daemons_process_lives",)),
     Mutant("daemon-shut-out-is-absent", "a daemon that lets nobody in counts as no daemon (the CLI asks for a passphrase)",
            "memories_tui/daemon/client.py",
-           (('        if exc.code == "daemon_not_answering":\n            raise\n        return None\n',
+           (('        if exc.code == ErrorCode.DAEMON_NOT_ANSWERING:\n            raise\n        return None\n',
              "        return None\n"),),
            (DAEMON_BURST + "::test_a_daemon_that_lets_nobody_in_is_not_answering_not_absent",)),
     Mutant("mcp-daemon-error-as-locked", "an MCP call the daemon could not be reached for is called a locked vault",

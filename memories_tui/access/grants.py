@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import MemoriesError
+from ..errors import ErrorCode, MemoriesError
 from ..frontend.grant_records import remove_server_record, revoked_at, write_server_record
 from ..i18n import msg
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 class GrantError(MemoriesError):
     """A call for a vault this server may not (or may no longer) read."""
 
-    code = "grant_denied"
+    code = ErrorCode.GRANT_DENIED
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,11 @@ class Grants:
         vault_id = self.resolve(ref)
         if self.expires_at is not None and self._clock() >= self.expires_at:
             raise GrantError(msg("The grant for vault {vault_id} expired at {when}; restart the server to "
-                                 "grant it again.", vault_id=vault_id, when=_stamp(self.expires_at)), code="grant_expired")
+                                 "grant it again.", vault_id=vault_id, when=_stamp(self.expires_at)), code=ErrorCode.GRANT_EXPIRED)
         revoked = revoked_at(self.home, vault_id)
         if revoked is not None and revoked >= self.started_at:
             raise GrantError(msg("The grant for vault {vault_id} was revoked at {when}; restart the server "
-                                 "to grant it again.", vault_id=vault_id, when=_stamp(revoked)), code="grant_revoked")
+                                 "to grant it again.", vault_id=vault_id, when=_stamp(revoked)), code=ErrorCode.GRANT_REVOKED)
         return vault_id
 
     def run(self, ref: str, work: Callable[[str], T]) -> T:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import MemoriesError, UsageError
+from ..errors import ErrorCode, MemoriesError, UsageError
 from ..i18n import _, msg
 from .output import Payload, clean, print_table
 
@@ -109,7 +109,7 @@ class Context:
                 "The Memories daemon holds vault {name} unlocked; replacing its file from this process would leave "
                 "the daemon serving the records and index it had. Nothing was changed. Run the restore without "
                 "--no-daemon (the daemon locks the vault and replaces it), or run `memories lock {name}` first.",
-                name=name), code="vault_held_by_daemon")
+                name=name), code=ErrorCode.VAULT_HELD_BY_DAEMON)
 
     def _served_by_daemon(self, ref: str) -> str | None:
         if getattr(self.args, "no_daemon", False):

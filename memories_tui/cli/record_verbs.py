@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputRefusedError, UsageError
+from ..errors import ErrorCode, InputRefusedError, UsageError
 from ..frontend.words import kind_name, reason_text, status_name
 from ..i18n import _, _n, msg
 from .context import Context
@@ -36,11 +36,11 @@ def _read_text_input(ctx: Context, required: bool) -> str | None:
     if len(raw) > MAX_FILE_BYTES:
         raise InputRefusedError(msg("Standard input is over the {max_file_bytes:,}-byte limit for a body.",
                                     max_file_bytes=MAX_FILE_BYTES),
-                                code="file_too_large")
+                                code=ErrorCode.FILE_TOO_LARGE)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputRefusedError(msg("Standard input is not valid UTF-8 text."), code="invalid_utf8") from None
+        raise InputRefusedError(msg("Standard input is not valid UTF-8 text."), code=ErrorCode.INVALID_UTF8) from None
 
 
 def cmd_memory_add(ctx: Context) -> Payload:

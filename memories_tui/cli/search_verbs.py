@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import BM25, DEFAULT_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, MATCH_MODES, MAX_RESULTS, MODES
-from ..errors import InputRefusedError, LimitError, ModelError, NetworkError, UsageError
+from ..errors import ErrorCode, InputRefusedError, LimitError, ModelError, NetworkError, UsageError
 from ..frontend.words import note_text, score_text, status_name
 from ..i18n import N_, _, msg, msg_n
 from .context import Context
@@ -98,7 +98,7 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
     try:
         lines = raw.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
-        raise InputRefusedError(msg("Cannot read {path} as UTF-8 text: {reason}.", path=path, reason=exc), code="invalid_utf8") from None
+        raise InputRefusedError(msg("Cannot read {path} as UTF-8 text: {reason}.", path=path, reason=exc), code=ErrorCode.INVALID_UTF8) from None
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -108,11 +108,11 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
         except (ValueError, RecursionError):
             raise InputRefusedError(msg("{path} line {n} is not JSON; each line must be {{\"id\", \"text\"}}.",
                                         path=path, n=n),
-                                    code="bad_queries_file") from None
+                                    code=ErrorCode.BAD_QUERIES_FILE) from None
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or "id" not in item:
             raise InputRefusedError(msg("{path} line {n} must be an object with \"id\" and string \"text\".",
                                         path=path, n=n),
-                                    code="bad_queries_file")
+                                    code=ErrorCode.BAD_QUERIES_FILE)
         out.append((str(item["id"]), item["text"]))
     return out
 
@@ -203,7 +203,7 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
             cancel.set()
             raise
         except NetworkError as exc:
-            if exc.code != "network_unreachable":
+            if exc.code != ErrorCode.NETWORK_UNREACHABLE:
                 raise
             raise _with_file_urls(exc) from None
     files = [f.to_json() for f in report.files]
@@ -216,7 +216,7 @@ def cmd_rag_model_install(ctx: Context) -> Payload:
         detail = "; ".join(f"{f.path}: {(f.error or 'failed').rstrip('.')}" for f in failed)
         error = ModelError(msg_n("Model install failed for {count} file: {detail}.",
                                  "Model install failed for {count} files: {detail}.", len(failed),
-                                 count=len(failed), detail=detail), code="model_install_failed")
+                                 count=len(failed), detail=detail), code=ErrorCode.MODEL_INSTALL_FAILED)
         error.extra = {"files": files, "directory": str(report.directory)}  # type: ignore[attr-defined]
         raise error
     return {"files": files, "directory": str(report.directory)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import InputRefusedError, UsageError
+from ..errors import ErrorCode, InputRefusedError, UsageError
 from ..i18n import _, msg
 from .context import Context
 from .output import Payload, clean
@@ -68,7 +68,7 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
     if ctx.args.new_passphrase_file:
         new = read_passphrase_file(ctx.args.new_passphrase_file)
         if not new:
-            raise InputRefusedError(msg("An empty passphrase is not allowed."), code="empty_passphrase")
+            raise InputRefusedError(msg("An empty passphrase is not allowed."), code=ErrorCode.EMPTY_PASSPHRASE)
     else:
         new = get_passphrase(confirm=True, prompt=_("New passphrase: "), environ={})
     _check_strength(ctx, new, ctx.args.allow_weak_passphrase)

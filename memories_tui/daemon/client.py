@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import CancelledError, MemoriesError
+from ..errors import CancelledError, ErrorCode, MemoriesError
 from ..i18n import msg
 from .connection import CONNECT_TIMEOUT_SECONDS, connection_class, hang_up_on, http_errors, retry_window
 from .handshake import (
@@ -69,7 +69,7 @@ ProgressFn = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
 # Errors a front end reports instead of falling back to working in-process: the daemon is there
 # but stuck, or of another build (waiting or working around it could not help).
-REPORTED = frozenset({"daemon_not_answering", MISMATCH_CODE, "daemon_incompatible"})
+REPORTED = frozenset({ErrorCode.DAEMON_NOT_ANSWERING, MISMATCH_CODE, ErrorCode.DAEMON_INCOMPATIBLE})
 # What reading an answer of another shape raises (a field missing, renamed or of another type).
 MISREAD = (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
 
@@ -319,7 +319,7 @@ class DaemonClient:
                 "stuck, so this command gave up. Resume it (`kill -CONT {pid}`) or end it (`kill -9 {pid}`: work it "
                 "had not finished is not written, ingest is all or nothing), or run the command with --no-daemon.",
                 pid=pid, method=method, seconds=limit),
-            code="daemon_not_answering")
+            code=ErrorCode.DAEMON_NOT_ANSWERING)
 
     def _shut_out(self, seconds: float) -> DaemonConnectionError:
         """The daemon lives (its socket listens, or its process runs) but let nobody in."""
@@ -327,12 +327,12 @@ class DaemonClient:
             msg("The Memories daemon serving {home} did not let this command in for {seconds:g} s: it is overloaded, "
                 "stopped or stuck. Run the command again; if this persists, end the daemon (`memories daemon stop`) "
                 "or run the command with --no-daemon.", home=self.home, seconds=seconds),
-            code="daemon_not_answering")
+            code=ErrorCode.DAEMON_NOT_ANSWERING)
 
     def _gone(self, method: str) -> DaemonConnectionError:
         return DaemonConnectionError(
             msg("The Memories daemon stopped while running {method}; nothing it had not finished was written "
-                "(ingest is all or nothing). Run the command again.", method=method), code="daemon_gone")
+                "(ingest is all or nothing). Run the command again.", method=method), code=ErrorCode.DAEMON_GONE)
 
 
 def _error_from(response: http.client.HTTPResponse) -> MemoriesError:
@@ -365,7 +365,7 @@ def incompatible(method: str) -> DaemonConnectionError:
         msg("The Memories daemon answered {method} with something this version of Memories does not understand: "
             "a daemon of another version is probably still running. Run `memories daemon restart` (it locks every "
             "vault), then run the command again.", method=method),
-        code="daemon_incompatible")
+        code=ErrorCode.DAEMON_INCOMPATIBLE)
 
 
 def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
@@ -383,7 +383,7 @@ def connect(home: Path, *, kind: str = "cli") -> DaemonClient | None:
     except PeerRefusedError:
         raise
     except MemoriesError as exc:
-        if exc.code == "daemon_not_answering":
+        if exc.code == ErrorCode.DAEMON_NOT_ANSWERING:
             raise
         return None
     return client

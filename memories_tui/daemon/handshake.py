@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__, testhooks
+from ..errors import ErrorCode
 from ..i18n import msg
 from .protocol import HELLO, STOP, DaemonConnectionError
 
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
-MISMATCH_CODE = "daemon_version_mismatch"
+MISMATCH_CODE = ErrorCode.DAEMON_VERSION_MISMATCH
 API_FINGERPRINT = "eec69f4e61eb0e4b"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
@@ -80,4 +81,4 @@ def older_daemon(client: Build) -> DaemonConnectionError:
     """A daemon that names no version: one from before the handshake."""
     return DaemonConnectionError(msg("The running daemon is older than this version ({client}) of Memories: run "
                                      "`memories daemon restart`.", client=client.version),
-                                 code="daemon_incompatible")
+                                 code=ErrorCode.DAEMON_INCOMPATIBLE)

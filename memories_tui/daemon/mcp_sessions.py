@@ -19,7 +19,7 @@ from .. import testhooks
 from ..access.grants import GrantedVault, Grants
 from ..access.tools import TOOL_METHODS
 from ..engine import on_behalf_of
-from ..errors import CancelledError, LockedError, MemoriesError, UsageError
+from ..errors import CancelledError, ErrorCode, LockedError, MemoriesError, UsageError
 from ..frontend.grant_records import revoked_at
 from ..i18n import msg
 from .protocol import MCP_CALL, MCP_CLOSE, MCP_OPEN
@@ -37,7 +37,7 @@ MAX_SESSIONS = 256
 class SessionUnknownError(MemoriesError):
     """The daemon does not know this session (it restarted): the MCP server opens it again."""
 
-    code = "daemon_session_unknown"
+    code = ErrorCode.DAEMON_SESSION_UNKNOWN
 
 
 @dataclass
@@ -69,7 +69,7 @@ class McpSessions:
 
         refs = args.get("vaults")
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
-            raise UsageError(msg("mcp_open needs the list of granted vault ids."), code="daemon_bad_request")
+            raise UsageError(msg("mcp_open needs the list of granted vault ids."), code=ErrorCode.DAEMON_BAD_REQUEST)
         engine = self.service.engine
         named = {vid: name for vid, name, _ in (self.service.resolve(ref) for ref in refs)}
         grants = Grants(engine.home, [GrantedVault(vid, name) for vid, name in named.items()],
@@ -105,7 +105,7 @@ class McpSessions:
         session = self._session(args.get("session"))
         tool, arguments = args.get("tool"), args.get("arguments")
         if tool not in TOOL_METHODS or not isinstance(arguments, dict) or not isinstance(arguments.get("vault_id"), str):
-            raise UsageError(msg("mcp_call needs a known tool and its arguments with a vault_id."), code="daemon_bad_request")
+            raise UsageError(msg("mcp_call needs a known tool and its arguments with a vault_id."), code=ErrorCode.DAEMON_BAD_REQUEST)
         origin = args.get("origin")  # the AI client's name, for the egress log of model requests
         with on_behalf_of(origin if isinstance(origin, str) else None):
             data: dict[str, Any] = self.run(session, str(tool), arguments).to_wire()
@@ -154,5 +154,5 @@ def _seconds(value: object) -> float | None:
     if value is None:
         return None
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise UsageError(msg("expires_in must be a positive number of seconds."), code="daemon_bad_request")
+        raise UsageError(msg("expires_in must be a positive number of seconds."), code=ErrorCode.DAEMON_BAD_REQUEST)
     return float(value)

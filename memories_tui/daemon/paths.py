@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HomeError, MemoriesError
+from ..errors import ErrorCode, HomeError, MemoriesError
 from ..i18n import msg
 
 SOCKET_NAME = "daemon.sock"
@@ -24,7 +24,7 @@ MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS; keep a ma
 class DaemonUnavailableError(MemoriesError):
     """This platform or this home cannot run a resident engine; every front end works per process."""
 
-    code = "daemon_unavailable"
+    code = ErrorCode.DAEMON_UNAVAILABLE
 
 
 def unix_sockets_supported() -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import MemoriesError, error_from_json
+from ..errors import ErrorCode, MemoriesError, error_from_json
 
 VERSION = 1
 PREFIX = f"/v{VERSION}/"
@@ -37,19 +37,19 @@ LOOKUPS = frozenset({VAULT_STATE, STATUS, LOCK, STOP, MCP_OPEN, MCP_CLOSE})  # a
 class DaemonProtocolError(MemoriesError):
     """A request the daemon will not read: malformed, oversized, unknown version or method."""
 
-    code = "daemon_bad_request"
+    code = ErrorCode.DAEMON_BAD_REQUEST
 
 
 class DaemonConnectionError(MemoriesError):
     """The daemon went away or answered something that is not the protocol."""
 
-    code = "daemon_unreachable"
+    code = ErrorCode.DAEMON_UNREACHABLE
 
 
 class PeerRefusedError(MemoriesError):
     """The other end of the socket is another user."""
 
-    code = "daemon_peer_refused"
+    code = ErrorCode.DAEMON_PEER_REFUSED
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

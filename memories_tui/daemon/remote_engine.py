@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import LOCAL_OPERATIONS, EngineAPI, from_json, json_of, operation_type, operations, progress_types
-from ..errors import UsageError
+from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 
 if TYPE_CHECKING:
@@ -134,4 +134,4 @@ for _op in operations():
 def _not_served() -> UsageError:
     """An Engine method that is not in the table reached for a vault this process does not hold."""
     return UsageError(msg("This command does not run through the Memories daemon yet; run it with --no-daemon "
-                      "(it then asks for the passphrase)."), code="daemon_unsupported")
+                      "(it then asks for the passphrase)."), code=ErrorCode.DAEMON_UNSUPPORTED)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..engine import EngineAPI, from_json, json_of, operation_type, operations
-from ..errors import CancelledError, MemoriesError, UsageError
+from ..errors import CancelledError, ErrorCode, MemoriesError, UsageError
 from ..i18n import msg
 from .server import Call, Method
 
@@ -41,7 +41,7 @@ def served_methods(service: DaemonService) -> dict[str, Method]:
 
 
 def _bad(text: Any) -> UsageError:
-    return UsageError(text, code="daemon_bad_request")
+    return UsageError(text, code=ErrorCode.DAEMON_BAD_REQUEST)
 
 
 def _method(service: DaemonService, op: Operation) -> Method:

@@ -28,7 +28,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import IO, Any
 
-from ..errors import InternalError, MemoriesError, UsageError
+from ..errors import ErrorCode, InternalError, MemoriesError, UsageError
 from ..i18n import msg
 from .handshake import API_HEADER, RESTARTABLE, VERSION_HEADER, Build, mismatch
 from .limits import ByteBudget, DeadlineSocketIO, Limits
@@ -175,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         if method is None:
             self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
                 msg("The daemon has no method {name!r}; is it older than this client? Restart it with "
-                    "`memories daemon stop`.", name=name), code="daemon_unknown_method"))
+                    "`memories daemon stop`.", name=name), code=ErrorCode.DAEMON_UNKNOWN_METHOD))
             return
         self._run(name, method, args)
 
@@ -186,12 +186,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.BAD_REQUEST, DaemonProtocolError(
                 msg("This daemon speaks protocol version {version}; the request asked for {asked!r}. Run "
                     "`memories daemon stop` and let the current version start again.",
-                    version=VERSION, asked=version[:20]), code="daemon_version"))
+                    version=VERSION, asked=version[:20]), code=ErrorCode.DAEMON_VERSION))
             return None
         name = path[len(PREFIX):]
         if not name or len(name) > 64 or not name.replace("_", "").replace(".", "").isalnum():
             self._refuse(HTTPStatus.NOT_FOUND, DaemonProtocolError(
-                msg("The request names no valid method."), code="daemon_unknown_method"))
+                msg("The request names no valid method."), code=ErrorCode.DAEMON_UNKNOWN_METHOD))
             return None
         return name
 
@@ -223,13 +223,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, DaemonProtocolError(
                 msg("The request is {length:,} bytes; the daemon takes at most {limit:,}.",
                     length=length, limit=MAX_REQUEST_BYTES),
-                code="daemon_request_too_large"))
+                code=ErrorCode.DAEMON_REQUEST_TOO_LARGE))
             return None
         if not self.server.inflight.take(length):
             self._refuse(HTTPStatus.SERVICE_UNAVAILABLE, DaemonProtocolError(
                 msg("The daemon is busy receiving other large requests; this one ({length:,} bytes) would take it "
                     "past {limit:,} bytes at once. Try again in a moment.",
-                    length=length, limit=self.server.inflight.cap), code="daemon_busy"))
+                    length=length, limit=self.server.inflight.cap), code=ErrorCode.DAEMON_BUSY))
             return None
         self.reserved = length  # given back when the connection ends: the parsed arguments live that long
         try:
@@ -286,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             line, outcome = error_line(exc), exc.code
         except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
             refusal = UsageError(msg("Bad arguments for {name}: {kind}.",
-                                     name=name, kind=type(exc).__name__), code="daemon_bad_request")
+                                     name=name, kind=type(exc).__name__), code=ErrorCode.DAEMON_BAD_REQUEST)
             line, outcome = error_line(refusal), refusal.code
         except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
             log.error("%s failed: unexpected %s", name, type(exc).__name__)

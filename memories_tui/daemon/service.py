@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import testhooks
-from ..errors import LockedError, MemoriesError, UsageError
+from ..errors import ErrorCode, LockedError, MemoriesError, UsageError
 from ..i18n import msg
 from .handshake import this_build
 from .protocol import HELLO, LOCK, STATUS, STOP, UNLOCK, VAULT_STATE
@@ -267,10 +267,10 @@ class DaemonService(Dispatcher):
     def _stop(self, args: dict[str, Any], call: Call) -> dict[str, Any]:
         if self.kind != "daemon":
             raise UsageError(msg("The TUI serves this home's socket; quit the TUI to stop it (ctrl+q)."),
-                             code="daemon_is_tui")
+                             code=ErrorCode.DAEMON_IS_TUI)
         names = sorted(self.engine.vault_name(vid) for vid in self.unlocked_ids())
         if names and args.get("if_none_unlocked") is True:  # a client restarting it for its own build
-            raise UsageError(msg("The daemon holds unlocked vaults; it was not stopped."), code="daemon_holds_vaults")
+            raise UsageError(msg("The daemon holds unlocked vaults; it was not stopped."), code=ErrorCode.DAEMON_HOLDS_VAULTS)
         self.stop_requested.set()
         return {"pid": os.getpid(), "stopping": True, "locked": names}
 
@@ -308,5 +308,5 @@ class DaemonService(Dispatcher):
 def _text(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value:
-        raise UsageError(msg("The request needs a text {key!r}.", key=key), code="daemon_bad_request")
+        raise UsageError(msg("The request needs a text {key!r}.", key=key), code=ErrorCode.DAEMON_BAD_REQUEST)
     return value

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemoriesError
+from ..errors import ErrorCode, MemoriesError
 from ..i18n import N_, msg
 from .paths import DaemonPaths, DaemonUnavailableError, unix_sockets_supported
 from .protocol import read_error
@@ -33,7 +33,7 @@ _TEST_DAEMON_COMMAND: list[str] | None = None
 
 
 class DaemonRunningError(MemoriesError):
-    code = "daemon_running"
+    code = ErrorCode.DAEMON_RUNNING
 
 
 def start_detached(home: Path, config: Path) -> int:

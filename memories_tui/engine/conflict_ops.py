@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from ..errors import UsageError
+from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 from ..sync.types import Conflict
 from .sync_ops import now_stamp
@@ -39,7 +39,7 @@ class ConflictOperations:
         shown = {c.record_id: c for c in self.conflicts(vault_id)}
         if record_id not in shown:
             raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
+                             code=ErrorCode.NO_CONFLICT)
         state = load_state(vault)
         current = vault.read(record_id)
         chosen = current
@@ -48,7 +48,7 @@ class ConflictOperations:
             if payload is None:
                 raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
                                      "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
-                                 code="no_conflict")
+                                 code=ErrorCode.NO_CONFLICT)
             chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
                                     json.loads(payload)["kind"], "A kept revision")
         fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
@@ -71,7 +71,7 @@ class ConflictOperations:
         vault = self._conflict_vault(vault_id)
         if record_id not in {c.record_id for c in self.conflicts(vault_id)}:
             raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
-                             code="no_conflict")
+                             code=ErrorCode.NO_CONFLICT)
         copies = []
         for payload in load_state(vault).kept.get(record_id, {}).values():
             if payload is None:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..egress import Finish, Outbound, SentChunk, current_origin
-from ..errors import MemoriesError, TamperError, UsageError
+from ..errors import ErrorCode, MemoriesError, TamperError, UsageError
 from ..i18n import msg
 from ..serial import Jsonable
 from ..vault.egress_log import EGRESS_MARK, EgressEntry
@@ -107,7 +107,7 @@ def read_egress(vault: UnlockedVault, since: str | None = None) -> EgressReport:
         raise TamperError(msg(
             "{name}: the egress log is missing (its table was removed from the vault file), so what this vault "
             "sent out can no longer be shown. The file was altered outside Memories; restore the vault from a "
-            "backup (`memories vault restore`) to get the log back.", name=vault.name), code="egress_log_missing")
+            "backup (`memories vault restore`) to get the log back.", name=vault.name), code=ErrorCode.EGRESS_LOG_MISSING)
     read = vault.egress.read(cutoff)
     return EgressReport(vault.vault_id, vault.name, cutoff, read.entries, read.damaged, read.missing)
 

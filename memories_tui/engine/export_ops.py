@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import CancelledError, InputRefusedError, VaultError
+from ..errors import CancelledError, ErrorCode, InputRefusedError, VaultError
 from ..filenames import name_key, safe_stem, unique_name
 from ..files import make_private_folder
 from ..frontmatter import Value, render
@@ -72,7 +72,7 @@ def export_vault(context: VaultContext, folder: Path, *, include_excluded: bool 
         raise InputRefusedError(msg("{folder} already holds files with the names this export needs ({shown}); "
                                     "nothing was written. Export into an empty folder, or move those files.",
                                     folder=folder, shown=shown),
-                                code="export_name_collision")
+                                code=ErrorCode.EXPORT_NAME_COLLISION)
     files: list[ExportedFile] = []
     try:
         for n, (rel, record) in enumerate(plan, 1):
@@ -116,15 +116,15 @@ def _prepare(folder: Path, force: bool) -> set[str]:
                 inside_a_file=msg("{folder} lies inside a file; choose a folder for the export.", folder=folder)):
             return set()
     except OSError as exc:
-        raise VaultError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
+        raise VaultError(msg("Cannot create {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code=ErrorCode.FOLDER_UNWRITABLE) from None
     try:
         present = [p for p in folder.rglob("*") if p.is_file() or p.is_symlink()]
         anything = any(folder.iterdir())
     except OSError as exc:
-        raise VaultError(msg("Cannot read {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="folder_unwritable") from None
+        raise VaultError(msg("Cannot read {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code=ErrorCode.FOLDER_UNWRITABLE) from None
     if anything and not force:
         raise InputRefusedError(msg("{folder} is not empty; export into an empty folder, or add --force to write "
-                                    "beside what is there (no existing file is ever replaced).", folder=folder), code="folder_not_empty")
+                                    "beside what is there (no existing file is ever replaced).", folder=folder), code=ErrorCode.FOLDER_NOT_EMPTY)
     return {name_key(p.relative_to(folder).as_posix()) for p in present}
 
 
@@ -171,7 +171,7 @@ def _write_new(path: Path, data: bytes) -> None:
         os.link(tmp, path)
     except FileExistsError:
         raise InputRefusedError(msg("{path} appeared while exporting; it was left as it is.", path=path),
-                                code="export_name_collision") from None
+                                code=ErrorCode.EXPORT_NAME_COLLISION) from None
     except OSError as exc:
         from ..vault.filecopy import write_error
 

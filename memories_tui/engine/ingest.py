@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import CancelledError, InputRefusedError, LimitError, UsageError
+from ..errors import CancelledError, ErrorCode, InputRefusedError, LimitError, UsageError
 from ..i18n import msg
 from ..vault.records import NewRecord, Record, RecordUpdate
 from ..vocabulary import IngestStatus
@@ -90,7 +90,7 @@ def _expand(paths: Sequence[Path], recursive: bool,
             skipped += scan.skipped
         else:
             raise InputRefusedError(msg("{path} is a folder; add --recursive to ingest the text and Markdown files in "
-                                        "it.", path=shown(path)), code="unsupported_file")
+                                        "it.", path=shown(path)), code=ErrorCode.UNSUPPORTED_FILE)
     return wanted, skipped
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import msg
 from ..vault.records import KINDS, NewRecord, RecordUpdate
 
@@ -12,9 +12,9 @@ def check_new_record(item: NewRecord) -> None:
         raise InputRefusedError(
             msg("Unknown record kind {kind!r}; use memory, card, private or credential (assets: `asset add`).",
                 kind=item.kind),
-            code="bad_kind")
+            code=ErrorCode.BAD_KIND)
     if not item.title.strip():
-        raise InputRefusedError(msg("A record needs a non-empty title (--title)."), code="bad_title")
+        raise InputRefusedError(msg("A record needs a non-empty title (--title)."), code=ErrorCode.BAD_TITLE)
     check_text(item.title, "The title")
     check_text("", "A tag", *item.tags)
     check_body(item.body)
@@ -22,7 +22,7 @@ def check_new_record(item: NewRecord) -> None:
 
 def check_update(change: RecordUpdate) -> None:
     if change.title is not None and not change.title.strip():
-        raise InputRefusedError(msg("A title cannot be empty."), code="bad_title")
+        raise InputRefusedError(msg("A title cannot be empty."), code=ErrorCode.BAD_TITLE)
     check_text(change.title or "", "The title")
     check_text("", "A tag", *(change.tags or ()))
     if change.body is not None:
@@ -32,7 +32,7 @@ def check_update(change: RecordUpdate) -> None:
 def check_body(body: str) -> None:
     if "\x00" in body:
         raise InputRefusedError(msg("The text contains NUL characters; only text can be stored as a body."),
-                                code="invalid_text")
+                                code=ErrorCode.INVALID_TEXT)
     check_text(body, "The text")
 
 
@@ -43,4 +43,4 @@ def check_text(text: str, what: str, *more: str) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise InputRefusedError(msg("{what} is not valid Unicode text (it holds undecodable bytes).", what=what),
-                                    code="invalid_text") from None
+                                    code=ErrorCode.INVALID_TEXT) from None

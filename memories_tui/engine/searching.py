@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import InputRefusedError, ModelNotInstalledError
+from ..errors import ErrorCode, InputRefusedError, ModelNotInstalledError
 from ..i18n import msg
 from ..retrieval.search import group_by_record, search
 from ..retrieval.service_rerank import candidate_depth, rerank_with_service
@@ -82,5 +82,5 @@ def parsed_query(query: str | Query, mode: Mode | None, match_mode: MatchMode | 
     if match_mode not in (None, query.match_mode) or limit not in (None, query.limit):
         raise InputRefusedError(msg("A parsed query carries its own match mode and limit; parse it again to "
                                     "change them."),
-                                code="bad_query")
+                                code=ErrorCode.BAD_QUERY)
     return query if mode in (None, query.mode) else query.with_mode(mode)

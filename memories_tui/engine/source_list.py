@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputRefusedError, NotFoundError
+from ..errors import ErrorCode, InputRefusedError, NotFoundError
 from ..i18n import msg
 from ..serial import Jsonable
 from .folders import shown
@@ -75,21 +75,21 @@ def add_source(vault: UnlockedVault, home: Path, folder: Path, globs: list[str],
         where = folder.expanduser().resolve(strict=True)
     except (OSError, RuntimeError):
         raise InputRefusedError(msg("{path} does not exist or cannot be opened.", path=shown(folder)),
-                                code="not_found") from None
+                                code=ErrorCode.NOT_FOUND) from None
     if not where.is_dir():
         raise InputRefusedError(msg("{path} is not a folder; a source is a folder of notes.", path=shown(folder)),
-                                code="unsupported_file")
+                                code=ErrorCode.UNSUPPORTED_FILE)
     try:
         text = str(where)
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise InputRefusedError(msg("{path}: the folder's name is not valid UTF-8; rename it and try again.",
-                                    path=shown(folder)), code="bad_file_name") from None
+                                    path=shown(folder)), code=ErrorCode.BAD_FILE_NAME) from None
     sources = load_sources(vault, home)
     for old in sources:
         if where == Path(old.path) or Path(old.path) in where.parents or where in Path(old.path).parents:
             raise InputRefusedError(msg("{path} overlaps source {id} ({other}); a file belongs to one source.",
-                                        path=shown(folder), id=old.id, other=old.path), code="source_exists")
+                                        path=shown(folder), id=old.id, other=old.path), code=ErrorCode.SOURCE_EXISTS)
     spec = SourceSpec(id=secrets.token_hex(4), path=text, globs=list(globs), excludes=list(excludes), added=stamp)
     _save(vault, home, [*sources, spec])
     return spec

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ..errors import ErrorCode
 from ..serial import Jsonable
 from .source_list import SourceSpec  # SourceInfo's field: read back from the wire at run time
 
@@ -165,7 +166,7 @@ class SourceOperations:
                     "{path} is the folder of source {id} (or overlaps it); its notes are already kept in step "
                     "as cards, and importing them too would give two cards per note. Use `memories source sync "
                     "{vault}`, or `memories source remove {vault} {id}` first to import instead. Nothing was written.",
-                    path=shown(path), id=spec.id, vault=vault_id), code="source_exists")
+                    path=shown(path), id=spec.id, vault=vault_id), code=ErrorCode.SOURCE_EXISTS)
 
     def import_notes(self, vault_id: str, app: str, path: Path, *, dry_run: bool = False,
                      progress: ProgressFn | None = None, cancel: threading.Event | None = None,

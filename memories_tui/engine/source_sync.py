@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .. import testhooks
-from ..errors import CancelledError, InputRefusedError
+from ..errors import CancelledError, ErrorCode, InputRefusedError
 from ..i18n import N_, msg
 from ..serial import Jsonable, json_meta
 from ..vault.records import NewRecord, Record, RecordUpdate
@@ -82,7 +82,7 @@ def sync_source(vault: UnlockedVault, current: dict[str, Record], spec: SourceSp
     if not Path(spec.path).is_dir():
         raise InputRefusedError(msg("Source folder {path} is missing or not a folder (an unmounted drive?); "
                                     "nothing was changed. Remove the source or bring the folder back.",
-                                    path=spec.path), code="source_missing")
+                                    path=spec.path), code=ErrorCode.SOURCE_MISSING)
     run = _SyncRun(vault, current, spec, full=full, check_fits=check_fits)
     if changed is None and not full:
         quick = run.quick_report(progress)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import frontmatter
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..files import read_limited
 from ..i18n import N_, msg, term
 
@@ -67,7 +67,7 @@ def check_utf8_name(path: Path) -> None:
         shown = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
         raise InputRefusedError(msg("{shown}: the file's name (or a folder's) is not valid UTF-8, so it "
                                     "cannot be kept as the note's source. Rename it to UTF-8 (e.g. `convmv -f "
-                                    "latin1 -t utf-8 FILE`) and try again.", shown=shown), code="bad_file_name") from None
+                                    "latin1 -t utf-8 FILE`) and try again.", shown=shown), code=ErrorCode.BAD_FILE_NAME) from None
 
 
 def read_source(path: Path, title: str | None = None, *, base: Path | None = None) -> SourceFile:
@@ -76,18 +76,18 @@ def read_source(path: Path, title: str | None = None, *, base: Path | None = Non
     for magic, kind in _SIGNATURES:
         if raw.startswith(magic):
             raise InputRefusedError(msg("{path} is {kind}. {hint}",
-                                        path=path, kind=term(kind), hint=term(_CONVERT_HINT)), code="unsupported_file")
+                                        path=path, kind=term(kind), hint=term(_CONVERT_HINT)), code=ErrorCode.UNSUPPORTED_FILE)
     if b"\x00" in raw:
         raise InputRefusedError(msg("{path} contains NUL bytes, so it is a binary file. {hint}",
                                     path=path, hint=term(_CONVERT_HINT)),
-                                code="unsupported_file")
+                                code=ErrorCode.UNSUPPORTED_FILE)
     try:
         body = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputRefusedError(
             msg("{path} is not valid UTF-8 (bad byte at offset {start}). {hint} If it is text in "
                 "another encoding, re-save it as UTF-8.",
-                path=path, start=exc.start, hint=term(_CONVERT_HINT)), code="invalid_utf8") from None
+                path=path, start=exc.start, hint=term(_CONVERT_HINT)), code=ErrorCode.INVALID_UTF8) from None
     if body.startswith("\ufeff"):
         body = body[1:]
     resolved = (path if base is None else base / path).resolve()

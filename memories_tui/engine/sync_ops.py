@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import CancelledError, MemoriesError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, ErrorCode, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import DeviceInfo, JoinReport, SyncProgress
@@ -61,7 +61,7 @@ class SyncOperations:
         known = self._registry.get(vault.vault_id)
         if known is not None and (known.url, known.endpoint_url) != (spec.url, spec.endpoint_url):
             raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
-                                name=vault.name, target=known.url), code="sync_target_exists")
+                                name=vault.name, target=known.url), code=ErrorCode.SYNC_TARGET_EXISTS)
         target = self._open_target(spec, vault)
         record = join.check_same_vault(target, vault.vault_id)
         adopted = record is not None and _adopt_passphrase(vault, record)
@@ -97,7 +97,7 @@ class SyncOperations:
                 "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
                 "one ({problem}). Run `memories sync add {name} {target}` once it can be reached, so that new "
                 "devices join with the new passphrase.", target=entry.url, problem=exc.message, name=info.name),
-                code="sync_join_record_stale") from None
+                code=ErrorCode.SYNC_JOIN_RECORD_STALE) from None
         finally:
             vault.close()
 
@@ -115,7 +115,7 @@ class SyncOperations:
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         try:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             record = join.check_same_vault(target, vault.vault_id)
@@ -128,12 +128,12 @@ class SyncOperations:
             raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
             self._registry.put(replace(entry, last_error=exc.code))
-            if exc.code == "sync_device_behind":
+            if exc.code == ErrorCode.SYNC_DEVICE_BEHIND:
                 raise SyncError(msg(
                     "The sync target holds changes this device made that vault {name} does not have: it was "
                     "restored from a backup. Run `memories sync {name} --as-new-device` to go on as a new device; "
                     "the changes made after the backup come back from the target, nothing is lost.",
-                    name=vault.name), code="sync_device_behind") from None
+                    name=vault.name), code=ErrorCode.SYNC_DEVICE_BEHIND) from None
             raise
         self._registry.put(replace(entry, last_sync=now_stamp(), last_error=None, conflicts=report.conflicts,
                                    passphrase_adopted=now_stamp() if adopted else entry.passphrase_adopted,
@@ -215,11 +215,11 @@ class SyncOperations:
         record = join.read_record(target)
         if record is None:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
-                                "on a device that has the vault first.", target=spec.url), code="sync_nothing_to_join")
+                                "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)
         files = engine._files
         if any(v.vault_id == record.vault_id for v in files.list()):
             raise SyncError(msg("This home already has vault {vault_id}; run `memories sync` on it instead.",
-                                vault_id=record.vault_id), code="sync_already_joined")
+                                vault_id=record.vault_id), code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:
             if joined.device_only and not spec.on_this_machine:
@@ -280,10 +280,10 @@ class SyncOperations:
         found = known.get(device) or next((d for d in known.values() if d.device.startswith(device) and device), None)
         if found is None:
             raise UsageError(msg("Device {device} does not sync vault {name}; `memories sync devices {name}` lists "
-                                 "them.", device=device, name=vault.name), code="sync_unknown_device")
+                                 "them.", device=device, name=vault.name), code=ErrorCode.SYNC_UNKNOWN_DEVICE)
         if found.this_device:
             raise UsageError(msg("Device {device} is this device; forget it from another one.", device=found.device),
-                             code="sync_forget_self")
+                             code=ErrorCode.SYNC_FORGET_SELF)
         target = self._target_of(vault)
         target.put(forgotten_name(found.device), seal(vault.keys.sync_aead("head"), {"seq": found.bundles},
                                                       forget_ad(vault.vault_id, found.device)))
@@ -295,7 +295,7 @@ class SyncOperations:
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code="sync_no_target")
+                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
 
 

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputRefusedError, NotFoundError, UsageError
+from ..errors import ErrorCode, InputRefusedError, NotFoundError, UsageError
 from ..home import ensure_private_dir, write_new_private_file
 from ..i18n import msg
 from ..vault import header as headers
@@ -80,10 +80,10 @@ class VaultFiles:
         """A name for a new vault: 1–200 printable characters, not taken in this home."""
         name = name.strip()
         if not name or len(name) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
-            raise InputRefusedError(msg("A vault name must be 1–200 printable characters."), code="bad_name")
+            raise InputRefusedError(msg("A vault name must be 1–200 printable characters."), code=ErrorCode.BAD_NAME)
         scan = self.scan()
         if any(v.name == name for v in scan.vaults):
-            raise InputRefusedError(msg("A vault named {name!r} already exists; pick another name.", name=name), code="vault_exists")
+            raise InputRefusedError(msg("A vault named {name!r} already exists; pick another name.", name=name), code=ErrorCode.VAULT_EXISTS)
         # A VAULT_ID (or any vault file's name) is looked up before names: a vault named like
         # one could never be reached by its name.
         taken = {v.vault_id for v in scan.vaults} | {v.path.name[: -len(VAULT_SUFFIX)] for v in scan.vaults} \
@@ -92,7 +92,7 @@ class VaultFiles:
             raise InputRefusedError(msg("{name!r} is the VAULT_ID (file name) of an existing vault; a name "
                                         "must differ from every VAULT_ID, or it could never be reached by "
                                         "name. Pick another name.", name=name),
-                                    code="vault_exists")
+                                    code=ErrorCode.VAULT_EXISTS)
         return name
 
     def create(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..engine import read_limited
-from ..errors import InputRefusedError, UsageError
+from ..errors import ErrorCode, InputRefusedError, UsageError
 from ..i18n import N_, _, msg
 
 
@@ -35,11 +35,11 @@ def read_passphrase_file(path: str | os.PathLike[str]) -> str:
     try:
         raw = read_limited(Path(path), MAX_PASSPHRASE_FILE_BYTES, what=N_("passphrase file"), allow_pipe=True)
     except InputRefusedError as exc:
-        raise InputRefusedError(msg("Cannot use passphrase file: {reason}", reason=exc), code="passphrase_source") from None
+        raise InputRefusedError(msg("Cannot use passphrase file: {reason}", reason=exc), code=ErrorCode.PASSPHRASE_SOURCE) from None
     try:
         return _strip_newline(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputRefusedError(msg("Passphrase file {path} is not UTF-8 text.", path=path), code="passphrase_source") from None
+        raise InputRefusedError(msg("Passphrase file {path} is not UTF-8 text.", path=path), code=ErrorCode.PASSPHRASE_SOURCE) from None
 
 
 def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: str | None = None,
@@ -54,15 +54,15 @@ def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: st
         try:
             done = subprocess.run(shlex.split(command), capture_output=True, timeout=120, check=False)
         except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND could not run: {reason}.", reason=exc), code="passphrase_source") from None
+            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND could not run: {reason}.", reason=exc), code=ErrorCode.PASSPHRASE_SOURCE) from None
         if done.returncode != 0:
             raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND exited with status {returncode}.",
                                         returncode=done.returncode),
-                                    code="passphrase_source")
+                                    code=ErrorCode.PASSPHRASE_SOURCE)
         try:
             return _nonempty(_strip_newline(done.stdout.decode("utf-8")))
         except UnicodeDecodeError:
-            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND printed non-UTF-8 output."), code="passphrase_source") from None
+            raise InputRefusedError(msg("MEMORIES_PASSPHRASE_COMMAND printed non-UTF-8 output."), code=ErrorCode.PASSPHRASE_SOURCE) from None
     if "MEMORIES_PASSPHRASE" in env:
         return _nonempty(env["MEMORIES_PASSPHRASE"])
     if not sys.stdin.isatty():
@@ -72,11 +72,11 @@ def get_passphrase(*, file: str | None = None, confirm: bool = False, prompt: st
         )
     first = _nonempty(getpass.getpass(prompt if prompt is not None else _("Passphrase: ")))
     if confirm and getpass.getpass(_("Repeat passphrase: ")) != first:
-        raise InputRefusedError(msg("The two passphrases differ; nothing was changed."), code="passphrase_mismatch")
+        raise InputRefusedError(msg("The two passphrases differ; nothing was changed."), code=ErrorCode.PASSPHRASE_MISMATCH)
     return first
 
 
 def _nonempty(value: str) -> str:
     if not value:
-        raise InputRefusedError(msg("An empty passphrase is not allowed."), code="empty_passphrase")
+        raise InputRefusedError(msg("An empty passphrase is not allowed."), code=ErrorCode.EMPTY_PASSPHRASE)
     return value

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ..engine.sources import MAX_FILE_BYTES, derive_title
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
@@ -27,7 +27,7 @@ _TAG = re.compile(r"(?:^|(?<=\s))#([^\s#][^#\n]*?[^\s#])#|(?:^|(?<=\s))#([^\s#]+
 def read_bear(path: Path) -> Iterator[ImportedNote | Skipped]:
     if not path.is_dir():
         raise InputRefusedError(msg("{path} is not a folder; give the folder Bear exported the TextBundles to.",
-                                    path=shown_name(path)), code="unsupported_file")
+                                    path=shown_name(path)), code=ErrorCode.UNSUPPORTED_FILE)
     for bundle in sorted(p for p in path.rglob("*") if p.suffix.lower() in (".textbundle", ".textpack")):
         name = shown_name(bundle.relative_to(path))
         try:

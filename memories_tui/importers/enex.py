@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import _, msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
@@ -31,7 +31,7 @@ CHUNK_BYTES = 1024 * 1024
 def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
     if not path.is_file():
         raise InputRefusedError(msg("{path} does not exist or is not a file; give the .enex file Evernote "
-                                    "exported.", path=shown_name(path)), code="not_found")
+                                    "exported.", path=shown_name(path)), code=ErrorCode.NOT_FOUND)
     notebook = nfc(path.stem)
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     root: ET.Element | None = None
@@ -53,7 +53,7 @@ def read_enex(path: Path) -> Iterator[ImportedNote | Skipped]:
                             if elem.tag != "en-export":
                                 raise InputRefusedError(msg("{path} is not an Evernote export (it starts with "
                                                             "<{tag}>, not <en-export>).", path=shown_name(path),
-                                                            tag=elem.tag), code="bad_export")
+                                                            tag=elem.tag), code=ErrorCode.BAD_EXPORT)
                     elif elem.tag == "data":  # a resource's base64 bytes: not kept past this point
                         elem.text = None
                     elif elem.tag == "note":

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..engine.sources import MAX_FILE_BYTES
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
@@ -103,7 +103,7 @@ def _entries(path: Path) -> Iterator[tuple[str, str | None, str]]:
     except (tarfile.TarError, OSError) as exc:
         raise InputRefusedError(msg("{path} is not a readable JEX (tar) file ({problem}); give the file Joplin "
                                     "exported, or a RAW export folder.", path=shown_name(path), problem=str(exc)),
-                                code="bad_export") from None
+                                code=ErrorCode.BAD_EXPORT) from None
     with archive:
         try:
             for member in archive:

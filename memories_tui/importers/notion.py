@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from ..engine.sources import MAX_FILE_BYTES, derive_title, read_file
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import N_, msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
@@ -100,7 +100,7 @@ def _zip_files(path: Path, problems: list[Skipped]) -> dict[PurePosixPath, Reade
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputRefusedError(msg("{path} is not a readable zip file ({problem}); give the zip Notion sent, or "
                                     "its unpacked folder.", path=shown_name(path), problem=str(exc)),
-                                code="bad_export") from None
+                                code=ErrorCode.BAD_EXPORT) from None
     out: dict[PurePosixPath, Reader] = {}
     _members(archive, out, problems, nested=True)
     return out
@@ -148,7 +148,7 @@ def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Reader:
     def read() -> bytes:
         if info.file_size > MAX_FILE_BYTES:
             raise InputRefusedError(msg("{path} is over the {limit:,}-byte limit for a note.", path=info.filename,
-                                        limit=MAX_FILE_BYTES), code="file_too_large")
+                                        limit=MAX_FILE_BYTES), code=ErrorCode.FILE_TOO_LARGE)
         with archive.open(info) as fh:
             return fh.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
     return read
@@ -157,7 +157,7 @@ def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Reader:
 def _folder_files(path: Path, problems: list[Skipped]) -> dict[PurePosixPath, Reader]:
     if not path.is_dir():
         raise InputRefusedError(msg("{path} does not exist or cannot be opened.", path=shown_name(path)),
-                                code="not_found")
+                                code=ErrorCode.NOT_FOUND)
     from ..engine.folders import scan_folder
 
     scan = scan_folder(path)

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import frontmatter
 from ..engine.folders import TEXT_SUFFIXES, refusal_reason, scan_folder, suffix_of
 from ..engine.sources import MAX_FILE_BYTES, check_utf8_name, read_file
-from ..errors import InputRefusedError
+from ..errors import ErrorCode, InputRefusedError
 from ..i18n import N_, msg
 from .common import ImportedAsset, ImportedNote, Skipped, nfc, shown_name
 
@@ -34,7 +34,7 @@ def read_obsidian(folder: Path, assets: bool = False) -> Iterator[ImportedNote |
     """`assets`: attachments (images, PDFs, …) become encrypted asset records, else skipped rows."""
     if not folder.is_dir():
         raise InputRefusedError(msg("{path} is not a folder; give the Obsidian vault's folder.",
-                                    path=shown_name(folder)), code="unsupported_file")
+                                    path=shown_name(folder)), code=ErrorCode.UNSUPPORTED_FILE)
     scan = scan_folder(folder)
     for path, reason in scan.skipped:
         name = shown_name(path.relative_to(folder))

@@ -23,11 +23,11 @@ from ..access.tools import RETRIEVE_LIMIT, SEARCH_LIMIT, ToolsAPI
 from ..daemon import MCP_CALL, MCP_CLOSE, MCP_OPEN, DaemonClient, connect
 from ..daemon.client import understood
 from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, Jsonable, MatchMode, Mode, current_origin
-from ..errors import LockedError, MemoriesError
+from ..errors import ErrorCode, LockedError, MemoriesError
 from ..i18n import msg
 
 M = TypeVar("M", bound=Jsonable)
-GONE = ("daemon_unreachable", "daemon_session_unknown")
+GONE = (ErrorCode.DAEMON_UNREACHABLE, ErrorCode.DAEMON_SESSION_UNKNOWN)
 
 
 class DaemonTools:

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..errors import ErrorCode
 from .relay_socket import Opened, quick_open, this_version
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ class Relay:
 
         return MemoriesError(msg("The Memories daemon stopped while running {method}; nothing it had not finished "
                                  "was written (ingest is all or nothing). Run the command again.",
-                                 method="tools/call"), code="daemon_gone")
+                                 method="tools/call"), code=ErrorCode.DAEMON_GONE)
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:

@@ -23,7 +23,7 @@ from ..access.mcp_server import build_server
 from ..access.tools import (
     MemoryTools,
 )
-from ..errors import MemoriesError, UsageError
+from ..errors import ErrorCode, MemoriesError, UsageError
 from ..frontend.durations import parse_duration
 from ..i18n import msg
 
@@ -162,7 +162,7 @@ def _uses_daemon(home: str | None, passphrase_file: str | None) -> bool:
         if connect(Engine.open(home).home) is not None:
             return True
     except MemoriesError as exc:
-        if exc.code == "daemon_not_answering":  # it runs, only too busy to let us in right now
+        if exc.code == ErrorCode.DAEMON_NOT_ANSWERING:  # it runs, only too busy to let us in right now
             return True
     return not _has_passphrase_source(passphrase_file)
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import httpx
 
 from ..config import HttpSettings
-from ..errors import CancelledError, NetworkError, PolicyError
+from ..errors import CancelledError, ErrorCode, NetworkError, PolicyError
 from ..i18n import Message, msg, msg_n
 from ..loopback import is_loopback_host
 from .inflight import InFlight
@@ -203,7 +203,7 @@ def attempt_timeout(settings: HttpSettings, deadline: float | None) -> httpx.Tim
 
 def _deadline_error(what: str) -> NetworkError:
     return NetworkError(msg("{what} timed out: the whole request (retries included) ran out of its time "
-                            "budget ([rag.http] request_timeout_seconds).", what=what), code="network_timeout")
+                            "budget ([rag.http] request_timeout_seconds).", what=what), code=ErrorCode.NETWORK_TIMEOUT)
 
 
 def _check_state(cancel: threading.Event | None, check: Callable[[], None] | None,
@@ -235,9 +235,9 @@ def describe_transport_error(exc: Exception) -> Message:
 def _failure_code(exc: Exception) -> str | None:
     """`network_unreachable` when no connection could be made at all, `network_timeout` for a timeout."""
     if isinstance(exc, httpx.ConnectError):
-        return "network_unreachable"
+        return ErrorCode.NETWORK_UNREACHABLE
     if isinstance(exc, httpx.TimeoutException):
-        return "network_timeout"
+        return ErrorCode.NETWORK_TIMEOUT
     return None
 
 
@@ -359,7 +359,7 @@ def status_error(response: httpx.Response, *, what: str) -> NetworkError:
     if code in (401, 403):
         return NetworkError(msg("{what}: not authorized (HTTP {code}); check the API key environment variable.",
                                 what=what, code=code),
-                            code="network_unauthorized")
+                            code=ErrorCode.NETWORK_UNAUTHORIZED)
     if code == 429:
         return NetworkError(msg("{what}: rate limited (HTTP 429) and retries ran out.", what=what))
     if code >= 500:

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 
 from ..config import HttpSettings
-from ..errors import CancelledError, NetworkError
+from ..errors import CancelledError, ErrorCode, NetworkError
 from ..i18n import Message, msg
 from . import http as nethttp
 from .install_base import FileFailed, FileInstaller, run_install
@@ -176,11 +176,11 @@ class MirrorInstaller(FileInstaller):
             except CancelledError:
                 raise cancelled_error() from None
             except NetworkError as exc:
-                if exc.code == "network_timeout" and time.monotonic() >= deadline - 0.05:
+                if exc.code == ErrorCode.NETWORK_TIMEOUT and time.monotonic() >= deadline - 0.05:
                     raise FileFailed(self._timeout_message(mf)) from None
-                if exc.code == "network_timeout":
+                if exc.code == ErrorCode.NETWORK_TIMEOUT:
                     raise FileFailed(f"{exc.message} Run model-install again to resume.") from None
-                if exc.code == "network_unreachable":
+                if exc.code == ErrorCode.NETWORK_UNREACHABLE:
                     raise _Unreachable(unreachable_cause(exc)) from None
                 raise FileFailed(exc.message) from None
             if response.status_code not in nethttp.REDIRECT_STATUSES:
@@ -327,4 +327,4 @@ def install_model(
                            lambda tracker: MirrorInstaller(Path(target), base, http, cancel, tracker),
                            progress=progress, cancel=cancel)
     except _Unreachable as exc:
-        raise NetworkError(unreachable_message(base, exc.args[0], manifest), code="network_unreachable") from None
+        raise NetworkError(unreachable_message(base, exc.args[0], manifest), code=ErrorCode.NETWORK_UNREACHABLE) from None

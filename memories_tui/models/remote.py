@@ -27,7 +27,7 @@ import httpx
 
 from ..config import HttpSettings, RemoteService
 from ..egress import EgressHook, Finish, Outbound, SentChunk
-from ..errors import ConfigError, MemoriesError, ModelError, PolicyError
+from ..errors import ConfigError, ErrorCode, MemoriesError, ModelError, PolicyError
 from ..i18n import msg
 from .http import is_loopback_url, make_client, send_with_retries, status_error
 from .reply_body import MAX_REPLY_BYTES
@@ -76,7 +76,7 @@ def refuse_if_device_only(url: str, device_only: bool, role: str) -> None:
             msg("This vault is device-only: the {role} service at {host} is not a loopback address, so "
                 "nothing was sent. Use local inference or a service on 127.0.0.1/::1/localhost.",
                 role=role, host=host_of(url)),
-            code="device_only")
+            code=ErrorCode.DEVICE_ONLY)
 
 
 class ServiceClient:
@@ -106,11 +106,11 @@ class ServiceClient:
         if not value:
             raise ConfigError(msg("The environment variable {name} (named by {table}.api_key_env) is not set.",
                                   name=name, table=self.table),
-                              code="api_key_missing")
+                              code=ErrorCode.API_KEY_MISSING)
         if any(ord(c) < 0x21 or ord(c) > 0x7E for c in value):
             raise ConfigError(msg("The environment variable {name} does not hold a usable API key (it "
                                   "contains spaces or non-ASCII characters; value not shown).", name=name),
-                              code="api_key_invalid")
+                              code=ErrorCode.API_KEY_INVALID)
         return value
 
     def headers(self) -> dict[str, str]:
@@ -163,7 +163,7 @@ class ServiceClient:
                 parsed = strict_json(response.content)
             except ModelError as exc:
                 raise ModelError(msg("{what}: {reason}", what=self.what, reason=exc),
-                                 code="model_bad_response") from None
+                                 code=ErrorCode.MODEL_BAD_RESPONSE) from None
         except BaseException as exc:
             if finish is not None:
                 finish(exc.code if isinstance(exc, MemoriesError) else "interrupted", received, attempts)
@@ -174,7 +174,7 @@ class ServiceClient:
 
 
 def bad_response(client: ServiceClient, detail: str) -> ModelError:
-    return ModelError(msg("{what} returned an unusable response: {detail}.", what=client.what, detail=detail), code="model_bad_response")
+    return ModelError(msg("{what} returned an unusable response: {detail}.", what=client.what, detail=detail), code=ErrorCode.MODEL_BAD_RESPONSE)
 
 
 def field(obj: Any, key: str, kind: type | tuple[type, ...], client: ServiceClient, where: str) -> Any:

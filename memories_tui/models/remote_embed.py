@@ -28,7 +28,7 @@ import numpy as np
 
 from ..config import HttpSettings, RemoteService
 from ..egress import SentChunk
-from ..errors import CancelledError, ModelError
+from ..errors import CancelledError, ErrorCode, ModelError
 from ..i18n import msg
 from .remote import CallContext, ServiceClient, bad_response, field, refuse_if_device_only, with_context
 
@@ -201,7 +201,7 @@ class RemoteEmbedder:
                         msg("{what} returned {count}-dimensional embeddings; {expected} dimensions are "
                             "{configured} (rag.embedding.dimensions). Set dimensions to what the model gives, "
                             "then run rag index again.",
-                            what=self.client.what, count=len(row), expected=expected, configured=configured), code="dimension_mismatch")
+                            what=self.client.what, count=len(row), expected=expected, configured=configured), code=ErrorCode.DIMENSION_MISMATCH)
             if expected is None or expected == 0:
                 raise bad_response(self.client, "empty embeddings")
             self._learned.dims = expected

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import HttpSettings, RemoteService
-from ..errors import ModelError
+from ..errors import ErrorCode, ModelError
 from ..i18n import msg
 from .remote import CallContext, ServiceClient, bad_response, field
 
@@ -63,14 +63,14 @@ class Generator:
             if isinstance(reason, str):
                 raise ModelError(msg("{what} refused the prompt (blockReason {block_reason}).",
                                      what=self.client.what, block_reason=reason[:40]),
-                                 code="model_refused")
+                                 code=ErrorCode.MODEL_REFUSED)
             raise bad_response(self.client, "no candidates")
         first = candidates[0] if isinstance(candidates, list) else None
         finish = first.get("finishReason") if isinstance(first, dict) else None
         if finish not in _GEMINI_OK_FINISH:
             raise ModelError(msg("{what} stopped early (finishReason {finish_reason}); no answer used.",
                                  what=self.client.what, finish_reason=str(finish)[:40]),
-                             code="model_refused")
+                             code=ErrorCode.MODEL_REFUSED)
         content = field(first, "content", dict, self.client, "candidates[0]")
         parts = field(content, "parts", list, self.client, "candidates[0].content")
         texts = [field(p, "text", str, self.client, f"candidates[0].content.parts[{i}]") for i, p in enumerate(parts)]
@@ -92,7 +92,7 @@ class Generator:
             raise bad_response(self.client, "no choices")
         first = choices[0]
         if isinstance(first, dict) and first.get("finish_reason") == "length":
-            raise ModelError(msg("{what} ran out of output tokens; no answer used.", what=self.client.what), code="model_refused")
+            raise ModelError(msg("{what} ran out of output tokens; no answer used.", what=self.client.what), code=ErrorCode.MODEL_REFUSED)
         message = field(first, "message", dict, self.client, "choices[0]")
         return field(message, "content", str, self.client, "choices[0].message")
 

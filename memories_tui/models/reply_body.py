@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import httpx
 
-from ..errors import ModelError
+from ..errors import ErrorCode, ModelError
 from ..i18n import msg
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -33,7 +33,7 @@ def _mib(n: int) -> str:
 def too_large(what: str, limit: int, detail: str = "") -> ModelError:
     return ModelError(msg("{what} sent a reply larger than {limit}{detail}; it was refused and not read "
                           "further.", what=what, limit=_mib(limit), detail=detail),
-                      code="model_bad_response")
+                      code=ErrorCode.MODEL_BAD_RESPONSE)
 
 
 class _Gunzip:
@@ -59,11 +59,11 @@ class _Gunzip:
                 else:
                     data = self._z.unconsumed_tail
         except zlib.error:
-            raise ModelError(msg("{what} sent a damaged gzip body.", what=self.what), code="model_bad_response") from None
+            raise ModelError(msg("{what} sent a damaged gzip body.", what=self.what), code=ErrorCode.MODEL_BAD_RESPONSE) from None
 
     def finish(self) -> bytes:
         if not self._z.eof:
-            raise ModelError(msg("{what} sent a gzip body that ends early.", what=self.what), code="model_bad_response")
+            raise ModelError(msg("{what} sent a gzip body that ends early.", what=self.what), code=ErrorCode.MODEL_BAD_RESPONSE)
         return bytes(self.out)
 
 
@@ -78,7 +78,7 @@ def read_capped(response: httpx.Response, *, limit: int, what: str, between: Cal
         if encoding not in ("", "identity", *_GZIP):
             raise ModelError(msg("{what} sent its reply {encoding}-encoded; only gzip or plain bodies are read.",
                                  what=what, encoding=encoding[:20]),
-                             code="model_bad_response")
+                             code=ErrorCode.MODEL_BAD_RESPONSE)
         declared = response.headers.get("content-length", "").strip()
         if declared.isdigit() and int(declared) > limit:
             raise too_large(what, limit, f" (it announced {int(declared):,} bytes)")

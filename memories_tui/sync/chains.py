@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import CancelledError, SyncError, SyncRolledBackError, SyncTamperedError
+from ..errors import CancelledError, ErrorCode, SyncError, SyncRolledBackError, SyncTamperedError
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
 from . import snapshots
@@ -109,7 +109,7 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
     if shown > state.own_seq:
         raise SyncError(msg("The sync target holds more of this device's changes than this vault file knows "
                             "(was the vault restored from a backup?). Sync with --as-new-device to go on as a new "
-                            "device; nothing is lost."), code="sync_device_behind")
+                            "device; nothing is lost."), code=ErrorCode.SYNC_DEVICE_BEHIND)
     if head is not None and head.seq == state.own_seq and head.digest != state.own_digest:
         raise SyncTamperedError(msg("This device's head in the sync target names a bundle this device never "
                                     "wrote. Nothing was changed here."))

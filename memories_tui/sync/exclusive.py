@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import CancelledError, SyncError
+from ..errors import CancelledError, ErrorCode, SyncError
 from ..i18n import msg
 
 WAIT_SECONDS = 300.0
@@ -29,7 +29,7 @@ def one_sync_at_a_time(vault_path: Path, cancel: threading.Event | None = None) 
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
         raise SyncError(msg("Cannot lock {path} for the sync: {strerror}.", path=lock, strerror=exc.strerror),
-                        code="sync_busy") from None
+                        code=ErrorCode.SYNC_BUSY) from None
     try:
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
@@ -41,7 +41,7 @@ def one_sync_at_a_time(vault_path: Path, cancel: threading.Event | None = None) 
                     raise CancelledError(msg("Sync cancelled; nothing was changed here.")) from None
                 if time.monotonic() > deadline:
                     raise SyncError(msg("Another sync of this vault has been running for minutes; try again "
-                                        "later."), code="sync_busy") from None
+                                        "later."), code=ErrorCode.SYNC_BUSY) from None
                 time.sleep(0.05)
         yield
     finally:

@@ -14,7 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ..errors import SyncError
+from ..errors import ErrorCode, SyncError
 from ..i18n import msg
 
 
@@ -30,23 +30,23 @@ class FolderTarget:
         self.description = str(root)
         if not root.is_dir():
             raise SyncError(msg("The sync folder {path} does not exist (or is not a folder). Create it, or mount "
-                                "the disk it is on.", path=root), code="sync_target_missing")
+                                "the disk it is on.", path=root), code=ErrorCode.SYNC_TARGET_MISSING)
 
     def _path(self, name: str) -> Path:
         parts = name.split("/")
         if not name or any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
-            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code="sync_bad_target")
+            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code=ErrorCode.SYNC_BAD_TARGET)
         return self.root.joinpath(*parts)
 
     def _failed(self, exc: OSError) -> SyncError:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             return SyncError(msg("The sync folder {path} is read-only or not writable by you ({strerror}). Nothing "
-                                 "was changed.", path=self.root, strerror=exc.strerror), code="sync_target_readonly")
+                                 "was changed.", path=self.root, strerror=exc.strerror), code=ErrorCode.SYNC_TARGET_READONLY)
         if exc.errno == errno.ENOSPC:
             return SyncError(msg("The sync folder {path} is full. Nothing was lost; free some space and sync "
-                                 "again.", path=self.root), code="sync_target_full")
+                                 "again.", path=self.root), code=ErrorCode.SYNC_TARGET_FULL)
         return SyncError(msg("Cannot use the sync folder {path}: {strerror}.", path=self.root,
-                             strerror=exc.strerror), code="sync_target_unreachable")
+                             strerror=exc.strerror), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def put(self, name: str, data: bytes) -> None:
         final = self._path(name)

@@ -18,7 +18,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from ..errors import SyncError, SyncTamperedError
+from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
 from ..vault import crypto
 from ..vault.format import KdfParams
@@ -75,7 +75,7 @@ def check_same_vault(target: Target, vault_id: str) -> JoinRecord | None:
     record = read_record(target)
     if record is not None and record.vault_id != vault_id:
         raise SyncError(msg("The sync target {target} belongs to another vault; use another folder or prefix.",
-                            target=target.description), code="sync_target_other_vault")
+                            target=target.description), code=ErrorCode.SYNC_TARGET_OTHER_VAULT)
     return record
 
 

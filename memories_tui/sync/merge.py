@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import NotFoundError, SyncError, SyncTamperedError, TamperError
+from ..errors import ErrorCode, NotFoundError, SyncError, SyncTamperedError, TamperError
 from ..i18n import msg
 from ..vault.integrity import decode_payload, encode_payload
 from ..vault.records import Record
@@ -127,7 +127,7 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
         else:
             if content is None:
                 raise SyncError(msg("The content of a winning revision is missing from the sync state; sync "
-                                    "again."), code="sync_state_incomplete")
+                                    "again."), code=ErrorCode.SYNC_STATE_INCOMPLETE)
             expected = doc.local
             revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemoriesError, SyncError
+from ..errors import ErrorCode, MemoriesError, SyncError
 from ..i18n import msg
 from ..serial import Jsonable
 
@@ -42,7 +42,7 @@ class Registry:
             return {}
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             raise SyncError(msg("{path} is unreadable or malformed; fix or remove it and add the targets again.",
-                                path=self.path), code="sync_registry_invalid") from None
+                                path=self.path), code=ErrorCode.SYNC_REGISTRY_INVALID) from None
 
     def get(self, vault_id: str) -> TargetEntry | None:
         return self.entries().get(vault_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 
-from ..errors import UsageError
+from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 from ..vault.store import UnlockedVault
 from ..vault.sync_rows import SyncedChange
@@ -29,7 +29,7 @@ def as_new_device(vault: UnlockedVault, target: Target) -> tuple[str, str]:
     head = Head.opened(vault.keys.sync_aead("head"), vault.vault_id, state.device, blob) if blob is not None else None
     if head is None or head.seq <= state.own_seq:
         raise UsageError(msg("Vault {name} is not behind its own changes in the sync target; sync it as usual.",
-                             name=vault.name), code="sync_not_behind")
+                             name=vault.name), code=ErrorCode.SYNC_NOT_BEHIND)
     old = state.device
     state.seen[old] = (state.own_seq, state.own_digest)  # every bundle up to here is in the target already
     state.device = secrets.token_hex(8)

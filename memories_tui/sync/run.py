@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from ..egress import SentChunk
-from ..errors import CancelledError, SyncError
+from ..errors import CancelledError, ErrorCode, SyncError
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.egress_log import EgressEntry
@@ -57,7 +57,7 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
         try:
             return _once(vault, target, progress, cancel, now_ms, compact_after)
         except SyncError as exc:
-            if exc.code != "sync_busy" or attempt == _ATTEMPTS - 1:
+            if exc.code != ErrorCode.SYNC_BUSY or attempt == _ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
 

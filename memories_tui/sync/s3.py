@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SyncError
+from ..errors import ErrorCode, SyncError
 from ..i18n import msg
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class S3Target:
             from botocore.config import Config
         except ImportError:
             raise SyncError(msg("S3 targets need boto3: pip install 'memories-tui[s3]'."),
-                            code="sync_s3_unavailable") from None
+                            code=ErrorCode.SYNC_S3_UNAVAILABLE) from None
         bucket, _, prefix = spec.url[5:].partition("/")
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
@@ -68,7 +68,7 @@ class S3Target:
             self._client: Any = _client(boto3, spec.endpoint_url, config)
         except Exception as exc:  # noqa: BLE001 - botocore raises many kinds for a bad profile or region
             raise SyncError(msg("Cannot set up the S3 client for {url}: {problem}.", url=spec.url,
-                                problem=type(exc).__name__), code="sync_target_unreachable") from None
+                                problem=type(exc).__name__), code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 
     def _failed(self, exc: Exception) -> SyncError:
         from botocore.exceptions import ClientError, NoCredentialsError
@@ -76,20 +76,20 @@ class S3Target:
         if isinstance(exc, NoCredentialsError):
             return SyncError(msg("No S3 credentials were found for {url} (set AWS_ACCESS_KEY_ID and "
                                  "AWS_SECRET_ACCESS_KEY, or a profile with AWS_PROFILE).", url=self.description),
-                             code="sync_target_credentials")
+                             code=ErrorCode.SYNC_TARGET_CREDENTIALS)
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
             if code == "NoSuchBucket":
                 return SyncError(msg("The bucket {bucket} does not exist at this endpoint. Create it first.",
-                                     bucket=self.bucket), code="sync_target_missing")
+                                     bucket=self.bucket), code=ErrorCode.SYNC_TARGET_MISSING)
             if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
                 return SyncError(msg("The S3 store refused these credentials for {url} ({code}).",
-                                     url=self.description, code=code), code="sync_target_credentials")
+                                     url=self.description, code=code), code=ErrorCode.SYNC_TARGET_CREDENTIALS)
             return SyncError(msg("The S3 store answered {code} for {url}.", code=code or "an error",
-                                 url=self.description), code="sync_target_unreachable")
+                                 url=self.description), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
         return SyncError(msg("Cannot reach the S3 store for {url} ({problem}). Nothing was lost; sync again "
                              "later.", url=self.description, problem=type(exc).__name__),
-                         code="sync_target_unreachable")
+                         code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def put(self, name: str, data: bytes) -> None:
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from ..errors import SyncError
+from ..errors import ErrorCode, SyncError
 from ..i18n import msg
 from ..loopback import is_loopback_host
 
@@ -65,22 +65,22 @@ def spec_from(url: str, endpoint_url: str | None = None, *, cwd: Path | None = N
     if url.startswith("s3://"):
         bucket = url[5:].split("/", 1)[0]
         if not bucket:
-            raise SyncError(msg("{url} names no bucket; write s3://BUCKET/PREFIX.", url=url), code="sync_bad_target")
+            raise SyncError(msg("{url} names no bucket; write s3://BUCKET/PREFIX.", url=url), code=ErrorCode.SYNC_BAD_TARGET)
         if endpoint_url and urlsplit(endpoint_url).scheme not in ("http", "https"):
             raise SyncError(msg("The endpoint URL {endpoint} is not an http(s) URL.", endpoint=endpoint_url),
-                            code="sync_bad_target")
+                            code=ErrorCode.SYNC_BAD_TARGET)
         return TargetSpec(url.rstrip("/"), endpoint_url or None)
     if url.startswith(("https://", "http://", "webdav://", "webdavs://")):
         if endpoint_url:
-            raise SyncError(msg("--endpoint-url is for s3:// targets only."), code="sync_bad_target")
+            raise SyncError(msg("--endpoint-url is for s3:// targets only."), code=ErrorCode.SYNC_BAD_TARGET)
         from .webdav import webdav_url
 
         return TargetSpec(webdav_url(url), None)
     if "://" in url:
         raise SyncError(msg("{url}: a sync target is a folder path, s3://BUCKET/PREFIX or a WebDAV https:// URL.",
-                            url=url), code="sync_bad_target")
+                            url=url), code=ErrorCode.SYNC_BAD_TARGET)
     if endpoint_url:
-        raise SyncError(msg("--endpoint-url is for s3:// targets only."), code="sync_bad_target")
+        raise SyncError(msg("--endpoint-url is for s3:// targets only."), code=ErrorCode.SYNC_BAD_TARGET)
     path = Path(url).expanduser()
     if not path.is_absolute():
         path = (cwd or Path.cwd()) / path

@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 
 import httpx
 
-from ..errors import SyncError
+from ..errors import ErrorCode, SyncError
 from ..i18n import msg
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _auth(url: str) -> httpx.Auth | None:
         return httpx.BasicAuth(user, password)
     if user or password:
         raise SyncError(msg("Set both {user_var} and {password_var} for the WebDAV target, or neither (to use "
-                            "~/.netrc).", user_var=USER_VAR, password_var=PASSWORD_VAR), code="sync_target_credentials")
+                            "~/.netrc).", user_var=USER_VAR, password_var=PASSWORD_VAR), code=ErrorCode.SYNC_TARGET_CREDENTIALS)
     netrc_file = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
     if os.path.isfile(netrc_file):
         import netrc
@@ -52,7 +52,7 @@ def _auth(url: str) -> httpx.Auth | None:
             entry = netrc.netrc(netrc_file).authenticators(urlsplit(url).hostname or "")
         except (netrc.NetrcParseError, OSError):
             raise SyncError(msg("{path} cannot be read as a netrc file.", path=netrc_file),
-                            code="sync_target_credentials") from None
+                            code=ErrorCode.SYNC_TARGET_CREDENTIALS) from None
         if entry is not None:
             return httpx.BasicAuth(entry[0], entry[2] or "")
     return None
@@ -68,10 +68,10 @@ def webdav_url(url: str) -> str:
     if parts.username is not None or parts.password is not None:
         raise SyncError(msg("Put no user or password in the WebDAV URL (it would be stored in sync.json); set {user_var} "
                             "and {password_var}, or a ~/.netrc entry for the host.", user_var=USER_VAR,
-                            password_var=PASSWORD_VAR), code="sync_bad_target")
+                            password_var=PASSWORD_VAR), code=ErrorCode.SYNC_BAD_TARGET)
     if not parts.hostname or parts.query or parts.fragment:
         raise SyncError(msg("{url} is not a WebDAV collection URL (https://HOST/PATH).", url=url),
-                        code="sync_bad_target")
+                        code=ErrorCode.SYNC_BAD_TARGET)
     from ..models.http import check_endpoint_url
 
     check_endpoint_url(url, what="WebDAV URL")  # plain http:// would send the password in clear: loopback only
@@ -98,7 +98,7 @@ class WebDavTarget:
         """The URL of an object or folder name ('/'-separated, opaque); odd names are refused."""
         parts = name.rstrip("/").split("/")
         if any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
-            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code="sync_bad_target")
+            raise SyncError(msg("Refusing the object name {name!r}.", name=name), code=ErrorCode.SYNC_BAD_TARGET)
         return self.base + quote(name)
 
     def _request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
@@ -107,7 +107,7 @@ class WebDavTarget:
         except httpx.HTTPError as exc:
             raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
                                 "again later.", url=self.description, problem=type(exc).__name__),
-                            code="sync_target_unreachable") from None
+                            code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 
     def _failed(self, response: httpx.Response) -> SyncError:
         status = response.status_code
@@ -115,26 +115,26 @@ class WebDavTarget:
             return SyncError(msg("The WebDAV server refused the credentials for {url} (401). Set {user_var} and "
                                  "{password_var} (a Nextcloud app password), or a ~/.netrc entry for the host.",
                                  url=self.description, user_var=USER_VAR, password_var=PASSWORD_VAR),
-                             code="sync_target_credentials")
+                             code=ErrorCode.SYNC_TARGET_CREDENTIALS)
         if status == 403:
             return SyncError(msg("The WebDAV server does not let these credentials write to {url} (403).",
-                                 url=self.description), code="sync_target_readonly")
+                                 url=self.description), code=ErrorCode.SYNC_TARGET_READONLY)
         if status in (404, 409):
             return SyncError(msg("The WebDAV collection {url} does not exist ({status}). Create the folder first "
                                  "(in Nextcloud: Files, New folder).", url=self.description, status=status),
-                             code="sync_target_missing")
+                             code=ErrorCode.SYNC_TARGET_MISSING)
         if 300 <= status < 400:
             location = response.headers.get("Location", "")
             return SyncError(msg("The WebDAV server redirects {url} to {location}; redirects are not followed, so add "
                                  "the target with the final URL.", url=self.description,
                                  location=urlsplit(location)._replace(query="", fragment="").geturl() or "?"),
-                             code="sync_bad_target")
+                             code=ErrorCode.SYNC_BAD_TARGET)
         if status == 507:
             return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
                                  "space or raise the quota and sync again.", url=self.description),
-                             code="sync_target_full")
+                             code=ErrorCode.SYNC_TARGET_FULL)
         return SyncError(msg("The WebDAV server answered {status} for {url}.", status=status, url=self.description),
-                         code="sync_target_unreachable")
+                         code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def _collections(self, name: str) -> None:
         """MKCOL every missing folder above `name` (the root must exist: 409 says it does not)."""
@@ -185,7 +185,7 @@ class WebDavTarget:
             tree = ElementTree.fromstring(response.content)
         except ElementTree.ParseError:
             raise SyncError(msg("The WebDAV server sent a listing of {url} that is not XML.", url=self.description),
-                            code="sync_target_unreachable") from None
+                            code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
         out: list[tuple[str, bool]] = []
         for item in tree.iter(f"{_DAV}response"):
             href = unquote(urlsplit(item.findtext(f"{_DAV}href") or "").path)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import HomeError, RollbackError, TamperError
+from ..errors import ErrorCode, HomeError, RollbackError, TamperError
 from ..i18n import Message, msg
 from . import crypto
 from .keys import VaultKeys
@@ -103,7 +103,7 @@ class AnchorStore:
             raise TamperError(
                 msg("The rollback anchor {path} does not verify with this vault's key: it was altered, or it "
                     "belongs to another vault with the same id. Unlock with --accept-rollback to trust the vault "
-                    "file's current state (and write a new anchor).", path=path), code="anchor_invalid")
+                    "file's current state (and write a new anchor).", path=path), code=ErrorCode.ANCHOR_INVALID)
         return anchor
 
     def write(self, keys: VaultKeys, counter: int, manifest: bytes) -> Anchor:

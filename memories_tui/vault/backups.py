@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import MemoriesError, NotFoundError, VaultError
+from ..errors import ErrorCode, MemoriesError, NotFoundError, VaultError
 from ..filenames import safe_stem
 from ..files import make_private_folder
 from ..i18n import msg
@@ -109,7 +109,7 @@ def check_space(source: Path, folder: Path) -> None:
         return
     if free < need:
         raise VaultError(msg("Not enough space in {folder}: the backup needs about {need:,} bytes and {free:,} are "
-                             "free. Nothing was written.", folder=folder, need=need, free=free), code="disk_full")
+                             "free. Nothing was written.", folder=folder, need=need, free=free), code=ErrorCode.DISK_FULL)
 
 
 def _size(path: Path) -> int:

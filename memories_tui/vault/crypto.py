@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ..errors import InputRefusedError, TamperError, VaultError, WrongPassphraseError
+from ..errors import ErrorCode, InputRefusedError, TamperError, VaultError, WrongPassphraseError
 from ..i18n import msg
 from .format import MIN_MEMORY_KIB as MIN_MEMORY_KIB
 from .format import KdfParams as KdfParams
@@ -48,12 +48,12 @@ def normalize_passphrase(passphrase: str) -> bytearray:
     """NFC then UTF-8, so the same passphrase typed on macOS (NFD) and Linux (NFC) agrees.
     A bytearray, so callers can wipe it once the KDF has run."""
     if not passphrase:
-        raise InputRefusedError(msg("An empty passphrase is not allowed."), code="empty_passphrase")
+        raise InputRefusedError(msg("An empty passphrase is not allowed."), code=ErrorCode.EMPTY_PASSPHRASE)
     try:
         return bytearray(unicodedata.normalize("NFC", passphrase).encode("utf-8"))
     except UnicodeEncodeError:
         raise InputRefusedError(msg("The passphrase is not valid Unicode text (it holds undecodable bytes)."),
-                                code="invalid_passphrase") from None
+                                code=ErrorCode.INVALID_PASSPHRASE) from None
 
 
 def derive_kek(passphrase: str, salt: bytes, params: KdfParams) -> bytearray:

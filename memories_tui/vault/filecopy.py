@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import CancelledError, MemoriesError, VaultError
+from ..errors import CancelledError, ErrorCode, MemoriesError, VaultError
 from ..files import sync_folder
 from ..i18n import msg
 from .header import BUSY_TIMEOUT_S, connect_readonly, vault_error_from
@@ -156,7 +156,7 @@ def _run_backup(src: sqlite3.Connection, dst: sqlite3.Connection, source: Path, 
             return
         except _Restarted:
             continue
-    raise VaultError(msg("{name} kept changing while it was copied; try again.", name=source.name), code="vault_busy")
+    raise VaultError(msg("{name} kept changing while it was copied; try again.", name=source.name), code=ErrorCode.VAULT_BUSY)
 
 
 @contextlib.contextmanager
@@ -213,13 +213,13 @@ def write_error(path: Path, exc: OSError | sqlite3.Error) -> MemoriesError:
     if number in _FULL_ERRNOS:
         return VaultError(msg("Not enough space to write into {folder}: the disk (or its quota or a file size "
                               "limit) is full. Nothing was left behind; free some space and try again.",
-                              folder=folder), code="disk_full")
+                              folder=folder), code=ErrorCode.DISK_FULL)
     if number in (errno.EACCES, errno.EPERM, errno.EROFS):
         return VaultError(msg("Cannot write into {folder}: permission denied or read-only. Choose a folder you can "
-                              "write to.", folder=folder), code="folder_unwritable")
+                              "write to.", folder=folder), code=ErrorCode.FOLDER_UNWRITABLE)
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     return VaultError(msg("Writing into {folder} failed ({reason}). Nothing was left behind.",
-                          folder=folder, reason=reason), code="write_failed")
+                          folder=folder, reason=reason), code=ErrorCode.WRITE_FAILED)
 
 
 def sync_file(path: Path) -> None:
@@ -236,10 +236,10 @@ def install(partial: Path, final: Path) -> None:
         os.link(partial, final)  # fails if `final` exists: never overwrites
     except FileExistsError:
         raise VaultError(msg("{final} appeared while the copy was written; refusing to replace it.", final=final),
-                         code="file_exists") from None
+                         code=ErrorCode.FILE_EXISTS) from None
     except OSError:
         if final.exists():
-            raise VaultError(msg("{final} already exists; refusing to replace it.", final=final), code="file_exists") from None
+            raise VaultError(msg("{final} already exists; refusing to replace it.", final=final), code=ErrorCode.FILE_EXISTS) from None
         os.replace(partial, final)  # file systems without hard links
     else:
         partial.unlink()

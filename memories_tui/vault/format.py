@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..errors import VaultError
+from ..errors import ErrorCode, VaultError
 from ..i18n import msg
 
 # Creation floor and opening ceiling: a new vault never gets parameters below the floor, and the
@@ -57,7 +57,7 @@ class KdfParams:
             raise VaultError(
                 msg("The vault header asks for Argon2id memory m = {memory_kib} KiB, below the floor of "
                     "{min_memory_kib} KiB; refusing to unlock it with such weak key derivation.",
-                    memory_kib=self.memory_kib, min_memory_kib=MIN_MEMORY_KIB), code="kdf_too_weak")
+                    memory_kib=self.memory_kib, min_memory_kib=MIN_MEMORY_KIB), code=ErrorCode.KDF_TOO_WEAK)
 
     def check_creatable(self) -> None:
         if self.memory_kib < MIN_MEMORY_KIB or self.iterations < MIN_ITERATIONS:

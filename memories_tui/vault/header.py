@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NotFoundError, TamperError, VaultError
+from ..errors import ErrorCode, NotFoundError, TamperError, VaultError
 from ..i18n import Message, localized, msg
 from ..serial import Jsonable, json_meta
 from .format import KdfParams, length_prefixed
@@ -58,10 +58,10 @@ def vault_error_from(exc: sqlite3.Error | UnicodeDecodeError, path: Path) -> Vau
         text = "a text column is not valid UTF-8"
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return VaultError(msg("{file_name} is busy (another process holds it): {text}. Try again.",
-                              file_name=path.name, text=text), code="vault_busy")
+                              file_name=path.name, text=text), code=ErrorCode.VAULT_BUSY)
     return VaultError(msg("{file_name} is damaged or unreadable (SQLite: {text}). Restore it from a backup.",
                           file_name=path.name, text=text),
-                      code="vault_damaged")
+                      code=ErrorCode.VAULT_DAMAGED)
 
 
 @contextlib.contextmanager
@@ -112,7 +112,7 @@ def _check_sqlite_file(path: Path) -> None:
     except FileNotFoundError:
         raise NotFoundError(msg("Vault file {path} does not exist.", path=path)) from None
     except OSError as exc:
-        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code="vault_unreadable") from None
+        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code=ErrorCode.VAULT_UNREADABLE) from None
     if not stat.S_ISREG(info.st_mode):
         raise VaultError(msg("{file_name} is not a regular file, so it is not a Memories vault.",
                              file_name=path.name))
@@ -123,7 +123,7 @@ def _check_sqlite_file(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
-        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code="vault_unreadable") from None
+        raise VaultError(msg("Cannot read {file_name}: {strerror}.", file_name=path.name, strerror=exc.strerror), code=ErrorCode.VAULT_UNREADABLE) from None
     if head != _SQLITE_MAGIC or info.st_size < 512:
         raise VaultError(msg("{file_name} is not a Memories vault (not an SQLite database); it was left "
                              "untouched.", file_name=path.name))
@@ -258,7 +258,7 @@ def scan_folder(folder: Path, suffix: str) -> tuple[list[tuple[Path, Header, int
     except FileNotFoundError:
         return [], []
     except OSError as exc:
-        raise VaultError(msg("Cannot list {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code="vault_unreadable") from None
+        raise VaultError(msg("Cannot list {folder}: {strerror}.", folder=folder, strerror=exc.strerror), code=ErrorCode.VAULT_UNREADABLE) from None
     for path in paths:
         try:
             header, count = scan_vault_file(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InputRefusedError, NotFoundError, UsageError
+from ..errors import ErrorCode, InputRefusedError, NotFoundError, UsageError
 from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vocabulary import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, Kind
@@ -98,4 +98,4 @@ def check_revision(revision: object) -> int:
 def check_kind(kind: str) -> None:
     if kind not in KINDS:
         raise InputRefusedError(msg("Unknown record kind {kind!r}; use one of {names}.",
-                                    kind=kind, names=', '.join(KINDS)), code="bad_kind")
+                                    kind=kind, names=', '.join(KINDS)), code=ErrorCode.BAD_KIND)

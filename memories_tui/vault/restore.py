@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import MemoriesError, VaultError
+from ..errors import ErrorCode, MemoriesError, VaultError
 from ..i18n import msg
 from ..testhooks import pause_point
 from .anchor import AnchorBook
@@ -108,7 +108,7 @@ def _restore_in_home(staged: Path, check: FileCheck, keys: VaultKeys, anchors: A
     clash = taken_names.get(header.name)
     if clash is not None and clash != header.vault_id:
         raise VaultError(msg("Another vault in this home is already named {name!r} ({clash}); restore this "
-                             "backup beside it with --as NEW_NAME.", name=header.name, clash=clash), code="vault_exists")
+                             "backup beside it with --as NEW_NAME.", name=header.name, clash=clash), code=ErrorCode.VAULT_EXISTS)
     target = vaults / f"{header.vault_id}.mvault"
     if not target.exists():
         os.chmod(staged, 0o600)
@@ -122,7 +122,7 @@ def _restore_in_home(staged: Path, check: FileCheck, keys: VaultKeys, anchors: A
             msg("Vault {name} ({vault_id}) is already in this home. Restoring this backup over it would "
                 "lose {lost} revision(s) it holds that the backup does not. Nothing was changed; add "
                 "--force to replace it (the current file is backed up first), or restore beside it with "
-                "--as NEW_NAME.", name=header.name, vault_id=header.vault_id, lost=lost), code="restore_would_replace")
+                "--as NEW_NAME.", name=header.name, vault_id=header.vault_id, lost=lost), code=ErrorCode.RESTORE_WOULD_REPLACE)
     if before_replace is not None:
         before_replace(header.vault_id)
     kept = _keep_copy(target, header.name, backups)
@@ -182,7 +182,7 @@ def _keep_copy(target: Path, name: str, backups: Path) -> Path:
     try:
         return take_backup(target, backups, name, None, label="before-restore").path
     except VaultError as exc:
-        if exc.code in ("disk_full", "folder_unwritable", "not_a_folder", "write_failed"):
+        if exc.code in (ErrorCode.DISK_FULL, ErrorCode.FOLDER_UNWRITABLE, ErrorCode.NOT_A_FOLDER, ErrorCode.WRITE_FAILED):
             raise
     except (MemoriesError, sqlite3.Error):
         pass
@@ -194,5 +194,5 @@ def _keep_copy(target: Path, name: str, backups: Path) -> Path:
                 shutil.copyfile(str(target) + extra, str(raw) + extra)
     except OSError as exc:
         raise VaultError(msg("Could not keep a copy of the vault being replaced ({strerror}); nothing was changed.",
-                             strerror=exc.strerror), code="write_failed") from None
+                             strerror=exc.strerror), code=ErrorCode.WRITE_FAILED) from None
     return raw

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SyncError, TamperError
+from ..errors import ErrorCode, SyncError, TamperError
 from ..i18n import msg
 from . import crypto
 from . import manifest as rowmac
@@ -234,11 +234,11 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write."""
     if read_state(conn, keys) != change.base:
-        raise SyncError(msg("Another sync of this vault ran at the same time; sync again."), code="sync_busy")
+        raise SyncError(msg("Another sync of this vault ran at the same time; sync again."), code=ErrorCode.SYNC_BUSY)
     for record_id, revision in change.expected.items():
         current = conn.execute("SELECT MAX(revision) FROM records WHERE record_id = ?", (record_id,)).fetchone()[0]
         if current != revision:
-            raise SyncError(msg("A record changed while the sync was running; sync again."), code="sync_busy")
+            raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
     for record in change.puts:
         insert(conn, record, change.encoded.get((record.id, record.revision)))

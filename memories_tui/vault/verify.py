@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CancelledError, TamperError, VaultError
+from ..errors import CancelledError, ErrorCode, TamperError, VaultError
 from ..i18n import msg
 from . import crypto
 from . import manifest as rowmac
@@ -68,7 +68,7 @@ def open_checked(path: Path) -> tuple[sqlite3.Connection, Header]:
         if problems != ["ok"]:
             shown = "; ".join(str(p)[:80] for p in problems[:2])
             raise VaultError(msg("{name} is damaged (SQLite integrity check: {shown}).",
-                                 name=path.name, shown=shown), code="vault_damaged")
+                                 name=path.name, shown=shown), code=ErrorCode.VAULT_DAMAGED)
     except BaseException:
         conn.close()
         raise
@@ -83,7 +83,7 @@ def check_vault_file(path: Path, keys: VaultKeys | None = None, *, progress: Ver
         if keys is not None and keys.vault_id != header.vault_id:
             raise VaultError(msg("{name} belongs to vault {vault_id}, not {vault_id2}.",
                                  name=path.name, vault_id=header.vault_id, vault_id2=keys.vault_id),
-                             code="vault_mismatch")
+                             code=ErrorCode.VAULT_MISMATCH)
         with sqlite_errors(path):
             conn.execute("BEGIN")
             try:
