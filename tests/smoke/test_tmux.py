@@ -70,8 +70,9 @@ def tui_in_tmux(home: Path, width: int, height: int, name: str, exit_file: Path 
     follows it); its exit code goes to `exit_file`."""
     tmux = _tmux()
     socket = f"memories-smoke-{os.getpid()}-{name}"
+    # COLUMNS/LINES (set by some test runners) would override the terminal's own size in the app
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("MEMORIES_") and k not in ("LC_ALL", "LC_MESSAGES", "LANGUAGE")}
+           if not k.startswith("MEMORIES_") and k not in ("LC_ALL", "LC_MESSAGES", "LANGUAGE", "COLUMNS", "LINES")}
     env["LANG"] = locale
     record_exit = ["echo", "$?", ">", str(exit_file), ";"] if exit_file else []
     command = " ".join([
