@@ -66,7 +66,7 @@ from memories_tui.engine import (
 )
 from memories_tui.skill.inject import InjectReport, InjectResult
 from memories_tui.sync.registry import TargetEntry
-from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncReport
+from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncProgress, SyncReport
 
 HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
                 score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
@@ -150,6 +150,7 @@ SAMPLES: list[Jsonable] = [
                                    ConflictRevision("d" * 24, True, None, None)]),
     ConflictRevision("r" * 24, False, "t", "b"),
     DeviceInfo("0123456789abcdef", 7, "2026-12-04T17:00:00Z", True, 7),
+    SyncProgress("pull", 3, 9, 4096),
 ]
 
 
