@@ -176,7 +176,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_write_verify.py",)),
     Mutant("sync-one-huge-bundle", "a large push goes up as one bundle, whatever its size",
            "memories_tui/sync/run.py",
-           (("        if part and size + cost > BUNDLE_BYTES:", "        if False:"),),
+           (("lambda item: len(item[2] or \"\") + 128, BUNDLE_BYTES)", "lambda item: len(item[2] or \"\") + 128, 1 << 62)"),),
            ("tests/integration/test_sync_folder.py::test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole",)),
     Mutant("sync-compact-deletes-unread", "compaction deletes bundles a known device has not read yet",
            "memories_tui/sync/compaction.py", (("        limit = got\n", "        pass\n"),),

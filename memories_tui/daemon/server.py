@@ -264,14 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
                     call.cancel.set()
 
         call.send_progress = lambda data: send(encode_line({"progress": data}))
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", CONTENT_TYPE)
-        ours = self.server.dispatcher.build()
-        if ours:
-            self.send_header(VERSION_HEADER, str(ours["version"]))
-            self.send_header(API_HEADER, str(ours["api"]))
-        self.end_headers()
-        self.wfile.flush()
+        self._answer_headers()
         stop_watch = _watch_hangup(self.connection, call.cancel)
         stop_beat = _heartbeat(lambda: send(encode_line(HEARTBEAT)), _beat_seconds(self.headers.get(SILENCE_HEADER)))
         kind = self.headers.get(CLIENT_HEADER, "")
@@ -301,10 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
         log.info("%s %s %.3fs", name, outcome, time.monotonic() - started)
         send(line)
 
-    def _stream(self, name: str, stream: StreamMethod, args: dict[str, Any]) -> None:
-        """Hand the connection to `stream` without a time limit (a session idles as long as its
-        client); an error before it is ready is the usual error line."""
-        assert self.peer is not None
+    def _answer_headers(self) -> None:
+        """The 200 headers every answer starts with: its build, for the client's check."""
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", CONTENT_TYPE)
         ours = self.server.dispatcher.build()
@@ -313,6 +304,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(API_HEADER, str(ours["api"]))
         self.end_headers()
         self.wfile.flush()
+
+    def _stream(self, name: str, stream: StreamMethod, args: dict[str, Any]) -> None:
+        """Hand the connection to `stream` without a time limit (a session idles as long as its
+        client); an error before it is ready is the usual error line."""
+        assert self.peer is not None
+        self._answer_headers()
         self.close_connection = True
         self.connection.settimeout(None)
         reader = self.connection.makefile("rb")

@@ -24,7 +24,7 @@ from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .revtree import Rev
-from .sealing import bundle_ad, bundle_name, digest, head_name, seal
+from .sealing import bundle_ad, bundle_name, cut_by_size, digest, head_name, seal
 from .snapshots import snapshot_name
 from .state import Doc, SyncState
 from .targets import Target
@@ -125,17 +125,7 @@ def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pull
 def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[str, Rev, str | None]]]:
     """The revisions in order, cut into bundles of about BUNDLE_BYTES of content each: a first
     push of a large vault is several ordinary objects, not one that every store must take whole."""
-    part: list[tuple[str, Rev, str | None]] = []
-    size = 0
-    for item in outgoing:
-        cost = len(item[2] or "") + 128
-        if part and size + cost > BUNDLE_BYTES:
-            yield part
-            part, size = [], 0
-        part.append(item)
-        size += cost
-    if part:
-        yield part
+    return cut_by_size(outgoing, lambda item: len(item[2] or "") + 128, BUNDLE_BYTES)
 
 
 def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,

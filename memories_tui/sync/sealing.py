@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -24,6 +25,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..errors import SyncTamperedError
 from ..i18n import msg
 from ..vault.crypto import NONCE_BYTES, length_prefixed
+
+T = TypeVar("T")
 
 JOIN_NAME = "key"
 DEVICES = "d/"
@@ -111,3 +114,19 @@ class Head:
         except (TypeError, KeyError, AttributeError):
             raise SyncTamperedError(msg("The head of device {device} is malformed.", device=device)) from None
         return cls(device, seq, dig, time, snap, snapd, read)
+
+
+def cut_by_size(items: Iterable[T], cost: Callable[[T], int], limit: int) -> Iterator[list[T]]:
+    """`items` in order, in runs whose summed `cost` stays within `limit` (one item over it is a
+    run of its own): many ordinary objects instead of one that every store must take whole."""
+    part: list[T] = []
+    size = 0
+    for item in items:
+        weight = cost(item)
+        if part and size + weight > limit:
+            yield part
+            part, size = [], 0
+        part.append(item)
+        size += weight
+    if part:
+        yield part

@@ -25,7 +25,7 @@ from ..errors import SyncTamperedError
 from ..i18n import msg
 from ..vault.crypto import length_prefixed
 from .revtree import Rev
-from .sealing import Head, digest, seal, unseal
+from .sealing import Head, cut_by_size, digest, seal, unseal
 from .threeway import MERGE_DEVICE
 
 PART_BYTES = 4 << 20
@@ -95,17 +95,7 @@ def seal_parts(aead: AESGCM, vault_id: str, device: str, upto: int, last: str, e
 
 
 def _chunks(entries: list[Entry]) -> Iterator[list[Entry]]:
-    part: list[Entry] = []
-    size = 0
-    for item in entries:
-        cost = len(item["x"] or "") + 160
-        if part and size + cost > PART_BYTES:
-            yield part
-            part, size = [], 0
-        part.append(item)
-        size += cost
-    if part:
-        yield part
+    return cut_by_size(entries, lambda item: len(item["x"] or "") + 160, PART_BYTES)
 
 
 @dataclass(frozen=True)
