@@ -197,6 +197,22 @@ def test_resolving_a_conflict_ends_it_on_every_device(devices):
     assert caught.value.code == "no_conflict"
 
 
+def test_keeping_the_winner_ends_the_conflict_on_every_device(devices):
+    """The resolving revision names every leaf as its parent; naming only the winner would leave
+    the losing edit (which overlaps it, so no merge ends it) a conflict on every device."""
+    a, b, c = devices
+    rid = next(iter(a.records()))
+    a.edit(rid, "edit on a")
+    b.edit(rid, "edit on b")
+    _sync_all(a, b, c)
+    winner = a.records()[rid][2]
+    c.engine.resolve_conflict(c.vault_id, rid)  # the third device keeps the winner as it is
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        assert device.records()[rid][2] == winner
+        assert device.conflicts() == {}
+
+
 def test_resolving_a_reported_delete_keeps_the_edit_everywhere(devices):
     a, b, c = devices
     rid = next(iter(a.records()))
