@@ -178,13 +178,19 @@ def test_every_push_is_in_the_egress_log(tmp_path, folder, cheap_kdf):
     a.close()
 
 
-def test_resolving_a_conflict_ends_it_on_every_device(devices):
-    a, b, c = devices
+def _overlapping_edits_synced(a, b, c):
+    """A conflict on every device: a and b edit one record at once, all three sync; returns the
+    record's id and the winning text."""
     rid = next(iter(a.records()))
     a.edit(rid, "edit on a")
     b.edit(rid, "edit on b")
     _sync_all(a, b, c)
-    winner = a.records()[rid][2]
+    return rid, a.records()[rid][2]
+
+
+def test_resolving_a_conflict_ends_it_on_every_device(devices):
+    a, b, c = devices
+    rid, winner = _overlapping_edits_synced(a, b, c)
     loser = ({"edit on a", "edit on b"} - {winner}).pop()
     kept = a.engine.conflicts(a.vault_id)[0].kept[0].revision
     c.engine.resolve_conflict(c.vault_id, rid, keep=kept)  # the third device keeps the losing text
@@ -201,11 +207,7 @@ def test_keeping_the_winner_ends_the_conflict_on_every_device(devices):
     """The resolving revision names every leaf as its parent; naming only the winner would leave
     the losing edit (which overlaps it, so no merge ends it) a conflict on every device."""
     a, b, c = devices
-    rid = next(iter(a.records()))
-    a.edit(rid, "edit on a")
-    b.edit(rid, "edit on b")
-    _sync_all(a, b, c)
-    winner = a.records()[rid][2]
+    rid, winner = _overlapping_edits_synced(a, b, c)
     c.engine.resolve_conflict(c.vault_id, rid)  # the third device keeps the winner as it is
     _sync_all(a, b, c)
     for device in (a, b, c):
