@@ -34,7 +34,7 @@ from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine import EngineAPI
 
 T = TypeVar("T")
 RETRIEVE_LIMIT = 8  # chunks memory_retrieve and memory_ask use unless told
@@ -82,7 +82,7 @@ class ToolsAPI(Protocol):
 
 
 class MemoryTools:
-    def __init__(self, engine: Engine, grants: Grants) -> None:
+    def __init__(self, engine: EngineAPI, grants: Grants) -> None:
         self.engine = engine
         self.grants = grants
 
