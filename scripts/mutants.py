@@ -867,6 +867,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/tui/screens/records.py",
            (('("⇄ " if record.id in self.conflicted else "")', '""'),),
            ("tests/tui/test_conflicts.py::test_keep_the_other_revision",)),
+    Mutant("mcp-tool-bounds-dropped", "the MCP server publishes a tool's parameters without the table's bounds",
+           "memories_tui/access/mcp_server.py",
+           (("Field(description=arg.description, ge=arg.ge, le=arg.le)", "Field(description=arg.description)"),),
+           ("tests/integration/test_mcp_tool_table.py::test_each_tools_input_schema_is_its_entry_in_the_table",)),
+    Mutant("remote-local-not-forwarded", "the daemon's client engine leaves a LocalAPI method to the protocol's empty body",
+           "memories_tui/daemon/remote_engine.py",
+           (('    if _name != "home":  # this object\'s own\n', '    if _name not in ("home", "list_vaults"):\n'),),
+           ("tests/unit/test_remote_engine.py::test_what_needs_no_vault_key_runs_on_an_engine_of_this_process",)),
 )
 
 def _copy_repo(dest: Path) -> Path:
