@@ -103,7 +103,7 @@ def bench(data: Path, name: str, n_queries: int, home_root: Path, rows: list[lis
                 resp = None
             took = (time.perf_counter() - t) * 1000
             if mode == "any":
-                run_ours[qid] = list(dict.fromkeys(owner[h.asset_id] for h in (resp.results if resp else [])))
+                run_ours[qid] = list(dict.fromkeys(owner[h.record_id] for h in (resp.results if resp else [])))
             return took
 
         def index_only(text: str) -> float:

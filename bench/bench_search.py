@@ -196,7 +196,7 @@ def run_engine(engine: Engine, vid: str, owner: dict[str, str], queries: dict[st
             run[qid] = []
             continue
         lat.append((time.perf_counter() - t) * 1000)
-        run[qid] = doc_ranking([owner[h.asset_id] for h in resp.results])
+        run[qid] = doc_ranking([owner[h.record_id] for h in resp.results])
     return run, lat, errors
 
 

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, MatchMode, Mode
 from ..errors import MemoriesError
 from .grants import GrantedVault
-from .tools import MAX_ASK_LIMIT, MAX_TOOL_LIMIT, RETRIEVE_LIMIT, SEARCH_LIMIT, ToolsAPI
+from .tools import TOOLS, Tool, ToolsAPI, tool_description, tool_parameters
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from ..engine import Jsonable
 
 log = logging.getLogger("memories.mcp")
-
-VaultId = Annotated[str, Field(description="A granted vault's id or unique name (see the server instructions).")]
 
 INSTRUCTIONS = """Read-only access to the user's encrypted Memories vaults (personal notes and
 knowledge cards, Chinese and English). Granted vaults: {vaults}. Use memory_retrieve to get
@@ -45,8 +42,9 @@ def build_server(tools: ToolsAPI, granted: list[GrantedVault]) -> MCPServer:
     vaults = ", ".join(f"{v.name} (vault_id {v.vault_id})" for v in granted)
     server = MCPServer("memories", instructions=INSTRUCTIONS.format(vaults=vaults), version=_version())
     register = _registrar(server)
-    _add_finding_tools(register, tools)
-    _add_reading_tools(register, tools)
+    for tool in TOOLS:
+        asks_elsewhere = {"open_world_hint": True, "idempotent_hint": False} if tool.writes_elsewhere else {}
+        register(tool.result, _read_only().model_copy(update=asks_elsewhere))(_tool_function(tools, tool))
     return server
 
 
@@ -97,70 +95,21 @@ def _registrar(server: MCPServer) -> Register:
     return register
 
 
-def _add_finding_tools(register: Register, tools: ToolsAPI) -> None:
-    """memory_retrieve (evidence chunks) and memory_search (records)."""
-    from .results import RetrieveResult, SearchResult
+def _tool_function(tools: ToolsAPI, tool: Tool) -> Callable[..., Jsonable]:
+    """`tool` as the SDK reads a function: its name, its description, and its parameters (names,
+    types, defaults, descriptions and bounds) from `ToolsAPI`, which the input schema is made
+    from; a call runs the method of `tools`."""
+    def run(**arguments: Any) -> Jsonable:
+        result: Jsonable = getattr(tools, tool.method)(**arguments)  # at call time: a relayed session's tools
+        return result
 
-    @register(RetrieveResult)
-    def memory_retrieve(
-        vault_id: VaultId,
-        query: Annotated[str, Field(description="What to look for: keywords or a question, Chinese or English.")],
-        mode: Annotated[Mode, Field(description="bm25 = keywords (always available); vector = meaning (local "
-                                                "model); hybrid = both, best when wording may differ.")] = DEFAULT_MODE,
-        match_mode: Annotated[MatchMode, Field(description="any term (default), all terms, or the exact phrase.")]
-        = DEFAULT_MATCH_MODE,
-        limit: Annotated[int, Field(ge=1, le=MAX_TOOL_LIMIT, description="How many chunks at most.")] = RETRIEVE_LIMIT,
-        cards_only: Annotated[bool, Field(description="Only knowledge cards (ingested documents).")] = False,
-    ) -> RetrieveResult:
-        """Find evidence in the user's notes: ranked chunks, each with an [S#] citation label, record id,
-        revision, byte range, title and scores. Cite facts with their [S#]; use memory_read with id and
-        revision for the full note. The answer is capped in size (truncated says so)."""
-        return tools.retrieve(vault_id, query, mode, match_mode, limit, cards_only)
-
-    @register(SearchResult)
-    def memory_search(
-        vault_id: VaultId,
-        query: Annotated[str, Field(description="Keywords, Chinese or English.")],
-        limit: Annotated[int, Field(ge=1, le=MAX_TOOL_LIMIT, description="How many records at most.")] = SEARCH_LIMIT,
-        match_mode: Annotated[MatchMode, Field(description="any term (default), all terms, or the exact phrase.")]
-        = DEFAULT_MATCH_MODE,
-    ) -> SearchResult:
-        """Which notes mention something: one row per record (id, revision, title, score, a snippet and
-        the matching chunks' byte ranges). Keyword search only. For evidence to quote, use memory_retrieve."""
-        return tools.search(vault_id, query, limit, match_mode)
-
-
-def _add_reading_tools(register: Register, tools: ToolsAPI) -> None:
-    """memory_read (a note's text) and memory_ask (an answer with checked citations)."""
-    from .results import AskResult, ReadResult
-
-    @register(ReadResult)
-    def memory_read(
-        vault_id: VaultId,
-        id: Annotated[str, Field(description="Record id from a memory_retrieve or memory_search result.")],
-        revision: Annotated[int | None, Field(ge=1, description="Revision to read; latest when left out.")] = None,
-        byte_start: Annotated[int | None, Field(ge=0, description="Start of a range in UTF-8 bytes.")] = None,
-        byte_end: Annotated[int | None, Field(ge=0, description="End (exclusive) of the range.")] = None,
-    ) -> ReadResult:
-        """Read one note's text (a whole revision, or a byte range of it) with its title, tags, dates and
-        the list of revisions. Long bodies come in pieces: when truncated, call again from byte_end."""
-        return tools.read(vault_id, id, revision, byte_start, byte_end)
-
-    @register(AskResult, _read_only().model_copy(update={"open_world_hint": True, "idempotent_hint": False}))
-    def memory_ask(
-        vault_id: VaultId,
-        question: Annotated[str, Field(description="The user's question, in the notes' language.")],
-        mode: Annotated[Mode, Field(description="Retrieval mode for the evidence, as in memory_retrieve.")]
-        = DEFAULT_MODE,
-        limit: Annotated[int, Field(ge=1, le=MAX_ASK_LIMIT, description="How many chunks of evidence at most.")]
-        = RETRIEVE_LIMIT,
-    ) -> AskResult:
-        """Answer a question from the user's notes in one step: retrieves evidence, then the user's
-        configured answer service writes an answer whose [S#] citations are checked against the sources
-        (or, with no service configured, an extractive answer of quoted sentences). status
-        insufficient_evidence means the notes hold nothing on it. To write the answer yourself, use
-        memory_retrieve instead."""
-        return tools.ask(vault_id, question, mode, limit)
+    parameters = [parameter.replace(annotation=Annotated[base, Field(description=arg.description, ge=arg.ge, le=arg.le)])
+                  for parameter, base, arg in tool_parameters(tool)]
+    run.__name__ = run.__qualname__ = tool.name
+    run.__doc__ = tool_description(tool)
+    run.__signature__ = inspect.Signature(parameters, return_annotation=tool.result)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": tool.result}
+    return run
 
 
 def _with_context_parameter(wrapper: Callable[..., Any], fn: Callable[..., Any], context_type: type) -> None:
@@ -169,7 +118,8 @@ def _with_context_parameter(wrapper: Callable[..., Any], fn: Callable[..., Any],
     which client made it."""
     signature = inspect.signature(fn, eval_str=True)
     extra = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=context_type)
-    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])  # type: ignore[attr-defined]
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra],  # type: ignore[attr-defined]
+                                              return_annotation=fn.__annotations__["return"])
     wrapper.__annotations__ = {**fn.__annotations__, "mcp_context": context_type}
 
 

@@ -1,22 +1,30 @@
-"""The four memory tools: their table (names, results, defaults) and what each does, on the
-engine's public API and under the server's grants.
+"""The four memory tools: their table and what each does, on the engine's public API and
+under the server's grants.
+
+The table is `TOOLS` (name, result) with `ToolsAPI`: each tool's method there declares its
+request once, its parameters' names, types (modes from vocabulary.py), defaults, and in an
+`Arg` the description and bounds a client reads, with the tool's description as docstring.
+The MCP server publishes the input schemas from it (access/mcp_server.py) and
+mcp/daemon_tools.py makes its forwarding methods from it, so a parameter added here reaches
+both; `MemoryTools` (which mypy holds to `ToolsAPI`) does the work.
 
 Plain synchronous code (the SDK runs it in a worker thread), separate from the protocol
-wiring in mcp/server.py. `MemoryTools` runs them on an engine of this process (the MCP server
-alone, or the resident engine for the servers that forward to it); mcp/daemon_tools.py sends
-them to the resident engine. Both satisfy `ToolsAPI`, and the server publishes the defaults
-below, so a default is written once. Every call: check the grant, do the work, check the grant again (a
-result that finishes after the grant ended is dropped), and bound the output size.
+wiring. `MemoryTools` runs the tools on an engine of this process (the MCP server alone, or
+the resident engine for the servers that forward to it). Every call: check the grant, do the
+work, check the grant again (a result that finishes after the grant ended is dropped), and
+bound the output size.
 Excluded kinds (private, credential, asset) never leave: search never indexes them and
 `read` answers for them exactly as for a record that does not exist.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
+import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 
 from ..engine import (
     DEFAULT_MATCH_MODE,
@@ -34,7 +42,7 @@ from .grants import GrantError, Grants
 from .results import AskResult, ReadResult, RetrieveResult, SearchResult
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine import EngineAPI
 
 T = TypeVar("T")
 RETRIEVE_LIMIT = 8  # chunks memory_retrieve and memory_ask use unless told
@@ -66,23 +74,91 @@ TOOLS: tuple[Tool, ...] = (
 TOOL_METHODS: tuple[str, ...] = tuple(tool.method for tool in TOOLS)
 
 
+@dataclass(frozen=True)
+class Arg:
+    """What a client reads about one parameter of a tool (published in its input schema, and
+    values outside the bounds refused before the tool runs)."""
+
+    description: str
+    ge: int | None = None
+    le: int | None = None
+
+
+VaultRef = Annotated[str, Arg("A granted vault's id or unique name (see the server instructions).")]
+Matching = Annotated[MatchMode, Arg("any term (default), all terms, or the exact phrase.")]
+
+
 class ToolsAPI(Protocol):
-    """The tools as the MCP server calls them: in this process or through the resident engine."""
+    """The tools as the MCP server calls them: in this process or through the resident engine.
+    The docstrings are the tools' descriptions, for AI clients."""
 
-    def retrieve(self, vault_id: str, query: str, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
-                 limit: int = RETRIEVE_LIMIT, cards_only: bool = False) -> RetrieveResult: ...
+    def retrieve(
+        self,
+        vault_id: VaultRef,
+        query: Annotated[str, Arg("What to look for: keywords or a question, Chinese or English.")],
+        mode: Annotated[Mode, Arg("bm25 = keywords (always available); vector = meaning (local model); hybrid = "
+                                  "both, best when wording may differ.")] = DEFAULT_MODE,
+        match_mode: Matching = DEFAULT_MATCH_MODE,
+        limit: Annotated[int, Arg("How many chunks at most.", ge=1, le=MAX_TOOL_LIMIT)] = RETRIEVE_LIMIT,
+        cards_only: Annotated[bool, Arg("Only knowledge cards (ingested documents).")] = False,
+    ) -> RetrieveResult:
+        """Find evidence in the user's notes: ranked chunks, each with an [S#] citation label, record id,
+        revision, byte range, title and scores. Cite facts with their [S#]; use memory_read with id and
+        revision for the full note. The answer is capped in size (truncated says so)."""
 
-    def search(self, vault_id: str, query: str, limit: int = SEARCH_LIMIT,
-               match_mode: MatchMode = DEFAULT_MATCH_MODE) -> SearchResult: ...
+    def search(
+        self,
+        vault_id: VaultRef,
+        query: Annotated[str, Arg("Keywords, Chinese or English.")],
+        limit: Annotated[int, Arg("How many records at most.", ge=1, le=MAX_TOOL_LIMIT)] = SEARCH_LIMIT,
+        match_mode: Matching = DEFAULT_MATCH_MODE,
+    ) -> SearchResult:
+        """Which notes mention something: one row per record (id, revision, title, score, a snippet and
+        the matching chunks' byte ranges). Keyword search only. For evidence to quote, use memory_retrieve."""
 
-    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
-             byte_end: int | None = None) -> ReadResult: ...
+    def read(
+        self,
+        vault_id: VaultRef,
+        id: Annotated[str, Arg("Record id from a memory_retrieve or memory_search result.")],
+        revision: Annotated[int | None, Arg("Revision to read; latest when left out.", ge=1)] = None,
+        byte_start: Annotated[int | None, Arg("Start of a range in UTF-8 bytes.", ge=0)] = None,
+        byte_end: Annotated[int | None, Arg("End (exclusive) of the range.", ge=0)] = None,
+    ) -> ReadResult:
+        """Read one note's text (a whole revision, or a byte range of it) with its title, tags, dates and
+        the list of revisions. Long bodies come in pieces: when truncated, call again from byte_end."""
 
-    def ask(self, vault_id: str, question: str, mode: Mode = DEFAULT_MODE, limit: int = RETRIEVE_LIMIT) -> AskResult: ...
+    def ask(
+        self,
+        vault_id: VaultRef,
+        question: Annotated[str, Arg("The user's question, in the notes' language.")],
+        mode: Annotated[Mode, Arg("Retrieval mode for the evidence, as in memory_retrieve.")] = DEFAULT_MODE,
+        limit: Annotated[int, Arg("How many chunks of evidence at most.", ge=1, le=MAX_ASK_LIMIT)] = RETRIEVE_LIMIT,
+    ) -> AskResult:
+        """Answer a question from the user's notes in one step: retrieves evidence, then the user's
+        configured answer service writes an answer whose [S#] citations are checked against the sources
+        (or, with no service configured, an extractive answer of quoted sentences). status
+        insufficient_evidence means the notes hold nothing on it. To write the answer yourself, use
+        memory_retrieve instead."""
+
+
+def tool_parameters(tool: Tool) -> list[tuple[inspect.Parameter, object, Arg]]:
+    """Each request parameter of `tool` (without `self`): as declared in `ToolsAPI`, its type
+    (without the `Arg`) and its `Arg`."""
+    declared = getattr(ToolsAPI, tool.method)
+    hints = typing.get_type_hints(declared, include_extras=True)
+    out = []
+    for parameter in list(inspect.signature(declared).parameters.values())[1:]:
+        base, *extras = typing.get_args(hints[parameter.name])
+        out.append((parameter, base, next(e for e in extras if isinstance(e, Arg))))
+    return out
+
+
+def tool_description(tool: Tool) -> str:
+    return getattr(ToolsAPI, tool.method).__doc__ or ""
 
 
 class MemoryTools:
-    def __init__(self, engine: Engine, grants: Grants) -> None:
+    def __init__(self, engine: EngineAPI, grants: Grants) -> None:
         self.engine = engine
         self.grants = grants
 

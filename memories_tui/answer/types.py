@@ -43,7 +43,7 @@ class Source(Jsonable):
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Source:
         """The source a search hit becomes when it is sent to the answer service."""
-        return cls(label=hit.citation, record_id=hit.asset_id, revision=hit.revision, byte_start=hit.byte_start,
+        return cls(label=hit.citation, record_id=hit.record_id, revision=hit.revision, byte_start=hit.byte_start,
                    byte_end=hit.byte_end, title=hit.title, text=hit.text, chunk_hash=hit.chunk_hash, kind=hit.kind)
 
 

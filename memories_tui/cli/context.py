@@ -17,23 +17,33 @@ from .output import Payload, clean, print_table
 
 if TYPE_CHECKING:  # a verb the daemon serves loads neither (nor the engine's modules)
     from ..daemon import DaemonPaths
-    from ..engine import Engine
+    from ..engine import Engine, EngineHandle
 
 
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.json = bool(getattr(args, "json", False))
-        self.opened: Engine | None = None
+        self.opened: EngineHandle | None = None
         self.color = sys.stdout.isatty() and not self.json and "NO_COLOR" not in os.environ
 
     @property
-    def engine(self) -> Engine:
-        if self.opened is None:
-            from ..engine import Engine
+    def engine(self) -> EngineHandle:
+        """The verb's engine: this process's, or the resident engine's client once `unlock`
+        (or `held_by_daemon`, `use_daemon_if_running`) found the daemon holding the vault."""
+        return self.local_engine if self.opened is None else self.opened
 
-            self.opened = Engine.open(getattr(self.args, "home", None), getattr(self.args, "config", None))
-        return self.opened
+    @property
+    def local_engine(self) -> Engine:
+        """This process's own engine, for a verb the daemon never runs (it runs the daemon, or
+        joins a sync target before any daemon could hold the vault)."""
+        from ..engine import Engine
+
+        if isinstance(self.opened, Engine):
+            return self.opened
+        engine = Engine.open(getattr(self.args, "home", None), getattr(self.args, "config", None))
+        self._use(engine)
+        return engine
 
     @functools.cached_property
     def home(self) -> Path:
@@ -75,14 +85,14 @@ class Context:
         if getattr(self.args, "no_daemon", False):
             return False
         from ..daemon import connect
-        from ..daemon.remote_engine import RemoteEngine
+        from ..daemon.remote_engine import remote_engine
 
         try:
             client = connect(self.home)
         except MemoriesError:
             return False
         if client is not None:
-            self._use(RemoteEngine(client, self.home, getattr(self.args, "config", None)))
+            self._use(remote_engine(client, self.home, getattr(self.args, "config", None)))
         return client is not None
 
     def refuse_if_daemon_holds(self, vault_id: str) -> None:
@@ -116,7 +126,7 @@ class Context:
             return None
         from ..daemon import VAULT_STATE, connect
         from ..daemon.client import REPORTED
-        from ..daemon.remote_engine import RemoteEngine
+        from ..daemon.remote_engine import remote_engine
 
         home = self.home
         try:
@@ -128,15 +138,15 @@ class Context:
             return None
         if client is None or not isinstance(state, dict) or not state.get("unlocked"):
             return None
-        self._use(RemoteEngine(client, home, getattr(self.args, "config", None)))
+        self._use(remote_engine(client, home, getattr(self.args, "config", None)))
         return str(state["vault_id"])
 
-    def _use(self, remote: Engine) -> None:
-        """From now on the verb's engine is the daemon's client (an engine this process opened
-        for the question is closed: nothing of it is needed)."""
+    def _use(self, engine: EngineHandle) -> None:
+        """From now on the verb's engine is `engine`, mostly the daemon's client (an engine
+        opened before, for the question, is closed: nothing of it is needed)."""
         if self.opened is not None:
             self.opened.close()
-        self.opened = remote
+        self.opened = engine
 
     def daemon_paths(self) -> DaemonPaths:
         from ..daemon import DaemonPaths

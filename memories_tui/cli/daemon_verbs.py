@@ -86,7 +86,7 @@ def cmd_daemon(ctx: Context) -> Payload:
     _need_sockets()
     from ..daemon.lifecycle import read_holder, run_daemon, running_refusal, start_detached
 
-    engine = ctx.engine
+    engine = ctx.local_engine  # the daemon's own
     if ctx.args.detach:
         _no_daemon_refusal(ctx)
         paths = ctx.daemon_paths()

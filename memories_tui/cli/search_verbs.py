@@ -124,7 +124,7 @@ def _print_hits(ctx: Context, hits: list[SearchHit]) -> None:
     for hit in hits:
         print(f"{ctx.bold('[' + hit.citation + ']')} {score_text(hit.score)}  {clean(hit.title)}  "
               + ctx.dim(_("{id} r{revision} bytes {start}-{end}").format(
-                  id=hit.asset_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end)))
+                  id=hit.record_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end)))
         print("    " + clean(hit.snippet))
 
 

@@ -149,12 +149,13 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
 def cmd_sync_add(ctx: Context) -> Payload:
     from ..frontend.passphrase import get_passphrase
 
-    info = ctx.engine.resolve_vault(ctx.args.vault)
+    engine = ctx.local_engine  # the passphrase is needed anyway: it seals the target's join record
+    info = engine.resolve_vault(ctx.args.vault)
     passphrase = get_passphrase(file=ctx.args.passphrase_file,
                                 prompt=_("Passphrase for vault {name}: ").format(name=info.name))
-    ctx.engine.unlock(info.vault_id, passphrase, accept_rollback=bool(ctx.args.accept_rollback))
-    entry = ctx.engine.sync_add(info.vault_id, ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
-                                cwd=Path.cwd())
+    engine.unlock(info.vault_id, passphrase, accept_rollback=bool(ctx.args.accept_rollback))
+    entry = engine.sync_add(info.vault_id, ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
+                            cwd=Path.cwd())
     if not ctx.json:
         print(_("Vault {name} now syncs with {target}. Run `memories sync {name}` to sync.").format(
             name=clean(info.name), target=clean(entry.url)))
@@ -216,8 +217,8 @@ def cmd_sync_join(ctx: Context) -> Payload:
     passphrase = get_passphrase(file=ctx.args.passphrase_file, prompt=_("Passphrase of the vault to join: "))
     bar, update = _bar(ctx)
     with bar:
-        report = ctx.engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
-                                      cwd=Path.cwd(), name=ctx.args.as_name, progress=update)
+        report = ctx.local_engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
+                                            cwd=Path.cwd(), name=ctx.args.as_name, progress=update)
     if not ctx.json:
         print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
             name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import IO, TYPE_CHECKING, Any
 
@@ -31,7 +32,9 @@ MAX_SERVERS = 64  # sets of granted vaults with a server built
 
 
 class HostedTools:
-    """The four tools of one relayed session: each runs through the session's grant checks."""
+    """The tools of one relayed session, each run through the session's grant checks. The MCP
+    server calls a tool's method with every argument by name, as its table declares them
+    (access/tools.py `ToolsAPI`), so they pass on as they are."""
 
     can_ask = True
 
@@ -39,29 +42,14 @@ class HostedTools:
         self._sessions = sessions
         self._session = session
 
-    def _run(self, tool: str, **arguments: Any) -> Any:
-        return self._sessions.run(self._session, tool, arguments)
+    def __getattr__(self, tool: str) -> Callable[..., Jsonable]:
+        if tool.startswith("_"):
+            raise AttributeError(tool)
 
-    def retrieve(self, vault_id: str, query: str, mode: str = "bm25", match_mode: str = "any", limit: int = 8,
-                 cards_only: bool = False) -> Jsonable:
-        result: Jsonable = self._run("retrieve", vault_id=vault_id, query=query, mode=mode,
-                                           match_mode=match_mode, limit=limit, cards_only=cards_only)
-        return result
+        def run(**arguments: Any) -> Jsonable:
+            return self._sessions.run(self._session, tool, arguments)
 
-    def search(self, vault_id: str, query: str, limit: int = 10, match_mode: str = "any") -> Jsonable:
-        result: Jsonable = self._run("search", vault_id=vault_id, query=query, limit=limit,
-                                         match_mode=match_mode)
-        return result
-
-    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
-             byte_end: int | None = None) -> Jsonable:
-        result: Jsonable = self._run("read", vault_id=vault_id, id=id, revision=revision, byte_start=byte_start,
-                                       byte_end=byte_end)
-        return result
-
-    def ask(self, vault_id: str, question: str, mode: str = "bm25", limit: int = 8) -> Jsonable:
-        result: Jsonable = self._run("ask", vault_id=vault_id, question=question, mode=mode, limit=limit)
-        return result
+        return run
 
 
 class SessionTools:

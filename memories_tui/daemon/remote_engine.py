@@ -8,9 +8,13 @@ back with `from_json`), so a front end prints the results with the same code eit
 failures are the same MemoriesErrors with the same codes and exit statuses. File names travel
 with the caller's working folder, so they mean what they mean in the caller's shell.
 
-What needs no vault key (`LOCAL_OPERATIONS`: the home, listing and resolving vaults, the
-model install) runs on a plain `Engine` of this process, opened on first use; any other
-engine method is refused at once, in a sentence that says how to run it.
+What needs no vault key (`LocalAPI`: the home, listing and resolving vaults, the model
+install) runs on a plain `Engine` of this process, opened on first use; any other engine
+method is refused at once, in a sentence that says how to run it.
+
+Its type is `EngineHandle`, declared as its base: mypy reads the table's signatures there and
+checks every method this class writes out against them; the methods made below at import
+replace the protocol's empty bodies (tests/unit/test_engine_api.py checks none is left).
 """
 
 from __future__ import annotations
@@ -23,20 +27,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import LOCAL_OPERATIONS, EngineAPI, from_json, json_of, operation_type, operations, progress_types
+from ..engine import (
+    LOCAL_OPERATIONS,
+    EngineAPI,
+    EngineHandle,
+    from_json,
+    json_of,
+    operation_type,
+    operations,
+    progress_types,
+)
 from ..errors import ErrorCode, UsageError
 from ..i18n import msg
 
 if TYPE_CHECKING:
-    from ..engine import Engine, Operation
+    from ..engine import Engine, Operation, VaultInfo
     from .client import DaemonClient
 
-    _Base = Engine  # front ends hold it where they hold an Engine; its table part is EngineAPI's
-else:
-    _Base = object
+
+def remote_engine(client: DaemonClient, home: Path, config: str | os.PathLike[str] | None = None) -> EngineHandle:
+    """The engine of a front end whose vaults the daemon behind `client` holds."""
+    return RemoteEngine(client, home, config)  # type: ignore[abstract]  # its table methods are made at import
 
 
-class RemoteEngine(_Base):
+class RemoteEngine(EngineHandle):
     def __init__(self, client: DaemonClient, home: Path, config: str | os.PathLike[str] | None = None) -> None:
         self.client = client
         self.home = home
@@ -49,8 +63,6 @@ class RemoteEngine(_Base):
         return Engine.open(self.home, self._config_ref)
 
     def __getattr__(self, name: str) -> Any:  # only reached for what this class does not define
-        if name in LOCAL_OPERATIONS:
-            return getattr(self._local, name)
         if name.startswith("_"):
             raise AttributeError(name)
         raise _not_served()
@@ -61,7 +73,7 @@ class RemoteEngine(_Base):
             local.close()
 
     # -- the lock state is the daemon's ------------------------------------------------------
-    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> Any:
+    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo:
         raise UsageError(msg("The resident engine holds this vault; unlock and lock it with `memories unlock` "
                              "/ `memories lock`."))
 
@@ -127,8 +139,16 @@ def _served(op: Operation) -> Callable[..., Any]:
     return call
 
 
+def _forwarded(name: str) -> property:
+    """A name of `LocalAPI` (a method, a property or `config`), read from this process's own engine."""
+    return property(lambda self: getattr(self._local, name), doc=f"`Engine.{name}`, run in this process.")
+
+
 for _op in operations():
     setattr(RemoteEngine, _op.name, _served(_op))
+for _name in LOCAL_OPERATIONS:
+    if _name != "home":  # this object's own
+        setattr(RemoteEngine, _name, _forwarded(_name))
 
 
 def _not_served() -> UsageError:

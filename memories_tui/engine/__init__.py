@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from ..vault.header import VaultProblem
     from ..vault.records import NewRecord, Record, RecordUpdate
     from .api import LOCAL as LOCAL_OPERATIONS
-    from .api import EngineAPI, Operation, operations, progress_types, quick_verbs
+    from .api import EngineAPI, EngineHandle, LocalAPI, Operation, operations, progress_types, quick_verbs
     from .api import by_name as operation_named
     from .api import by_verb as operation_of_verb
     from .api import hints as operation_type
@@ -126,7 +126,7 @@ __all__ = [
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
     "byte_span_to_chars", "byte_to_char", "ceil_char_boundary", "char_to_byte", "floor_char_boundary",
-    "EngineAPI", "LOCAL_OPERATIONS", "Operation", "operation_named", "operation_of_verb", "operation_type",
+    "EngineAPI", "EngineHandle", "LocalAPI", "LOCAL_OPERATIONS", "Operation", "operation_named", "operation_of_verb", "operation_type",
     "operations", "progress_types", "quick_verbs",
     "Form", "JsonProperty", "Jsonable", "Note", "NoteKind", "from_json", "json_meta", "json_of", "json_properties",
 ]
@@ -134,7 +134,8 @@ __all__ = [
 # name -> (module relative to this package, name there); loaded on first use
 _LAZY: dict[str, tuple[str, str]] = {
     "Engine": (".facade", "Engine"),
-    **{n: (".api", n) for n in ("EngineAPI", "Operation", "operations", "quick_verbs", "progress_types")},
+    **{n: (".api", n) for n in ("EngineAPI", "EngineHandle", "LocalAPI", "Operation", "operations", "quick_verbs",
+                                "progress_types")},
     "LOCAL_OPERATIONS": (".api", "LOCAL"),
     "operation_named": (".api", "by_name"),
     "operation_of_verb": (".api", "by_verb"),

@@ -8,9 +8,13 @@ From it come the remote engine's calls (daemon/remote_engine.py), the daemon's d
 argument decoding (daemon/served.py, with serial.py, the serialisation `--json` uses), the
 client's list of quick lookups and the API fingerprint of the version handshake.
 
-`Engine` satisfies `EngineAPI` (mypy checks `_engine_satisfies_the_api` below), so a drift
-between the two fails the type check; tests/unit/test_engine_api.py checks that parameter
-names and defaults match too (mypy does not compare defaults).
+`EngineHandle` is what a front end holds: the table, what runs in the caller's own process
+whoever holds the vaults (`LocalAPI`), and the lock state. `Engine` satisfies it (mypy checks
+`_engine_satisfies_the_api` below) and `RemoteEngine` declares it as its base, so a method
+that drifts from the table in either (its name, a parameter's type or kind, its result)
+fails the type check (tests/unit/test_api_typecheck.py runs mypy on drifted copies);
+tests/unit/test_engine_api.py checks parameter names and defaults too (mypy compares neither
+for positional parameters).
 
 Reading the table loads nothing: annotations stay text until one operation's types are asked
 for (`hints`), and then only the names it uses load (through the engine package's lazy names).
@@ -30,9 +34,12 @@ from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, Ki
 
 if TYPE_CHECKING:
     from ..answer.types import Answer
+    from ..config import Config
     from ..importers.common import ImportReport
     from ..index.reports import EmbedProgress, IndexReport
+    from ..models.install_files import InstallProgress, InstallReport
     from ..retrieval.results import RecordHit, SearchResponse
+    from ..sync.registry import TargetEntry
     from ..sync.types import Conflict, DeviceInfo, SyncProgress, SyncReport
     from ..text.query import Query
     from ..vault.backups import BackupProgress
@@ -44,18 +51,13 @@ if TYPE_CHECKING:
     from .source_list import SourceSpec
     from .source_ops import SourceInfo
     from .source_sync import SourceSyncReport
-    from .types import IngestProgress, IngestResult, StatusReport
+    from .types import HomeReport, IngestProgress, IngestResult, StatusReport, VaultInfo, VaultScan
 
 Front = Literal["cli", "tui", "mcp"]
 F = TypeVar("F", bound=Callable[..., Any])
 BUDGET_SECONDS = 300.0  # the engine's own default (index/reports.py), repeated: loading it costs numpy
 # parameters that are not the request's: callbacks, and the caller's folder (sent apart)
 ENGINE_ONLY = ("self", "progress", "cancel", "cwd", "before_replace")
-# What needs no vault key and so runs in the caller's own process even when a daemon serves it:
-# the home, the vault files' headers and the model folder.
-LOCAL = ("home", "config", "init_home", "scan_vaults", "list_vaults", "resolve_vault", "create_vault",
-         "change_passphrase", "install_model", "model_terms_accepted", "model_loaded", "preload", "save_indexes",
-         "unlocked_ids", "lock_epoch", "sync_status")
 
 
 @dataclass(frozen=True)
@@ -240,8 +242,47 @@ class EngineAPI(Protocol):
     def keep_both(self, vault_id: str, record_id: str) -> list[Record]: ...
 
 
+class LocalAPI(Protocol):
+    """What needs no vault key (the home, the vault files' headers, the model folder): it runs
+    in the caller's own process even when a daemon holds the vaults."""
+
+    home: Path
+    config: Config
+
+    def init_home(self) -> HomeReport: ...
+    def scan_vaults(self) -> VaultScan: ...
+    def list_vaults(self) -> list[VaultInfo]: ...
+    def resolve_vault(self, ref: str) -> VaultInfo: ...
+    def create_vault(self, name: str, passphrase: str, *, device_only: bool = False) -> VaultInfo: ...
+    def change_passphrase(self, ref: str, old: str, new: str) -> None: ...
+    def install_model(self, *, progress: Callable[[InstallProgress], None] | None = None,
+                      cancel: threading.Event | None = None, source: Path | None = None) -> InstallReport: ...
+    def model_terms_accepted(self) -> bool: ...
+    @property
+    def model_loaded(self) -> bool: ...
+    def preload(self) -> None: ...
+    def save_indexes(self) -> None: ...
+    def unlocked_ids(self) -> list[str]: ...
+    @property
+    def lock_epoch(self) -> int: ...
+    def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]: ...
+
+
+class EngineHandle(EngineAPI, LocalAPI, Protocol):
+    """The engine a front end holds: this process's `Engine`, or the daemon's client
+    (`RemoteEngine`), which says where vaults unlock."""
+
+    def unlock(self, ref: str, passphrase: str, *, accept_rollback: bool = False) -> VaultInfo: ...
+    def is_unlocked(self, vault_id: str) -> bool: ...
+    def lock(self, vault_id: str | None = None) -> None: ...
+    def close(self) -> None: ...
+
+
+# What runs in the caller's own process even when a daemon serves the vaults: `LocalAPI`'s names.
+LOCAL = tuple(name for name in (*LocalAPI.__annotations__, *vars(LocalAPI)) if not name.startswith("_"))
+
 if TYPE_CHECKING:
-    def _engine_satisfies_the_api(engine: Engine) -> EngineAPI:
+    def _engine_satisfies_the_api(engine: Engine) -> EngineHandle:
         return engine  # a method of the table that Engine lacks or types otherwise fails here
 
 

@@ -72,7 +72,8 @@ class LockGuard:
         if not self.revisions or self.records is None:
             return True
         current = self.records()
-        return all(rid in current and current[rid].revision == rev for rid, rev in self.revisions.items())
+        return all(record_id in current and current[record_id].revision == rev
+                   for record_id, rev in self.revisions.items())
 
     def locked(self) -> bool:
         """A lock came since the work started (cheap: what a request in flight polls)."""

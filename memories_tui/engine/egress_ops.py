@@ -85,7 +85,8 @@ class VaultEgress:
             if chunk.record_id is not None or chunk.chunk_hash not in owners:
                 out.append(chunk)
             else:
-                out.extend(SentChunk(rid, rev, chunk.chunk_hash) for rid, rev in sorted(set(owners[chunk.chunk_hash])))
+                out.extend(SentChunk(record_id, rev, chunk.chunk_hash)
+                           for record_id, rev in sorted(set(owners[chunk.chunk_hash])))
         return tuple(out)
 
 

@@ -144,10 +144,10 @@ def _counted(ctx: VaultContext) -> tuple[int, int]:
 
     data = ctx.vault.get_blob(SNAPSHOT_BLOB)
     known = VaultIndex.snapshot_usage(data) if data is not None else {}
-    _, live, changed = ctx.vault.refresh({rid: seen[0] for rid, seen in known.items()})
+    _, live, changed = ctx.vault.refresh({record_id: seen[0] for record_id, seen in known.items()})
     fresh = {record.id for record in changed}
-    chunks = sum(known[rid][1] for rid in live if rid in known and rid not in fresh)
-    nbytes = sum(known[rid][2] for rid in live if rid in known and rid not in fresh)
+    chunks = sum(known[record_id][1] for record_id in live if record_id in known and record_id not in fresh)
+    nbytes = sum(known[record_id][2] for record_id in live if record_id in known and record_id not in fresh)
     for record in changed:
         if is_searchable(record.kind):
             chunks += count_chunks(record.body)

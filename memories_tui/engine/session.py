@@ -64,10 +64,10 @@ class OpenVault:
         committed meanwhile) moved it to, which would leave the pulled records out of search."""
         with self.lock:
             if self.vault.change_counter() != self.counter:
-                known = {rid: r.revision for rid, r in self.latest.items()}
+                known = {record_id: r.revision for record_id, r in self.latest.items()}
                 counter, live, changed = self.vault.refresh(known)
-                for rid in [rid for rid in self.latest if rid not in live]:
-                    del self.latest[rid]
+                for record_id in [record_id for record_id in self.latest if record_id not in live]:
+                    del self.latest[record_id]
                 for record in changed:
                     self.latest[record.id] = record
                 self.counter = counter

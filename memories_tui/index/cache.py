@@ -84,15 +84,15 @@ class VaultIndex:
         started = time.perf_counter()
         with self.lock, gc_paused():
             current = {r.id: r for r in records if is_searchable(r.kind)}
-            stale = [rid for rid, (rev, _, _) in self._by_record.items()
-                     if rid not in current or current[rid].revision != rev]
-            fresh = [r for rid, r in current.items()
-                     if rid not in self._by_record or self._by_record[rid][0] != r.revision]
+            stale = [record_id for record_id, (rev, _, _) in self._by_record.items()
+                     if record_id not in current or current[record_id].revision != rev]
+            fresh = [r for record_id, r in current.items()
+                     if record_id not in self._by_record or self._by_record[record_id][0] != r.revision]
             if not stale and not fresh:
                 return
             removed: list[int] = []
-            for rid in stale:
-                _, keys, nbytes = self._by_record.pop(rid)
+            for record_id in stale:
+                _, keys, nbytes = self._by_record.pop(record_id)
                 self.source_bytes -= nbytes
                 for key in keys:
                     self.chunks.pop(key, None)  # absent when restored from an older snapshot
@@ -150,8 +150,8 @@ class VaultIndex:
         with self.lock:
             table = chunk_table.ChunkTable([], [], [], [], [], [], [], [], [], [], "")
             hashes = []
-            for rid, (rev, keys, nbytes) in self._by_record.items():
-                table.record_ids.append(rid)
+            for record_id, (rev, keys, nbytes) in self._by_record.items():
+                table.record_ids.append(record_id)
                 table.revisions.append(rev)
                 table.source_bytes.append(nbytes)
                 table.counts.append(len(keys))
@@ -187,7 +187,7 @@ class VaultIndex:
             table, _ = chunk_table.decode(view[8 + size:])
         except (ValueError, AttributeError, struct.error):
             return {}
-        return {rid: (rev, count, nbytes) for rid, rev, nbytes, count
+        return {record_id: (rev, count, nbytes) for record_id, rev, nbytes, count
                 in zip(table.record_ids, table.revisions, table.source_bytes, table.counts, strict=True)}
 
     @classmethod
@@ -225,17 +225,17 @@ class VaultIndex:
                                      table.byte_starts, table.byte_ends)
         hashes = table.hashes
         pos = 0
-        for rid, rev, nbytes, count in zip(table.record_ids, table.revisions, table.source_bytes, table.counts,
-                                           strict=True):
+        for record_id, rev, nbytes, count in zip(table.record_ids, table.revisions, table.source_bytes,
+                                                 table.counts, strict=True):
             end = pos + count
-            record = records.get(rid)
+            record = records.get(record_id)
             if record is not None and record.revision == rev:
                 body, kind, title = record.body, record.kind, record.title
                 for j, key, n, a, b, c, d in zip(range(pos, end), keys[pos:end], idx[pos:end], cs[pos:end],
                                                  ce[pos:end], bs[pos:end], be[pos:end], strict=True):
                     chunk = Chunk(n, body[a:b], a, b, c, d, hashes[j * 64:j * 64 + 64])
-                    chunks[key] = IndexedChunk(key, rid, rev, kind, title, chunk)
-            by_record[rid] = (rev, keys[pos:end], nbytes)
+                    chunks[key] = IndexedChunk(key, record_id, rev, kind, title, chunk)
+            by_record[record_id] = (rev, keys[pos:end], nbytes)
             index.source_bytes += nbytes
             pos = end
         index.built_at = time.time()
@@ -256,11 +256,11 @@ class VaultIndex:
 
     def _largest(self, size: Callable[[list[int], int], int]) -> Message:
         """The sentence naming the record that takes most of what is over the limit: what to shrink."""
-        rid, (_, keys, nbytes) = max(self._by_record.items(), key=lambda item: size(item[1][1], item[1][2]))
+        record_id, (_, keys, nbytes) = max(self._by_record.items(), key=lambda item: size(item[1][1], item[1][2]))
         title = next((self.chunks[k].title for k in keys if k in self.chunks), "")
         return msg("The largest record is “{title}” (id {id}, {chunks:,} chunks, {mib:.1f} MiB): shorten or delete "
                    "it (`memories memory update` or `memory delete`), or raise the limit.",
-                   title=title, id=rid, chunks=len(keys), mib=nbytes / MIB)
+                   title=title, id=record_id, chunks=len(keys), mib=nbytes / MIB)
 
     def folded_text(self, key: int) -> str:
         """Script- and case-folded title + text of a chunk, memoised for the rerank."""
@@ -272,7 +272,7 @@ class VaultIndex:
 
     def record_revisions(self) -> dict[str, int]:
         with self.lock:
-            return {rid: rev for rid, (rev, _, _) in self._by_record.items()}
+            return {record_id: rev for record_id, (rev, _, _) in self._by_record.items()}
 
 
 class IndexCache:

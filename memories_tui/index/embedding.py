@@ -178,7 +178,7 @@ def _still_missing(index: VaultIndex, matrix: VectorMatrix,
     with index.lock:
         todo = [key for key in index.chunks if key not in matrix]
         if priority is not None:  # stable: a record's chunks keep their order
-            rank = {rid: priority(rid) for rid in {index.chunks[k].record_id for k in todo}}
+            rank = {record_id: priority(record_id) for record_id in {index.chunks[k].record_id for k in todo}}
             todo.sort(key=lambda k: -rank[index.chunks[k].record_id])
         return length_windows([(key, index.chunks[key].title, index.chunks[key].chunk.text,
                                 index.chunks[key].chunk.chunk_hash) for key in todo])

@@ -1,5 +1,5 @@
-"""The MCP tools when the resident engine serves them: the same four methods as `MemoryTools`,
-each one request to the daemon, which holds the keys, the index, the model and the grant. The
+"""The MCP tools when the resident engine serves them: the methods of the tools' table
+(`ToolsAPI`, made here from it, none written by hand), each one request to the daemon, which holds the keys, the index, the model and the grant. The
 results come back as the same typed values (`from_json` of their wire form), so the server
 publishes exactly what it would publish in-process.
 
@@ -13,16 +13,17 @@ grant: its vaults, start and expiry) is opened again as it was.
 
 from __future__ import annotations
 
+import inspect
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..access.grants import GrantedVault
-from ..access.results import AskResult, ReadResult, RetrieveResult, SearchResult
-from ..access.tools import RETRIEVE_LIMIT, SEARCH_LIMIT, ToolsAPI
+from ..access.tools import TOOLS, Tool, ToolsAPI
 from ..daemon import MCP_CALL, MCP_CLOSE, MCP_OPEN, DaemonClient, connect
 from ..daemon.client import understood
-from ..engine import DEFAULT_MATCH_MODE, DEFAULT_MODE, Jsonable, MatchMode, Mode, current_origin
+from ..engine import Jsonable, current_origin
 from ..errors import ErrorCode, LockedError, MemoriesError
 from ..i18n import msg
 
@@ -30,7 +31,7 @@ M = TypeVar("M", bound=Jsonable)
 GONE = (ErrorCode.DAEMON_UNREACHABLE, ErrorCode.DAEMON_SESSION_UNKNOWN)
 
 
-class DaemonTools:
+class DaemonTools(ToolsAPI):  # declared for mypy: the methods are made below, at import
     can_ask = True  # the daemon's engine always answers questions
 
     def __init__(self, home: Path, vaults: list[GrantedVault], *, expires_in: float | None) -> None:
@@ -40,23 +41,6 @@ class DaemonTools:
         self._client: DaemonClient | None = None
         self._session: dict[str, Any] | None = None  # token, started_at, expires_at (kept across restarts)
         self._lock = threading.Lock()
-
-    def retrieve(self, vault_id: str, query: str, mode: Mode = DEFAULT_MODE, match_mode: MatchMode = DEFAULT_MATCH_MODE,
-                 limit: int = RETRIEVE_LIMIT, cards_only: bool = False) -> RetrieveResult:
-        return self._call(RetrieveResult, "retrieve", vault_id=vault_id, query=query, mode=mode,
-                          match_mode=match_mode, limit=limit, cards_only=cards_only)
-
-    def search(self, vault_id: str, query: str, limit: int = SEARCH_LIMIT,
-               match_mode: MatchMode = DEFAULT_MATCH_MODE) -> SearchResult:
-        return self._call(SearchResult, "search", vault_id=vault_id, query=query, limit=limit, match_mode=match_mode)
-
-    def read(self, vault_id: str, id: str, revision: int | None = None, byte_start: int | None = None,
-             byte_end: int | None = None) -> ReadResult:
-        return self._call(ReadResult, "read", vault_id=vault_id, id=id, revision=revision, byte_start=byte_start,
-                          byte_end=byte_end)
-
-    def ask(self, vault_id: str, question: str, mode: Mode = DEFAULT_MODE, limit: int = RETRIEVE_LIMIT) -> AskResult:
-        return self._call(AskResult, "ask", vault_id=vault_id, question=question, mode=mode, limit=limit)
 
     # -- one call ---------------------------------------------------------------------------
     def _call(self, model: type[M], tool: str, **arguments: Any) -> M:
@@ -110,5 +94,19 @@ class DaemonTools:
                 pass
 
 
-def _daemon_tools_satisfy_the_api(tools: DaemonTools) -> ToolsAPI:
-    return tools  # checked by mypy: the two ways of running the tools take the same arguments
+def _forwarded(tool: Tool) -> Callable[..., Jsonable]:
+    """The method of `tool`: its arguments, by name, in one request to the daemon."""
+    signature = inspect.signature(getattr(ToolsAPI, tool.method))
+
+    def call(self: DaemonTools, *args: Any, **kwargs: Any) -> Jsonable:
+        arguments = signature.bind(self, *args, **kwargs)
+        arguments.apply_defaults()
+        return self._call(tool.result, tool.method, **{k: v for k, v in arguments.arguments.items() if k != "self"})
+
+    call.__name__ = call.__qualname__ = tool.method
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    return call
+
+
+for _tool in TOOLS:
+    setattr(DaemonTools, _tool.method, _forwarded(_tool))

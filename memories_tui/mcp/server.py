@@ -183,7 +183,7 @@ def serve_through_daemon(home: str | None, config: str | None, vault_refs: list[
     infos = list({info.vault_id: info for info in (engine.resolve_vault(ref) for ref in vault_refs)}.values())
     vaults = [GrantedVault(info.vault_id, info.name) for info in infos]
     record = Grants(engine.home, vaults, expires_in=expires_in)  # for `mcp status` and the TUI's list
-    tools = DaemonTools(engine.home, vaults, expires_in=expires_in)
+    tools = DaemonTools(engine.home, vaults, expires_in=expires_in)  # type: ignore[abstract]  # methods made at import
     _end_on_sigterm(record.unregister)
     try:
         record.register()

@@ -18,8 +18,8 @@ from .highlight import match_spans, snippet
 class SearchHit(Jsonable):
     citation: str = field(metadata=json_meta(
         description="Label to cite this chunk with, e.g. S1 → write [S1]; valid within this result only."))
-    asset_id: str = field(metadata=json_meta(names={"mcp": "id"},
-                                             description="Record id; pass it to memory_read for the full text."))
+    record_id: str = field(metadata=json_meta(name="asset_id", names={"mcp": "id"},
+                                              description="Record id; pass it to memory_read for the full text."))
     revision: int = field(metadata=json_meta(description="Record revision the chunk comes from."))
     chunk_hash: str
     byte_start: int = field(metadata=json_meta(description="Start of the chunk in the record body, in UTF-8 bytes."))

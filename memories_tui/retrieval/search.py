@@ -1,7 +1,7 @@
 """Search over one vault's in-memory index: modes, strict filters, citation labels.
 
 Results are chunks. Each carries `citation` (`S1`, `S2`, … in rank order, meaningful only
-inside this one result set), the record id as `asset_id`, its revision, chunk hash, UTF-8
+inside this one result set), the record id (`record_id`; `asset_id` in --json), its revision, chunk hash, UTF-8
 byte range, score and per-stage scores. Excluded kinds never reach an index, so they can
 never appear here (they are never indexed). The query arrives parsed (text/query.py): nothing here
 segments it again.
@@ -141,7 +141,7 @@ def _hit(index: VaultIndex, marks: tuple[str, ...], n: int, key: int, score: flo
          scores: dict[str, float | None]) -> SearchHit:
     item: IndexedChunk = index.chunks[key]
     return SearchHit(
-        citation=f"S{n}", asset_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
+        citation=f"S{n}", record_id=item.record_id, revision=item.revision, chunk_hash=item.chunk.chunk_hash,
         byte_start=item.chunk.byte_start, byte_end=item.chunk.byte_end, score=float(score),
         title=item.title, text=item.chunk.text, kind=item.kind, scores=scores, key=key,
         terms=marks)
@@ -157,10 +157,10 @@ def group_by_record(response: SearchResponse, limit: int) -> list[RecordHit]:
     rows: dict[str, RecordHit] = {}
     best = max((hit.score for hit in response.results), default=0.0)
     for hit in response.results:
-        row = rows.get(hit.asset_id)
+        row = rows.get(hit.record_id)
         if row is None:
             relevance = hit.score / best if best > 0 else 1.0
-            row = rows[hit.asset_id] = RecordHit(hit.asset_id, hit.revision, hit.title, round(hit.score, 6),
+            row = rows[hit.record_id] = RecordHit(hit.record_id, hit.revision, hit.title, round(hit.score, 6),
                                                  round(relevance, 4), hit.snippet, [])
         row.chunks.append(ChunkRef(hit.chunk_hash, hit.byte_start, hit.byte_end, round(hit.score, 6)))
     return list(rows.values())[:limit]

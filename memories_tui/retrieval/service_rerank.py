@@ -30,7 +30,7 @@ def rerank_with_service(response: Any, reranker: Reranker, ctx: CallContext, lim
         from ..egress import SentChunk
         from ..models.remote import with_context
 
-        sends = tuple(SentChunk(getattr(h, "asset_id", None), getattr(h, "revision", None),
+        sends = tuple(SentChunk(getattr(h, "record_id", None), getattr(h, "revision", None),
                                 getattr(h, "chunk_hash", None) or hashlib.sha256(h.text.encode()).hexdigest())
                       for h in hits)
         scores = reranker.rerank(response.query, [h.text for h in hits], with_context(ctx, sends=sends),

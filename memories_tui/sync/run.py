@@ -39,7 +39,7 @@ def load_state(vault: UnlockedVault) -> SyncState:
     """The state's blob; each record's entry is read from its row when first needed."""
     def load(record_ids: list[str] | None) -> dict[str, Doc]:
         rows = vault.sync_read(lambda conn, keys: read_docs(conn, keys, record_ids))
-        return {rid: Doc.from_row(row, local) for rid, (local, row) in rows.items()}
+        return {record_id: Doc.from_row(row, local) for record_id, (local, row) in rows.items()}
 
     raw = vault.sync_state()
     state = SyncState.from_bytes(raw, load) if raw is not None else SyncState(loader=load)

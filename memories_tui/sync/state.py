@@ -125,28 +125,28 @@ class SyncState:
 
     def prefetch(self, record_ids: list[str]) -> None:
         """Read the rows of many records in one go (a join touches every record)."""
-        wanted = [rid for rid in dict.fromkeys(record_ids) if rid not in self.docs]
+        wanted = [record_id for record_id in dict.fromkeys(record_ids) if record_id not in self.docs]
         if wanted and self.loader is not None and not self.legacy:
             found = self.loader(wanted)
-            self.docs.update({rid: found.get(rid) or Doc() for rid in wanted})  # no row: a new entry
+            self.docs.update({record_id: found.get(record_id) or Doc() for record_id in wanted})  # no row: a new entry
 
     def every_doc(self) -> dict[str, Doc]:
         """Every record's entry (reads every row: for tests and repairs, not a sync's hot path)."""
         if self.loader is not None and not self.legacy:
-            for rid, doc in self.loader(None).items():
-                self.docs.setdefault(rid, doc)
+            for record_id, doc in self.loader(None).items():
+                self.docs.setdefault(record_id, doc)
         return self.docs
 
     def dirty_rows(self) -> list[tuple[str, int | None, bytes]]:
         """(record, vault revision, row) of every entry read or made since that differs from its
         row; from now on those are their rows."""
         out = []
-        for rid, doc in self.docs.items():
+        for record_id, doc in self.docs.items():
             if doc.stored is None and doc.cur is None:
                 continue  # looked up, never used
             row = doc.row()
             if row != doc.stored:
-                out.append((rid, doc.local, row))
+                out.append((record_id, doc.local, row))
                 doc.stored = row
         self.legacy = False
         return out
@@ -168,9 +168,9 @@ class SyncState:
             legacy = v.get("v") == 1
             if legacy:  # the first form: every record in this blob; they move to rows at the next commit
                 bases = _req(v.get("bases", {}), dict)
-                for rid, d in v["docs"].items():
-                    docs[rid] = Doc(_opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int),
-                                    _req(d["revs"], dict), bases=_req(bases.get(rid, {}), dict))
+                for record_id, d in v["docs"].items():
+                    docs[record_id] = Doc(_opt(d["cur"], str), _opt(d["local"], int), _req(d["high"], int),
+                                          _req(d["revs"], dict), bases=_req(bases.get(record_id, {}), dict))
             elif v.get("v") != 2:
                 raise ValueError("unknown form")
             state = cls(device=_req(v["device"], str), clock=Stamp(*map(int, v["clock"])),

@@ -245,9 +245,9 @@ class UnlockedVault:
             counter = self._check_current(conn)
             latest = conn.execute(
                 "SELECT record_id, MAX(revision) FROM records GROUP BY record_id").fetchall()
-            changed = [(rid, rev) for rid, rev in latest if known.get(rid) != rev]
+            changed = [(record_id, rev) for record_id, rev in latest if known.get(record_id) != rev]
             rows = rows_at(conn, changed)
-        return counter, {rid for rid, _ in latest}, [self._decrypt_row(*row) for row in rows]
+        return counter, {record_id for record_id, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
         record_id = check_record_id(record_id)

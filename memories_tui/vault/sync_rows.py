@@ -132,16 +132,16 @@ def changed_since_sync(conn: sqlite3.Connection, candidates: list[str] | None = 
             if rowmac.has_sync_docs(conn):
                 rows.update(conn.execute(f"SELECT record_id, local FROM sync_docs WHERE record_id IN ({marks})",
                                          part).fetchall())
-        return ([(rid, rev) for rid, rev in latest.items() if rows.get(rid) != rev],
-                [rid for rid, local in rows.items() if local is not None and rid not in latest])
+        return ([(record_id, rev) for record_id, rev in latest.items() if rows.get(record_id) != rev],
+                [record_id for record_id, local in rows.items() if local is not None and record_id not in latest])
     latest_q = "SELECT record_id, MAX(revision) AS rev FROM records GROUP BY record_id"
     if not rowmac.has_sync_docs(conn):
-        return [(rid, rev) for rid, rev in conn.execute(latest_q)], []
+        return [(record_id, rev) for record_id, rev in conn.execute(latest_q)], []
     changed = conn.execute(f"SELECT m.record_id, m.rev FROM ({latest_q}) m LEFT JOIN sync_docs s ON "
                            "s.record_id = m.record_id WHERE s.local IS NULL OR s.local != m.rev").fetchall()
     gone = conn.execute("SELECT record_id FROM sync_docs WHERE local IS NOT NULL AND record_id NOT IN "
                         "(SELECT record_id FROM records)").fetchall()
-    return [(rid, rev) for rid, rev in changed], [rid for (rid,) in gone]
+    return [(record_id, rev) for record_id, rev in changed], [record_id for (record_id,) in gone]
 
 
 class TouchedRecords:
@@ -174,7 +174,7 @@ class TouchedRecords:
         if not ok:
             self._ids = None
         elif self._ids is not None:
-            self._ids = {rid: n for rid, n in self._ids.items() if n > mark}
+            self._ids = {record_id: n for record_id, n in self._ids.items() if n > mark}
 
 
 def local_changes(conn: sqlite3.Connection, touched: TouchedRecords, open_row: Callable[..., bytearray]
@@ -207,7 +207,7 @@ def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[
     if not rowmac.has_sync_docs(conn):
         conn.execute(_DOCS_SCHEMA)
         rowmac.watch(conn, fresh=False)  # the records this transaction wrote are noted already
-    conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(rid,) for rid, _local, _row in docs])
+    conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(record_id,) for record_id, _local, _row in docs])
     rows = []
     for record_id, local, row in docs:
         nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
@@ -239,7 +239,7 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
         current = conn.execute("SELECT MAX(revision) FROM records WHERE record_id = ?", (record_id,)).fetchone()[0]
         if current != revision:
             raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
-    conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
+    conn.executemany("DELETE FROM records WHERE record_id = ?", [(record_id,) for record_id in change.deletes])
     for record in change.puts:
         insert(conn, record, change.encoded.get((record.id, record.revision)))
     _write_docs(conn, keys, change.docs)

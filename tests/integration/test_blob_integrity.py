@@ -108,7 +108,7 @@ def test_rolled_back_lexical_snapshot_never_returns_text_that_is_gone(tmp_path, 
     try:
         eng.unlock(vid, "pw")
         assert eng.search(vid, "zeppelin").results == []
-        assert [h.asset_id for h in eng.search(vid, "nothing").results] == [rec.id]
+        assert [h.record_id for h in eng.search(vid, "nothing").results] == [rec.id]
     finally:
         eng.close()
 

@@ -146,7 +146,7 @@ def test_search_results_carry_offsets_and_citations(engine):
     hits = engine.search(vid, "coffee").results
     assert [h.citation for h in hits] == ["S1"]
     hit = hits[0]
-    assert hit.asset_id == rec.id and hit.revision == 1
+    assert hit.record_id == rec.id and hit.revision == 1
     assert body.encode()[hit.byte_start:hit.byte_end].decode() == hit.text
     import hashlib
 
@@ -238,7 +238,7 @@ def test_snapshot_is_rewritten_after_a_delete(tmp_path, cheap_kdf):
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
     eng.delete_record(vid, gone.id)
-    assert [h.asset_id for h in eng.search(vid, "words").results] == [keep.id]
+    assert [h.record_id for h in eng.search(vid, "words").results] == [keep.id]
     eng.close()
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
@@ -279,9 +279,9 @@ def test_snapshot_holding_an_older_revision_answers_from_the_current_one(tmp_pat
     assert _titles(eng, vid, "lighthouse keeper", match_mode="phrase") == []
     for query, mode in (("submarine depth", "any"), ("submarine captain", "phrase")):
         (hit,) = eng.search(vid, query, match_mode=mode).results
-        assert (hit.asset_id, hit.revision, hit.text) == (note.id, 2, new_body)
+        assert (hit.record_id, hit.revision, hit.text) == (note.id, 2, new_body)
         assert new_body.encode()[hit.byte_start:hit.byte_end].decode() == hit.text
-    assert {h.asset_id for h in eng.search(vid, "lighthouse wick submarine", limit=50).results} == {note.id, other.id}
+    assert {h.record_id for h in eng.search(vid, "lighthouse wick submarine", limit=50).results} == {note.id, other.id}
     eng.close()
     eng = Engine.open(home)
     eng.unlock(vid, PASS)

@@ -64,7 +64,7 @@ def test_engine_rebuilds_a_deleted_phrase_blob_from_the_records(tmp_path, cheap_
     eng.unlock(vid, "pw")
     eng.add_record(vid, kind="memory", title="港口", body="老船長在燈塔旁邊講故事。", tags=["航海"])
     eng.add_record(vid, kind="memory", title="Harbour", body="The old captain tells stories by the lighthouse.")
-    want = {q: [(h.asset_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
+    want = {q: [(h.record_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
             for q in ("燈塔旁邊", "old captain", "航海")}
     assert all(want.values())
     eng.close()
@@ -82,7 +82,7 @@ def test_engine_rebuilds_a_deleted_phrase_blob_from_the_records(tmp_path, cheap_
     eng.unlock(vid, "pw")
     assert eng.search(vid, "captain").results  # BM25 after unlock: phrase part not loaded
     assert loads == []
-    assert {q: [(h.asset_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
+    assert {q: [(h.record_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
             for q in want} == want
     assert loads == [1]
     eng.close()
@@ -94,7 +94,7 @@ def test_engine_rebuilds_a_deleted_phrase_blob_from_the_records(tmp_path, cheap_
     conn.close()
     eng = Engine.open(home)
     eng.unlock(vid, "pw")
-    assert {q: [(h.asset_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
+    assert {q: [(h.record_id, h.score) for h in eng.search(vid, q, match_mode="phrase").results]
             for q in want} == want
     eng.close()  # the rebuilt part is saved again
     conn = sqlite3.connect(path)

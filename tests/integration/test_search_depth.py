@@ -37,7 +37,7 @@ def open_engine(home, config: str) -> tuple[Engine, str]:
 
 
 def _ranking(hits) -> list[tuple[str, str, float]]:
-    return [(h.asset_id, h.chunk_hash, round(h.score, 9)) for h in hits]
+    return [(h.record_id, h.chunk_hash, round(h.score, 9)) for h in hits]
 
 
 @pytest.mark.parametrize("fusion", ["score", "rrf"])
@@ -75,6 +75,7 @@ def test_rerank_service_sees_candidates_below_the_limit(tmp_path, cheap_kdf, srv
         documents = sent.json()["documents"]
         assert len(documents) > 1
         assert documents == [h.text for h in lexical[:len(documents)]]  # BM25's best, in order
-        assert (top.asset_id, top.citation, top.scores["service"]) == (lexical[len(documents) - 1].asset_id, "S1", 1.0)
+        last = lexical[len(documents) - 1]
+        assert (top.record_id, top.citation, top.scores["service"]) == (last.record_id, "S1", 1.0)
     finally:
         eng.close()

@@ -230,7 +230,7 @@ def test_model_not_installed_is_clear_and_bm25_still_works(engine):
     hybrid = engine.search(vid, "words", mode="hybrid")
     assert hybrid.mode == "hybrid" and hybrid.fallback == "bm25" and [n.kind for n in hybrid.notes] == [
         "no_embedding_model"]
-    assert [(h.asset_id, h.score, h.scores) for h in hybrid.results] == [(h.asset_id, h.score, h.scores)
+    assert [(h.record_id, h.score, h.scores) for h in hybrid.results] == [(h.record_id, h.score, h.scores)
                                                                          for h in bm25.results]
     status = engine.status(vid).to_json()
     assert status["installed"] is False and status["model"] == "not installed" and status["missing"] == 1
@@ -310,7 +310,7 @@ def test_hybrid_leaves_out_vectors_the_model_cannot_read(minilm_engine):
     assert eng._state.models.get().unknown_share("bake bread") == 0.0
     hybrid = eng.search(vid, "手沖咖啡 水溫", mode="hybrid")
     bm25 = eng.search(vid, "手沖咖啡 水溫", mode="bm25")
-    assert [h.asset_id for h in hybrid.results] == [h.asset_id for h in bm25.results]
+    assert [h.record_id for h in hybrid.results] == [h.record_id for h in bm25.results]
     assert [n.kind for n in hybrid.notes] == ["vector_left_out"] and "cannot read" in hybrid.notes[0].text
     assert all(h.scores["vector"] is None for h in hybrid.results) and hybrid.fallback == "bm25"
     assert [h.score for h in hybrid.results] == [h.score for h in bm25.results]  # the BM25 results themselves
@@ -339,17 +339,17 @@ def test_hybrid_fuses_as_configured(tmp_path, cheap_kdf, fusion):
         lexical = eng.search(vid, query, mode="bm25").results
         vector = eng.search(vid, query, mode="vector", rerank=False).results
         assert len(hits) == 4 and 1 < len(lexical) < 4  # one note has none of the words
-        bm25 = {h.asset_id: h.score for h in lexical}
-        cos = {h.asset_id: h.score for h in vector}
+        bm25 = {h.record_id: h.score for h in lexical}
+        cos = {h.record_id: h.score for h in vector}
         for hit in hits:
             if fusion == "rrf":
-                ranks = [[h.asset_id for h in lexical], [h.asset_id for h in vector]]
-                expected = sum(1 / (60 + r.index(hit.asset_id) + 1) for r in ranks if hit.asset_id in r)
+                ranks = [[h.record_id for h in lexical], [h.record_id for h in vector]]
+                expected = sum(1 / (60 + r.index(hit.record_id) + 1) for r in ranks if hit.record_id in r)
             else:
                 def norm(scores: dict[str, float], rid: str) -> float:
                     lo, hi = min(scores.values()), max(scores.values())
                     return (scores[rid] - lo) / (hi - lo) if rid in scores else 0.0
-                expected = 0.6 * norm(bm25, hit.asset_id) + 0.4 * norm(cos, hit.asset_id)
+                expected = 0.6 * norm(bm25, hit.record_id) + 0.4 * norm(cos, hit.record_id)
             assert hit.scores["fusion"] == pytest.approx(expected, abs=1e-6), hit.title
     finally:
         eng.close()
@@ -363,4 +363,4 @@ def test_a_character_inside_a_query_run_is_met_by_all_in_vector_and_hybrid(minil
     vid = eng.test_vault_id
     fab = eng.add_record(vid, kind="card", title="新竹廠區", body="新竹廠區的機台今天停機維修。").id
     for mode in ("bm25", "vector", "hybrid"):
-        assert [h.asset_id for h in eng.search(vid, "廠區竹", mode=mode, match_mode="all").results] == [fab], mode
+        assert [h.record_id for h in eng.search(vid, "廠區竹", mode=mode, match_mode="all").results] == [fab], mode

@@ -25,7 +25,7 @@ def notes(engine) -> dict[str, str]:
 
 def found(engine, query: str, match_mode: str) -> list[str]:
     hits = engine.search(engine.test_vault_id, query, mode="bm25", match_mode=match_mode, limit=10).results
-    return [h.asset_id for h in hits]
+    return [h.record_id for h in hits]
 
 
 def test_the_characters_are_inside_longer_words_here() -> None:

@@ -52,5 +52,5 @@ async def test_chinese_and_lowercase_citation_lists_are_highlighted_and_linked(t
             detail = app.screen
             assert isinstance(detail, QuoteDetailScreen)
             source = next(s for s in screen.answer.sources if s.label == "S2")
-            assert detail.hit.citation == "S2" and detail.hit.asset_id == source.record_id
+            assert detail.hit.citation == "S2" and detail.hit.record_id == source.record_id
         engine.lock()

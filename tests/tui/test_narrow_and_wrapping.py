@@ -139,7 +139,7 @@ def test_tiny_bm25_scores_of_a_small_vault_do_not_read_zero(engine: Engine) -> N
 
 def test_snippet_rows_leave_out_markdown_markers() -> None:
     text = "# Oven\n\nBake sourdough **bread** at 250 °C, see [the notes](http://x) and `code`."
-    hit = SearchHit(citation="S1", asset_id="r", revision=1, chunk_hash="h", byte_start=0, byte_end=len(text),
+    hit = SearchHit(citation="S1", record_id="r", revision=1, chunk_hash="h", byte_start=0, byte_end=len(text),
                     score=1.0, title="Oven", text=text, kind="card", terms=("bread",))
     assert hit.spans  # the engine's matching found "bread" in the raw text
     row = hit_row(hit, 150, stage="bm25")

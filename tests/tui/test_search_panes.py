@@ -42,7 +42,7 @@ async def test_without_a_model_hybrid_falls_back_to_bm25_and_vector_names_the_ke
         bm25, vector, hybrid = panes["bm25"], panes["vector"], panes["hybrid"]
         assert [h.title for h in bm25.hits] == ["Oven"]
         # Hybrid: the BM25 results, and one line saying why
-        assert [(h.asset_id, h.chunk_hash) for h in hybrid.hits] == [(h.asset_id, h.chunk_hash) for h in bm25.hits]
+        assert [(h.record_id, h.chunk_hash) for h in hybrid.hits] == [(h.record_id, h.chunk_hash) for h in bm25.hits]
         assert "Keyword results: no model yet (F2 installs it)." in static_text(hybrid.state)
         # Vector: one short line with the key, no CLI command, no path
         hint = static_text(vector.state)

@@ -46,9 +46,21 @@ def test_each_operations_types_resolve(op) -> None:
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
 def test_the_remote_engine_has_each_operation_with_the_tables_signature(op) -> None:
-    """Made from the table, not written by hand: mypy sees the remote engine as an Engine, so
-    this is where its methods are held to the table."""
+    """Made from the table, not written by hand: mypy reads the table's signatures from the
+    remote engine's base (`EngineHandle`), so this holds what runs to what mypy read."""
     from memories_tui.daemon.remote_engine import RemoteEngine
 
     method = vars(RemoteEngine)[op.name]
     assert inspect.signature(method) == inspect.signature(getattr(EngineAPI, op.name))
+
+
+def test_no_empty_body_of_the_protocol_is_left_in_the_remote_engine() -> None:
+    """`RemoteEngine` declares `EngineHandle` as its base for mypy; every method and property of
+    it must be the class's own at run time, or a call would quietly return None."""
+    from memories_tui.daemon.remote_engine import RemoteEngine
+    from memories_tui.engine.api import EngineAPI, EngineHandle, LocalAPI
+
+    members = {name for proto in (EngineAPI, LocalAPI, EngineHandle) for name, value in vars(proto).items()
+               if not name.startswith("_") and (callable(value) or isinstance(value, property))}
+    assert {"search", "resolve_vault", "lock_epoch", "unlock", "close"} <= members
+    assert sorted(members - set(vars(RemoteEngine))) == []

@@ -68,7 +68,7 @@ from memories_tui.skill.inject import InjectReport, InjectResult
 from memories_tui.sync.registry import TargetEntry
 from memories_tui.sync.types import Conflict, ConflictRevision, DeviceInfo, JoinReport, SyncProgress, SyncReport
 
-HIT = SearchHit(citation="S1", asset_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
+HIT = SearchHit(citation="S1", record_id="a1b2", revision=3, chunk_hash="h" * 64, byte_start=7, byte_end=40,
                 score=0.123456789, title="Sourdough 酸種", text="Feed the starter 每天兩次", kind="card",
                 scores={"bm25": 1.23456789, "vector": None, "fusion": 0.5, "rerank": 0.25}, key=12,
                 terms=("starter", "每天"))
@@ -184,7 +184,7 @@ def test_printed_forms_leave_out_internals_and_round_for_people() -> None:
     assert printed["score"] == 0.123457 and printed["scores"]["bm25"] == 1.234568
     assert HIT.to_wire()["score"] == 0.123456789 and HIT.to_wire()["terms"] == ["starter", "每天"]
     assert "id" in HIT.to_json("mcp") and "asset_id" not in HIT.to_json("mcp")
-    assert SearchHit.from_json(HIT.to_json("mcp")).asset_id == "a1b2"  # every form reads back
+    assert SearchHit.from_json(HIT.to_json("mcp")).record_id == "a1b2"  # every form reads back
     answer = ANSWER.to_json()
     assert answer["notes"][0].startswith("Extractive answer") and answer["unverified_quotes"] is True
     assert list(answer)[:6] == ["status", "answer", "citation_spans", "citations", "quotes", "unverified_quotes"]

@@ -55,15 +55,15 @@ def query_vector(_: str) -> np.ndarray:
 
 def test_the_two_input_rankings_are_as_constructed(index):
     bm25 = search(index, parse_query("apple", mode="bm25"))
-    assert [h.asset_id for h in bm25.results] == ["d1", "d2", "d3", "d4"]
+    assert [h.record_id for h in bm25.results] == ["d1", "d2", "d3", "d4"]
     vec = search(index, parse_query("apple", mode="vector"), rerank=False, embed_query=query_vector)
-    assert [h.asset_id for h in vec.results] == ["d5", "d4", "d3", "d2", "d1"]
+    assert [h.record_id for h in vec.results] == ["d5", "d4", "d3", "d2", "d1"]
     assert [h.score for h in vec.results] == pytest.approx([0.9, 0.7, 0.5, 0.3, 0.1], abs=1e-6)
 
 
 def test_hybrid_scores_are_rrf_with_k_60(index):
     hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector, fusion="rrf")
-    got = {h.asset_id: h for h in hybrid.results}
+    got = {h.record_id: h for h in hybrid.results}
     assert set(got) == set(BODIES)
     for rid, hit in got.items():
         expected = 1 / (60 + VECTOR_RANK[rid]) + (1 / (60 + BM25_RANK[rid]) if rid in BM25_RANK else 0.0)
@@ -72,13 +72,13 @@ def test_hybrid_scores_are_rrf_with_k_60(index):
     # d1: 1/61 + 1/65 = 0.0317780…; d5 (vector only): 1/61 = 0.0163934…
     assert got["d1"].score == pytest.approx(0.031778058, abs=1e-9)
     assert got["d5"].score == pytest.approx(0.016393443, abs=1e-9)
-    assert [h.asset_id for h in hybrid.results][0] == "d1" and hybrid.results[-1].asset_id == "d5"
+    assert [h.record_id for h in hybrid.results][0] == "d1" and hybrid.results[-1].record_id == "d5"
 
 
 def test_default_hybrid_is_score_fusion(index):
-    bm25 = {h.asset_id: h.score for h in search(index, parse_query("apple", mode="bm25")).results}
+    bm25 = {h.record_id: h.score for h in search(index, parse_query("apple", mode="bm25")).results}
     hybrid = search(index, parse_query("apple", mode="hybrid"), rerank=False, embed_query=query_vector)
-    got = {h.asset_id: h for h in hybrid.results}
+    got = {h.record_id: h for h in hybrid.results}
     assert set(got) == set(BODIES)
     hi, lo = bm25["d1"], bm25["d4"]
     for rid, hit in got.items():
@@ -89,20 +89,20 @@ def test_default_hybrid_is_score_fusion(index):
     # top of BM25 / bottom of cosine, and the reverse: 0.6 x 1 + 0.4 x 0 and 0.6 x 0 + 0.4 x 1
     assert got["d1"].score == pytest.approx(0.6, abs=1e-6) and got["d5"].score == pytest.approx(0.4, abs=1e-6)
     assert got["d4"].score == pytest.approx(0.4 * 0.75, abs=1e-6)
-    assert [h.asset_id for h in hybrid.results][0] == "d1"
+    assert [h.record_id for h in hybrid.results][0] == "d1"
     assert [h.score for h in hybrid.results] == sorted((h.score for h in hybrid.results), reverse=True)
 
 
 def test_score_fusion_rerank_boosts_the_fused_score_not_the_rank(index):
-    plain = {h.asset_id: h.score for h in search(index, parse_query("apple", mode="hybrid"), rerank=False,
+    plain = {h.record_id: h.score for h in search(index, parse_query("apple", mode="hybrid"), rerank=False,
                                                       embed_query=query_vector).results}
     hybrid = search(index, parse_query("apple", mode="hybrid"), embed_query=query_vector)
-    got = {h.asset_id: h for h in hybrid.results}
+    got = {h.record_id: h for h in hybrid.results}
     # d1-d4 contain the term and the phrase "apple": x (1 + 0.1 + 0.3); d5 neither: x 1
     for rid in ("d1", "d2", "d3", "d4"):
         assert got[rid].scores["rerank"] == pytest.approx(plain[rid] * 1.4, abs=1e-6), rid
     assert got["d5"].scores["rerank"] == pytest.approx(plain["d5"], abs=1e-6)
-    assert [h.asset_id for h in hybrid.results] == ["d1", "d2", "d3", "d4", "d5"]
+    assert [h.record_id for h in hybrid.results] == ["d1", "d2", "d3", "d4", "d5"]
     # the same candidates fused by rank: the rerank base is 1/(60 + rank)
     rrf = search(index, parse_query("apple", mode="hybrid"), embed_query=query_vector, fusion="rrf")
     first = rrf.results[0]

@@ -91,7 +91,7 @@ class QuoteDetailScreen(ChunkDetailScreen):
         if not self.quote_ranges:
             return
         try:
-            body = self.engine.read_record(self.vault_id, self.hit.asset_id, self.hit.revision).body
+            body = self.engine.read_record(self.vault_id, self.hit.record_id, self.hit.revision).body
         except MemoriesError:
             return
         spans = [byte_range_to_chars(body, a, b) for a, b in self.quote_ranges]
@@ -244,7 +244,7 @@ class AskScreen(VaultScreen):
         source = next((s for s in answer.sources if s.label == label), None)
         if source is None:
             return False
-        hit = SearchHit(citation=source.label, asset_id=source.record_id, revision=source.revision,
+        hit = SearchHit(citation=source.label, record_id=source.record_id, revision=source.revision,
                         chunk_hash=source.chunk_hash, byte_start=source.byte_start, byte_end=source.byte_end,
                         score=0.0, title=source.title, text=source.text, kind=source.kind)
         ranges = [(q.byte_start, q.byte_end) for q in answer.quotes

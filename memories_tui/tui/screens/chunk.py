@@ -131,14 +131,14 @@ class ChunkDetailScreen(VaultScreen):
         head.append(f"[{hit.citation}]", style="bold magenta")
         head.append(f" {hit.title}", style="bold")
         head.append("\n" + _("{mode} · record {id} rev {revision} · bytes {start}–{end} · chunk {chunk}").format(
-            mode=self.mode, id=hit.asset_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end,
+            mode=self.mode, id=hit.record_id, revision=hit.revision, start=hit.byte_start, end=hit.byte_end,
             chunk=hit.chunk_hash[:12]), style="dim")
         scores = self.score_line()
         if scores is not None:
             head.append("\n")
             head.append_text(scores)
         try:
-            record = self.engine.read_record(self.vault_id, hit.asset_id, hit.revision)
+            record = self.engine.read_record(self.vault_id, hit.record_id, hit.revision)
         except MemoriesError as exc:
             head.append(f"\n{exc.localized()}", style="bold red")
             meta.update(head)

@@ -51,7 +51,7 @@ def hit_row(hit: SearchHit, cells: int = 150, *, stage: str = "", also_in: list[
 
 
 def chunk_key(hit: SearchHit) -> tuple[str, int, str]:
-    return (hit.asset_id, hit.revision, hit.chunk_hash)
+    return (hit.record_id, hit.revision, hit.chunk_hash)
 
 
 class ResultsPane(Vertical):
