@@ -1,6 +1,7 @@
 """The `memories` command line: parser.py (the parser), run.py (dispatch, error output), context.py
 (what a verb handler gets), output.py (printing), and the verbs by area in *_verbs.py. quick.py relays
-`memories mcp` to a running daemon before any of that loads."""
+`memories mcp` to a running daemon before any of that loads, and quick_call.py has the daemon run
+a served verb's command line (served_run.py is the daemon's side)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status (parser.main)."""
     from .quick import relayed
 
-    if relayed(list(sys.argv[1:] if argv is None else argv)):
+    words = list(sys.argv[1:] if argv is None else argv)
+    if relayed(words):
         return 0
+    from .quick_call import served
+
+    status = served(words)
+    if status is not None:
+        return status
     from .run import main as run
 
     return run(argv)

@@ -46,7 +46,7 @@ def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tu
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_SECONDS)
-        _connect(sock, target)
+        connect_unix(sock, target)
         _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
             raise OSError("served by another user")
@@ -79,7 +79,8 @@ def _home(home: str | None, config: str | None) -> Path | None:
     return path if path.is_dir() else None
 
 
-def _connect(sock: socket.socket, target: Path) -> None:
+def connect_unix(sock: socket.socket, target: Path) -> None:
+    """Connect to the socket at `target`, through the folder's descriptor when the path is too long."""
     if len(os.fsencode(str(target))) <= MAX_SOCKET_PATH:
         sock.connect(str(target))
         return
