@@ -18,13 +18,15 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
 
-from ..mcp.relay_socket import CONNECT_SECONDS, SOCKET, connect_unix, this_version
+from ..frontend.daemon_socket import open_own, supported, this_version
+
+TYPE_CHECKING = False  # typing itself is a tenth of this path's imports
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 METHOD = "cli_run"
 # The command words the daemon may run this way (it checks the parsed command again, against
@@ -50,7 +52,7 @@ def served(argv: Sequence[str]) -> int | None:
     request = {"argv": list(argv), "cwd": os.getcwd(), "home": str(home), "version": this_version(),
                "env": {k: os.environ[k] for k in LOCALE if k in os.environ},
                "color": _tty(sys.stdout) and "NO_COLOR" not in os.environ, "stderr_tty": _tty(sys.stderr)}
-    call = _Call(home / Path(*SOCKET))
+    call = _Call(home)
     try:
         return call.run(request)
     except KeyboardInterrupt:
@@ -61,7 +63,7 @@ def served(argv: Sequence[str]) -> int | None:
 
 
 def _servable(words: list[str]) -> bool:
-    if not sys.platform.startswith("linux"):  # the peer check below is Linux's
+    if not supported():
         return False
     if any(word in REFUSED or word.partition("=")[0] in REFUSED for word in words):
         return False
@@ -113,14 +115,12 @@ def _silence() -> float:
 class _Call:
     """One request and its answer lines; `written` once any of the answer reached the caller."""
 
-    def __init__(self, target: Path) -> None:
-        self.target = target
+    def __init__(self, home: Path) -> None:
+        self.home = home
         self.sock: socket.socket | None = None
         self.written = False
 
     def run(self, request: dict[str, Any]) -> int | None:
-        if not self.target.exists():
-            return None
         try:
             reader = self._send(request)
             if reader is None:
@@ -132,11 +132,8 @@ class _Call:
             return _say(request["argv"], "gone")
 
     def _send(self, request: dict[str, Any]) -> IO[bytes] | None:
-        self.sock = sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(CONNECT_SECONDS)
-        connect_unix(sock, self.target)
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        if uid != os.getuid():
+        self.sock = sock = open_own(self.home)
+        if sock is None:
             return None
         silence = _silence()
         body = json.dumps(request, separators=(",", ":")).encode("utf-8", "surrogatepass")

@@ -1,0 +1,59 @@
+"""The home's daemon socket reached with the standard library alone, for the processes whose
+start-up is the point (the relayed `memories mcp`, a served verb's command line): no typing,
+no http.client, none of the package's machinery. Linux only (the peer's credentials)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import sys
+from pathlib import Path
+
+from .. import __version__, testhooks
+
+SOCKET = ("daemon", "daemon.sock")
+MAX_SOCKET_PATH = 100  # as daemon/paths.py
+CONNECT_SECONDS = 5.0
+
+
+def this_version() -> str:
+    """This package's version, or the one the test hook fakes (as daemon/handshake.py does)."""
+    fake = os.environ.get(testhooks.BUILD_ENV, "")
+    return fake.partition(":")[0] or __version__ if fake else __version__
+
+
+def supported() -> bool:
+    """Whether the peer check below can be made here; elsewhere the ordinary way checks it."""
+    return sys.platform.startswith("linux")
+
+
+def open_own(home: Path) -> socket.socket | None:
+    """A connection to `home`'s daemon when one listens and runs as this user, else None;
+    OSError when connecting fails otherwise."""
+    target = home.joinpath(*SOCKET)
+    if not target.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_SECONDS)
+        connect_unix(sock, target)
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():
+            raise OSError("served by another user")
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def connect_unix(sock: socket.socket, target: Path) -> None:
+    """Connect to the socket at `target`, through the folder's descriptor when the path is too long."""
+    if len(os.fsencode(str(target))) <= MAX_SOCKET_PATH:
+        sock.connect(str(target))
+        return
+    fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        sock.connect(f"/proc/self/fd/{fd}/{target.name}")
+    finally:
+        os.close(fd)
