@@ -66,6 +66,8 @@ SAME = [
     ["rag", "search", "notes", "rye", "--limit", "0"],
     ["--json", "rag", "search", "notes", "rye", "--limit", "0"],
     ["rag", "search", "notes", "--", "-starter"],
+    ["rag", "search", "notes", "rye", "--mode", "hybrid"],  # no model: a note on stderr, then the BM25 hits
+    ["--json", "rag", "search", "notes", "rye", "--mode", "vector"],
     ["memory", "search", "notes", "starter"],
     ["memory", "search", "--json", "notes", "river"],
     ["memory", "list", "notes"],
@@ -166,6 +168,7 @@ PASSED_BACK = [
     ["rag", "search", "other", "rye"],  # a vault the daemon does not hold: asks for a passphrase
     ["rag", "search", "missing-vault", "rye"],
     ["vault", "list"],
+    ["rag", "search", "notes", "rye", "--debug"],
 ]
 
 
@@ -200,3 +203,76 @@ def test_a_served_command_imports_neither_the_parser_nor_the_engine(served, tmp_
                          "memories_tui.testhooks"}, ours
     heavy = {"argparse", "sqlite3", "numpy", "cryptography", "argon2", "http", "gettext", "typing"}
     assert not heavy & {m.split(".")[0] for m in modules}
+
+
+def test_a_client_of_another_build_is_passed_back_and_told_as_ever(served) -> None:
+    home, _ = served
+    quick, ordinary, rendered = both_ways(home, ["rag", "search", "notes", "rye"], {"MEMORIES_TEST_BUILD": "9.9.9"})
+    assert rendered == 0
+    assert (quick.code, quick.stdout, quick.stderr) == (ordinary.code, ordinary.stdout, ordinary.stderr)
+    assert quick.code != 0 and "9.9.9" in quick.stderr  # the version sentence of the ordinary way
+
+
+@pytest.mark.parametrize("env", [{}, {"NO_COLOR": "1"}])
+def test_colours_on_a_terminal_are_the_same(served, env) -> None:
+    """Under a pseudo-terminal the ordinary way prints bold labels; so does the daemon for it."""
+    import os
+    import pty
+
+    home, _ = served
+
+    def on_terminal(extra: dict[str, str]) -> bytes:
+        main, child = pty.openpty()
+        done = subprocess.run([sys.executable, str(CHEAP_CLI), "rag", "search", "notes", "rye"], stdout=child,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=cli_env(home, None, **extra),
+                              timeout=120, check=False)
+        os.close(child)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(main)
+        assert done.returncode == 0, done.stderr
+        return out
+
+    before = served_count(home)
+    quick, ordinary = on_terminal(env), on_terminal({**env, **QUICK_OFF})
+    assert served_count(home) - before == 1
+    assert quick == ordinary
+    assert (b"\x1b[1m" in quick) == (not env)
+
+
+def test_ctrl_c_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
+    import signal
+
+    from tests.helpers.daemon import wait_until
+    from tests.helpers.model_server import COMPAT_CHAT, ModelServer
+
+    home = tmp_path / "home"
+    assert run_cli(home, "vault", "create", "notes").code == 0
+    assert run_cli(home, "memory", "add", "notes", "--title", "Bread", "--text", "Knead the dough.").code == 0
+    with ModelServer() as srv:
+        asked, release = srv.hold_chat()
+        (home / "config.toml").write_text(srv.generation_toml())
+        try:
+            assert unlock(home, "notes").code == 0
+            cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ask", "notes", "How to make bread?"],
+                                   env=cli_env(home, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert asked.wait(120), "the daemon never asked the model"
+            assert "cli_run" not in (home / "daemon" / "daemon.log").read_text()  # still running, the quick way
+            cli.send_signal(signal.SIGINT)
+            out, err = cli.communicate(timeout=120)
+            assert cli.returncode == 130 and err.decode() == "memories: error: Interrupted.\n" and out == b""
+            release.set()
+            log = home / "daemon" / "daemon.log"
+            wait_until(lambda: "vault.ask cancelled" in log.read_text(), what="the daemon to drop the ask")
+            wait_until(lambda: "cli_run served" in log.read_text(), what="the daemon to end the command")
+            assert len(srv.requests_for(COMPAT_CHAT)) == 1  # no retry, no second call after the hang-up
+        finally:
+            release.set()
+            stop(home)
