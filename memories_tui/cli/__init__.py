@@ -31,7 +31,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     from .run import main as run
 
-    return run(argv)
+    return run(argv, daemon_methods=_daemon_methods)
+
+
+def _daemon_methods(service: Any) -> dict[str, Any]:
+    """What `memories daemon` serves for quick_call.py: served verbs' command lines."""
+    from .served_run import methods
+
+    return methods(service)
 
 
 def __getattr__(name: str) -> Any:

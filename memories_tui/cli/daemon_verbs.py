@@ -100,9 +100,7 @@ def cmd_daemon(ctx: Context) -> Payload:
     if ctx.json:
         raise UsageError(msg("`memories daemon` runs in the foreground and prints no JSON; use --detach or "
                              "`memories daemon status --json`."))
-    from .served_run import methods  # command lines of served verbs, run here for cli/quick_call.py
-
-    run_daemon(engine, ready_fd=ctx.args.ready_fd, more=methods,
+    run_daemon(engine, ready_fd=ctx.args.ready_fd, more=ctx.daemon_methods,
                announce=None if ctx.args.ready_fd is not None else lambda text: print(clean(text), file=sys.stderr))
     return {}
 

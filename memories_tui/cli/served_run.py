@@ -36,7 +36,6 @@ from ..i18n import _, _n, in_language, msg, normalize_setting, resolve_language
 from .ask_verbs import cmd_rag_ask
 from .context import Context
 from .output import GuardedStdout, json_text
-from .quick_call import METHOD
 from .record_verbs import cmd_memory_add, cmd_memory_delete, cmd_memory_list, cmd_memory_read, cmd_memory_update
 from .run import _fail, _internal_error, _wants_json
 from .search_verbs import cmd_memory_search, cmd_rag_search, cmd_rag_status
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from ..daemon.service import DaemonService
 
 log = logging.getLogger("memories.daemon")
+METHOD = "cli_run"  # as quick_call.METHOD (which loads nothing of this)
 Rule = Callable[[argparse.Namespace], bool]
 # handler -> (the engine operation it runs, whether these arguments are its plain form)
 SERVED: dict[Callable[..., Any], tuple[str, Rule]] = {

@@ -67,3 +67,9 @@ def test_the_daemon_runs_only_cli_verbs_of_the_engine_table() -> None:
 def _names(code: CodeType) -> set[str]:
     """The names a function's code (and the functions inside it) uses."""
     return set(code.co_names).union(*(_names(c) for c in code.co_consts if isinstance(c, CodeType)))
+
+
+def test_the_client_asks_for_the_method_the_daemon_adds() -> None:
+    from memories_tui.cli import served_run
+
+    assert quick_call.METHOD == served_run.METHOD
