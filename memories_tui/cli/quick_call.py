@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..frontend.daemon_socket import open_own, supported, this_version
+from ..frontend.daemon_socket import open_own, peer_pid, supported, this_version
 
 TYPE_CHECKING = False  # typing itself is a tenth of this path's imports
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ COMMANDS = {("rag", "search"), ("rag", "ask"), ("rag", "status"), ("memory", "ad
 REFUSED = ("-h", "--help", "--version", "--no-daemon", "--debug", "--file", "--queries", "--questions")
 LOCALE = ("LC_ALL", "LC_MESSAGES", "LANG")  # what i18n.resolve_language reads
 SILENCE_SECONDS = 30.0  # as the daemon client's for vault work: heartbeats come at a quarter of it
+LOOKUP_SECONDS = 10.0  # as its wait for a lookup: a daemon that does not even start answering is stuck
 QUICK_OFF_ENV = "MEMORIES_QUICK_OFF"  # any value but 0/empty: always the ordinary way (tests compare both)
 MAX_LINE_BYTES = 256 * 1024 * 1024
 
@@ -104,12 +105,21 @@ def _tty(stream: IO[str]) -> bool:
         return False
 
 
-def _silence() -> float:
+def _silence(default: float) -> float:
+    """$MEMORIES_DAEMON_TIMEOUT when it is a positive number of seconds (daemon/client.py), else `default`."""
     try:
         chosen = float(os.environ.get("MEMORIES_DAEMON_TIMEOUT", "") or 0)
     except ValueError:
         chosen = 0.0
-    return chosen if 0 < chosen < float("inf") else SILENCE_SECONDS
+    return chosen if 0 < chosen < float("inf") else default
+
+
+class _Stuck(Exception):
+    """The daemon took the request and said nothing at all: stopped (SIGSTOP) or wedged."""
+
+    def __init__(self, pid: int, seconds: float) -> None:
+        super().__init__(pid, seconds)
+        self.pid, self.seconds = pid, seconds
 
 
 class _Call:
@@ -126,6 +136,8 @@ class _Call:
             if reader is None:
                 return None
             return self._answer(reader, request["argv"])
+        except _Stuck as exc:  # what the ordinary way's first question would have met
+            return _say(request["argv"], "stuck", stuck=exc, home=self.home)
         except (OSError, ValueError):
             if not self.written:
                 return None
@@ -135,17 +147,23 @@ class _Call:
         self.sock = sock = open_own(self.home)
         if sock is None:
             return None
-        silence = _silence()
-        body = json.dumps(request, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        silence, lookup = _silence(SILENCE_SECONDS), _silence(LOOKUP_SECONDS)
+        body = json.dumps(request, separators=(",", ":")).encode("utf-8")
         sock.sendall(f"POST /v1/{METHOD} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
                      f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\n\r\n".encode() + body)
-        sock.settimeout(silence)
+        sock.settimeout(lookup)  # the daemon answers its headers before it runs anything
         reader = sock.makefile("rb")
-        if reader.readline(1024).split(b" ", 2)[1:2] != [b"200"]:
+        try:
+            status = reader.readline(1024)
+        except TimeoutError:
+            raise _Stuck(peer_pid(sock), lookup) from None
+        sock.settimeout(silence)
+        if status.split(b" ", 2)[1:2] != [b"200"]:
             return None
-        while reader.readline(8192).strip():
-            pass
-        return reader
+        built = False  # a daemon from before the version handshake names no version: not asked further
+        while (line := reader.readline(8192)).strip():
+            built = built or line.lower().startswith(b"x-memories-version:")
+        return reader if built else None
 
     def _answer(self, reader: IO[bytes], argv: list[str]) -> int | None:
         while True:
@@ -172,10 +190,10 @@ class _Call:
         status: int = result["status"]
         self.written = True
         try:
-            sys.stderr.write(result.get("stderr", ""))
-            sys.stderr.flush()
             sys.stdout.write(result.get("stdout", ""))
             sys.stdout.flush()
+            sys.stderr.write(result.get("stderr", ""))
+            sys.stderr.flush()
         except BrokenPipeError:
             from .run import _reader_left
 
@@ -194,9 +212,10 @@ class _Call:
             self.sock = None
 
 
-def _say(argv: Sequence[str], what: str, cause: OSError | None = None) -> int:
-    """What the ordinary way says when it is interrupted, loses the daemon after part of the
-    answer was written, or cannot write standard output (its modules load only here)."""
+def _say(argv: Sequence[str], what: str, cause: OSError | None = None, stuck: _Stuck | None = None,
+         home: Path | None = None) -> int:
+    """What the ordinary way says when it is interrupted, finds the daemon stuck, loses it after
+    part of the answer was written, or cannot write standard output (its modules load only here)."""
     from ..errors import CancelledError, ErrorCode
     from ..i18n import msg
     from .language import choose_language
@@ -209,6 +228,12 @@ def _say(argv: Sequence[str], what: str, cause: OSError | None = None) -> int:
                                   reason=(cause.strerror if cause else None) or str(cause)))
     if what == "interrupted":
         return _fail(CancelledError(msg("Interrupted.")), _wants_json(argv))
+    if what == "stuck" and stuck is not None and home is not None:
+        from ..daemon import VAULT_STATE, DaemonClient
+
+        client = DaemonClient(home)
+        client.pid = stuck.pid or None
+        return _fail(client._silent(VAULT_STATE, stuck.seconds), _wants_json(argv))  # its very sentence
     from ..daemon.protocol import DaemonConnectionError
 
     command = " ".join(w for w in _options(argv) if not w.startswith("-"))[:60]

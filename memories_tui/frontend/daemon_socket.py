@@ -38,13 +38,23 @@ def open_own(home: Path) -> socket.socket | None:
     try:
         sock.settimeout(CONNECT_SECONDS)
         connect_unix(sock, target)
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        _pid, uid, _gid = _credentials(sock)
         if uid != os.getuid():
             raise OSError("served by another user")
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The process serving the socket, as the kernel names it."""
+    return _credentials(sock)[0]
+
+
+def _credentials(sock: socket.socket) -> tuple[int, int, int]:
+    pid, uid, gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return pid, uid, gid
 
 
 def connect_unix(sock: socket.socket, target: Path) -> None:

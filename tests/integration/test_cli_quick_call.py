@@ -276,3 +276,25 @@ def test_ctrl_c_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
         finally:
             release.set()
             stop(home)
+
+
+def test_a_stopped_daemon_gets_the_ordinary_sentence(tmp_path: Path) -> None:
+    """Stopped (SIGSTOP), the daemon takes the request and says nothing: the quick way says what
+    the ordinary way's first question meets, with the same pid and limit."""
+    import os
+    import signal
+
+    from tests.helpers.daemon import daemon
+
+    home = tmp_path / "home"
+    assert run_cli(home, "vault", "create", "notes").code == 0
+    with daemon(home) as pid:
+        assert unlock(home, "notes").code == 0
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for argv in (["--json", "rag", "search", "notes", "dough"], ["memory", "list", "notes"]):
+                quick, ordinary, _rendered = both_ways(home, argv, {"MEMORIES_DAEMON_TIMEOUT": "1"})
+                assert (quick.code, quick.stdout, quick.stderr) == (ordinary.code, ordinary.stdout, ordinary.stderr)
+                assert quick.code == 1 and f"(pid {pid}) has not answered" in quick.stdout + quick.stderr
+        finally:
+            os.kill(pid, signal.SIGCONT)
