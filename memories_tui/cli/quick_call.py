@@ -15,14 +15,14 @@ ordinary way, which has the full handshake and says what is wrong as every comma
 
 from __future__ import annotations
 
+import _socket
 import json
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..frontend.daemon_socket import open_own, peer_pid, supported, this_version
+from ..frontend.daemon_socket import Lines, open_own, peer_pid, supported, this_version
 
 TYPE_CHECKING = False  # typing itself is a tenth of this path's imports
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class _Call:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.sock: socket.socket | None = None
+        self.sock: _socket.socket | None = None
         self.written = False
 
     def run(self, request: dict[str, Any]) -> int | None:
@@ -143,7 +143,7 @@ class _Call:
                 return None
             return _say(request["argv"], "gone")
 
-    def _send(self, request: dict[str, Any]) -> IO[bytes] | None:
+    def _send(self, request: dict[str, Any]) -> Lines | None:
         self.sock = sock = open_own(self.home)
         if sock is None:
             return None
@@ -152,7 +152,7 @@ class _Call:
         sock.sendall(f"POST /v1/{METHOD} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
                      f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\n\r\n".encode() + body)
         sock.settimeout(lookup)  # the daemon answers its headers before it runs anything
-        reader = sock.makefile("rb")
+        reader = Lines(sock)
         try:
             status = reader.readline(1024)
         except TimeoutError:
@@ -165,7 +165,7 @@ class _Call:
             built = built or line.lower().startswith(b"x-memories-version:")
         return reader if built else None
 
-    def _answer(self, reader: IO[bytes], argv: list[str]) -> int | None:
+    def _answer(self, reader: Lines, argv: list[str]) -> int | None:
         while True:
             line = reader.readline(MAX_LINE_BYTES)
             if not line.endswith(b"\n"):
@@ -205,7 +205,7 @@ class _Call:
     def close(self) -> None:
         if self.sock is not None:
             try:
-                self.sock.shutdown(socket.SHUT_RDWR)
+                self.sock.shutdown(_socket.SHUT_RDWR)
             except OSError:
                 pass
             self.sock.close()

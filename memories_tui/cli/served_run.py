@@ -129,9 +129,31 @@ def _language(request: Request) -> str:
         raise PassBack from None  # the parser's refusal, in the language chosen without it
     if setting is None:
         home, config = _option(request.argv, "--home"), _option(request.argv, "--config")
-        setting = configured_language(str(request.path(home) if home else request.home),
-                                      str(request.path(config)) if config else None)
+        setting = _configured(str(request.path(home) if home else request.home),
+                              str(request.path(config)) if config else None)
     return resolve_language(setting, environ=request.env)
+
+
+_read_configs: dict[str, tuple[tuple[int, int, int], str | None]] = {}  # config file -> (its stat, language)
+
+
+def _configured(home: str, config: str | None) -> str | None:
+    """`[ui] language` of the config, read again only when the file changed (a parse per call
+    would be a fifth of the daemon's part of a served search)."""
+    from ..home import resolve_config
+
+    path = resolve_config(Path(home), config)
+    try:
+        stat = path.stat()
+    except OSError:
+        return configured_language(home, config)
+    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    known = _read_configs.get(str(path))
+    if known is not None and known[0] == key:
+        return known[1]
+    language = configured_language(home, config)
+    _read_configs[str(path)] = (key, language)
+    return language
 
 
 class _Parsers:

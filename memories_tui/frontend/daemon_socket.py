@@ -1,11 +1,13 @@
 """The home's daemon socket reached with the standard library alone, for the processes whose
 start-up is the point (the relayed `memories mcp`, a served verb's command line): no typing,
-no http.client, none of the package's machinery. Linux only (the peer's credentials)."""
+no http.client, none of the package's machinery, and the socket module's C part only (the
+module itself builds enums for a tenth of a served call's start-up). Linux only (the peer's
+credentials)."""
 
 from __future__ import annotations
 
+import _socket
 import os
-import socket
 import struct
 import sys
 from pathlib import Path
@@ -28,13 +30,13 @@ def supported() -> bool:
     return sys.platform.startswith("linux")
 
 
-def open_own(home: Path) -> socket.socket | None:
+def open_own(home: Path) -> _socket.socket | None:
     """A connection to `home`'s daemon when one listens and runs as this user, else None;
     OSError when connecting fails otherwise."""
     target = home.joinpath(*SOCKET)
     if not target.exists():
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_SECONDS)
         connect_unix(sock, target)
@@ -47,17 +49,17 @@ def open_own(home: Path) -> socket.socket | None:
     return sock
 
 
-def peer_pid(sock: socket.socket) -> int:
+def peer_pid(sock: _socket.socket) -> int:
     """The process serving the socket, as the kernel names it."""
     return _credentials(sock)[0]
 
 
-def _credentials(sock: socket.socket) -> tuple[int, int, int]:
-    pid, uid, gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+def _credentials(sock: _socket.socket) -> tuple[int, int, int]:
+    pid, uid, gid = struct.unpack("3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12))
     return pid, uid, gid
 
 
-def connect_unix(sock: socket.socket, target: Path) -> None:
+def connect_unix(sock: _socket.socket, target: Path) -> None:
     """Connect to the socket at `target`, through the folder's descriptor when the path is too long."""
     if len(os.fsencode(str(target))) <= MAX_SOCKET_PATH:
         sock.connect(str(target))
@@ -67,3 +69,22 @@ def connect_unix(sock: socket.socket, target: Path) -> None:
         sock.connect(f"/proc/self/fd/{fd}/{target.name}")
     finally:
         os.close(fd)
+
+
+class Lines:
+    """Lines read off a connection (what `makefile("rb").readline` does, without the socket module)."""
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def readline(self, limit: int) -> bytes:
+        """One line with its newline, at most `limit` bytes; shorter without one at the end."""
+        while b"\n" not in self.buffer and len(self.buffer) < limit:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                break
+            self.buffer += chunk
+        cut = self.buffer.find(b"\n", 0, limit) + 1 or min(limit, len(self.buffer))
+        line, self.buffer = self.buffer[:cut], self.buffer[cut:]
+        return line

@@ -16,7 +16,7 @@ import socket
 from pathlib import Path
 from typing import IO, Any
 
-from ..frontend.daemon_socket import open_own, supported, this_version
+from ..frontend.daemon_socket import CONNECT_SECONDS, open_own, supported, this_version
 
 OPEN_SECONDS = 30.0  # the daemon's first session loads the MCP SDK
 Opened = tuple[dict[str, Any], socket.socket, IO[bytes]]
@@ -31,12 +31,14 @@ def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tu
     if not supported():
         return None
     try:
-        sock = open_own(path)
+        raw = open_own(path)
     except OSError:
         return None
-    if sock is None:
+    if raw is None:
         return None
+    sock = socket.socket(fileno=raw.detach())  # the socket module's, for the relay's file reads
     try:
+        sock.settimeout(CONNECT_SECONDS)
         body = json.dumps({**args, "version": this_version()}, separators=(",", ":")).encode("utf-8")
         sock.sendall(f"POST /v1/mcp_relay HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
                      f"\r\nX-Memories-Client: mcp\r\nX-Memories-Version: {this_version()}\r\n\r\n".encode() + body)
