@@ -82,7 +82,8 @@ class Request:
         if not (isinstance(argv, list) and all(isinstance(w, str) for w in argv) and isinstance(cwd, str)
                 and Path(cwd).is_absolute() and isinstance(home, str) and isinstance(env, dict)
                 and all(isinstance(v, str) for v in env.values()) and isinstance(args.get("version"), str)):
-            raise UsageError(msg("The request for {verb} needs argv, cwd, home, env and version.", verb=METHOD),
+            raise UsageError(msg("The request for {verb} needs {needs} and takes nothing else.", verb=METHOD,
+                                 needs="argv, cwd, home, env, version, color, stderr_tty"),
                              code=ErrorCode.DAEMON_BAD_REQUEST)
         return cls(argv, Path(cwd), Path(home), args["version"], env, args.get("color") is True,
                    args.get("stderr_tty") is True)
@@ -140,9 +141,7 @@ _read_configs: dict[str, tuple[tuple[int, int, int], str | None]] = {}  # config
 def _configured(home: str, config: str | None) -> str | None:
     """`[ui] language` of the config, read again only when the file changed (a parse per call
     would be a fifth of the daemon's part of a served search)."""
-    from ..home import resolve_config
-
-    path = resolve_config(Path(home), config)
+    path = Path(config).expanduser().resolve() if config else Path(home) / "config.toml"  # as home.resolve_config
     try:
         stat = path.stat()
     except OSError:

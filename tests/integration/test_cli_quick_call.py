@@ -298,3 +298,28 @@ def test_a_stopped_daemon_gets_the_ordinary_sentence(tmp_path: Path) -> None:
                 assert quick.code == 1 and f"(pid {pid}) has not answered" in quick.stdout + quick.stderr
         finally:
             os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("body", [b"{}", b'{"argv": "rag search", "cwd": "/", "home": "/", "env": {}, "version": "x"}',
+                                  b'{"argv": [], "cwd": "relative", "home": "/", "env": {}, "version": "x"}'])
+def test_a_request_of_the_wrong_shape_is_refused(served, body) -> None:
+    from tests.helpers.daemon import answer_json, post, raw_request
+
+    home, _ = served
+    status, answer = answer_json(raw_request(home, post("cli_run", body)))
+    assert status == 200 and answer["error"]["code"] == "daemon_bad_request", answer
+
+
+def test_nothing_is_rendered_for_a_home_the_daemon_does_not_serve(served, tmp_path) -> None:
+    """A request naming another home (a link to this one's socket, say) is passed back."""
+    from memories_tui import __version__
+    from tests.helpers.daemon import answer_json, post, raw_request
+
+    home, _ = served
+    request = {"argv": ["memory", "list", "notes"], "cwd": "/", "home": str(home), "env": {}, "version": __version__,
+               "color": False, "stderr_tty": False}
+    status, answer = answer_json(raw_request(home, post("cli_run", json.dumps(request).encode())))
+    assert status == 200 and answer["result"]["status"] == 0  # its own home: rendered
+    request["home"] = str(tmp_path)
+    status, answer = answer_json(raw_request(home, post("cli_run", json.dumps(request).encode())))
+    assert status == 200 and answer == {"result": {"pass": True}}
