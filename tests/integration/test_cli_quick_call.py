@@ -81,6 +81,8 @@ SAME = [
     ["--json", "rag", "ask", "notes", "How often is the starter fed?", "--limit", "2"],
     ["rag", "ask", "notes", "What about rye?", "--limit", "0"],
     ["memory", "delete", "notes", MISSING],
+    ["rag", "status", "notes"],
+    ["--json", "rag", "status", "notes"],
     ["--json", "memory", "update", "notes", MISSING, "--title", "x"],
 ]
 
