@@ -3,7 +3,9 @@
 1. CLI wall time (each a fresh `python -m memories_tui` process, median of --runs >= 20):
    `rag search`, `memory add`, `rag ask` (extractive) in-process (`--no-daemon`, the default
    Argon2id unlock and the index restore every time) and through a daemon that holds the
-   vault unlocked; their ratio; `python -c pass` and `vault list` (no unlock) as references.
+   vault unlocked: the command line run by the daemon (cli/quick_call.py, the default) and the
+   ordinary client that builds the CLI and asks the daemon per engine call
+   (`MEMORIES_QUICK_OFF=1`); their ratio; `python -c pass` and `vault list` (no unlock) as references.
 2. `memories mcp` spawn -> `initialize` answered and the first BM25 call: per process (the
    server unlocks with the default Argon2id cost) and with the daemon running (the process
    relays its stdio to a session the daemon hosts); `python -c pass` in the same rounds.
@@ -39,9 +41,11 @@ TUI_HOST = Path(__file__).with_name("daemon_tui.py")
 PEAK = Path(__file__).with_name("peak_rss.py")
 
 
-def env_for(home: Path, *, passphrase: bool, no_daemon: bool) -> dict[str, str]:
+def env_for(home: Path, *, passphrase: bool, no_daemon: bool, quick: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORIES_")}
     env["MEMORIES_HOME"] = str(home)
+    if not quick:
+        env["MEMORIES_QUICK_OFF"] = "1"
     if passphrase:
         env["MEMORIES_PASSPHRASE"] = PASSPHRASE
     if no_daemon:
@@ -66,10 +70,10 @@ def make_home(home: Path, model: Path | None) -> None:
     engine.close()  # saves the encrypted index snapshot
 
 
-def cli(home: Path, *args: str, passphrase: bool, no_daemon: bool) -> float:
+def cli(home: Path, *args: str, passphrase: bool, no_daemon: bool, quick: bool = True) -> float:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "memories_tui", *args], env=env_for(home, passphrase=passphrase,
-                                                                                    no_daemon=no_daemon),
+                                                                                    no_daemon=no_daemon, quick=quick),
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
@@ -96,13 +100,15 @@ def cli_figures(home: Path, runs: int) -> dict[str, dict[str, float]]:
         for name, argv in VERBS.items():
             cli(home, *argv, passphrase=True, no_daemon=True)  # warm the page cache and the daemon's index
             cli(home, *argv, passphrase=False, no_daemon=False)
-            alone, served = [], []
+            alone, served, asked = [], [], []
             for _ in range(runs):
                 alone.append(cli(home, *argv, passphrase=True, no_daemon=True))
                 served.append(cli(home, *argv, passphrase=False, no_daemon=False))
+                asked.append(cli(home, *argv, passphrase=False, no_daemon=False, quick=False))
                 for ref, fn in refs.items():
                     ref_times[ref].append(fn())
             out[name] = {"in_process_s": statistics.median(alone), "daemon_s": statistics.median(served),
+                         "ordinary_client_s": statistics.median(asked),
                          "ratio": statistics.median(alone) / statistics.median(served)}
     finally:
         cli(home, "daemon", "stop", passphrase=False, no_daemon=False)
@@ -111,6 +117,7 @@ def cli_figures(home: Path, runs: int) -> dict[str, dict[str, float]]:
     floor = out["python -c pass"]["median_s"]
     for name in VERBS:
         out[name]["daemon_vs_pass"] = out[name]["daemon_s"] / floor
+        out[name]["ordinary_client_vs_pass"] = out[name]["ordinary_client_s"] / floor
     return out
 
 
@@ -298,7 +305,8 @@ def print_report(report: dict) -> None:
         for name, row in report["cli"].items():
             if "ratio" in row:
                 print(f"  {name:<24} in-process {row['in_process_s']:6.3f} s   daemon {row['daemon_s']:6.3f} s   "
-                      f"{row['ratio']:5.1f}x   daemon / python -c pass {row['daemon_vs_pass']:4.2f}x")
+                      f"{row['ratio']:5.1f}x   daemon / python -c pass {row['daemon_vs_pass']:4.2f}x   (ordinary client "
+                      f"{row['ordinary_client_s']:6.3f} s, {row['ordinary_client_vs_pass']:4.2f}x)")
             else:
                 print(f"  {name:<24} {row['median_s']:6.3f} s (reference)")
     if "mcp" in report:

@@ -15,11 +15,13 @@ is imported only to compile a catalog whose `.mo` is missing or older than its `
 
 from __future__ import annotations
 
+import contextlib
 import gettext
 import io
 import os
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ _SIMPLIFIED_TERRITORIES = {"CN", "SG"}
 _language = "en"
 _catalog: gettext.NullTranslations = gettext.NullTranslations()
 _loaded: dict[str, gettext.NullTranslations] = {}
+_this_thread = threading.local()  # a language one thread speaks for a while (in_language), else the process's
 
 
 # -- which language ------------------------------------------------------------------------
@@ -139,17 +142,35 @@ def set_language(language: str) -> None:
 
 
 def current_language() -> str:
-    return _language
+    return getattr(_this_thread, "language", _language)
+
+
+@contextlib.contextmanager
+def in_language(language: str) -> Iterator[None]:
+    """Speak `language` in this thread only, for the block: the resident engine renders one
+    client's command in that client's language while other threads speak their own."""
+    language = normalize_setting(language)
+    if language == "auto":
+        language = resolve_language("auto")
+    saved = getattr(_this_thread, "language", None), getattr(_this_thread, "catalog", None)
+    _this_thread.language, _this_thread.catalog = language, load_catalog(language)
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            del _this_thread.language, _this_thread.catalog
+        else:
+            _this_thread.language, _this_thread.catalog = saved
 
 
 # -- marking and translating ---------------------------------------------------------------
 
 def _(text: str) -> str:
-    return _catalog.gettext(text)
+    return getattr(_this_thread, "catalog", _catalog).gettext(text)
 
 
 def _n(singular: str, plural: str, count: int) -> str:
-    return _catalog.ngettext(singular, plural, count)
+    return getattr(_this_thread, "catalog", _catalog).ngettext(singular, plural, count)
 
 
 def N_(text: str) -> str:

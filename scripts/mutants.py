@@ -63,6 +63,7 @@ TIMER_TESTS = "tests/integration/test_daemon_timers.py"
 LIFECYCLE_TESTS = "tests/integration/test_daemon_lifecycle.py"
 DAEMON_BURST = "tests/integration/test_daemon_burst.py"
 DAEMON_LIMITS = "tests/integration/test_daemon_limits.py"
+QUICK_CALL = "tests/integration/test_cli_quick_call.py"
 DAEMON_FILES = "tests/integration/test_daemon_files.py"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -517,6 +518,20 @@ MUTANTS: tuple[Mutant, ...] = (
            (("    except MISREAD:\n        raise incompatible(method) from None\n",
              "    except RecursionError:\n        raise incompatible(method) from None\n"),),
            ("tests/integration/test_daemon_compat.py",)),
+    Mutant("quick-colour-of-the-daemon", "the daemon renders a command with colours whether or not the caller's "
+           "stdout is a terminal",
+           "memories_tui/cli/served_run.py",
+           (("        self.color = request.color and not self.json\n", "        self.color = not self.json\n"),),
+           (QUICK_CALL + "::test_colours_on_a_terminal_are_the_same",)),
+    Mutant("quick-any-version", "the daemon renders the command line of a client of another version",
+           "memories_tui/cli/served_run.py",
+           (("            and build.get(\"version\") == request.version and", "            and"),),
+           (QUICK_CALL + "::test_a_client_of_another_build_is_passed_back_and_told_as_ever",)),
+    Mutant("quick-language-of-the-daemon", "the daemon renders a command line in its own language, not the caller's",
+           "memories_tui/cli/served_run.py",
+           (("    return resolve_language(setting, environ=request.env)\n",
+             "    return resolve_language(setting)\n"),),
+           (QUICK_CALL + "::test_in_the_callers_language",)),
     Mutant("daemon-build-unchecked", "a client of another version is served by the daemon as if it were its own",
            "memories_tui/daemon/server.py",
            (("        if (version, api) == (ours.get(\"version\"), ours.get(\"api\")):\n",

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorCode, MemoriesError, UsageError
 from ..i18n import _, msg
@@ -20,9 +20,15 @@ if TYPE_CHECKING:  # a verb the daemon serves loads neither (nor the engine's mo
     from ..engine import Engine, EngineHandle
 
 
+# Methods a daemon this command starts adds for the front end that started it (the CLI's
+# command lines, cli/served_run.py): handed down from cli.main, which sits above the parser.
+DaemonMethods = Callable[[Any], dict[str, Any]]
+
+
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self.daemon_methods: DaemonMethods | None = None
         self.json = bool(getattr(args, "json", False))
         self.opened: EngineHandle | None = None
         self.color = sys.stdout.isatty() and not self.json and "NO_COLOR" not in os.environ

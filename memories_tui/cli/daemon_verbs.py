@@ -100,7 +100,7 @@ def cmd_daemon(ctx: Context) -> Payload:
     if ctx.json:
         raise UsageError(msg("`memories daemon` runs in the foreground and prints no JSON; use --detach or "
                              "`memories daemon status --json`."))
-    run_daemon(engine, ready_fd=ctx.args.ready_fd,
+    run_daemon(engine, ready_fd=ctx.args.ready_fd, more=ctx.daemon_methods,
                announce=None if ctx.args.ready_fd is not None else lambda text: print(clean(text), file=sys.stderr))
     return {}
 

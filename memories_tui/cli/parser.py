@@ -221,13 +221,14 @@ def _rag_verbs(sub: Any) -> Any:
 _LITERAL = "\x00"  # cannot occur in a real argv, so it safely marks words that came after `--`
 
 
-def parse_argv(argv: list[str]) -> argparse.Namespace:
-    """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`)."""
+def parse_argv(argv: list[str], parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    """argparse loses `--` inside subcommands; keep words after it positional (`rag search V -- -x`).
+    `parser`: one built before, in the language in force (the daemon keeps one per language)."""
     argv = sync_verbs.sync_argv(argv)
     if "--" in argv:
         cut = argv.index("--")
         argv = argv[:cut] + [_LITERAL + word for word in argv[cut + 1:]]
-    parser = build_parser()
+    parser = build_parser() if parser is None else parser
     completion_verbs.answer_if_asked(parser)  # the shell's completion function asking; exits when it is
     try:
         args, extras = parser.parse_known_args(argv)

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..engine import json_of
 from ..errors import CancelledError, InternalError, MemoriesError, OutputError, UsageError, describe_error, redact
 from ..i18n import Message, _, current_language, msg, set_language
-from .context import Context
+from .context import Context, DaemonMethods
 from .language import choose_language
 from .output import GuardedStdout, OutputFailed, clean, json_text, say_on_stderr
 from .parser import parse_argv
@@ -30,9 +30,10 @@ def _options(argv: Sequence[str]) -> Sequence[str]:
     return argv[: argv.index("--") if "--" in argv else len(argv)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, daemon_methods: DaemonMethods | None = None) -> int:
     """Run one command; its exit status. A reader that left early (`memories … | head`,
-    `| true`) is not an error of ours: output stops quietly, the status stays the command's."""
+    `| true`) is not an error of ours: output stops quietly, the status stays the command's.
+    `daemon_methods`: what a daemon this command starts serves besides the engine (context.py)."""
     language = current_language()  # a caller in the same process (tests, the TUI) keeps its own
     if sys.stdout is None:  # `memories … >&-`: refuse before doing anything whose report would be lost
         return _output_failed(msg("Standard output is closed, so nothing could be reported; nothing was done. "
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = GuardedStdout(stdout)
     try:
-        status = _run(argv)
+        status = _run(argv, daemon_methods)
         sys.stdout.flush()  # a pipe buffers: find out here, not at interpreter exit
         return status
     except BrokenPipeError:
@@ -61,7 +62,7 @@ def _output_failed(message: Message) -> int:
     return _reader_left(error.exit_code)
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _run(argv: Sequence[str] | None, daemon_methods: DaemonMethods | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     choose_language(argv)
@@ -71,6 +72,7 @@ def _run(argv: Sequence[str] | None) -> int:
             args.group_parser.print_help(sys.stderr)
             raise UsageError(msg("Choose a command; `{prog} --help` lists them.", prog=args.group_parser.prog))
         ctx = Context(args)
+        ctx.daemon_methods = daemon_methods
         try:
             payload = args.handler(ctx)
         finally:

@@ -36,7 +36,7 @@ from .paths import (
     unix_sockets_supported,
 )
 from .served import served_methods
-from .server import DaemonServer
+from .server import DaemonServer, Method
 from .service import DaemonService
 from .spawn import WINDOWS_SENTENCE, DaemonRunningError, start_detached, stop_daemon
 
@@ -175,10 +175,15 @@ def setup_log(paths: DaemonPaths) -> None:
     log.propagate = False
 
 
-def run_daemon(engine: Engine, *, ready_fd: int | None = None, announce: Callable[[str], None] | None = None) -> None:
+def run_daemon(engine: Engine, *, ready_fd: int | None = None, announce: Callable[[str], None] | None = None,
+               more: Callable[[DaemonService], dict[str, Method]] | None = None) -> None:
     """`memories daemon`: serve until SIGTERM, SIGINT or `memories daemon stop`. `ready_fd`
-    (from `start_detached`) or `announce` (a foreground start) learn when it listens."""
+    (from `start_detached`) or `announce` (a foreground start) learn when it listens. `more`:
+    methods of the front end that starts it (the CLI's command lines), outside the API
+    fingerprint: their callers check the build themselves, and a TUI serving the socket has none."""
     host = SocketHost(engine, "daemon")
+    if more is not None:
+        host.service.add_methods(more(host.service))
     try:
         host.paths.ensure_folder()
         setup_log(host.paths)

@@ -271,22 +271,7 @@ class _Handler(BaseHTTPRequestHandler):
         token = self.server.clients.begin(self.peer, kind, name)
         started = time.monotonic()
         try:
-            self.server.dispatcher.before_call()
-            result = method(args, call)
-            line = encode_line({"result": result})
-            outcome = "ok"
-        except MemoriesError as exc:
-            line, outcome = error_line(exc), exc.code
-        except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
-            refusal = UsageError(msg("Bad arguments for {name}: {kind}.",
-                                     name=name, kind=type(exc).__name__), code=ErrorCode.DAEMON_BAD_REQUEST)
-            line, outcome = error_line(refusal), refusal.code
-        except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
-            log.error("%s failed: unexpected %s", name, type(exc).__name__)
-            error = InternalError(msg("Unexpected {kind} in the daemon while running {name}. This is a "
-                                      "bug in Memories; the daemon log has the place.",
-                                      kind=type(exc).__name__, name=name))
-            line, outcome = error_line(error), error.code
+            line, outcome = answer_line(self.server.dispatcher, name, method, args, call)
         finally:
             stop_beat()
             stop_watch()
@@ -348,6 +333,28 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
         self.close_connection = True
+
+
+def answer_line(dispatcher: Dispatcher, name: str, method: Method, args: dict[str, Any],
+                call: Call) -> tuple[bytes, str]:
+    """Run one method as the socket does (the dispatcher's check first) and its answer line
+    with the outcome to log: the result, or the error as the client reads it back. Also how the
+    daemon runs a method for itself on a client's behalf (the same answer, not a socket's)."""
+    try:
+        dispatcher.before_call()
+        return encode_line({"result": method(args, call)}), "ok"
+    except MemoriesError as exc:
+        return error_line(exc), exc.code
+    except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
+        refusal = UsageError(msg("Bad arguments for {name}: {kind}.",
+                                 name=name, kind=type(exc).__name__), code=ErrorCode.DAEMON_BAD_REQUEST)
+        return error_line(refusal), refusal.code
+    except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
+        log.error("%s failed: unexpected %s", name, type(exc).__name__)
+        error = InternalError(msg("Unexpected {kind} in the daemon while running {name}. This is a "
+                                  "bug in Memories; the daemon log has the place.",
+                                  kind=type(exc).__name__, name=name))
+        return error_line(error), error.code
 
 
 def _beat_seconds(limit_text: str | None) -> float:

@@ -13,24 +13,14 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
-import sys
 from pathlib import Path
 from typing import IO, Any
 
-from .. import __version__, testhooks
+from ..frontend.daemon_socket import CONNECT_SECONDS, open_own, supported, this_version
 
-SOCKET = ("daemon", "daemon.sock")
-MAX_SOCKET_PATH = 100  # as daemon/paths.py
-CONNECT_SECONDS = 5.0
 OPEN_SECONDS = 30.0  # the daemon's first session loads the MCP SDK
 Opened = tuple[dict[str, Any], socket.socket, IO[bytes]]
-
-
-def this_version() -> str:
-    """This package's version, or the one the test hook fakes (as daemon/handshake.py does)."""
-    fake = os.environ.get(testhooks.BUILD_ENV, "")
-    return fake.partition(":")[0] or __version__ if fake else __version__
+__all__ = ["Opened", "quick_open", "this_version"]
 
 
 def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tuple[Path, Opened] | None:
@@ -38,18 +28,17 @@ def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tu
     path = _home(home, config)
     if path is None or os.environ.get("MEMORIES_NO_DAEMON", "").strip() not in ("", "0"):
         return None
-    if not sys.platform.startswith("linux"):
-        return None  # the peer check below is Linux's; elsewhere the ordinary way checks it
-    target = path.joinpath(*SOCKET)
-    if not target.exists():
+    if not supported():
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        raw = open_own(path)
+    except OSError:
+        return None
+    if raw is None:
+        return None
+    sock = socket.socket(fileno=raw.detach())  # the socket module's, for the relay's file reads
     try:
         sock.settimeout(CONNECT_SECONDS)
-        _connect(sock, target)
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        if uid != os.getuid():
-            raise OSError("served by another user")
         body = json.dumps({**args, "version": this_version()}, separators=(",", ":")).encode("utf-8")
         sock.sendall(f"POST /v1/mcp_relay HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
                      f"\r\nX-Memories-Client: mcp\r\nX-Memories-Version: {this_version()}\r\n\r\n".encode() + body)
@@ -77,14 +66,3 @@ def _home(home: str | None, config: str | None) -> Path | None:
         return None
     path = Path(text).expanduser().resolve()
     return path if path.is_dir() else None
-
-
-def _connect(sock: socket.socket, target: Path) -> None:
-    if len(os.fsencode(str(target))) <= MAX_SOCKET_PATH:
-        sock.connect(str(target))
-        return
-    fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        sock.connect(f"/proc/self/fd/{fd}/{target.name}")
-    finally:
-        os.close(fd)

@@ -84,4 +84,5 @@ def test_a_daemon_from_before_the_handshake_is_told_apart_before_it_is_given_wor
     error = result.json["error"]
     assert error["code"] == "daemon_incompatible", error
     assert error["message"].startswith("The running daemon is older than this version"), error
-    assert OlderDaemon.seen == ["vault_state"]  # the add never reached it
+    # the add never reached it (the quick way's `cli_run` came first: a method such a daemon has not)
+    assert [m for m in OlderDaemon.seen if m != "cli_run"] == ["vault_state"]

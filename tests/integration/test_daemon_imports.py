@@ -56,8 +56,9 @@ def served_home(tmp_path_factory):
 def imported_by(home: Path, tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     record = tmp_path / "modules.json"
     done = subprocess.run([sys.executable, "-c", CHILD, str(record), *argv], capture_output=True, text=True,
-                          env=cli_env(home, passphrase=None), timeout=120, check=False)  # no passphrase anywhere
-    return done, json.loads(record.read_text())
+                          env=cli_env(home, passphrase=None, MEMORIES_QUICK_OFF="1"),  # no passphrase anywhere;
+                          timeout=120, check=False)  # the client that asks the daemon per call (the quick way:
+    return done, json.loads(record.read_text())  # test_cli_quick_call.py)
 
 
 LIGHT_OURS = ("memories_tui.engine.api",)  # the table of operations the client is made from: stdlib only
