@@ -664,6 +664,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/renew.py",
            (("    state.device = secrets.token_hex(8)\n", ""),),
            ("tests/integration/test_sync_restored.py",)),
+    Mutant("sync-device-behind-unchecked", "a vault that knows fewer of its own bundles than the target is synced on",
+           "memories_tui/sync/chains.py", (("    if shown > state.own_seq:\n", "    if False:\n"),),
+           ("tests/integration/test_sync_restored.py::"
+            "test_a_home_put_back_with_its_state_folder_is_caught_by_the_sync_target",)),
     Mutant("sync-forget-for-good", "a forgotten device that writes again stays hidden from sync devices",
            "memories_tui/engine/sync_ops.py",
            (('                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:\n',
