@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.cli.quick import _plain_mcp
 from memories_tui.daemon import client as daemon_client
 from memories_tui.daemon import connect
 from memories_tui.daemon import connection as daemon_connection
@@ -54,9 +55,15 @@ def test_a_burst_of_threads_through_the_cli_client_is_served(home: Path) -> None
     assert answers == [["Sourdough"]] * BURST
 
 
-async def test_a_burst_of_mcp_tool_calls_is_served(home: Path) -> None:
+@pytest.mark.parametrize("argv", [("--vault", "notes"), ("--vault", "notes", "--lang", "en")],
+                         ids=["relayed", "served-per-call"])
+async def test_a_burst_of_mcp_tool_calls_is_served(home: Path, argv: tuple[str, ...]) -> None:
+    """Both ways `memories mcp` reaches the daemon: the plain command line is relayed to a session
+    the daemon hosts; any other (here `--lang` after the verb) runs the MCP server in the client's
+    process, which sends each tool call to the daemon as a request of its own."""
+    assert (_plain_mcp(["mcp", *argv]) is not None) == (len(argv) == 2)
     assert unlock(home, "notes").code == 0
-    async with mcp_client(home, "--vault", "notes") as client:
+    async with mcp_client(home, *argv) as client:
         results = await asyncio.gather(*(client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
                                          for _ in range(BURST)))
     problems = [r.content[0].text for r in results if r.is_error]
