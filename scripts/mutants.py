@@ -871,6 +871,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/tui/screens/records.py",
            (('("⇄ " if record.id in self.conflicted else "")', '""'),),
            ("tests/tui/test_conflicts.py::test_keep_the_other_revision",)),
+    Mutant("snippet-starts-mid-word", "a search snippet may start inside a word (\"…ess s and search\")",
+           "memories_tui/tui/text.py",
+           (("    if spans and 0 < start < spans[0][0] and _latin(text[start - 1]) and _latin(text[start]):\n",
+             "    if False:\n"),),
+           ("tests/tui/test_narrow_and_wrapping.py::test_a_snippet_starts_at_a_word_boundary",)),
 )
 
 def _copy_repo(dest: Path) -> Path:
