@@ -393,6 +393,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/mcp_sessions.py",
            (("            grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None\n", ""),),
            (TIMER_TESTS + "::test_an_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
+    Mutant("relay-reopen-loses-expiry", "the MCP relay reopens its session after a daemon restart with a fresh expiry",
+           "memories_tui/mcp/relay.py",
+           (("        if self.grant:\n            args.update(started_at=self.grant[\"started_at\"], "
+             "expires_at=self.grant[\"expires_at\"])\n", ""),),
+           (TIMER_TESTS + "::test_a_relayed_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
     Mutant("mcp-call-no-lock-recheck", "an MCP call's answer is kept when the vault locked before the call's last check",
            "memories_tui/daemon/mcp_sessions.py",
            (("        if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):\n",
