@@ -394,6 +394,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/mcp_sessions.py",
            (("            grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None\n", ""),),
            (TIMER_TESTS + "::test_an_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
+    Mutant("relay-reopen-loses-expiry", "the MCP relay reopens its session after a daemon restart with a fresh expiry",
+           "memories_tui/mcp/relay.py",
+           (("        if self.grant:\n            args.update(started_at=self.grant[\"started_at\"], "
+             "expires_at=self.grant[\"expires_at\"])\n", ""),),
+           (TIMER_TESTS + "::test_a_relayed_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
     Mutant("mcp-call-no-lock-recheck", "an MCP call's answer is kept when the vault locked before the call's last check",
            "memories_tui/daemon/mcp_sessions.py",
            (("        if engine.lock_epoch != epoch or not engine.is_unlocked(vault_id):\n",
@@ -513,6 +518,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/limits.py",
            (("        left = self._deadline - time.monotonic()\n", '        left = float("inf")\n'),),
            (DAEMON_LIMITS + "::test_idle_and_dripping_connections_are_closed",)),
+    Mutant("daemon-session-idles-out", "a relayed MCP session is cut by the idle limit meant for requests",
+           "memories_tui/daemon/server.py",
+           (("        self.connection.settimeout(None)\n        reader = self.connection.makefile(\"rb\")\n",
+             "        reader = self.connection.makefile(\"rb\")\n"),),
+           (DAEMON_LIMITS + "::test_a_relayed_mcp_session_idles_as_long_as_its_ai_client",)),
     Mutant("daemon-answer-shape-internal", "a daemon answer of an unknown shape is an internal error",
            "memories_tui/daemon/client.py",
            (("    except MISREAD:\n        raise incompatible(method) from None\n",
@@ -679,6 +689,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/renew.py",
            (("    state.device = secrets.token_hex(8)\n", ""),),
            ("tests/integration/test_sync_restored.py",)),
+    Mutant("sync-device-behind-unchecked", "a vault that knows fewer of its own bundles than the target is synced on",
+           "memories_tui/sync/chains.py", (("    if shown > state.own_seq:\n", "    if False:\n"),),
+           ("tests/integration/test_sync_restored.py::"
+            "test_a_home_put_back_with_its_state_folder_is_caught_by_the_sync_target",)),
     Mutant("sync-forget-for-good", "a forgotten device that writes again stays hidden from sync devices",
            "memories_tui/engine/sync_ops.py",
            (('                if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:\n',
@@ -890,6 +904,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/remote_engine.py",
            (('    if _name != "home":  # this object\'s own\n', '    if _name not in ("home", "list_vaults"):\n'),),
            ("tests/unit/test_remote_engine.py::test_what_needs_no_vault_key_runs_on_an_engine_of_this_process",)),
+    Mutant("snippet-starts-mid-word", "a search snippet may start inside a word (\"…ess s and search\")",
+           "memories_tui/tui/text.py",
+           (("    if spans and 0 < start < spans[0][0] and _latin(text[start - 1]) and _latin(text[start]):\n",
+             "    if False:\n"),),
+           ("tests/tui/test_narrow_and_wrapping.py::test_a_snippet_starts_at_a_word_boundary",)),
 )
 
 def _copy_repo(dest: Path) -> Path:

@@ -170,8 +170,8 @@ class AnchorBook:
         Raises RollbackError when a copy remembers a newer state; with `accept` the state
         replaces every copy. `latest()` reads the file's newest committed state: a reader
         whose snapshot began before another process committed is behind, not rolled back
-        (False then, and nothing is written). Sync calls this with the heads it reads: a head
-        older than the anchors raises, a newer one moves them up (`newest` reads them)."""
+        (False then, and nothing is written). Sync does not call this: a vault behind its own
+        chain in the target is refused by the sync itself (sync_device_behind)."""
         with self.locked():
             if accept:
                 self.write(keys, counter, manifest)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.cli.quick import _plain_mcp
 from memories_tui.daemon import client as daemon_client
 from memories_tui.daemon import connect
 from memories_tui.daemon import connection as daemon_connection
@@ -54,9 +55,21 @@ def test_a_burst_of_threads_through_the_cli_client_is_served(home: Path) -> None
     assert answers == [["Sourdough"]] * BURST
 
 
-async def test_a_burst_of_mcp_tool_calls_is_served(home: Path) -> None:
+RELAYED = ("--vault", "notes")
+# Both ways `memories mcp` reaches the daemon: the plain command line is relayed to a session the
+# daemon hosts; any other (here `--lang` after the verb) runs the MCP server in the client's
+# process, which sends each tool call to the daemon as a request of its own.
+MCP_WAYS = pytest.mark.parametrize("argv", [RELAYED, (*RELAYED, "--lang", "en")], ids=["relayed", "served-per-call"])
+
+
+def test_the_two_ways_are_the_relay_and_the_ordinary_way() -> None:
+    assert _plain_mcp(["mcp", *RELAYED]) is not None and _plain_mcp(["mcp", *RELAYED, "--lang", "en"]) is None
+
+
+@MCP_WAYS
+async def test_a_burst_of_mcp_tool_calls_is_served(home: Path, argv: tuple[str, ...]) -> None:
     assert unlock(home, "notes").code == 0
-    async with mcp_client(home, "--vault", "notes") as client:
+    async with mcp_client(home, *argv) as client:
         results = await asyncio.gather(*(client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
                                          for _ in range(BURST)))
     problems = [r.content[0].text for r in results if r.is_error]
@@ -150,22 +163,24 @@ def test_a_daemon_that_lets_nobody_in_is_not_answering_not_absent(home: Path, mo
     assert connect(home) is None  # and a socket nobody listens on is no daemon at all
 
 
-async def test_an_unreachable_daemon_is_not_reported_as_a_locked_vault(home: Path) -> None:
+@MCP_WAYS
+async def test_an_unreachable_daemon_is_not_reported_as_a_locked_vault(home: Path, argv: tuple[str, ...]) -> None:
+    relayed = argv == RELAYED
     assert unlock(home, "notes").code == 0
-    async with mcp_client(home, "--vault", "notes", env={"MEMORIES_DAEMON_TIMEOUT": "1"}) as client:
+    async with mcp_client(home, *argv, env={"MEMORIES_DAEMON_TIMEOUT": "1"}) as client:
         first = await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
         assert first.is_error is False
         stop(home)  # the daemon goes (the relayed session says so once); then something else
-        # listens at its address and lets nobody in
-        gone = error_of(await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"}))
+        # listens at its address and lets nobody in (the per-call way meets it on the call's connection)
+        if relayed:
+            gone = error_of(await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"}))
+            assert "[daemon_gone]" in gone or "[daemon_not_answering]" in gone, gone
         shut = ShutDaemon(home)
         try:
             text = error_of(await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"}))
         finally:
             shut.close()
-    assert "[vault_locked]" not in gone + text
-    assert "[daemon_gone]" in gone or "[daemon_not_answering]" in gone
-    assert "[daemon_not_answering]" in text
+    assert "[vault_locked]" not in text and "[daemon_not_answering]" in text, text
 
 
 @pytest.mark.parametrize("holder_lives", [True, False])

@@ -6,6 +6,7 @@ half a minute nor sends gigabytes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import socket
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from memories_tui.daemon import connect
-from tests.helpers.daemon import answer_json, connect_unix, daemon, post, raw_request, wait_until
+from tests.helpers.cli import run_cli
+from tests.helpers.daemon import answer_json, connect_unix, daemon, post, raw_request, stop, unlock, wait_until
+from tests.integration.test_mcp_daemon import TEXT, mcp_client
 
 GUARD = 20.0  # well under the real limits (30 s idle, 60 s per request): only a lowered limit closes in time
 
@@ -95,3 +98,22 @@ def test_idle_and_dripping_connections_are_closed(home: Path) -> None:
         assert idle_closed, "a connection that sent nothing stayed open"
         assert drip_closed, "a connection dripping its request stayed open"
         assert json.loads(json.dumps(connect(home).call("status")))["vaults"] == []  # and it keeps serving
+
+
+async def test_a_relayed_mcp_session_idles_as_long_as_its_ai_client(homes) -> None:
+    """The idle and request limits are for requests; an AI client's session is one long stream
+    that may sit quiet for hours between tool calls, and must not be cut and reopened."""
+    home = homes.make(note=("Sourdough", TEXT))
+    assert unlock(home, "notes", env={"MEMORIES_TEST_DAEMON_LIMITS": "idle=0.3,request=0.6"}).code == 0
+    try:
+        async with mcp_client(home, "--vault", "notes") as client:
+            search = {"vault_id": "notes", "query": "sourdough"}
+            assert (await client.call_tool("memory_search", search)).is_error is False
+            await asyncio.sleep(2.0)  # several times both lowered limits
+            later = await client.call_tool("memory_search", search)
+            assert later.is_error is False, later.content[0].text
+            clients = run_cli(home, "--json", "daemon", "status", passphrase=None).json["clients"]
+        relays = [c for c in clients if c["last_method"] == "mcp_relay"]
+        assert [(c["calls"], c["running"]) for c in relays] == [(1, "mcp_relay")], clients  # one session, never reopened
+    finally:
+        stop(home)

@@ -2,8 +2,8 @@
 (`MEMORIES_TEST_CLOCK`) and with races held at a named point (`MEMORIES_TEST_HOLD_AT`): the
 `--for` end reached exactly, idle time counted from the last use (a served call is use), a
 bad `--for` refused before anything reaches a daemon, a lock that arrives while the key is
-derived, an MCP session reopened after a restart keeping its expiry, and a lock between an
-MCP call's answer and its last check."""
+derived, an MCP session reopened after a restart keeping its expiry (through the relay too),
+and a lock between an MCP call's answer and its last check."""
 
 from __future__ import annotations
 
@@ -106,6 +106,31 @@ def test_an_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry(home: P
     with pytest.raises(MemoriesError) as ended:
         tools.retrieve("notes", "sourdough")
     assert ended.value.code == "grant_expired"
+
+
+async def test_a_relayed_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry(home: Path,
+                                                                                        tmp_path: Path) -> None:
+    """The same through the relay `memories mcp` is by default: it opens the session again
+    with the times the first daemon gave it, never a fresh `--expires`."""
+    from tests.integration.test_mcp_daemon import error_of, mcp_client
+
+    (home / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n")
+    clock = Clock(tmp_path / "clock")
+    search = {"vault_id": "notes", "query": "sourdough"}
+    assert unlock(home, "notes", env=clock.env).code == 0
+    async with mcp_client(home, "--vault", "notes", "--expires", "1h") as client:
+        assert (await client.call_tool("memory_search", search)).is_error is False
+        os.kill(holder_pid(home), signal.SIGKILL)
+        wait_until(lambda: not lock_held(home), what="the killed daemon to let go")
+        clock.advance(30 * 60)
+        assert unlock(home, "notes", env=clock.env).code == 0  # a new daemon: the relay opens the session again
+        again = await client.call_tool("memory_search", search)
+        if again.is_error:  # the relay may say once that the old daemon went, then reopen
+            assert "[daemon_gone]" in error_of(again)
+            again = await client.call_tool("memory_search", search)
+        assert again.is_error is False, again.content[0].text
+        clock.advance(30 * 60)  # an hour after the grant began, not after it was reopened
+        assert "[grant_expired]" in error_of(await client.call_tool("memory_search", search))
 
 
 def test_a_lock_between_an_mcp_answer_and_its_last_check_drops_the_answer(home: Path, tmp_path: Path) -> None:

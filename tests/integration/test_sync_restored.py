@@ -5,8 +5,10 @@ reach the other devices. Nothing is lost, nothing is duplicated."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+from memories_tui.vault.state_folder import STATE_DIR_ENV
 from tests.helpers.cli import call_cli
 
 
@@ -50,3 +52,30 @@ def test_a_restored_vault_goes_on_as_a_new_device_and_loses_nothing(tmp_path: Pa
     # b only read (its head says how far, for compaction: no bundles); the old id stays listed,
     # with both bundles it wrote, until forgotten
     assert sorted((d["this_device"], d["bundles"]) for d in devices) == [(False, 0), (False, 2), (True, 1)]
+
+
+def test_a_home_put_back_with_its_state_folder_is_caught_by_the_sync_target(tmp_path: Path) -> None:
+    """Both anchors come back from the same older moment (a full-disk image): unlock cannot tell,
+    but the target holds this device's later bundles, so the next sync refuses the vault."""
+    home, state, folder = tmp_path / "home", tmp_path / "state", tmp_path / "Sync"
+    folder.mkdir()
+    env = {STATE_DIR_ENV: str(state)}
+    call_cli(home, "vault", "create", "notes", env=env)
+    call_cli(home, "memory", "add", "notes", "--title", "before the image", "--text", "one", env=env)
+    assert call_cli(home, "sync", "add", "notes", str(folder), env=env).code == 0
+    assert call_cli(home, "sync", "notes", env=env).code == 0
+    assert any(state.rglob("*.json"))  # the outside copy is there to be put back
+    shutil.copytree(home, tmp_path / "home-image")
+    shutil.copytree(state, tmp_path / "state-image")
+    call_cli(home, "memory", "add", "notes", "--title", "after the image", "--text", "two", env=env)
+    assert call_cli(home, "sync", "notes", env=env).code == 0
+    for live in (home, state):
+        shutil.rmtree(live)
+        shutil.copytree(tmp_path / f"{live.name}-image", live)
+
+    opened = call_cli(home, "--json", "memory", "list", "notes", env=env)
+    assert opened.code == 0, opened.stderr  # neither anchor knows the later state: not seen at unlock
+    assert [r["title"] for r in opened.json["records"]] == ["before the image"]
+    refused = call_cli(home, "--json", "sync", "notes", env=env)
+    assert refused.code != 0 and refused.json["error"]["code"] == "sync_device_behind", refused.stdout
+    assert "--as-new-device" in refused.json["error"]["message"]

@@ -115,13 +115,16 @@ async def test_narrow_search_shows_one_pane_with_tabs_and_f3_switches(engine: En
 def test_a_snippet_starts_at_a_word_boundary() -> None:
     text = ("Notes about the process and the access settings of the small server we run at home, "
             "then the part that matters: the search box and search results")
+    cut = 0
     for cells in (60, 80, 100, 150):
         start = text.index("search box")
         snippet = snippet_text(text, cells=cells, spans=[(start, start + 6)]).plain
         if snippet.startswith("…"):
+            cut += 1
             first = snippet[1:].split(" ")[0]
             assert f" {first} " in f" {text} ", (cells, snippet)  # a whole word, not "ess"
         assert "search" in snippet
+    assert cut >= 3, "the narrow snippets were not cut: the word-boundary rule went unchecked"
 
 
 def test_tiny_bm25_scores_of_a_small_vault_do_not_read_zero(engine: Engine) -> None:
