@@ -121,8 +121,9 @@ class SyncOperations:
             record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
                 watched = WatchedTarget(target, vault.keys, progress, cancel)
-                report = run_sync(vault, watched, cancel=cancel,
-                                  compact_after=self._sync_engine().config.sync.compact_after)
+                settings = self._sync_engine().config.sync
+                report = run_sync(vault, watched, cancel=cancel, compact_after=settings.compact_after,
+                                  hold_days=settings.hold_days)
                 adopted = record is not None and _adopt_passphrase(vault, record)
         except CancelledError:
             raise  # the user's choice, not the target's last error
