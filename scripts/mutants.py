@@ -183,7 +183,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_compaction.py::"
             "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
     Mutant("sync-compact-forgotten-holds-back", "a forgotten device still holds back the deleting of bundles",
-           "memories_tui/sync/compaction.py", (("    mark = target.get(forgotten_name(head.device))\n",
+           "memories_tui/sync/compaction.py", (("    mark = target.get(forgotten_name(head.device)) if forgotten_name(head.device) in listing else None\n",
                                                  "    mark = None\n"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_forget_releases_compaction_and_a_forgotten_device_comes_back_through_the_snapshot",)),

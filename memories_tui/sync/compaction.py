@@ -118,7 +118,7 @@ def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled)
         if device == state.device or head.seq == 0 or state.seen.get(device) != (head.seq, head.digest):
             continue
         carried = adopters(pulled.heads, device)
-        if (carried is None or carried[1] < head.seq) and _forgotten(target, keys, head):
+        if (carried is None or carried[1] < head.seq) and _forgotten(target, keys, head, pulled.listing):
             out[device] = head
     return out
 
@@ -214,9 +214,15 @@ def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) 
     when this sync began, unless it wrote again since; how many."""
     own = pulled.heads.get(state.device)
     count = 0
+    for device, idle in sorted(pulled.heads.items()):  # one that never wrote a bundle has nothing to carry
+        if device != state.device and idle.seq == 0 and not idle.adopted \
+                and _forgotten(target, keys, idle, pulled.listing):
+            target.delete(head_name(device))
+            target.delete(forgotten_name(device))
+            count += 2
     for device, upto in sorted(own.adopted.items() if own is not None else ()):
         head = pulled.heads.get(device)
-        if head is not None and (head.seq > upto or not _forgotten(target, keys, head)):
+        if head is not None and (head.seq > upto or not _forgotten(target, keys, head, pulled.listing)):
             continue  # it came back: its chain is its own again
         theirs = snapshots.OwnObjects.listed(pulled.listing, device)
         names = [bundle_name(device, n) for n in sorted(theirs.bundles) if n <= upto]
@@ -245,15 +251,16 @@ def _read_by_all(target: Target, keys: VaultKeys, state: SyncState, pulled: Pull
     for device, head in sorted(pulled.heads.items()):
         got = head.read.get(state.device, 0)
         if device == state.device or got >= limit or _stale(state, device, hold_days, now) \
-                or _forgotten(target, keys, head):
+                or _forgotten(target, keys, head, pulled.listing):
             continue
         limit = got
     return limit
 
 
-def _forgotten(target: Target, keys: VaultKeys, head: Head) -> bool:
-    """Whether a `sync forget` mark covers the device as its head shows it (it has not written since)."""
-    mark = target.get(forgotten_name(head.device))
+def _forgotten(target: Target, keys: VaultKeys, head: Head, listing: list[str]) -> bool:
+    """Whether a `sync forget` mark covers the device as its head shows it (it has not written
+    since); a mark the sync's listing does not show is seen at the next sync."""
+    mark = target.get(forgotten_name(head.device)) if forgotten_name(head.device) in listing else None
     if mark is None:
         return False
     value = unseal(keys.sync_aead("head"), mark, forget_ad(keys.vault_id, head.device),

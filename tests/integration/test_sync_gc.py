@@ -116,6 +116,25 @@ def test_a_forgotten_device_that_comes_back_after_its_objects_were_deleted_goes_
         device.close()
 
 
+def test_a_forgotten_device_that_only_read_leaves_nothing_behind_and_can_come_back(tmp_path, folder, cheap_kdf,
+                                                                                   publish_often):
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0")
+    a.sync()
+    reader = joined_device(_home(tmp_path / "reader"), str(folder))
+    reader_id = _device_id(reader)
+    assert (folder / "d" / reader_id / "head").exists()  # it says how far it read
+    a.engine.sync_forget(a.vault_id, reader_id)
+    a.sync()
+    assert not (folder / "d" / reader_id / "head").exists() and not (folder / "d" / reader_id / "forgotten").exists()
+    a.edit(rid, "v1")
+    a.sync()
+    reader.sync()
+    assert reader.records() == a.records()
+    a.close()
+    reader.close()
+
+
 def _shift_wall(monkeypatch, days: float) -> None:
     real = time.time_ns
     monkeypatch.setattr(compaction, "wall_ms", lambda: real() // 1_000_000 + int(days * DAY_MS))
