@@ -117,7 +117,9 @@ def _adoptions(target: Target, keys: VaultKeys, state: SyncState, out: Pulled
         seq = state.seen.get(device, (0, ""))[0]
         head = out.heads.get(device)
         listed = snapshots.OwnObjects.listed(out.listing, device).bundles
-        if found is None or seq >= found[1] or seq + 1 in listed or (head is not None and head.snap >= found[1]):
+        if found is None or seq >= found[1] or seq + 1 in listed or (
+                head is not None and head.snap >= found[1]
+                and snapshots.snapshot_name(device, head.snap, 0) in out.listing):
             continue  # read already, its bundles are there, or its own snapshot covers as much
         adopter = found[0]
         if adopter not in snaps:

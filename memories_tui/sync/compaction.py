@@ -150,7 +150,7 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
     carried: snapshots.Adopted = {}
     start, prev = 0, ""
     found = adopters(pulled.heads, device)
-    if found is not None and found[1] > head.snap and found[0] != device:
+    if found is not None and found[1] >= head.snap and found[0] != device:  # its own may be gone
         base = snapshots.read(aead, keys.vault_id, pulled.heads[found[0]], target.get)
         pos = base.adopted.get(device)
         if pos is None or pos[0] < found[1]:

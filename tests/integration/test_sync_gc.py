@@ -217,3 +217,35 @@ def test_hold_days_is_checked(tmp_path):
     default = tmp_path / "d"
     default.mkdir()
     assert load_config(default / "config.toml", default).sync.hold_days == compaction.HOLD_DAYS
+
+
+def test_heads_and_snapshots_say_what_they_carry_and_nothing_else_passes():
+    from memories_tui.errors import SyncTamperedError
+    from memories_tui.sync import snapshots
+    from memories_tui.sync.chains import entry
+    from memories_tui.sync.hlc import Stamp
+    from memories_tui.sync.revtree import Rev
+    from memories_tui.sync.sealing import Head, head_ad, seal
+    from memories_tui.vault.keys import VaultKeys
+
+    keys = VaultKeys(bytearray(range(32)), "0123456789abcdef")
+    aead, device, gone = keys.sync_aead("head"), "fedcba9876543210", "aaaaaaaaaaaaaaaa"
+    carrying = Head(device, 4, "d4", "t", 4, "s4", {gone: 2}, {gone: 2})
+    assert Head.opened(aead, keys.vault_id, device, carrying.sealed(aead, keys.vault_id)) == carrying
+    for bad in ({"snap": 4, "adopted": {gone: 0}}, {"adopted": {gone: 2}}, {"snap": 4, "adopted": [gone]}):
+        with pytest.raises(SyncTamperedError):
+            Head.opened(aead, keys.vault_id, device,
+                        seal(aead, {"seq": 4, "digest": "d4", "time": "t", **bad}, head_ad(keys.vault_id, device)))
+    theirs = entry("r1", Rev("rev1", (), Stamp(1, 0), gone, False, "memory"), '{"t":"x"}')
+    snap_aead = keys.sync_aead("snapshot")
+    for carried, passes in (({gone: (2, "d2")}, True), ({}, False)):
+        parts = snapshots.seal_parts(snap_aead, keys.vault_id, device, 4, "d4", [theirs], carried)
+        named = Head(device, 4, "d4", "t", 4, snapshots.parts_digest(parts))
+        blobs = {snapshots.snapshot_name(device, 4, k): p for k, p in enumerate(parts)}
+        if passes:
+            read = snapshots.read(snap_aead, keys.vault_id, named, blobs.get)
+            assert read.adopted == carried and read.revs[0][1].device == gone
+        else:  # another device's revision in a snapshot that does not say it carries that device
+            with pytest.raises(SyncTamperedError):
+                snapshots.read(snap_aead, keys.vault_id, named, blobs.get)
+    keys.wipe()
