@@ -215,6 +215,14 @@ MUTANTS: tuple[Mutant, ...] = (
              "    shown = head.seq if head is not None else 0\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_forgotten_device_that_comes_back_after_its_objects_were_deleted_goes_on",)),
+    Mutant("sync-damaged-forgotten-stops-compaction", "a forgotten device's damaged chain makes every sync of the carrier fail",
+           "memories_tui/sync/compaction.py",
+           (("        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later\n"
+             "            continue\n",
+             "        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later\n"
+             "            raise\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_whose_objects_are_damaged_is_not_carried_and_nothing_else_stops",)),
     Mutant("sync-hold-never-ends", "a device offline for good holds back deleting forever ([sync] hold_days ignored)",
            "memories_tui/sync/compaction.py",
            (("    return hold_days > 0 and seen is not None and now - seen[1] >= hold_days * DAY_MS\n",

@@ -100,11 +100,14 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
     if compact_after > 0 and (due or adopt):
         try:
-            extra.parts, carried = _snapshot(target, keys, state, pulled, extra, adopt)
-            extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
-            extra.adopted = {d: n for d, (n, _digest) in sorted(carried.items())}
+            made = _snapshot(target, keys, state, pulled, extra, adopt, due)
         except SyncTamperedError as exc:  # this device's own objects were damaged: push all the same
             extra.failed = exc
+        else:
+            if made is not None:
+                extra.parts, carried = made
+                extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
+                extra.adopted = {d: n for d, (n, _digest) in sorted(carried.items())}
     published = own.read if own is not None else {}
     extra.publish = bool(extra.read) and (own is None or any(
         n - published.get(d, 0) >= PUBLISH_EVERY for d, n in extra.read.items()))
@@ -124,18 +127,26 @@ def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled)
 
 
 def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra,
-              adopt: dict[str, Head]) -> tuple[list[bytes], snapshots.Adopted]:
+              adopt: dict[str, Head], due: bool) -> tuple[list[bytes], snapshots.Adopted] | None:
     """The sealed parts of a snapshot of this device's chain up to its newest bundle, carrying
-    the chains it carried before and those of `adopt`; and what it carries."""
+    the chains it carried before and those of `adopt` that can be read whole now; and what it
+    carries. None when it was not due and no chain could be carried."""
     named = Head(state.device, state.own_seq, state.own_digest, "", extra.snap, extra.snap_digest)
     entries, carried = _chain(target, keys, state.device, named, pulled, state.own_digest, _WithOutbox(target, state))
+    taken = 0
     for device, head in sorted(adopt.items()):
-        theirs, further = _chain(target, keys, device, head, pulled, head.digest, target)
+        try:
+            theirs, further = _chain(target, keys, device, head, pulled, head.digest, target)
+        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later
+            continue
+        taken += 1
         entries += theirs
         for other, pos in further.items():
             carried[other] = max(carried.get(other, pos), pos)
         carried[device] = (head.seq, head.digest)
     carried.pop(state.device, None)
+    if not (due or taken):
+        return None
     return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
                                 state.own_digest, snapshots.fold(entries), carried), carried
 

@@ -92,6 +92,27 @@ def test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everyt
         device.close()
 
 
+def test_a_forgotten_device_whose_objects_are_damaged_is_not_carried_and_nothing_else_stops(
+        tmp_path, folder, cheap_kdf, publish_often):
+    a, b, lost, early, lost_id, mine, shared = _lost_device_scenario(tmp_path, folder)
+    first = folder / "d" / lost_id / "0000000001"
+    blob = first.read_bytes()
+    first.write_bytes(blob[:-5])
+    for i in range(K + 1):  # a's own compaction still runs; lost's chain is not carried while damaged
+        a.edit(shared, f"line one\nb's line two\na {i}\n")
+        a.sync()
+    assert (folder / "d" / lost_id / "head").exists() and first.exists()
+    assert any(p.name.startswith("s") for p in (folder / "d" / a.sync().device).iterdir())
+    first.write_bytes(blob)  # the sync tool finished copying it
+    a.sync()
+    a.sync()
+    assert not _bundles(folder, lost_id) and not (folder / "d" / lost_id / "head").exists()
+    c = joined_device(_home(tmp_path / "c"), str(folder))
+    assert c.records() == a.records() and all(rid in c.records() for rid in mine)
+    for device in (a, b, c, early, lost):
+        device.close()
+
+
 def test_a_forgotten_device_that_comes_back_after_its_objects_were_deleted_goes_on(tmp_path, folder, cheap_kdf,
                                                                                    publish_often):
     a, b, lost, early, lost_id, mine, shared = _lost_device_scenario(tmp_path, folder)
