@@ -273,7 +273,9 @@ class SyncOperations:
 
     def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
         """Leave a device out of the target's list (a lost laptop, an old home): its changes
-        stay; a sealed mark names how far it had written, so if it writes again it is back."""
+        stay; a sealed mark names how far it had written, so if it writes again it is back.
+        A device that read its whole chain carries it in its next snapshot, then deletes its
+        objects (sync/compaction.py)."""
         from ..sync.sealing import forget_ad, forgotten_name, seal
 
         vault = self._unlocked(vault_id)
