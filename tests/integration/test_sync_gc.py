@@ -35,6 +35,14 @@ def _bundles(folder: Path, device: str) -> list[int]:
     return sorted(int(p.name) for p in prefix.iterdir() if p.name.isdigit()) if prefix.exists() else []
 
 
+def _trees(device) -> dict[str, set[tuple[str, str]]]:
+    """record -> (revision id, writing device) of its revision tree, from the sync state."""
+    from memories_tui.sync.run import load_state
+
+    docs = load_state(device.engine._vault(device.vault_id)).every_doc()
+    return {rid: {(rev.rev_id, rev.device) for rev in doc.tree.revs.values()} for rid, doc in docs.items()}
+
+
 @pytest.fixture
 def folder(tmp_path):
     path = tmp_path / "Sync"
@@ -86,6 +94,8 @@ def test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everyt
     assert c.records()[mine[0]][2] == "edited again on the lost device"
     assert all(rid in c.records() for rid in mine)
     assert c.conflicts() == a.conflicts() and shared in c.conflicts()  # lost's losing revision, text and all
+    trees_a, trees_c = _trees(a), _trees(c)
+    assert trees_c == trees_a and any(dev == lost_id for revs in trees_c.values() for _rev, dev in revs)
     early.sync()  # it had read only part of lost's chain: the rest comes from a's snapshot
     assert early.records() == a.records() and early.conflicts() == a.conflicts()
     for device in (a, b, c, early, lost):
