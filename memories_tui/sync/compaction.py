@@ -240,6 +240,7 @@ def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) 
         names += [snapshots.snapshot_name(device, u, k) for u, k in sorted(theirs.parts) if u <= upto]
         for name in names:
             target.delete(name)
+            pause_point("sync-mid-collect")  # crash tests kill -9 here: the head and the rest not deleted yet
         count += len(names)
         if head is not None:
             blob = target.get(head_name(device))  # once more: it may have written a moment ago

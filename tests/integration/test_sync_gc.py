@@ -280,3 +280,55 @@ def test_heads_and_snapshots_say_what_they_carry_and_nothing_else_passes():
             with pytest.raises(SyncTamperedError):
                 snapshots.read(snap_aead, keys.vault_id, named, blobs.get)
     keys.wipe()
+
+
+def test_a_sync_killed_while_deleting_a_forgotten_device_leaves_a_target_that_still_syncs(tmp_path, folder):
+    """Through the CLI: a carries the forgotten `lost`, then the sync that deletes lost's objects
+    is killed after its first deletion; the next sync finishes, and a device joining afterwards
+    has lost's records."""
+    import signal
+    import subprocess
+    import sys
+
+    from memories_tui import testhooks
+    from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
+    from tests.integration.test_crash_and_concurrency import _wait_for_pause
+
+    def titles(home: Path) -> set[str]:
+        return {r["title"] for r in call_cli(home, "--json", "memory", "list", "notes").json["records"]}
+
+    a, lost, c = _home(tmp_path / "a"), _home(tmp_path / "lost"), _home(tmp_path / "c")
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "a-1", "--text", "one")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(lost, "sync", "join", str(folder)).code == 0
+    for i in range(2):
+        call_cli(lost, "memory", "add", "notes", "--title", f"lost-{i}", "--text", "from the lost device")
+        assert call_cli(lost, "sync", "notes").code == 0
+    lost_id = next(d["device"] for d in call_cli(lost, "--json", "sync", "devices", "notes").json["devices"]
+                   if d["this_device"])
+    assert call_cli(a, "sync", "notes").code == 0
+    assert call_cli(a, "sync", "forget", "notes", lost_id).code == 0
+    call_cli(a, "memory", "add", "notes", "--title", "a-2", "--text", "two")
+    assert call_cli(a, "sync", "notes").code == 0  # carried now; deleted at the next sync
+    assert _bundles(folder, lost_id) == [1, 2]
+    call_cli(a, "memory", "add", "notes", "--title", "a-3", "--text", "three")
+    ready = tmp_path / "paused"
+    env = cli_env(a)
+    env[testhooks.ENV] = f"sync-mid-collect:{ready}"
+    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_pause(proc, ready)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert _bundles(folder, lost_id) == [2] and (folder / "d" / lost_id / "head").exists()
+    assert call_cli(c, "sync", "join", str(folder)).code == 0  # joins while lost's objects are half gone
+    done = call_cli(a, "sync", "notes")
+    assert done.code == 0, done.stderr
+    assert not (folder / "d" / lost_id).exists() or not any((folder / "d" / lost_id).iterdir())
+    assert call_cli(c, "sync", "notes").code == 0
+    assert titles(a) == titles(c) == {"a-1", "a-2", "a-3", "lost-0", "lost-1"}
