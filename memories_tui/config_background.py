@@ -39,6 +39,7 @@ class SyncSettings:
     every_minutes: float = setting(15.0, lo=0.5, hi=10_080)
     background: bool = setting(True)
     compact_after: int = setting(64, lo=0, hi=1_000_000)  # a snapshot once this many own bundles follow the last one (0: never)
+    hold_days: float = setting(30.0, lo=0, hi=36_500)  # a device unseen this long no longer holds back deleting (0: never stops)
 
 
 def parse_backup(value: Any, path: Path) -> BackupSettings:

@@ -184,7 +184,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_compaction.py::"
             "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
     Mutant("sync-compact-forgotten-holds-back", "a forgotten device still holds back the deleting of bundles",
-           "memories_tui/sync/compaction.py", (("    mark = target.get(forgotten_name(head.device))\n",
+           "memories_tui/sync/compaction.py", (("    mark = target.get(forgotten_name(head.device)) if forgotten_name(head.device) in listing else None\n",
                                                  "    mark = None\n"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_forget_releases_compaction_and_a_forgotten_device_comes_back_through_the_snapshot",)),
@@ -195,6 +195,52 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/compaction.py", (("    extra.publish = bool(extra.read) and (", "    extra.publish = False and ("),),
            ("tests/integration/test_sync_compaction.py::"
             "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
+    Mutant("sync-collect-before-carried", "a forgotten device's objects are deleted although no snapshot carries its chain",
+           "memories_tui/sync/compaction.py",
+           (("    for device, upto in sorted(own.adopted.items() if own is not None else ()):\n",
+             "    for device, upto in sorted({d: h.seq for d, h in pulled.heads.items() if d != state.device}.items()):\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),
+    Mutant("sync-snapshot-drops-carried", "a snapshot leaves out the chain of the forgotten device it says it carries",
+           "memories_tui/sync/compaction.py", (("        entries += theirs\n", "        pass\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),
+    Mutant("sync-reader-ignores-carried", "a device behind on a deleted forgotten device never reads the carrying snapshot",
+           "memories_tui/sync/chains.py", (("    carried = sorted({d for h in out.heads.values() for d in h.adopted} - {state.device})\n",
+                                             "    carried: list[str] = []\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),
+    Mutant("sync-returning-forgotten-refused", "a forgotten device whose objects were deleted cannot sync again",
+           "memories_tui/sync/chains.py",
+           (("    shown = head.seq if head is not None else carried[1] if carried is not None else 0\n",
+             "    shown = head.seq if head is not None else 0\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_that_comes_back_after_its_objects_were_deleted_goes_on",)),
+    Mutant("sync-damaged-forgotten-stops-compaction", "a forgotten device's damaged chain makes every sync of the carrier fail",
+           "memories_tui/sync/compaction.py",
+           (("        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later\n"
+             "            continue\n",
+             "        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later\n"
+             "            raise\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_forgotten_device_whose_objects_are_damaged_is_not_carried_and_nothing_else_stops",)),
+    Mutant("sync-hold-never-ends", "a device offline for good holds back deleting forever ([sync] hold_days ignored)",
+           "memories_tui/sync/compaction.py",
+           (("    return hold_days > 0 and seen is not None and now - seen[1] >= hold_days * DAY_MS\n",
+             "    return False\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_an_offline_device_past_hold_days_stops_holding_back_and_catches_up_with_nothing_lost",)),
+    Mutant("sync-hold-ends-at-once", "a device offline a moment no longer holds back deleting",
+           "memories_tui/sync/compaction.py",
+           (("    return hold_days > 0 and seen is not None and now - seen[1] >= hold_days * DAY_MS\n",
+             "    return hold_days > 0 and seen is not None\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_an_offline_device_past_hold_days_stops_holding_back_and_catches_up_with_nothing_lost",)),
+    Mutant("sync-hold-trusts-head-time", "how long a device was silent is read from its own head's time (its clock)",
+           "memories_tui/sync/compaction.py",
+           (("        watch[device] = old if old is not None and old[0] == sign and old[1] <= now else (sign, now)\n",
+             "        watch[device] = (sign, int(__import__('datetime').datetime.fromisoformat(head.time).timestamp() * 1000))\n"),),
+           ("tests/integration/test_sync_gc.py::test_a_device_whose_clock_is_a_year_off_does_not_make_another_delete_early",)),
     Mutant("ingest-commits-per-file", "a batch (ingest) is committed record by record, not all at once",
            "memories_tui/vault/store.py",
            (("        with self._write() as conn:\n"

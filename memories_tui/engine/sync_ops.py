@@ -121,8 +121,9 @@ class SyncOperations:
             record = join.check_same_vault(target, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
                 watched = WatchedTarget(target, vault.keys, progress, cancel)
-                report = run_sync(vault, watched, cancel=cancel,
-                                  compact_after=self._sync_engine().config.sync.compact_after)
+                settings = self._sync_engine().config.sync
+                report = run_sync(vault, watched, cancel=cancel, compact_after=settings.compact_after,
+                                  hold_days=settings.hold_days)
                 adopted = record is not None and _adopt_passphrase(vault, record)
         except CancelledError:
             raise  # the user's choice, not the target's last error
@@ -272,7 +273,9 @@ class SyncOperations:
 
     def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
         """Leave a device out of the target's list (a lost laptop, an old home): its changes
-        stay; a sealed mark names how far it had written, so if it writes again it is back."""
+        stay; a sealed mark names how far it had written, so if it writes again it is back.
+        A device that read its whole chain carries it in its next snapshot, then deletes its
+        objects (sync/compaction.py)."""
         from ..sync.sealing import forget_ad, forgotten_name, seal
 
         vault = self._unlocked(vault_id)

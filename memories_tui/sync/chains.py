@@ -55,7 +55,6 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
     names = out.listing = target.list(DEVICES)
     devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE.match(n.split("/")[1])})
     out.devices = set(devices) | {state.device}
-    _check_own(target, keys, state, out)
     for device in devices:
         if device == state.device:
             continue
@@ -65,13 +64,27 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
         if blob is None:
             continue  # bundles without a head yet: that device is still writing, or a copy is on its way
         head = out.heads[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
-        seq, prev = state.seen.get(device, (0, ""))
+        seq = state.seen.get(device, (0, ""))[0]
         if head.seq < seq:
             raise SyncRolledBackError(msg(
                 "The sync target shows device {device} at bundle {shown}, but this vault already read up to "
                 "bundle {seen}: the target was rolled back or an old copy was put in place. Nothing was changed "
                 "here.", device=device, shown=head.seq, seen=seq))
-        if snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
+    _check_own(target, keys, state, out)
+    start, snaps = _adoptions(target, keys, state, out)
+    for device in devices:
+        known = out.heads.get(device)
+        if device == state.device or known is None:
+            continue
+        head = known
+        if cancel is not None and cancel.is_set():
+            raise CancelledError(msg("Sync cancelled; nothing was changed here."))
+        seq, prev = start.get(device) or state.seen.get(device, (0, ""))
+        if device in snaps:  # read already for a forgotten device it carries
+            snap = snaps[device]
+            if snap.upto > seq:
+                seq, prev = snap.upto, snap.digest
+        elif snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
             snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
             out.bundles.append(Incoming(device, snap.upto, snap.digest, snap.revs))
             seq, prev = snap.upto, snap.digest
@@ -83,6 +96,45 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
             raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                         "truncated or replaced. Nothing was changed here.", device=device))
     return out
+
+
+def adopters(heads: dict[str, Head], device: str) -> tuple[str, int] | None:
+    """The device whose snapshot carries `device`'s chain the furthest, and up to which bundle."""
+    best = max(((h.adopted[device], d) for d, h in heads.items() if device in h.adopted and d != device), default=None)
+    return (best[1], best[0]) if best is not None else None
+
+
+def _adoptions(target: Target, keys: VaultKeys, state: SyncState, out: Pulled
+               ) -> tuple[dict[str, tuple[int, str]], dict[str, snapshots.Snapshot]]:
+    """A forgotten device whose bundles this vault still needs were deleted once another device's
+    snapshot carried them: read them there. (Where each such device's chain now starts here, the
+    carrying snapshots read.)"""
+    start: dict[str, tuple[int, str]] = {}
+    snaps: dict[str, snapshots.Snapshot] = {}
+    carried = sorted({d for h in out.heads.values() for d in h.adopted} - {state.device})
+    for device in carried:
+        found = adopters(out.heads, device)
+        seq = state.seen.get(device, (0, ""))[0]
+        head = out.heads.get(device)
+        listed = snapshots.OwnObjects.listed(out.listing, device).bundles
+        if found is None or seq >= found[1] or seq + 1 in listed or (
+                head is not None and head.snap >= found[1]
+                and snapshots.snapshot_name(device, head.snap, 0) in out.listing):
+            continue  # read already, its bundles are there, or its own snapshot covers as much
+        adopter = found[0]
+        if adopter not in snaps:
+            snap = snaps[adopter] = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, out.heads[adopter],
+                                                   lambda n: _fetch(target, n, out))
+            here = state.seen.get(adopter, (0, ""))
+            out.bundles.append(Incoming(adopter, *(max((snap.upto, snap.digest), here)), snap.revs))
+        pos = snaps[adopter].adopted.get(device)
+        if pos is None or pos[0] < found[1]:
+            raise SyncTamperedError(msg("The snapshot of device {device} is malformed or is not the one its head "
+                                        "names: it was altered, replaced by another or an older one. Nothing was "
+                                        "changed here.", device=adopter))
+        out.bundles.append(Incoming(device, pos[0], pos[1], []))
+        start[device] = pos
+    return start, snaps
 
 
 def _fetch(target: Target, name: str, out: Pulled) -> bytes | None:
@@ -100,7 +152,8 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
     head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob) if blob is not None else None
     if head is not None:
         out.heads[state.device] = head
-    shown = head.seq if head is not None else 0
+    carried = adopters(out.heads, state.device)  # forgotten, and its objects deleted once carried elsewhere
+    shown = head.seq if head is not None else carried[1] if carried is not None else 0
     if shown < uploaded:
         raise SyncRolledBackError(msg(
             "The sync target shows this device's changes only up to bundle {shown}, but {uploaded} were uploaded: "

@@ -9,7 +9,16 @@ snapshot and the few bundles after it.
 Every head also says how far its device has read each other device. A device deletes its own
 bundles up to its snapshot only once every device it knows of has read past them; a device
 that was forgotten (`sync forget`) no longer counts, and if it comes back it reads the
-snapshot. A device that only reads publishes how far it got every PUBLISH_EVERY bundles.
+snapshot; nor does one whose head this device has seen unchanged for `hold_days`, timed by this
+device's own wall clock from when it first saw that head (never by the other device's clock, so
+a device whose clock is off cannot make anyone delete early). A device that only reads
+publishes how far it got every PUBLISH_EVERY bundles.
+
+A forgotten device's chain is carried (adopted) by a device that has read all of it: its next
+snapshot holds the forgotten device's revisions too, and its head says up to which bundle. One
+sync later (a reader may have fetched the previous head a moment ago) that device deletes the
+forgotten device's bundles, snapshots, head and mark; a reader that still needs them reads the
+carrying snapshot instead (chains.py), and a forgotten device that comes back goes on from there.
 Snapshots other than the current one and the one before (kept for a reader that fetched the
 previous head a moment ago) are deleted too. Deleting is the last step: a sync killed at any
 point leaves a target every device can still read.
@@ -17,6 +26,9 @@ point leaves a target every device can still read.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from dataclasses import dataclass, field
 
 from ..errors import SyncTamperedError
@@ -24,13 +36,42 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.keys import VaultKeys
 from . import snapshots
-from .chains import Pulled, _bundle, entry
-from .sealing import Head, bundle_name, forget_ad, forgotten_name, unseal
+from .chains import Pulled, _bundle, adopters, entry
+from .sealing import Head, bundle_name, forget_ad, forgotten_name, head_name, unseal
 from .state import SyncState
 from .targets import Target
+from .threeway import MERGE_DEVICE
 
 COMPACT_AFTER = 64  # the default of `[sync] compact_after`
 PUBLISH_EVERY = 8  # a reading device rewrites its head when it has read this many bundles of one device more
+HOLD_DAYS = 30.0  # the default of `[sync] hold_days`
+DAY_MS = 86_400_000
+
+
+def wall_ms() -> int:
+    """This device's wall clock (tests move it)."""
+    return time.time_ns() // 1_000_000
+
+
+def observe(state: SyncState, heads: dict[str, Head], now_ms: int | None = None) -> None:
+    """Note, by this device's own clock, since when each other device's head has been as it is
+    now (a head a device rewrites when it syncs and has something to say). A clock that went
+    back starts the count again rather than stretching it."""
+    now = wall_ms() if now_ms is None else now_ms
+    watch: dict[str, tuple[str, int]] = {}
+    for device, head in sorted(heads.items()):
+        if device == state.device:
+            continue
+        sign = hashlib.sha256(json.dumps([head.seq, head.digest, head.time, head.snap, head.read, head.adopted],
+                                         sort_keys=True).encode()).hexdigest()[:16]
+        old = state.watch.get(device)
+        watch[device] = old if old is not None and old[0] == sign and old[1] <= now else (sign, now)
+    state.watch = watch
+
+
+def _stale(state: SyncState, device: str, hold_days: float, now: int) -> bool:
+    seen = state.watch.get(device)
+    return hold_days > 0 and seen is not None and now - seen[1] >= hold_days * DAY_MS
 
 
 @dataclass
@@ -42,48 +83,105 @@ class Extra:
     before: int = 0  # the snapshot the head named when this sync began (kept one more sync)
     parts: list[bytes] = field(default_factory=list)  # a new snapshot to put before the head
     read: dict[str, int] = field(default_factory=dict)
+    adopted: dict[str, int] = field(default_factory=dict)  # forgotten devices the snapshot carries
     publish: bool = False  # write the head even if there is no bundle to push
     failed: SyncTamperedError | None = None  # the snapshot could not be made: reported after the push
 
     def head(self, state: SyncState, time: str) -> Head:
-        return Head(state.device, state.own_seq, state.own_digest, time, self.snap, self.snap_digest, self.read)
+        return Head(state.device, state.own_seq, state.own_digest, time, self.snap, self.snap_digest, self.read,
+                    self.adopted)
 
 
 def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, compact_after: int) -> Extra:
     own = pulled.heads.get(state.device)
-    extra = Extra(own.snap, own.snap_digest, own.snap) if own is not None else Extra()
+    extra = Extra(own.snap, own.snap_digest, own.snap, adopted=dict(own.adopted)) if own is not None else Extra()
     extra.read = {d: seq for d, (seq, _digest) in sorted(state.seen.items()) if d != state.device and seq > 0}
-    if compact_after > 0 and state.outbox and state.own_seq - extra.snap >= compact_after:
+    due = bool(state.outbox) and state.own_seq - extra.snap >= compact_after
+    adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
+    if compact_after > 0 and (due or adopt):
         try:
-            extra.parts = _snapshot(target, keys, state, extra)
-            extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
+            made = _snapshot(target, keys, state, pulled, extra, adopt, due)
         except SyncTamperedError as exc:  # this device's own objects were damaged: push all the same
             extra.failed = exc
+        else:
+            if made is not None:
+                extra.parts, carried = made
+                extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)
+                extra.adopted = {d: n for d, (n, _digest) in sorted(carried.items())}
     published = own.read if own is not None else {}
     extra.publish = bool(extra.read) and (own is None or any(
         n - published.get(d, 0) >= PUBLISH_EVERY for d, n in extra.read.items()))
     return extra
 
 
-def _snapshot(target: Target, keys: VaultKeys, state: SyncState, extra: Extra) -> list[bytes]:
-    """The sealed parts of a snapshot of this device's chain up to its newest bundle."""
+def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) -> dict[str, Head]:
+    """The forgotten devices whose whole chain this device has read and nobody carries yet."""
+    out = {}
+    for device, head in sorted(pulled.heads.items()):
+        if device == state.device or head.seq == 0 or state.seen.get(device) != (head.seq, head.digest):
+            continue
+        carried = adopters(pulled.heads, device)
+        if (carried is None or carried[1] < head.seq) and _forgotten(target, keys, head, pulled.listing):
+            out[device] = head
+    return out
+
+
+def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra,
+              adopt: dict[str, Head], due: bool) -> tuple[list[bytes], snapshots.Adopted] | None:
+    """The sealed parts of a snapshot of this device's chain up to its newest bundle, carrying
+    the chains it carried before and those of `adopt` that can be read whole now; and what it
+    carries. None when it was not due and no chain could be carried."""
+    named = Head(state.device, state.own_seq, state.own_digest, "", extra.snap, extra.snap_digest)
+    entries, carried = _chain(target, keys, state.device, named, pulled, state.own_digest, _WithOutbox(target, state))
+    taken = 0
+    for device, head in sorted(adopt.items()):
+        try:
+            theirs, further = _chain(target, keys, device, head, pulled, head.digest, target)
+        except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later
+            continue
+        taken += 1
+        entries += theirs
+        for other, pos in further.items():
+            carried[other] = max(carried.get(other, pos), pos)
+        carried[device] = (head.seq, head.digest)
+    carried.pop(state.device, None)
+    if not (due or taken):
+        return None
+    return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
+                                state.own_digest, snapshots.fold(entries), carried), carried
+
+
+def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pulled, last: str,
+           source: Target | _WithOutbox) -> tuple[list[snapshots.Entry], snapshots.Adopted]:
+    """Every revision of `device`'s chain up to its bundle `head.seq` (whose digest is `last`),
+    from its snapshot, or where another device's snapshot carries it, and the bundles after;
+    and the chains that snapshot carries."""
+    aead = keys.sync_aead("snapshot")
     entries: list[snapshots.Entry] = []
-    prev = ""
-    if extra.snap:
-        named = Head(state.device, extra.snap, "", "", extra.snap, extra.snap_digest)
-        before = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, named, target.get)
-        entries, prev = list(before.entries), before.digest
+    carried: snapshots.Adopted = {}
+    start, prev = 0, ""
+    found = adopters(pulled.heads, device)
+    if found is not None and found[1] >= head.snap and found[0] != device:  # its own may be gone
+        base = snapshots.read(aead, keys.vault_id, pulled.heads[found[0]], target.get)
+        pos = base.adopted.get(device)
+        if pos is None or pos[0] < found[1]:
+            raise SyncTamperedError(msg("The snapshot of device {device} is malformed or is not the one its head "
+                                        "names: it was altered, replaced by another or an older one. Nothing was "
+                                        "changed here.", device=found[0]))
+        entries = [item for item in base.entries if item["e"][3] in (device, MERGE_DEVICE)]
+        start, prev = pos
+    elif head.snap:
+        before = snapshots.read(aead, keys.vault_id, head, target.get)
+        entries, carried, start, prev = list(before.entries), dict(before.adopted), before.upto, before.digest
     scratch = Pulled()
-    source = _WithOutbox(target, state)
-    for number in range(extra.snap + 1, state.own_seq + 1):
-        prev = _bundle(source, keys, state.device, number, prev, scratch)  # type: ignore[arg-type]
-    if prev != state.own_digest:
+    for number in range(start + 1, head.seq + 1):
+        prev = _bundle(source, keys, device, number, prev, scratch)  # type: ignore[arg-type]
+    if prev != last:
         raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
-                                    "truncated or replaced. Nothing was changed here.", device=state.device))
+                                    "truncated or replaced. Nothing was changed here.", device=device))
     for bundle in scratch.bundles:
         entries += [entry(*item) for item in bundle.revs]
-    return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
-                                state.own_digest, snapshots.fold(entries))
+    return entries, carried
 
 
 class _WithOutbox:
@@ -99,40 +197,82 @@ class _WithOutbox:
         return self._target.get(name)
 
 
-def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra, sent: list[int]) -> int:
-    """Delete this device's bundles that every known device has read and a snapshot holds, and
-    the snapshots no head names any more; how many objects were deleted. A snapshot that could
-    not be made is raised here, once the push is done."""
+def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra, sent: list[int],
+          hold_days: float = HOLD_DAYS) -> int:
+    """Delete this device's bundles that every known device has read and a snapshot holds, the
+    snapshots no head names any more, and the objects of the forgotten devices this device's
+    snapshot carries; how many objects were deleted. A snapshot that could not be made is
+    raised here, once the push is done."""
     mine = snapshots.OwnObjects.listed(pulled.listing, state.device)
     stale = sorted((upto, k) for upto, k in mine.parts if upto not in (extra.snap, extra.before)
                    or (extra.parts and upto == extra.snap and k >= len(extra.parts)))
     candidates = sorted(n for n in mine.bundles | set(sent) if n <= extra.snap)
-    doomed = [n for n in candidates if n <= _read_by_all(target, keys, state, pulled, candidates[-1])] \
+    doomed = [n for n in candidates if n <= _read_by_all(target, keys, state, pulled, candidates[-1], hold_days)] \
         if candidates else []
     for n in doomed:
         target.delete(bundle_name(state.device, n))
         pause_point("sync-mid-prune")  # crash tests kill -9 here: one object deleted, the rest not yet
     for upto, k in stale:
         target.delete(snapshots.snapshot_name(state.device, upto, k))
+    gone = _collect(target, keys, state, pulled)
     if extra.failed is not None:
         raise extra.failed
-    return len(doomed) + len(stale)
+    return len(doomed) + len(stale) + gone
 
 
-def _read_by_all(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, need: int) -> int:
-    """The bundle of this device up to which every known, not forgotten device has read (at most `need`)."""
+def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) -> int:
+    """Delete the objects of each forgotten device that this device's snapshot carried already
+    when this sync began, unless it wrote again since; how many."""
+    own = pulled.heads.get(state.device)
+    count = 0
+    for device, idle in sorted(pulled.heads.items()):  # one that never wrote a bundle has nothing to carry
+        if device != state.device and idle.seq == 0 and not idle.adopted \
+                and _forgotten(target, keys, idle, pulled.listing):
+            target.delete(head_name(device))
+            target.delete(forgotten_name(device))
+            count += 2
+    for device, upto in sorted(own.adopted.items() if own is not None else ()):
+        head = pulled.heads.get(device)
+        if head is not None and (head.seq > upto or not _forgotten(target, keys, head, pulled.listing)):
+            continue  # it came back: its chain is its own again
+        theirs = snapshots.OwnObjects.listed(pulled.listing, device)
+        names = [bundle_name(device, n) for n in sorted(theirs.bundles) if n <= upto]
+        names += [snapshots.snapshot_name(device, u, k) for u, k in sorted(theirs.parts) if u <= upto]
+        for name in names:
+            target.delete(name)
+            pause_point("sync-mid-collect")  # crash tests kill -9 here: the head and the rest not deleted yet
+        count += len(names)
+        if head is not None:
+            blob = target.get(head_name(device))  # once more: it may have written a moment ago
+            if blob is not None and Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob).seq > upto:
+                continue
+            target.delete(head_name(device))
+            count += 1
+        if forgotten_name(device) in pulled.listing and not any(n > upto for n in theirs.bundles):
+            target.delete(forgotten_name(device))
+            count += 1
+    return count
+
+
+def _read_by_all(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, need: int,
+                 hold_days: float = HOLD_DAYS) -> int:
+    """The bundle of this device up to which every known device has read (at most `need`),
+    leaving out the forgotten ones and those not seen to sync for `hold_days`."""
     limit = need
+    now = wall_ms()
     for device, head in sorted(pulled.heads.items()):
         got = head.read.get(state.device, 0)
-        if device == state.device or got >= limit or _forgotten(target, keys, head):
+        if device == state.device or got >= limit or _stale(state, device, hold_days, now) \
+                or _forgotten(target, keys, head, pulled.listing):
             continue
         limit = got
     return limit
 
 
-def _forgotten(target: Target, keys: VaultKeys, head: Head) -> bool:
-    """Whether a `sync forget` mark covers the device as its head shows it (it has not written since)."""
-    mark = target.get(forgotten_name(head.device))
+def _forgotten(target: Target, keys: VaultKeys, head: Head, listing: list[str]) -> bool:
+    """Whether a `sync forget` mark covers the device as its head shows it (it has not written
+    since); a mark the sync's listing does not show is seen at the next sync."""
+    mark = target.get(forgotten_name(head.device)) if forgotten_name(head.device) in listing else None
     if mark is None:
         return False
     value = unseal(keys.sync_aead("head"), mark, forget_ad(keys.vault_id, head.device),

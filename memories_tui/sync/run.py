@@ -50,12 +50,13 @@ def load_state(vault: UnlockedVault) -> SyncState:
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
              cancel: threading.Event | None = None, now_ms: int | None = None,
-             compact_after: int = compaction.COMPACT_AFTER) -> SyncReport:
+             compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS) -> SyncReport:
     """Sync once; a local edit racing the write makes it start over (up to three times).
-    `compact_after` 0 never writes a snapshot (compaction.py)."""
+    `compact_after` 0 never writes a snapshot; a device not seen to sync for `hold_days` no
+    longer holds back deleting (compaction.py)."""
     for attempt in range(_ATTEMPTS):
         try:
-            return _once(vault, target, progress, cancel, now_ms, compact_after)
+            return _once(vault, target, progress, cancel, now_ms, compact_after, hold_days)
         except SyncError as exc:
             if exc.code != ErrorCode.SYNC_BUSY or attempt == _ATTEMPTS - 1:
                 raise
@@ -63,12 +64,13 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
 
 
 def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, cancel: threading.Event | None,
-          now_ms: int | None, compact_after: int) -> SyncReport:
+          now_ms: int | None, compact_after: int, hold_days: float = compaction.HOLD_DAYS) -> SyncReport:
     state = load_state(vault)
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
     keys = vault.keys
     pulled = pull(target, keys, state, cancel=cancel, progress=progress)
+    compaction.observe(state, pulled.heads)  # committed with the state: how long each device has been still
     clock = Clock(state.clock, now_ms)
     changed, deleted, mark = vault.sync_changes()
     hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
@@ -79,7 +81,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         raise
     vault.touched.synced(mark, ok=True)
     pause_point("sync-after-commit")  # committed here, nothing uploaded yet
-    objects, sent = upload(vault, target, state, pulled, compact_after)
+    objects, sent = upload(vault, target, state, pulled, compact_after, hold_days)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
                       objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
@@ -129,7 +131,7 @@ def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[s
 
 
 def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,
-           compact_after: int = compaction.COMPACT_AFTER) -> tuple[int, int]:
+           compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS) -> tuple[int, int]:
     """Upload the bundles committed but not yet sent (and a snapshot when one is due), then the
     head; log the push; empty the outbox; then delete what compaction allows. The egress entry
     is written before anything leaves."""
@@ -137,7 +139,7 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
     extra = compaction.prepare(target, keys, state, pulled, compact_after)
     sent = sorted(state.outbox)
     objects = size = 0
-    if sent or extra.publish:
+    if sent or extra.publish or extra.parts:
         head = extra.head(state, _now()).sealed(keys.sync_aead("head"), keys.vault_id)
         objects = len(sent) + len(extra.parts) + 1
         size = sum(len(b) for b in state.outbox.values()) + sum(len(p) for p in extra.parts) + len(head)
@@ -157,7 +159,7 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
         state.outbox.clear()
         vault.apply_synced(state.change(uploaded=sent))
     pause_point("sync-before-prune")  # the head names the new snapshot; nothing deleted yet
-    compaction.prune(target, keys, state, pulled, extra, sent)
+    compaction.prune(target, keys, state, pulled, extra, sent, hold_days)
     return objects, size
 
 

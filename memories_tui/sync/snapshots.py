@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -87,10 +87,17 @@ def fold(entries: list[Entry]) -> list[Entry]:
     return folded
 
 
-def seal_parts(aead: AESGCM, vault_id: str, device: str, upto: int, last: str, entries: list[Entry]) -> list[bytes]:
-    """The sealed parts of the snapshot reaching bundle `upto` (whose digest is `last`)."""
+Adopted = dict[str, tuple[int, str]]  # forgotten device -> (its last bundle carried, that bundle's digest)
+
+
+def seal_parts(aead: AESGCM, vault_id: str, device: str, upto: int, last: str, entries: list[Entry],
+               adopted: Adopted | None = None) -> list[bytes]:
+    """The sealed parts of the snapshot reaching bundle `upto` (whose digest is `last`); it also
+    carries the chains of the forgotten devices in `adopted`, each up to the bundle named."""
     chunks = list(_chunks(entries)) or [[]]
-    return [seal(aead, {"upto": upto, "digest": last, "part": k, "parts": len(chunks), "revs": chunk},
+    carried = {d: list(pos) for d, pos in sorted((adopted or {}).items())}
+    return [seal(aead, {"upto": upto, "digest": last, "part": k, "parts": len(chunks), "revs": chunk,
+                        **({"adopted": carried} if carried else {})},
                  snapshot_ad(vault_id, device, upto, k)) for k, chunk in enumerate(chunks)]
 
 
@@ -104,6 +111,7 @@ class Snapshot:
     digest: str  # of bundle `upto`: the next bundle names it as its predecessor
     revs: list[tuple[str, Rev, str | None]]
     entries: list[Entry]
+    adopted: Adopted = field(default_factory=dict)
 
 
 def wanted(head: Head, seen: int, listed: set[int]) -> bool:
@@ -117,6 +125,7 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
     blobs: list[bytes] = []
     entries: list[Entry] = []
     last, total, k = "", 1, 0
+    adopted: Adopted = {}
     while k < total:
         blob = fetch(snapshot_name(device, upto, k))
         if blob is None:
@@ -128,6 +137,8 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
             if value["upto"] != upto or value["part"] != k or (k and (value["parts"], value["digest"]) != (total, last)):
                 raise ValueError("part out of place")
             total, last = value["parts"], value["digest"]
+            if k == 0:
+                adopted = _adopted(value.get("adopted", {}), device)
             if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str):
                 raise ValueError("bad part count")
             entries += value["revs"]
@@ -137,15 +148,28 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
         k += 1
     if parts_digest(blobs) != head.snap_digest:
         raise _malformed(device)
-    return Snapshot(upto, last, [_parsed(item, device) for item in entries], entries)
+    writers = {device} | set(adopted)
+    return Snapshot(upto, last, [_parsed(item, device, writers) for item in entries], entries, adopted)
 
 
-def _parsed(item: Any, device: str) -> tuple[str, Rev, str | None]:
+def _adopted(value: Any, device: str) -> Adopted:
+    if not isinstance(value, dict):
+        raise ValueError("adopted")
+    out: Adopted = {}
+    for other, pos in value.items():
+        if not (isinstance(other, str) and other != device and isinstance(pos, list) and len(pos) == 2
+                and type(pos[0]) is int and pos[0] > 0 and isinstance(pos[1], str)):
+            raise ValueError("adopted")
+        out[other] = (pos[0], pos[1])
+    return out
+
+
+def _parsed(item: Any, device: str, writers: set[str]) -> tuple[str, Rev, str | None]:
     try:
         rev = Rev.from_list(item["rev"], item["e"])
         payload, stripped = item["x"], item.get("s") == 1
         if not (isinstance(item["id"], str) and isinstance(item["rev"], str) and not (stripped and rev.deleted)
-                and (rev.device == device or (rev.device == MERGE_DEVICE and len(rev.parents) == 2 and not rev.deleted))
+                and (rev.device in writers or (rev.device == MERGE_DEVICE and len(rev.parents) == 2 and not rev.deleted))
                 and (payload is None) == (rev.deleted or stripped) and (payload is None or isinstance(payload, str))):
             raise ValueError("inconsistent revision")
     except (KeyError, TypeError, ValueError, AttributeError):

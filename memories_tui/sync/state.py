@@ -95,6 +95,8 @@ class SyncState:
     loader: DocLoader | None = field(default=None, repr=False, compare=False)
     legacy: bool = False  # read from the first form: every record's row is still to be written
     unsaved: set[int] = field(default_factory=set)  # outbox bundles not in the vault's rows yet
+    watch: dict[str, tuple[str, int]] = field(default_factory=dict)  # device -> (its head as last seen, since
+    # when by this device's wall clock, ms): how long another device has not synced (compaction.py)
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
         """(the new stored form, the one it replaces); from now on the new one is the base."""
@@ -158,6 +160,8 @@ class SyncState:
             "seen": {d: list(p) for d, p in self.seen.items()},
             "kept": self.kept, "last_sync": self.last_sync, "resolving": sorted(self.resolving),
         }
+        if self.watch:
+            value["watch"] = {d: list(w) for d, w in sorted(self.watch.items())}
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     @classmethod
@@ -179,7 +183,8 @@ class SyncState:
                         seen={d: (int(p[0]), _req(p[1], str)) for d, p in v["seen"].items()},
                         docs=docs, kept=_req(v["kept"], dict), last_sync=_opt(v["last_sync"], str),
                         resolving={_req(r, str) for r in v.get("resolving", [])},
-                        loaded=bytes(raw), loader=loader, legacy=legacy)
+                        loaded=bytes(raw), loader=loader, legacy=legacy,
+                        watch={d: (_req(w[0], str), int(w[1])) for d, w in v.get("watch", {}).items()})
             state.unsaved = set(state.outbox)  # a blob that still held bundles: they move to rows
         except (ValueError, KeyError, TypeError, IndexError, RecursionError, AttributeError):
             raise TamperError(msg("The vault's sync state is malformed; refusing it.")) from None

@@ -33,7 +33,10 @@ def bucket(seaweed, monkeypatch, tmp_path):
     import boto3
 
     client = boto3.client("s3", endpoint_url=seaweed.endpoint)
-    client.create_bucket(Bucket=BUCKET)
+    try:
+        client.create_bucket(Bucket=BUCKET)
+    except client.exceptions.BucketAlreadyOwnedByYou:  # the server is shared by the module's tests
+        pass
     return client
 
 
@@ -67,4 +70,43 @@ def test_the_bucket_stays_bounded_and_a_late_join_reads_the_snapshot(bucket, sea
     assert late.records() == a.records() == b.records()
     assert late.records()[rid][2] == "v24 同步"
     for device in (a, b, late):
+        device.close()
+
+
+def test_a_forgotten_device_is_deleted_from_the_bucket_and_an_offline_one_stops_holding_back(
+        bucket, seaweed, tmp_path, cheap_kdf, monkeypatch):
+    """Through S3: `lost` is forgotten, carried in a's snapshot, then every object under its
+    prefix is deleted and a device joining afterwards has its records; `away` stays offline
+    past `hold_days` by a's clock, a's bundles go, and `away` catches up with its own edit kept."""
+    import time
+
+    monkeypatch.setattr(compaction, "PUBLISH_EVERY", 1)
+    url = f"s3://{BUCKET}/gc"
+    a = first_device(_home(tmp_path / "a"), url, seaweed.endpoint)
+    rid = a.add("note", "v0")
+    a.sync()
+    lost = joined_device(_home(tmp_path / "lost"), url, seaweed.endpoint)
+    away = joined_device(_home(tmp_path / "away"), url, seaweed.endpoint)
+    from_lost = lost.add("from the lost device", "同步 kept")
+    lost_id = lost.sync().device
+    a.sync()
+    a.engine.sync_forget(a.vault_id, lost_id)
+    from_away = away.add("written while away", "kept")
+    for i in range(2 * K):
+        a.edit(rid, f"v{i + 1}")
+        device_a = a.sync().device
+    assert _count(bucket, f"gc/d/{lost_id}/") == 0
+    assert _count(bucket, f"gc/d/{device_a}/0000000002") == 1  # away has not read it: held
+    real = time.time_ns
+    monkeypatch.setattr(compaction, "wall_ms", lambda: real() // 1_000_000 + 31 * compaction.DAY_MS)
+    a.edit(rid, "last")
+    a.sync()
+    assert _count(bucket, f"gc/d/{device_a}/0000000002") == 0
+    monkeypatch.setattr(compaction, "wall_ms", lambda: real() // 1_000_000)
+    away.sync()
+    a.sync()
+    late = joined_device(_home(tmp_path / "late"), url, seaweed.endpoint)
+    assert late.records() == a.records() == away.records()
+    assert from_lost in late.records() and from_away in late.records() and late.records()[rid][2] == "last"
+    for device in (a, lost, away, late):
         device.close()
