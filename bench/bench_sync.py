@@ -115,7 +115,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
         ids = [r.id for r in a.add_records(info.vault_id, [NewRecord("memory", f"note {i}", f"{i} {text}")
                                                            for i in range(records)])]
         shutil.copytree(Path(tmp) / "a", Path(tmp) / "c")  # the same vault, pushed again by a child (peak RSS)
-        vault_mb = sum(f.stat().st_size for f in (Path(tmp) / "c").rglob("*.vault*")) / 1e6
+        vault_mb = sum(f.stat().st_size for f in (Path(tmp) / "c").rglob("*.mvault*")) / 1e6
         a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
         start = time.perf_counter()
         pushed = a.sync_now(info.vault_id)
@@ -147,7 +147,9 @@ def measure(records: int, edits: int) -> dict[str, object]:
         a.close()
         b.close()
         child = subprocess.run([sys.executable, __file__, "--rss-child", str(Path(tmp) / "c"),
-                                f"s3://{BUCKET}/rss", server.endpoint], capture_output=True, text=True, check=True)
+                                f"s3://{BUCKET}/rss", server.endpoint], capture_output=True, text=True)
+        if child.returncode:
+            raise SystemExit(child.stderr)
         peak = json.loads(child.stdout.splitlines()[-1])
     return {"records": records, "push_s": push_s, "raw_upload_s": raw_up, "join_s": join_s,
             "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
