@@ -139,7 +139,8 @@ class SyncState:
 
     def dirty_rows(self) -> list[tuple[str, int | None, bytes]]:
         """(record, vault revision, row) of every entry read or made since that differs from its
-        row; from now on those are their rows."""
+        row; from now on those are their rows, read again when next needed (so a later commit of
+        this state does not compare every entry of a first push again, nor keep them all)."""
         out = []
         for rid, doc in self.docs.items():
             if doc.stored is None and doc.cur is None:
@@ -148,6 +149,8 @@ class SyncState:
             if row != doc.stored:
                 out.append((rid, doc.local, row))
                 doc.stored = row
+        if self.loader is not None:
+            self.docs.clear()
         self.legacy = False
         return out
 

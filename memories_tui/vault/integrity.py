@@ -14,6 +14,8 @@ import sqlite3
 import struct
 from typing import Any
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from ..errors import TamperError
 from ..i18n import msg
 from . import crypto
@@ -26,6 +28,13 @@ _PACK = struct.Struct(">I").pack
 
 def record_ad(vault_id: str, record_id: str, kind: str, revision: int) -> bytes:
     return crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)
+
+
+def record_row(aead: AESGCM, vault_id: str, record: Record, payload: bytes | None) -> tuple[Any, ...]:
+    """The `records` row of this record sealed (`payload`: its content already encoded, as pulled)."""
+    nonce, ct = crypto.seal(aead, encode_payload(record) if payload is None else payload,
+                            record_ad(vault_id, record.id, record.kind, record.revision))
+    return (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct))
 
 
 def blob_ad(vault_id: str, name: str) -> bytes:

@@ -29,7 +29,10 @@ _DELTA = "temp.manifest_delta"
 
 
 def _lp(*parts: bytes) -> bytes:
-    return b"".join(_PACK(len(p)) + p for p in parts)
+    out = []
+    for p in parts:
+        out += (_PACK(len(p)), p)
+    return b"".join(out)
 
 
 def _text(value: object) -> bytes:

@@ -53,11 +53,10 @@ from .integrity import (
     SETTINGS_BLOB,
     checked_blob_row,
     decode_payload,
-    digest,
-    encode_payload,
     put_blob,
     read_settings,
     record_ad,
+    record_row,
 )
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
@@ -289,8 +288,7 @@ class UnlockedVault:
                                   body=item.body, tags=tuple(item.tags), metadata=item.metadata,
                                   created=stamp, updated=stamp, data=item.data))
         with self._write() as conn:
-            for record in records:
-                self._insert(conn, record)
+            self._insert_many(conn, [(record, None) for record in records])
             pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
@@ -316,7 +314,7 @@ class UnlockedVault:
                              tags=old.tags if change.tags is None else tuple(change.tags),
                              metadata=old.metadata if change.metadata is None else change.metadata,
                              created=old.created, updated=now_iso(), data=old.data)
-                self._insert(conn, new)
+                self._insert_many(conn, [(new, None)])
                 out.append(new)
         return out
 
@@ -333,11 +331,10 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert(self, conn: sqlite3.Connection, record: Record, payload: bytes | None = None) -> None:
-        nonce, ct = crypto.seal(self.keys.record, encode_payload(record) if payload is None else payload,
-                                record_ad(self.vault_id, record.id, record.kind, record.revision))
-        conn.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                     (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct)))
+    def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, bytes | None]]) -> None:
+        """Seal and insert these records (`payload`: their content already encoded, as pulled)."""
+        rows = [record_row(self.keys.record, self.vault_id, record, payload) for record, payload in items]
+        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
     def sync_state(self) -> bytes | None:
@@ -354,7 +351,7 @@ class UnlockedVault:
 
     def apply_synced(self, change: SyncedChange) -> None:
         with self._write() as conn:
-            apply_rows(conn, self.keys, change, self._insert)
+            apply_rows(conn, self.keys, change, self._insert_many)
 
     # -- settings (strict, under the manifest) -------------------------------------------
     def settings(self) -> dict[str, Any]:

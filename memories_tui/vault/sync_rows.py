@@ -229,19 +229,23 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, Record, bytes | None], None]) -> None:
+               insert: Callable[[sqlite3.Connection, list[tuple[Record, bytes | None]]], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
-    N+1 and other devices would see two versions of it); the caller tries again. Then write."""
+    N+1 and other devices would see two versions of it); the caller tries again. Then write
+    (a few statements for the whole change: a join writes every record)."""
     if read_state(conn, keys) != change.base:
         raise SyncError(msg("Another sync of this vault ran at the same time; sync again."), code=ErrorCode.SYNC_BUSY)
-    for record_id, revision in change.expected.items():
-        current = conn.execute("SELECT MAX(revision) FROM records WHERE record_id = ?", (record_id,)).fetchone()[0]
-        if current != revision:
-            raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
+    ids = list(change.expected)
+    current: dict[str, int] = {}
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start:start + _BATCH]
+        current.update(conn.execute("SELECT record_id, MAX(revision) FROM records WHERE record_id IN "
+                                    f"({','.join('?' * len(part))}) GROUP BY record_id", part).fetchall())
+    if any(current.get(record_id) != revision for record_id, revision in change.expected.items()):
+        raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(rid,) for rid in change.deletes])
-    for record in change.puts:
-        insert(conn, record, change.encoded.get((record.id, record.revision)))
+    insert(conn, [(record, change.encoded.get((record.id, record.revision))) for record in change.puts])
     _write_docs(conn, keys, change.docs)
     if change.outbox:
         if not rowmac.has_table(conn, "sync_outbox"):
