@@ -53,7 +53,7 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     own = pulled.heads.get(state.device)
     extra = Extra(own.snap, own.snap_digest, own.snap) if own is not None else Extra()
     extra.read = {d: seq for d, (seq, _digest) in sorted(state.seen.items()) if d != state.device and seq > 0}
-    if compact_after > 0 and state.outbox and state.own_seq - extra.snap >= compact_after:
+    if compact_after > 0 and (state.outbox or state.pushed) and state.own_seq - extra.snap >= compact_after:
         try:
             extra.parts = _snapshot(target, keys, state, extra)
             extra.snap, extra.snap_digest = state.own_seq, snapshots.parts_digest(extra.parts)

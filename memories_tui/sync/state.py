@@ -95,6 +95,7 @@ class SyncState:
     loader: DocLoader | None = field(default=None, repr=False, compare=False)
     legacy: bool = False  # read from the first form: every record's row is still to be written
     unsaved: set[int] = field(default_factory=set)  # outbox bundles not in the vault's rows yet
+    pushed: list[int] = field(default_factory=list)  # bundles this sync handed to the uploader (off `outbox`)
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
         """(the new stored form, the one it replaces); from now on the new one is the base."""

@@ -74,7 +74,7 @@ _PACK = struct.Struct(">I").pack
 def length_prefixed(*parts: str | bytes | int) -> bytes:
     """Unambiguous encoding of associated data: each part is 4-byte length + bytes. (Called
     several times per record by a sync of a whole vault: one join, no intermediate copies.)"""
-    out = []
+    out: list[bytes] = []
     for part in parts:
         raw = part.encode("utf-8") if isinstance(part, str) else str(part).encode() if isinstance(part, int) else part
         out += (_PACK(len(raw)), raw)

@@ -29,7 +29,7 @@ _DELTA = "temp.manifest_delta"
 
 
 def _lp(*parts: bytes) -> bytes:
-    out = []
+    out: list[bytes] = []
     for p in parts:
         out += (_PACK(len(p)), p)
     return b"".join(out)

@@ -34,6 +34,7 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
 from . import manifest as rowmac
+from . import sync_rows as synced
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
 from .egress_log import EgressLog
@@ -61,7 +62,6 @@ from .integrity import (
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import LocalChange, SyncedChange, TouchedRecords, apply_rows, local_changes, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -90,7 +90,7 @@ class UnlockedVault:
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
         self.rows_written = 0  # rows inserted or deleted by this object's writes (tests count them)
-        self.touched = TouchedRecords()  # records written here since the last sync
+        self.touched = synced.TouchedRecords()  # records written here since the last sync
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -245,7 +245,7 @@ class UnlockedVault:
             latest = conn.execute(
                 "SELECT record_id, MAX(revision) FROM records GROUP BY record_id").fetchall()
             changed = [(rid, rev) for rid, rev in latest if known.get(rid) != rev]
-            rows = rows_at(conn, changed)
+            rows = synced.rows_at(conn, changed)
         return counter, {rid for rid, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
@@ -336,22 +336,25 @@ class UnlockedVault:
         rows = [record_row(self.keys.record, self.vault_id, record, payload) for record, payload in items]
         conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", rows)
 
-    # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
-    def sync_state(self) -> bytes | None:
-        return self.sync_read(read_state)
+    def sync_state(self) -> bytes | None:  # sync state and pulled revisions: one transaction each (sync_rows.py)
+        return self.sync_read(synced.read_state)
 
     def sync_read(self, read: Callable[[sqlite3.Connection, VaultKeys], T]) -> T:
         with self._read() as conn:  # sync_rows.read_docs, read_outbox
             return read(conn, self.keys)
 
-    def sync_changes(self) -> tuple[list[LocalChange], list[str], int]:
-        """(records added or edited since the last sync as stored, ids deleted, a mark for `touched.synced`)."""
+    def sync_changes(self) -> tuple[list[synced.LocalRef], list[str], int]:
+        """(records added or edited since the last sync, ids deleted, a mark for `touched.synced`)."""
         with self._read() as conn:
-            return local_changes(conn, self.touched, self._open_row)
+            return synced.local_changes(conn, self.touched)
 
-    def apply_synced(self, change: SyncedChange) -> None:
+    def sync_opened(self, refs: Sequence[synced.LocalRef]) -> list[synced.LocalChange]:
+        with self._read() as conn:
+            return synced.opened_changes(conn, refs, self._open_row)
+
+    def apply_synced(self, change: synced.SyncedChange) -> None:
         with self._write() as conn:
-            apply_rows(conn, self.keys, change, self._insert_many)
+            synced.apply_rows(conn, self.keys, change, self._insert_many)
 
     # -- settings (strict, under the manifest) -------------------------------------------
     def settings(self) -> dict[str, Any]:
