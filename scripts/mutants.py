@@ -123,13 +123,11 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_install.py",)),
     Mutant("record-ad-no-revision", "the record AEAD associated data leaves out the revision",
            "memories_tui/vault/integrity.py",
-           (('crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)',
-             'crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind))'),),
+           (('_kind_part(kind),\n                     _PACK(len(number)), number))', '_kind_part(kind)))'),),
            ("tests/integration/test_record_binding.py",)),
     Mutant("record-ad-no-kind", "the record AEAD associated data leaves out kind and sensitivity",
            "memories_tui/vault/integrity.py",
-           (('crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)',
-             'crypto.length_prefixed("record/v1", vault_id, record_id, revision)'),),
+           (('ident, _kind_part(kind),\n', 'ident,\n'),),
            ("tests/integration/test_record_binding.py",)),
     # (Deleting the PRAGMA line instead is an equivalent mutant wherever SQLite is built with
     # SQLITE_SECURE_DELETE, as on this project's machines: the default is then already on.)
