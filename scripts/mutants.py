@@ -176,6 +176,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/run.py",
            (("lambda item: len(item[2] or \"\") + 128, BUNDLE_BYTES)", "lambda item: len(item[2] or \"\") + 128, 1 << 62)"),),
            ("tests/integration/test_sync_folder.py::test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole",)),
+    Mutant("sync-stopped-push-forgets-rest", "a push stopped between two parts counts the records not committed "
+           "as synced", "memories_tui/sync/run.py",
+           (("        vault.touched.synced(mark, ok=done.whole)", "        vault.touched.synced(mark, ok=True)"),),
+           ("tests/integration/test_sync_stream.py::"
+            "test_ctrl_c_during_a_long_first_push_sends_what_was_committed_and_the_next_sync_the_rest",)),
     Mutant("sync-compact-deletes-unread", "compaction deletes bundles a known device has not read yet",
            "memories_tui/sync/compaction.py", (("        limit = got\n", "        pass\n"),),
            ("tests/integration/test_sync_compaction.py::"
