@@ -4,6 +4,10 @@ extra), beside references measured in the same run with the same client (boto3):
 - the first push of a vault of `--records` records (~2 KB each) and a `sync join` of it on a
   fresh home, beside uploading / downloading the same bytes in the same number of objects
   with boto3 directly;
+- the peak resident memory a first push adds (a child process opens a copy of the vault and
+  pushes it to a folder target, its peak reset just before the push: /proc/self/clear_refs),
+  and the peak a join of that folder adds (another child, on a fresh home), beside the vault
+  file's size;
 - one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
   and bytes, at this vault size (`--records 1000,5000,10000` measures each size in one run and
   prints one Markdown table, to see whether cost follows changes or vault size);
@@ -13,7 +17,7 @@ extra), beside references measured in the same run with the same client (boto3):
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
-"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "ratios": {...}}, then one for the
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb", "ratios": {...}}, then one for the
 compaction figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures;
 asserts nothing.
 """
@@ -23,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +52,11 @@ def main() -> None:
     parser.add_argument("--variants", default="with,without", help="with,without (default both; one of them "
                         "runs that one alone, e.g. to run the two in parallel)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per size")
+    parser.add_argument("--rss-child", nargs=3, metavar=("push|join", "HOME", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rss_child:
+        print(json.dumps(sync_peak(*args.rss_child)))
+        return
     sizes = [int(n) for n in str(args.records).split(",") if int(n) > 0]
     results = [measure(n, args.edits) for n in sizes]
     counts = None
@@ -71,13 +81,14 @@ def main() -> None:
     if not results:
         return
     print(f"| records | objects | MB | push s | raw up s | ratio | join s | raw down s | ratio | "
-          f"edit sync p50 s ({args.edits}) | objects | bytes fetched |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"edit sync p50 s ({args.edits}) | objects | bytes fetched | push peak RSS MB | join peak RSS MB | vault MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['records']:,} | {r['objects']} | {r['bytes'] / 1e6:.1f} | {r['push_s']:.2f} | "
               f"{r['raw_upload_s']:.2f} | {r['ratios']['push_vs_raw']:.1f}x | {r['join_s']:.2f} | "
               f"{r['raw_download_s']:.2f} | {r['ratios']['join_vs_raw']:.1f}x | {r['edit_sync_p50_s']:.3f} | "
-              f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} |")
+              f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} | {r['push_rss_mb']:.1f} | "
+              f"{r['join_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
 
 
 def measure(records: int, edits: int) -> dict[str, object]:
@@ -106,6 +117,8 @@ def measure(records: int, edits: int) -> dict[str, object]:
         text = "同步測試 sync benchmark paragraph. " * 55  # ~2 KB of UTF-8
         ids = [r.id for r in a.add_records(info.vault_id, [NewRecord("memory", f"note {i}", f"{i} {text}")
                                                            for i in range(records)])]
+        shutil.copytree(Path(tmp) / "a", Path(tmp) / "c")  # the same vault, pushed again by a child (peak RSS)
+        vault_mb = sum(f.stat().st_size for f in (Path(tmp) / "c").rglob("*.mvault*")) / 1e6
         a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
         start = time.perf_counter()
         pushed = a.sync_now(info.vault_id)
@@ -136,11 +149,55 @@ def measure(records: int, edits: int) -> dict[str, object]:
             fetched_bytes.append(report.fetched_bytes)
         a.close()
         b.close()
+        (Path(tmp) / "rss").mkdir()  # a folder target: SeaweedFS here refuses a second prefix's writes now and then
+        peak = {}
+        for mode, home in (("push", "c"), ("join", "d")):
+            child = subprocess.run([sys.executable, __file__, "--rss-child", mode, str(Path(tmp) / home),
+                                    str(Path(tmp) / "rss")], capture_output=True, text=True)
+            if child.returncode:
+                raise SystemExit(child.stderr)
+            peak[mode] = json.loads(child.stdout.splitlines()[-1])["added"]
     return {"records": records, "push_s": push_s, "raw_upload_s": raw_up, "join_s": join_s,
             "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
             "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
             "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
+            "push_rss_mb": peak["push"] / 1e6, "join_rss_mb": peak["join"] / 1e6, "vault_mb": vault_mb,
             "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
+
+def sync_peak(mode: str, home: str, folder: str) -> dict[str, int]:
+    """In a child: open the copied home, add the folder target, reset the peak RSS, push (or, on
+    a fresh home, reset it and join the folder); the peak that added over the resident size just
+    before it (bytes)."""
+    for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        os.environ.setdefault(name, value)
+    import gc
+
+    from memories_tui.engine import Engine
+    from tests.helpers.vaults import use_cheap_kdf
+
+    use_cheap_kdf()
+    engine = Engine.open(Path(home))
+    if mode == "push":
+        vault_id = engine.list_vaults()[0].vault_id
+        engine.unlock(vault_id, PASSPHRASE)
+        engine.sync_add(vault_id, folder, PASSPHRASE)
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM starts again from the current size
+    before = _status("VmRSS")
+    if mode == "push":
+        engine.sync_now(vault_id)
+    else:
+        engine.sync_join(folder, PASSPHRASE)
+    peak = _status("VmHWM")
+    engine.close()
+    return {"before": before, "peak": peak, "added": peak - before}
+
+
+def _status(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        return next(int(line.split()[1]) * 1024 for line in handle if line.startswith(field + ":"))
+
 
 def measure_compaction(rounds: int, compact_after: int, records: int = 100) -> dict[str, float]:
     """Two devices; each round an edit on A is synced, then B syncs. The bucket is listed after

@@ -96,7 +96,7 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     own = pulled.heads.get(state.device)
     extra = Extra(own.snap, own.snap_digest, own.snap, adopted=dict(own.adopted)) if own is not None else Extra()
     extra.read = {d: seq for d, (seq, _digest) in sorted(state.seen.items()) if d != state.device and seq > 0}
-    due = bool(state.outbox) and state.own_seq - extra.snap >= compact_after
+    due = bool(state.outbox or state.pushed) and state.own_seq - extra.snap >= compact_after
     adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
     if compact_after > 0 and (due or adopt):
         try:

@@ -51,20 +51,29 @@ def rev_id_for(record_id: str, parents: tuple[str, ...], stamp: Stamp, device: s
 class RevTree:
     def __init__(self, revs: dict[str, Rev] | None = None) -> None:
         self.revs: dict[str, Rev] = dict(revs or {})
+        self._leaves: list[Rev] | None = None  # settling a record asks several times; `add` forgets it
 
     def add(self, rev: Rev) -> bool:
         """False when the revision was known already (a replay changes nothing)."""
         if rev.rev_id in self.revs:
             return False
         self.revs[rev.rev_id] = rev
+        self._leaves = None
         return True
 
     def leaves(self) -> list[Rev]:
-        named = {p for rev in self.revs.values() for p in rev.parents}
-        return [rev for rev in self.revs.values() if rev.rev_id not in named]
+        if self._leaves is None:
+            if len(self.revs) == 1:
+                self._leaves = list(self.revs.values())
+            else:
+                named = {p for rev in self.revs.values() for p in rev.parents}
+                self._leaves = [rev for rev in self.revs.values() if rev.rev_id not in named]
+        return list(self._leaves)
 
     def winner(self) -> Rev | None:
         leaves = self.leaves()
+        if len(leaves) == 1:
+            return leaves[0]
         return max(leaves, key=Rev.order) if leaves else None
 
     def losers(self) -> list[Rev]:

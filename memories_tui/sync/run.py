@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from dataclasses import dataclass
 
-from ..egress import SentChunk
 from ..errors import CancelledError, ErrorCode, SyncError
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
-from ..vault.egress_log import EgressEntry
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import LocalChange, read_docs, read_outbox
+from ..vault.sync_rows import LocalChange, LocalRef, read_docs, read_outbox
 from . import compaction, policy
 from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
+from .push import Uploader, now
 from .revtree import Rev
-from .sealing import bundle_ad, bundle_name, cut_by_size, digest, head_name, seal
+from .sealing import bundle_ad, cut_by_size, digest, head_name, seal
 from .snapshots import snapshot_name
 from .state import Doc, SyncState
 from .targets import Target
@@ -74,18 +73,64 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     clock = Clock(state.clock, now_ms)
     changed, deleted, mark = vault.sync_changes()
     hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
+    push = Uploader(vault, target, state.device)
     try:
-        plan, rules = _merge_and_commit(vault, state, clock, pulled, changed, deleted, cancel)
-    except BaseException:
-        vault.touched.synced(mark, ok=False)  # the next sync compares every record again
-        raise
-    vault.touched.synced(mark, ok=True)
-    pause_point("sync-after-commit")  # committed here, nothing uploaded yet
-    objects, sent = upload(vault, target, state, pulled, compact_after, hold_days)
-    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), len(plan.outgoing),
-                      objects, sent, plan.pulled, pulled.objects, pulled.bytes, len(plan.puts) + len(plan.deletes),
+        try:
+            done = _commit_in_parts(vault, state, clock, pulled, changed, deleted, cancel, push)
+        except BaseException:
+            vault.touched.synced(mark, ok=False)  # the next sync compares every record again
+            raise
+        vault.touched.synced(mark, ok=done.whole)  # stopped between two parts: the rest is found again
+        objects, sent = upload(vault, target, state, pulled, compact_after, hold_days, push)
+    finally:
+        push.close()
+    rules = done.rules
+    return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), done.outgoing,
+                      objects, sent, done.pulled, pulled.objects, pulled.bytes, done.written,
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
                       policy_conflicts=sorted(set(rules.concurrent)))
+
+
+def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled, changed: list[LocalRef],
+                     deleted: list[str], cancel: threading.Event | None, push: Uploader
+                     ) -> _Committed:
+    """Commit the pulled revisions and this device's changes, a bundle's worth of changes at a
+    time: the first commit holds everything pulled, the deletions and the changes of the records
+    the pulled revisions touch, and cancelling before it changes nothing; each later one is an
+    ordinary sync of only local changes (a sync stopped between two leaves the rest for the next
+    one). Each commit's bundles go to the uploader at once; only counts are kept of each part."""
+    touched = {record_id for bundle in pulled.bundles for record_id, _rev, _payload in bundle.revs}
+    first = [ref for ref in changed if ref.record_id in touched]
+    rest = list(cut_by_size((ref for ref in changed if ref.record_id not in touched),
+                            lambda ref: ref.size + 128, BUNDLE_BYTES))
+    parts = [first + rest[0], *rest[1:]] if rest else [first]
+    done = _Committed(policy.Outcome({}))
+    for number, part in enumerate(parts):
+        if number and ((cancel is not None and cancel.is_set()) or push.failed):
+            done.whole = False  # what was committed is uploaded; the rest is for the next sync
+            return done
+        opened = vault.sync_opened(part)
+        plan, rules = _merge_and_commit(vault, state, clock, pulled if number == 0 else Pulled(), opened,
+                                        deleted if number == 0 else [], cancel if number == 0 else None)
+        if number == 0:
+            pause_point("sync-after-commit")  # committed here, nothing uploaded yet
+            done.pulled, done.rules = plan.pulled, rules
+        done.outgoing += len(plan.outgoing)
+        done.written += len(plan.puts) + len(plan.deletes)
+        del plan, opened
+        for seq in sorted(state.outbox):  # an interrupted sync's bundles first, then this commit's
+            push.send(seq, state.outbox.pop(seq))
+            state.pushed.append(seq)
+    return done
+
+
+@dataclass
+class _Committed:
+    rules: policy.Outcome  # the first part's (the only one that pulled)
+    outgoing: int = 0
+    pulled: int = 0
+    written: int = 0  # records written or deleted in the vault
+    whole: bool = True  # every part was committed
 
 
 def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled,
@@ -111,7 +156,7 @@ def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pull
         state.unsaved.add(seq)
     state.resolving -= {record_id for record_id, _rev, _payload in plan.outgoing}
     state.clock = clock.last
-    state.last_sync = _now()
+    state.last_sync = now()
     if cancel is not None and cancel.is_set():
         raise CancelledError(msg("Sync cancelled; nothing was changed here."))
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
@@ -131,37 +176,29 @@ def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[s
 
 
 def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,
-           compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS) -> tuple[int, int]:
-    """Upload the bundles committed but not yet sent (and a snapshot when one is due), then the
-    head; log the push; empty the outbox; then delete what compaction allows. The egress entry
-    is written before anything leaves."""
+           compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS,
+           push: Uploader | None = None) -> tuple[int, int]:
+    """Upload the bundles committed but not yet sent (the uploader may have sent some already),
+    and a snapshot when one is due, then the head; log the push; empty the outbox; then delete
+    what compaction allows. The egress entry is written before anything leaves."""
     keys = vault.keys
+    push = push or Uploader(vault, target, state.device)
+    for seq in sorted(state.outbox):
+        push.send(seq, state.outbox.pop(seq))
+        state.pushed.append(seq)
+    push.finish()
     extra = compaction.prepare(target, keys, state, pulled, compact_after)
-    sent = sorted(state.outbox)
-    objects = size = 0
+    sent = push.sent
     if sent or extra.publish or extra.parts:
-        head = extra.head(state, _now()).sealed(keys.sync_aead("head"), keys.vault_id)
-        objects = len(sent) + len(extra.parts) + 1
-        size = sum(len(b) for b in state.outbox.values()) + sum(len(p) for p in extra.parts) + len(head)
-        logged = vault.egress.append(EgressEntry(seq=0, time=_now(), host=target.description, purpose="sync",
-                                                 loopback=target.on_this_machine, chunks=tuple[SentChunk, ...](),
-                                                 bytes_sent=size, objects=objects))
-        for seq in sent:
-            target.put(bundle_name(state.device, seq), state.outbox[seq])
+        head = extra.head(state, now()).sealed(keys.sync_aead("head"), keys.vault_id)
+        push.announce(len(extra.parts) + 1, sum(len(p) for p in extra.parts) + len(head))
         for k, part in enumerate(extra.parts):
             target.put(snapshot_name(state.device, extra.snap, k), part)
         pause_point("sync-before-head")  # bundles (and a snapshot) uploaded, the head not yet
         target.put(head_name(state.device), head)
-        from dataclasses import replace
-
-        vault.egress.rewrite(replace(logged, outcome="ok", attempts=1))
+        push.done()
     if sent:
-        state.outbox.clear()
         vault.apply_synced(state.change(uploaded=sent))
     pause_point("sync-before-prune")  # the head names the new snapshot; nothing deleted yet
     compaction.prune(target, keys, state, pulled, extra, sent, hold_days)
-    return objects, size
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return push.objects, push.bytes

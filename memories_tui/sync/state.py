@@ -97,6 +97,7 @@ class SyncState:
     unsaved: set[int] = field(default_factory=set)  # outbox bundles not in the vault's rows yet
     watch: dict[str, tuple[str, int]] = field(default_factory=dict)  # device -> (its head as last seen, since
     # when by this device's wall clock, ms): how long another device has not synced (compaction.py)
+    pushed: list[int] = field(default_factory=list)  # bundles this sync handed to the uploader (off `outbox`)
 
     def commit_form(self) -> tuple[bytes, bytes | None]:
         """(the new stored form, the one it replaces); from now on the new one is the base."""
@@ -141,7 +142,8 @@ class SyncState:
 
     def dirty_rows(self) -> list[tuple[str, int | None, bytes]]:
         """(record, vault revision, row) of every entry read or made since that differs from its
-        row; from now on those are their rows."""
+        row; from now on those are their rows, read again when next needed (so a later commit of
+        this state does not compare every entry of a first push again, nor keep them all)."""
         out = []
         for record_id, doc in self.docs.items():
             if doc.stored is None and doc.cur is None:
@@ -150,6 +152,8 @@ class SyncState:
             if row != doc.stored:
                 out.append((record_id, doc.local, row))
                 doc.stored = row
+        if self.loader is not None:
+            self.docs.clear()
         self.legacy = False
         return out
 

@@ -68,15 +68,14 @@ class KdfParams:
         self.check_openable()
 
 
+_PACK = struct.Struct(">I").pack
+
+
 def length_prefixed(*parts: str | bytes | int) -> bytes:
-    """Unambiguous encoding of associated data: each part is 4-byte length + bytes."""
-    out = bytearray()
+    """Unambiguous encoding of associated data: each part is 4-byte length + bytes. (Called
+    several times per record by a sync of a whole vault: one join, no intermediate copies.)"""
+    out: list[bytes] = []
     for part in parts:
-        if isinstance(part, int):
-            raw = str(part).encode()
-        elif isinstance(part, str):
-            raw = part.encode("utf-8")
-        else:
-            raw = part
-        out += struct.pack(">I", len(raw)) + raw
-    return bytes(out)
+        raw = part.encode("utf-8") if isinstance(part, str) else str(part).encode() if isinstance(part, int) else part
+        out += (_PACK(len(raw)), raw)
+    return b"".join(out)

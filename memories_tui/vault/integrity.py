@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import sqlite3
 import struct
 from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import TamperError
 from ..i18n import msg
@@ -25,7 +28,28 @@ _PACK = struct.Struct(">I").pack
 
 
 def record_ad(vault_id: str, record_id: str, kind: str, revision: int) -> bytes:
-    return crypto.length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision)
+    """length_prefixed("record/v1", vault_id, record_id, kind, sensitivity_for(kind), revision),
+    with the parts every record of a vault shares made once (a sync of a vault makes 10,000s)."""
+    ident, number = record_id.encode("utf-8"), str(revision).encode()
+    return b"".join((_ad_head("record/v1", vault_id), _PACK(len(ident)), ident, _kind_part(kind),
+                     _PACK(len(number)), number))
+
+
+@functools.lru_cache(maxsize=8)
+def _ad_head(label: str, vault_id: str) -> bytes:
+    return crypto.length_prefixed(label, vault_id)
+
+
+@functools.lru_cache(maxsize=16)
+def _kind_part(kind: str) -> bytes:
+    return crypto.length_prefixed(kind, sensitivity_for(kind))
+
+
+def record_row(aead: AESGCM, vault_id: str, record: Record, payload: bytes | None) -> tuple[Any, ...]:
+    """The `records` row of this record sealed (`payload`: its content already encoded, as pulled)."""
+    nonce, ct = crypto.seal(aead, encode_payload(record) if payload is None else payload,
+                            record_ad(vault_id, record.id, record.kind, record.revision))
+    return (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct))
 
 
 def blob_ad(vault_id: str, name: str) -> bytes:

@@ -13,6 +13,7 @@ adjust: changing any row without the key changes the sum to one no stored MAC na
 
 from __future__ import annotations
 
+import hmac
 import sqlite3
 import struct
 
@@ -29,7 +30,10 @@ _DELTA = "temp.manifest_delta"
 
 
 def _lp(*parts: bytes) -> bytes:
-    return b"".join(_PACK(len(p)) + p for p in parts)
+    out: list[bytes] = []
+    for p in parts:
+        out += (_PACK(len(p)), p)
+    return b"".join(out)
 
 
 def _text(value: object) -> bytes:
@@ -42,8 +46,10 @@ def _row_mac(key: bytearray | memoryview, table: bytes, row_id: object, number: 
              row_digest: object) -> int:
     if not ((number is None or type(number) is int) and isinstance(row_digest, bytes)):
         raise TamperError(msg("A record row has a column of the wrong type: the vault file was altered."))
-    data = _lp(table, _text(row_id), b"-" if number is None else str(number).encode(), _text(kind), row_digest)
-    return int.from_bytes(crypto.mac(key, data), "big")
+    ident, label, num = _text(row_id), _text(kind), b"-" if number is None else str(number).encode()
+    data = b"".join((_PACK(len(table)), table, _PACK(len(ident)), ident, _PACK(len(num)), num,  # _lp, unrolled:
+                     _PACK(len(label)), label, _PACK(len(row_digest)), row_digest))  # once per row a write changes
+    return int.from_bytes(hmac.digest(key, data, "sha256"), "big")
 
 
 SYNC_OUTBOX = "sync_outbox"

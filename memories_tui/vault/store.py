@@ -34,6 +34,7 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
 from . import manifest as rowmac
+from . import sync_rows as synced
 from .caches import CacheBlobs
 from .create import create_vault_file, now_iso
 from .egress_log import EgressLog
@@ -53,16 +54,14 @@ from .integrity import (
     SETTINGS_BLOB,
     checked_blob_row,
     decode_payload,
-    digest,
-    encode_payload,
     put_blob,
     read_settings,
     record_ad,
+    record_row,
 )
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
 from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
-from .sync_rows import LocalChange, SyncedChange, TouchedRecords, apply_rows, local_changes, read_state, rows_at
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -91,7 +90,7 @@ class UnlockedVault:
         self._keys: VaultKeys | None = None
         self._verified: tuple[int, int, bytes, int] | None = None  # (data_version, counter, manifest, row sum)
         self.rows_written = 0  # rows inserted or deleted by this object's writes (tests count them)
-        self.touched = TouchedRecords()  # records written here since the last sync
+        self.touched = synced.TouchedRecords()  # records written here since the last sync
         self._conn = connect_readwrite(path)
         try:
             with sqlite_errors(path):
@@ -246,7 +245,7 @@ class UnlockedVault:
             latest = conn.execute(
                 "SELECT record_id, MAX(revision) FROM records GROUP BY record_id").fetchall()
             changed = [(record_id, rev) for record_id, rev in latest if known.get(record_id) != rev]
-            rows = rows_at(conn, changed)
+            rows = synced.rows_at(conn, changed)
         return counter, {record_id for record_id, _ in latest}, [self._decrypt_row(*row) for row in rows]
 
     def read(self, record_id: str, revision: int | None = None) -> Record:
@@ -289,8 +288,7 @@ class UnlockedVault:
                                   body=item.body, tags=tuple(item.tags), metadata=item.metadata,
                                   created=stamp, updated=stamp, data=item.data))
         with self._write() as conn:
-            for record in records:
-                self._insert(conn, record)
+            self._insert_many(conn, [(record, None) for record in records])
             pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
@@ -316,7 +314,7 @@ class UnlockedVault:
                              tags=old.tags if change.tags is None else tuple(change.tags),
                              metadata=old.metadata if change.metadata is None else change.metadata,
                              created=old.created, updated=now_iso(), data=old.data)
-                self._insert(conn, new)
+                self._insert_many(conn, [(new, None)])
                 out.append(new)
         return out
 
@@ -333,28 +331,30 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert(self, conn: sqlite3.Connection, record: Record, payload: bytes | None = None) -> None:
-        nonce, ct = crypto.seal(self.keys.record, encode_payload(record) if payload is None else payload,
-                                record_ad(self.vault_id, record.id, record.kind, record.revision))
-        conn.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                     (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct)))
+    def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, bytes | None]]) -> None:
+        """Seal and insert these records (`payload`: their content already encoded, as pulled)."""
+        rows = [record_row(self.keys.record, self.vault_id, record, payload) for record, payload in items]
+        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", rows)
 
-    # -- sync state and pulled revisions, one transaction (sync_rows.py) -----------------------
-    def sync_state(self) -> bytes | None:
-        return self.sync_read(read_state)
+    def sync_state(self) -> bytes | None:  # sync state and pulled revisions: one transaction each (sync_rows.py)
+        return self.sync_read(synced.read_state)
 
     def sync_read(self, read: Callable[[sqlite3.Connection, VaultKeys], T]) -> T:
         with self._read() as conn:  # sync_rows.read_docs, read_outbox
             return read(conn, self.keys)
 
-    def sync_changes(self) -> tuple[list[LocalChange], list[str], int]:
-        """(records added or edited since the last sync as stored, ids deleted, a mark for `touched.synced`)."""
+    def sync_changes(self) -> tuple[list[synced.LocalRef], list[str], int]:
+        """(records added or edited since the last sync, ids deleted, a mark for `touched.synced`)."""
         with self._read() as conn:
-            return local_changes(conn, self.touched, self._open_row)
+            return synced.local_changes(conn, self.touched)
 
-    def apply_synced(self, change: SyncedChange) -> None:
+    def sync_opened(self, refs: Sequence[synced.LocalRef]) -> list[synced.LocalChange]:
+        with self._read() as conn:
+            return synced.opened_changes(conn, refs, self._open_row)
+
+    def apply_synced(self, change: synced.SyncedChange) -> None:
         with self._write() as conn:
-            apply_rows(conn, self.keys, change, self._insert)
+            synced.apply_rows(conn, self.keys, change, self._insert_many)
 
     # -- settings (strict, under the manifest) -------------------------------------------
     def settings(self) -> dict[str, Any]:

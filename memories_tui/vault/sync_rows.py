@@ -86,6 +86,16 @@ class LocalChange:
             crypto.zero(raw)
 
 
+@dataclass(frozen=True)
+class LocalRef:
+    """A record added or edited here since the last sync, not opened yet: a first push opens its
+    changes a bundle's worth at a time (`size`, the stored ciphertext's length, cuts them)."""
+
+    record_id: str
+    revision: int
+    size: int
+
+
 def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
     return crypto.length_prefixed("sync-doc/v1", vault_id, record_id, "-" if local is None else local)
 
@@ -177,25 +187,33 @@ class TouchedRecords:
             self._ids = {record_id: n for record_id, n in self._ids.items() if n > mark}
 
 
-def local_changes(conn: sqlite3.Connection, touched: TouchedRecords, open_row: Callable[..., bytearray]
-                  ) -> tuple[list[LocalChange], list[str], int]:
+def local_changes(conn: sqlite3.Connection, touched: TouchedRecords) -> tuple[list[LocalRef], list[str], int]:
     """Inside a verified read: what `UnlockedVault.sync_changes` returns."""
     candidates, mark = touched.start()
     try:
         changed, gone = changed_since_sync(conn, candidates)
-        return [LocalChange.opened(row[:3], open_row(*row)) for row in rows_at(conn, changed)], gone, mark
+        return [LocalRef(*row) for row in rows_at(conn, changed, "length(ciphertext)")], gone, mark
     except BaseException:
         touched.unknown()
         raise
 
 
-def rows_at(conn: sqlite3.Connection, pairs: list[tuple[str, int]]) -> list[Any]:
+def opened_changes(conn: sqlite3.Connection, refs: Sequence[LocalRef], open_row: Callable[..., bytearray]
+                   ) -> list[LocalChange]:
+    """Inside a verified read: these changes as stored (a record deleted since is left out: the
+    next sync sees the deletion; one edited since sends this revision, and the next sync the new one)."""
+    rows = rows_at(conn, [(ref.record_id, ref.revision) for ref in refs])
+    return [LocalChange.opened(row[:3], open_row(*row)) for row in rows]
+
+
+def rows_at(conn: sqlite3.Connection, pairs: list[tuple[str, int]],
+            columns: str = "kind, nonce, ciphertext, digest") -> list[Any]:
     """The stored rows of these (record, revision) pairs, a few hundred per query."""
     rows = []
     for start in range(0, len(pairs), 400):
         part = pairs[start:start + 400]
         where = " OR ".join("(record_id = ? AND revision = ?)" for _ in part)
-        rows += conn.execute("SELECT record_id, revision, kind, nonce, ciphertext, digest FROM records WHERE "
+        rows += conn.execute(f"SELECT record_id, revision, {columns} FROM records WHERE "
                              + where, [v for pair in part for v in pair]).fetchall()
     return rows
 
@@ -229,19 +247,23 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, Record, bytes | None], None]) -> None:
+               insert: Callable[[sqlite3.Connection, list[tuple[Record, bytes | None]]], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
-    N+1 and other devices would see two versions of it); the caller tries again. Then write."""
+    N+1 and other devices would see two versions of it); the caller tries again. Then write
+    (a few statements for the whole change: a join writes every record)."""
     if read_state(conn, keys) != change.base:
         raise SyncError(msg("Another sync of this vault ran at the same time; sync again."), code=ErrorCode.SYNC_BUSY)
-    for record_id, revision in change.expected.items():
-        current = conn.execute("SELECT MAX(revision) FROM records WHERE record_id = ?", (record_id,)).fetchone()[0]
-        if current != revision:
-            raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
+    ids = list(change.expected)
+    current: dict[str, int] = {}
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start:start + _BATCH]
+        current.update(conn.execute("SELECT record_id, MAX(revision) FROM records WHERE record_id IN "
+                                    f"({','.join('?' * len(part))}) GROUP BY record_id", part).fetchall())
+    if any(current.get(record_id) != revision for record_id, revision in change.expected.items()):
+        raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(record_id,) for record_id in change.deletes])
-    for record in change.puts:
-        insert(conn, record, change.encoded.get((record.id, record.revision)))
+    insert(conn, [(record, change.encoded.get((record.id, record.revision))) for record in change.puts])
     _write_docs(conn, keys, change.docs)
     if change.outbox:
         if not rowmac.has_table(conn, "sync_outbox"):
