@@ -78,8 +78,11 @@ WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapp
 _CLOSERS = "\"'”’」』）)]】》〉"
 # A blank line ends a sentence; a single line break does too unless it only wraps prose
 # (see _wraps).
+# A full stop after a digit, an initial (Terry A. Gates) or a title (Dr., St.) ends nothing.
+_NOT_AN_END = "".join(rf"(?<!\b{w})" for w in ("[A-Z]", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "No"))
+# ；and ; join the clauses of one sentence (an answer often lists them: 一是…；二是…).
 _SENTENCE_END = re.compile(
-    rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
+    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+>|#]|\d+[.)])\s")  # a list item, quote, table row or heading
 _LINE_END_STOPS = set("。！？；!?;:：.…" + _CLOSERS)
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
@@ -255,6 +258,7 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
                          if keys_held >= MIN_KEY else 0.0)
     common = COMMON_SHARE * max(weights, default=0.0)
     kinds = kinds_asked(q_folded)
+    title_bigrams = [_bigrams(ti.folded) for ti in titles]
     out = []
     for s, x in zip(sentences, texts, strict=True):
         title = titles[s.source_index]
@@ -263,7 +267,8 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
                       for t, w, mine in zip(q_terms, weights, own, strict=True)) / total
         evidence = evidences[s.source_index]
         rare = any(mine >= 0.5 and w > common for w, mine in zip(weights, own, strict=True))
-        bigram_score = len(_bigrams(x.folded) & q_bigrams) / len(q_bigrams) if q_bigrams else 0.0
+        bigram_score = len((_bigrams(x.folded) | title_bigrams[s.source_index]) & q_bigrams) / len(q_bigrams) \
+            if q_bigrams else 0.0
         score = support + BIGRAM_WEIGHT * bigram_score
         if kinds and rare:
             score += kind_score(kinds, s.text, x.folded)
