@@ -67,12 +67,15 @@ COMMON_SHARE = 0.3  # a term less rare than this share of the question's rarest 
 _GLUE = frozenset("是有的了在和与及为被把也都就还又呢吗啊呀吧要会能该得着过")
 PIECE_SHARE = 0.8  # a long CJK term met only piece by piece counts at most this much
 # Folded starts of Chinese question words (哪支, 什么样, 怎么办, 多少钱 …).
-_ASKING_PREFIXES = ("哪", "什么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地", "谁", "啥")
+# 甚么 is Taiwan's and Hong Kong's 什么; 何者 / 何人 / 何种 are written Chinese's which / who / what kind.
+_ASKING_PREFIXES = ("哪", "什么", "甚么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地",
+                    "何者", "何人", "何种", "何谓", "何以", "何年", "何日", "何方", "何为", "谁", "啥")
 # Words that only make a sentence a question: they say what kind of fact is asked for.
 QUESTION_WORDS = ("how what when where which who whom whose why do does did can could would should "
                   "i you we me my your our is are was were much many long often "
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
-                  "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样")
+                  "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
+                  "何日 何方 何为 为何")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
@@ -152,7 +155,10 @@ def _question_terms(question: str) -> list[str]:
     except LimitError:  # a question over the query limits: its bigrams alone
         return []
     asking = _question_words()
-    return [t for t in terms if t not in asking and not t.startswith(_ASKING_PREFIXES)]
+    dropped = [t for t in terms if t in asking or t.startswith(_ASKING_PREFIXES)]
+    # Jieba's search mode also gives a long word's pieces: 哪一位 brings 一位, and a piece of
+    # a question word asks as much as the word does
+    return [t for t in terms if t not in dropped and not any(t in d for d in dropped)]
 
 
 _asking: frozenset[str] | None = None
