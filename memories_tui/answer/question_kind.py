@@ -1,7 +1,8 @@
 """What kind of fact a question asks for, and whether a sentence states one.
 
 A question asking how long (多久) wants a duration, how many (幾) a count, when (何時) a date,
-where (哪裡) a place; other amount questions (what temperature, 多少) want a number. The
+where (哪裡) a place, what a name means (意思) a sentence saying 意為 or "means"; other amount
+questions (what temperature, 多少) want a number. The
 extractive answerer prefers sentences that state the kind asked for, so the sentence with
 "一個半小時" beats one that only repeats the question's words. Both the question and the
 sentence are matched folded (Simplified script, lower case), as ``segment.fold`` gives them.
@@ -16,6 +17,7 @@ COUNT = "count"
 DATE = "date"
 PLACE = "place"
 AMOUNT = "amount"
+MEANING = "meaning"
 
 _NUMERAL = "零〇一二三四五六七八九十百千万亿两半几数"
 _TIME_UNIT_ZH = "秒|分钟|分|小时|钟头|个钟|天|日|周|星期|礼拜|个月|月|年|世纪"
@@ -30,6 +32,8 @@ _ASKS = (
                       r"|何时|[什甚]么时[候间]|哪一?年|哪一?天|哪个月|几月|几号|几年级|何年|日期")),
     (PLACE, re.compile(r"\bwhere\b|\bwhich\s+(?:city|country|place|town|province|state)\b"
                        r"|哪里|哪儿|何处|何地|在哪|什么地方|哪个(?:城市|国家|地方|省)|哪座|哪国")),
+    (MEANING, re.compile(r"意思|含义|意义是|意为|意指|意谓|\bwhat\s+(?:does|do|did)\b.*\bmean\b|\bmeaning\b"
+                         r"|\bstands?\s+for\b")),
     (COUNT, re.compile(r"\bhow\s+(?:many|much)\b|多少|几")),
     (AMOUNT, re.compile(
         r"\bhow\s+(?:far|old|big|large|tall|high|hot|cold|warm|heavy|often|fast|deep|wide|soon)\b"
@@ -49,6 +53,8 @@ _STATES = {
                      r"|世纪", re.IGNORECASE),
     PLACE: re.compile(r"[\u4e00-\u9fff](?:省|市|县|区|镇|乡|村|路|街|国|州|岛|山|河|湖|海|港|站|湾|城|宫|寺|馆)"),
     COUNT: re.compile(rf"{_DIGITS}|[{_NUMERAL}]+\s*(?:{_MEASURE}|度|米|克|斤|里)"),
+    MEANING: re.compile(r"意为|意指|意谓|意即|意思|含义|之意|意味|是指|指的是|\bmeans?\b|\bmeaning\b|\brefers?\s+to\b"
+                        r"|\bstands?\s+for\b"),
     AMOUNT: re.compile(rf"{_DIGITS}|[{_NUMERAL}]+[{_MEASURE}度米克斤里]"),
 }
 _ANY_NUMBER = re.compile(rf"\d|[{_NUMERAL}]+(?:{_MEASURE}|{_TIME_UNIT_ZH}|度|米|克|斤|里)")
