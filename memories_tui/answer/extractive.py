@@ -75,7 +75,7 @@ QUESTION_WORDS = ("how what when where which who whom whose why do does did can 
                   "i you we me my your our is are was were much many long often "
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
                   "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
-                  "何日 何方 何为 为何")
+                  "何日 何方 何为 为何 么")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
@@ -207,17 +207,25 @@ class Scored:
     evidence: float = 0.0  # the same share its whole chunk and title hold
 
 
-def _unglued(terms: list[str], texts: list[MatchText]) -> tuple[list[str], set[str]]:
+def _unglued(terms: list[str], texts: list[MatchText], titles: list[MatchText]) -> tuple[list[str], set[str]]:
     """Jieba glues a function character to a neighbour it does not know (要燉, 晏是, 尚恩有):
     such a term, held nowhere retrieved, stands for what is left without those characters.
-    Also the terms so made (a character left alone, met inside words like a query's)."""
+    Also the terms so made (a character left alone, met inside words like a query's). A name
+    glued to another character (王連字 where the note says 王連，字文儀) stands for the name
+    when the retrieved text holds it whole and not the glued term."""
     out: list[str] = []
     made: set[str] = set()
     for term in terms:
-        if is_cjk_word(term) and len(term) > 1 and (term[0] in _GLUE or term[-1] in _GLUE) \
-                and not any(x.holds(term) for x in texts):
+        if not is_cjk_word(term) or len(term) < 2 or any(x.holds(term) >= 1.0 for x in texts):
+            pass
+        elif term[0] in _GLUE or term[-1] in _GLUE:
             term = term.strip("".join(_GLUE))
             made.add(term)
+        elif len(term) > 2:
+            trimmed = next((t for t in (term[:-1], term[1:]) if any(x.holds(t) >= 1.0 for x in titles)), None)
+            if trimmed is not None:
+                term = trimmed
+                made.add(term)
         if term and term not in out:
             out.append(term)
     return out, made
@@ -244,7 +252,7 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
     texts = [MatchText(s.text) for s in sentences]
     titles = [MatchText(source.title) for source in sources[:top_sources]]
     whole = [MatchText(source.text) for source in sources[:top_sources]]
-    q_terms, made = _unglued(q_terms, whole + titles)
+    q_terms, made = _unglued(q_terms, whole + titles, titles)
     # a CJK character is met inside a longer word when it stands alone in the question, as
     # the search meets it (燉 in 燉煮); one inside a longer run of the question only as a word
     loose = made.union(single_chars(q_terms, query_pieces(q_folded, MAX_QUERY_TERMS)))
