@@ -1,14 +1,15 @@
 """Offline extractive answers: the sentences of the retrieved chunks that answer the
 question, each with its `[S#]`, labelled extractive, never as generated; or none.
 
-Sentences are split at Chinese 。！？； and line breaks, and at English . ! ? before a
-space. A sentence is matched with the search's analysis: the question's terms (Jieba
+Sentences are split at Chinese 。！？ and line breaks, and at English . ! ? before a space
+(not after an initial or a title: Terry A. Gates, Dr.); a semicolon joins clauses. A sentence is matched with the search's analysis: the question's terms (Jieba
 search-mode words, folded, English stemmed, stopwords and question words dropped), each
 met as a word of the sentence or, for a CJK term, anywhere in it (inside a longer word,
 across two: what the search's pieces and characters do). Each term weighs what its rarity in
 the vault says (``LexicalIndex.rarity``: BM25's idf), so a shared "long" or 的 counts for
 little and a shared name or dish for much. A sentence's support is the weighted share of
-the question it holds, a term in its note's title counting as held. Its score adds the
+the question it holds, a term in its note's title counting as held (and the title's
+character bigrams as the sentence's own). Its score adds the
 question's character bigrams it holds (robust where Jieba cuts the two differently), the
 kind of fact the question asks for (how long → a duration, when → a date, where → a place,
 how many → a count: ``question_kind``) and a small prior for higher-ranked sources.
