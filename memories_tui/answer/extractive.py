@@ -71,12 +71,13 @@ PIECE_SHARE = 0.8  # a long CJK term met only piece by piece counts at most this
 # 甚么 is Taiwan's and Hong Kong's 什么; 何者 / 何人 / 何种 are written Chinese's which / who / what kind.
 _ASKING_PREFIXES = ("哪", "什么", "甚么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地",
                     "何者", "何人", "何种", "何谓", "何以", "何年", "何日", "何方", "何为", "谁", "啥")
-# Words that only make a sentence a question: they say what kind of fact is asked for.
+# Words that only make a sentence a question (they say what kind of fact is asked for) or a
+# request (介紹一下, 簡述, please explain).
 QUESTION_WORDS = ("how what when where which who whom whose why do does did can could would should "
                   "i you we me my your our is are was were much many long often "
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
                   "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
-                  "何日 何方 何为 为何 么")
+                  "何日 何方 何为 为何 么 介绍一下 一下 简述 简要 概述 请 告诉 tell explain describe please")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"

@@ -36,6 +36,9 @@ def test_a_semicolon_joins_the_clauses_of_one_sentence() -> None:
     ("他甚麼時候出生？", "甚么"),
     ("哪一位總統最早？", "一位"),  # a piece of the question word 哪一位
     ("能給我介紹一下什麼是BCPL么？", "幺"),
+    ("能給我介紹一下什麼是BCPL么？", "一下"),  # a request, not what is asked about
+    ("簡述黃埔港的重要性？", "简述"),
+    ("Please explain how to stew the pork", "explain"),
 ])
 def test_question_words_of_taiwan_and_written_chinese_are_not_terms(question: str, dropped: str) -> None:
     terms = _question_terms(question)
