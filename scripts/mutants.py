@@ -57,6 +57,7 @@ KDF_TESTS = ("tests/unit/test_kdf_defaults.py", "tests/integration/test_cli_real
 LEXICAL_TESTS = ("tests/unit/test_bm25_weights.py", "tests/unit/test_lexical.py")
 MCP_TOOLS = "tests/integration/test_mcp_tools.py"
 ANSWER_TESTS = "tests/unit/test_answer.py"
+RULES_TESTS = "tests/unit/test_extractive_rules.py"
 REMOTE_TESTS = "tests/integration/test_remote_services.py"
 LOCK_CUT_TESTS = "tests/integration/test_lock_cuts_model_call.py"
 TIMER_TESTS = "tests/integration/test_daemon_timers.py"
@@ -334,6 +335,35 @@ MUTANTS: tuple[Mutant, ...] = (
            (("    return x.rare and x.support >= MIN_SUPPORT and x.evidence >= MIN_EVIDENCE",
              "    return x.score > 0"),),
            ("tests/integration/test_offline_answers.py",)),
+    Mutant("extractive-semicolon-ends-sentence", "a semicolon ends a sentence again, cutting an answer's list of clauses",
+           "memories_tui/answer/extractive.py",
+           (('rf"(?:[。！？!?]+|', 'rf"(?:[。！？；!?;]+|'),),
+           (RULES_TESTS + "::test_a_semicolon_joins_the_clauses_of_one_sentence",)),
+    Mutant("extractive-initial-ends-sentence", "an initial's full stop (Terry A. Gates) ends a sentence",
+           "memories_tui/answer/extractive.py",
+           (('for w in ("[A-Z]", "Mr",', 'for w in ("Mr",'),),
+           (RULES_TESTS + "::test_an_initial_or_a_title_does_not_end_a_sentence",)),
+    Mutant("extractive-title-bigrams-ignored", "the title's character pairs count only for sentences repeating them",
+           "memories_tui/answer/extractive.py",
+           (("len((_bigrams(x.folded) | title_bigrams[s.source_index]) & q_bigrams)",
+             "len(_bigrams(x.folded) & q_bigrams)"),),
+           (RULES_TESTS + "::test_the_titles_bigrams_count_for_each_of_its_sentences",)),
+    Mutant("extractive-question-word-pieces-kept", "a piece of a question word (一位 of 哪一位) is matched as a term",
+           "memories_tui/answer/extractive.py",
+           (("if t not in dropped and not any(t in d for d in dropped)]", "if t not in dropped]"),),
+           (RULES_TESTS,)),
+    Mutant("extractive-no-title-trim", "a name glued to the next character (王連字) is not met as the title's name",
+           "memories_tui/answer/extractive.py",
+           (("if any(x.holds(t) >= 1.0 for x in titles)), None)", "if any(x.holds(t) >= 1.0 for x in [])), None)"),),
+           (RULES_TESTS + "::test_a_name_jieba_glued_to_the_next_character_is_met_as_the_titles_name",)),
+    Mutant("extractive-glue-partly-held", "a glued term held only in part (王沈是) is not unglued",
+           "memories_tui/answer/extractive.py",
+           (("or any(x.holds(term) >= 1.0 for x in texts):", "or any(x.holds(term) for x in texts):"),),
+           (RULES_TESTS + "::test_a_name_glued_to_a_function_character_is_unglued_though_part_of_it_is_held",)),
+    Mutant("meaning-kind-not-asked", "a question asking what a name means asks no kind of fact",
+           "memories_tui/answer/question_kind.py",
+           (('(MEANING, re.compile(r"意思|含义|', '(MEANING, re.compile(r"含义|'),),
+           (RULES_TESTS + "::test_a_meaning_question_is_answered_by_the_sentence_saying_what_the_name_means",)),
     Mutant("extractive-cap-after-add", "the extractive length cap is checked before adding a sentence, not with it",
            "memories_tui/answer/extractive.py",
            (("or used + len(cand.sentence.text) > max_chars:", "or used > max_chars:"),),

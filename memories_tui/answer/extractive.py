@@ -1,14 +1,15 @@
 """Offline extractive answers: the sentences of the retrieved chunks that answer the
 question, each with its `[S#]`, labelled extractive, never as generated; or none.
 
-Sentences are split at Chinese 。！？； and line breaks, and at English . ! ? before a
-space. A sentence is matched with the search's analysis: the question's terms (Jieba
+Sentences are split at Chinese 。！？ and line breaks, and at English . ! ? before a space
+(not after an initial or a title: Terry A. Gates, Dr.); a semicolon joins clauses. A sentence is matched with the search's analysis: the question's terms (Jieba
 search-mode words, folded, English stemmed, stopwords and question words dropped), each
 met as a word of the sentence or, for a CJK term, anywhere in it (inside a longer word,
 across two: what the search's pieces and characters do). Each term weighs what its rarity in
 the vault says (``LexicalIndex.rarity``: BM25's idf), so a shared "long" or 的 counts for
 little and a shared name or dish for much. A sentence's support is the weighted share of
-the question it holds, a term in its note's title counting as held. Its score adds the
+the question it holds, a term in its note's title counting as held (and the title's
+character bigrams as the sentence's own). Its score adds the
 question's character bigrams it holds (robust where Jieba cuts the two differently), the
 kind of fact the question asks for (how long → a duration, when → a date, where → a place,
 how many → a count: ``question_kind``) and a small prior for higher-ranked sources.
@@ -67,19 +68,26 @@ COMMON_SHARE = 0.3  # a term less rare than this share of the question's rarest 
 _GLUE = frozenset("是有的了在和与及为被把也都就还又呢吗啊呀吧要会能该得着过")
 PIECE_SHARE = 0.8  # a long CJK term met only piece by piece counts at most this much
 # Folded starts of Chinese question words (哪支, 什么样, 怎么办, 多少钱 …).
-_ASKING_PREFIXES = ("哪", "什么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地", "谁", "啥")
-# Words that only make a sentence a question: they say what kind of fact is asked for.
+# 甚么 is Taiwan's and Hong Kong's 什么; 何者 / 何人 / 何种 are written Chinese's which / who / what kind.
+_ASKING_PREFIXES = ("哪", "什么", "甚么", "怎", "几", "多少", "多久", "多长", "为什么", "为何", "何时", "何处", "何地",
+                    "何者", "何人", "何种", "何谓", "何以", "何年", "何日", "何方", "何为", "谁", "啥")
+# Words that only make a sentence a question (they say what kind of fact is asked for) or a
+# request (介紹一下, 簡述, please explain).
 QUESTION_WORDS = ("how what when where which who whom whose why do does did can could would should "
                   "i you we me my your our is are was were much many long often "
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
-                  "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样")
+                  "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
+                  "何日 何方 何为 为何 么 介绍一下 一下 简述 简要 概述 请 告诉 tell explain describe please")
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
 # A blank line ends a sentence; a single line break does too unless it only wraps prose
 # (see _wraps).
+# A full stop after a digit, an initial (Terry A. Gates) or a title (Dr., St.) ends nothing.
+_NOT_AN_END = "".join(rf"(?<!\b{w})" for w in ("[A-Z]", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "No"))
+# ；and ; join the clauses of one sentence (an answer often lists them: 一是…；二是…).
 _SENTENCE_END = re.compile(
-    rf"(?:[。！？；!?;]+|(?<=[^\d])\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
+    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+>|#]|\d+[.)])\s")  # a list item, quote, table row or heading
 _LINE_END_STOPS = set("。！？；!?;:：.…" + _CLOSERS)
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
@@ -149,7 +157,10 @@ def _question_terms(question: str) -> list[str]:
     except LimitError:  # a question over the query limits: its bigrams alone
         return []
     asking = _question_words()
-    return [t for t in terms if t not in asking and not t.startswith(_ASKING_PREFIXES)]
+    dropped = [t for t in terms if t in asking or t.startswith(_ASKING_PREFIXES)]
+    # Jieba's search mode also gives a long word's pieces: 哪一位 brings 一位, and a piece of
+    # a question word asks as much as the word does
+    return [t for t in terms if t not in dropped and not any(t in d for d in dropped)]
 
 
 _asking: frozenset[str] | None = None
@@ -198,17 +209,25 @@ class Scored:
     evidence: float = 0.0  # the same share its whole chunk and title hold
 
 
-def _unglued(terms: list[str], texts: list[MatchText]) -> tuple[list[str], set[str]]:
+def _unglued(terms: list[str], texts: list[MatchText], titles: list[MatchText]) -> tuple[list[str], set[str]]:
     """Jieba glues a function character to a neighbour it does not know (要燉, 晏是, 尚恩有):
     such a term, held nowhere retrieved, stands for what is left without those characters.
-    Also the terms so made (a character left alone, met inside words like a query's)."""
+    Also the terms so made (a character left alone, met inside words like a query's). A name
+    glued to another character (王連字 where the note says 王連，字文儀) stands for the name
+    when the retrieved text holds it whole and not the glued term."""
     out: list[str] = []
     made: set[str] = set()
     for term in terms:
-        if is_cjk_word(term) and len(term) > 1 and (term[0] in _GLUE or term[-1] in _GLUE) \
-                and not any(x.holds(term) for x in texts):
+        if not is_cjk_word(term) or len(term) < 2 or any(x.holds(term) >= 1.0 for x in texts):
+            pass
+        elif term[0] in _GLUE or term[-1] in _GLUE:
             term = term.strip("".join(_GLUE))
             made.add(term)
+        elif len(term) > 2:
+            trimmed = next((t for t in (term[:-1], term[1:]) if any(x.holds(t) >= 1.0 for x in titles)), None)
+            if trimmed is not None:
+                term = trimmed
+                made.add(term)
         if term and term not in out:
             out.append(term)
     return out, made
@@ -235,7 +254,7 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
     texts = [MatchText(s.text) for s in sentences]
     titles = [MatchText(source.title) for source in sources[:top_sources]]
     whole = [MatchText(source.text) for source in sources[:top_sources]]
-    q_terms, made = _unglued(q_terms, whole + titles)
+    q_terms, made = _unglued(q_terms, whole + titles, titles)
     # a CJK character is met inside a longer word when it stands alone in the question, as
     # the search meets it (燉 in 燉煮); one inside a longer run of the question only as a word
     loose = made.union(single_chars(q_terms, query_pieces(q_folded, MAX_QUERY_TERMS)))
@@ -255,6 +274,7 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
                          if keys_held >= MIN_KEY else 0.0)
     common = COMMON_SHARE * max(weights, default=0.0)
     kinds = kinds_asked(q_folded)
+    title_bigrams = [_bigrams(ti.folded) for ti in titles]
     out = []
     for s, x in zip(sentences, texts, strict=True):
         title = titles[s.source_index]
@@ -263,7 +283,8 @@ def score_sentences(question: str, sources: Sequence[Source], top_sources: int =
                       for t, w, mine in zip(q_terms, weights, own, strict=True)) / total
         evidence = evidences[s.source_index]
         rare = any(mine >= 0.5 and w > common for w, mine in zip(weights, own, strict=True))
-        bigram_score = len(_bigrams(x.folded) & q_bigrams) / len(q_bigrams) if q_bigrams else 0.0
+        bigram_score = len((_bigrams(x.folded) | title_bigrams[s.source_index]) & q_bigrams) / len(q_bigrams) \
+            if q_bigrams else 0.0
         score = support + BIGRAM_WEIGHT * bigram_score
         if kinds and rare:
             score += kind_score(kinds, s.text, x.folded)

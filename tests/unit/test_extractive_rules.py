@@ -1,0 +1,100 @@
+"""The extractive answerer's reading of Traditional and written-Chinese questions, of
+sentences, and of the note's title: each rule checked on a small note."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories_tui.answer.extractive import _question_terms, extract_answer, split_sentences
+from memories_tui.answer.question_kind import DATE, MEANING, kinds_asked, states
+from memories_tui.answer.types import EXTRACTIVE, Source
+from memories_tui.text.segment import fold
+
+
+def _source(title: str, text: str) -> Source:
+    return Source("S1", "r1", 1, 0, len(text.encode()), title, text=text, chunk_hash="h")
+
+
+def _parts(text: str) -> list[str]:
+    return [text[a:b] for a, b in split_sentences(text)]
+
+
+def test_an_initial_or_a_title_does_not_end_a_sentence() -> None:
+    text = "Roy H. Reinhart named the order. He met Dr. Smith at St. Paul. Then he left."
+    assert _parts(text) == ["Roy H. Reinhart named the order.", "He met Dr. Smith at St. Paul.", "Then he left."]
+
+
+def test_a_semicolon_joins_the_clauses_of_one_sentence() -> None:
+    text = "作品要具備三點要素：一是要有原創性；二是要為作者創作；三是固定在媒介上。而其中最重要的是第一點。"
+    assert _parts(text) == ["作品要具備三點要素：一是要有原創性；二是要為作者創作；三是固定在媒介上。", "而其中最重要的是第一點。"]
+
+
+@pytest.mark.parametrize(("question", "dropped"), [
+    ("下列何者是台灣的直轄市？", "何者"),
+    ("該條約是何人所簽訂？", "何人"),
+    ("何種動物會冬眠？", "何种"),
+    ("他甚麼時候出生？", "甚么"),
+    ("哪一位總統最早？", "一位"),  # a piece of the question word 哪一位
+    ("能給我介紹一下什麼是BCPL么？", "幺"),
+    ("能給我介紹一下什麼是BCPL么？", "一下"),  # a request, not what is asked about
+    ("簡述黃埔港的重要性？", "简述"),
+    ("Please explain how to stew the pork", "explain"),
+])
+def test_question_words_of_taiwan_and_written_chinese_are_not_terms(question: str, dropped: str) -> None:
+    terms = _question_terms(question)
+    assert dropped not in terms and terms  # the question's content words stay
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("該校於民國幾年成立？", DATE), ("他甚麼時候出生？", DATE), ("這首歌在什麼時間發行？", DATE),
+    ("喇嘛的意思是什麼？", MEANING), ("What does lama mean?", MEANING),
+])
+def test_traditional_question_cues_ask_their_kind_first(question: str, kind: str) -> None:
+    assert kinds_asked(fold(question))[:1] == (kind,)
+
+
+@pytest.mark.parametrize(("sentence", "kind", "says"), [
+    ("他生於一九九八年。", DATE, True), ("學校於民國八十七年成立。", DATE, True), ("他有三個兒子。", DATE, False),
+    ("喇嘛意為上師。", MEANING, True), ("Lama means teacher.", MEANING, True), ("喇嘛住在寺中。", MEANING, False),
+])
+def test_a_sentence_states_a_date_or_a_meaning(sentence: str, kind: str, says: bool) -> None:
+    assert states(kind, sentence, fold(sentence)) is says
+
+
+def test_a_meaning_question_is_answered_by_the_sentence_saying_what_the_name_means() -> None:
+    text = "喇嘛在西藏各地的地位稍有不同，多住在寺院中。喇嘛是藏傳佛教的術語，意為上師、上人。"
+    ans = extract_answer("喇嘛的意思是什麼？", [_source("喇嘛", text)], max_sentences=1)
+    assert ans.status == EXTRACTIVE and "上師" in ans.answer
+
+
+def test_a_name_jieba_glued_to_the_next_character_is_met_as_the_titles_name() -> None:
+    """Jieba cuts 王連字什麼 as 王連字 / 什麼: held nowhere, it stands for 王連, the note's title."""
+    text = "王連，字文儀，南陽人。三國時蜀漢官員。"
+    assert "王连字" in _question_terms("王連字什麼？")
+    rarity_of = {"王连": 6.0, "王连字": 7.8}
+
+    def rarity(terms: list[str]) -> list[float]:
+        return [rarity_of.get(t, 2.0) for t in terms]
+
+    ans = extract_answer("王連字什麼？", [_source("王連", text)], rarity=rarity, max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == ["王連，字文儀，南陽人。"]
+
+
+def test_a_name_glued_to_a_function_character_is_unglued_though_part_of_it_is_held() -> None:
+    """王沈是 holds 王沈 in part (its piece 王沈): it is still unglued, so the sentence holds the name."""
+    text = "王沈，字處道，太原晉陽人。祖王柔，漢匈奴中郎將。"
+    rarity_of = {"王沈": 6.0, "王沈是": 7.8, "人": 1.2}
+
+    def rarity(terms: list[str]) -> list[float]:
+        return [rarity_of.get(t, 2.0) for t in terms]
+
+    ans = extract_answer("王沈是哪裡人？", [_source("王沈 (太原)", text)], rarity=rarity, max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == ["王沈，字處道，太原晉陽人。"]
+
+
+def test_the_titles_bigrams_count_for_each_of_its_sentences() -> None:
+    """A sentence repeating the title's name does not outrank the one that answers for the
+    name's character pairs alone: 本站 stands for the title 大沙地站."""
+    text = "大沙地站的月台設於地下二層，大沙地站的大堂設於地下一層。本站的月台是島式月台。"
+    ans = extract_answer("大沙地站的月台是什麼樣的？", [_source("大沙地站", text)], max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == ["本站的月台是島式月台。"]
