@@ -16,12 +16,14 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from memories_tui.cli.quick import _plain_mcp
 from memories_tui.daemon import client as daemon_client
 from memories_tui.daemon import connect
 from memories_tui.daemon import connection as daemon_connection
@@ -55,21 +57,26 @@ def test_a_burst_of_threads_through_the_cli_client_is_served(home: Path) -> None
     assert answers == [["Sourdough"]] * BURST
 
 
-RELAYED = ("--vault", "notes")
-# Both ways `memories mcp` reaches the daemon: the plain command line is relayed to a session the
-# daemon hosts; any other (here `--lang` after the verb) runs the MCP server in the client's
-# process, which sends each tool call to the daemon as a request of its own.
-MCP_WAYS = pytest.mark.parametrize("argv", [RELAYED, (*RELAYED, "--lang", "en")], ids=["relayed", "served-per-call"])
+# Both ways `memories mcp` reaches the daemon. A daemon running when the AI client starts hosts
+# the whole session (the relay). Started before any daemon, the MCP server runs in the client's
+# own process and, once `memories unlock` has started one, sends each tool call to it as a
+# request of its own (the per-call way).
+MCP_WAYS = pytest.mark.parametrize("way", ["relayed", "per-call"], ids=["relayed", "served-per-call"])
 
 
-def test_the_two_ways_are_the_relay_and_the_ordinary_way() -> None:
-    assert _plain_mcp(["mcp", *RELAYED]) is not None and _plain_mcp(["mcp", *RELAYED, "--lang", "en"]) is None
+@asynccontextmanager
+async def mcp_session(home: Path, way: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    if way == "relayed":
+        assert unlock(home, "notes").code == 0
+    async with mcp_client(home, "--vault", "notes", env=env) as client:
+        if way == "per-call":
+            assert unlock(home, "notes").code == 0
+        yield client
 
 
 @MCP_WAYS
-async def test_a_burst_of_mcp_tool_calls_is_served(home: Path, argv: tuple[str, ...]) -> None:
-    assert unlock(home, "notes").code == 0
-    async with mcp_client(home, *argv) as client:
+async def test_a_burst_of_mcp_tool_calls_is_served(home: Path, way: str) -> None:
+    async with mcp_session(home, way) as client:
         results = await asyncio.gather(*(client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
                                          for _ in range(BURST)))
     problems = [r.content[0].text for r in results if r.is_error]
@@ -164,15 +171,13 @@ def test_a_daemon_that_lets_nobody_in_is_not_answering_not_absent(home: Path, mo
 
 
 @MCP_WAYS
-async def test_an_unreachable_daemon_is_not_reported_as_a_locked_vault(home: Path, argv: tuple[str, ...]) -> None:
-    relayed = argv == RELAYED
-    assert unlock(home, "notes").code == 0
-    async with mcp_client(home, *argv, env={"MEMORIES_DAEMON_TIMEOUT": "1"}) as client:
+async def test_an_unreachable_daemon_is_not_reported_as_a_locked_vault(home: Path, way: str) -> None:
+    async with mcp_session(home, way, env={"MEMORIES_DAEMON_TIMEOUT": "1"}) as client:
         first = await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"})
         assert first.is_error is False
-        stop(home)  # the daemon goes (the relayed session says so once); then something else
-        # listens at its address and lets nobody in (the per-call way meets it on the call's connection)
-        if relayed:
+        stop(home)  # the daemon goes (the relayed session says so once); then something else listens
+        # at its address and lets nobody in (the per-call server meets it on the call's own connection)
+        if way == "relayed":
             gone = error_of(await client.call_tool("memory_search", {"vault_id": "notes", "query": "sourdough"}))
             assert "[daemon_gone]" in gone or "[daemon_not_answering]" in gone, gone
         shut = ShutDaemon(home)

@@ -215,7 +215,7 @@ def test_a_device_whose_clock_is_a_year_off_does_not_make_another_delete_early(t
     real = time.time_ns
     with monkeypatch.context() as skewed:  # everything on this device runs a year off: its clock, its heads
         skewed.setattr(time, "time_ns", lambda: real() + off_days * DAY_MS * 1_000_000)
-        skewed.setattr(run, "_now", lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
+        skewed.setattr(run, "now", lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                            time.gmtime(real() / 1e9 + off_days * 86_400)))
         odd = joined_device(_home(tmp_path / "odd"), str(folder))
         odd.edit(next(iter(odd.records())), "edited on the device with the odd clock")
