@@ -7,6 +7,7 @@ one-line report of an unplanned exception (its type and place, never its text).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -73,13 +74,7 @@ def _run(argv: Sequence[str] | None, daemon_methods: DaemonMethods | None = None
             raise UsageError(msg("Choose a command; `{prog} --help` lists them.", prog=args.group_parser.prog))
         ctx = Context(args)
         ctx.daemon_methods = daemon_methods
-        try:
-            payload = args.handler(ctx)
-        finally:
-            if ctx.opened is not None:
-                ctx.opened.close()
-        if as_json:
-            print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
+        handle(ctx, args, as_json)
         return 0
     except MemoriesError as exc:
         return _fail(exc, as_json)
@@ -124,6 +119,17 @@ def _internal_error(exc: Exception, as_json: bool, debug: bool) -> int:
     if debug:
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
     return _fail(error, as_json)
+
+
+def handle(ctx: Context, args: argparse.Namespace, as_json: bool) -> None:
+    """The verb's handler, its engine closed whatever happens, its payload printed when --json asks."""
+    try:
+        payload = args.handler(ctx)
+    finally:
+        if ctx.opened is not None:
+            ctx.opened.close()
+    if as_json:
+        print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
 
 
 def _fail(exc: MemoriesError, as_json: bool) -> int:

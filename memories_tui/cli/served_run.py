@@ -17,7 +17,6 @@ command is passed back untouched, and the client runs it the ordinary way.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import threading
@@ -29,15 +28,14 @@ from typing import TYPE_CHECKING, Any
 from ..config import configured_language
 from ..daemon.in_process import InProcessClient
 from ..daemon.remote_engine import RemoteEngine
-from ..engine import json_of
 from ..errors import ErrorCode, MemoriesError, UsageError
 from ..frontend.language_choice import _option
 from ..i18n import _, _n, in_language, msg, normalize_setting, resolve_language
 from .ask_verbs import cmd_rag_ask
 from .context import Context
-from .output import GuardedStdout, json_text
+from .output import GuardedStdout
 from .record_verbs import cmd_memory_add, cmd_memory_delete, cmd_memory_list, cmd_memory_read, cmd_memory_update
-from .run import _fail, _internal_error, _wants_json
+from .run import _fail, _internal_error, _wants_json, handle
 from .search_verbs import cmd_memory_search, cmd_rag_search, cmd_rag_status
 
 if TYPE_CHECKING:
@@ -206,13 +204,7 @@ def _check(args: argparse.Namespace, request: Request) -> None:
 def _run(ctx: ServedContext, args: argparse.Namespace, as_json: bool) -> int:
     """run._run after the parse: the handler, then its JSON or its error as the CLI prints them."""
     try:
-        try:
-            payload = args.handler(ctx)
-        finally:
-            if ctx.opened is not None:
-                ctx.opened.close()
-        if as_json:
-            print(json_text(json.dumps(payload, ensure_ascii=False, default=json_of)))
+        handle(ctx, args, as_json)
         return 0
     except PassBack:
         raise
