@@ -244,13 +244,8 @@ def test_the_setting_is_checked(tmp_path):
 def test_a_sync_killed_during_compaction_leaves_a_target_that_still_syncs(tmp_path, folder, point):
     """The killed sync writes a snapshot (its second bundle, compact_after 2), then its head,
     then deletes bundle 1, which the other device has read: killed before each step."""
-    import signal
-    import subprocess
-    import sys
-
-    from memories_tui import testhooks
-    from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
-    from tests.integration.test_crash_and_concurrency import _wait_for_pause
+    from tests.helpers.cli import call_cli
+    from tests.helpers.faults import killed_at
 
     def titles(home: Path) -> set[str]:
         return {r["title"] for r in call_cli(home, "--json", "memory", "list", "notes").json["records"]}
@@ -264,17 +259,7 @@ def test_a_sync_killed_during_compaction_leaves_a_target_that_still_syncs(tmp_pa
     call_cli(b, "memory", "add", "notes", "--title", "b-1", "--text", "from b")
     assert call_cli(b, "sync", "notes").code == 0
     call_cli(a, "memory", "add", "notes", "--title", "a-2", "--text", "two")
-    ready = tmp_path / "paused"
-    env = cli_env(a)
-    env[testhooks.ENV] = f"{point}:{ready}"
-    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_pause(proc, ready)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+    killed_at(point, a, tmp_path, "sync", "notes")
     assert any(p.name.startswith("s") for p in folder.rglob("*"))  # the snapshot was written before the kill
     for home in (b, a, b, a):
         done = call_cli(home, "sync", "notes")

@@ -4,15 +4,10 @@ killed sync is a real process; the rest runs in this one (call_cli) to keep the 
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-
 import pytest
 
-from memories_tui import testhooks
-from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
-from tests.integration.test_crash_and_concurrency import _wait_for_pause
+from tests.helpers.cli import call_cli
+from tests.helpers.faults import killed_at
 
 
 def _titles(home) -> set[str]:
@@ -31,17 +26,7 @@ def test_a_sync_killed_at_any_step_resumes_and_converges(tmp_path, point):
     call_cli(b, "memory", "add", "notes", "--title", "b-1", "--text", "from b")
     assert call_cli(b, "sync", "notes").code == 0
     call_cli(a, "memory", "add", "notes", "--title", "a-2", "--text", "two")  # a has something to push and to pull
-    ready = tmp_path / "paused"
-    env = cli_env(a)
-    env[testhooks.ENV] = f"{point}:{ready}"
-    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_pause(proc, ready)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+    killed_at(point, a, tmp_path, "sync", "notes")
     for home in (a, b, a):
         done = call_cli(home, "sync", "notes")
         assert done.code == 0, done.stderr

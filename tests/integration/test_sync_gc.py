@@ -286,13 +286,8 @@ def test_a_sync_killed_while_deleting_a_forgotten_device_leaves_a_target_that_st
     """Through the CLI: a carries the forgotten `lost`, then the sync that deletes lost's objects
     is killed after its first deletion; the next sync finishes, and a device joining afterwards
     has lost's records."""
-    import signal
-    import subprocess
-    import sys
-
-    from memories_tui import testhooks
-    from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
-    from tests.integration.test_crash_and_concurrency import _wait_for_pause
+    from tests.helpers.cli import call_cli
+    from tests.helpers.faults import killed_at
 
     def titles(home: Path) -> set[str]:
         return {r["title"] for r in call_cli(home, "--json", "memory", "list", "notes").json["records"]}
@@ -314,17 +309,7 @@ def test_a_sync_killed_while_deleting_a_forgotten_device_leaves_a_target_that_st
     assert call_cli(a, "sync", "notes").code == 0  # carried now; deleted at the next sync
     assert _bundles(folder, lost_id) == [1, 2]
     call_cli(a, "memory", "add", "notes", "--title", "a-3", "--text", "three")
-    ready = tmp_path / "paused"
-    env = cli_env(a)
-    env[testhooks.ENV] = f"sync-mid-collect:{ready}"
-    proc = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_pause(proc, ready)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+    killed_at("sync-mid-collect", a, tmp_path, "sync", "notes")
     assert _bundles(folder, lost_id) == [2] and (folder / "d" / lost_id / "head").exists()
     assert call_cli(c, "sync", "join", str(folder)).code == 0  # joins while lost's objects are half gone
     done = call_cli(a, "sync", "notes")
