@@ -249,7 +249,9 @@ def test_colours_on_a_terminal_are_the_same(served, env) -> None:
     assert (b"\x1b[1m" in quick) == (not env)
 
 
-def test_ctrl_c_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
+@pytest.mark.parametrize("way", ["quick", "ordinary"])
+def test_ctrl_c_cancels_the_work_in_the_daemon(tmp_path: Path, way: str) -> None:
+    """Either way a served verb reaches the daemon, ctrl+c in the CLI ends the work there."""
     import signal
 
     from tests.helpers.daemon import wait_until
@@ -264,16 +266,20 @@ def test_ctrl_c_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
         try:
             assert unlock(home, "notes").code == 0
             cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ask", "notes", "How to make bread?"],
-                                   env=cli_env(home, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   env=cli_env(home, None, **(QUICK_OFF if way == "ordinary" else {})),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert asked.wait(120), "the daemon never asked the model"
-            assert "cli_run" not in (home / "daemon" / "daemon.log").read_text()  # still running, the quick way
+            assert "cli_run" not in (home / "daemon" / "daemon.log").read_text()  # still running
             cli.send_signal(signal.SIGINT)
             out, err = cli.communicate(timeout=120)
             assert cli.returncode == 130 and err.decode() == "memories: error: Interrupted.\n" and out == b""
             release.set()
             log = home / "daemon" / "daemon.log"
             wait_until(lambda: "vault.ask cancelled" in log.read_text(), what="the daemon to drop the ask")
-            wait_until(lambda: "cli_run served" in log.read_text(), what="the daemon to end the command")
+            if way == "quick":
+                wait_until(lambda: "cli_run served" in log.read_text(), what="the daemon to end the command")
+            else:
+                assert "cli_run" not in log.read_text()
             assert len(srv.requests_for(COMPAT_CHAT)) == 1  # no retry, no second call after the hang-up
         finally:
             release.set()

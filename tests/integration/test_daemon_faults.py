@@ -1,6 +1,7 @@
 """Faults through the resident engine, with real processes: unlock → no passphrase → lock → the
 next call needs one; the daemon killed mid-ingest (nothing written, a clear error, the next
-run completes); ctrl+c in the CLI cancels the work in the daemon."""
+run completes). ctrl+c in the CLI cancelling the daemon's work is tested both ways a served
+verb goes, in test_cli_quick_call.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 from memories_tui import testhooks
 from tests.helpers.cli import CHEAP_CLI, cli_env, run_cli
 from tests.helpers.daemon import daemon, lock_held, stop, unlock, wait_until
-from tests.helpers.model_server import COMPAT_CHAT, ModelServer
 from tests.helpers.vaults import records_of
 
 
@@ -67,27 +67,3 @@ def test_daemon_killed_mid_ingest_loses_nothing_and_says_so(tmp_path: Path) -> N
     finally:
         stop(home)
     assert {r.title for r in records_of(home, vault)} == {f"Note {i}" for i in range(20)}
-
-
-def test_ctrl_c_in_the_cli_cancels_the_work_in_the_daemon(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    assert run_cli(home, "vault", "create", "notes").code == 0
-    assert run_cli(home, "memory", "add", "notes", "--title", "Bread", "--text", "Knead the dough.").code == 0
-    with ModelServer() as srv:
-        asked, release = srv.hold_chat()
-        (home / "config.toml").write_text(srv.generation_toml())
-        try:
-            assert unlock(home, "notes").code == 0
-            cli = subprocess.Popen([sys.executable, str(CHEAP_CLI), "rag", "ask", "notes", "How to make bread?"],
-                                   env=cli_env(home, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            assert asked.wait(120), "the daemon never asked the model"
-            cli.send_signal(signal.SIGINT)
-            out, err = cli.communicate(timeout=120)
-            assert cli.returncode == 130 and b"Interrupted" in err and b"Traceback" not in err
-            release.set()
-            log = home / "daemon" / "daemon.log"
-            wait_until(lambda: "vault.ask cancelled" in log.read_text(), what="the daemon to drop the ask")
-            assert len(srv.requests_for(COMPAT_CHAT)) == 1  # no retry, no second call after the hang-up
-        finally:
-            release.set()
-            stop(home)
