@@ -268,7 +268,7 @@ class ServedContext(Context):
             return None
         if not isinstance(state, dict) or not state.get("unlocked"):
             return None
-        self._use(_DaemonsEngine(self.client, self.home, self.config))  # type: ignore[arg-type]
+        self._use(_DaemonsEngine(self.client, self.home, self.config))  # type: ignore[abstract, arg-type]  # methods made at import; a client alike
         self.committed = True
         self._stderr.live = lambda text: self._call.progress({"stderr": text})
         return str(state["vault_id"])
