@@ -272,10 +272,10 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_crypto.py",)),
     Mutant("phrase-mode-as-all", "phrase queries match the words in any order (like all)",
            "memories_tui/index/lexical.py",
-           (('        if match_mode != "phrase":\n            terms, pieces, chars = self._terms(query)',
+           (('        if match_mode != MATCH_PHRASE:\n            terms, pieces, chars = self._terms(query)',
              '        if True:\n            terms, pieces, chars = self._terms(query)'),
             ("ranked = self._bm25.top_k(terms, match_mode, limit,",
-             'ranked = self._bm25.top_k(terms, "all" if match_mode == "phrase" else match_mode, limit,')),
+             'ranked = self._bm25.top_k(terms, MATCH_ALL if match_mode == MATCH_PHRASE else match_mode, limit,')),
            ("tests/unit/test_lexical.py",)),
     # ---- bugs planted in a copy that the whole suite once let through
     # (One more was planted and is left out as an equivalent mutant: VaultIndex.restore() also
