@@ -35,7 +35,6 @@ from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, Ki
 if TYPE_CHECKING:
     from ..answer.types import Answer
     from ..config import Config
-    from ..importers.common import ImportReport
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install_files import InstallProgress, InstallReport
     from ..retrieval.results import RecordHit, SearchResponse
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from .egress_ops import EgressReport
     from .export_ops import ExportReport
     from .facade import Engine
+    from .importers.common import ImportReport
     from .source_list import SourceSpec
     from .source_ops import SourceInfo
     from .source_sync import SourceSyncReport
