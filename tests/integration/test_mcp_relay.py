@@ -223,3 +223,30 @@ def test_a_malformed_line_is_answered_through_the_relay(home: Path) -> None:
     relay.proc.stdin.close()
     assert relay.proc.wait(60) == 0
 
+
+
+@pytest.mark.parametrize("way", ["relayed", "in-process"])
+def test_requests_written_before_the_client_closes_its_side_are_still_answered(home: Path, way: str) -> None:
+    """A client that writes its requests and closes its side at once (a shell pipe) reads every
+    answer: the session ends after answering what it had read, never with a claim that the
+    daemon stopped (relayed), nor with silence (in-process, where the SDK cancels what is open)."""
+    if way == "relayed":
+        assert unlock(home, "notes").code == 0
+    relay = RawRelay(home)
+    assert relay.proc.stdin is not None
+    for message in (INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "memory_search", "arguments": {"vault_id": "notes", "query": "sourdough"}}}):
+        relay.proc.stdin.write(json.dumps(message).encode() + b"\n")
+    relay.proc.stdin.close()
+    assert relay.answer()["id"] == 1
+    found = relay.answer()
+    assert relay.proc.wait(60) == 0
+    assert found["id"] == 2, found
+    if way == "relayed":
+        assert found["result"]["isError"] is False, found
+        assert found["result"]["structuredContent"]["records"][0]["title"] == "Sourdough"
+        assert "mcp_relay ok" in (home / "daemon" / "daemon.log").read_text(encoding="utf-8")
+    else:
+        assert connect_daemon(home) is None  # no daemon: the server ran in this process
+        assert "[vault_locked]" in found["result"]["content"][0]["text"]
