@@ -270,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 writer.write(error_line(exc))
         except Exception as exc:  # noqa: BLE001 - never crash on a session; never echo its text
-            outcome = "internal_error"
+            outcome = ErrorCode.INTERNAL_ERROR
             log.error("%s failed: unexpected %s", name, type(exc).__name__)
         finally:
             self.server.clients.end(self.peer, kind, token)
