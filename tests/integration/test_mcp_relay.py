@@ -23,9 +23,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memories_tui.daemon import connect as connect_daemon
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import holder_pid, stop, unlock, wait_until
+from tests.helpers.daemon import holder_pid, unlock, wait_until
 from tests.helpers.model_server import ModelServer
-from tests.helpers.vaults import create_vault, home_with_a_note
+from tests.helpers.vaults import create_vault
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 TEXT = "Feed the sourdough starter twice a day with rye flour. 酸種麵包的酵頭每天餵兩次。"
@@ -35,10 +35,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", TEXT))
 
 
 def _env(**extra: str) -> dict[str, str]:
