@@ -472,6 +472,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/daemon/mcp_sessions.py",
            (("            grants.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None\n", ""),),
            (TIMER_TESTS + "::test_an_mcp_session_reopened_after_a_daemon_restart_keeps_its_expiry",)),
+    Mutant("mcp-input-end-drops-open-calls", "a request read before the client closed its side is left unanswered",
+           "memories_tui/access/stdio_guard.py",
+           (("            if line is None:\n                self._out.wait_answered()\n",
+             "            if line is None:\n"),),
+           ("tests/integration/test_mcp_relay.py::test_requests_written_before_the_client_closes_its_side_are_still_answered",)),
     Mutant("relay-reopen-loses-expiry", "the MCP relay reopens its session after a daemon restart with a fresh expiry",
            "memories_tui/mcp/relay.py",
            (("        if self.grant:\n            args.update(started_at=self.grant[\"started_at\"], "
