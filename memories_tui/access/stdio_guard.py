@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # one JSON-RPC message; our tools take queries of at most 1 KB
+DRAIN_SECONDS = 10.0  # at the end of the input: how long answers to requests already read may take
 MAX_ID_CHARS = 128
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -33,18 +34,40 @@ _READ = 64 * 1024
 
 
 class FrameWriter:
-    """Whole frames to the protocol output, one at a time (the SDK's replies and ours)."""
+    """Whole frames to the protocol output, one at a time (the SDK's replies and ours), and
+    which requests read are still unanswered: the end of the input waits for their answers, as
+    the SDK would otherwise cancel them unanswered (a client that writes its requests and then
+    closes its side, as a shell pipe does, still reads the answers)."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         self._raw = raw
         self._lock = threading.Lock()
+        self._answered = threading.Condition()
+        self._pending: set[str] = set()  # request ids, as JSON
 
     def write(self, text: str) -> int:
         data = text.encode("utf-8")
-        with self._lock:
-            self._raw.write(data)
-            self._raw.flush()
+        try:
+            with self._lock:
+                self._raw.write(data)
+                self._raw.flush()
+        finally:
+            self.answered(_response_id(text))
         return len(text)
+
+    def expect(self, request_id: str | int) -> None:
+        with self._answered:
+            self._pending.add(json.dumps(request_id))
+
+    def answered(self, key: str | None) -> None:
+        if key is not None:
+            with self._answered:
+                self._pending.discard(key)
+                self._answered.notify_all()
+
+    def wait_answered(self, timeout: float = DRAIN_SECONDS) -> None:
+        with self._answered:
+            self._answered.wait_for(lambda: not self._pending, timeout)
 
     def flush(self) -> None:
         """Every write is already flushed whole."""
@@ -66,6 +89,7 @@ class GuardedInput:
         while True:
             line = self._next_line()
             if line is None:
+                self._out.wait_answered()
                 return ""
             if not line.strip():
                 continue
@@ -107,7 +131,23 @@ class GuardedInput:
         if problem is not None:
             self._out.error(request_id, INVALID_REQUEST, f"Invalid Request: {problem}.")
             return None
+        if "method" in message and request_id is not None:
+            self._out.expect(request_id)
+        elif message.get("method") == "notifications/cancelled":  # a cancelled request gets no answer
+            params = message.get("params")
+            self._out.answered(json.dumps(params.get("requestId")) if isinstance(params, dict) else None)
         return text
+
+
+def _response_id(text: str) -> str | None:
+    """The id (as JSON) of an answer frame; None for anything else."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "method" in message or "id" not in message:
+        return None
+    return json.dumps(message["id"])
 
 
 def _usable_id(message: dict[str, Any]) -> tuple[str | int | None, str | None]:

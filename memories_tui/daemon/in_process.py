@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 from ..errors import ErrorCode
 from ..i18n import msg
+from .calls import Call, Dispatcher, answer_line
 from .client import ProgressFn, understood
 from .protocol import DaemonProtocolError, encode_json, read_error
-from .server import Call, Dispatcher, answer_line
 
 log = logging.getLogger("memories.daemon")
 T = TypeVar("T")

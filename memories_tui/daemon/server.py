@@ -7,7 +7,8 @@ cap, a JSON object body and a known method, else a clear JSON error; then the me
 with a cancel event that is set as soon as the client hangs up (ctrl+c in the CLI), and its
 progress is streamed as it happens. Nothing a client sends can end the server: every failure
 becomes an error line, and an unexpected exception is logged by type only (its text may
-quote vault content) and answered as `internal_error`.
+quote vault content) and answered as `internal_error`. One call's own parts (its answer line,
+heartbeats, the hang-up watch) are in calls.py.
 """
 
 from __future__ import annotations
@@ -17,19 +18,16 @@ import io
 import json
 import logging
 import os
-import select
-import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
-from typing import IO, Any
+from typing import Any
 
-from ..errors import ErrorCode, InternalError, MemoriesError, UsageError
+from ..errors import ErrorCode, MemoriesError
 from ..i18n import msg
+from .calls import Call, Dispatcher, Method, StreamMethod, answer_line, beat_seconds, heartbeat, watch_hangup
 from .handshake import API_HEADER, RESTARTABLE, VERSION_HEADER, Build, mismatch
 from .limits import ByteBudget, DeadlineSocketIO, Limits
 from .peer import Peer, peer_of
@@ -50,45 +48,6 @@ from .status import ClientBook
 
 log = logging.getLogger("memories.daemon")
 LISTEN_BACKLOG = 1024  # connections the kernel queues (it may lower this): a burst of calls waits, not fails
-MAX_HEARTBEAT_SECONDS = 15.0  # a heartbeat at least this often while a call runs, whatever the client says
-MIN_HEARTBEAT_SECONDS = 0.05
-
-
-@dataclass
-class Call:
-    """What a method gets besides its arguments: who asks, a cancel flag and a progress line."""
-
-    peer: Peer
-    cancel: threading.Event = field(default_factory=threading.Event)
-    send_progress: Callable[[dict[str, Any]], None] = lambda _data: None
-
-    def progress(self, data: dict[str, Any]) -> None:
-        if not self.cancel.is_set():
-            self.send_progress(data)
-
-
-Method = Callable[[dict[str, Any], Call], object]
-# A method that keeps its connection (an MCP session relayed to the daemon): it writes one
-# `{"result": …}` line once ready, then owns both directions until either side hangs up.
-StreamMethod = Callable[[dict[str, Any], Call, IO[bytes], IO[bytes]], None]
-
-
-class Dispatcher:
-    """What the server asks of the service behind it."""
-
-    def method(self, name: str) -> Method | None:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def stream(self, name: str) -> StreamMethod | None:
-        """The method that keeps its connection by this name, if any."""
-        return None
-
-    def before_call(self) -> None:
-        """Runs before every method (the service locks vaults whose time is up)."""
-
-    def build(self) -> dict[str, Any]:
-        """Who serves: version, api, kind, unlocked, config (see handshake.py)."""
-        return {}
 
 
 class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -265,8 +224,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         call.send_progress = lambda data: send(encode_line({"progress": data}))
         self._answer_headers()
-        stop_watch = _watch_hangup(self.connection, call.cancel)
-        stop_beat = _heartbeat(lambda: send(encode_line(HEARTBEAT)), _beat_seconds(self.headers.get(SILENCE_HEADER)))
+        stop_watch = watch_hangup(self.connection, call.cancel)
+        stop_beat = heartbeat(lambda: send(encode_line(HEARTBEAT)), beat_seconds(self.headers.get(SILENCE_HEADER)))
         kind = self.headers.get(CLIENT_HEADER, "")
         token = self.server.clients.begin(self.peer, kind, name)
         started = time.monotonic()
@@ -311,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 writer.write(error_line(exc))
         except Exception as exc:  # noqa: BLE001 - never crash on a session; never echo its text
-            outcome = "internal_error"
+            outcome = ErrorCode.INTERNAL_ERROR
             log.error("%s failed: unexpected %s", name, type(exc).__name__)
         finally:
             self.server.clients.end(self.peer, kind, token)
@@ -333,90 +292,3 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
         self.close_connection = True
-
-
-def answer_line(dispatcher: Dispatcher, name: str, method: Method, args: dict[str, Any],
-                call: Call) -> tuple[bytes, str]:
-    """Run one method as the socket does (the dispatcher's check first) and its answer line
-    with the outcome to log: the result, or the error as the client reads it back. Also how the
-    daemon runs a method for itself on a client's behalf (the same answer, not a socket's)."""
-    try:
-        dispatcher.before_call()
-        return encode_line({"result": method(args, call)}), "ok"
-    except MemoriesError as exc:
-        return error_line(exc), exc.code
-    except (KeyError, TypeError, ValueError) as exc:  # arguments of the wrong shape
-        refusal = UsageError(msg("Bad arguments for {name}: {kind}.",
-                                 name=name, kind=type(exc).__name__), code=ErrorCode.DAEMON_BAD_REQUEST)
-        return error_line(refusal), refusal.code
-    except Exception as exc:  # noqa: BLE001 - never crash on a request; never echo its text
-        log.error("%s failed: unexpected %s", name, type(exc).__name__)
-        error = InternalError(msg("Unexpected {kind} in the daemon while running {name}. This is a "
-                                  "bug in Memories; the daemon log has the place.",
-                                  kind=type(exc).__name__, name=name))
-        return error_line(error), error.code
-
-
-def _beat_seconds(limit_text: str | None) -> float:
-    """A quarter of the client's silence limit (within bounds): three beats may be late before
-    the client gives up on a daemon that is alive."""
-    try:
-        limit = float(limit_text or "nan")
-    except ValueError:
-        limit = float("nan")
-    if not limit > 0:  # absent, not a number: an old client's default
-        return MAX_HEARTBEAT_SECONDS
-    return min(MAX_HEARTBEAT_SECONDS, max(MIN_HEARTBEAT_SECONDS, limit / 4))
-
-
-def _heartbeat(beat: Callable[[], None], every: float) -> Callable[[], None]:
-    """Call `beat` every `every` seconds from a thread until the returned stopper is called."""
-    done = threading.Event()
-
-    def run() -> None:
-        while not done.wait(every):
-            beat()
-
-    thread = threading.Thread(target=run, name="memories-daemon-heartbeat", daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        done.set()
-        thread.join()
-
-    return stop
-
-
-def _watch_hangup(conn: socket.socket, cancel: threading.Event) -> Callable[[], None]:
-    """Set `cancel` when the client closes its end while the method runs; returns a stopper."""
-    read_end, write_end = os.pipe()
-
-    def watch() -> None:
-        poller = select.poll()
-        poller.register(conn, select.POLLIN | getattr(select, "POLLRDHUP", 0))
-        poller.register(read_end, select.POLLIN)
-        while True:
-            events = dict(poller.poll())
-            if read_end in events:
-                return
-            try:
-                peeked = conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                continue
-            except OSError:
-                peeked = b""
-            if not peeked:  # end of stream: the client hung up
-                cancel.set()
-                return
-            poller.unregister(conn)  # a client that talks out of turn: stop watching it
-
-    thread = threading.Thread(target=watch, name="memories-daemon-hangup", daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        os.write(write_end, b"x")
-        thread.join()
-        os.close(read_end)
-        os.close(write_end)
-
-    return stop

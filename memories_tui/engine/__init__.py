@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from ..egress import current_origin, on_behalf_of
     from ..files import read_limited
     from ..home import locate as locate_home
-    from ..importers.common import ImportItem, ImportReport
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install import FileProgress, FileResult, InstallProgress, InstallReport
     from ..models.manifest import GEMMA_PROHIBITED_USE_URL, GEMMA_TERMS_URL, ModelFile, ModelManifest
@@ -92,6 +91,7 @@ if TYPE_CHECKING:
     from .egress_ops import EgressReport, parse_since
     from .export_ops import ExportedFile, ExportReport
     from .facade import Engine
+    from .importers.common import ImportItem, ImportReport
     from .ingest import read_text_file
     from .jobs import BackgroundEmbedding, EmbedEvent, EmbedFinished, EmbedRunning
     from .source_list import SourceSpec
@@ -168,7 +168,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: (".export_ops", n) for n in ("ExportReport", "ExportedFile")},
     "read_text_file": (".ingest", "read_text_file"),
     "MAX_FILE_BYTES": (".sources", "MAX_FILE_BYTES"),
-    **{n: ("..importers.common", n) for n in ("ImportItem", "ImportReport")},
+    **{n: (".importers.common", n) for n in ("ImportItem", "ImportReport")},
     "SourceSpec": (".source_list", "SourceSpec"),
     "SourceInfo": (".source_ops", "SourceInfo"),
     **{n: (".source_sync", n) for n in ("SourceSyncItem", "SourceSyncReport")},

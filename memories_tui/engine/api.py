@@ -35,7 +35,6 @@ from ..vocabulary import DEFAULT_ASK_LIMIT, DEFAULT_MATCH_MODE, DEFAULT_MODE, Ki
 if TYPE_CHECKING:
     from ..answer.types import Answer
     from ..config import Config
-    from ..importers.common import ImportReport
     from ..index.reports import EmbedProgress, IndexReport
     from ..models.install_files import InstallProgress, InstallReport
     from ..retrieval.results import RecordHit, SearchResponse
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from .egress_ops import EgressReport
     from .export_ops import ExportReport
     from .facade import Engine
+    from .importers.common import ImportReport
     from .source_list import SourceSpec
     from .source_ops import SourceInfo
     from .source_sync import SourceSyncReport
@@ -66,7 +66,7 @@ class Operation:
 
     name: str
     quick: bool  # answered from memory: the client waits less for a silent daemon
-    fronts: tuple[Front, ...]  # the front ends that use it through a daemon
+    fronts: tuple[Front, ...]  # the front ends that call it (tests/unit/test_engine_fronts.py reads their code)
     progress: str | None  # the key its progress values travel under
     vault: str | None  # the parameter naming a vault the daemon must hold unlocked
     in_cwd: tuple[str, ...]  # path parameters the daemon opens in the caller's working folder
@@ -120,36 +120,36 @@ class EngineAPI(Protocol):
     @operation(quick=True, fronts=("cli", "tui"))
     def device_only(self, vault_id: str) -> bool: ...
 
-    @operation(quick=True, fronts=("cli", "tui"))
+    @operation(quick=True)
     def set_device_only(self, vault_id: str, on: bool) -> None: ...
 
-    @operation(quick=True, fronts=("cli", "tui", "mcp"))
+    @operation(quick=True, fronts=("mcp",))
     def conflicted(self, vault_id: str, record_id: str) -> bool: ...
 
     @operation(fronts=("cli", "tui"))
     def list_records(self, vault_id: str, kind: Kind | None = None) -> list[Record]: ...
 
-    @operation()
+    @operation(fronts=("cli", "tui"))
     def add_record(self, vault_id: str, *, kind: Kind, title: str, body: str = "", tags: Sequence[str] = (),
                    metadata: dict[str, str] | None = None) -> Record: ...
 
     @operation(fronts=("cli", "tui", "mcp"))
     def read_record(self, vault_id: str, record_id: str, revision: int | None = None) -> Record: ...
 
-    @operation()
+    @operation(fronts=("cli", "tui"))
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
                       tags: Sequence[str] | None = None) -> Record: ...
 
-    @operation()
+    @operation(fronts=("cli", "tui"))
     def delete_record(self, vault_id: str, record_id: str) -> None: ...
 
-    @operation(quick=True, fronts=("cli", "tui", "mcp"))
+    @operation(quick=True, fronts=("tui", "mcp"))
     def revisions(self, vault_id: str, record_id: str) -> list[int]: ...
 
     @operation(cwd=True)
     def add_asset(self, vault_id: str, path: Path, title: str | None = None, *, cwd: Path | None = None) -> Record: ...
 
-    @operation(progress="ingest", cwd=True)
+    @operation(progress="ingest", cwd=True, fronts=("cli", "tui"))
     def ingest(self, vault_id: str, paths: Sequence[Path], *, title: str | None = None, recursive: bool = False,
                progress: Callable[[IngestProgress], None] | None = None, cancel: threading.Event | None = None,
                cwd: Path | None = None) -> list[IngestResult]: ...
@@ -167,7 +167,7 @@ class EngineAPI(Protocol):
                progress: Callable[[EmbedProgress], None] | None = None,
                cancel: threading.Event | None = None) -> SearchResponse: ...
 
-    @operation(fronts=("cli", "tui", "mcp"))
+    @operation(fronts=("cli", "mcp"))
     def memory_search(self, vault_id: str, query: str | Query, *, limit: int | None = None,
                       match_mode: MatchMode | None = None) -> list[RecordHit]: ...
 
@@ -179,7 +179,7 @@ class EngineAPI(Protocol):
     def status(self, vault_id: str) -> StatusReport: ...
 
     # -- keeping and leaving with your data ----------------------------------------------------
-    @operation(progress="backup", vault="ref", in_cwd=("folder",))
+    @operation(progress="backup", vault="ref", in_cwd=("folder",), fronts=("cli", "tui"))
     def backup_vault(self, ref: str, folder: Path | None = None, *, keep: int | None = None,
                      progress: Callable[[BackupProgress], None] | None = None,
                      cancel: threading.Event | None = None) -> BackupReport: ...
@@ -190,7 +190,7 @@ class EngineAPI(Protocol):
                       cancel: threading.Event | None = None,
                       before_replace: Callable[[str], None] | None = None) -> RestoreReport: ...
 
-    @operation(vault="ref")
+    @operation(vault="ref", fronts=("cli", "tui"))
     def egress_log(self, ref: str, since: str | None = None) -> EgressReport: ...
 
     @operation(progress="export", vault="ref", in_cwd=("folder",))

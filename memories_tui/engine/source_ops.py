@@ -16,8 +16,8 @@ from ..serial import Jsonable
 from .source_list import SourceSpec  # SourceInfo's field: read back from the wire at run time
 
 if TYPE_CHECKING:
-    from ..importers.common import ImportReport
     from .context import VaultContext
+    from .importers.common import ImportReport
     from .parts import EngineParts
     from .source_sync import SourceSyncReport
     from .source_watch import SourceWatcher, WatchedEngine
@@ -174,8 +174,8 @@ class SourceOperations:
         """Import another app's export (obsidian, notion, evernote, joplin, bear); importing again
         changes only what changed in the export. `assets`: an Obsidian vault's attachments become
         asset records."""
-        from ..importers import run_import
         from .fits import fit_checker
+        from .importers import run_import
 
         ctx = self._ctx(vault_id)
         self._refuse_a_source(vault_id, path)

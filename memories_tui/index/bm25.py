@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..text.segment import is_cjk_word
+from ..vocabulary import MATCH_ALL, MATCH_ANY, MatchMode
 from .bm25_postings import FieldPostings
 
 _MAGIC = b"MBM5"  # 5: a characters field; 4: a pieces field; 3: rows carry a group. Older images are refused.
@@ -197,7 +198,7 @@ class BM25Index:
             strong = None
         return strong, loose
 
-    def top_k(self, terms: Sequence[str], match_mode: str, k: int, cards_only: bool = False,
+    def top_k(self, terms: Sequence[str], match_mode: MatchMode, k: int, cards_only: bool = False,
               per_group: bool = False, pieces: Sequence[str] = (), piece_weight: float = 1.0,
               need: Sequence[Need] | None = None, chars: Sequence[str] = (), char_weight: float = 1.0
               ) -> list[tuple[int, float]]:
@@ -205,9 +206,9 @@ class BM25Index:
         at least one term, piece or character; ``all``: rows meeting every requirement of
         ``need`` (default: holding every term). ``per_group``: the best row of each of the
         best ``k`` groups (a group ranks by its best row)."""
-        if match_mode not in ("any", "all"):
-            raise ValueError(f"BM25Index handles 'any' and 'all', not {match_mode!r}")
-        need_all = match_mode == "all"
+        if match_mode not in (MATCH_ANY, MATCH_ALL):
+            raise ValueError(f"BM25Index handles {MATCH_ANY!r} and {MATCH_ALL!r}, not {match_mode!r}")
+        need_all = match_mode == MATCH_ALL
         if need_all and need is None:
             need = [(t, (), (), False, False) for t in dict.fromkeys(terms)]
         # plain: every word itself required (no piece or character may stand in for one)

@@ -39,6 +39,7 @@ from memories_tui.index.bm25 import BM25Index, BM25Row
 from memories_tui.text import segment
 from memories_tui.text.query import Query, word_needs
 from memories_tui.text.segment import MATCH_MODES, MAX_RESULTS
+from memories_tui.vocabulary import DEFAULT_MATCH_MODE, MATCH_ALL, MATCH_ANY, MATCH_PHRASE, MatchMode
 
 from ..i18n import msg
 from .weights import (
@@ -331,7 +332,7 @@ class LexicalIndex:
         return terms, pieces, segment.single_chars(terms, pieces)
 
     def search(
-        self, query: str | Query, match_mode: str = "any", limit: int = 10, cards_only: bool = False,
+        self, query: str | Query, match_mode: MatchMode = DEFAULT_MATCH_MODE, limit: int = 10, cards_only: bool = False,
         per_group: bool = False,
     ) -> list[LexicalHit]:
         """Best chunks first; score is the BM25 score (FTS5's bm25() negated: higher is better).
@@ -342,11 +343,11 @@ class LexicalIndex:
             match_mode = query.match_mode
         _check_mode(match_mode)
         _check_limit(limit)
-        if match_mode != "phrase":
+        if match_mode != MATCH_PHRASE:
             terms, pieces, chars = self._terms(query)
             if not terms or limit == 0:
                 return []
-            need = word_needs(terms, pieces, chars) if match_mode == "all" else None
+            need = word_needs(terms, pieces, chars) if match_mode == MATCH_ALL else None
             with self._lock:
                 ranked = self._bm25.top_k(terms, match_mode, limit, cards_only, per_group, pieces, PIECE_WEIGHT, need,
                                           chars, CHAR_WEIGHT)
@@ -379,16 +380,16 @@ class LexicalIndex:
         with self._lock:
             return self._bm25.rarity(terms)
 
-    def matching_keys(self, query: str | Query, match_mode: str = "any") -> set[int] | None:
+    def matching_keys(self, query: str | Query, match_mode: MatchMode = DEFAULT_MATCH_MODE) -> set[int] | None:
         """Keys of every chunk the query matches under a strict mode; None for ``any``."""
         if isinstance(query, Query):
             match_mode = query.match_mode
         _check_mode(match_mode)
-        if match_mode == "any":
+        if match_mode == MATCH_ANY:
             if not isinstance(query, Query):
                 segment.query_terms(query)  # same limits as search (a Query was checked when parsed)
             return None
-        if match_mode == "all":
+        if match_mode == MATCH_ALL:
             terms, pieces, chars = self._terms(query)
             with self._lock:
                 return self._bm25.matching(terms, word_needs(terms, pieces, chars)) if terms else set()

@@ -18,6 +18,7 @@ from ..vocabulary import (
     DEFAULT_MATCH_MODE,
     DEFAULT_MODE,
     MATCH_MODES,
+    MATCH_PHRASE,
     MAX_RESULTS,
     MODES,
     MatchMode,
@@ -75,7 +76,7 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
     segment.check_query_bytes(text)  # before any work
     folded = segment.fold(text)  # once: terms, phrase and the rerank's folded text share it
     pieces: list[str] = []
-    if match_mode == "phrase":
+    if match_mode == MATCH_PHRASE:
         terms = segment.search_terms(text, folded)  # also checks the term limit
         phrase = segment.phrase_tokens(text, folded)
     else:
@@ -83,7 +84,7 @@ def parse_query(text: str, *, mode: str = DEFAULT_MODE, match_mode: str = DEFAUL
         phrase = []
     return Query(text=text, mode=mode, match_mode=match_mode, limit=limit, terms=tuple(terms),
                  phrase=tuple(phrase), folded=" ".join(folded.split()), pieces=tuple(pieces),
-                 chars=tuple(segment.single_chars(terms, pieces)) if match_mode != "phrase" else ())
+                 chars=tuple(segment.single_chars(terms, pieces)) if match_mode != MATCH_PHRASE else ())
 
 
 def word_needs(terms: Sequence[str], pieces: Sequence[str], chars: Sequence[str] = ()

@@ -249,8 +249,8 @@ def test_joplin_jex_notes_keep_notebook_path_tags_and_dates(engine, tmp_path: Pa
 def test_a_killed_import_resumes_without_duplicates(engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
+    from memories_tui.engine.importers import common
     from memories_tui.errors import CancelledError
-    from memories_tui.importers import common
 
     vid = engine.test_vault_id
     monkeypatch.setattr(common, "BATCH_NOTES", 2)  # small batches, so the stop lands between two of them

@@ -23,9 +23,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memories_tui.daemon import connect as connect_daemon
 from tests.helpers.cli import run_cli
-from tests.helpers.daemon import holder_pid, stop, unlock, wait_until
+from tests.helpers.daemon import holder_pid, unlock, wait_until
 from tests.helpers.model_server import ModelServer
-from tests.helpers.vaults import create_vault, home_with_a_note
+from tests.helpers.vaults import create_vault
 
 SERVER = Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"
 TEXT = "Feed the sourdough starter twice a day with rye flour. 酸種麵包的酵頭每天餵兩次。"
@@ -35,10 +35,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    home = home_with_a_note(tmp_path / "home", "Sourdough", TEXT)
-    yield home
-    stop(home)
+def home(homes) -> Path:
+    return homes.make(note=("Sourdough", TEXT))
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -223,3 +221,30 @@ def test_a_malformed_line_is_answered_through_the_relay(home: Path) -> None:
     relay.proc.stdin.close()
     assert relay.proc.wait(60) == 0
 
+
+
+@pytest.mark.parametrize("way", ["relayed", "in-process"])
+def test_requests_written_before_the_client_closes_its_side_are_still_answered(home: Path, way: str) -> None:
+    """A client that writes its requests and closes its side at once (a shell pipe) reads every
+    answer: the session ends after answering what it had read, never with a claim that the
+    daemon stopped (relayed), nor with silence (in-process, where the SDK cancels what is open)."""
+    if way == "relayed":
+        assert unlock(home, "notes").code == 0
+    relay = RawRelay(home)
+    assert relay.proc.stdin is not None
+    for message in (INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "memory_search", "arguments": {"vault_id": "notes", "query": "sourdough"}}}):
+        relay.proc.stdin.write(json.dumps(message).encode() + b"\n")
+    relay.proc.stdin.close()
+    assert relay.answer()["id"] == 1
+    found = relay.answer()
+    assert relay.proc.wait(60) == 0
+    assert found["id"] == 2, found
+    if way == "relayed":
+        assert found["result"]["isError"] is False, found
+        assert found["result"]["structuredContent"]["records"][0]["title"] == "Sourdough"
+        assert "mcp_relay ok" in (home / "daemon" / "daemon.log").read_text(encoding="utf-8")
+    else:
+        assert connect_daemon(home) is None  # no daemon: the server ran in this process
+        assert "[vault_locked]" in found["result"]["content"][0]["text"]

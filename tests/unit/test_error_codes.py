@@ -21,9 +21,15 @@ def docs_codes(text: str) -> list[str]:
 
 
 def spelled_codes(source: str) -> list[str]:
-    """Bare-string codes: `code="x"`, a class's `code = "x"`, `….code == "x"` / `in ("x", …)`."""
+    """Bare-string codes: `code="x"`, a class's `code = "x"`, `….code == "x"` / `in ("x", …)`,
+    a variable given a code (`outcome = "internal_error"`)."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
+                and node.value.value in CODES.values():
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and not t.id.isupper() for t in targets):
+                found.append(node.value.value)
         if isinstance(node, ast.keyword) and node.arg == "code" and isinstance(node.value, ast.Constant) \
                 and isinstance(node.value.value, str):
             found.append(node.value.value)
@@ -75,8 +81,9 @@ def test_the_checks_find_what_they_look_for():
     source = ('class E(MemoriesError):\n    code = "odd"\n'
               'raise E("x", code="other")\n'
               'if exc.code == "third" or exc.code in ("fourth", ErrorCode.CANCELLED): pass\n'
-              'GONE = frozenset({"not_found", OTHER})\n')
-    assert spelled_codes(source) == ["odd", "other", "third", "fourth", "not_found"]
+              'GONE = frozenset({"not_found", OTHER})\n'
+              'outcome = "internal_error"\n')
+    assert sorted(spelled_codes(source)) == sorted(["odd", "other", "third", "fourth", "not_found", "internal_error"])
     assert docs_codes("x\n<!-- error-codes:start -->\n| code | what |\n|---|---|\n| `a_b` | … |\n"
                       "<!-- error-codes:end -->\n| `c` | … |\n") == ["a_b"]
 

@@ -16,9 +16,9 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
-from ..engine.sources import MAX_FILE_BYTES, derive_title, read_file
-from ..errors import ErrorCode, InputRefusedError
-from ..i18n import N_, msg
+from ...errors import ErrorCode, InputRefusedError
+from ...i18n import N_, msg
+from ..sources import MAX_FILE_BYTES, derive_title, read_file
 from .common import ImportedNote, Skipped, nfc, shown_name
 
 APP = "notion"
@@ -158,7 +158,7 @@ def _folder_files(path: Path, problems: list[Skipped]) -> dict[PurePosixPath, Re
     if not path.is_dir():
         raise InputRefusedError(msg("{path} does not exist or cannot be opened.", path=shown_name(path)),
                                 code=ErrorCode.NOT_FOUND)
-    from ..engine.folders import scan_folder
+    from ..folders import scan_folder
 
     scan = scan_folder(path)
     out: dict[PurePosixPath, Reader] = {}

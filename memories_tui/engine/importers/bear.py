@@ -14,9 +14,9 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from ..engine.sources import MAX_FILE_BYTES, derive_title
-from ..errors import ErrorCode, InputRefusedError
-from ..i18n import msg
+from ...errors import ErrorCode, InputRefusedError
+from ...i18n import msg
+from ..sources import MAX_FILE_BYTES, derive_title
 from .common import ImportedNote, Skipped, nfc, shown_name
 
 APP = "bear"

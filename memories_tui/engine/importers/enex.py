@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-from ..errors import ErrorCode, InputRefusedError
-from ..i18n import _, msg
+from ...errors import ErrorCode, InputRefusedError
+from ...i18n import _, msg
 from .common import ImportedNote, Skipped, nfc, shown_name
 
 APP = "evernote"

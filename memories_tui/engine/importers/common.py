@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .. import testhooks
-from ..errors import CancelledError
-from ..i18n import msg
-from ..serial import Jsonable, json_meta
-from ..vault.records import NewRecord, Record, RecordUpdate
+from ... import testhooks
+from ...errors import CancelledError
+from ...i18n import msg
+from ...serial import Jsonable, json_meta
+from ...vault.records import NewRecord, Record, RecordUpdate
 
 if TYPE_CHECKING:
-    from ..engine.fits import FitCheck
-    from ..engine.types import IngestProgress
-    from ..vault.store import UnlockedVault
+    from ...vault.store import UnlockedVault
+    from ..fits import FitCheck
+    from ..types import IngestProgress
 
 ImportStatus = Literal["created", "updated", "unchanged", "skipped"]
 BATCH_NOTES = 500
@@ -129,7 +129,7 @@ class Writer:
 
     def run(self, notes: Iterable[ImportedNote | ImportedAsset | Skipped], progress: Callable[[IngestProgress], None] | None,
             cancel: threading.Event | None) -> None:
-        from ..engine.types import IngestProgress
+        from ..types import IngestProgress
 
         batch: list[ImportedNote] = []
         chars = 0
@@ -224,7 +224,7 @@ class Writer:
                  ) -> tuple[list[tuple[int, NewRecord]], list[tuple[int, RecordUpdate, Record]]]:
         """The changed notes, then the new ones, as many as the vault's limits take; the rest
         are skipped with the reason (a changed note's card stays as it was)."""
-        from ..engine.fits import fitting
+        from ..fits import fitting
 
         if self.check_fits is None:
             return adds, updates

@@ -8,15 +8,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UsageError
-from ..i18n import msg
+from ...errors import UsageError
+from ...i18n import msg
 from .common import ImportedAsset, ImportedNote, ImportReport, Skipped, Writer, shown_name
 
 if TYPE_CHECKING:
-    from ..engine.fits import FitCheck
-    from ..engine.types import IngestProgress
-    from ..vault.records import Record
-    from ..vault.store import UnlockedVault
+    from ...vault.records import Record
+    from ...vault.store import UnlockedVault
+    from ..fits import FitCheck
+    from ..types import IngestProgress
 
 FORMATS = ("obsidian", "notion", "evernote", "joplin", "bear")
 

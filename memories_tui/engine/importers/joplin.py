@@ -14,9 +14,9 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..engine.sources import MAX_FILE_BYTES
-from ..errors import ErrorCode, InputRefusedError
-from ..i18n import msg
+from ...errors import ErrorCode, InputRefusedError
+from ...i18n import msg
+from ..sources import MAX_FILE_BYTES
 from .common import ImportedNote, Skipped, nfc, shown_name
 
 APP = "joplin"

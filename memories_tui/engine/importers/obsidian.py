@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import frontmatter
-from ..engine.folders import TEXT_SUFFIXES, refusal_reason, scan_folder, suffix_of
-from ..engine.sources import MAX_FILE_BYTES, check_utf8_name, read_file
-from ..errors import ErrorCode, InputRefusedError
-from ..i18n import N_, msg
+from ... import frontmatter
+from ...errors import ErrorCode, InputRefusedError
+from ...i18n import N_, msg
+from ..folders import TEXT_SUFFIXES, refusal_reason, scan_folder, suffix_of
+from ..sources import MAX_FILE_BYTES, check_utf8_name, read_file
 from .common import ImportedAsset, ImportedNote, Skipped, nfc, shown_name
 
 MAX_ASSET_BYTES = 64 * 1024 * 1024  # as `asset add` takes
