@@ -84,3 +84,25 @@ def test_the_notes_title_counts_for_a_sentence_naming_it_by_a_pronoun(title: str
 
     ans = extract_answer(question, [source], rarity=rarity, max_sentences=1)
     assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
+
+
+DIARY = [("日記", "今天下雨，在家看書。"), ("日記", "今天去公園跑步。"), ("日記", "今天和朋友吃火鍋。"),
+         ("Diary", "Today it rained all day."), ("Diary", "Today I went to the park."),
+         ("Diary", "Today we had hot pot with friends.")]
+
+
+@pytest.mark.parametrize(("title", "body", "question"), [
+    ("紅燒肉食譜", "今天去市場買菜。", "紅燒肉今天要燉多久？"),
+    ("Braised pork", "Today I went to the market.", "How long do I stew the braised pork today?"),
+])
+def test_a_sentence_holding_only_a_word_most_notes_hold_is_not_cited(engine: Engine, title: str, body: str,
+                                                                      question: str) -> None:
+    """The note's title holds the dish, but its one sentence shares only 今天 / today with the
+    question, a word most notes of the vault hold (its rarity is real, from the vault's index):
+    citing it would answer nothing, so the answer is insufficient evidence."""
+    vid = engine.test_vault_id
+    for t, b in [*DIARY, (title, body)]:
+        engine.add_record(vid, kind="card", title=t, body=b)
+    ans = engine.ask(vid, question, mode="bm25")
+    assert ans.sources and ans.sources[0].title == title  # the note is retrieved first: only the rule declines it
+    assert ans.status == INSUFFICIENT and ans.sentences == [] and ans.citations == []
