@@ -83,11 +83,13 @@ WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapp
 _CLOSERS = "\"'”’」』）)]】》〉"
 # A blank line ends a sentence; a single line break does too unless it only wraps prose
 # (see _wraps).
-# A full stop after a digit, an initial (Terry A. Gates) or a title (Dr., St.) ends nothing.
+# A full stop after an initial (Terry A. Gates) or a title (Dr., St.) ends nothing; after a number,
+# only before a capital and when a word comes before the number (_ends_after_number).
 _NOT_AN_END = "".join(rf"(?<!\b{w})" for w in ("[A-Z]", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "No"))
 # ；and ; join the clauses of one sentence (an answer often lists them: 一是…；二是…).
 _SENTENCE_END = re.compile(
-    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
+    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z])|…+)[{re.escape(_CLOSERS)}]*"
+    r"|\n(?:[ \t]*\n)+|\n")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+>|#]|\d+[.)])\s")  # a list item, quote, table row or heading
 _LINE_END_STOPS = set("。！？；!?;:：.…" + _CLOSERS)
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
@@ -121,12 +123,23 @@ def _wraps(text: str, pos: int) -> bool:
         and not line.lstrip().startswith("#") and _is_cjk(line[-1]) == _is_cjk(rest[0])  # one script across it
 
 
+def _ends_after_number(text: str, pos: int) -> bool:
+    """Whether the full stop at `pos`, after a number and before a capital, ends a sentence
+    (in April 2025. The …, at 9:30. Then …): yes when a word comes before the number; not
+    after a list's number (Steps: 1. Mix; a line's start) or No. 5."""
+    start = pos
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] in ":.,"):
+        start -= 1
+    return start >= 2 and text[start - 1] in " \t" and text[start - 2].isalpha()
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character ranges of the sentences of `text` (zh and en), whitespace trimmed."""
     ranges: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
-        if m.group() == "\n" and _wraps(text, m.start()):
+        if m.group() == "\n" and _wraps(text, m.start()) or m.group()[0] == "." \
+                and text[m.start() - 1:m.start()].isdigit() and not _ends_after_number(text, m.start()):
             continue
         end = m.end()
         ranges.append((start, end))

@@ -98,3 +98,20 @@ def test_the_titles_bigrams_count_for_each_of_its_sentences() -> None:
     text = "大沙地站的月台設於地下二層，大沙地站的大堂設於地下一層。本站的月台是島式月台。"
     ans = extract_answer("大沙地站的月台是什麼樣的？", [_source("大沙地站", text)], max_sentences=1)
     assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == ["本站的月台是島式月台。"]
+
+
+def test_a_full_stop_after_a_number_ends_an_english_sentence() -> None:
+    """A sentence ending in a year, a time or an amount ends there (April 2025. The hotel …);
+    a list's number (Steps: 1. Mix), a decimal and No. 5 still end nothing."""
+    text = "We stayed in Kyoto in April 2025. The hotel was near Gion. Lunch is at 12:30. Then we rest."
+    assert _parts(text) == ["We stayed in Kyoto in April 2025.", "The hotel was near Gion.", "Lunch is at 12:30.",
+                            "Then we rest."]
+    assert _parts("Steps: 1. Mix the flour. 2. Bake it. Pi is 3.14 here. See No. 5. It works.") == [
+        "Steps: 1. Mix the flour.", "2. Bake it.", "Pi is 3.14 here.", "See No. 5. It works."]
+    note = "Next dentist appointment is on March 14 at 9:30. The clinic is on Baker Street, second floor."
+    ans = extract_answer("Where is the dentist clinic?", [_source("Dentist", note)], max_sentences=1)
+    assert [s.text for s in ans.sentences] == ["The clinic is on Baker Street, second floor."]
+
+
+def test_a_chinese_full_stop_after_a_number_still_ends_a_sentence() -> None:
+    assert _parts("價格是100。下一句在這裡。It costs 80! Next.") == ["價格是100。", "下一句在這裡。", "It costs 80!", "Next."]
