@@ -78,6 +78,12 @@ QUESTION_WORDS = ("how what when where which who whom whose why do does did can 
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
                   "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
                   "何日 何方 何为 为何 么 介绍一下 一下 简述 简要 概述 请 告诉 tell explain describe please")
+# How heavy / deep / far at a question's end (有多重, 多深, 得多快) and after "how": they only say
+# an amount is asked (question_kind), and Jieba cuts them as words a note seldom holds (多重,
+# 有多遠, 有 + 多 + 大), which then weighed as the question's rarest term.
+_HOW_MUCH = re.compile(r"[有得]?多[重深宽寬快厚贵貴老远遠高大长長久少胖粗细細轻輕矮短小慢近](?:呢|啊|呀|吗|嗎)?(?=[\s？?。！!]*$)"
+                       r"|(?<=\bhow)\s+(?:far|old|big|large|tall|high|heavy|fast|deep|wide|thick|expensive)\b",
+                       re.IGNORECASE)
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
@@ -166,7 +172,7 @@ def _question_terms(question: str) -> list[str]:
     """The question's search terms (folded, stemmed, stopwords dropped) without the words that
     only make it a question (how, when, 多久, 哪裡): those say what kind of fact is wanted."""
     try:
-        terms = search_terms(question)
+        terms = search_terms(_HOW_MUCH.sub(" ", question))
     except LimitError:  # a question over the query limits: its bigrams alone
         return []
     asking = _question_words()

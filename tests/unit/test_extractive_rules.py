@@ -115,3 +115,29 @@ def test_a_full_stop_after_a_number_ends_an_english_sentence() -> None:
 
 def test_a_chinese_full_stop_after_a_number_still_ends_a_sentence() -> None:
     assert _parts("價格是100。下一句在這裡。It costs 80! Next.") == ["價格是100。", "下一句在這裡。", "It costs 80!", "Next."]
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    ("豆豆多重？", ["豆豆"]), ("豆豆有多重？", ["豆豆"]), ("湖水有多深？", ["湖水"]), ("門票多貴？", ["门票"]),
+    ("HAT-P-2b距離地球有多遠？", ["hat", "p", "2b", "距离", "地球"]), ("謝爾的面積有多大？", ["谢尔", "面积"]),
+    ("How heavy is the cat?", ["cat"]), ("How deep is the lake?", ["lake"]),
+])
+def test_how_heavy_deep_or_far_asks_an_amount_and_is_not_a_term(question: str, terms: list[str]) -> None:
+    """有多重 / 多深 / 多遠 at a question's end, and how heavy / how deep, only say an amount is
+    asked: Jieba cuts them as 多重, 有多遠, 有 + 多 + 大, words a note seldom holds, which then
+    weighed as the question's rarest term."""
+    assert _question_terms(question) == terms
+
+
+@pytest.mark.parametrize(("title", "note", "question", "answer"), [
+    ("猫", "我家的猫叫豆豆，是英国短毛猫。豆豆每天吃两次猫粮，体重四公斤。", "豆豆多重？", "豆豆每天吃两次猫粮，体重四公斤。"),
+    ("貓", "我家的貓叫豆豆，是英國短毛貓。豆豆每天吃兩次貓糧，體重四公斤。", "豆豆有多重？", "豆豆每天吃兩次貓糧，體重四公斤。"),
+    ("Our cat", "Our cat Doudou is a British Shorthair. Doudou weighs 4 kg and eats twice a day.",
+     "How heavy is Doudou?", "Doudou weighs 4 kg and eats twice a day."),
+])
+def test_an_amount_question_is_answered_from_the_note(title: str, note: str, question: str, answer: str) -> None:
+    rarity = {"豆豆": 3.0, "doudou": 3.0}
+
+    ans = extract_answer(question, [_source(title, note)], rarity=lambda ts: [rarity.get(t, 2.0) for t in ts],
+                         max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
