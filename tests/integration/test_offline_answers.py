@@ -28,14 +28,18 @@ def vault(engine: Engine) -> str:
     return vid
 
 
-def test_the_stew_duration_is_answered_from_the_stew_sentence(engine: Engine, vault: str) -> None:
-    ans = engine.ask(vault, "紅燒肉要燉多久？", mode="bm25")
+@pytest.mark.parametrize("question", ["紅燒肉要燉多久？", "紅燒肉要燉煮多久？", "红烧肉要炖多久？", "红烧肉要炖煮多久？"])
+def test_the_stew_duration_is_answered_from_the_stew_sentence(engine: Engine, vault: str, question: str) -> None:
+    """The question as first asked, its rewording to 燉煮 (which once added a tea-note [S2]),
+    and both in Simplified script against the Traditional note."""
+    ans = engine.ask(vault, question, mode="bm25")
     assert ans.status == EXTRACTIVE
     assert [s.text for s in ans.sentences][:1] == ["小火燉煮一個半小時，最後大火收汁。"]
     label = ans.sentences[0].label
     assert f"小火燉煮一個半小時，最後大火收汁。 [{label}]" in ans.answer
     assert next(c for c in ans.citations if c.label == label).title == "紅燒肉食譜"
     assert all("茶" not in s.text for s in ans.sentences)  # no tea-note sentence beside it
+    assert [c.title for c in ans.citations] == ["紅燒肉食譜"]  # nor any other note's [S#]
 
 
 def test_an_english_question_about_the_pork_is_never_answered_from_the_marathon(engine: Engine, vault: str) -> None:
