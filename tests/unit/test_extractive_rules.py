@@ -141,3 +141,25 @@ def test_an_amount_question_is_answered_from_the_note(title: str, note: str, que
     ans = extract_answer(question, [_source(title, note)], rarity=lambda ts: [rarity.get(t, 2.0) for t in ts],
                          max_sentences=1)
     assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
+
+
+TRIP_ZH = "花蓮之行，我們住在七星潭海邊的民宿。花蓮之行，我們一共住了三天。花蓮之行，我們一共去了五個人。花蓮之行，我們星期六出發。"
+TRIP_EN = ("On the Hualien trip we stayed at Qixingtan by the sea. On the Hualien trip we stayed three days. "
+           "On the Hualien trip we left in October 2023.")
+
+
+@pytest.mark.parametrize(("title", "note", "question", "answer"), [
+    ("花蓮之行", TRIP_ZH, "花蓮之行在哪裡？", "花蓮之行，我們住在七星潭海邊的民宿。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行有多久？", "花蓮之行，我們一共住了三天。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行一共幾個？", "花蓮之行，我們一共去了五個人。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行是何時？", "花蓮之行，我們星期六出發。"),
+    ("Hualien trip", TRIP_EN, "Where was the Hualien trip?", "On the Hualien trip we stayed at Qixingtan by the sea."),
+    ("Hualien trip", TRIP_EN, "How long was the Hualien trip?", "On the Hualien trip we stayed three days."),
+    ("Hualien trip", TRIP_EN, "When was the Hualien trip?", "On the Hualien trip we left in October 2023."),
+])
+def test_the_kind_of_fact_asked_picks_the_sentence_stating_it(title: str, note: str, question: str,
+                                                              answer: str) -> None:
+    """Every sentence holds the question's words alike; only the kind asked (where → a place,
+    how long → a duration, how many → a count, when → a date) tells them apart."""
+    ans = extract_answer(question, [_source(title, note)], max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
