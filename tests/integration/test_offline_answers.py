@@ -57,8 +57,10 @@ def test_a_question_the_notes_cannot_answer_is_declined(engine: Engine, vault: s
 
 
 def test_a_sentence_sharing_only_common_words_is_refused() -> None:
-    """The only retrieved sentence shares "long", "the" and 的 with the question, words every
-    note holds: it is not cited, and the answer is insufficient evidence."""
+    """The only retrieved sentence shares "long", "the" and 的 with the question: a question word
+    and stopwords, never terms (so the rarity given here is not even asked about them); the
+    former answerer matched on "long". Not cited: insufficient evidence. A word most notes hold
+    that *is* a term (今天, today): test_a_sentence_holding_only_a_word_most_notes_hold_is_not_cited."""
     text = "The long weekend was the best of the year. 這是我的筆記。"
     source = Source("S1", "r1", 1, 0, len(text.encode()), "Diary", text=text, chunk_hash="h")
 
