@@ -163,3 +163,15 @@ def test_the_kind_of_fact_asked_picks_the_sentence_stating_it(title: str, note: 
     how long → a duration, how many → a count, when → a date) tells them apart."""
     ans = extract_answer(question, [_source(title, note)], max_sentences=1)
     assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
+
+
+@pytest.mark.parametrize(("note", "answer"), [
+    ("The gym costs 40 euros a month. The gym is in the old factory on Mill Lane.", "The gym is in the old factory on Mill Lane."),
+    ("The gym opens at 6 every day. The gym is on King Road.", "The gym is on King Road."),
+    ("The gym has 3 floors. The gym is behind the church, 12 Baker St.", "The gym is behind the church, 12 Baker St."),
+])
+def test_an_english_street_is_a_place(note: str, answer: str) -> None:
+    """Where asks a place: a street (on Mill Lane, 12 Baker St.) states one, and the sentence
+    with a bare number no longer wins over it."""
+    ans = extract_answer("Where is the gym?", [_source("Notes", note)], max_sentences=1)
+    assert [s.text for s in ans.sentences] == [answer]
