@@ -78,16 +78,24 @@ QUESTION_WORDS = ("how what when where which who whom whose why do does did can 
                   "多久 多长 多长时间 多少 几 几个 何时 什么 什么时候 哪里 哪儿 哪 哪个 哪些 哪年 哪一年 谁 为何 为什么 "
                   "怎么 怎样 如何 吗 呢 请问 是否 多大 多高 多远 什么样 甚么 甚么时候 何者 何人 何种 何谓 何以 何年 "
                   "何日 何方 何为 为何 么 介绍一下 一下 简述 简要 概述 请 告诉 tell explain describe please")
+# How heavy / deep / far at a question's end (有多重, 多深, 得多快) and after "how": they only say
+# an amount is asked (question_kind), and Jieba cuts them as words a note seldom holds (多重,
+# 有多遠, 有 + 多 + 大), which then weighed as the question's rarest term.
+_HOW_MUCH = re.compile(r"[有得]?多[重深宽寬快厚贵貴老远遠高大长長久少胖粗细細轻輕矮短小慢近](?:呢|啊|呀|吗|嗎)?(?=[\s？?。！!]*$)"
+                       r"|(?<=\bhow)\s+(?:far|old|big|large|tall|high|heavy|fast|deep|wide|thick|expensive)\b",
+                       re.IGNORECASE)
 WRAP_COLUMNS = 40  # a line at least this wide that stops mid-sentence was wrapped, not ended
 
 _CLOSERS = "\"'”’」』）)]】》〉"
 # A blank line ends a sentence; a single line break does too unless it only wraps prose
 # (see _wraps).
-# A full stop after a digit, an initial (Terry A. Gates) or a title (Dr., St.) ends nothing.
+# A full stop after an initial (Terry A. Gates) or a title (Dr., St.) ends nothing; after a number,
+# only before a capital and when a word comes before the number (_ends_after_number).
 _NOT_AN_END = "".join(rf"(?<!\b{w})" for w in ("[A-Z]", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "No"))
 # ；and ; join the clauses of one sentence (an answer often lists them: 一是…；二是…).
 _SENTENCE_END = re.compile(
-    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|…+)[{re.escape(_CLOSERS)}]*|\n(?:[ \t]*\n)+|\n")
+    rf"(?:[。！？!?]+|(?<=[^\d]){_NOT_AN_END}\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z])|…+)[{re.escape(_CLOSERS)}]*"
+    r"|\n(?:[ \t]*\n)+|\n")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+>|#]|\d+[.)])\s")  # a list item, quote, table row or heading
 _LINE_END_STOPS = set("。！？；!?;:：.…" + _CLOSERS)
 _PUNCT_ONLY = re.compile(r"^[\W_]*$")
@@ -121,12 +129,23 @@ def _wraps(text: str, pos: int) -> bool:
         and not line.lstrip().startswith("#") and _is_cjk(line[-1]) == _is_cjk(rest[0])  # one script across it
 
 
+def _ends_after_number(text: str, pos: int) -> bool:
+    """Whether the full stop at `pos`, after a number and before a capital, ends a sentence
+    (in April 2025. The …, at 9:30. Then …): yes when a word comes before the number; not
+    after a list's number (Steps: 1. Mix; a line's start) or No. 5."""
+    start = pos
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] in ":.,"):
+        start -= 1
+    return start >= 2 and text[start - 1] in " \t" and text[start - 2].isalpha()
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character ranges of the sentences of `text` (zh and en), whitespace trimmed."""
     ranges: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
-        if m.group() == "\n" and _wraps(text, m.start()):
+        if m.group() == "\n" and _wraps(text, m.start()) or m.group()[0] == "." \
+                and text[m.start() - 1:m.start()].isdigit() and not _ends_after_number(text, m.start()):
             continue
         end = m.end()
         ranges.append((start, end))
@@ -153,7 +172,7 @@ def _question_terms(question: str) -> list[str]:
     """The question's search terms (folded, stemmed, stopwords dropped) without the words that
     only make it a question (how, when, 多久, 哪裡): those say what kind of fact is wanted."""
     try:
-        terms = search_terms(question)
+        terms = search_terms(_HOW_MUCH.sub(" ", question))
     except LimitError:  # a question over the query limits: its bigrams alone
         return []
     asking = _question_words()

@@ -65,7 +65,9 @@ def kinds_asked(folded_question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kind for kind, pattern in _ASKS if pattern.search(folded_question)))
 
 
-_EN_PLACE = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?[A-Z]")
+# A capitalised name after in / at / near, or a street (on Mill Lane, 12 Baker St.).
+_EN_PLACE = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?[A-Z]"
+                       r"|\b[A-Z0-9][\w'-]*\s+(?:Street|St|Road|Rd|Avenue|Ave|Lane|Boulevard|Blvd|Way|Square|Drive)\b")
 
 
 def states(kind: str, sentence: str, folded: str) -> bool:

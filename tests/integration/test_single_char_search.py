@@ -83,3 +83,42 @@ def test_a_character_inside_a_longer_query_run_is_met_by_all_as_by_any(engine, n
 
 DIARY = ("今天走過廠區，路邊有一根竹 倒在地上。後來我們去河邊散步，看見很多人在釣魚，也有人在放風箏，"
          "天氣很好，大家都很開心。")
+
+
+@pytest.mark.parametrize("match_mode", ["any", "all", "phrase"])
+def test_one_character_is_the_lexical_side_of_hybrid(tmp_path, cheap_kdf, srv, match_mode: str) -> None:
+    """Hybrid search fuses the BM25 list that meets the character inside a word with a real
+    vector list (embeddings over loopback; not the BM25 fallback): the note leads with a BM25
+    score of its own, in either script."""
+    from memories_tui.engine import NewRecord
+    from tests.helpers.vaults import open_vault
+
+    srv.embed_dims = 32
+    config = (f'[rag.embedding]\nprotocol = "compatible"\nurl = "{srv.compat_embed_url}"\nmodel = "bag"\n'
+              'dimensions = 32\n')
+    eng, vid = open_vault(tmp_path / "home", config)
+    try:
+        ids = dict(zip(NOTES, (r.id for r in eng.add_records(vid, [NewRecord("card", t, b) for t, b in NOTES.values()])),
+                       strict=True))
+        eng.build_vector_index(vid)
+        for query, note in (("燉", "stew"), ("炖", "stew"), ("鴨", "duck"), ("鸭", "duck"), ("王", "name")):
+            got = eng.search(vid, query, mode="hybrid", match_mode=match_mode)
+            assert got.fallback is None and got.results[0].record_id == ids[note], (query, match_mode)
+            assert got.results[0].scores["bm25"] is not None and got.results[0].scores["vector"] is not None
+            if match_mode != "any":
+                assert [h.record_id for h in got.results] == [ids[note]], (query, match_mode)
+    finally:
+        eng.close()
+
+
+def test_a_character_repeated_inside_words_ranks_higher(engine, notes) -> None:
+    """Both notes hold 鴨 only inside longer words, of equal length: the one holding it three
+    times ranks first, in both scripts and in ``any`` and ``all``."""
+    vid = engine.test_vault_id
+    once = engine.add_record(vid, kind="card", title="晚餐", body="今天晚上吃了北京烤鴨和白飯配青菜。").id
+    thrice = engine.add_record(vid, kind="card", title="晚餐", body="今天晚上吃了烤鴨、鴨血和鴨舌配白飯。").id
+    assert not {"鸭"} & set(segment.index_tokens("今天晚上吃了烤鴨、鴨血和鴨舌配白飯。"))
+    for query in ("鴨", "鸭"):
+        for mode in ("any", "all"):
+            got = found(engine, query, mode)
+            assert got.index(thrice) < got.index(once), (query, mode)

@@ -98,3 +98,80 @@ def test_the_titles_bigrams_count_for_each_of_its_sentences() -> None:
     text = "大沙地站的月台設於地下二層，大沙地站的大堂設於地下一層。本站的月台是島式月台。"
     ans = extract_answer("大沙地站的月台是什麼樣的？", [_source("大沙地站", text)], max_sentences=1)
     assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == ["本站的月台是島式月台。"]
+
+
+def test_a_full_stop_after_a_number_ends_an_english_sentence() -> None:
+    """A sentence ending in a year, a time or an amount ends there (April 2025. The hotel …);
+    a list's number (Steps: 1. Mix), a decimal and No. 5 still end nothing."""
+    text = "We stayed in Kyoto in April 2025. The hotel was near Gion. Lunch is at 12:30. Then we rest."
+    assert _parts(text) == ["We stayed in Kyoto in April 2025.", "The hotel was near Gion.", "Lunch is at 12:30.",
+                            "Then we rest."]
+    assert _parts("Steps: 1. Mix the flour. 2. Bake it. Pi is 3.14 here. See No. 5. It works.") == [
+        "Steps: 1. Mix the flour.", "2. Bake it.", "Pi is 3.14 here.", "See No. 5. It works."]
+    note = "Next dentist appointment is on March 14 at 9:30. The clinic is on Baker Street, second floor."
+    ans = extract_answer("Where is the dentist clinic?", [_source("Dentist", note)], max_sentences=1)
+    assert [s.text for s in ans.sentences] == ["The clinic is on Baker Street, second floor."]
+
+
+def test_a_chinese_full_stop_after_a_number_still_ends_a_sentence() -> None:
+    assert _parts("價格是100。下一句在這裡。It costs 80! Next.") == ["價格是100。", "下一句在這裡。", "It costs 80!", "Next."]
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    ("豆豆多重？", ["豆豆"]), ("豆豆有多重？", ["豆豆"]), ("湖水有多深？", ["湖水"]), ("門票多貴？", ["门票"]),
+    ("HAT-P-2b距離地球有多遠？", ["hat", "p", "2b", "距离", "地球"]), ("謝爾的面積有多大？", ["谢尔", "面积"]),
+    ("How heavy is the cat?", ["cat"]), ("How deep is the lake?", ["lake"]),
+])
+def test_how_heavy_deep_or_far_asks_an_amount_and_is_not_a_term(question: str, terms: list[str]) -> None:
+    """有多重 / 多深 / 多遠 at a question's end, and how heavy / how deep, only say an amount is
+    asked: Jieba cuts them as 多重, 有多遠, 有 + 多 + 大, words a note seldom holds, which then
+    weighed as the question's rarest term."""
+    assert _question_terms(question) == terms
+
+
+@pytest.mark.parametrize(("title", "note", "question", "answer"), [
+    ("猫", "我家的猫叫豆豆，是英国短毛猫。豆豆每天吃两次猫粮，体重四公斤。", "豆豆多重？", "豆豆每天吃两次猫粮，体重四公斤。"),
+    ("貓", "我家的貓叫豆豆，是英國短毛貓。豆豆每天吃兩次貓糧，體重四公斤。", "豆豆有多重？", "豆豆每天吃兩次貓糧，體重四公斤。"),
+    ("Our cat", "Our cat Doudou is a British Shorthair. Doudou weighs 4 kg and eats twice a day.",
+     "How heavy is Doudou?", "Doudou weighs 4 kg and eats twice a day."),
+])
+def test_an_amount_question_is_answered_from_the_note(title: str, note: str, question: str, answer: str) -> None:
+    rarity = {"豆豆": 3.0, "doudou": 3.0}
+
+    ans = extract_answer(question, [_source(title, note)], rarity=lambda ts: [rarity.get(t, 2.0) for t in ts],
+                         max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
+
+
+TRIP_ZH = "花蓮之行，我們住在七星潭海邊的民宿。花蓮之行，我們一共住了三天。花蓮之行，我們一共去了五個人。花蓮之行，我們星期六出發。"
+TRIP_EN = ("On the Hualien trip we stayed at Qixingtan by the sea. On the Hualien trip we stayed three days. "
+           "On the Hualien trip we left in October 2023.")
+
+
+@pytest.mark.parametrize(("title", "note", "question", "answer"), [
+    ("花蓮之行", TRIP_ZH, "花蓮之行在哪裡？", "花蓮之行，我們住在七星潭海邊的民宿。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行有多久？", "花蓮之行，我們一共住了三天。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行一共幾個？", "花蓮之行，我們一共去了五個人。"),
+    ("花蓮之行", TRIP_ZH, "花蓮之行是何時？", "花蓮之行，我們星期六出發。"),
+    ("Hualien trip", TRIP_EN, "Where was the Hualien trip?", "On the Hualien trip we stayed at Qixingtan by the sea."),
+    ("Hualien trip", TRIP_EN, "How long was the Hualien trip?", "On the Hualien trip we stayed three days."),
+    ("Hualien trip", TRIP_EN, "When was the Hualien trip?", "On the Hualien trip we left in October 2023."),
+])
+def test_the_kind_of_fact_asked_picks_the_sentence_stating_it(title: str, note: str, question: str,
+                                                              answer: str) -> None:
+    """Every sentence holds the question's words alike; only the kind asked (where → a place,
+    how long → a duration, how many → a count, when → a date) tells them apart."""
+    ans = extract_answer(question, [_source(title, note)], max_sentences=1)
+    assert ans.status == EXTRACTIVE and [s.text for s in ans.sentences] == [answer]
+
+
+@pytest.mark.parametrize(("note", "answer"), [
+    ("The gym costs 40 euros a month. The gym is in the old factory on Mill Lane.", "The gym is in the old factory on Mill Lane."),
+    ("The gym opens at 6 every day. The gym is on King Road.", "The gym is on King Road."),
+    ("The gym has 3 floors. The gym is behind the church, 12 Baker St.", "The gym is behind the church, 12 Baker St."),
+])
+def test_an_english_street_is_a_place(note: str, answer: str) -> None:
+    """Where asks a place: a street (on Mill Lane, 12 Baker St.) states one, and the sentence
+    with a bare number no longer wins over it."""
+    ans = extract_answer("Where is the gym?", [_source("Notes", note)], max_sentences=1)
+    assert [s.text for s in ans.sentences] == [answer]
