@@ -128,6 +128,8 @@ class SyncOperations:
         except CancelledError:
             raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
+            if exc.code == ErrorCode.VAULT_LOCKED:
+                raise  # locked while it ran: the user's doing, not the target's last error
             self._registry.put(replace(entry, last_error=exc.code))
             if exc.code == ErrorCode.SYNC_DEVICE_BEHIND:
                 raise SyncError(msg(
