@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import CancelledError, ErrorCode, MemoriesError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, ErrorCode, InputRefusedError, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import DeviceInfo, JoinReport, SyncProgress
@@ -228,7 +228,14 @@ class SyncOperations:
             if joined.device_only and not spec.on_this_machine:
                 raise PolicyError(msg("The vault in {target} is device-only; it cannot be joined through a target "
                                       "that is not on this machine.", target=spec.url))
-            name = files.check_new_name(name or joined.name)
+            try:
+                name = files.check_new_name(name or joined.name)
+            except MemoriesError as exc:
+                if exc.code != ErrorCode.VAULT_EXISTS or name is not None:
+                    raise
+                raise InputRefusedError(msg("This home already has a vault named {name!r}; join this one under another "
+                                     "name: `memories sync join {target} --as NAME`.", name=joined.name,
+                                     target=spec.url), code=ErrorCode.VAULT_EXISTS) from None
             files.init_home()
             tmp = files.folder / f".join-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
             create_vault_file(tmp, name, passphrase, device_only=joined.device_only,

@@ -113,3 +113,17 @@ def test_sync_forget_leaves_a_device_out_and_keeps_its_changes(tmp_path):
     call_cli(b, "memory", "add", "notes", "--title", "b again", "--text", "back")
     assert call_cli(b, "sync", "notes").code == 0  # it writes again: listed again
     assert devices[False] in [d["device"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]]
+
+
+def test_joining_where_the_name_is_taken_says_how_to_join_under_another(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    call_cli(b, "vault", "create", "notes")  # another vault of the same name on this home
+    taken = call_cli(b, "--json", "sync", "join", str(folder))
+    assert taken.code == 1 and taken.json["error"]["code"] == "vault_exists"
+    assert f"memories sync join {folder} --as NAME" in taken.json["error"]["message"]
+    assert call_cli(b, "sync", "join", str(folder), "--as", "notes from a").code == 0
+    listed = call_cli(b, "--json", "vault", "list", passphrase=None).json
+    assert sorted(v["name"] for v in listed["vaults"]) == ["notes", "notes from a"]
