@@ -5,6 +5,7 @@ last error `sync status` shows, and `memories sync VAULT` runs in the daemon wit
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.helpers.cli import call_cli
@@ -63,7 +64,9 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
         assert call_cli(a, "--json", "memory", "add", "notes", "--title", "Medlar tart",
                         "--text", "Bletted medlars with cream.", passphrase=None).code == 0
         wait_until(lambda: _heads(folder) != pushed, what="A's push of the second note")
-        assert _status(b)["last_sync"] == before  # nothing synced while B was locked
+        clock.advance(15 * 60)  # B's schedule comes due while it is locked
+        time.sleep(3)  # the scheduler looks every second
+        assert _status(b)["last_sync"] == before and _status(b)["last_error"] is None  # nothing ran, nothing failed
         assert unlock(b, "notes", env=clock.env).code == 0  # unlocking catches up at once, before its schedule
         wait_until(lambda: _found(b, "bletted medlars") == ["Medlar tart"], what="the catch-up at unlock")
 
