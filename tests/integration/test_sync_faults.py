@@ -1,12 +1,14 @@
 """Real faults of a folder target and of a join, through the CLI in a child process: a folder
 that cannot be written (even by root: the child drops the capabilities that bypass permissions)
 is one clear line and loses nothing; a join killed with SIGKILL while it pulls leaves a vault
-that the next `memories sync` completes."""
+that the next `memories sync` completes; files a sync tool is still copying are not there yet."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.cli import call_cli
 from tests.helpers.faults import killed_at, obey_permissions, run_cli_as
@@ -69,3 +71,39 @@ def test_a_join_killed_while_it_pulls_is_completed_by_the_next_sync(tmp_path):
     call_cli(b, "memory", "add", "notes", "--title", "from b", "--text", "after the kill")
     assert call_cli(b, "sync", "notes").code == 0 and call_cli(a, "sync", "notes").code == 0
     assert "from b" in _titles(a)
+
+
+def test_objects_a_sync_tool_is_still_copying_are_not_there_yet(tmp_path, cheap_kdf):
+    """Syncthing, Dropbox and rsync copy a file under a temporary name, then rename it: such a
+    file is skipped (not damage), and a head that arrived before its bundle changes nothing here
+    until the bundle lands."""
+    from memories_tui.errors import MemoriesError
+    from tests.helpers.sync import first_device, joined_device
+
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("first", "one")
+    device = folder / "d" / a.sync().device
+    b = joined_device(tmp_path / "b", str(folder))
+    old_head = (device / "head").read_bytes()
+    a.add("second", "two")
+    a.sync()
+    bundle, new_head = device / "0000000002", (device / "head").read_bytes()
+    copying = [device / ".syncthing.0000000002.tmp", device / "~0000000002", device / "0000000002.partial"]
+    bundle.rename(copying[0])
+    (device / "head").write_bytes(old_head)  # the tool has delivered neither yet
+    for partial in copying[1:]:
+        partial.write_bytes(copying[0].read_bytes()[:50])
+    assert b.sync().pulled_revisions == 0 and set(t for _k, t, _b in b.records().values()) == {"first"}
+    (device / "head").write_bytes(new_head)  # the head came first; the bundle is still being copied
+    before = b.records()
+    with pytest.raises(MemoriesError) as caught:
+        b.sync()
+    assert caught.value.code == "sync_target_tampered" and "not copied it yet" in caught.value.message
+    assert b.records() == before
+    copying[0].rename(bundle)  # the copy is complete
+    b.sync()
+    assert {t for _k, t, _b in b.records().values()} == {"first", "second"}
+    a.close()
+    b.close()
