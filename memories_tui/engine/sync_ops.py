@@ -220,9 +220,11 @@ class SyncOperations:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
                                 "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)
         files = engine._files
-        if any(v.vault_id == record.vault_id for v in files.list()):
-            raise SyncError(msg("This home already has vault {vault_id}; run `memories sync` on it instead.",
-                                vault_id=record.vault_id), code=ErrorCode.SYNC_ALREADY_JOINED)
+        here = next((v for v in files.list() if v.vault_id == record.vault_id), None)
+        if here is not None:  # joined before, or a join stopped part-way: a sync finishes it
+            raise SyncError(msg("This home already has this vault, {name} ({vault_id}); run `memories sync {name}` "
+                                "to bring it up to date.", name=here.name, vault_id=record.vault_id),
+                            code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:
             if joined.device_only and not spec.on_this_machine:

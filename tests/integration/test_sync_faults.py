@@ -65,7 +65,7 @@ def test_a_join_killed_while_it_pulls_is_completed_by_the_next_sync(tmp_path):
     killed_at("sync-before-commit", b, tmp_path, "sync", "join", str(folder))  # fetched and verified, nothing written
     again = call_cli(b, "--json", "sync", "join", str(folder))
     assert again.code != 0 and again.json["error"]["code"] == "sync_already_joined"
-    assert "memories sync" in again.json["error"]["message"]
+    assert "`memories sync notes`" in again.json["error"]["message"]  # names the vault the stopped join made
     assert call_cli(b, "sync", "notes").code == 0
     assert _titles(b) == _titles(a) == {"note 0", "note 1", "note 2"}
     call_cli(b, "memory", "add", "notes", "--title", "from b", "--text", "after the kill")
