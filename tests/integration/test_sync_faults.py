@@ -107,3 +107,14 @@ def test_objects_a_sync_tool_is_still_copying_are_not_there_yet(tmp_path, cheap_
     assert {t for _k, t, _b in b.records().values()} == {"first", "second"}
     a.close()
     b.close()
+
+
+def test_a_full_disk_and_a_used_up_quota_are_both_a_full_folder(tmp_path):
+    import errno
+
+    from memories_tui.sync.folder import FolderTarget
+
+    target = FolderTarget(tmp_path)
+    for code in (errno.ENOSPC, errno.EDQUOT):
+        failed = target._failed(OSError(code, "no room"))
+        assert failed.code == "sync_target_full" and "Nothing was lost" in failed.message
