@@ -780,6 +780,18 @@ MUTANTS: tuple[Mutant, ...] = (
            (("            self.engine.background_sync(vault_id)\n",
              "            self.engine.background_sync(vault_id)\n            mark = self.engine.local_change_mark(vault_id)\n"),),
            ("tests/integration/test_sync_background.py::test_an_edit_made_while_a_background_sync_runs_is_pushed_right_after_it",)),
+    Mutant("sync-lock-is-last-error", "locking a vault while its background sync runs shows as the target's last error",
+           "memories_tui/engine/sync_ops.py",
+           (("            if exc.code == ErrorCode.VAULT_LOCKED:\n                raise  # locked while it ran",
+             "            if False:\n                raise  # locked while it ran"),),
+           ("tests/integration/test_sync_background.py::"
+            "test_a_lock_while_a_background_sync_runs_is_not_the_targets_last_error",)),
+    Mutant("sync-s3-key-in-url-kept", "an S3 endpoint URL with a key in it is stored in sync.json",
+           "memories_tui/sync/targets.py",
+           (('        if "@" in bucket or (endpoint_url and "@" in urlsplit(endpoint_url).netloc):\n',
+             '        if False:\n'),),
+           ("tests/integration/test_sync_cli.py::"
+            "test_an_s3_url_or_endpoint_holding_a_key_is_refused_without_storing_or_repeating_it",)),
     Mutant("sync-passwd-replay", "an older join record put back by the target is adopted: an old passphrase comes back",
            "memories_tui/sync/join.py",
            (("    return stamp if type(stamp) is int and stamp > since else None\n",

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import CancelledError, ErrorCode, MemoriesError, PolicyError, SyncError, UsageError
+from ..errors import CancelledError, ErrorCode, InputRefusedError, MemoriesError, PolicyError, SyncError, UsageError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import DeviceInfo, JoinReport, SyncProgress
@@ -128,6 +128,8 @@ class SyncOperations:
         except CancelledError:
             raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
+            if exc.code == ErrorCode.VAULT_LOCKED:
+                raise  # locked while it ran: the user's doing, not the target's last error
             self._registry.put(replace(entry, last_error=exc.code))
             if exc.code == ErrorCode.SYNC_DEVICE_BEHIND:
                 raise SyncError(msg(
@@ -218,15 +220,24 @@ class SyncOperations:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
                                 "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)
         files = engine._files
-        if any(v.vault_id == record.vault_id for v in files.list()):
-            raise SyncError(msg("This home already has vault {vault_id}; run `memories sync` on it instead.",
-                                vault_id=record.vault_id), code=ErrorCode.SYNC_ALREADY_JOINED)
+        here = next((v for v in files.list() if v.vault_id == record.vault_id), None)
+        if here is not None:  # joined before, or a join stopped part-way: a sync finishes it
+            raise SyncError(msg("This home already has this vault, {name} ({vault_id}); run `memories sync {name}` "
+                                "to bring it up to date.", name=here.name, vault_id=record.vault_id),
+                            code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:
             if joined.device_only and not spec.on_this_machine:
                 raise PolicyError(msg("The vault in {target} is device-only; it cannot be joined through a target "
                                       "that is not on this machine.", target=spec.url))
-            name = files.check_new_name(name or joined.name)
+            try:
+                name = files.check_new_name(name or joined.name)
+            except MemoriesError as exc:
+                if exc.code != ErrorCode.VAULT_EXISTS or name is not None:
+                    raise
+                raise InputRefusedError(msg("This home already has a vault named {name!r}; join this one under another "
+                                     "name: `memories sync join {target} --as NAME`.", name=joined.name,
+                                     target=spec.url), code=ErrorCode.VAULT_EXISTS) from None
             files.init_home()
             tmp = files.folder / f".join-{os.getpid()}-{time.monotonic_ns()}{VAULT_SUFFIX}"
             create_vault_file(tmp, name, passphrase, device_only=joined.device_only,

@@ -8,9 +8,10 @@ The counter is read before a sync starts, so an edit made while one runs is sync
 it; the sync's own writes move the counter too, and are told apart by asking whether any record
 changed since the sync read the vault. A vault just unlocked (each unlock has its own serial) is
 synced at once, which catches up what the other devices did. Nothing runs for a locked vault:
-its keys and target are only known while it is unlocked. A failure is logged by its error code
-(never a title or a file name) and kept as the target's last error, which `memories sync status`
-shows; the thread carries on and tries again after RETRY_SECONDS, doubling up to `every_minutes`.
+its keys and target are only known while it is unlocked; a sync that a lock stops is not a failure.
+A failure is logged by its error code (never a title or a file name) and kept as the target's last
+error, which `memories sync status` shows; the thread carries on and tries again after
+RETRY_SECONDS, doubling up to `every_minutes`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import MemoriesError
+from ..errors import ErrorCode, MemoriesError
 from ..testhooks import now
 
 log = logging.getLogger("memories.daemon")
@@ -143,6 +144,10 @@ class SyncScheduler:
         try:
             self.engine.background_sync(vault_id)
         except MemoriesError as exc:
+            if exc.code == ErrorCode.VAULT_LOCKED:
+                self._seen.pop(vault_id, None)  # locked while it ran: not a failure; its next unlock syncs again
+                log.info("sync: background sync of %s stopped by a lock", vault_id)
+                return
             self.state.errors[vault_id] = exc.code
             log.info("sync: background sync of %s failed: %s", vault_id, exc.code)
             failures += 1

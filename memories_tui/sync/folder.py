@@ -42,7 +42,7 @@ class FolderTarget:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             return SyncError(msg("The sync folder {path} is read-only or not writable by you ({strerror}). Nothing "
                                  "was changed.", path=self.root, strerror=exc.strerror), code=ErrorCode.SYNC_TARGET_READONLY)
-        if exc.errno == errno.ENOSPC:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the disk, or this user's quota on it (a NAS share)
             return SyncError(msg("The sync folder {path} is full. Nothing was lost; free some space and sync "
                                  "again.", path=self.root), code=ErrorCode.SYNC_TARGET_FULL)
         return SyncError(msg("Cannot use the sync folder {path}: {strerror}.", path=self.root,

