@@ -13,8 +13,10 @@ crash leaves both as they were or both new.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +35,7 @@ _DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KE
 _OUTBOX_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_outbox (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL, "
                   "digest BLOB NOT NULL)")
 _BATCH = 500
+_PACK = struct.Struct(">I").pack
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,15 @@ class LocalRef:
 
 
 def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
-    return crypto.length_prefixed("sync-doc/v1", vault_id, record_id, "-" if local is None else local)
+    """length_prefixed("sync-doc/v1", vault_id, record_id, "-" or the revision), with the part
+    every row of a vault shares made once (a join seals one row a record)."""
+    ident, number = record_id.encode("utf-8"), b"-" if local is None else str(local).encode()
+    return b"".join((_doc_ad_head(vault_id), _PACK(len(ident)), ident, _PACK(len(number)), number))
+
+
+@functools.lru_cache(maxsize=8)
+def _doc_ad_head(vault_id: str) -> bytes:
+    return crypto.length_prefixed("sync-doc/v1", vault_id)
 
 
 def read_docs(conn: sqlite3.Connection, keys: VaultKeys, record_ids: list[str] | None
