@@ -114,11 +114,12 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
     if winner is None:
         return
     leaves = {rev.rev_id for rev in doc.tree.leaves()}
-    kept = dict(state.kept.get(record_id, {}))
+    known = state.kept.get(record_id, {})
+    kept = dict(known) if len(leaves) > 1 else {}  # one leaf (most records): nothing lost, nothing kept
     if winner.rev_id != doc.cur:
         if doc.cur in leaves:  # what this vault held lost: keep it
             kept[doc.cur] = encode_payload(local(record_id)).decode("utf-8") if doc.local is not None else None
-        content = payloads[winner.rev_id] if winner.rev_id in payloads else kept.get(winner.rev_id)
+        content = payloads[winner.rev_id] if winner.rev_id in payloads else known.get(winner.rev_id)
         if winner.deleted:
             if doc.local is not None:
                 plan.deletes.append(record_id)
@@ -135,11 +136,12 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id
-    for rev in doc.tree.losers():
-        if rev.rev_id in payloads:
-            kept[rev.rev_id] = payloads[rev.rev_id]
-    kept = {rev_id: body for rev_id, body in kept.items()
-            if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
+    if len(leaves) > 1:
+        for rev in doc.tree.losers():
+            if rev.rev_id in payloads:
+                kept[rev.rev_id] = payloads[rev.rev_id]
+        kept = {rev_id: body for rev_id, body in kept.items()
+                if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
     if kept:
         state.kept[record_id] = kept
     else:
@@ -184,7 +186,7 @@ def _keep_bases(doc: Doc) -> None:
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:
     try:
-        return decode_payload(bytearray(payload.encode("utf-8")), record_id, revision, kind,  # type: ignore[arg-type]
-                              f"A pulled revision of record {record_id}")
+        return decode_payload(payload, record_id, revision, kind,  # type: ignore[arg-type]
+                              f"A pulled revision of record {record_id}")  # as pulled: no copy to parse
     except TamperError as exc:
         raise SyncTamperedError(exc.localizable or exc.message) from None

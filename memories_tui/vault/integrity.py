@@ -142,8 +142,9 @@ def encode_payload(record: Record) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
-def decode_payload(raw: bytearray, record_id: str, revision: int, kind: Kind, what: str) -> Record:
-    """Parse an authenticated payload; its own kind must match the row's label on disk."""
+def decode_payload(raw: bytearray | str, record_id: str, revision: int, kind: Kind, what: str) -> Record:
+    """Parse an authenticated payload (as decrypted, or as a verified bundle carried it); its
+    own kind must match the row's label on disk."""
     try:
         payload = json.loads(raw)
         if not isinstance(payload, dict):
