@@ -153,6 +153,8 @@ def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None]
     """While the two best live leaves merge cleanly with their common ancestor, add the merged
     revision (the same one on every device that can merge them) and send it."""
     while True:
+        if len(doc.tree.leaves()) < 2:
+            return  # one leaf (nearly every record of a join or first push): nothing to merge
         live = sorted((rev for rev in doc.tree.leaves() if not rev.deleted), key=Rev.order, reverse=True)
         if len(live) < 2:
             return
