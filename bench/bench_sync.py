@@ -21,9 +21,10 @@ extra), beside references measured in the same run with the same client (boto3):
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
-"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb", "floor_push_s", "floor_join_s", "ratios": {...}}, then one for the
-compaction figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures;
-asserts nothing.
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb",
+"floor_push_s", "floor_join_s", "push_cpu_s", "join_cpu_s" (this process's CPU seconds: less swayed
+by a loaded machine than the wall-clock figures), "ratios": {...}}, then one for the compaction
+figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -128,9 +129,9 @@ def measure(records: int, edits: int) -> dict[str, object]:
         shutil.copytree(Path(tmp) / "a", Path(tmp) / "c")  # the same vault, pushed again by a child (peak RSS)
         vault_mb = sum(f.stat().st_size for f in (Path(tmp) / "c").rglob("*.mvault*")) / 1e6
         a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         pushed = a.sync_now(info.vault_id)
-        push_s = time.perf_counter() - start
+        push_s, push_cpu = time.perf_counter() - start, time.process_time() - cpu
         sizes = [len(client.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read())
                  for o in client.list_objects_v2(Bucket=BUCKET, Prefix="vault/")["Contents"]]
         payload = [os.urandom(n) for n in sizes]
@@ -139,9 +140,9 @@ def measure(records: int, edits: int) -> dict[str, object]:
             client.put_object(Bucket=BUCKET, Key=f"raw/{i}", Body=blob)
         raw_up = time.perf_counter() - start
         b = Engine.open(Path(tmp) / "b")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         joined = b.sync_join(url, PASSPHRASE, endpoint_url=server.endpoint)
-        join_s = time.perf_counter() - start
+        join_s, join_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         for i in range(len(payload)):
             client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
@@ -175,7 +176,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
             "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
             "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
             "push_rss_mb": peak["push"] / 1e6, "join_rss_mb": peak["join"] / 1e6, "vault_mb": vault_mb,
-            "floor_push_s": floor_push, "floor_join_s": floor_join,
+            "floor_push_s": floor_push, "floor_join_s": floor_join, "push_cpu_s": push_cpu, "join_cpu_s": join_cpu,
             "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down,
                        "floor_push_vs_raw": floor_push / raw_up, "floor_join_vs_raw": floor_join / raw_down,
                        "push_vs_floor": push_s / floor_push, "join_vs_floor": join_s / floor_join}}
