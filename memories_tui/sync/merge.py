@@ -24,7 +24,7 @@ class Plan:
     outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
     puts: list[Record] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
-    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict)  # puts' content as pulled (checked)
+    encoded: dict[tuple[str, int], str] = field(default_factory=dict)  # puts' content as pulled (checked)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
 
@@ -132,7 +132,7 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
             expected = doc.local
             revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))
-            plan.encoded[(record_id, revision)] = content.encode("utf-8")
+            plan.encoded[(record_id, revision)] = content  # encoded as it is sealed, not all held at once
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id

@@ -50,7 +50,7 @@ class SyncedChange:
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
     docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
-    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict, kw_only=True)  # puts as pulled
+    encoded: dict[tuple[str, int], str] = field(default_factory=dict, kw_only=True)  # puts as pulled
     outbox: dict[int, bytes] = field(default_factory=dict, kw_only=True)  # sealed bundles not uploaded yet
     uploaded: Sequence[int] = field(default=(), kw_only=True)  # bundles that left: off the outbox
 
@@ -237,11 +237,12 @@ def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[
         conn.execute(_DOCS_SCHEMA)
         rowmac.watch(conn, fresh=False)  # the records this transaction wrote are noted already
     conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(record_id,) for record_id, _local, _row in docs])
-    rows = []
-    for record_id, local, row in docs:
-        nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
-        rows.append((record_id, local, nonce, ct, digest(nonce, ct)))
-    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", (_sealed_doc(keys, *doc) for doc in docs))
+
+
+def _sealed_doc(keys: VaultKeys, record_id: str, local: int | None, row: bytes) -> tuple[Any, ...]:
+    nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
+    return (record_id, local, nonce, ct, digest(nonce, ct))
 
 
 def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
@@ -258,7 +259,7 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, list[tuple[Record, bytes | None]]], None]) -> None:
+               insert: Callable[[sqlite3.Connection, list[tuple[Record, str | None]]], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write
