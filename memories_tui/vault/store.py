@@ -332,11 +332,9 @@ class UnlockedVault:
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
     def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, str | None]]) -> None:
-        """Seal and insert these records (`payload`: their content already encoded, as pulled),
-        each sealed as SQLite takes it: a join does not hold every record's ciphertext at once."""
+        """Seal and insert these records (`payload`: their content as pulled), each as SQLite takes it."""
         aead, vault_id = self.keys.record, self.vault_id
-        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                         (record_row(aead, vault_id, record, payload) for record, payload in items))
+        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", (record_row(aead, vault_id, r, p) for r, p in items))
 
     def sync_state(self) -> bytes | None:  # sync state and pulled revisions: one transaction each (sync_rows.py)
         return self.sync_read(synced.read_state)
