@@ -11,15 +11,20 @@ extra), beside references measured in the same run with the same client (boto3):
 - one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
   and bytes, at this vault size (`--records 1000,5000,10000` measures each size in one run and
   prints one Markdown table, to see whether cost follows changes or vault size);
+- a floor beside each ratio, measured in the same run: the raw transfer plus the least any
+  vault stored in SQLite must do with those bytes (join: the raw download, then the same
+  records' plaintext inserted into a fresh SQLite file in one transaction, no crypto; push:
+  those rows read back from SQLite, then the raw upload);
 - the object count in the bucket after `--syncs` rounds (default 1,000) of "an edit on device A,
   synced, then a sync on device B", with compaction (`[sync] compact_after`, default 64) and
   without (0), on a vault of 100 records: highest and final count, bytes stored, seconds.
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
-"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb", "ratios": {...}}, then one for the
-compaction figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures;
-asserts nothing.
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb",
+"floor_push_s", "floor_join_s", "push_cpu_s", "join_cpu_s" (this process's CPU seconds: less swayed
+by a loaded machine than the wall-clock figures), "ratios": {...}}, then one for the compaction
+figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -80,13 +86,16 @@ def main() -> None:
         print()
     if not results:
         return
-    print(f"| records | objects | MB | push s | raw up s | ratio | join s | raw down s | ratio | "
-          f"edit sync p50 s ({args.edits}) | objects | bytes fetched | push peak RSS MB | join peak RSS MB | vault MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| records | objects | MB | push s | raw up s | ratio | floor push s (ratio) | join s | raw down s | ratio | "
+          f"floor join s (ratio) | edit sync p50 s ({args.edits}) | objects | bytes fetched | push peak RSS MB | "
+          "join peak RSS MB | vault MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
+        q = r["ratios"]
         print(f"| {r['records']:,} | {r['objects']} | {r['bytes'] / 1e6:.1f} | {r['push_s']:.2f} | "
-              f"{r['raw_upload_s']:.2f} | {r['ratios']['push_vs_raw']:.1f}x | {r['join_s']:.2f} | "
-              f"{r['raw_download_s']:.2f} | {r['ratios']['join_vs_raw']:.1f}x | {r['edit_sync_p50_s']:.3f} | "
+              f"{r['raw_upload_s']:.2f} | {q['push_vs_raw']:.1f}x | {r['floor_push_s']:.2f} ({q['floor_push_vs_raw']:.1f}x) | "
+              f"{r['join_s']:.2f} | {r['raw_download_s']:.2f} | {q['join_vs_raw']:.1f}x | "
+              f"{r['floor_join_s']:.2f} ({q['floor_join_vs_raw']:.1f}x) | {r['edit_sync_p50_s']:.3f} | "
               f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} | {r['push_rss_mb']:.1f} | "
               f"{r['join_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
 
@@ -120,9 +129,9 @@ def measure(records: int, edits: int) -> dict[str, object]:
         shutil.copytree(Path(tmp) / "a", Path(tmp) / "c")  # the same vault, pushed again by a child (peak RSS)
         vault_mb = sum(f.stat().st_size for f in (Path(tmp) / "c").rglob("*.mvault*")) / 1e6
         a.sync_add(info.vault_id, url, PASSPHRASE, endpoint_url=server.endpoint)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         pushed = a.sync_now(info.vault_id)
-        push_s = time.perf_counter() - start
+        push_s, push_cpu = time.perf_counter() - start, time.process_time() - cpu
         sizes = [len(client.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read())
                  for o in client.list_objects_v2(Bucket=BUCKET, Prefix="vault/")["Contents"]]
         payload = [os.urandom(n) for n in sizes]
@@ -131,13 +140,18 @@ def measure(records: int, edits: int) -> dict[str, object]:
             client.put_object(Bucket=BUCKET, Key=f"raw/{i}", Body=blob)
         raw_up = time.perf_counter() - start
         b = Engine.open(Path(tmp) / "b")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         joined = b.sync_join(url, PASSPHRASE, endpoint_url=server.endpoint)
-        join_s = time.perf_counter() - start
+        join_s, join_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         for i in range(len(payload)):
             client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
         raw_down = time.perf_counter() - start
+        plain = [(record_id, 1, "memory", _plaintext(record_id, i, text)) for i, record_id in enumerate(ids)]
+        # the floor: the raw transfer plus the least SQLite work (a second 25 MB upload here would
+        # outgrow the test server's volumes, so the transfer part is the raw one measured above)
+        floor_join = raw_down + _floor_insert(plain, Path(tmp) / "floor.sqlite")
+        floor_push = _floor_read(Path(tmp) / "floor.sqlite") + raw_up
         times, fetched, fetched_bytes = [], [], []
         for round_ in range(edits):
             a.update_record(info.vault_id, ids[round_ % len(ids)], body=f"edit {round_}")
@@ -162,7 +176,56 @@ def measure(records: int, edits: int) -> dict[str, object]:
             "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
             "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
             "push_rss_mb": peak["push"] / 1e6, "join_rss_mb": peak["join"] / 1e6, "vault_mb": vault_mb,
-            "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down}}
+            "floor_push_s": floor_push, "floor_join_s": floor_join, "push_cpu_s": push_cpu, "join_cpu_s": join_cpu,
+            "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down,
+                       "floor_push_vs_raw": floor_push / raw_up, "floor_join_vs_raw": floor_join / raw_down,
+                       "push_vs_floor": push_s / floor_push, "join_vs_floor": join_s / floor_join}}
+
+
+def _plaintext(record_id: str, i: int, text: str) -> bytes:
+    """The stored form of record `i` as the bench made it (what a vault holds, before sealing)."""
+    from memories_tui.vault.integrity import encode_payload
+    from memories_tui.vault.records import Record
+
+    stamp = "2026-01-01T00:00:00Z"
+    return encode_payload(Record(id=record_id, revision=1, kind="memory", title=f"note {i}", body=f"{i} {text}",
+                                 created=stamp, updated=stamp))
+
+
+_FLOOR_SCHEMA = ("CREATE TABLE records (record_id TEXT NOT NULL, revision INTEGER NOT NULL, kind TEXT NOT NULL, "
+                 "payload BLOB NOT NULL, PRIMARY KEY (record_id, revision))")
+
+
+def _floor_connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")  # as the vault's connection (vault/header.py)
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+def _floor_insert(rows: list[tuple[str, int, str, bytes]], path: Path) -> float:
+    """What a join must at least add to its download: the records' plaintext inserted into a
+    fresh SQLite file in one transaction (no crypto, no checks). Seconds."""
+    start = time.perf_counter()
+    conn = _floor_connect(path)
+    conn.execute(_FLOOR_SCHEMA)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    conn.close()
+    return time.perf_counter() - start
+
+
+def _floor_read(path: Path) -> float:
+    """What a first push must at least add to its upload: those rows read back from SQLite and
+    joined into the bytes to send. Seconds."""
+    start = time.perf_counter()
+    conn = _floor_connect(path)
+    data = b"".join(row[0] for row in conn.execute("SELECT payload FROM records"))
+    conn.close()
+    assert data
+    return time.perf_counter() - start
+
 
 def sync_peak(mode: str, home: str, folder: str) -> dict[str, int]:
     """In a child: open the copied home, add the folder target, reset the peak RSS, push (or, on

@@ -24,7 +24,7 @@ class Plan:
     outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
     puts: list[Record] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
-    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict)  # puts' content as pulled (checked)
+    encoded: dict[tuple[str, int], str] = field(default_factory=dict)  # puts' content as pulled (checked)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
 
@@ -114,11 +114,12 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
     if winner is None:
         return
     leaves = {rev.rev_id for rev in doc.tree.leaves()}
-    kept = dict(state.kept.get(record_id, {}))
+    known = state.kept.get(record_id, {})
+    kept = dict(known) if len(leaves) > 1 else {}  # one leaf (most records): nothing lost, nothing kept
     if winner.rev_id != doc.cur:
         if doc.cur in leaves:  # what this vault held lost: keep it
             kept[doc.cur] = encode_payload(local(record_id)).decode("utf-8") if doc.local is not None else None
-        content = payloads[winner.rev_id] if winner.rev_id in payloads else kept.get(winner.rev_id)
+        content = payloads[winner.rev_id] if winner.rev_id in payloads else known.get(winner.rev_id)
         if winner.deleted:
             if doc.local is not None:
                 plan.deletes.append(record_id)
@@ -131,15 +132,16 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
             expected = doc.local
             revision = doc.next_revision()
             plan.puts.append(_decoded(content, record_id, revision, winner.kind))
-            plan.encoded[(record_id, revision)] = content.encode("utf-8")
+            plan.encoded[(record_id, revision)] = content  # encoded as it is sealed, not all held at once
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id
-    for rev in doc.tree.losers():
-        if rev.rev_id in payloads:
-            kept[rev.rev_id] = payloads[rev.rev_id]
-    kept = {rev_id: body for rev_id, body in kept.items()
-            if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
+    if len(leaves) > 1:
+        for rev in doc.tree.losers():
+            if rev.rev_id in payloads:
+                kept[rev.rev_id] = payloads[rev.rev_id]
+        kept = {rev_id: body for rev_id, body in kept.items()
+                if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
     if kept:
         state.kept[record_id] = kept
     else:
@@ -151,6 +153,8 @@ def _merge_leaves(record_id: str, doc: Doc, content: Callable[[str], str | None]
     """While the two best live leaves merge cleanly with their common ancestor, add the merged
     revision (the same one on every device that can merge them) and send it."""
     while True:
+        if len(doc.tree.leaves()) < 2:
+            return  # one leaf (nearly every record of a join or first push): nothing to merge
         live = sorted((rev for rev in doc.tree.leaves() if not rev.deleted), key=Rev.order, reverse=True)
         if len(live) < 2:
             return
@@ -184,7 +188,7 @@ def _keep_bases(doc: Doc) -> None:
 
 def _decoded(payload: str, record_id: str, revision: int, kind: str) -> Record:
     try:
-        return decode_payload(bytearray(payload.encode("utf-8")), record_id, revision, kind,  # type: ignore[arg-type]
-                              f"A pulled revision of record {record_id}")
+        return decode_payload(payload, record_id, revision, kind,  # type: ignore[arg-type]
+                              f"A pulled revision of record {record_id}")  # as pulled: no copy to parse
     except TamperError as exc:
         raise SyncTamperedError(exc.localizable or exc.message) from None

@@ -9,9 +9,9 @@ device id and the revision id as tie-breakers. The other live leaves are the con
 from __future__ import annotations
 
 import hashlib
+import struct
 from dataclasses import dataclass
 
-from ..vault.crypto import length_prefixed
 from .hlc import Stamp
 
 
@@ -40,11 +40,19 @@ class Rev:
         return cls(rev_id, tuple(parents), Stamp(ms, counter), device, deleted, kind)
 
 
+_PACK = struct.Struct(">I").pack
+_REV_LABEL = _PACK(6) + b"rev/v1"
+
+
 def rev_id_for(record_id: str, parents: tuple[str, ...], stamp: Stamp, device: str, deleted: bool,
                payload: bytes) -> str:
-    """A content-derived id: the same revision has the same id everywhere."""
-    data = length_prefixed("rev/v1", record_id, ",".join(sorted(parents)), stamp.ms, stamp.counter, device,
-                           int(deleted), hashlib.sha256(payload).hexdigest())
+    """A content-derived id: the same revision has the same id everywhere. The hash of
+    length_prefixed("rev/v1", record_id, sorted parents joined by ",", stamp ms, stamp counter,
+    device, int(deleted), the payload's SHA-256 hex), unrolled: a first push derives one a record."""
+    parts = (record_id.encode("utf-8"), ",".join(sorted(parents)).encode("utf-8"), str(stamp.ms).encode(),
+             str(stamp.counter).encode(), device.encode("utf-8"), b"1" if deleted else b"0",
+             hashlib.sha256(payload).hexdigest().encode())
+    data = _REV_LABEL + b"".join([_PACK(len(part)) + part for part in parts])
     return hashlib.sha256(data).hexdigest()[:24]
 
 

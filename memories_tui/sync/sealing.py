@@ -52,9 +52,13 @@ def digest(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+# json.dumps with options builds an encoder per call; a sync encodes once per record
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def seal(aead: AESGCM, value: Any, ad: bytes) -> bytes:
     nonce = os.urandom(NONCE_BYTES)
-    data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    data = compact_json(value).encode("utf-8")
     return nonce + aead.encrypt(nonce, data, ad)
 
 

@@ -23,6 +23,7 @@ from ..i18n import msg
 from ..vault.sync_rows import SyncedChange
 from .hlc import Stamp
 from .revtree import Rev, RevTree
+from .sealing import compact_json
 
 
 @dataclass
@@ -60,7 +61,7 @@ class Doc:
 
     def row(self) -> bytes:
         value = {"revs": self.stored_revs(), "cur": self.cur, "high": self.high, "bases": self.bases}
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return compact_json(value).encode("utf-8")
 
     @classmethod
     def from_row(cls, raw: bytes, local: int | None) -> Doc:
@@ -116,9 +117,11 @@ class SyncState:
 
     def doc(self, record_id: str) -> Doc:
         """The record's entry, read from its row the first time (a new one if it has none)."""
-        if record_id not in self.docs:
+        doc = self.docs.get(record_id)
+        if doc is None:
             self.prefetch([record_id])
-        return self.docs.setdefault(record_id, Doc())
+            doc = self.docs.setdefault(record_id, Doc())
+        return doc
 
     def find(self, record_id: str) -> Doc | None:
         if record_id not in self.docs:
@@ -166,7 +169,7 @@ class SyncState:
         }
         if self.watch:
             value["watch"] = {d: list(w) for d, w in sorted(self.watch.items())}
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return compact_json(value).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, raw: bytes, loader: DocLoader | None = None) -> SyncState:

@@ -45,9 +45,9 @@ def _kind_part(kind: str) -> bytes:
     return crypto.length_prefixed(kind, sensitivity_for(kind))
 
 
-def record_row(aead: AESGCM, vault_id: str, record: Record, payload: bytes | None) -> tuple[Any, ...]:
+def record_row(aead: AESGCM, vault_id: str, record: Record, payload: str | None) -> tuple[Any, ...]:
     """The `records` row of this record sealed (`payload`: its content already encoded, as pulled)."""
-    nonce, ct = crypto.seal(aead, encode_payload(record) if payload is None else payload,
+    nonce, ct = crypto.seal(aead, encode_payload(record) if payload is None else payload.encode("utf-8"),
                             record_ad(vault_id, record.id, record.kind, record.revision))
     return (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct))
 
@@ -142,8 +142,9 @@ def encode_payload(record: Record) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
-def decode_payload(raw: bytearray, record_id: str, revision: int, kind: Kind, what: str) -> Record:
-    """Parse an authenticated payload; its own kind must match the row's label on disk."""
+def decode_payload(raw: bytearray | str, record_id: str, revision: int, kind: Kind, what: str) -> Record:
+    """Parse an authenticated payload (as decrypted, or as a verified bundle carried it); its
+    own kind must match the row's label on disk."""
     try:
         payload = json.loads(raw)
         if not isinstance(payload, dict):

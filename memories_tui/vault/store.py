@@ -331,10 +331,10 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, bytes | None]]) -> None:
-        """Seal and insert these records (`payload`: their content already encoded, as pulled)."""
-        rows = [record_row(self.keys.record, self.vault_id, record, payload) for record, payload in items]
-        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", rows)
+    def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, str | None]]) -> None:
+        """Seal and insert these records (`payload`: their content as pulled), each as SQLite takes it."""
+        aead, vault_id = self.keys.record, self.vault_id
+        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", (record_row(aead, vault_id, r, p) for r, p in items))
 
     def sync_state(self) -> bytes | None:  # sync state and pulled revisions: one transaction each (sync_rows.py)
         return self.sync_read(synced.read_state)

@@ -13,8 +13,10 @@ crash leaves both as they were or both new.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +35,7 @@ _DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KE
 _OUTBOX_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_outbox (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL, "
                   "digest BLOB NOT NULL)")
 _BATCH = 500
+_PACK = struct.Struct(">I").pack
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class SyncedChange:
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
     docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
-    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict, kw_only=True)  # puts as pulled
+    encoded: dict[tuple[str, int], str] = field(default_factory=dict, kw_only=True)  # puts as pulled
     outbox: dict[int, bytes] = field(default_factory=dict, kw_only=True)  # sealed bundles not uploaded yet
     uploaded: Sequence[int] = field(default=(), kw_only=True)  # bundles that left: off the outbox
 
@@ -97,7 +100,15 @@ class LocalRef:
 
 
 def doc_ad(vault_id: str, record_id: str, local: int | None) -> bytes:
-    return crypto.length_prefixed("sync-doc/v1", vault_id, record_id, "-" if local is None else local)
+    """length_prefixed("sync-doc/v1", vault_id, record_id, "-" or the revision), with the part
+    every row of a vault shares made once (a join seals one row a record)."""
+    ident, number = record_id.encode("utf-8"), b"-" if local is None else str(local).encode()
+    return b"".join((_doc_ad_head(vault_id), _PACK(len(ident)), ident, _PACK(len(number)), number))
+
+
+@functools.lru_cache(maxsize=8)
+def _doc_ad_head(vault_id: str) -> bytes:
+    return crypto.length_prefixed("sync-doc/v1", vault_id)
 
 
 def read_docs(conn: sqlite3.Connection, keys: VaultKeys, record_ids: list[str] | None
@@ -226,11 +237,12 @@ def _write_docs(conn: sqlite3.Connection, keys: VaultKeys, docs: Sequence[tuple[
         conn.execute(_DOCS_SCHEMA)
         rowmac.watch(conn, fresh=False)  # the records this transaction wrote are noted already
     conn.executemany("DELETE FROM sync_docs WHERE record_id = ?", [(record_id,) for record_id, _local, _row in docs])
-    rows = []
-    for record_id, local, row in docs:
-        nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
-        rows.append((record_id, local, nonce, ct, digest(nonce, ct)))
-    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO sync_docs VALUES (?, ?, ?, ?, ?)", (_sealed_doc(keys, *doc) for doc in docs))
+
+
+def _sealed_doc(keys: VaultKeys, record_id: str, local: int | None, row: bytes) -> tuple[Any, ...]:
+    nonce, ct = crypto.seal(keys.blob, row, doc_ad(keys.vault_id, record_id, local))
+    return (record_id, local, nonce, ct, digest(nonce, ct))
 
 
 def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
@@ -247,7 +259,7 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, list[tuple[Record, bytes | None]]], None]) -> None:
+               insert: Callable[[sqlite3.Connection, list[tuple[Record, str | None]]], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write
