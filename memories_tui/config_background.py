@@ -40,6 +40,7 @@ class SyncSettings:
     background: bool = setting(True)
     compact_after: int = setting(64, lo=0, hi=1_000_000)  # a snapshot once this many own bundles follow the last one (0: never)
     hold_days: float = setting(30.0, lo=0, hi=36_500)  # a device unseen this long no longer holds back deleting (0: never stops)
+    device_name: str | None = setting(None)  # how `sync devices` on the others lists this one (None: the host name)
 
 
 def parse_backup(value: Any, path: Path) -> BackupSettings:

@@ -192,6 +192,15 @@ MUTANTS: tuple[Mutant, ...] = (
                                                  "    mark = None\n"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_forget_releases_compaction_and_a_forgotten_device_comes_back_through_the_snapshot",)),
+    Mutant("sync-rename-waits-for-a-change", "a renamed device's head keeps its old name until it has changes to push",
+           "memories_tui/sync/compaction.py", (("    extra.publish |= own is not None and own.name != name",
+                                                 "    extra.publish |= False"),),
+           ("tests/integration/test_sync_cli.py::"
+            "test_devices_are_listed_by_the_name_they_give_themselves_and_can_be_forgotten_by_it",)),
+    Mutant("sync-forget-by-first-name", "forget by a name two devices give picks one of them",
+           "memories_tui/engine/sync_ops.py", (("        if len(matches) > 1:\n", "        if False:\n"),),
+           ("tests/integration/test_sync_cli.py::"
+            "test_devices_are_listed_by_the_name_they_give_themselves_and_can_be_forgotten_by_it",)),
     Mutant("sync-join-ignores-snapshot", "a new device reads bundles only, never the snapshot that replaced them",
            "memories_tui/sync/snapshots.py", (("    return head.snap > seen and (", "    return False and ("),),
            ("tests/integration/test_sync_compaction.py::test_join_after_compaction_reads_the_snapshot_and_brings_everything",)),

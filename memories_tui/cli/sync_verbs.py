@@ -57,7 +57,8 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
     p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS)"))
     p.add_argument("--as", dest="as_name", metavar="NAME",
                    help=_("the vault's name in this home (default: its name on the other devices)"))
-    p = verb(sync, "devices", cmd_sync_devices, _("List the devices that sync a vault: how many bundles each "
+    p = verb(sync, "devices", cmd_sync_devices, _("List the devices that sync a vault: the name each gives itself "
+                                                  "([sync] device_name, else its host name), how many bundles each "
                                                   "wrote, when it last wrote, how many this device has read."),
              "memories sync devices notes")
     p.add_argument("vault", metavar="VAULT_ID")
@@ -65,7 +66,7 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                                                 "one); its changes stay. It is listed again if it syncs again."),
              "memories sync forget notes 3f2a9c0d")
     p.add_argument("vault", metavar="VAULT_ID")
-    p.add_argument("device", metavar="DEVICE")
+    p.add_argument("device", metavar="DEVICE", help=_("its id, a unique start of it, or its name"))
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
@@ -229,8 +230,9 @@ def cmd_sync_devices(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     devices = ctx.engine.sync_devices(vault_id)
     if not ctx.json:
-        ctx.table([_("DEVICE"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
-                  [[d.device + (" *" if d.this_device else ""), d.bundles, d.read_here, d.last_seen] for d in devices])
+        ctx.table([_("DEVICE"), _("NAME"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
+                  [[d.device + (" *" if d.this_device else ""), clean(d.name) or "-", d.bundles, d.read_here,
+                    d.last_seen] for d in devices])
     return {"vault_id": vault_id, "devices": [d.to_json() for d in devices]}
 
 

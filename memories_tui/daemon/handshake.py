@@ -23,7 +23,7 @@ from .protocol import HELLO, STOP, DaemonConnectionError
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = ErrorCode.DAEMON_VERSION_MISMATCH
-API_FINGERPRINT = "0254a00451126ac4"  # served_fingerprint() of this build; a test keeps it current
+API_FINGERPRINT = "6dccb88d248d5694"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
 

@@ -123,7 +123,7 @@ class SyncOperations:
                 watched = WatchedTarget(target, vault.keys, progress, cancel)
                 settings = self._sync_engine().config.sync
                 report = run_sync(vault, watched, cancel=cancel, compact_after=settings.compact_after,
-                                  hold_days=settings.hold_days)
+                                  hold_days=settings.hold_days, device_name=device_name(settings.device_name))
                 adopted = record is not None and _adopt_passphrase(vault, record)
         except CancelledError:
             raise  # the user's choice, not the target's last error
@@ -279,7 +279,7 @@ class SyncOperations:
                 if isinstance(forgot_at, dict) and forgot_at.get("seq", -1) >= head.seq:
                     continue
             read = state.own_seq if device == state.device else state.seen.get(device, (0, ""))[0]
-            out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read))
+            out.append(DeviceInfo(device, head.seq, head.time, device == state.device, read, head.name))
         return out
 
     def sync_forget(self, vault_id: str, device: str) -> DeviceInfo:
@@ -290,11 +290,17 @@ class SyncOperations:
         from ..sync.sealing import forget_ad, forgotten_name, seal
 
         vault = self._unlocked(vault_id)
-        known = {d.device: d for d in self.sync_devices(vault_id)}
-        found = known.get(device) or next((d for d in known.values() if d.device.startswith(device) and device), None)
-        if found is None:
+        known = self.sync_devices(vault_id)
+        matches = [d for d in known if d.device == device] or [
+            d for d in known if device and (d.device.startswith(device) or d.name.casefold() == device.casefold())]
+        if not matches:
             raise UsageError(msg("Device {device} does not sync vault {name}; `memories sync devices {name}` lists "
                                  "them.", device=device, name=vault.name), code=ErrorCode.SYNC_UNKNOWN_DEVICE)
+        if len(matches) > 1:
+            raise UsageError(msg("{count} devices of vault {name} answer to {device}; give the id that `memories sync "
+                                 "devices {name}` shows.", count=len(matches), device=device, name=vault.name),
+                             code=ErrorCode.SYNC_UNKNOWN_DEVICE)
+        found = matches[0]
         if found.this_device:
             raise UsageError(msg("Device {device} is this device; forget it from another one.", device=found.device),
                              code=ErrorCode.SYNC_FORGET_SELF)
@@ -334,6 +340,16 @@ def _adopt_passphrase(vault: UnlockedVault, record: JoinRecord) -> bool:
     settings[SINCE_KEY] = stamp
     vault.set_settings(settings)
     return True
+
+
+def device_name(configured: str | None) -> str:
+    """The name this device's head carries: `[sync] device_name`, else the host name, on one
+    line and within the length a head takes."""
+    import socket
+
+    from ..sync.sealing import MAX_NAME
+
+    return " ".join((configured or socket.gethostname()).split())[:MAX_NAME]
 
 
 def now_stamp() -> str:

@@ -86,15 +86,18 @@ class Extra:
     adopted: dict[str, int] = field(default_factory=dict)  # forgotten devices the snapshot carries
     publish: bool = False  # write the head even if there is no bundle to push
     failed: SyncTamperedError | None = None  # the snapshot could not be made: reported after the push
+    name: str = ""  # this device's name, for the head
 
     def head(self, state: SyncState, time: str) -> Head:
         return Head(state.device, state.own_seq, state.own_digest, time, self.snap, self.snap_digest, self.read,
-                    self.adopted)
+                    self.adopted, self.name)
 
 
-def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, compact_after: int) -> Extra:
+def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, compact_after: int,
+            name: str = "") -> Extra:
     own = pulled.heads.get(state.device)
     extra = Extra(own.snap, own.snap_digest, own.snap, adopted=dict(own.adopted)) if own is not None else Extra()
+    extra.name = name
     extra.read = {d: seq for d, (seq, _digest) in sorted(state.seen.items()) if d != state.device and seq > 0}
     due = bool(state.outbox or state.pushed) and state.own_seq - extra.snap >= compact_after
     adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
@@ -111,6 +114,7 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     published = own.read if own is not None else {}
     extra.publish = bool(extra.read) and (own is None or any(
         n - published.get(d, 0) >= PUBLISH_EVERY for d, n in extra.read.items()))
+    extra.publish |= own is not None and own.name != name  # renamed: the others see it at its next sync
     return extra
 
 

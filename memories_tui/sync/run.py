@@ -49,13 +49,14 @@ def load_state(vault: UnlockedVault) -> SyncState:
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,
              cancel: threading.Event | None = None, now_ms: int | None = None,
-             compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS) -> SyncReport:
+             compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS,
+             device_name: str = "") -> SyncReport:
     """Sync once; a local edit racing the write makes it start over (up to three times).
     `compact_after` 0 never writes a snapshot; a device not seen to sync for `hold_days` no
-    longer holds back deleting (compaction.py)."""
+    longer holds back deleting (compaction.py); `device_name` is how the others list this one."""
     for attempt in range(_ATTEMPTS):
         try:
-            return _once(vault, target, progress, cancel, now_ms, compact_after, hold_days)
+            return _once(vault, target, progress, cancel, now_ms, compact_after, hold_days, device_name)
         except SyncError as exc:
             if exc.code != ErrorCode.SYNC_BUSY or attempt == _ATTEMPTS - 1:
                 raise
@@ -63,7 +64,8 @@ def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | Non
 
 
 def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, cancel: threading.Event | None,
-          now_ms: int | None, compact_after: int, hold_days: float = compaction.HOLD_DAYS) -> SyncReport:
+          now_ms: int | None, compact_after: int, hold_days: float = compaction.HOLD_DAYS,
+          device_name: str = "") -> SyncReport:
     state = load_state(vault)
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
@@ -81,7 +83,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
             vault.touched.synced(mark, ok=False)  # the next sync compares every record again
             raise
         vault.touched.synced(mark, ok=done.whole)  # stopped between two parts: the rest is found again
-        objects, sent = upload(vault, target, state, pulled, compact_after, hold_days, push)
+        objects, sent = upload(vault, target, state, pulled, compact_after, hold_days, push, device_name)
     finally:
         push.close()
     rules = done.rules
@@ -177,7 +179,7 @@ def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[s
 
 def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,
            compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS,
-           push: Uploader | None = None) -> tuple[int, int]:
+           push: Uploader | None = None, device_name: str = "") -> tuple[int, int]:
     """Upload the bundles committed but not yet sent (the uploader may have sent some already),
     and a snapshot when one is due, then the head; log the push; empty the outbox; then delete
     what compaction allows. The egress entry is written before anything leaves."""
@@ -187,7 +189,7 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
         push.send(seq, state.outbox.pop(seq))
         state.pushed.append(seq)
     push.finish()
-    extra = compaction.prepare(target, keys, state, pulled, compact_after)
+    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name)
     sent = push.sent
     if sent or extra.publish or extra.parts:
         head = extra.head(state, now()).sealed(keys.sync_aead("head"), keys.vault_id)

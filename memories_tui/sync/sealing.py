@@ -30,6 +30,7 @@ T = TypeVar("T")
 
 JOIN_NAME = "key"
 DEVICES = "d/"
+MAX_NAME = 64  # characters of a device name a head may carry
 
 
 def bundle_name(device: str, seq: int) -> str:
@@ -96,6 +97,7 @@ class Head:
     snap_digest: str = ""  # the digest of that snapshot's parts, so no other snapshot passes for it
     read: dict[str, int] = field(default_factory=dict)  # how far it has read each other device
     adopted: dict[str, int] = field(default_factory=dict)  # forgotten devices its snapshot carries, up to where
+    name: str = ""  # what the device calls itself (`[sync] device_name`, else its host name); sealed like the rest
 
     def sealed(self, aead: AESGCM, vault_id: str) -> bytes:
         value: dict[str, Any] = {"seq": self.seq, "digest": self.digest, "time": self.time}
@@ -105,6 +107,8 @@ class Head:
             value["read"] = self.read
         if self.adopted:
             value["adopted"] = self.adopted
+        if self.name:
+            value["name"] = self.name
         return seal(aead, value, head_ad(vault_id, self.device))
 
     @classmethod
@@ -113,17 +117,18 @@ class Head:
         try:
             seq, dig, time = value["seq"], value["digest"], value["time"]
             snap, snapd, read = value.get("snap", 0), value.get("snapd", ""), value.get("read", {})
-            adopted = value.get("adopted", {})
+            adopted, name = value.get("adopted", {}), value.get("name", "")
             if type(seq) is not int or seq < 0 or not isinstance(dig, str) or not isinstance(time, str):
                 raise TypeError
             if type(snap) is not int or not 0 <= snap <= seq or not isinstance(snapd, str) or not isinstance(read, dict) \
                     or not all(isinstance(d, str) and type(n) is int and n >= 0 for d, n in read.items()) \
                     or not isinstance(adopted, dict) or (adopted and not snap) \
-                    or not all(isinstance(d, str) and type(n) is int and n > 0 for d, n in adopted.items()):
+                    or not all(isinstance(d, str) and type(n) is int and n > 0 for d, n in adopted.items()) \
+                    or not isinstance(name, str) or len(name) > MAX_NAME:
                 raise TypeError
         except (TypeError, KeyError, AttributeError):
             raise SyncTamperedError(msg("The head of device {device} is malformed.", device=device)) from None
-        return cls(device, seq, dig, time, snap, snapd, read, adopted)
+        return cls(device, seq, dig, time, snap, snapd, read, adopted, name)
 
 
 def cut_by_size(items: Iterable[T], cost: Callable[[T], int], limit: int) -> Iterator[list[T]]:

@@ -64,6 +64,7 @@ class DeviceInfo(Jsonable):
     last_seen: str  # when it last wrote its head (its own clock, UTC)
     this_device: bool
     read_here: int  # how many of its bundles this device has read
+    name: str = ""  # what it calls itself (`[sync] device_name` there, else its host name); "" from older builds
 
 
 @dataclass(frozen=True)

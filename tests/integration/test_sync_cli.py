@@ -127,3 +127,49 @@ def test_joining_where_the_name_is_taken_says_how_to_join_under_another(tmp_path
     assert call_cli(b, "sync", "join", str(folder), "--as", "notes from a").code == 0
     listed = call_cli(b, "--json", "vault", "list", passphrase=None).json
     assert sorted(v["name"] for v in listed["vaults"]) == ["notes", "notes from a"]
+
+
+def _named(home, name: str | None):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("" if name is None else f'[sync]\ndevice_name = "{name}"\n', encoding="utf-8")
+    return home
+
+
+def test_devices_are_listed_by_the_name_they_give_themselves_and_can_be_forgotten_by_it(tmp_path):
+    import socket
+
+    from tests.helpers.sync import target_bytes
+
+    a, b, c = _named(tmp_path / "a", "Laptop 筆電"), _named(tmp_path / "b", "desktop"), _named(tmp_path / "c", None)
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "from a", "--text", "first")
+    assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(a, "sync", "notes").code == 0
+    for home in (b, c):
+        assert call_cli(home, "sync", "join", str(folder)).code == 0
+        call_cli(home, "memory", "add", "notes", "--title", f"from {home.name}", "--text", "more")
+        assert call_cli(home, "sync", "notes").code == 0
+
+    listed = call_cli(a, "--json", "sync", "devices", "notes").json["devices"]
+    assert sorted((d["name"], d["this_device"]) for d in listed) == sorted(
+        [("Laptop 筆電", True), ("desktop", False), (" ".join(socket.gethostname().split())[:64], False)])
+    table = call_cli(a, "sync", "devices", "notes")
+    assert table.code == 0 and "NAME" in table.stdout and "Laptop 筆電" in table.stdout and "desktop" in table.stdout
+    stored = target_bytes(folder)
+    assert "筆電".encode() not in stored and b"desktop" not in stored and b"Laptop" not in stored  # sealed in the heads
+
+    (b / "config.toml").write_text('[sync]\ndevice_name = "study"\n', encoding="utf-8")
+    assert call_cli(b, "sync", "notes").code == 0  # nothing to push: the head is written again for the new name
+    names = {d["name"]: d["device"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]}
+    assert "study" in names and "desktop" not in names
+    gone = call_cli(a, "--json", "sync", "forget", "notes", "STUDY")  # a name, in any case
+    assert gone.code == 0 and gone.json["forgotten"]["device"] == names["study"]
+    assert "study" not in {d["name"] for d in call_cli(a, "--json", "sync", "devices", "notes").json["devices"]}
+
+    (c / "config.toml").write_text('[sync]\ndevice_name = "Laptop 筆電"\n', encoding="utf-8")
+    assert call_cli(c, "sync", "notes").code == 0
+    twice = call_cli(c, "--json", "sync", "forget", "notes", "laptop 筆電")  # a's and c's name: which one is meant?
+    assert twice.code != 0 and twice.json["error"]["code"] == "sync_unknown_device"
+    assert "2" in twice.json["error"]["message"]

@@ -261,9 +261,10 @@ def test_heads_and_snapshots_say_what_they_carry_and_nothing_else_passes():
 
     keys = VaultKeys(bytearray(range(32)), "0123456789abcdef")
     aead, device, gone = keys.sync_aead("head"), "fedcba9876543210", "aaaaaaaaaaaaaaaa"
-    carrying = Head(device, 4, "d4", "t", 4, "s4", {gone: 2}, {gone: 2})
+    carrying = Head(device, 4, "d4", "t", 4, "s4", {gone: 2}, {gone: 2}, "laptop")
     assert Head.opened(aead, keys.vault_id, device, carrying.sealed(aead, keys.vault_id)) == carrying
-    for bad in ({"snap": 4, "adopted": {gone: 0}}, {"adopted": {gone: 2}}, {"snap": 4, "adopted": [gone]}):
+    for bad in ({"snap": 4, "adopted": {gone: 0}}, {"adopted": {gone: 2}}, {"snap": 4, "adopted": [gone]},
+                {"name": 7}, {"name": "x" * 65}):
         with pytest.raises(SyncTamperedError):
             Head.opened(aead, keys.vault_id, device,
                         seal(aead, {"seq": 4, "digest": "d4", "time": "t", **bad}, head_ad(keys.vault_id, device)))
