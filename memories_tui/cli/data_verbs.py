@@ -139,11 +139,11 @@ def cmd_rag_egress(ctx: Context) -> Payload:
         for e in report.entries:
             where = e.host + (" " + _("(loopback)") if e.loopback else "")
             records = len({c.record_id for c in e.chunks if c.record_id})
-            rows.append([e.time, e.purpose, where, len(e.chunks), records, f"{e.bytes_sent:,}",
+            rows.append([e.time, e.purpose, where, len(e.chunks), records, e.objects, f"{e.bytes_sent:,}",
                          e.outcome + (f" ×{e.attempts}" if e.attempts > 1 else ""), e.client or ""])
-        if rows:
-            ctx.table([_("TIME (UTC)"), _("PURPOSE"), _("ENDPOINT"), _("CHUNKS"), _("RECORDS"), _("BYTES SENT"),
-                       _("OUTCOME"), _("CLIENT")], rows)
+        if rows:  # OBJECTS: what a sync push wrote to its target (sealed bundles, a snapshot, the head)
+            ctx.table([_("TIME (UTC)"), _("PURPOSE"), _("ENDPOINT"), _("CHUNKS"), _("RECORDS"), _("OBJECTS"),
+                       _("BYTES SENT"), _("OUTCOME"), _("CLIENT")], rows)
             print(ctx.dim(_("--json lists the record ids, revisions and chunk hashes of each request.")))
         if report.damaged:
             print(_("memories: warning: egress log entries {numbers} failed their integrity check.").format(

@@ -15,6 +15,10 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
     assert call_cli(a, "sync", "add", "notes", str(folder)).code == 0
     pushed = call_cli(a, "--json", "sync", "notes")  # `sync VAULT` is `sync now VAULT`
     assert pushed.code == 0 and pushed.json["pushed_revisions"] == 1
+    egress = call_cli(a, "rag", "egress", "notes").stdout.splitlines()  # the push as a reader sees it
+    column = next(line for line in egress if "OBJECTS" in line).index("OBJECTS")
+    row = next(line for line in egress if " sync " in line)
+    assert row[column:].split()[0] == str(pushed.json["pushed_objects"])
     joined = call_cli(b, "--json", "sync", "join", str(folder))
     assert joined.code == 0 and joined.json["vault_id"] == vault_id
     assert call_cli(a, "--json", "memory", "update", "notes", rid, "--text", "on a").code == 0

@@ -128,3 +128,21 @@ async def test_egress_view_lists_what_left_and_which_chunks(engine: Engine) -> N
                 assert "Bake bread" not in detail and "tyre" not in detail  # never the content
         finally:
             configured.lock()
+
+
+async def test_egress_view_shows_a_sync_push_by_the_objects_it_wrote(engine: Engine, tmp_path: Path) -> None:
+    vault_with_notes(engine)
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    app = MemoriesApp(engine)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            records = await unlock_to_records(pilot, app)
+            engine.sync_add(records.vault_id, str(folder), PASS)
+            pushed = engine.sync_now(records.vault_id).pushed_objects
+            await app.run_action("open_egress")
+            await wait_for(pilot, lambda: isinstance(app.screen, EgressScreen) and app.screen.entries, timeout=30)
+            row = [str(c) for c in app.screen.query_one("#egress-table", DataTable).get_row_at(0)]
+            assert row[1] == "sync" and row[3] == f"{pushed} objects" and pushed >= 2
+    finally:
+        engine.lock()

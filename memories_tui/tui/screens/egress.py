@@ -88,7 +88,8 @@ class EgressScreen(VaultScreen):
         for e in self.entries:
             where = e.host + (" " + _("(loopback)") if e.loopback else "")
             table.add_row(plain(e.time.replace("T", " ").rstrip("Z")), plain(e.purpose), plain(where),
-                          plain(len(e.chunks)), plain(f"{e.bytes_sent:,}"),
+                          plain(_n("{n} object", "{n} objects", e.objects).format(n=e.objects) if e.objects
+                                else len(e.chunks)), plain(f"{e.bytes_sent:,}"),  # a sync push sends objects
                           plain(e.outcome + (f" ×{e.attempts}" if e.attempts > 1 else "")), plain(e.client or ""))
         remote = sum(1 for e in self.entries if not e.loopback)
         parts = [_n("{n} request sent content out; {remote} to non-loopback services.",
