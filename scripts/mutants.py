@@ -201,6 +201,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/engine/sync_ops.py", (("        if len(matches) > 1:\n", "        if False:\n"),),
            ("tests/integration/test_sync_cli.py::"
             "test_devices_are_listed_by_the_name_they_give_themselves_and_can_be_forgotten_by_it",)),
+    Mutant("sync-lone-surrogate-opens", "a sealed object holding half a surrogate pair opens (and fails later, unhandled)",
+           "memories_tui/sync/sealing.py", (("        if _SURROGATE_ESCAPE.search(plain):", "        if False:"),),
+           ("tests/unit/test_sync_sealing.py",)),
     Mutant("sync-join-ignores-snapshot", "a new device reads bundles only, never the snapshot that replaced them",
            "memories_tui/sync/snapshots.py", (("    return head.snap > seen and (", "    return False and ("),),
            ("tests/integration/test_sync_compaction.py::test_join_after_compaction_reads_the_snapshot_and_brings_everything",)),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -63,13 +64,20 @@ def seal(aead: AESGCM, value: Any, ad: bytes) -> bytes:
     return nonce + aead.encrypt(nonce, data, ad)
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def unseal(aead: AESGCM, blob: bytes, ad: bytes, what: str) -> Any:
     """The decrypted JSON value; anything that fails authentication or parsing is tampering."""
     try:
         if len(blob) < NONCE_BYTES + 16:
             raise ValueError("too short")
-        return json.loads(aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], ad))
-    except (InvalidTag, ValueError, RecursionError):
+        plain = aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], ad)
+        value = json.loads(plain)
+        if _SURROGATE_ESCAPE.search(plain):  # JSON may escape half a UTF-16 pair, which no text can hold
+            json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone one raises UnicodeEncodeError
+        return value
+    except (InvalidTag, ValueError, RecursionError):  # UnicodeError is a ValueError
         raise SyncTamperedError(msg("{what} in the sync target failed authentication: it was altered, truncated, "
                                     "moved or belongs to another vault. Nothing was changed here.",
                                     what=what)) from None
