@@ -204,6 +204,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-lone-surrogate-opens", "a sealed object holding half a surrogate pair opens (and fails later, unhandled)",
            "memories_tui/sync/sealing.py", (("        if _SURROGATE_ESCAPE.search(plain):", "        if False:"),),
            ("tests/unit/test_sync_sealing.py",)),
+    Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
+           "memories_tui/cli/quick_call.py", (("X-Memories-Api: {this_api()}", "X-Memories-Apx: {this_api()}"),),
+           ("tests/integration/test_daemon_handshake.py::"
+            "test_a_client_of_another_build_is_told_to_restart_while_a_vault_is_unlocked",)),
     Mutant("sync-join-ignores-snapshot", "a new device reads bundles only, never the snapshot that replaced them",
            "memories_tui/sync/snapshots.py", (("    return head.snap > seen and (", "    return False and ("),),
            ("tests/integration/test_sync_compaction.py::test_join_after_compaction_reads_the_snapshot_and_brings_everything",)),

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..frontend.daemon_socket import Lines, open_own, peer_pid, supported, this_version
+from ..frontend.daemon_socket import Lines, open_own, peer_pid, supported, this_api, this_version
 
 TYPE_CHECKING = False  # typing itself is a tenth of this path's imports
 if TYPE_CHECKING:
@@ -149,8 +149,11 @@ class _Call:
             return None
         silence, lookup = _silence(SILENCE_SECONDS), _silence(LOOKUP_SECONDS)
         body = json.dumps(request, separators=(",", ":")).encode("utf-8")
+        # The build headers: a daemon of another version or API refuses before it runs anything (the
+        # ordinary way then says to restart it), as daemons since the handshake do
         sock.sendall(f"POST /v1/{METHOD} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
-                     f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\n\r\n".encode() + body)
+                     f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\nX-Memories-Version: "
+                     f"{this_version()}\r\nX-Memories-Api: {this_api()}\r\n\r\n".encode() + body)
         sock.settimeout(lookup)  # the daemon answers its headers before it runs anything
         reader = Lines(sock)
         try:

@@ -4,9 +4,10 @@ runs anything, with what the client needs to decide (its version, whether it hol
 unlocked vault, its config). A detached daemon that holds no unlocked vault is restarted for
 the newer client, transparently; otherwise the user is told to run `memories daemon restart`.
 
-The client's fingerprint is the constant below, so asking needs no import of the engine; the
-daemon computes its own from what it dispatches (lifecycle.served_fingerprint), and a test keeps the
-two equal (it prints the new value when the served API changed).
+The client's fingerprint is a constant (frontend/daemon_socket.py, where a served command line
+reads it too), so asking needs no import of the engine; the daemon computes its own from what it
+dispatches (lifecycle.served_fingerprint), and a test keeps the two equal (it prints the new
+value when the served API changed).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from typing import Any
 
 from .. import __version__, testhooks
 from ..errors import ErrorCode
+from ..frontend.daemon_socket import API_FINGERPRINT
 from ..i18n import msg
 from .protocol import HELLO, STOP, DaemonConnectionError
 
 VERSION_HEADER = "X-Memories-Version"
 API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = ErrorCode.DAEMON_VERSION_MISMATCH
-API_FINGERPRINT = "6dccb88d248d5694"  # served_fingerprint() of this build; a test keeps it current
 RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 
 

@@ -14,6 +14,10 @@ from pathlib import Path
 
 from .. import __version__, testhooks
 
+# The fingerprint of the API this build's clients speak: lifecycle.served_fingerprint() of this
+# build, which a test keeps equal to it (tests/integration/test_daemon_handshake.py prints the
+# new value when the served API changed). Here so a served command line can name it cheaply.
+API_FINGERPRINT = "6dccb88d248d5694"
 SOCKET = ("daemon", "daemon.sock")
 MAX_SOCKET_PATH = 100  # as daemon/paths.py
 CONNECT_SECONDS = 5.0
@@ -23,6 +27,11 @@ def this_version() -> str:
     """This package's version, or the one the test hook fakes (as daemon/handshake.py does)."""
     fake = os.environ.get(testhooks.BUILD_ENV, "")
     return fake.partition(":")[0] or __version__ if fake else __version__
+
+
+def this_api() -> str:
+    """The API fingerprint this client speaks, or the one the test hook fakes."""
+    return os.environ.get(testhooks.BUILD_ENV, "").partition(":")[2] or API_FINGERPRINT
 
 
 def supported() -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from memories_tui import __version__
 from memories_tui.daemon import connect
-from memories_tui.daemon.handshake import API_FINGERPRINT
+from memories_tui.frontend.daemon_socket import API_FINGERPRINT
 from tests.helpers.cli import run_cli
 from tests.helpers.daemon import daemon, holder_pid, unlock
 
@@ -37,10 +37,14 @@ def test_a_client_of_another_build_is_told_to_restart_while_a_vault_is_unlocked(
     error = other.json["error"]
     assert error["code"] == "daemon_version_mismatch", error
     assert error["message"] == f"The running daemon is {__version__}, this is 9.9.9: run `memories daemon restart`."
-    same_version = run_cli(home, "--json", "daemon", "status", passphrase=None,
-                           env={"MEMORIES_TEST_BUILD": f"{__version__}:0123456789abcdef"})
+    other_api = {"MEMORIES_TEST_BUILD": f"{__version__}:0123456789abcdef"}
+    same_version = run_cli(home, "--json", "daemon", "status", passphrase=None, env=other_api)
     assert same_version.json["error"]["code"] == "daemon_version_mismatch"
     assert "another build" in same_version.json["error"]["message"]
+    for verb in (("memory", "list", "notes"), ("memory", "add", "notes", "--title", "Rye", "--text", "Not written.")):
+        served_line = run_cli(home, "--json", *verb, passphrase=None, env=other_api)  # a command line the daemon runs
+        assert served_line.json["error"]["code"] == "daemon_version_mismatch", served_line.stdout
+    assert run_cli(home, "--json", "memory", "list", "notes", passphrase=None).json["records"] == []  # nothing added
     assert holder_pid(home) == pid  # the unlocked vault is not dropped behind the user's back
     assert run_cli(home, "--json", "daemon", "status", passphrase=None).json["vaults"][0]["name"] == "notes"
 
@@ -67,7 +71,7 @@ def test_daemon_restart_locks_and_starts_this_build(home: Path) -> None:
     assert "Locked now: notes; unlock them again with `memories unlock VAULT_ID`." in restarted.stdout
     assert holder_pid(home) != old_pid
     assert hello(home)["version"] == __version__
-    assert hello(home)["api"] == API_FINGERPRINT, "the served API changed: set handshake.API_FINGERPRINT to this"
+    assert hello(home)["api"] == API_FINGERPRINT, "the served API changed: set frontend/daemon_socket.API_FINGERPRINT to this"
     status = run_cli(home, "--json", "daemon", "status", passphrase=None)
     assert status.json["vaults"] == []
     again = run_cli(home, "--json", "daemon", "restart", passphrase=None)
@@ -87,4 +91,4 @@ def test_the_clients_fingerprint_is_what_this_build_serves(tmp_path: Path) -> No
         served = SocketHost(engine, "daemon").service.api
     finally:
         engine.close()
-    assert served == API_FINGERPRINT, f"the served API changed: set handshake.API_FINGERPRINT = {served!r}"
+    assert served == API_FINGERPRINT, f"the served API changed: set frontend/daemon_socket.API_FINGERPRINT = {served!r}"

@@ -14,6 +14,7 @@ does.
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import tarfile
@@ -26,6 +27,8 @@ from tests.helpers.daemon import holder_pid, lock_held, stop, unlock, wait_until
 from tests.helpers.paths import REPO_ROOT, missing
 
 HANDSHAKE = "memories_tui/daemon/handshake.py"
+FINGERPRINT_FILES = (HANDSHAKE, "memories_tui/frontend/daemon_socket.py")  # where API_FINGERPRINT was, then is
+FINGERPRINT = re.compile(r'^API_FINGERPRINT = "(\w+)"', re.MULTILINE)
 
 
 def _git(*args: str) -> str:
@@ -39,11 +42,24 @@ def _earlier(which: str) -> str:
     """The commit before the handshake was added, or before the served API last changed."""
     if which == "before the handshake":
         added = _git("log", "--diff-filter=A", "--format=%H", "--", HANDSHAKE).splitlines()
-    else:
-        added = _git("log", "-G", "^API_FINGERPRINT = ", "--format=%H", "--", HANDSHAKE).splitlines()
-    if not added:
-        missing(f"no commit in this clone's history changes {HANDSHAKE}")
-    return _git("rev-parse", f"{added[0 if which != 'before the handshake' else -1]}^")
+        if not added:
+            missing(f"no commit in this clone's history adds {HANDSHAKE}")
+        return _git("rev-parse", f"{added[-1]}^")
+    for commit in _git("log", "-G", "^API_FINGERPRINT = ", "--format=%H", "--", *FINGERPRINT_FILES).splitlines():
+        if _fingerprint(commit) != _fingerprint(f"{commit}^"):  # a move of the constant changes nothing
+            return _git("rev-parse", f"{commit}^")
+    missing(f"no commit in this clone's history changes the API fingerprint ({', '.join(FINGERPRINT_FILES)})")
+    raise AssertionError("unreachable")
+
+
+def _fingerprint(commit: str) -> str | None:
+    for path in FINGERPRINT_FILES:
+        shown = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{commit}:{path}"], capture_output=True,
+                               timeout=60, check=False)
+        found = FINGERPRINT.search(shown.stdout.decode(errors="replace")) if shown.returncode == 0 else None
+        if found:
+            return found.group(1)
+    return None
 
 
 def _checkout(commit: str, folder: Path) -> Path:
