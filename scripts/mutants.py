@@ -205,7 +205,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/sealing.py", (("        if _SURROGATE_ESCAPE.search(plain):", "        if False:"),),
            ("tests/unit/test_sync_sealing.py",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
-           "memories_tui/cli/quick_call.py", (("X-Memories-Api: {this_api()}", "X-Memories-Apx: {this_api()}"),),
+           "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"
             "test_a_client_of_another_build_is_told_to_restart_while_a_vault_is_unlocked",)),
     Mutant("sync-join-ignores-snapshot", "a new device reads bundles only, never the snapshot that replaced them",

@@ -22,7 +22,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..frontend.daemon_socket import Lines, open_own, peer_pid, supported, this_api, this_version
+from ..frontend.daemon_socket import (
+    API_HEADER,
+    VERSION_HEADER,
+    Lines,
+    open_own,
+    peer_pid,
+    supported,
+    this_api,
+    this_version,
+)
 
 TYPE_CHECKING = False  # typing itself is a tenth of this path's imports
 if TYPE_CHECKING:
@@ -152,8 +161,8 @@ class _Call:
         # The build headers: a daemon of another version or API refuses before it runs anything (the
         # ordinary way then says to restart it), as daemons since the handshake do
         sock.sendall(f"POST /v1/{METHOD} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
-                     f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\nX-Memories-Version: "
-                     f"{this_version()}\r\nX-Memories-Api: {this_api()}\r\n\r\n".encode() + body)
+                     f"\r\nX-Memories-Client: cli\r\nX-Memories-Silence-Limit: {silence:g}\r\n{VERSION_HEADER}: "
+                     f"{this_version()}\r\n{API_HEADER}: {this_api()}\r\n\r\n".encode() + body)
         sock.settimeout(lookup)  # the daemon answers its headers before it runs anything
         reader = Lines(sock)
         try:
@@ -165,7 +174,7 @@ class _Call:
             return None
         built = False  # a daemon from before the version handshake names no version: not asked further
         while (line := reader.readline(8192)).strip():
-            built = built or line.lower().startswith(b"x-memories-version:")
+            built = built or line.lower().startswith(VERSION_HEADER.lower().encode() + b":")
         return reader if built else None
 
     def _answer(self, reader: Lines, argv: list[str]) -> int | None:

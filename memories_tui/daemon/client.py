@@ -29,13 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import CancelledError, ErrorCode, MemoriesError
+from ..frontend.daemon_socket import API_HEADER, VERSION_HEADER
 from ..i18n import msg
 from .connection import CONNECT_TIMEOUT_SECONDS, connection_class, hang_up_on, http_errors, retry_window
 from .handshake import (
-    API_HEADER,
     MISMATCH_CODE,
     RESTARTABLE,
-    VERSION_HEADER,
     DaemonBuild,
     DaemonVersionError,
     mismatch,

@@ -22,8 +22,6 @@ from ..frontend.daemon_socket import API_FINGERPRINT
 from ..i18n import msg
 from .protocol import HELLO, STOP, DaemonConnectionError
 
-VERSION_HEADER = "X-Memories-Version"
-API_HEADER = "X-Memories-Api"
 MISMATCH_CODE = ErrorCode.DAEMON_VERSION_MISMATCH
 RESTARTABLE = frozenset({HELLO, STOP})  # answered whatever the client's build: how a restart begins
 

@@ -26,9 +26,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ..errors import ErrorCode, MemoriesError
+from ..frontend.daemon_socket import API_HEADER, VERSION_HEADER
 from ..i18n import msg
 from .calls import Call, Dispatcher, Method, StreamMethod, answer_line, beat_seconds, heartbeat, watch_hangup
-from .handshake import API_HEADER, RESTARTABLE, VERSION_HEADER, Build, mismatch
+from .handshake import RESTARTABLE, Build, mismatch
 from .limits import ByteBudget, DeadlineSocketIO, Limits
 from .peer import Peer, peer_of
 from .protocol import (

@@ -18,6 +18,8 @@ from .. import __version__, testhooks
 # build, which a test keeps equal to it (tests/integration/test_daemon_handshake.py prints the
 # new value when the served API changed). Here so a served command line can name it cheaply.
 API_FINGERPRINT = "6dccb88d248d5694"
+VERSION_HEADER = "X-Memories-Version"  # the two headers a request names its build in (daemon/handshake.py)
+API_HEADER = "X-Memories-Api"
 SOCKET = ("daemon", "daemon.sock")
 MAX_SOCKET_PATH = 100  # as daemon/paths.py
 CONNECT_SECONDS = 5.0

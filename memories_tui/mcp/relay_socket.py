@@ -16,7 +16,7 @@ import socket
 from pathlib import Path
 from typing import IO, Any
 
-from ..frontend.daemon_socket import CONNECT_SECONDS, open_own, supported, this_version
+from ..frontend.daemon_socket import CONNECT_SECONDS, VERSION_HEADER, open_own, supported, this_version
 
 OPEN_SECONDS = 30.0  # the daemon's first session loads the MCP SDK
 Opened = tuple[dict[str, Any], socket.socket, IO[bytes]]
@@ -41,7 +41,7 @@ def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tu
         sock.settimeout(CONNECT_SECONDS)
         body = json.dumps({**args, "version": this_version()}, separators=(",", ":")).encode("utf-8")
         sock.sendall(f"POST /v1/mcp_relay HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
-                     f"\r\nX-Memories-Client: mcp\r\nX-Memories-Version: {this_version()}\r\n\r\n".encode() + body)
+                     f"\r\nX-Memories-Client: mcp\r\n{VERSION_HEADER}: {this_version()}\r\n\r\n".encode() + body)
         sock.settimeout(OPEN_SECONDS)
         reader = sock.makefile("rb")
         status = reader.readline(1024).split(b" ", 2)
@@ -50,7 +50,7 @@ def quick_open(home: str | None, config: str | None, args: dict[str, Any]) -> tu
             headers.append(line.lower())
         opened = json.loads(reader.readline(1024 * 1024)) if status[1:2] == [b"200"] else None
         if not isinstance(opened, dict) or not isinstance(opened.get("result"), dict) \
-                or not any(h.startswith(b"x-memories-version:") for h in headers):
+                or not any(h.startswith(VERSION_HEADER.lower().encode() + b":") for h in headers):
             raise OSError("no session")
     except (OSError, ValueError):
         sock.close()

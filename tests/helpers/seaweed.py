@@ -24,6 +24,7 @@ from tests.helpers.paths import missing
 
 READY_SECONDS = 90.0  # ~10 s on an idle machine; the CI machine is shared
 PORTS_FROM, PORTS_TO = 11000, 22000  # +10000 stays below 32768, where Linux starts ephemeral ports
+_STARTS = 3  # servers started, on other ports each time, before a taken port fails the test
 
 
 def weed_binary() -> Path | None:
@@ -88,11 +89,8 @@ def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seawe
             shutil.rmtree(data, ignore_errors=True)
 
 
-_STARTS = 3
-
-
 class _PortTaken(RuntimeError):
-    """weed exited because a port picked free was taken before it bound it."""
+    """A port picked free was taken before weed bound it (weed then exits, or hangs on without that server)."""
 
 
 @contextmanager
@@ -133,22 +131,18 @@ def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path, creden
                           aws_secret_access_key=credentials[1], region_name="us-east-1")
     deadline = time.monotonic() + READY_SECONDS
     while True:
-        exited = proc.poll() is not None
+        exited, late = proc.poll() is not None, time.monotonic() > deadline
         text = (data / "weed.log").read_text(errors="replace")
         if "bind: address already in use" in text:  # weed may exit or may hang on without that server
             raise _PortTaken(text[-2000:])
-        if exited:
-            raise RuntimeError(f"weed exited ({proc.returncode}): {text[-2000:]}")
+        if exited or late:
+            raise RuntimeError((f"weed exited ({proc.returncode})" if exited else f"weed not ready in {READY_SECONDS} s")
+                               + f": {text[-2000:]}")
         try:
             client.create_bucket(Bucket="ready-check")
             client.put_object(Bucket="ready-check", Key="probe", Body=b"x")
             return
         except Exception:  # noqa: BLE001 - not up yet
-            if time.monotonic() > deadline:
-                text = (data / "weed.log").read_text(errors="replace")
-                if "bind: address already in use" in text:
-                    raise _PortTaken(text[-2000:]) from None
-                raise RuntimeError(f"weed not ready in {READY_SECONDS} s: {text[-2000:]}") from None
             time.sleep(0.5)
 
 
