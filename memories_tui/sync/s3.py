@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 
 _CLIENTS: dict[tuple[object, ...], Any] = {}
+# what stores answer when they have no room: MinIO's disk and bucket quota, Ceph RGW's user quota
+_FULL_CODES = frozenset({"XMinioStorageFull", "XMinioAdminBucketQuotaExceeded", "QuotaExceeded",
+                         "StorageFull", "InsufficientStorage"})
 _CLIENTS_LOCK = threading.Lock()
 
 
@@ -79,12 +82,21 @@ class S3Target:
                              code=ErrorCode.SYNC_TARGET_CREDENTIALS)
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            if status == 507 or code in _FULL_CODES or "cap exceeded" in str(exc).lower():
+                return SyncError(msg("The S3 store for {url} is full or over its quota ({code}). Nothing was "
+                                     "lost; free some space (or raise the quota) and sync again.",
+                                     url=self.description, code=code or status), code=ErrorCode.SYNC_TARGET_FULL)
             if code == "NoSuchBucket":
                 return SyncError(msg("The bucket {bucket} does not exist at this endpoint. Create it first.",
                                      bucket=self.bucket), code=ErrorCode.SYNC_TARGET_MISSING)
             if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
                 return SyncError(msg("The S3 store refused these credentials for {url} ({code}).",
                                      url=self.description, code=code), code=ErrorCode.SYNC_TARGET_CREDENTIALS)
+            if status >= 500:  # a store out of room often says only this (SeaweedFS: InternalError)
+                return SyncError(msg("The S3 store for {url} failed to answer ({code}): it may be down or out "
+                                     "of space. Nothing was lost; sync again later.", url=self.description,
+                                     code=code or status), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
             return SyncError(msg("The S3 store answered {code} for {url}.", code=code or "an error",
                                  url=self.description), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
         return SyncError(msg("Cannot reach the S3 store for {url} ({problem}). Nothing was lost; sync again "

@@ -64,12 +64,15 @@ def _free_ports(count: int) -> list[int]:
 class Seaweed:
     endpoint: str
     data_dir: Path
+    master: str  # host:port, for `weed shell -master=…`
 
 
 @contextmanager
-def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seaweed]:
+def seaweed_server(credentials: tuple[str, str] | None = None, *, volume_mb: int = 64,
+                   volumes: int = 8) -> Iterator[Seaweed]:
     """With `credentials` (access key, secret), the server accepts that key pair only, so a wrong
     key is refused as a real store refuses it; without, it takes any key (the benches).
+    `volumes` volumes of `volume_mb` MiB are all the room it has (a small store fills up for real).
     Ports are picked free but taken only when weed binds them: one that another process took
     meanwhile (tests and benches start servers side by side) means starting again on others."""
     binary = weed_binary()
@@ -79,7 +82,7 @@ def seaweed_server(credentials: tuple[str, str] | None = None) -> Iterator[Seawe
     for attempt in range(_STARTS):
         data = Path(tempfile.mkdtemp(prefix="memories-weed-"))
         try:
-            with _running(binary, data, credentials) as server:
+            with _running(binary, data, credentials, (volume_mb, volumes)) as server:
                 yield server
                 return
         except _PortTaken:
@@ -94,12 +97,13 @@ class _PortTaken(RuntimeError):
 
 
 @contextmanager
-def _running(binary: Path, data: Path, credentials: tuple[str, str] | None) -> Iterator[Seaweed]:
+def _running(binary: Path, data: Path, credentials: tuple[str, str] | None,
+             room: tuple[int, int]) -> Iterator[Seaweed]:
     ports = dict(zip(("master", "volume", "filer", "s3", "iceberg", "lance"), _free_ports(6), strict=True))
     args = [str(binary), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3",
             f"-s3.port={ports['s3']}", f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
-            f"-filer.port={ports['filer']}", "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
-            "-volume.max=8", "-iam=false",
+            f"-filer.port={ports['filer']}", "-master.telemetry=false", f"-master.volumeSizeLimitMB={room[0]}",
+            f"-volume.max={room[1]}", "-iam=false",
             f"-s3.port.iceberg={ports['iceberg']}", f"-s3.port.lance={ports['lance']}"]
     if credentials is not None:
         identity = {"name": "tests", "credentials": [{"accessKey": credentials[0], "secretKey": credentials[1]}],
@@ -113,7 +117,7 @@ def _running(binary: Path, data: Path, credentials: tuple[str, str] | None) -> I
     try:
         endpoint = f"http://127.0.0.1:{ports['s3']}"
         _wait_ready(proc, endpoint, data, credentials or ("test", "test"))
-        yield Seaweed(endpoint, data)
+        yield Seaweed(endpoint, data, f"127.0.0.1:{ports['master']}")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
