@@ -124,6 +124,7 @@ class ErrorCode:
     SYNC_NO_TARGET: Final = "sync_no_target"
     SYNC_NOT_BEHIND: Final = "sync_not_behind"
     SYNC_NOTHING_TO_JOIN: Final = "sync_nothing_to_join"
+    SYNC_PASSPHRASE_NEEDED: Final = "sync_passphrase_needed"
     SYNC_REGISTRY_INVALID: Final = "sync_registry_invalid"
     SYNC_S3_UNAVAILABLE: Final = "sync_s3_unavailable"
     SYNC_STATE_INCOMPLETE: Final = "sync_state_incomplete"

@@ -204,6 +204,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-lone-surrogate-opens", "a sealed object holding half a surrogate pair opens (and fails later, unhandled)",
            "memories_tui/sync/sealing.py", (("        if _SURROGATE_ESCAPE.search(plain):", "        if False:"),),
            ("tests/unit/test_sync_sealing.py",)),
+    Mutant("sync-add-stale-join-wrap", "sync add through the daemon wraps the key under the passphrase it was unlocked with",
+           "memories_tui/sync/join.py",
+           (("    if ready is not None and (ready.salt, ready.kdf) == (header.salt, header.kdf):",
+             "    if ready is not None:"),),
+           ("tests/integration/test_sync_daemon_verbs.py::"
+            "test_sync_add_is_served_without_a_passphrase_and_asks_one_after_a_passwd",)),
+    Mutant("s3-full-said-as-refused", "an S3 store out of room is reported as an unexplained answer",
+           "memories_tui/sync/s3.py", (("            if status >= 500:", "            if False:"),),
+           ("tests/integration/test_sync_full_s3.py",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -9,11 +9,13 @@ a passphrase or the vault key itself, only keys derived from it.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import ErrorCode, SyncError
 from ..i18n import _
 from .context import Context
 from .output import Payload, clean
@@ -35,8 +37,9 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                  "  memories sync add notes ~/Sync/memories\n  memories sync notes\n  memories sync status\n"
                  "  memories sync join ~/Sync/memories")
     p = verb(sync, "add", cmd_sync_add, _("Sync a vault with a folder (Syncthing, Dropbox, a NAS, a USB disk), "
-                                          "s3://BUCKET/PREFIX or a WebDAV https:// URL (Nextcloud); asks the "
-                                          "passphrase once to put the wrapped key there."),
+                                          "s3://BUCKET/PREFIX or a WebDAV https:// URL (Nextcloud); puts the "
+                                          "vault key there wrapped under the passphrase (asked unless the daemon "
+                                          "or the TUI holds the vault unlocked)."),
              "memories sync add notes s3://my-bucket/memories --endpoint-url http://127.0.0.1:8333")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("target", metavar="TARGET")
@@ -148,20 +151,26 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
 
 
 def cmd_sync_add(ctx: Context) -> Payload:
-    from ..frontend.passphrase import get_passphrase
-
-    engine = ctx.local_engine  # the passphrase is needed anyway: it seals the target's join record
-    info = engine.resolve_vault(ctx.args.vault)
-    passphrase = get_passphrase(file=ctx.args.passphrase_file,
-                                prompt=_("Passphrase for vault {name}: ").format(name=info.name))
-    engine.unlock(info.vault_id, passphrase, accept_rollback=bool(ctx.args.accept_rollback))
-    entry = engine.sync_add(info.vault_id, ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
+    """No passphrase asked when the resident engine holds the vault, unless it changed since the unlock."""
+    vault_id = ctx.unlock(ctx.args.vault)
+    add = functools.partial(ctx.engine.sync_add, vault_id, ctx.args.target, endpoint_url=ctx.args.endpoint_url,
                             cwd=Path.cwd())
+    try:
+        entry = add()
+    except SyncError as exc:
+        if exc.code != ErrorCode.SYNC_PASSPHRASE_NEEDED:
+            raise
+        from ..frontend.passphrase import get_passphrase
+
+        name = ctx.engine.vault_name(vault_id)
+        entry = add(get_passphrase(file=ctx.args.passphrase_file,
+                                   prompt=_("Passphrase for vault {name}: ").format(name=name)))
     if not ctx.json:
+        name = clean(ctx.engine.vault_name(vault_id))
         print(_("Vault {name} now syncs with {target}. Run `memories sync {name}` to sync.").format(
-            name=clean(info.name), target=clean(entry.url)))
+            name=name, target=clean(entry.url)))
         if entry.passphrase_adopted:
-            print(_ADOPTED().format(vault=clean(info.name)))
+            print(_ADOPTED().format(vault=name))
     return entry.to_json()
 
 

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from ..models.manifest import PINNED as PINNED_MODEL
     from ..retrieval.highlight import match_spans, term_spans
     from ..retrieval.results import ChunkRef, RecordHit, SearchHit, SearchResponse
+    from ..sync.registry import TargetEntry
     from ..sync.threeway import marked_merge
     from ..sync.types import Conflict, ConflictRevision, DeviceInfo, SyncProgress, SyncReport
     from ..text.offsets import (
@@ -121,7 +122,7 @@ __all__ = [
     "IngestResult", "InstallProgress", "InstallReport", "ModelFile", "ModelManifest", "NewRecord", "Query",
     "Record", "RecordHit", "RecordUpdate", "RestoreReport", "SearchHit", "SearchResponse", "StatusReport", "VaultInfo",
     "VaultProblem", "VaultScan", "ImportItem", "ImportReport", "SourceInfo", "SourceSpec", "SourceWatcher", "SourceSyncItem", "SourceSyncReport",
-    "SyncScheduler", "marked_merge",
+    "SyncScheduler", "TargetEntry", "marked_merge",
     "Conflict", "ConflictRevision", "DeviceInfo", "SyncProgress", "SyncReport",
     "check_options", "find_citations", "locate_home", "match_spans", "current_origin", "on_behalf_of", "parse_query", "parse_since", "read_limited", "read_text_file",
     "term_spans",
@@ -175,6 +176,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SourceWatcher": (".source_watch", "SourceWatcher"),
     "SyncScheduler": (".sync_watch", "SyncScheduler"),
     "marked_merge": ("..sync.threeway", "marked_merge"),
+    "TargetEntry": ("..sync.registry", "TargetEntry"),
     **{n: ("..sync.types", n) for n in ("Conflict", "ConflictRevision", "DeviceInfo", "SyncProgress", "SyncReport")},
     **{n: (".types", n) for n in ("CacheFigures", "HomeReport", "IngestProgress", "IngestResult", "StatusReport",
                                   "VaultInfo", "VaultScan")},

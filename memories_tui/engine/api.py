@@ -219,6 +219,10 @@ class EngineAPI(Protocol):
                      progress: Callable[[IngestProgress], None] | None = None,
                      cancel: threading.Event | None = None, assets: bool = False) -> ImportReport: ...
 
+    @operation(cwd=True)
+    def sync_add(self, vault_id: str, url: str, passphrase: str | None = None, *, endpoint_url: str | None = None,
+                 cwd: Path | None = None) -> TargetEntry: ...
+
     @operation(progress="sync")
     def sync_now(self, vault_id: str, *, progress: Callable[[SyncProgress], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport: ...

@@ -49,12 +49,14 @@ class SyncOperations:
                 "with `memories vault policy`.", name=vault.name, target=spec.url))
         return open_target(spec)
 
-    def sync_add(self, vault_id: str, url: str, passphrase: str, *, endpoint_url: str | None = None,
+    def sync_add(self, vault_id: str, url: str, passphrase: str | None = None, *, endpoint_url: str | None = None,
                  cwd: Path | None = None) -> TargetEntry:
-        """Sync this vault with a folder or an S3 bucket; puts the join record there (the
-        passphrase re-wraps the vault key for it). A target of another vault is refused."""
+        """Sync this vault with a folder or an S3 bucket; puts the join record there, the vault
+        key wrapped under the passphrase (as it was wrapped at unlock: `passphrase` is needed
+        only once it changed since, sync_passphrase_needed). A target of another vault is refused."""
         from ..sync import join
         from ..sync.targets import spec_from
+        from ..vault.header import header_from
 
         vault = self._unlocked(vault_id)
         spec = spec_from(url, endpoint_url, cwd=cwd)
@@ -66,8 +68,9 @@ class SyncOperations:
         record = join.check_same_vault(target, vault.vault_id)
         adopted = record is not None and _adopt_passphrase(vault, record)
         if not adopted:  # a newer passphrase set on another device is taken, never overwritten
-            join.publish(target, vault.header, passphrase, vault.keys,
-                         bool(vault.settings().get("device_only", False)), _since(vault))
+            header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))  # as the file has it now
+            join.publish(target, header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)),
+                         _since(vault))
         entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=now_stamp() if adopted else None)
         self._registry.put(entry)
         return entry

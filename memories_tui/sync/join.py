@@ -23,7 +23,7 @@ from ..i18n import msg
 from ..vault import crypto
 from ..vault.format import KdfParams
 from ..vault.header import Header
-from ..vault.keys import VaultKeys, join_wrap_ad, unwrap_header_key
+from ..vault.keys import VaultKeys, is_adopted, join_wrap_ad, unwrap_header_key
 from .sealing import JOIN_NAME, join_ad, seal, unseal
 from .targets import Target
 
@@ -79,30 +79,43 @@ def check_same_vault(target: Target, vault_id: str) -> JoinRecord | None:
     return record
 
 
-def publish(target: Target, header: Header, passphrase: str, keys: VaultKeys, device_only: bool,
+def publish(target: Target, header: Header, passphrase: str | None, keys: VaultKeys, device_only: bool,
             since: int = 0) -> bool:
     """Put the join record in the target unless the one there already wraps the key under this
     device's passphrase (same salt and KDF); whether it was put. After `vault passwd` the salt
-    differs, so the record follows the new passphrase (set at `since`)."""
+    differs, so the record follows the new passphrase (set at `since`). `header` is the vault
+    file's as it is now; without the passphrase, the wrap made at unlock serves while it is
+    this header's (sync_passphrase_needed once the passphrase changed since)."""
     existing = check_same_vault(target, header.vault_id)
     if existing is not None and (existing.salt, existing.kdf) == (header.salt, header.kdf):
         return False
+    draft = JoinRecord(header.vault_id, header.kdf, header.salt, _wrapped(header, passphrase, keys), b"")
+    sealed = seal(keys.sync_aead("join"), {"name": header.name, "device_only": device_only,
+                                           "wrap": draft.wrap_digest(), "since": since}, join_ad(header.vault_id))
+    record = JoinRecord(header.vault_id, header.kdf, header.salt, draft.wrapped, sealed)
+    target.put(JOIN_NAME, record.to_bytes())
+    return True
+
+
+def _wrapped(header: Header, passphrase: str | None, keys: VaultKeys) -> bytes:
+    """The vault key in the join record's form under `header`'s passphrase."""
+    if is_adopted(header):
+        return header.wrapped_key[1:]  # taken from a join record: it is in that form already
+    ready = keys.join_wrap
+    if ready is not None and (ready.salt, ready.kdf) == (header.salt, header.kdf):
+        return ready.wrapped
+    if passphrase is None:
+        raise SyncError(msg("The passphrase of this vault was changed since it was unlocked here; the sync target "
+                            "needs it to let new devices join. Give it again."), code=ErrorCode.SYNC_PASSPHRASE_NEEDED)
     kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
     try:
         vault_key = unwrap_header_key(kek, header)
         try:
-            draft = JoinRecord(header.vault_id, header.kdf, header.salt, b"", b"")
-            wrapped = crypto.wrap_key(kek, vault_key, draft.wrap_ad())
+            return crypto.wrap_key(kek, vault_key, join_wrap_ad(header.vault_id, header.kdf, header.salt))
         finally:
             crypto.zero(vault_key)
     finally:
         crypto.zero(kek)
-    draft = JoinRecord(header.vault_id, header.kdf, header.salt, wrapped, b"")
-    sealed = seal(keys.sync_aead("join"), {"name": header.name, "device_only": device_only,
-                                           "wrap": draft.wrap_digest(), "since": since}, join_ad(header.vault_id))
-    record = JoinRecord(header.vault_id, header.kdf, header.salt, wrapped, sealed)
-    target.put(JOIN_NAME, record.to_bytes())
-    return True
 
 
 @dataclass

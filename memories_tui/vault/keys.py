@@ -9,6 +9,7 @@ docs/security.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -44,9 +45,22 @@ def disable_core_dumps() -> None:
         pass  # not on this platform (Windows): nothing to disable
 
 
+@dataclass(frozen=True)
+class JoinWrap:
+    """The vault key wrapped in a sync target's join-record form under the passphrase of the
+    header with this KDF and salt: made at unlock, while the passphrase is at hand, so that a
+    resident engine can add a sync target without asking for it again. Only the passphrase
+    opens it, as the header's own wrap."""
+
+    kdf: crypto.KdfParams
+    salt: bytes
+    wrapped: bytes
+
+
 class VaultKeys:
     def __init__(self, vault_key: bytearray, vault_id: str) -> None:
         self.vault_id = vault_id
+        self.join_wrap: JoinWrap | None = None
         self._buffer = bytearray(crypto.KEY_BYTES * len(_LABELS))
         view = memoryview(self._buffer)
         self._views = [view[i * crypto.KEY_BYTES:(i + 1) * crypto.KEY_BYTES] for i in range(len(_LABELS))]
@@ -91,6 +105,7 @@ class VaultKeys:
 
     def wipe(self) -> None:
         self._record = self._blob = None
+        self.join_wrap = None
         crypto.zero(self._buffer)
         for view in self._views:
             view.release()
@@ -98,17 +113,26 @@ class VaultKeys:
 
 
 def open_keys(header: Header, passphrase: str) -> VaultKeys:
-    """The passphrase → KEK → vault key → subkeys of the vault with this header; the KEK and
-    the vault key are wiped before returning (WrongPassphraseError when it does not unwrap)."""
+    """The passphrase → KEK → vault key → subkeys of the vault with this header (and the key
+    wrapped for a join record, `JoinWrap`); the KEK and the vault key are wiped before returning
+    (WrongPassphraseError when it does not unwrap)."""
     crypto.check_unlockable(header.kdf)
     disable_core_dumps()
     kek = crypto.derive_kek(passphrase, header.salt, header.kdf)
     try:
         vault_key = unwrap_header_key(kek, header)
+        try:
+            join_wrap = JoinWrap(header.kdf, header.salt, crypto.wrap_key(
+                kek, vault_key, join_wrap_ad(header.vault_id, header.kdf, header.salt)))
+        except BaseException:
+            crypto.zero(vault_key)
+            raise
     finally:
         crypto.zero(kek)
     try:
-        return VaultKeys(vault_key, header.vault_id)
+        keys = VaultKeys(vault_key, header.vault_id)
+        keys.join_wrap = join_wrap
+        return keys
     finally:
         crypto.zero(vault_key)
 

@@ -63,3 +63,37 @@ def test_conflicts_resolve_devices_and_forget_are_served_without_a_passphrase(tm
     for home in (b, a):
         assert call_cli(home, "sync", "notes").code == 0
     assert call_cli(b, "--json", "memory", "conflicts", "notes").json["conflicts"] == []
+
+
+def test_sync_add_is_served_without_a_passphrase_and_asks_one_after_a_passwd(tmp_path: Path) -> None:
+    """The join record wraps the vault key under the passphrase: the resident engine wrapped it
+    at unlock, so `sync add` needs none. A `vault passwd` that could not reach the target says
+    to run `sync add` again; the daemon's wrap is of the old passphrase by then, so the CLI is
+    told, asks, and the new one goes to the target."""
+    a, b, c, folder = (tmp_path / name for name in ("a", "b", "c", "Sync"))
+    folder.mkdir()
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "carried", "--text", "through the daemon")
+    (a / "config.toml").write_text(CONFIG, encoding="utf-8")
+    new = "a new passphrase for notes"
+    (tmp_path / "new").write_text(new + "\n", encoding="utf-8")
+    with daemon(a):
+        assert unlock(a, "notes").code == 0
+        added = call_cli(a, "--json", "sync", "add", "notes", str(folder), passphrase=None)
+        assert added.code == 0 and added.json["url"] == str(folder), added.stdout + added.stderr
+        assert call_cli(a, "sync", "notes", passphrase=None).code == 0
+        assert call_cli(b, "sync", "join", str(folder)).code == 0  # the wrap made at unlock opens with it
+        assert [r["title"] for r in call_cli(b, "--json", "memory", "list", "notes").json["records"]] == ["carried"]
+
+        folder.rename(tmp_path / "away")  # the disk is not mounted while the passphrase changes
+        changed = call_cli(a, "--json", "vault", "passwd", "notes", "--new-passphrase-file", str(tmp_path / "new"))
+        assert changed.json["error"]["code"] == "sync_join_record_stale", changed.stdout
+        (tmp_path / "away").rename(folder)
+        asked = call_cli(a, "--json", "sync", "add", "notes", str(folder), passphrase=None)
+        assert asked.json["error"]["code"] == "usage_error" and "No passphrase given" in asked.stdout  # it asked
+        again = call_cli(a, "--json", "sync", "add", "notes", str(folder), passphrase=new)
+        assert again.code == 0, again.stdout + again.stderr
+        assert call_cli(a, "sync", "notes", passphrase=None).code == 0
+    assert call_cli(c, "--json", "sync", "join", str(folder)).json["error"]["code"] == "wrong_passphrase"
+    joined = call_cli(c, "sync", "join", str(folder), passphrase=new)
+    assert joined.code == 0, joined.stdout + joined.stderr
