@@ -213,6 +213,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("s3-full-said-as-refused", "an S3 store out of room is reported as an unexplained answer",
            "memories_tui/sync/s3.py", (("            if status >= 500:", "            if False:"),),
            ("tests/integration/test_sync_full_s3.py",)),
+    Mutant("sync-add-empty-target-after-sync", "sync add takes an empty target for a vault whose changes are in another",
+           "memories_tui/engine/sync_ops.py", (("        if record is None and _has_synced(vault):", "        if False:"),),
+           ("tests/integration/test_sync_move.py::"
+            "test_a_copy_of_the_target_at_a_new_place_is_taken_and_an_empty_one_refused",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Verb = Callable[..., "argparse.ArgumentParser"]
-SUBVERBS = ("add", "now", "status", "join", "devices", "forget")
+SUBVERBS = ("add", "now", "status", "join", "devices", "forget", "remove")
 
 
 def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> None:
@@ -70,6 +70,11 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
              "memories sync forget notes 3f2a9c0d")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("device", metavar="DEVICE", help=_("its id, a unique start of it, or its name"))
+    p = verb(sync, "remove", cmd_sync_remove, _("Stop syncing a vault on this device (no passphrase). The target and "
+                                                "the other devices are unchanged; adding the same target again goes "
+                                                "on from where this device stopped."),
+             "memories sync remove notes", unlocks=False)
+    p.add_argument("vault", metavar="VAULT_ID")
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
@@ -219,6 +224,16 @@ def cmd_sync_status(ctx: Context) -> Payload:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
                             "longer unlocks it here.").format(vault=e.vault_id, time=e.passphrase_adopted))
     return {"targets": [e.to_json() for e in entries]}
+
+
+def cmd_sync_remove(ctx: Context) -> Payload:
+    gone = ctx.engine.sync_remove(ctx.args.vault)
+    if not ctx.json:
+        print(_("Vault {vault} no longer syncs on this device (it synced with {target}). The target and the other "
+                "devices are unchanged: `memories sync add {vault} {target}` goes on from here.").format(
+                    vault=clean(ctx.args.vault), target=clean(gone.url + (
+                        f" --endpoint-url {gone.endpoint_url}" if gone.endpoint_url else ""))))
+    return {"removed": gone.to_json()}
 
 
 def cmd_sync_join(ctx: Context) -> Payload:

@@ -60,12 +60,14 @@ class SyncOperations:
 
         vault = self._unlocked(vault_id)
         spec = spec_from(url, endpoint_url, cwd=cwd)
-        known = self._registry.get(vault.vault_id)
-        if known is not None and (known.url, known.endpoint_url) != (spec.url, spec.endpoint_url):
-            raise SyncError(msg("Vault {name} already syncs with {target}; one vault has one target for now.",
-                                name=vault.name, target=known.url), code=ErrorCode.SYNC_TARGET_EXISTS)
         target = self._open_target(spec, vault)
         record = join.check_same_vault(target, vault.vault_id)
+        if record is None and _has_synced(vault):  # its devices' changes are in a target this one is not a copy of
+            raise SyncError(msg(
+                "{target} does not hold vault {name}, which has synced through another target: its devices' changes "
+                "are there. To move to {target}, copy everything the old target holds into it, then run `memories "
+                "sync add` with it on each device. To stop syncing here: `memories sync remove {name}`.",
+                target=spec.url, name=vault.name), code=ErrorCode.SYNC_TARGET_EXISTS)
         adopted = record is not None and _adopt_passphrase(vault, record)
         if not adopted:  # a newer passphrase set on another device is taken, never overwritten
             header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))  # as the file has it now
@@ -74,6 +76,17 @@ class SyncOperations:
         entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=now_stamp() if adopted else None)
         self._registry.put(entry)
         return entry
+
+    def sync_remove(self, ref: str) -> TargetEntry:
+        """Stop syncing vault `ref` on this device (what its target was). The target, the other
+        devices and the vault's own sync state are left as they are: adding the same target
+        again (or a copy of it) goes on from where this device stopped."""
+        info = self._sync_engine()._files.resolve(ref)
+        gone = self._registry.remove(info.vault_id)
+        if gone is None:
+            raise UsageError(msg("Vault {name} has no sync target on this device.", name=info.name),
+                             code=ErrorCode.SYNC_NO_TARGET)
+        return gone
 
     def refresh_join_record(self, ref: str, passphrase: str) -> None:
         """After a passphrase change: the target's join record wraps the key under the new one.
@@ -359,3 +372,12 @@ def now_stamp() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _has_synced(vault: UnlockedVault) -> bool:
+    """Whether this vault's sync state names a chain in a target: its own bundles uploaded, or
+    other devices' it read (bundles committed but never uploaded go to whichever target comes)."""
+    from ..sync.run import load_state
+
+    state = load_state(vault)
+    return state.own_seq > len(state.outbox) or bool(state.seen)

@@ -50,6 +50,17 @@ class Registry:
     def put(self, entry: TargetEntry) -> None:
         entries = self.entries()
         entries[entry.vault_id] = entry
+        self._write(entries)
+
+    def remove(self, vault_id: str) -> TargetEntry | None:
+        """Forget this vault's target (what it was, None when it had none)."""
+        entries = self.entries()
+        gone = entries.pop(vault_id, None)
+        if gone is not None:
+            self._write(entries)
+        return gone
+
+    def _write(self, entries: dict[str, TargetEntry]) -> None:
         tmp = self.path.with_name(f".sync.json.{os.getpid()}.{threading.get_ident()}.tmp")  # two threads may write
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

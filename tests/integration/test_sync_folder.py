@@ -145,8 +145,12 @@ def test_a_target_of_another_vault_and_a_missing_folder_are_refused(tmp_path, fo
     assert caught.value.code == "sync_target_missing"
     a.engine.sync_add(a.vault_id, str(folder), SYNC_PASS)  # the same target again: fine
     (tmp_path / "second").mkdir()
-    with pytest.raises(MemoriesError) as caught:  # its chain positions belong to the first one
-        a.engine.sync_add(a.vault_id, str(tmp_path / "second"), SYNC_PASS)
+    a.engine.sync_add(a.vault_id, str(tmp_path / "second"), SYNC_PASS)  # nothing went anywhere yet: fine
+    a.add("pushed")
+    a.sync()
+    (tmp_path / "third").mkdir()
+    with pytest.raises(MemoriesError) as caught:  # its chain positions belong to the second one
+        a.engine.sync_add(a.vault_id, str(tmp_path / "third"), SYNC_PASS)
     assert caught.value.code == "sync_target_exists"
     other.close()
     a.close()
