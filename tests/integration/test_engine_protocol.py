@@ -29,6 +29,11 @@ from tests.helpers.vaults import PASS, cheap_kdf
 SIDES = ("served", "alone")
 
 
+def _folder(path: Path) -> str:
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
 def _write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -49,7 +54,8 @@ EXAMPLES: dict[Any, Any] = {
     "path": lambda s: _write(s["root"] / "scan.txt", "a small asset"),
     ("import_notes", "path"): lambda s: _write(s["root"] / "obsidian" / "Lantern.md", "# Lantern\n\nRye and lanterns.\n").parent,
     "app": lambda s: "obsidian",
-    "device": lambda s: "laptop",  # no target here: both sides refuse the same way
+    "url": lambda s: _folder(s["root"] / "sync-target"),  # each side syncs with a folder of its own from then on
+    "device": lambda s: "laptop",  # no such device: both sides refuse the same way
     "paths": lambda s: [_write(s["root"] / "page.md", "# Page\n\nA page about lanterns and rye bread.\n")],
     "query": lambda s: "sourdough starter",
     "question": lambda s: "How often do I feed the starter?",
