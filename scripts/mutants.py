@@ -217,6 +217,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/engine/sync_ops.py", (("        if record is None and _has_synced(vault):", "        if False:"),),
            ("tests/integration/test_sync_move.py::"
             "test_a_copy_of_the_target_at_a_new_place_is_taken_and_an_empty_one_refused",)),
+    Mutant("sync-status-counts-writes-while-held", "sync status counts writes, not records, while the daemon holds the vault",
+           "memories_tui/cli/sync_verbs.py",
+           (("    vault_id = ctx.held_by_daemon(entry.vault_id)\n", "    vault_id = None\n"),),
+           ("tests/integration/test_sync_ux.py::"
+            "test_pending_counts_records_where_the_vault_is_open_and_writes_elsewhere",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

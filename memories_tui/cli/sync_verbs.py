@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ErrorCode, SyncError
-from ..i18n import _
+from ..i18n import _, _n
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -24,7 +25,7 @@ from .progress import ProgressReport
 if TYPE_CHECKING:
     import argparse
 
-    from ..engine import SyncProgress
+    from ..engine import SyncProgress, TargetEntry
 
 T = TypeVar("T")
 Verb = Callable[..., "argparse.ArgumentParser"]
@@ -211,14 +212,17 @@ def cmd_sync_now(ctx: Context) -> Payload:
 
 
 def cmd_sync_status(ctx: Context) -> Payload:
-    entries = ctx.engine.sync_status(ctx.args.vault)
+    entries = [_with_records(ctx, e) for e in ctx.engine.sync_status(ctx.args.vault)]
     if not ctx.json:
         if not entries:
             print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
         else:
             ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"), _("CONFLICTS")],
-                      [[e.vault_id, e.url, e.last_sync or "-", "-" if e.pending is None else e.pending,
-                        e.last_error or "-", e.conflicts] for e in entries])
+                      [[e.vault_id, e.url, e.last_sync or "-", _pending_text(e), e.last_error or "-", e.conflicts]
+                       for e in entries])
+            if any(e.pending_records is None and e.pending for e in entries):
+                print(_("PENDING counts records to push where the vault is unlocked (the daemon, the TUI); "
+                        "elsewhere it counts writes (an import is one)."))
             for e in entries:
                 if e.passphrase_adopted:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
@@ -234,6 +238,22 @@ def cmd_sync_remove(ctx: Context) -> Payload:
                     vault=clean(ctx.args.vault), target=clean(gone.url + (
                         f" --endpoint-url {gone.endpoint_url}" if gone.endpoint_url else ""))))
     return {"removed": gone.to_json()}
+
+
+def _with_records(ctx: Context, entry: TargetEntry) -> TargetEntry:
+    """`entry` with its records to push, asked of the daemon when it holds the vault (no passphrase)."""
+    if entry.pending_records is not None:
+        return entry
+    vault_id = ctx.held_by_daemon(entry.vault_id)
+    return entry if vault_id is None else replace(entry, pending_records=ctx.engine.sync_pending(vault_id))
+
+
+def _pending_text(entry: TargetEntry) -> str:
+    if entry.pending_records is not None:
+        return str(entry.pending_records)
+    if entry.pending is None:
+        return "-"
+    return _n("{n} write", "{n} writes", entry.pending).format(n=entry.pending) if entry.pending else "0"
 
 
 def cmd_sync_join(ctx: Context) -> Payload:

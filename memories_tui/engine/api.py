@@ -230,6 +230,9 @@ class EngineAPI(Protocol):
     @operation()
     def sync_new_device(self, vault_id: str) -> str: ...
 
+    @operation()
+    def sync_pending(self, vault_id: str) -> int: ...
+
     @operation(quick=True)
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]: ...
 

@@ -186,10 +186,7 @@ class SyncOperations:
     def has_local_changes(self, vault_id: str) -> bool:
         """Whether a record was written or deleted here since the last sync read the vault (the
         sync's own writes move the change counter too, but are not changes to push)."""
-        from ..vault.sync_rows import changed_since_sync
-
-        changed, gone = self._unlocked(vault_id).sync_read(lambda conn, _keys: changed_since_sync(conn))
-        return bool(changed or gone)
+        return self.sync_pending(vault_id) > 0
 
     def background_sync(self, vault_id: str) -> None:
         """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
@@ -212,9 +209,27 @@ class SyncOperations:
 
         entries, files = self._registry.entries(), self._sync_engine()._files
         if vault_id is None:
-            return [with_pending(e, files.resolve) for e in sorted(entries.values(), key=lambda e: e.vault_id)]
-        info = files.resolve(vault_id)
-        return [with_pending(entries[info.vault_id], files.resolve)] if info.vault_id in entries else []
+            chosen = sorted(entries.values(), key=lambda e: e.vault_id)
+        else:
+            info = files.resolve(vault_id)
+            chosen = [entries[info.vault_id]] if info.vault_id in entries else []
+        held = set(self._sync_engine()._state.vaults.ids())
+        return [replace(with_pending(e, files.resolve),
+                        pending_records=self._pending_here(e.vault_id) if e.vault_id in held else None) for e in chosen]
+
+    def _pending_here(self, vault_id: str) -> int | None:
+        try:
+            return self.sync_pending(vault_id)
+        except MemoriesError:  # locked a moment ago: the count of writes stands in, as for any locked vault
+            return None
+
+    def sync_pending(self, vault_id: str) -> int:
+        """How many records were added, edited or deleted here since the last sync (what the next
+        push sends), from the vault's rows without opening any record."""
+        from ..vault.sync_rows import changed_since_sync
+
+        changed, gone = self._unlocked(vault_id).sync_read(lambda conn, _keys: changed_since_sync(conn))
+        return len(changed) + len(gone)
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
                   name: str | None = None, progress: Callable[[SyncProgress], None] | None = None) -> JoinReport:

@@ -28,6 +28,8 @@ class TargetEntry(Jsonable):
     passphrase_adopted: str | None = None  # when a sync took the passphrase another device set
     counter_at_sync: int | None = None  # the vault's change counter when the last sync ended
     pending: int | None = None  # local writes since then (filled in by `sync_status`, never stored)
+    pending_records: int | None = None  # records added, edited or deleted since, where the vault is unlocked
+    # (filled in by `sync_status` or the daemon's `sync_pending`, never stored; elsewhere `pending` counts writes)
 
 
 class Registry:

@@ -115,9 +115,13 @@ def _sync(entries: list[Any]) -> list[Section]:
     no section)."""
     out = []
     for entry in entries:
-        pending = (_("not known until the first sync") if entry.pending is None else
-                   _n("{n:,} local change to push", "{n:,} local changes to push", entry.pending).format(n=entry.pending)
-                   if entry.pending else _("none"))
+        if entry.pending_records is not None:  # the vault is open here: what the next push sends, exactly
+            pending = (_n("{n:,} record to push", "{n:,} records to push", entry.pending_records).format(
+                n=entry.pending_records) if entry.pending_records else _("none"))
+        else:
+            pending = (_("not known until the first sync") if entry.pending is None else
+                       _n("{n:,} local change to push", "{n:,} local changes to push", entry.pending).format(
+                           n=entry.pending) if entry.pending else _("none"))
         rows = (Row(_("target"), tilde(entry.url)),
                 Row(_("last sync"), entry.last_sync or _("not yet")),
                 Row(_("pending"), pending),

@@ -120,3 +120,33 @@ def test_through_the_resident_engine_progress_and_pending_are_the_same(tmp_path)
         quiet = call_cli(home, "--json", "sync", "notes", passphrase=None)
         assert quiet.code == 0 and quiet.json["pushed_revisions"] == 1 and "Syncing" not in quiet.stderr
         assert _pending(home) == [0]
+
+
+def test_pending_counts_records_where_the_vault_is_open_and_writes_elsewhere(tmp_path):
+    """A batch of three records is one write: `sync status` says 3 when the daemon holds the
+    vault (it counts the records to push), and "1 write" with a sentence saying so otherwise."""
+    from memories_tui.engine import Engine, NewRecord
+    from tests.helpers.daemon import daemon, unlock
+    from tests.helpers.vaults import PASS, cheap_kdf
+
+    home, _folder = _synced_home(tmp_path)
+    assert call_cli(home, "sync", "notes").code == 0
+    with cheap_kdf():
+        engine = Engine.open(home)
+        vault_id = engine.unlock("notes", PASS).vault_id
+        engine.add_records(vault_id, [NewRecord("memory", f"batch {n}", "imported at once") for n in range(3)])
+        assert [(e.pending, e.pending_records) for e in engine.sync_status()] == [(1, 3)]  # open here
+        engine.close()
+    locked = call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"]
+    assert [(t["pending"], t["pending_records"]) for t in locked] == [(1, None)]
+    text = call_cli(home, "sync", "status", passphrase=None).stdout
+    assert "1 write" in text and "counts writes" in text
+    (home / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n[sync]\nbackground = false\n", encoding="utf-8")
+    with daemon(home):
+        assert unlock(home, "notes").code == 0
+        served = call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"]
+        assert [(t["pending"], t["pending_records"]) for t in served] == [(1, 3)]
+        text = call_cli(home, "sync", "status", passphrase=None).stdout
+        assert " 3 " in text and "counts writes" not in text
+        assert call_cli(home, "sync", "notes", passphrase=None).code == 0
+        assert [t["pending_records"] for t in call_cli(home, "--json", "sync", "status").json["targets"]] == [0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from memories_tui.engine import Engine
+from memories_tui.engine import Engine, NewRecord
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.status import StatusScreen, render_sections
 from memories_tui.tui.status_view import sections
@@ -98,7 +98,7 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         engine.sync_now(vault_id)
     except Exception:  # noqa: BLE001 - the failure is what this test shows
         pass
-    engine.add_record(vault_id, kind="memory", title="after the sync", body="waits to be pushed")
+    engine.add_records(vault_id, [NewRecord("memory", f"after the sync {n}", "waits to be pushed") for n in (1, 2)])
     engine.lock(vault_id)
     app = MemoriesApp(engine)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -111,4 +111,4 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         assert rows[(title, "last sync")].value.startswith("20")
         assert rows[(title, "last error")].warn and rows[(title, "last error")].value.startswith("sync_")
         assert rows[(title, "conflicts")].value == "none"
-        assert rows[(title, "pending")].value == "1 local change to push"
+        assert rows[(title, "pending")].value == "2 records to push"  # one write, two records: counted here
