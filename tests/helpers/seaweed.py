@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.paths import missing
 
@@ -150,4 +151,14 @@ def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, data: Path, creden
             time.sleep(0.5)
 
 
-__all__ = ["Seaweed", "seaweed_server"]
+def use_test_credentials(monkeypatch: Any, tmp_path: Path) -> None:
+    """The standard AWS variables name the tests' key pair, and no credentials file or profile of
+    this machine's user is read."""
+    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
+                        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+__all__ = ["Seaweed", "seaweed_server", "use_test_credentials"]

@@ -19,13 +19,9 @@ _OBJECT = 300_000  # bytes of each filler object
 
 @pytest.fixture
 def small_store(monkeypatch, tmp_path):
-    from tests.helpers.seaweed import seaweed_server
+    from tests.helpers.seaweed import seaweed_server, use_test_credentials
 
-    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
-                        "AWS_CONFIG_FILE": str(tmp_path / "none"),
-                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    use_test_credentials(monkeypatch, tmp_path)
     with seaweed_server(volume_mb=1, volumes=16) as server:
         yield server
 
@@ -78,17 +74,16 @@ def test_a_full_store_is_one_clear_error_and_the_next_sync_delivers_everything(s
 
 @pytest.mark.parametrize(("code", "status"), [("XMinioStorageFull", 507), ("XMinioAdminBucketQuotaExceeded", 400),
                                               ("AccessDenied", 403)])
-def test_what_other_stores_answer_when_full_is_a_full_target(code, status, monkeypatch):
+def test_what_other_stores_answer_when_full_is_a_full_target(code, status, monkeypatch, tmp_path):
     """MinIO's answers for a full disk and a bucket over quota, and B2's 403 "storage cap
     exceeded" (these stores are not run here: the answers are their documented ones)."""
     from botocore.exceptions import ClientError
 
     from memories_tui.sync.s3 import S3Target
     from memories_tui.sync.targets import spec_from
+    from tests.helpers.seaweed import use_test_credentials
 
-    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(name, value)
+    use_test_credentials(monkeypatch, tmp_path)
     message = "Cannot upload files, storage cap exceeded." if code == "AccessDenied" else "no room"
     answer = ClientError({"Error": {"Code": code, "Message": message},
                           "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")

@@ -28,11 +28,9 @@ def seaweed():
 
 @pytest.fixture
 def s3_env(seaweed, monkeypatch, tmp_path):
-    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
-                        "AWS_CONFIG_FILE": str(tmp_path / "none"),
-                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    from tests.helpers.seaweed import use_test_credentials
+
+    use_test_credentials(monkeypatch, tmp_path)
     return seaweed
 
 
