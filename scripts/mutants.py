@@ -222,6 +222,9 @@ MUTANTS: tuple[Mutant, ...] = (
            (("    vault_id = ctx.held_by_daemon(entry.vault_id)\n", "    vault_id = None\n"),),
            ("tests/integration/test_sync_ux.py::"
             "test_pending_counts_records_where_the_vault_is_open_and_writes_elsewhere",)),
+    Mutant("tui-sync-failure-unsaid", "the TUI says nothing when the background sync starts failing",
+           "memories_tui/tui/sync_notice.py", (("        if self._error:\n", "        if False:\n"),),
+           ("tests/tui/test_sync_notice.py",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -203,8 +203,9 @@ class SyncOperations:
             return None
         return SyncScheduler(cast("SyncedEngine", self), every_minutes=settings.every_minutes).start()
 
-    def sync_status(self, vault_id: str | None = None) -> list[TargetEntry]:
-        """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed."""
+    def sync_status(self, vault_id: str | None = None, *, count_records: bool = True) -> list[TargetEntry]:
+        """The targets of this home's vaults (all, or one), with their last sync; no passphrase needed.
+        The records to push are counted for the vaults this engine holds (`count_records`)."""
         from ..sync.registry import with_pending
 
         entries, files = self._registry.entries(), self._sync_engine()._files
@@ -213,7 +214,7 @@ class SyncOperations:
         else:
             info = files.resolve(vault_id)
             chosen = [entries[info.vault_id]] if info.vault_id in entries else []
-        held = set(self._sync_engine()._state.vaults.ids())
+        held = set(self._sync_engine()._state.vaults.ids()) if count_records else set()
         return [replace(with_pending(e, files.resolve),
                         pending_records=self._pending_here(e.vault_id) if e.vault_id in held else None) for e in chosen]
 

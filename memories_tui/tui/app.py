@@ -34,7 +34,7 @@ from ..engine import Engine, VaultInfo
 from ..errors import MemoriesError
 from ..frontend.words import lock_notice
 from ..i18n import N_, _, resolve_language, set_language
-from . import crash
+from . import crash, sync_notice
 from .commands import MemoriesCommands
 from .daemon_link import DaemonLink, LockedElsewhere
 from .data_actions import DataActions
@@ -94,6 +94,7 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
         # serves the home's socket, or follows a separate daemon's lock state (daemon_link.py)
         self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)),
                                       idle_lock_in=self.idle_lock_in)
+        self.sync_notices = sync_notice.SyncNotices()  # a background sync that starts failing is said, not only in status
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
@@ -153,6 +154,7 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.check_idle_lock, name="idle-lock")
+        self.set_interval(sync_notice.EVERY_SECONDS, self.check_sync, name="sync-notice")
         apply_keymap(self, self.engine.config.tui.keys)
         self.call_after_refresh(self._after_first_frame)
         if self._start_error:
@@ -209,6 +211,9 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
             minutes = self.idle_lock_seconds / 60
             await self.action_lock()
             self.notify(_("Locked after {minutes:g} idle minute(s).").format(minutes=minutes), title=_("Auto-lock"))
+
+    def check_sync(self) -> None:
+        self.sync_notices.check(self, self.engine, self.vault.vault_id if self.vault is not None else None)
 
     # -- unexpected errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
