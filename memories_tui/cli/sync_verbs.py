@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ErrorCode, SyncError
+from ..errors import ErrorCode, MemoriesError, SyncError
 from ..i18n import _, _n
 from .context import Context
 from .output import Payload, clean
@@ -245,7 +245,12 @@ def _with_records(ctx: Context, entry: TargetEntry) -> TargetEntry:
     if entry.pending_records is not None:
         return entry
     vault_id = ctx.held_by_daemon(entry.vault_id)
-    return entry if vault_id is None else replace(entry, pending_records=ctx.engine.sync_pending(vault_id))
+    if vault_id is None:
+        return entry
+    try:
+        return replace(entry, pending_records=ctx.engine.sync_pending(vault_id))
+    except MemoriesError:  # locked, or the daemon stopped, a moment ago: the count of writes stands in
+        return entry
 
 
 def _pending_text(entry: TargetEntry) -> str:
