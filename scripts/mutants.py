@@ -225,6 +225,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("tui-sync-failure-unsaid", "the TUI says nothing when the background sync starts failing",
            "memories_tui/tui/sync_notice.py", (("        if self._error:\n", "        if False:\n"),),
            ("tests/tui/test_sync_notice.py",)),
+    Mutant("tui-sync-now-unbound", "s on the status screen does nothing",
+           "memories_tui/tui/screens/status.py", (("        self.sync_worker(self.epoch())\n", "        pass\n"),),
+           ("tests/tui/test_sync_notice.py::test_s_on_the_status_screen_syncs_now_and_says_how_it_went",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

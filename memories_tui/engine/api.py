@@ -223,7 +223,7 @@ class EngineAPI(Protocol):
     def sync_add(self, vault_id: str, url: str, passphrase: str | None = None, *, endpoint_url: str | None = None,
                  cwd: Path | None = None) -> TargetEntry: ...
 
-    @operation(progress="sync")
+    @operation(progress="sync", fronts=("cli", "tui"))
     def sync_now(self, vault_id: str, *, progress: Callable[[SyncProgress], None] | None = None,
                  cancel: threading.Event | None = None) -> SyncReport: ...
 

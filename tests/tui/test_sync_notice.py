@@ -41,3 +41,46 @@ async def test_a_failing_background_sync_and_its_recovery_are_notified(engine: E
         (tmp_path / "Unmounted").rename(folder)
         engine.sync_now(vault_id)
         await wait_for(pilot, lambda: any("works again" in n for n in _notices(app)))
+
+
+async def test_s_on_the_status_screen_syncs_now_and_says_how_it_went(tmp_path) -> None:
+    """Another device's change arrives at once (the background sync would pull it only at
+    `every_minutes`); an unreachable target is a notice, the screen stays usable."""
+    from textual.widgets import Input
+
+    from memories_tui.tui.screens.records import RecordsScreen
+    from memories_tui.tui.screens.status import StatusScreen
+    from memories_tui.tui.screens.vaults import UnlockScreen
+    from tests.helpers.sync import SYNC_PASS, first_device, joined_device
+
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("Quince jam", "Simmer with lemon peel.")
+    a.sync()
+    joined_device(tmp_path / "b", str(folder)).close()
+    (tmp_path / "b" / "config.toml").write_text("[sync]\nbackground = false\n", encoding="utf-8")
+    a.add("Medlar tart", "Bletted medlars.")
+    a.sync()
+    engine = Engine.open(tmp_path / "b")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")))
+        field = app.screen.query_one("#passphrase", Input)
+        field.focus()
+        field.value = SYNC_PASS
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any(n.startswith("Synced with") for n in _notices(app)))
+        done = next(n for n in _notices(app) if n.startswith("Synced with"))
+        assert "1 received" in done and "1 record(s) updated here" in done, done
+        assert "Medlar tart" in {r.title for r in engine.list_records(app.vault.vault_id)}
+        folder.rename(tmp_path / "Unmounted")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any("does not exist" in n for n in _notices(app)))
+        assert isinstance(app.screen, StatusScreen)
+    engine.close()
+    a.close()

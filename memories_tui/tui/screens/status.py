@@ -29,10 +29,12 @@ class StatusScreen(VaultScreen):
         Binding("escape", "back", N_("Back"), id="back"),
         Binding("r", "refresh_status", N_("Refresh"), id="status.refresh"),
         Binding("x", "revoke_mcp", N_("Revoke AI client access"), id="status.revoke_mcp"),
+        Binding("s", "sync_now", N_("Sync now"), id="status.sync_now"),
     ]
 
     HELP_TITLE = N_("Status")
-    GUIDE = N_("What the unlocked vault holds, its indexes, limits and the embedding model. r refreshes.")
+    GUIDE = N_("What the unlocked vault holds, its indexes, limits, the embedding model and its sync. r refreshes; "
+               "s syncs now (the background sync pulls other devices' changes only every [sync] every_minutes).")
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -83,6 +85,27 @@ class StatusScreen(VaultScreen):
                        "MCP access to this vault revoked ({n} running servers).", len(servers)).format(n=len(servers))
                     if servers else _("No MCP server was reading this vault; any started earlier is revoked too."))
         self.action_refresh_status()
+
+    def action_sync_now(self) -> None:
+        self.notify(_("Syncing…"), title=_("Sync"), timeout=3)
+        self.sync_worker(self.epoch())
+
+    @work(thread=True, exclusive=True, group="sync-now", exit_on_error=False)
+    def sync_worker(self, epoch: int) -> None:
+        """Push and pull now, as `memories sync VAULT`; the outcome in a notice, then the status again."""
+        try:
+            report = self.engine.sync_now(self.vault_id)
+        except Exception as exc:  # noqa: BLE001 - shown in a notice, never a hung UI
+            message, severity = self.describe(exc), "warning"
+        else:
+            message, severity = _("Synced with {target}: {sent} change(s) sent, {received} received, {written} "
+                                  "record(s) updated here.").format(target=tilde(report.target),
+                                                                    sent=report.pushed_revisions,
+                                                                    received=report.pulled_revisions,
+                                                                    written=report.written), "information"
+        if self.epoch_live(epoch):
+            self.app.call_from_thread(self.notify, message, title=_("Sync"), severity=severity, markup=False)
+            self.app.call_from_thread(self.action_refresh_status)
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):
