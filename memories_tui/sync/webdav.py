@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 USER_VAR = "MEMORIES_WEBDAV_USERNAME"
 PASSWORD_VAR = "MEMORIES_WEBDAV_PASSWORD"
 _DAV = "{DAV:}"
+_BUSY = (502, 503, 504)  # what a proxy answers for a server that is busy or restarting: tried again
+_ATTEMPTS = 3
+_WAIT_SECONDS = 0.5  # before the second try; twice that before the third
 _PROPFIND = (b'<?xml version="1.0" encoding="utf-8"?>'
              b'<d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>')
 
@@ -85,6 +89,7 @@ class WebDavTarget:
         self.on_this_machine = spec.on_this_machine
         self._base_path = unquote(urlsplit(self.base).path)
         self._made: set[str] = set()  # collections known to exist, so a push makes each once
+        self.retried = False  # the last request was sent more than once
         from ..config import HttpSettings
         from ..models.http import make_client
 
@@ -102,12 +107,28 @@ class WebDavTarget:
         return self.base + quote(name)
 
     def _request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
-        try:
-            return self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
-        except httpx.HTTPError as exc:
-            raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
-                                "again later.", url=self.description, problem=type(exc).__name__),
-                            code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
+        """One request; a dropped connection or a 502/503/504 (a proxy in front of a busy server)
+        is tried again, twice at most, after a short wait. Every request here may be sent twice:
+        PUT writes a temporary name, MKCOL and DELETE accept "there already" and "gone", and a
+        MOVE the first try made is recognised by the caller (`retried`)."""
+        self.retried = False
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                time.sleep(_WAIT_SECONDS * attempt)
+                self.retried = True
+            try:
+                response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
+            except httpx.TransportError as exc:
+                problem = type(exc).__name__
+                continue
+            except httpx.HTTPError as exc:
+                problem = type(exc).__name__
+                break
+            if response.status_code not in _BUSY or attempt == _ATTEMPTS - 1:
+                return response
+        raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
+                            "again later.", url=self.description, problem=problem),
+                        code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 
     def _failed(self, response: httpx.Response) -> SyncError:
         status = response.status_code
@@ -161,6 +182,8 @@ class WebDavTarget:
         if response.status_code not in (200, 201, 204):
             raise self._failed(response)
         response = self._request("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})
+        if response.status_code == 404 and self.retried:
+            return  # the first try moved it, and its answer was lost
         if response.status_code not in (201, 204):
             self._request("DELETE", tmp)
             raise self._failed(response)

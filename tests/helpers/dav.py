@@ -27,7 +27,9 @@ USER = "alice"
 PASSWORD = "correct horse battery"
 
 # Runs in the child: the app and server from the JSON config given as argv[1]. Under /full/ the
-# same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does.
+# same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does;
+# under /flaky/ every other request is answered 503 before it reaches WsgiDAV, as a proxy in front
+# of a busy server does.
 _SERVER = """
 import json, sys
 from cheroot import wsgi
@@ -54,9 +56,21 @@ class FullProvider(FilesystemProvider):
             found.__class__ = FullFile
         return found
 
+class Flaky:
+    def __init__(self, app):
+        self.app, self.count = app, 0
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "").startswith("/flaky"):
+            self.count += 1
+            if self.count % 2:
+                start_response("503 Service Unavailable", [("Content-Length", "0")])
+                return [b""]
+        return self.app(environ, start_response)
+
 conf = json.loads(sys.argv[1])
 conf["provider_mapping"]["/full"] = FullProvider(conf.pop("full_root"))
-server = wsgi.Server((conf["host"], conf["port"]), WsgiDAVApp(conf))
+conf["provider_mapping"]["/flaky"] = conf.pop("flaky_root")
+server = wsgi.Server((conf["host"], conf["port"]), Flaky(WsgiDAVApp(conf)))
 server.start()
 """
 
@@ -66,6 +80,7 @@ class DavServer:
     url: str  # the root collection, http://127.0.0.1:PORT/
     root: Path  # the folder the server stores the objects in
     full_url: str  # a collection whose every write is refused with 507 (over quota)
+    flaky_url: str  # a collection where every other request is answered 503
 
 
 def _free_port() -> int:
@@ -82,8 +97,10 @@ def dav_server() -> Iterator[DavServer]:
     root = base / "share"
     root.mkdir()
     (base / "full").mkdir()
+    (base / "flaky").mkdir()
     port = _free_port()
     conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "full_root": str(base / "full"),
+            "flaky_root": str(base / "flaky"),
             "verbose": 1,
             "logging": {"enable": False}, "property_manager": True, "lock_storage": True,
             "http_authenticator": {"accept_basic": True, "accept_digest": False, "default_to_digest": False,
@@ -95,7 +112,7 @@ def dav_server() -> Iterator[DavServer]:
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_ready(proc, port, base)
-        yield DavServer(url, root, url + "full")
+        yield DavServer(url, root, url + "full", url + "flaky")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
