@@ -231,7 +231,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("webdav-busy-not-retried", "a WebDAV request answered 503 by a busy proxy stops the sync",
            "memories_tui/sync/webdav.py", (("_BUSY = (502, 503, 504)", "_BUSY = ()"),),
            ("tests/integration/test_sync_webdav.py::"
-            "test_a_server_that_answers_503_every_other_time_is_tried_again_within_the_sync",)),
+            "test_a_server_that_answers_503_now_and_then_is_tried_again_within_the_sync",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -28,8 +28,8 @@ PASSWORD = "correct horse battery"
 
 # Runs in the child: the app and server from the JSON config given as argv[1]. Under /full/ the
 # same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does;
-# under /flaky/ every other request is answered 503 before it reaches WsgiDAV, as a proxy in front
-# of a busy server does.
+# under /flaky/ one request in four is answered 503 before it reaches WsgiDAV, as a proxy in front
+# of a busy server does (a MOVE is done first, then its answer replaced: an answer lost on the way).
 _SERVER = """
 import json, sys
 from cheroot import wsgi
@@ -62,7 +62,10 @@ class Flaky:
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO", "").startswith("/flaky"):
             self.count += 1
-            if self.count % 2:
+            if self.count % 4 == 1:
+                if environ["REQUEST_METHOD"] == "MOVE":  # done, but its answer is lost on the way back
+                    for _chunk in self.app(environ, lambda *args: None):
+                        pass
                 start_response("503 Service Unavailable", [("Content-Length", "0")])
                 return [b""]
         return self.app(environ, start_response)
@@ -80,7 +83,7 @@ class DavServer:
     url: str  # the root collection, http://127.0.0.1:PORT/
     root: Path  # the folder the server stores the objects in
     full_url: str  # a collection whose every write is refused with 507 (over quota)
-    flaky_url: str  # a collection where every other request is answered 503
+    flaky_url: str  # a collection where one request in four is answered 503 (a MOVE after it is done)
 
 
 def _free_port() -> int:

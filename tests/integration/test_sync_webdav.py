@@ -153,9 +153,10 @@ def test_a_share_over_quota_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
     assert "507" in caught.value.message
 
 
-def test_a_server_that_answers_503_every_other_time_is_tried_again_within_the_sync(dav_env, tmp_path, cheap_kdf):
-    """A proxy in front of a busy Nextcloud answers 502/503 now and then: each request is tried
-    again (twice at most, after a short wait), so the sync goes through instead of failing."""
+def test_a_server_that_answers_503_now_and_then_is_tried_again_within_the_sync(dav_env, tmp_path, cheap_kdf):
+    """A proxy in front of a busy Nextcloud answers 502/503 now and then, sometimes after passing
+    a MOVE on: each request is tried again (twice at most, after a short wait), a MOVE already
+    done is taken as done, and the sync goes through instead of failing."""
     a = first_device(tmp_path / "a", dav_env.flaky_url)
     a.add("through a busy proxy", "kept")
     a.sync()
