@@ -89,7 +89,6 @@ class WebDavTarget:
         self.on_this_machine = spec.on_this_machine
         self._base_path = unquote(urlsplit(self.base).path)
         self._made: set[str] = set()  # collections known to exist, so a push makes each once
-        self.retried = False  # the last request was sent more than once
         from ..config import HttpSettings
         from ..models.http import make_client
 
@@ -107,15 +106,17 @@ class WebDavTarget:
         return self.base + quote(name)
 
     def _request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
-        """One request; a dropped connection or a 502/503/504 (a proxy in front of a busy server)
-        is tried again, twice at most, after a short wait. Every request here may be sent twice:
-        PUT writes a temporary name, MKCOL and DELETE accept "there already" and "gone", and a
-        MOVE the first try made is recognised by the caller (`retried`)."""
-        self.retried = False
+        return self._send(method, url, **kwargs)[0]
+
+    def _send(self, method: str, url: str, **kwargs: object) -> tuple[httpx.Response, bool]:
+        """One request, and whether it was sent more than once: a dropped connection or a
+        502/503/504 (a proxy in front of a busy server) is tried again, twice at most, after a
+        short wait. Every request here may be sent twice: PUT writes a temporary name, MKCOL and
+        DELETE accept "there already" and "gone", and `put` takes a MOVE the first try made."""
+        problem = ""
         for attempt in range(_ATTEMPTS):
             if attempt:
                 time.sleep(_WAIT_SECONDS * attempt)
-                self.retried = True
             try:
                 response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
             except httpx.TransportError as exc:
@@ -125,7 +126,7 @@ class WebDavTarget:
                 problem = type(exc).__name__
                 break
             if response.status_code not in _BUSY or attempt == _ATTEMPTS - 1:
-                return response
+                return response, attempt > 0
         raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
                             "again later.", url=self.description, problem=problem),
                         code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
@@ -181,8 +182,8 @@ class WebDavTarget:
             response = self._request("PUT", tmp, content=data)
         if response.status_code not in (200, 201, 204):
             raise self._failed(response)
-        response = self._request("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})
-        if response.status_code == 404 and self.retried:
+        response, retried = self._send("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})
+        if response.status_code == 404 and retried:
             return  # the first try moved it, and its answer was lost
         if response.status_code not in (201, 204):
             self._request("DELETE", tmp)
