@@ -20,6 +20,18 @@ async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
         await pilot.pause(0.02)
 
 
+async def unlock_with(pilot, app, passphrase: str, timeout: float = 30.0) -> None:
+    """Type `passphrase` on the unlock screen the app opens with, then wait for the records screen."""
+    from memories_tui.tui.screens.records import RecordsScreen
+    from memories_tui.tui.screens.vaults import UnlockScreen
+
+    await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")),
+                   timeout)
+    await type_text(pilot, app.screen.query_one("#passphrase", Input), passphrase)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen), timeout)
+
+
 def static_text(widget: Static) -> str:
     content = widget.content
     return content.plain if isinstance(content, Text) else str(content)

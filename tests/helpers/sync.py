@@ -53,6 +53,20 @@ def joined_device(home: Path, target: str, endpoint_url: str | None = None) -> D
     return Device(engine, report.vault_id)
 
 
+def news_for_a_joined_device(tmp_path: Path) -> tuple[Device, Path]:
+    """Device A (home a) pushed "Quince jam", home b joined the folder, then A pushed "Medlar
+    tart": what b must still fetch itself. (A, open; the folder.)"""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("Quince jam", "Simmer with lemon peel.")
+    a.sync()
+    joined_device(tmp_path / "b", str(folder)).close()
+    a.add("Medlar tart", "Bletted medlars.")  # pushed after b joined
+    a.sync()
+    return a, folder
+
+
 def target_bytes(folder: Path) -> bytes:
     """Every byte of every file under `folder` (names included), to search for plaintext."""
     out = bytearray()

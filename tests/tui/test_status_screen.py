@@ -3,6 +3,8 @@ problem in full."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from memories_tui.engine import Engine, NewRecord
@@ -86,13 +88,19 @@ async def test_sources_show_in_status_and_gone_cards_are_marked_in_the_list(engi
         assert "1 file skipped" in text and "last synced 20" in text  # the last sync's time and skips
 
 
-async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
+def synced_vault(engine: Engine, tmp_path: Path) -> tuple[str, Path]:
+    """The notes vault, unlocked and synced once with the folder tmp_path/Sync: (its id, the folder)."""
     vault_id = vault_with_notes(engine)
     folder = tmp_path / "Sync"
     folder.mkdir()
     engine.unlock(vault_id, PASS)
     engine.sync_add(vault_id, str(folder), PASS)
     engine.sync_now(vault_id)
+    return vault_id, folder
+
+
+async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
+    vault_id, folder = synced_vault(engine, tmp_path)
     folder.rename(tmp_path / "Gone")  # the next sync fails: its error shows
     try:
         engine.sync_now(vault_id)

@@ -7,35 +7,20 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual.widgets import Input
-
 from memories_tui.engine import Engine
 from memories_tui.tui.app import MemoriesApp
-from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import UnlockScreen
 from tests.helpers.daemon import Clock, wait_until
-from tests.helpers.pilot import wait_for
-from tests.helpers.sync import SYNC_PASS, first_device, joined_device
+from tests.helpers.pilot import unlock_with, wait_for
+from tests.helpers.sync import SYNC_PASS, first_device, joined_device, news_for_a_joined_device
 
 
 async def test_the_tui_syncs_at_unlock_and_after_a_change(tmp_path: Path) -> None:
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    a.add("Quince jam", "Simmer with lemon peel.")
-    a.sync()
-    joined_device(tmp_path / "b", str(folder)).close()
-    a.add("Medlar tart", "Bletted medlars.")  # pushed after B joined: B's TUI must fetch it itself
-    a.sync()
+    a, _folder = news_for_a_joined_device(tmp_path)  # B's TUI must fetch "Medlar tart" itself
     engine = Engine.open(tmp_path / "b")
     app = MemoriesApp(engine)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")), 30)
-        field = app.screen.query_one("#passphrase", Input)
-        field.focus()
-        field.value = SYNC_PASS
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen), 30)
+        await unlock_with(pilot, app, SYNC_PASS)
         vault_id = a.vault_id
         await wait_for(pilot, lambda: "Medlar tart" in {r.title for r in engine.list_records(vault_id)}, 60)
         syncer = app.daemon_link.host._syncer  # the catch-up sync at unlock is over before the edit
@@ -63,12 +48,7 @@ async def test_the_tui_pulls_on_its_schedule_and_not_while_locked(tmp_path: Path
     vault_id = a.vault_id
 
     async def unlock() -> None:
-        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")), 30)
-        field = app.screen.query_one("#passphrase", Input)
-        field.focus()
-        field.value = SYNC_PASS
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen), 30)
+        await unlock_with(pilot, app, SYNC_PASS)
 
     def titles() -> set[str]:
         return {r.title for r in engine.list_records(vault_id)}

@@ -6,8 +6,9 @@ from __future__ import annotations
 from memories_tui.engine import Engine
 from memories_tui.tui import sync_notice
 from memories_tui.tui.app import MemoriesApp
-from tests.helpers.pilot import PASS, wait_for
-from tests.tui.test_keys import unlock_to_records, vault_with_notes
+from tests.helpers.pilot import unlock_with, wait_for
+from tests.tui.test_keys import unlock_to_records
+from tests.tui.test_status_screen import synced_vault
 
 
 def _notices(app: MemoriesApp) -> list[str]:
@@ -16,12 +17,7 @@ def _notices(app: MemoriesApp) -> list[str]:
 
 async def test_a_failing_background_sync_and_its_recovery_are_notified(engine: Engine, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sync_notice, "EVERY_SECONDS", 0.1)
-    vault_id = vault_with_notes(engine)
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    engine.unlock(vault_id, PASS)
-    engine.sync_add(vault_id, str(folder), PASS)
-    engine.sync_now(vault_id)
+    vault_id, folder = synced_vault(engine, tmp_path)
     engine.lock(vault_id)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
@@ -46,31 +42,15 @@ async def test_a_failing_background_sync_and_its_recovery_are_notified(engine: E
 async def test_s_on_the_status_screen_syncs_now_and_says_how_it_went(tmp_path) -> None:
     """Another device's change arrives at once (the background sync would pull it only at
     `every_minutes`); an unreachable target is a notice, the screen stays usable."""
-    from textual.widgets import Input
-
-    from memories_tui.tui.screens.records import RecordsScreen
     from memories_tui.tui.screens.status import StatusScreen
-    from memories_tui.tui.screens.vaults import UnlockScreen
-    from tests.helpers.sync import SYNC_PASS, first_device, joined_device
+    from tests.helpers.sync import SYNC_PASS, news_for_a_joined_device
 
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    a.add("Quince jam", "Simmer with lemon peel.")
-    a.sync()
-    joined_device(tmp_path / "b", str(folder)).close()
-    (tmp_path / "b" / "config.toml").write_text("[sync]\nbackground = false\n", encoding="utf-8")
-    a.add("Medlar tart", "Bletted medlars.")
-    a.sync()
+    a, folder = news_for_a_joined_device(tmp_path)
+    (tmp_path / "b" / "config.toml").write_text("[sync]\nbackground = false\n", encoding="utf-8")  # only `s` syncs
     engine = Engine.open(tmp_path / "b")
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, UnlockScreen) and bool(app.screen.query("#passphrase")))
-        field = app.screen.query_one("#passphrase", Input)
-        field.focus()
-        field.value = SYNC_PASS
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await unlock_with(pilot, app, SYNC_PASS)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         await pilot.press("s")
