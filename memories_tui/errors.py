@@ -297,6 +297,11 @@ class SyncTamperedError(SyncError):
     code = ErrorCode.SYNC_TARGET_TAMPERED
 
 
+class SyncObjectGoneError(SyncTamperedError):
+    """An object a head names is not in the target: dropped, not copied yet, or deleted by another
+    device's compaction after this sync listed the target (a pull then starts over once or twice)."""
+
+
 class SyncRolledBackError(SyncError):
     """The sync target shows an older state of a device's chain than this vault has already seen."""
 

@@ -232,6 +232,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/webdav.py", (("_BUSY = (502, 503, 504)", "_BUSY = ()"),),
            ("tests/integration/test_sync_webdav.py::"
             "test_a_server_that_answers_503_now_and_then_is_tried_again_within_the_sync",)),
+    Mutant("sync-pull-gone-not-relisted", "a pull that meets another device's compaction calls the target damaged",
+           "memories_tui/sync/chains.py", (("_PULLS = 3 ", "_PULLS = 1 "),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_gets_everything",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import CancelledError, ErrorCode, SyncError, SyncRolledBackError, SyncTamperedError
+from ..errors import CancelledError, ErrorCode, SyncError, SyncObjectGoneError, SyncRolledBackError, SyncTamperedError
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
 from . import snapshots
@@ -49,8 +49,25 @@ class Pulled:
     listing: list[str] = field(default_factory=list)  # the names under d/ when the pull began
 
 
+_PULLS = 3  # a pull that finds a named object gone lists the target again, up to this many times in all
+
+
 def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading.Event | None = None,
          progress: Callable[[str], None] | None = None) -> Pulled:
+    """Every other device's verified news. Another device that compacts while this one reads
+    deletes what its new head no longer needs (it writes that head first): an object found gone
+    makes the pull start over from a fresh listing, so the race is not reported as damage."""
+    for attempt in range(_PULLS):
+        try:
+            return _pull_once(target, keys, state, cancel, progress)
+        except SyncObjectGoneError:
+            if attempt == _PULLS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: threading.Event | None,
+               progress: Callable[[str], None] | None) -> Pulled:
     out = Pulled()
     names = out.listing = target.list(DEVICES)
     devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE.match(n.split("/")[1])})
@@ -172,7 +189,7 @@ def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str
     """Fetch, open and check bundle `number` of `device`; its digest (the next one's `prev`)."""
     blob = _fetch(target, bundle_name(device, number), out)
     if blob is None:
-        raise SyncTamperedError(msg("Bundle {number} of device {device} is missing from the sync target although "
+        raise SyncObjectGoneError(msg("Bundle {number} of device {device} is missing from the sync target although "
                                     "its head names a later one (dropped, or a sync tool has not copied it yet: "
                                     "sync again later). Nothing was changed here.", number=number, device=device))
     value = unseal(keys.sync_aead("bundle"), blob, bundle_ad(keys.vault_id, device, number),

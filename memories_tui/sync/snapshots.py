@@ -21,7 +21,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..errors import SyncTamperedError
+from ..errors import SyncObjectGoneError, SyncTamperedError
 from ..i18n import msg
 from ..vault.crypto import length_prefixed
 from .revtree import Rev
@@ -129,7 +129,7 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
     while k < total:
         blob = fetch(snapshot_name(device, upto, k))
         if blob is None:
-            raise SyncTamperedError(msg("The snapshot of device {device} is missing from the sync target although "
+            raise SyncObjectGoneError(msg("The snapshot of device {device} is missing from the sync target although "
                                         "its head names it (dropped, or a sync tool has not copied it yet: sync "
                                         "again later). Nothing was changed here.", device=device))
         value = unseal(aead, blob, snapshot_ad(vault_id, device, upto, k), f"The snapshot of device {device}")

@@ -341,3 +341,39 @@ def test_three_devices_converge_with_frequent_compaction_and_a_late_join_matches
     assert late.records() == a.records() and late.conflicts() == a.conflicts()
     a.close()
     late.close()
+
+
+def test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_gets_everything(
+        tmp_path, folder, cheap_kdf, monkeypatch):
+    """A compacts and deletes its old bundles (alone, nobody holds them back) just after a new
+    device read A's head and before it fetched the bundles that head named: the join lists the
+    target again and reads the new snapshot, instead of calling the target damaged."""
+    from memories_tui.sync.folder import FolderTarget
+
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0 中文")
+    device = a.sync().device
+    for i in range(K + 1):  # a snapshot, and bundles after it for the joiner to fetch
+        a.edit(rid, f"v{i + 1}")
+        a.sync()
+    before = _bundles(folder, device)
+    assert before, "the head must name bundles past the snapshot"
+    fetch, lists, raced = FolderTarget.get, [], []
+
+    def get(self, name: str):  # noqa: ANN202 - FolderTarget.get
+        if not raced and name == f"d/{device}/{before[0]:010d}":
+            raced.append(name)
+            for i in range(K):  # a's compaction runs now: its new snapshot covers `before`, then they go
+                a.edit(rid, f"while the join reads {i}")
+                a.sync()
+            assert not set(before) & set(_bundles(folder, device))
+        return fetch(self, name)
+
+    listing = FolderTarget.list
+    monkeypatch.setattr(FolderTarget, "get", get)
+    monkeypatch.setattr(FolderTarget, "list", lambda self, prefix: lists.append(prefix) or listing(self, prefix))
+    c = joined_device(_home(tmp_path / "c"), str(folder))
+    assert raced and lists.count("d/") >= 2  # it met the deletion and listed again
+    assert c.records() == a.records() and c.records()[rid][2] == f"while the join reads {K - 1}"
+    a.close()
+    c.close()
