@@ -236,6 +236,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/chains.py", (("_PULLS = 3 ", "_PULLS = 1 "),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_gets_everything",)),
+    Mutant("sync-damaged-snapshot-not-rebuilt", "a device whose own snapshot the target damaged never compacts again",
+           "memories_tui/sync/compaction.py",
+           (("fixed = repair.rebuilt(state, extra.adopted, stored) if stored is not None else None", "fixed = None"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_again",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

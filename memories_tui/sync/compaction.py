@@ -35,7 +35,7 @@ from ..errors import SyncTamperedError
 from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.keys import VaultKeys
-from . import snapshots
+from . import repair, snapshots
 from .chains import Pulled, _bundle, adopters, entry
 from .sealing import Head, bundle_name, forget_ad, forgotten_name, head_name, unseal
 from .state import SyncState
@@ -94,7 +94,9 @@ class Extra:
 
 
 def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, compact_after: int,
-            name: str = "") -> Extra:
+            name: str = "", stored: repair.StoredTexts | None = None) -> Extra:
+    """What this sync's head says and carries; a snapshot when one is due. `stored` reads the
+    vault's records as stored, to rebuild this device's snapshot if the target damaged it."""
     own = pulled.heads.get(state.device)
     extra = Extra(own.snap, own.snap_digest, own.snap, adopted=dict(own.adopted)) if own is not None else Extra()
     extra.name = name
@@ -103,7 +105,7 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
     if compact_after > 0 and (due or adopt):
         try:
-            made = _snapshot(target, keys, state, pulled, extra, adopt, due)
+            made = _snapshot(target, keys, state, pulled, extra, adopt, due, stored)
         except SyncTamperedError as exc:  # this device's own objects were damaged: push all the same
             extra.failed = exc
         else:
@@ -131,12 +133,22 @@ def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled)
 
 
 def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra,
-              adopt: dict[str, Head], due: bool) -> tuple[list[bytes], snapshots.Adopted] | None:
+              adopt: dict[str, Head], due: bool, stored: repair.StoredTexts | None = None
+              ) -> tuple[list[bytes], snapshots.Adopted] | None:
     """The sealed parts of a snapshot of this device's chain up to its newest bundle, carrying
     the chains it carried before and those of `adopt` that can be read whole now; and what it
-    carries. None when it was not due and no chain could be carried."""
+    carries. None when it was not due and no chain could be carried. Where the previous
+    snapshot (or a bundle after it) is damaged, the chain is rebuilt from the vault (repair.py)."""
     named = Head(state.device, state.own_seq, state.own_digest, "", extra.snap, extra.snap_digest)
-    entries, carried = _chain(target, keys, state.device, named, pulled, state.own_digest, _WithOutbox(target, state))
+    try:
+        entries, carried = _chain(target, keys, state.device, named, pulled, state.own_digest,
+                                  _WithOutbox(target, state))
+    except SyncTamperedError:
+        fixed = repair.rebuilt(state, extra.adopted, stored) if stored is not None else None
+        if fixed is None:
+            raise
+        entries, carried = fixed
+        due = True  # the damaged snapshot is replaced now, not at the next compaction
     taken = 0
     for device, head in sorted(adopt.items()):
         try:

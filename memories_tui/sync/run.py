@@ -189,7 +189,8 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
         push.send(seq, state.outbox.pop(seq))
         state.pushed.append(seq)
     push.finish()
-    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name)
+    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name, lambda refs: {
+        (change.record_id, change.revision): change.payload for change in vault.sync_opened(refs)})
     sent = push.sent
     if sent or extra.publish or extra.parts:
         head = extra.head(state, now()).sealed(keys.sync_aead("head"), keys.vault_id)

@@ -291,32 +291,43 @@ def test_a_head_from_before_compaction_opens_and_a_head_naming_an_impossible_sna
     keys.wipe()
 
 
-def test_a_damaged_own_snapshot_is_reported_but_does_not_stop_pushes(tmp_path, folder, cheap_kdf, publish_often):
+def test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_again(
+        tmp_path, folder, cheap_kdf, publish_often):
+    """The target damages a's snapshot (its bundles are gone): no new device can join. At a's
+    next compaction a rebuilds it from its own vault (a conflict, a deletion by b, an edit b
+    made of a's note, a's latest edits) and a device joining then gets everything."""
     a = first_device(_home(tmp_path / "a"), str(folder))
-    rid = a.add("note", "v0")
+    rid, both, gone, theirs = (a.add(t, f"{t} v0 中文") for t in ("note", "both", "gone", "theirs"))
     device = a.sync().device
     b = joined_device(_home(tmp_path / "b"), str(folder))
-    for i in range(K):
+    a.edit(both, "a's side")
+    b.edit(both, "b's side")
+    b.delete(gone)
+    b.edit(theirs, "b's edit of a's note")
+    for i in range(K + 1):
         a.edit(rid, f"v{i + 1}")
         a.sync()
         b.sync()
+    a.sync()
     (part,) = (folder / "d" / device).glob("s*")
+    assert 1 not in _bundles(folder, device)  # the snapshot is the only copy of a's first bundles
     part.write_bytes(part.read_bytes()[:-3])
-    failed = None
-    for i in range(2 * K):  # until the compaction due needs a's own snapshot
-        a.edit(rid, f"pushed although the snapshot is damaged {i}")
-        try:
-            a.sync()
-        except MemoriesError as exc:
-            failed = exc
-            break
-    assert failed is not None and failed.code == "sync_target_tampered"
-    b_state = b.engine._vault(b.vault_id).sync_state()
-    b.sync()  # b had read a's bundles, not the snapshot: it gets the edit
-    assert b.records()[rid][2] == f"pushed although the snapshot is damaged {i}"
-    assert b.engine._vault(b.vault_id).sync_state() != b_state
-    a.close()
-    b.close()
+    with pytest.raises(MemoriesError) as refused:
+        joined_device(_home(tmp_path / "before"), str(folder))
+    assert refused.value.code == "sync_target_tampered"
+    for i in range(K):  # until a's next compaction, which reads its own snapshot back
+        a.edit(rid, f"after the damage {i}")
+        a.sync()
+        b.sync()
+    a.sync()
+    assert not part.exists() and list((folder / "d" / device).glob("s*"))  # replaced, the damaged one deleted
+    c = joined_device(_home(tmp_path / "c"), str(folder))
+    assert c.records() == a.records() == b.records()
+    assert c.records()[rid][2] == f"after the damage {K - 1}" and gone not in c.records()
+    assert c.records()[theirs][2] == "b's edit of a's note"
+    assert c.conflicts() == a.conflicts() == b.conflicts() and both in c.conflicts()
+    for device_ in (a, b, c):
+        device_.close()
 
 
 def test_three_devices_converge_with_frequent_compaction_and_a_late_join_matches(tmp_path, cheap_kdf,

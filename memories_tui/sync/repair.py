@@ -1,0 +1,85 @@
+"""Rebuilding this device's snapshot from what its vault knows, when the one in the target is damaged.
+
+A device reads its previous snapshot back to make the next one. If the target altered,
+truncated or lost it (a disk fault, a tool that rewrote the file), the bundles it replaced are
+gone: without a repair the device could never compact again, and no new device could join.
+Every revision this device wrote (and those of the forgotten devices its snapshot carried)
+is still in its revision trees, and the content a reader may need is still in the vault: the
+record as it stands, a kept conflict, or the older revision kept as a merge base. The rebuilt
+snapshot holds those, reaches this device's last bundle, and replaces the damaged one as any
+new snapshot does. A revision that another one replaces keeps its place without its content,
+as in any snapshot; where the replacing revision is another device's and the vault no longer
+has the text, a reader that gets this snapshot before that device's bundle is told to sync
+again (nothing is written until it can settle the record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..vault.sync_rows import LocalRef
+from .revtree import Rev
+from .snapshots import Adopted, Entry
+from .state import Doc, SyncState
+from .threeway import MERGE_DEVICE
+
+StoredTexts = Callable[[list[LocalRef]], dict[tuple[str, int], str]]  # (record, vault revision) -> as stored
+
+
+def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> tuple[list[Entry], Adopted] | None:
+    """The entries of a snapshot of this device's whole chain (and of the chains of `carried`,
+    the forgotten devices its head says it carries, up to the bundle given), and the positions
+    it carries; None when the vault cannot give all of it (the damage is then reported)."""
+    adopted: Adopted = {}
+    for device, upto in carried.items():
+        seen = state.seen.get(device)
+        if seen is None or seen[0] != upto:
+            return None  # that device wrote again since: the digest of bundle `upto` is not known here
+        adopted[device] = seen
+    if state.loader is None or state.legacy:
+        return None
+    writers = {state.device, *carried}
+    entries: list[tuple[Rev, Entry]] = []
+    wanted: dict[tuple[str, int], list[Entry]] = {}
+    for record_id, doc in sorted(state.loader(None).items()):  # fresh entries: the state's own stay as they are
+        made = _entries(record_id, doc, writers, state.kept.get(record_id, {}), wanted)
+        if made is None:
+            return None
+        entries += made
+    texts = stored([LocalRef(record_id, number, 0) for record_id, number in wanted])
+    for pair, items in wanted.items():
+        if pair not in texts:
+            return None
+        for item in items:
+            item["x"] = texts[pair]
+    entries.sort(key=lambda pair: (pair[0].stamp, pair[0].rev_id))  # chain order: this device's clock only grows
+    return [item for _rev, item in entries], adopted
+
+
+def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | None],
+             wanted: dict[tuple[str, int], list[Entry]]) -> list[tuple[Rev, Entry]] | None:
+    """This record's revisions written by `writers` (and merged ones), each with its content,
+    left out, or waiting in `wanted` for the vault revision that holds it."""
+    revs = doc.tree.revs
+    ours = [rev for rev in revs.values() if rev.device in writers
+            or (rev.device == MERGE_DEVICE and len(rev.parents) == 2 and not rev.deleted)]
+    in_snapshot = {p for rev in ours for p in rev.parents}
+    anywhere = {p for rev in revs.values() for p in rev.parents}
+    out = []
+    for rev in ours:
+        item: Entry = {"id": record_id, "rev": rev.rev_id, "e": rev.to_list(), "x": None}
+        number = doc.local if rev.rev_id == doc.cur else doc.bases.get(rev.rev_id)
+        if rev.deleted:
+            pass
+        elif rev.rev_id in in_snapshot:
+            item["s"] = 1  # its child comes along in this snapshot
+        elif kept.get(rev.rev_id) is not None:
+            item["x"] = kept[rev.rev_id]
+        elif number is not None:
+            wanted.setdefault((record_id, number), []).append(item)
+        elif rev.rev_id in anywhere:
+            item["s"] = 1  # another device's revision replaced it, and the vault no longer has its text
+        else:
+            return None  # a leaf whose text is nowhere here
+        out.append((rev, item))
+    return out
