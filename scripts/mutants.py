@@ -241,6 +241,10 @@ MUTANTS: tuple[Mutant, ...] = (
            (("fixed = repair.rebuilt(state, extra.adopted, stored) if stored is not None else None", "fixed = None"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_again",)),
+    Mutant("sync-damaged-bundle-stops-reader", "a reader behind stops at a damaged bundle its snapshot covers",
+           "memories_tui/sync/chains.py", (("            if number > head.snap:\n", "            if True:\n"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_reader_behind_reads_a_damaged_bundle_from_the_snapshot_that_covers_it",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

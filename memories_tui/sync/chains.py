@@ -102,17 +102,39 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
             if snap.upto > seq:
                 seq, prev = snap.upto, snap.digest
         elif snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
-            snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
-            out.bundles.append(Incoming(device, snap.upto, snap.digest, snap.revs))
-            seq, prev = snap.upto, snap.digest
-        for number in range(seq + 1, head.seq + 1):
-            if progress is not None and (number - seq) % 50 == 1:
-                progress(_("device {device}: bundle {number}/{total}").format(device=device, number=number, total=head.seq))
-            prev = _bundle(target, keys, device, number, prev, out)
+            seq, prev = _from_snapshot(target, keys, head, out)
+        prev = _bundles(target, keys, head, seq, prev, out, progress)
         if prev != head.digest:
             raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                         "truncated or replaced. Nothing was changed here.", device=device))
     return out
+
+
+def _from_snapshot(target: Target, keys: VaultKeys, head: Head, out: Pulled) -> tuple[int, str]:
+    """Read the snapshot the head names; (the bundle it reaches, that bundle's digest)."""
+    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
+    out.bundles.append(Incoming(head.device, snap.upto, snap.digest, snap.revs))
+    return snap.upto, snap.digest
+
+
+def _bundles(target: Target, keys: VaultKeys, head: Head, seq: int, prev: str, out: Pulled,
+             progress: Callable[[str], None] | None) -> str:
+    """Read bundles seq+1 up to the head's, in order; the last one's digest. A bundle that is
+    damaged or gone but that the head's snapshot covers is read from that snapshot instead
+    (the sealed head names its digest): a reader behind is not stuck on it."""
+    number, first = seq, seq + 1
+    while number < head.seq:
+        number += 1
+        if progress is not None and (number - first) % 50 == 0:
+            progress(_("device {device}: bundle {number}/{total}").format(device=head.device, number=number,
+                                                                          total=head.seq))
+        try:
+            prev = _bundle(target, keys, head.device, number, prev, out)
+        except SyncTamperedError:
+            if number > head.snap:
+                raise
+            number, prev = _from_snapshot(target, keys, head, out)
+    return prev
 
 
 def adopters(heads: dict[str, Head], device: str) -> tuple[str, int] | None:

@@ -388,3 +388,33 @@ def test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_
     assert c.records() == a.records() and c.records()[rid][2] == f"while the join reads {K - 1}"
     a.close()
     c.close()
+
+
+def test_a_reader_behind_reads_a_damaged_bundle_from_the_snapshot_that_covers_it(
+        tmp_path, folder, cheap_kdf, publish_often):
+    """b is behind; a's bundles it still needs stay, and a's snapshot covers them. One of them is
+    damaged in the target: b reads the snapshot instead of stopping at it. A damaged bundle no
+    snapshot covers is still refused."""
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0")
+    a.sync()
+    b = joined_device(_home(tmp_path / "b"), str(folder))
+    for i in range(10):
+        a.edit(rid, f"v{i + 1}")
+        last = a.sync()
+    own = _bundles(folder, last.device)
+    assert own[0] <= 2 and len(own) >= 10  # b holds them back
+    damaged = folder / "d" / last.device / f"{own[2]:010d}"
+    damaged.write_bytes(damaged.read_bytes()[:-3])
+    report = b.sync()
+    assert b.records() == a.records() and b.records()[rid][2] == "v10"
+    assert report.fetched_objects < len(own)  # from the snapshot on, not every bundle
+    for i in range(2):  # bundles past a's snapshot only
+        a.edit(rid, f"after {i}")
+        a.sync()
+    newest = folder / "d" / last.device / f"{max(_bundles(folder, last.device)):010d}"
+    assert max(int(p.name[1:11]) for p in (folder / "d" / last.device).glob("s*")) < int(newest.name)
+    newest.write_bytes(newest.read_bytes()[:-3])
+    _refused(b, "sync_target_tampered")
+    a.close()
+    b.close()
