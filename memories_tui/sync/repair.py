@@ -40,7 +40,7 @@ def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> t
         return None
     writers = {state.device, *carried}
     entries: list[tuple[Rev, Entry]] = []
-    wanted: dict[tuple[str, int], list[Entry]] = {}
+    wanted: dict[tuple[str, int], list[tuple[Entry, bool]]] = {}  # pair -> (entry, may go without its text)
     for record_id, doc in sorted(state.loader(None).items()):  # fresh entries: the state's own stay as they are
         made = _entries(record_id, doc, writers, state.kept.get(record_id, {}), wanted)
         if made is None:
@@ -48,16 +48,19 @@ def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> t
         entries += made
     texts = stored([LocalRef(record_id, number, 0) for record_id, number in wanted])
     for pair, items in wanted.items():
-        if pair not in texts:
-            return None
-        for item in items:
-            item["x"] = texts[pair]
+        for item, replaced in items:
+            if pair in texts:
+                item["x"] = texts[pair]
+            elif replaced:  # a merge base the vault dropped (deleted here, then brought back by an edit)
+                item["s"] = 1
+            else:
+                return None
     entries.sort(key=lambda pair: (pair[0].stamp, pair[0].rev_id))  # chain order: this device's clock only grows
     return [item for _rev, item in entries], adopted
 
 
 def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | None],
-             wanted: dict[tuple[str, int], list[Entry]]) -> list[tuple[Rev, Entry]] | None:
+             wanted: dict[tuple[str, int], list[tuple[Entry, bool]]]) -> list[tuple[Rev, Entry]] | None:
     """This record's revisions written by `writers` (and merged ones), each with its content,
     left out, or waiting in `wanted` for the vault revision that holds it."""
     revs = doc.tree.revs
@@ -76,7 +79,7 @@ def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | 
         elif kept.get(rev.rev_id) is not None:
             item["x"] = kept[rev.rev_id]
         elif number is not None:
-            wanted.setdefault((record_id, number), []).append(item)
+            wanted.setdefault((record_id, number), []).append((item, rev.rev_id in anywhere))
         elif rev.rev_id in anywhere:
             item["s"] = 1  # another device's revision replaced it, and the vault no longer has its text
         else:

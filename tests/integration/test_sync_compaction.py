@@ -13,7 +13,8 @@ import pytest
 
 from memories_tui.errors import ConfigError, MemoriesError
 from memories_tui.sync import compaction, snapshots
-from tests.helpers.sync import first_device, joined_device
+from memories_tui.engine import Engine
+from tests.helpers.sync import SYNC_PASS, Device, first_device, joined_device
 
 K = 3  # compact after this many bundles: small, so a test sees several compactions
 
@@ -334,8 +335,6 @@ def test_three_devices_converge_with_frequent_compaction_and_a_late_join_matches
                                                                                  publish_often):
     """The seeded random run of test_sync_convergence with a snapshot every 2 bundles; then a
     fourth device joins from the snapshots and ends with the same records and conflicts."""
-    from memories_tui.engine import Engine
-    from tests.helpers.sync import SYNC_PASS, Device
     from tests.integration.test_sync_convergence import test_three_devices_converge_after_random_edits_deletes_and_syncs
 
     for name in ("a", "b", "c"):
@@ -418,3 +417,22 @@ def test_a_reader_behind_reads_a_damaged_bundle_from_the_snapshot_that_covers_it
     _refused(b, "sync_target_tampered")
     a.close()
     b.close()
+
+
+def test_devices_converge_while_the_target_damages_snapshots_and_a_late_join_matches(tmp_path, cheap_kdf,
+                                                                                    publish_often):
+    """The seeded random run with a snapshot every 2 bundles while the target truncates snapshot
+    parts now and then: each device rebuilds its own at its next compaction, the devices
+    converge, and a device joining at the end gets the same records and conflicts."""
+    from tests.integration.test_sync_convergence import SEED, _converge
+
+    for name in ("a", "b", "c"):
+        _home(tmp_path / name, 2)
+    counts, _ = _converge(tmp_path, SEED, 300, damage=True)
+    assert counts["damage"] >= 5, counts
+    late = joined_device(_home(tmp_path / "late", 2), str(tmp_path / "Sync"))
+    a = Device(Engine.open(tmp_path / "a"), late.vault_id)
+    a.engine.unlock(late.vault_id, SYNC_PASS)
+    assert late.records() == a.records() and late.conflicts() == a.conflicts()
+    a.close()
+    late.close()

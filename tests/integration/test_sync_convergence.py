@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from memories_tui.errors import MemoriesError
 from memories_tui.sync.run import load_state
 from memories_tui.sync.threeway import MERGE_DEVICE
 from tests.helpers.sync import first_device, joined_device
@@ -34,8 +35,11 @@ def test_three_devices_converge_after_a_long_seeded_run(tmp_path, cheap_kdf):
     assert counts["resolve"] >= 10, counts  # conflicts kept arising all along (resolved ones end before the end)
 
 
-def _converge(tmp_path, seed: int, operations: int) -> tuple[dict[str, int], dict[str, object]]:
-    """Run the seeded operations; asserts convergence and returns the counts and the conflicts left."""
+def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False) -> tuple[dict[str, int], dict[str, object]]:
+    """Run the seeded operations; asserts convergence and returns the counts and the conflicts left.
+    `damage`: the target also truncates a snapshot part now and then (a sync that needs it is
+    refused until its device rebuilds it), and every device writes and syncs at the end so each
+    one compacts again."""
     folder = tmp_path / "Sync"
     folder.mkdir()
     a = first_device(tmp_path / "a", str(folder))
@@ -43,7 +47,15 @@ def _converge(tmp_path, seed: int, operations: int) -> tuple[dict[str, int], dic
     a.sync()
     devices = [a, joined_device(tmp_path / "b", str(folder)), joined_device(tmp_path / "c", str(folder))]
     rng = random.Random(seed)
-    counts = {"add": 0, "edit": 0, "line": 0, "delete": 0, "resolve": 0, "sync": 0}
+    counts = {"add": 0, "edit": 0, "line": 0, "delete": 0, "resolve": 0, "sync": 0} | ({"damage": 0} if damage else {})
+
+    def sync(device) -> None:  # noqa: ANN001 - a Device
+        try:
+            device.sync()
+        except MemoriesError as exc:
+            if not (damage and counts["damage"] and exc.code == "sync_target_tampered"):
+                raise
+
     for step in range(operations):
         device = rng.choice(devices)
         ids = sorted(device.records())
@@ -70,9 +82,17 @@ def _converge(tmp_path, seed: int, operations: int) -> tuple[dict[str, int], dic
             device.engine.resolve_conflict(device.vault_id, record_id,
                                            keep=rng.choice(kept) if kept and rng.random() < 0.5 else None)
             counts["resolve"] += 1
+        elif damage and roll < 0.81 and (parts := sorted(folder.glob("d/*/s*"))):
+            part = rng.choice(parts)
+            part.write_bytes(part.read_bytes()[:-3])
+            counts["damage"] += 1
         else:
-            device.sync()
+            sync(device)
             counts["sync"] += 1
+    for round_ in range(6 if damage else 0):  # enough bundles for each device to compact (and repair) again
+        for number, device in enumerate(devices):
+            device.add(f"last {round_} {number}", "")
+            sync(device)
     for _ in range(2):
         for device in devices:
             device.sync()

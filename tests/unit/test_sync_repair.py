@@ -62,3 +62,12 @@ def test_it_gives_up_where_the_vault_cannot_give_everything():
     assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _texts) is None  # it wrote again since
     entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _texts)
     assert adopted == {GONE: (3, "d3")} and entries[0]["x"] == "r@1"
+
+
+def test_a_merge_base_the_vault_dropped_keeps_its_place_without_its_text():
+    """Deleted here (every vault revision of it goes), then brought back by another device's
+    edit: the base number the tree kept names a row that is gone. That revision is replaced
+    anyway, so the snapshot holds it without text instead of giving up at every compaction."""
+    docs = {"back": _doc([_rev("b1", (), 1, ME), _rev("b2", ("b1",), 2, OTHER)], "b2", 5, {"b1": 2})}
+    entries, _ = rebuilt(_state(docs), {}, lambda refs: {("back", 5): "back@5"})
+    assert entries == [{"id": "back", "rev": "b1", "e": _rev("b1", (), 1, ME).to_list(), "x": None, "s": 1}]
