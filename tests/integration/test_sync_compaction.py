@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from memories_tui.engine import Engine
 from memories_tui.errors import ConfigError, MemoriesError
 from memories_tui.sync import compaction, snapshots
-from memories_tui.engine import Engine
 from tests.helpers.sync import SYNC_PASS, Device, first_device, joined_device
 
 K = 3  # compact after this many bundles: small, so a test sees several compactions
