@@ -238,13 +238,26 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_gets_everything",)),
     Mutant("sync-damaged-snapshot-not-rebuilt", "a device whose own snapshot the target damaged never compacts again",
            "memories_tui/sync/compaction.py",
-           (("fixed = repair.rebuilt(state, extra.adopted, stored) if stored is not None else None", "fixed = None"),),
+           (("fixed = repair.rebuilt(state, extra.adopted, local) if local is not None else None", "fixed = None"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_again",)),
     Mutant("sync-damaged-bundle-stops-reader", "a reader behind stops at a damaged bundle its snapshot covers",
            "memories_tui/sync/chains.py", (("            if number > head.snap:\n", "            if True:\n"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_reader_behind_reads_a_damaged_bundle_from_the_snapshot_that_covers_it",)),
+    Mutant("sync-snapshot-drops-policy", "a snapshot leaves out the policy changes of the bundles it replaces",
+           "memories_tui/sync/snapshots.py", (("**({\"policy\": changes} if changes and not k else {})", "**{}"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
+    Mutant("sync-rebuilt-snapshot-drops-policy", "a snapshot rebuilt from the vault leaves out its policy changes",
+           "memories_tui/sync/repair.py", (("if change.device in writers]", "if False]"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
+    Mutant("sync-policy-old-news-reported", "a policy change arriving after the one that replaced it is called a conflict",
+           "memories_tui/sync/policy.py",
+           (("            continue  # known, or replaced by a change known here", "            pass  # known, or replaced by a change known here"),),
+           ("tests/unit/test_sync_policy_merge.py::"
+            "test_a_chain_of_changes_arriving_in_any_order_is_no_conflict_and_the_last_wins",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -113,7 +113,7 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
 def _from_snapshot(target: Target, keys: VaultKeys, head: Head, out: Pulled) -> tuple[int, str]:
     """Read the snapshot the head names; (the bundle it reaches, that bundle's digest)."""
     snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
-    out.bundles.append(Incoming(head.device, snap.upto, snap.digest, snap.revs))
+    out.bundles.append(Incoming(head.device, snap.upto, snap.digest, snap.revs, snap.policy))
     return snap.upto, snap.digest
 
 
@@ -165,7 +165,7 @@ def _adoptions(target: Target, keys: VaultKeys, state: SyncState, out: Pulled
             snap = snaps[adopter] = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, out.heads[adopter],
                                                    lambda n: _fetch(target, n, out))
             here = state.seen.get(adopter, (0, ""))
-            out.bundles.append(Incoming(adopter, *(max((snap.upto, snap.digest), here)), snap.revs))
+            out.bundles.append(Incoming(adopter, *(max((snap.upto, snap.digest), here)), snap.revs, snap.policy))
         pos = snaps[adopter].adopted.get(device)
         if pos is None or pos[0] < found[1]:
             raise SyncTamperedError(msg("The snapshot of device {device} is malformed or is not the one its head "

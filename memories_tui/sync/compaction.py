@@ -37,6 +37,7 @@ from ..testhooks import pause_point
 from ..vault.keys import VaultKeys
 from . import repair, snapshots
 from .chains import Pulled, _bundle, adopters, entry
+from .policy import Change
 from .sealing import Head, bundle_name, forget_ad, forgotten_name, head_name, unseal
 from .state import SyncState
 from .targets import Target
@@ -94,9 +95,9 @@ class Extra:
 
 
 def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, compact_after: int,
-            name: str = "", stored: repair.StoredTexts | None = None) -> Extra:
-    """What this sync's head says and carries; a snapshot when one is due. `stored` reads the
-    vault's records as stored, to rebuild this device's snapshot if the target damaged it."""
+            name: str = "", local: repair.Local | None = None) -> Extra:
+    """What this sync's head says and carries; a snapshot when one is due. `local` is what the
+    vault knows, to rebuild this device's snapshot if the target damaged it."""
     own = pulled.heads.get(state.device)
     extra = Extra(own.snap, own.snap_digest, own.snap, adopted=dict(own.adopted)) if own is not None else Extra()
     extra.name = name
@@ -105,7 +106,7 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
     adopt = _to_adopt(target, keys, state, pulled) if compact_after > 0 and state.own_seq > extra.snap else {}
     if compact_after > 0 and (due or adopt):
         try:
-            made = _snapshot(target, keys, state, pulled, extra, adopt, due, stored)
+            made = _snapshot(target, keys, state, pulled, extra, adopt, due, local)
         except SyncTamperedError as exc:  # this device's own objects were damaged: push all the same
             extra.failed = exc
         else:
@@ -133,7 +134,7 @@ def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled)
 
 
 def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra,
-              adopt: dict[str, Head], due: bool, stored: repair.StoredTexts | None = None
+              adopt: dict[str, Head], due: bool, local: repair.Local | None = None
               ) -> tuple[list[bytes], snapshots.Adopted] | None:
     """The sealed parts of a snapshot of this device's chain up to its newest bundle, carrying
     the chains it carried before and those of `adopt` that can be read whole now; and what it
@@ -141,40 +142,49 @@ def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled,
     snapshot (or a bundle after it) is damaged, the chain is rebuilt from the vault (repair.py)."""
     named = Head(state.device, state.own_seq, state.own_digest, "", extra.snap, extra.snap_digest)
     try:
-        entries, carried = _chain(target, keys, state.device, named, pulled, state.own_digest,
-                                  _WithOutbox(target, state))
+        chain = _chain(target, keys, state.device, named, pulled, state.own_digest, _WithOutbox(target, state))
     except SyncTamperedError:
-        fixed = repair.rebuilt(state, extra.adopted, stored) if stored is not None else None
+        fixed = repair.rebuilt(state, extra.adopted, local) if local is not None else None
         if fixed is None:
             raise
-        entries, carried = fixed
+        chain = _Chain(*fixed)
         due = True  # the damaged snapshot is replaced now, not at the next compaction
     taken = 0
     for device, head in sorted(adopt.items()):
         try:
-            theirs, further = _chain(target, keys, device, head, pulled, head.digest, target)
+            theirs = _chain(target, keys, device, head, pulled, head.digest, target)
         except SyncTamperedError:  # its objects are damaged or still being copied: not carried, tried again later
             continue
         taken += 1
-        entries += theirs
-        for other, pos in further.items():
-            carried[other] = max(carried.get(other, pos), pos)
-        carried[device] = (head.seq, head.digest)
-    carried.pop(state.device, None)
+        chain.entries += theirs.entries
+        chain.policy += theirs.policy
+        for other, pos in theirs.carried.items():
+            chain.carried[other] = max(chain.carried.get(other, pos), pos)
+        chain.carried[device] = (head.seq, head.digest)
+    chain.carried.pop(state.device, None)
     if not (due or taken):
         return None
     return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
-                                state.own_digest, snapshots.fold(entries), carried), carried
+                                state.own_digest, snapshots.fold(chain.entries), chain.carried,
+                                chain.policy), chain.carried
+
+
+@dataclass
+class _Chain:
+    """What a snapshot of a device's chain holds: its revisions, the chains it carries, its policy changes."""
+
+    entries: list[snapshots.Entry] = field(default_factory=list)
+    carried: snapshots.Adopted = field(default_factory=dict)
+    policy: list[Change] = field(default_factory=list)
 
 
 def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pulled, last: str,
-           source: Target | _WithOutbox) -> tuple[list[snapshots.Entry], snapshots.Adopted]:
-    """Every revision of `device`'s chain up to its bundle `head.seq` (whose digest is `last`),
-    from its snapshot, or where another device's snapshot carries it, and the bundles after;
-    and the chains that snapshot carries."""
+           source: Target | _WithOutbox) -> _Chain:
+    """Every revision and policy change of `device`'s chain up to its bundle `head.seq` (whose
+    digest is `last`), from its snapshot, or where another device's snapshot carries it, and the
+    bundles after; and the chains that snapshot carries."""
     aead = keys.sync_aead("snapshot")
-    entries: list[snapshots.Entry] = []
-    carried: snapshots.Adopted = {}
+    out = _Chain()
     start, prev = 0, ""
     found = adopters(pulled.heads, device)
     if found is not None and found[1] >= head.snap and found[0] != device:  # its own may be gone
@@ -184,11 +194,13 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
             raise SyncTamperedError(msg("The snapshot of device {device} is malformed or is not the one its head "
                                         "names: it was altered, replaced by another or an older one. Nothing was "
                                         "changed here.", device=found[0]))
-        entries = [item for item in base.entries if item["e"][3] in (device, MERGE_DEVICE)]
+        out.entries = [item for item in base.entries if item["e"][3] in (device, MERGE_DEVICE)]
+        out.policy = [change for change in base.policy if change.device == device]
         start, prev = pos
     elif head.snap:
         before = snapshots.read(aead, keys.vault_id, head, target.get)
-        entries, carried, start, prev = list(before.entries), dict(before.adopted), before.upto, before.digest
+        out = _Chain(list(before.entries), dict(before.adopted), list(before.policy))
+        start, prev = before.upto, before.digest
     scratch = Pulled()
     for number in range(start + 1, head.seq + 1):
         prev = _bundle(source, keys, device, number, prev, scratch)  # type: ignore[arg-type]
@@ -196,8 +208,9 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
         raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                     "truncated or replaced. Nothing was changed here.", device=device))
     for bundle in scratch.bundles:
-        entries += [entry(*item) for item in bundle.revs]
-    return entries, carried
+        out.entries += [entry(*item) for item in bundle.revs]
+        out.policy += bundle.policy
+    return out
 
 
 class _WithOutbox:

@@ -19,6 +19,8 @@ from .hlc import Clock, Stamp
 
 SYNCED: dict[str, bool] = {"device_only": False}  # key -> its default
 META = "sync_policy"
+LINEAGE = "sync_policy_seen"  # key -> the changes known here and those they replaced: one arriving late is old news
+_LINEAGE_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ def merge(settings: dict[str, Any], clock: Clock, device: str, incoming: list[Ch
     """This device's policy changes since the last sync, and the other devices' changes pulled
     now, decided by the same rule everywhere."""
     current = {key: _known(settings, key) for key in SYNCED}
+    lineage = _lineage(settings, current)
     out = Outcome(dict(settings))
     for key, default in SYNCED.items():
         value = bool(settings.get(key, default))
@@ -84,11 +87,14 @@ def merge(settings: dict[str, Any], clock: Clock, device: str, incoming: list[Ch
             change = Change(key, value, clock.tick(), device, base)
             out.outgoing.append(change)
             current[key] = change
+            _note(lineage[key], change)
     for change in incoming:
         clock.receive(change.stamp)
+        if change.ident in lineage[change.key]:
+            continue  # known, or replaced by a change known here (a snapshot repeats a device's last one)
+        _note(lineage[change.key], change)
         mine = current[change.key]
-        if (mine is not None and mine.stamp.ms > 0 and change.base != mine.ident and change.ident != mine.ident
-                and mine.value != change.value):
+        if (mine is not None and mine.stamp.ms > 0 and change.base != mine.ident and mine.value != change.value):
             out.concurrent.append(change.key)
         if mine is None or change.ident > mine.ident:
             current[change.key] = change
@@ -98,7 +104,38 @@ def merge(settings: dict[str, Any], clock: Clock, device: str, incoming: list[Ch
             meta = dict(out.settings.get(META) or {})
             meta[change.key] = change.to_json()
             out.settings[META] = meta
+    kept = {key: [list(ident) for ident in sorted(known)[-_LINEAGE_KEPT:]] for key, known in lineage.items() if known}
+    if kept:  # a vault whose policy never changed keeps its settings as they were
+        out.settings[LINEAGE] = kept
     return out
+
+
+def _lineage(settings: dict[str, Any], current: dict[str, Change | None]) -> dict[str, set[tuple[int, int, str]]]:
+    """Per key, the changes this device has seen and the ones they replaced (a vault from before
+    this was kept starts from the change it knows)."""
+    stored = settings.get(LINEAGE)
+    out: dict[str, set[tuple[int, int, str]]] = {}
+    for key in SYNCED:
+        items = stored.get(key) if isinstance(stored, dict) else None
+        known = {(i[0], i[1], i[2]) for i in items if isinstance(i, list) and len(i) == 3
+                 and type(i[0]) is int and type(i[1]) is int and isinstance(i[2], str)} if isinstance(items, list) else set()
+        change = current[key]
+        if change is not None and change.device:
+            _note(known, change)
+        out[key] = known
+    return out
+
+
+def _note(known: set[tuple[int, int, str]], change: Change) -> None:
+    known.add(change.ident)
+    if change.base is not None:
+        known.add(change.base)
+
+
+def known(settings: dict[str, Any]) -> list[Change]:
+    """The change this device knows as the last of each key (a joined vault's seeded value is
+    no device's change and is left out)."""
+    return [change for key in SYNCED if (change := _known(settings, key)) is not None and change.device]
 
 
 def recorded(settings: dict[str, Any], pushed: list[Change]) -> dict[str, Any]:

@@ -16,8 +16,10 @@ again (nothing is written until it can settle the record).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..vault.sync_rows import LocalRef
+from .policy import Change
 from .revtree import Rev
 from .snapshots import Adopted, Entry
 from .state import Doc, SyncState
@@ -26,10 +28,22 @@ from .threeway import MERGE_DEVICE
 StoredTexts = Callable[[list[LocalRef]], dict[tuple[str, int], str]]  # (record, vault revision) -> as stored
 
 
-def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> tuple[list[Entry], Adopted] | None:
+@dataclass(frozen=True)
+class Local:
+    """What the vault gives a rebuild: its records as stored, and the policy changes it knows
+    as the last of their keys (a change of this device that another device's replaced is not
+    needed: the later one wins everywhere)."""
+
+    texts: StoredTexts
+    policy: Callable[[], list[Change]]
+
+
+def rebuilt(state: SyncState, carried: dict[str, int], local: Local
+            ) -> tuple[list[Entry], Adopted, list[Change]] | None:
     """The entries of a snapshot of this device's whole chain (and of the chains of `carried`,
-    the forgotten devices its head says it carries, up to the bundle given), and the positions
-    it carries; None when the vault cannot give all of it (the damage is then reported)."""
+    the forgotten devices its head says it carries, up to the bundle given), the positions it
+    carries and its policy changes; None when the vault cannot give all of it (the damage is
+    then reported)."""
     adopted: Adopted = {}
     for device, upto in carried.items():
         seen = state.seen.get(device)
@@ -46,7 +60,7 @@ def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> t
         if made is None:
             return None
         entries += made
-    texts = stored([LocalRef(record_id, number, 0) for record_id, number in wanted])
+    texts = local.texts([LocalRef(record_id, number, 0) for record_id, number in wanted])
     for pair, items in wanted.items():
         for item, replaced in items:
             if pair in texts:
@@ -56,7 +70,7 @@ def rebuilt(state: SyncState, carried: dict[str, int], stored: StoredTexts) -> t
             else:
                 return None
     entries.sort(key=lambda pair: (pair[0].stamp, pair[0].rev_id))  # chain order: this device's clock only grows
-    return [item for _rev, item in entries], adopted
+    return [item for _rev, item in entries], adopted, [change for change in local.policy() if change.device in writers]
 
 
 def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | None],

@@ -17,7 +17,7 @@ from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
 from ..vault.sync_rows import LocalChange, LocalRef, read_docs, read_outbox
-from . import compaction, policy
+from . import compaction, policy, repair
 from .chains import Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
@@ -189,8 +189,9 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
         push.send(seq, state.outbox.pop(seq))
         state.pushed.append(seq)
     push.finish()
-    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name, lambda refs: {
-        (change.record_id, change.revision): change.payload for change in vault.sync_opened(refs)})
+    local = repair.Local(lambda refs: {(change.record_id, change.revision): change.payload
+                                       for change in vault.sync_opened(refs)}, lambda: policy.known(vault.settings()))
+    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name, local)
     sent = push.sent
     if sent or extra.publish or extra.parts:
         head = extra.head(state, now()).sealed(keys.sync_aead("head"), keys.vault_id)

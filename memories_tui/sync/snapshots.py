@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..errors import SyncObjectGoneError, SyncTamperedError
 from ..i18n import msg
 from ..vault.crypto import length_prefixed
+from .policy import Change
 from .revtree import Rev
 from .sealing import Head, cut_by_size, digest, seal, unseal
 from .threeway import MERGE_DEVICE
@@ -91,14 +92,27 @@ Adopted = dict[str, tuple[int, str]]  # forgotten device -> (its last bundle car
 
 
 def seal_parts(aead: AESGCM, vault_id: str, device: str, upto: int, last: str, entries: list[Entry],
-               adopted: Adopted | None = None) -> list[bytes]:
+               adopted: Adopted | None = None, policy: list[Change] | None = None) -> list[bytes]:
     """The sealed parts of the snapshot reaching bundle `upto` (whose digest is `last`); it also
-    carries the chains of the forgotten devices in `adopted`, each up to the bundle named."""
+    carries the chains of the forgotten devices in `adopted`, each up to the bundle named, and
+    the latest policy change of each key that these devices made (the first part holds them)."""
     chunks = list(_chunks(entries)) or [[]]
     carried = {d: list(pos) for d, pos in sorted((adopted or {}).items())}
+    changes = [change.to_json() for change in latest(policy or [])]
     return [seal(aead, {"upto": upto, "digest": last, "part": k, "parts": len(chunks), "revs": chunk,
-                        **({"adopted": carried} if carried else {})},
+                        **({"adopted": carried} if carried else {}), **({"policy": changes} if changes and not k else {})},
                  snapshot_ad(vault_id, device, upto, k)) for k, chunk in enumerate(chunks)]
+
+
+def latest(changes: list[Change]) -> list[Change]:
+    """The latest change of each key by each device (an earlier one of the same device is
+    replaced by it everywhere), in a stable order."""
+    out: dict[tuple[str, str], Change] = {}
+    for change in changes:
+        known = out.get((change.device, change.key))
+        if known is None or change.ident > known.ident:
+            out[(change.device, change.key)] = change
+    return [out[pair] for pair in sorted(out)]
 
 
 def _chunks(entries: list[Entry]) -> Iterator[list[Entry]]:
@@ -112,6 +126,7 @@ class Snapshot:
     revs: list[tuple[str, Rev, str | None]]
     entries: list[Entry]
     adopted: Adopted = field(default_factory=dict)
+    policy: list[Change] = field(default_factory=list)  # the writers' latest policy changes (policy.py)
 
 
 def wanted(head: Head, seen: int, listed: set[int]) -> bool:
@@ -126,6 +141,7 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
     entries: list[Entry] = []
     last, total, k = "", 1, 0
     adopted: Adopted = {}
+    policy: list[Any] = []
     while k < total:
         blob = fetch(snapshot_name(device, upto, k))
         if blob is None:
@@ -138,7 +154,7 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
                 raise ValueError("part out of place")
             total, last = value["parts"], value["digest"]
             if k == 0:
-                adopted = _adopted(value.get("adopted", {}), device)
+                adopted, policy = _adopted(value.get("adopted", {}), device), value.get("policy", [])
             if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str):
                 raise ValueError("bad part count")
             entries += value["revs"]
@@ -149,7 +165,20 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
     if parts_digest(blobs) != head.snap_digest:
         raise _malformed(device)
     writers = {device} | set(adopted)
-    return Snapshot(upto, last, [_parsed(item, device, writers) for item in entries], entries, adopted)
+    return Snapshot(upto, last, [_parsed(item, device, writers) for item in entries], entries, adopted,
+                    _changes(policy, device, writers))
+
+
+def _changes(items: Any, device: str, writers: set[str]) -> list[Change]:
+    try:
+        if not isinstance(items, list):
+            raise ValueError("policy")
+        changes = [Change.from_json(item) for item in items]
+        if any(change.device not in writers for change in changes):
+            raise ValueError("a policy change of a device it does not carry")
+    except (KeyError, TypeError, ValueError):
+        raise _malformed(device) from None
+    return changes
 
 
 def _adopted(value: Any, device: str) -> Adopted:

@@ -335,11 +335,11 @@ def test_three_devices_converge_with_frequent_compaction_and_a_late_join_matches
                                                                                  publish_often):
     """The seeded random run of test_sync_convergence with a snapshot every 2 bundles; then a
     fourth device joins from the snapshots and ends with the same records and conflicts."""
-    from tests.integration.test_sync_convergence import test_three_devices_converge_after_random_edits_deletes_and_syncs
+    from tests.integration.test_sync_convergence import OPERATIONS, SEED, _converge
 
     for name in ("a", "b", "c"):
         _home(tmp_path / name, 2)
-    test_three_devices_converge_after_random_edits_deletes_and_syncs(tmp_path, cheap_kdf)
+    _converge(tmp_path, SEED, OPERATIONS, expect_merges=False)
     folder = tmp_path / "Sync"
     assert list(folder.glob("d/*/s*"))  # snapshots were written
     late = joined_device(_home(tmp_path / "late", 2), str(folder))
@@ -428,7 +428,7 @@ def test_devices_converge_while_the_target_damages_snapshots_and_a_late_join_mat
 
     for name in ("a", "b", "c"):
         _home(tmp_path / name, 2)
-    counts, _ = _converge(tmp_path, SEED, 300, damage=True)
+    counts, _ = _converge(tmp_path, SEED, 300, damage=True, expect_merges=False)
     assert counts["damage"] >= 5, counts
     late = joined_device(_home(tmp_path / "late", 2), str(tmp_path / "Sync"))
     a = Device(Engine.open(tmp_path / "a"), late.vault_id)
@@ -436,3 +436,31 @@ def test_devices_converge_while_the_target_damages_snapshots_and_a_late_join_mat
     assert late.records() == a.records() and late.conflicts() == a.conflicts()
     a.close()
     late.close()
+
+
+def test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one(tmp_path, folder, cheap_kdf,
+                                                                                publish_often):
+    """The device-only flag set on a travels in one bundle; once a's snapshot replaced that
+    bundle, a device joining reads the change in the snapshot (it was lost before); so it does
+    from a snapshot a rebuilt after the target damaged it."""
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0")
+    a.sync()
+    a.engine.set_device_only(a.vault_id, True)
+    device = a.sync().device  # bundle 2 carries the change
+    for i in range(K + 1):
+        a.edit(rid, f"v{i + 1}")
+        a.sync()
+    assert 2 not in _bundles(folder, device)
+    c = joined_device(_home(tmp_path / "c"), str(folder))
+    assert c.engine.device_only(c.vault_id) is True
+    c.close()
+    for part in (folder / "d" / device).glob("s*"):
+        part.write_bytes(part.read_bytes()[:-3])
+    for i in range(K):
+        a.edit(rid, f"after the damage {i}")
+        a.sync()
+    d = joined_device(_home(tmp_path / "d"), str(folder))
+    assert d.engine.device_only(d.vault_id) is True and d.records() == a.records()
+    a.close()
+    d.close()

@@ -35,11 +35,13 @@ def test_three_devices_converge_after_a_long_seeded_run(tmp_path, cheap_kdf):
     assert counts["resolve"] >= 10, counts  # conflicts kept arising all along (resolved ones end before the end)
 
 
-def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False) -> tuple[dict[str, int], dict[str, object]]:
+def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False,
+              expect_merges: bool = True) -> tuple[dict[str, int], dict[str, object]]:
     """Run the seeded operations; asserts convergence and returns the counts and the conflicts left.
     `damage`: the target also truncates a snapshot part now and then (a sync that needs it is
     refused until its device rebuilds it), and every device writes and syncs at the end so each
-    one compacts again."""
+    one compacts again. `expect_merges`: at least one three-way merge must have happened (with
+    frequent snapshots a device may lack the base text a merge needs, as docs/sync.md says)."""
     folder = tmp_path / "Sync"
     folder.mkdir()
     a = first_device(tmp_path / "a", str(folder))
@@ -107,7 +109,7 @@ def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False) -> 
     assert trees[1] == trees[0] and trees[2] == trees[0]  # every revision any device wrote is on every device
     state = load_state(first.engine._unlocked(first.vault_id))
     merges = [rev for doc in state.every_doc().values() for rev in doc.tree.revs.values() if rev.device == MERGE_DEVICE]
-    assert merges, "no concurrent line edits merged: the run tested little"  # 2-4 (device ids are random)
+    assert merges or not expect_merges, "no concurrent line edits merged: the run tested little"  # 2-4 (device ids are random)
     open_conflicts = dict(first.conflicts())
     for device in devices:
         device.close()
