@@ -249,8 +249,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/snapshots.py", (("**({\"policy\": changes} if changes and not k else {})", "**{}"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
-    Mutant("sync-rebuilt-snapshot-drops-policy", "a snapshot rebuilt from the vault leaves out its policy changes",
-           "memories_tui/sync/repair.py", (("if change.device in writers]", "if False]"),),
+    Mutant("sync-snapshot-forgets-known-policy", "a snapshot leaves out the policy changes the vault knows of its devices",
+           "memories_tui/sync/compaction.py", (("if change.device in {state.device, *chain.carried}]", "if False]"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
     Mutant("sync-policy-old-news-reported", "a policy change arriving after the one that replaced it is called a conflict",

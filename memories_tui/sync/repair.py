@@ -30,20 +30,20 @@ StoredTexts = Callable[[list[LocalRef]], dict[tuple[str, int], str]]  # (record,
 
 @dataclass(frozen=True)
 class Local:
-    """What the vault gives a rebuild: its records as stored, and the policy changes it knows
-    as the last of their keys (a change of this device that another device's replaced is not
-    needed: the later one wins everywhere)."""
+    """What the vault gives a snapshot: its records as stored (for a rebuild), and the policy
+    changes it knows as the last of their keys (a snapshot holds those of its devices, so one
+    made before snapshots carried policy gains it; a change of this device that another
+    device's replaced is not needed: the later one wins everywhere)."""
 
     texts: StoredTexts
     policy: Callable[[], list[Change]]
 
 
-def rebuilt(state: SyncState, carried: dict[str, int], local: Local
-            ) -> tuple[list[Entry], Adopted, list[Change]] | None:
+def rebuilt(state: SyncState, carried: dict[str, int], local: Local) -> tuple[list[Entry], Adopted] | None:
     """The entries of a snapshot of this device's whole chain (and of the chains of `carried`,
-    the forgotten devices its head says it carries, up to the bundle given), the positions it
-    carries and its policy changes; None when the vault cannot give all of it (the damage is
-    then reported)."""
+    the forgotten devices its head says it carries, up to the bundle given), and the positions
+    it carries; None when the vault cannot give all of it (the damage is then reported). Its
+    policy changes are added as to any snapshot (compaction.py)."""
     adopted: Adopted = {}
     for device, upto in carried.items():
         seen = state.seen.get(device)
@@ -70,7 +70,7 @@ def rebuilt(state: SyncState, carried: dict[str, int], local: Local
             else:
                 return None
     entries.sort(key=lambda pair: (pair[0].stamp, pair[0].rev_id))  # chain order: this device's clock only grows
-    return [item for _rev, item in entries], adopted, [change for change in local.policy() if change.device in writers]
+    return [item for _rev, item in entries], adopted
 
 
 def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | None],

@@ -4,7 +4,6 @@ holds for each kind of revision, and when it gives up (the damage is then report
 from __future__ import annotations
 
 from memories_tui.sync.hlc import Stamp
-from memories_tui.sync.policy import Change
 from memories_tui.sync.repair import Local, rebuilt
 from memories_tui.sync.revtree import Rev, RevTree
 from memories_tui.sync.state import Doc, SyncState
@@ -32,8 +31,8 @@ def _stored(refs):  # noqa: ANN001, ANN202 - the vault's records as stored
     return {(ref.record_id, ref.revision): f"{ref.record_id}@{ref.revision}" for ref in refs}
 
 
-def _local(texts=_stored, policy: tuple[Change, ...] = ()) -> Local:  # noqa: ANN001
-    return Local(texts, lambda: list(policy))
+def _local(texts=_stored) -> Local:  # noqa: ANN001
+    return Local(texts, list)
 
 
 def test_each_revision_gets_its_text_from_the_vault_or_keeps_its_place_without_it():
@@ -45,11 +44,9 @@ def test_each_revision_gets_its_text_from_the_vault_or_keeps_its_place_without_i
                       _rev("m", ("c2", "c3"), 10, MERGE_DEVICE)], "m", 3),
         "lost": _doc([_rev("l1", (), 11, OTHER), _rev("l2", (), 12, ME)], "l1", 1),
     }
-    mine, theirs = (Change("device_only", True, Stamp(20, 0), device, None) for device in (ME, OTHER))
-    entries, adopted, policy = rebuilt(_state(docs, kept={"lost": {"l2": "my losing side"}}), {},
-                                       _local(policy=(mine, theirs)))
+    entries, adopted = rebuilt(_state(docs, kept={"lost": {"l2": "my losing side"}}), {}, _local())
     by_rev = {item["rev"]: item for item in entries}
-    assert adopted == {} and policy == [mine]  # another device's change is in its own chain
+    assert adopted == {}
     assert set(by_rev) == {"h1", "h2", "t1", "d1", "c1", "c2", "m", "l2"}  # this device's and merged ones
     assert [item["rev"] for item in entries] == ["h1", "h2", "t1", "d1", "c1", "c2", "m", "l2"]  # clock order
     assert by_rev["h1"]["x"] is None and by_rev["h1"]["s"] == 1  # its child comes along
@@ -67,7 +64,7 @@ def test_it_gives_up_where_the_vault_cannot_give_everything():
     assert rebuilt(_state(held), {}, _local(lambda refs: {})) is None  # the record's row is gone
     carried = {"r": _doc([_rev("r1", (), 1, GONE)], "r1", 1)}
     assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local()) is None  # it wrote again since
-    entries, adopted, _ = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local())
+    entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local())
     assert adopted == {GONE: (3, "d3")} and entries[0]["x"] == "r@1"
 
 
@@ -76,5 +73,5 @@ def test_a_merge_base_the_vault_dropped_keeps_its_place_without_its_text():
     edit: the base number the tree kept names a row that is gone. That revision is replaced
     anyway, so the snapshot holds it without text instead of giving up at every compaction."""
     docs = {"back": _doc([_rev("b1", (), 1, ME), _rev("b2", ("b1",), 2, OTHER)], "b2", 5, {"b1": 2})}
-    entries, _, _ = rebuilt(_state(docs), {}, _local(lambda refs: {("back", 5): "back@5"}))
+    entries, _ = rebuilt(_state(docs), {}, _local(lambda refs: {("back", 5): "back@5"}))
     assert entries == [{"id": "back", "rev": "b1", "e": _rev("b1", (), 1, ME).to_list(), "x": None, "s": 1}]
