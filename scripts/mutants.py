@@ -238,7 +238,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_gets_everything",)),
     Mutant("sync-damaged-snapshot-not-rebuilt", "a device whose own snapshot the target damaged never compacts again",
            "memories_tui/sync/compaction.py",
-           (("fixed = repair.rebuilt(state, extra.adopted, local) if local is not None else None", "fixed = None"),),
+           (("fixed = repair.rebuilt(state, extra.adopted, local, pulled.heads) if local is not None else None", "fixed = None"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_again",)),
     Mutant("sync-damaged-bundle-stops-reader", "a reader behind stops at a damaged bundle its snapshot covers",
@@ -258,6 +258,17 @@ MUTANTS: tuple[Mutant, ...] = (
            (("            continue  # known, or replaced by a change known here", "            pass  # known, or replaced by a change known here"),),
            ("tests/unit/test_sync_policy_merge.py::"
             "test_a_chain_of_changes_arriving_in_any_order_is_no_conflict_and_the_last_wins",)),
+    Mutant("sync-refused-leaves-own-snapshot-damaged", "a refused sync leaves its device's damaged snapshot as it is",
+           "memories_tui/sync/run.py",
+           (("        repair.restore_own(target, keys, state, _local(vault), Uploader(vault, target, state.device))\n",
+             "        pass\n"),),
+           ("tests/integration/test_sync_compaction.py::"
+            "test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_changes_nothing_here",)),
+    Mutant("sync-rebuild-keeps-carrying-a-returned-device", "a rebuild gives up on a carried device that came back",
+           "memories_tui/sync/repair.py",
+           (("        elif device not in heads or heads[device].snap < upto:", "        else:"),),
+           ("tests/unit/test_sync_repair.py::"
+            "test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_no_more",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

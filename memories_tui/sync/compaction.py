@@ -144,7 +144,7 @@ def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled,
     try:
         chain = _chain(target, keys, state.device, named, pulled, state.own_digest, _WithOutbox(target, state))
     except SyncTamperedError:
-        fixed = repair.rebuilt(state, extra.adopted, local) if local is not None else None
+        fixed = repair.rebuilt(state, extra.adopted, local, pulled.heads) if local is not None else None
         if fixed is None:
             raise
         chain = _Chain(*fixed)

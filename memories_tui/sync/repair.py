@@ -11,6 +11,12 @@ new snapshot does. A revision that another one replaces keeps its place without 
 as in any snapshot; where the replacing revision is another device's and the vault no longer
 has the text, a reader that gets this snapshot before that device's bundle is told to sync
 again (nothing is written until it can settle the record).
+
+A device rebuilds at its next compaction, and also when its sync is refused for a damaged
+object (`restore_own`): a device that carries a forgotten one, or that needs another device's
+snapshot, can be refused before it ever reaches its own compaction, and two such devices
+would otherwise wait on each other for good. That repair writes only to the target (a new
+snapshot, then the head naming it), never to the vault, which a refused sync leaves as it was.
 """
 
 from __future__ import annotations
@@ -18,11 +24,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import MemoriesError, SyncTamperedError
+from ..vault.keys import VaultKeys
 from ..vault.sync_rows import LocalRef
+from . import snapshots
 from .policy import Change
+from .push import Uploader, now
 from .revtree import Rev
+from .sealing import Head, head_name
 from .snapshots import Adopted, Entry
 from .state import Doc, SyncState
+from .targets import Target
 from .threeway import MERGE_DEVICE
 
 StoredTexts = Callable[[list[LocalRef]], dict[tuple[str, int], str]]  # (record, vault revision) -> as stored
@@ -39,20 +51,23 @@ class Local:
     policy: Callable[[], list[Change]]
 
 
-def rebuilt(state: SyncState, carried: dict[str, int], local: Local) -> tuple[list[Entry], Adopted] | None:
+def rebuilt(state: SyncState, carried: dict[str, int], local: Local, heads: dict[str, Head]
+            ) -> tuple[list[Entry], Adopted] | None:
     """The entries of a snapshot of this device's whole chain (and of the chains of `carried`,
     the forgotten devices its head says it carries, up to the bundle given), and the positions
     it carries; None when the vault cannot give all of it (the damage is then reported). Its
-    policy changes are added as to any snapshot (compaction.py)."""
+    policy changes are added as to any snapshot (compaction.py). A carried device that came
+    back and whose own snapshot (in `heads`) now reaches as far is carried no more."""
     adopted: Adopted = {}
     for device, upto in carried.items():
         seen = state.seen.get(device)
-        if seen is None or seen[0] != upto:
-            return None  # that device wrote again since: the digest of bundle `upto` is not known here
-        adopted[device] = seen
+        if seen is not None and seen[0] == upto:
+            adopted[device] = seen
+        elif device not in heads or heads[device].snap < upto:
+            return None  # it wrote again since, and only this snapshot held its chain up to `upto`
     if state.loader is None or state.legacy:
         return None
-    writers = {state.device, *carried}
+    writers = {state.device, *adopted}
     entries: list[tuple[Rev, Entry]] = []
     wanted: dict[tuple[str, int], list[tuple[Entry, bool]]] = {}  # pair -> (entry, may go without its text)
     for record_id, doc in sorted(state.loader(None).items()):  # fresh entries: the state's own stay as they are
@@ -100,3 +115,45 @@ def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | 
             return None  # a leaf whose text is nowhere here
         out.append((rev, item))
     return out
+
+
+def restore_own(target: Target, keys: VaultKeys, state: SyncState, local: Local, uploader: Uploader) -> bool:
+    """After a refused sync: if this device's current snapshot no longer opens, put a rebuilt
+    one and a head naming it (nothing else changes: same bundles, same read positions). Only
+    when every bundle committed here is uploaded. Whether it did; never raises (the refusal
+    that led here is what the user is told)."""
+    try:
+        blob = target.get(head_name(state.device))
+        if blob is None or state.outbox:
+            return False
+        head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob)
+        if not head.snap or (head.seq, head.digest) != (state.own_seq, state.own_digest):
+            return False
+        try:
+            snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, target.get)
+            return False
+        except SyncTamperedError:
+            pass
+        heads = {}
+        for device in head.adopted:
+            theirs = target.get(head_name(device))
+            if theirs is not None:
+                heads[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, theirs)
+        fixed = rebuilt(state, head.adopted, local, heads)
+        if fixed is None:
+            return False
+        entries, carried = fixed
+        policy = [change for change in local.policy() if change.device in {state.device, *carried}]
+        parts = snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
+                                     state.own_digest, snapshots.fold(entries), carried, policy)
+        fresh = Head(state.device, head.seq, head.digest, now(), state.own_seq, snapshots.parts_digest(parts),
+                     head.read, {d: n for d, (n, _digest) in sorted(carried.items())}, head.name)
+        sealed = fresh.sealed(keys.sync_aead("head"), keys.vault_id)
+        uploader.announce(len(parts) + 1, sum(map(len, parts)) + len(sealed))
+        for k, part in enumerate(parts):
+            target.put(snapshots.snapshot_name(state.device, state.own_seq, k), part)
+        target.put(head_name(state.device), sealed)
+        uploader.done()
+        return True
+    except MemoriesError:
+        return False

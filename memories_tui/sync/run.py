@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..errors import CancelledError, ErrorCode, SyncError
+from ..errors import CancelledError, ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
@@ -70,7 +70,11 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
     keys = vault.keys
-    pulled = pull(target, keys, state, cancel=cancel, progress=progress)
+    try:
+        pulled = pull(target, keys, state, cancel=cancel, progress=progress)
+    except SyncTamperedError:  # this device's own snapshot may be what is damaged: put it right, then say why
+        repair.restore_own(target, keys, state, _local(vault), Uploader(vault, target, state.device))
+        raise
     compaction.observe(state, pulled.heads)  # committed with the state: how long each device has been still
     clock = Clock(state.clock, now_ms)
     changed, deleted, mark = vault.sync_changes()
@@ -177,6 +181,12 @@ def _parts(outgoing: list[tuple[str, Rev, str | None]]) -> Iterator[list[tuple[s
     return cut_by_size(outgoing, lambda item: len(item[2] or "") + 128, BUNDLE_BYTES)
 
 
+def _local(vault: UnlockedVault) -> repair.Local:
+    """What the vault gives a snapshot built or rebuilt here (repair.py)."""
+    return repair.Local(lambda refs: {(change.record_id, change.revision): change.payload
+                                      for change in vault.sync_opened(refs)}, lambda: policy.known(vault.settings()))
+
+
 def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulled,
            compact_after: int = compaction.COMPACT_AFTER, hold_days: float = compaction.HOLD_DAYS,
            push: Uploader | None = None, device_name: str = "") -> tuple[int, int]:
@@ -189,9 +199,7 @@ def upload(vault: UnlockedVault, target: Target, state: SyncState, pulled: Pulle
         push.send(seq, state.outbox.pop(seq))
         state.pushed.append(seq)
     push.finish()
-    local = repair.Local(lambda refs: {(change.record_id, change.revision): change.payload
-                                       for change in vault.sync_opened(refs)}, lambda: policy.known(vault.settings()))
-    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name, local)
+    extra = compaction.prepare(target, keys, state, pulled, compact_after, device_name, _local(vault))
     sent = push.sent
     if sent or extra.publish or extra.parts:
         head = extra.head(state, now()).sealed(keys.sync_aead("head"), keys.vault_id)

@@ -464,3 +464,40 @@ def test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_on
     assert d.engine.device_only(d.vault_id) is True and d.records() == a.records()
     a.close()
     d.close()
+
+
+def test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_changes_nothing_here(
+        tmp_path, folder, cheap_kdf, publish_often):
+    """a's sync is refused (b's newest bundle is damaged) before it reaches its own compaction;
+    a's own snapshot is damaged too. The refused sync puts a rebuilt snapshot and a head naming
+    it in the target, logs that upload, and leaves a's vault as it was: two devices refused for
+    each other's damage do not wait on each other for good."""
+    from memories_tui.sync import snapshots
+    from memories_tui.sync.sealing import Head, head_name
+
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0 中文")
+    device = a.sync().device
+    b = joined_device(_home(tmp_path / "b"), str(folder))
+    for i in range(K + 1):
+        a.edit(rid, f"v{i + 1}")
+        a.sync()
+        b.sync()
+    a.sync()
+    (part,) = (folder / "d" / device).glob("s*")
+    part.write_bytes(part.read_bytes()[:-3])
+    b.add("from b", "b")
+    device_b = b.sync().device
+    newest = max((folder / "d" / device_b).glob("[0-9]*"))
+    newest.write_bytes(newest.read_bytes()[:-3])
+    vault = a.engine._unlocked(a.vault_id)
+    logged = len(vault.egress.read().entries)
+    _refused(a, "sync_target_tampered")
+    keys = vault.keys
+    head = Head.opened(keys.sync_aead("head"), keys.vault_id, device, (folder / head_name(device)).read_bytes())
+    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: (
+        (folder / n).read_bytes() if (folder / n).exists() else None))
+    assert snap.upto == head.seq and {record_id for record_id, _rev, _x in snap.revs} == {rid}
+    assert len(vault.egress.read().entries) == logged + 1  # the repair's upload is in the egress log
+    a.close()
+    b.close()

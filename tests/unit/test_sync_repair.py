@@ -6,6 +6,7 @@ from __future__ import annotations
 from memories_tui.sync.hlc import Stamp
 from memories_tui.sync.repair import Local, rebuilt
 from memories_tui.sync.revtree import Rev, RevTree
+from memories_tui.sync.sealing import Head
 from memories_tui.sync.state import Doc, SyncState
 from memories_tui.sync.threeway import MERGE_DEVICE
 
@@ -44,7 +45,7 @@ def test_each_revision_gets_its_text_from_the_vault_or_keeps_its_place_without_i
                       _rev("m", ("c2", "c3"), 10, MERGE_DEVICE)], "m", 3),
         "lost": _doc([_rev("l1", (), 11, OTHER), _rev("l2", (), 12, ME)], "l1", 1),
     }
-    entries, adopted = rebuilt(_state(docs, kept={"lost": {"l2": "my losing side"}}), {}, _local())
+    entries, adopted = rebuilt(_state(docs, kept={"lost": {"l2": "my losing side"}}), {}, _local(), {})
     by_rev = {item["rev"]: item for item in entries}
     assert adopted == {}
     assert set(by_rev) == {"h1", "h2", "t1", "d1", "c1", "c2", "m", "l2"}  # this device's and merged ones
@@ -59,13 +60,24 @@ def test_each_revision_gets_its_text_from_the_vault_or_keeps_its_place_without_i
 
 def test_it_gives_up_where_the_vault_cannot_give_everything():
     leaf_without_text = {"r": _doc([_rev("r1", (), 1, OTHER), _rev("r2", (), 2, ME)], "r1", 1)}
-    assert rebuilt(_state(leaf_without_text), {}, _local()) is None
+    assert rebuilt(_state(leaf_without_text), {}, _local(), {}) is None
     held = {"r": _doc([_rev("r1", (), 1, ME)], "r1", 1)}
-    assert rebuilt(_state(held), {}, _local(lambda refs: {})) is None  # the record's row is gone
+    assert rebuilt(_state(held), {}, _local(lambda refs: {}), {}) is None  # the record's row is gone
     carried = {"r": _doc([_rev("r1", (), 1, GONE)], "r1", 1)}
-    assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local()) is None  # it wrote again since
-    entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local())
+    assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local(), {}) is None  # it wrote again since
+    entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local(), {})
     assert adopted == {GONE: (3, "d3")} and entries[0]["x"] == "r@1"
+
+
+def test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_no_more():
+    docs = {"r": _doc([_rev("r1", (), 1, GONE), _rev("r2", (), 2, ME)], "r2", 2),
+            "s": _doc([_rev("s1", (), 3, ME)], "s1", 1)}
+    back = Head(GONE, 9, "d9", "t", snap=5, snap_digest="x")  # its own snapshot reaches past bundle 3
+    state = _state(docs, kept={"r": {"r1": "theirs"}}, seen={GONE: (9, "d9")})
+    entries, adopted = rebuilt(state, {GONE: 3}, _local(), {GONE: back})
+    assert adopted == {} and {item["rev"] for item in entries} == {"r2", "s1"}
+    behind = Head(GONE, 9, "d9", "t", snap=2, snap_digest="x")  # only this device's snapshot held bundles 1..3
+    assert rebuilt(state, {GONE: 3}, _local(), {GONE: behind}) is None
 
 
 def test_a_merge_base_the_vault_dropped_keeps_its_place_without_its_text():
@@ -73,5 +85,5 @@ def test_a_merge_base_the_vault_dropped_keeps_its_place_without_its_text():
     edit: the base number the tree kept names a row that is gone. That revision is replaced
     anyway, so the snapshot holds it without text instead of giving up at every compaction."""
     docs = {"back": _doc([_rev("b1", (), 1, ME), _rev("b2", ("b1",), 2, OTHER)], "b2", 5, {"b1": 2})}
-    entries, _ = rebuilt(_state(docs), {}, _local(lambda refs: {("back", 5): "back@5"}))
+    entries, _ = rebuilt(_state(docs), {}, _local(lambda refs: {("back", 5): "back@5"}), {})
     assert entries == [{"id": "back", "rev": "b1", "e": _rev("b1", (), 1, ME).to_list(), "x": None, "s": 1}]
