@@ -25,7 +25,7 @@ from .state import SyncState
 from .targets import Target
 from .threeway import MERGE_DEVICE
 
-_DEVICE = re.compile(r"^[0-9a-f]{16}$")
+DEVICE_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
                progress: Callable[[str], None] | None) -> Pulled:
     out = Pulled()
     names = out.listing = target.list(DEVICES)
-    devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE.match(n.split("/")[1])})
+    devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and DEVICE_ID.match(n.split("/")[1])})
     out.devices = set(devices) | {state.device}
     for device in devices:
         if device == state.device:

@@ -10,7 +10,9 @@ snapshot holds those, reaches this device's last bundle, and replaces the damage
 new snapshot does. A revision that another one replaces keeps its place without its content,
 as in any snapshot; where the replacing revision is another device's and the vault no longer
 has the text, a reader that gets this snapshot before that device's bundle is told to sync
-again (nothing is written until it can settle the record).
+again (nothing is written until it can settle the record), as is one that gets a revision
+whose text the vault lost before it was synced (a record deleted here during a refused sync),
+until this device's next sync sends the deletion.
 
 A device rebuilds at its next compaction, and also when its sync is refused for a damaged
 object (`restore_own`): a device that carries a forgotten one, or that needs another device's
@@ -28,10 +30,11 @@ from ..errors import MemoriesError, SyncTamperedError
 from ..vault.keys import VaultKeys
 from ..vault.sync_rows import LocalRef
 from . import snapshots
+from .chains import DEVICE_ID
 from .policy import Change
 from .push import Uploader, now
 from .revtree import Rev
-from .sealing import Head, head_name
+from .sealing import DEVICES, Head, head_name
 from .snapshots import Adopted, Entry
 from .state import Doc, SyncState
 from .targets import Target
@@ -69,7 +72,7 @@ def rebuilt(state: SyncState, carried: dict[str, int], local: Local, heads: dict
         return None
     writers = {state.device, *adopted}
     entries: list[tuple[Rev, Entry]] = []
-    wanted: dict[tuple[str, int], list[tuple[Entry, bool]]] = {}  # pair -> (entry, may go without its text)
+    wanted: dict[tuple[str, int], list[Entry]] = {}  # (record, vault revision) -> the entries that take its text
     for record_id, doc in sorted(state.loader(None).items()):  # fresh entries: the state's own stay as they are
         made = _entries(record_id, doc, writers, state.kept.get(record_id, {}), wanted)
         if made is None:
@@ -77,19 +80,17 @@ def rebuilt(state: SyncState, carried: dict[str, int], local: Local, heads: dict
         entries += made
     texts = local.texts([LocalRef(record_id, number, 0) for record_id, number in wanted])
     for pair, items in wanted.items():
-        for item, replaced in items:
+        for item in items:
             if pair in texts:
                 item["x"] = texts[pair]
-            elif replaced:  # a merge base the vault dropped (deleted here, then brought back by an edit)
-                item["s"] = 1
-            else:
-                return None
+            else:  # deleted here since (a refused sync has not recorded it yet), or a merge base deleted
+                item["s"] = 1  # here and brought back by another device's edit: its place, not its text
     entries.sort(key=lambda pair: (pair[0].stamp, pair[0].rev_id))  # chain order: this device's clock only grows
     return [item for _rev, item in entries], adopted
 
 
 def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | None],
-             wanted: dict[tuple[str, int], list[tuple[Entry, bool]]]) -> list[tuple[Rev, Entry]] | None:
+             wanted: dict[tuple[str, int], list[Entry]]) -> list[tuple[Rev, Entry]] | None:
     """This record's revisions written by `writers` (and merged ones), each with its content,
     left out, or waiting in `wanted` for the vault revision that holds it."""
     revs = doc.tree.revs
@@ -108,7 +109,7 @@ def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | 
         elif kept.get(rev.rev_id) is not None:
             item["x"] = kept[rev.rev_id]
         elif number is not None:
-            wanted.setdefault((record_id, number), []).append((item, rev.rev_id in anywhere))
+            wanted.setdefault((record_id, number), []).append(item)
         elif rev.rev_id in anywhere:
             item["s"] = 1  # another device's revision replaced it, and the vault no longer has its text
         else:
@@ -118,27 +119,26 @@ def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | 
 
 
 def restore_own(target: Target, keys: VaultKeys, state: SyncState, local: Local, uploader: Uploader) -> bool:
-    """After a refused sync: if this device's current snapshot no longer opens, put a rebuilt
-    one and a head naming it (nothing else changes: same bundles, same read positions). Only
-    when every bundle committed here is uploaded. Whether it did; never raises (the refusal
-    that led here is what the user is told)."""
+    """After a refused sync: if this device's current snapshot no longer opens, or another
+    device carries this one's chain further than its own snapshot reaches (it was forgotten and
+    came back, and the carrier may be the one refused for its damage), put a rebuilt snapshot
+    and a head naming it (nothing else changes: same bundles, same read positions). Only when
+    every bundle committed here is uploaded. Whether it did; never raises (the refusal that led
+    here is what the user is told)."""
     try:
-        blob = target.get(head_name(state.device))
-        if blob is None or state.outbox:
+        heads = _heads(target, keys)
+        head = heads.get(state.device)
+        if head is None or not head.seq or state.outbox or (head.seq, head.digest) != (state.own_seq, state.own_digest):
             return False
-        head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob)
-        if not head.snap or (head.seq, head.digest) != (state.own_seq, state.own_digest):
-            return False
-        try:
-            snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, target.get)
-            return False
-        except SyncTamperedError:
-            pass
-        heads = {}
-        for device in head.adopted:
-            theirs = target.get(head_name(device))
-            if theirs is not None:
-                heads[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, theirs)
+        carried_to = max((h.adopted.get(state.device, 0) for d, h in heads.items() if d != state.device), default=0)
+        if carried_to <= head.snap:
+            if not head.snap:
+                return False
+            try:
+                snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, target.get)
+                return False
+            except SyncTamperedError:
+                pass
         fixed = rebuilt(state, head.adopted, local, heads)
         if fixed is None:
             return False
@@ -157,3 +157,20 @@ def restore_own(target: Target, keys: VaultKeys, state: SyncState, local: Local,
         return True
     except MemoriesError:
         return False
+
+
+def _heads(target: Target, keys: VaultKeys) -> dict[str, Head]:
+    """Every device's head that opens (one that does not is left out: this is a repair, the
+    sync that was refused says what is wrong)."""
+    out = {}
+    for name in target.list(DEVICES):
+        parts = name.split("/")
+        if len(parts) != 3 or parts[2] != "head" or not DEVICE_ID.match(parts[1]):
+            continue
+        blob = target.get(name)
+        try:
+            if blob is not None:
+                out[parts[1]] = Head.opened(keys.sync_aead("head"), keys.vault_id, parts[1], blob)
+        except SyncTamperedError:
+            continue
+    return out

@@ -58,11 +58,12 @@ def test_each_revision_gets_its_text_from_the_vault_or_keeps_its_place_without_i
     assert by_rev["l2"]["x"] == "my losing side"
 
 
-def test_it_gives_up_where_the_vault_cannot_give_everything():
+def test_it_gives_up_where_the_vault_cannot_give_what_a_reader_needs():
     leaf_without_text = {"r": _doc([_rev("r1", (), 1, OTHER), _rev("r2", (), 2, ME)], "r1", 1)}
     assert rebuilt(_state(leaf_without_text), {}, _local(), {}) is None
     held = {"r": _doc([_rev("r1", (), 1, ME)], "r1", 1)}
-    assert rebuilt(_state(held), {}, _local(lambda refs: {}), {}) is None  # the record's row is gone
+    entries, _ = rebuilt(_state(held), {}, _local(lambda refs: {}), {})  # deleted here, not synced yet
+    assert entries[0]["s"] == 1 and entries[0]["x"] is None  # its place; a reader is told to sync again
     carried = {"r": _doc([_rev("r1", (), 1, GONE)], "r1", 1)}
     assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local(), {}) is None  # it wrote again since
     entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local(), {})
