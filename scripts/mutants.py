@@ -287,7 +287,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_gc.py::"
             "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),
     Mutant("sync-snapshot-drops-carried", "a snapshot leaves out the chain of the forgotten device it says it carries",
-           "memories_tui/sync/compaction.py", (("        entries += theirs\n", "        pass\n"),),
+           "memories_tui/sync/compaction.py", (("        chain.entries += theirs.entries\n", "        pass\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),
     Mutant("sync-reader-ignores-carried", "a device behind on a deleted forgotten device never reads the carrying snapshot",

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Soak sync with seeded random runs far harsher than use, and count how they end.
+
+Each run: several homes on this machine are devices of one vault, syncing through one folder
+with a snapshot every 1-3 bundles. They add, edit (whole bodies and single lines, which merge
+three-way), delete, resolve conflicts, switch the device-only flag and sync at random; with
+`--forget` they also forget each other (a forgotten device may come back), with `--damage` the
+target truncates a snapshot part now and then. Then every device writes and syncs a few rounds
+(each compacts, and rebuilds a damaged snapshot of its own), and a new device joins. A run is:
+
+    ok        every device (and the new one) holds the same records, conflicts and flag
+    STUCK     a sync was still refused at the end (a damaged snapshot not rebuilt yet)
+    DIVERGED  the devices disagree: a bug
+
+    scripts/sync_soak.py --seeds 1-100 --damage
+    scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage
+
+Device ids are random, so a seed repeats the operations, not every outcome. Needs the test
+extra (it borrows the tests' cheap passphrase hashing); touches nothing outside a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memories_tui.errors import MemoriesError  # noqa: E402
+from memories_tui.sync import compaction  # noqa: E402
+from tests.helpers.sync import Device, first_device, joined_device  # noqa: E402
+from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
+
+
+class Stuck(Exception):
+    """A sync was still refused once every device had synced again."""
+
+
+def _home(path: Path, compact_after: int) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.toml").write_text(f"[sync]\ncompact_after = {compact_after}\n", encoding="utf-8")
+    return path
+
+
+def run(seed: int, operations: int, devices: int, forget: bool, damage: bool) -> dict[str, int]:
+    """One seeded run; its counts. Raises Stuck, or AssertionError when the devices diverge."""
+    rng = random.Random(seed)
+    tmp = Path(tempfile.mkdtemp(prefix="memories-soak-"))
+    try:
+        folder = tmp / "Sync"
+        folder.mkdir()
+        every = rng.choice([1, 2, 3])
+        first = first_device(_home(tmp / "d0", every), str(folder))
+        first.add("seed", "0")
+        first.sync()
+        homes = [first] + [joined_device(_home(tmp / f"d{n}", every), str(folder)) for n in range(1, devices)]
+        ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in homes]
+        counts = {"refused": 0, "damaged": 0, "forgotten": 0}
+
+        def sync(home: Device, *, tolerate: bool = True) -> None:
+            try:
+                home.sync()
+            except MemoriesError as exc:
+                if not tolerate or exc.code != "sync_target_tampered" or not counts["damaged"]:
+                    raise
+                counts["refused"] += 1
+
+        for step in range(operations):
+            _step(rng, step, homes, ids, folder, counts, forget, damage, sync)
+        for round_ in range(2 * every + 4):  # everyone pushes enough to compact again
+            for number, home in enumerate(homes):
+                home.add(f"last {round_} {number}", "")
+                sync(home)
+        try:
+            for _ in range(3):
+                for home in homes:
+                    sync(home, tolerate=False)
+        except MemoriesError as exc:
+            raise Stuck(exc.message) from None
+        late = joined_device(_home(tmp / "late", every), str(folder))
+        for number, other in enumerate([*homes[1:], late], start=1):
+            ours, theirs = homes[0].records(), other.records()
+            assert theirs == ours, f"records differ on device {number}: " + "; ".join(
+                f"{k}: {ours.get(k)} vs {theirs.get(k)}" for k in sorted(set(ours) | set(theirs))
+                if ours.get(k) != theirs.get(k))
+            assert other.conflicts() == homes[0].conflicts(), "conflicts differ"
+            assert other.engine.device_only(other.vault_id) == homes[0].engine.device_only(homes[0].vault_id)
+        for home in [*homes, late]:
+            home.close()
+        return counts
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], folder: Path,
+          counts: dict[str, int], forget: bool, damage: bool, sync) -> None:  # noqa: ANN001
+    home = rng.choice(homes)
+    records = sorted(home.records())
+    roll = rng.random()
+    if roll < 0.2 or not records:
+        home.add(f"note {step}", f"body {step} 中文")
+    elif roll < 0.35:
+        home.edit(rng.choice(records), f"edit {step}")
+    elif roll < 0.5:
+        record_id = rng.choice(records)
+        lines = (home.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
+        lines[rng.randrange(6)] = f"line edit {step}"
+        home.edit(record_id, "\n".join(lines) + "\n")
+    elif roll < 0.6:
+        home.delete(rng.choice(records))
+    elif roll < 0.64 and (conflicted := sorted(set(home.conflicts()) & set(records))):
+        home.engine.resolve_conflict(home.vault_id, rng.choice(conflicted), keep=None)
+    elif roll < 0.66:
+        home.engine.set_device_only(home.vault_id, not home.engine.device_only(home.vault_id))
+    elif forget and roll < 0.69:
+        other = rng.choice([n for n, h in enumerate(homes) if h is not home])
+        try:
+            home.engine.sync_forget(home.vault_id, ids[other])
+            counts["forgotten"] += 1
+        except MemoriesError:
+            pass  # it wrote nothing yet, or was forgotten already
+    elif damage and roll < 0.72 and (parts := sorted(folder.glob("d/*/s*"))):
+        part = rng.choice(parts)
+        part.write_bytes(part.read_bytes()[:-3])
+        counts["damaged"] += 1
+    else:
+        sync(home)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", default="1-20", help="a range of seeds, FIRST-LAST (default 1-20)")
+    parser.add_argument("--operations", type=int, default=400, help="random operations a run (default 400)")
+    parser.add_argument("--devices", type=int, default=3, help="devices (default 3)")
+    parser.add_argument("--forget", action="store_true", help="devices also forget each other now and then")
+    parser.add_argument("--damage", action="store_true", help="the target also truncates snapshot parts")
+    args = parser.parse_args()
+    first, _, last = args.seeds.partition("-")
+    use_cheap_kdf()
+    compaction.PUBLISH_EVERY = 1  # every read is published: deleting follows at once
+    outcomes = {"ok": 0, "STUCK": 0, "DIVERGED": 0}
+    for seed in range(int(first), int(last or first) + 1):
+        try:
+            counts = run(seed, args.operations, args.devices, args.forget, args.damage)
+            outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
+        except Stuck as exc:
+            outcome, detail = "STUCK", str(exc)[:120]
+        except AssertionError as exc:
+            outcome, detail = "DIVERGED", str(exc)[:400]
+        outcomes[outcome] += 1
+        print(f"seed {seed}: {outcome} ({detail})", flush=True)
+    print(" · ".join(f"{k} {v}" for k, v in outcomes.items()))
+
+
+if __name__ == "__main__":
+    main()
