@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..errors import ErrorCode, NotFoundError, SyncError, SyncTamperedError, TamperError
 from ..i18n import msg
 from ..vault.integrity import decode_payload, encode_payload
-from ..vault.records import Record
+from ..vault.records import PulledRecord, Record
 from ..vault.sync_rows import LocalChange
 from .chains import Incoming
 from .hlc import Clock
@@ -22,9 +22,8 @@ from .threeway import common_ancestor, merge_payloads, merged_rev
 @dataclass
 class Plan:
     outgoing: list[tuple[str, Rev, str | None]] = field(default_factory=list)
-    puts: list[Record] = field(default_factory=list)
+    puts: list[PulledRecord] = field(default_factory=list)  # winners to store, checked, as pulled
     deletes: list[str] = field(default_factory=list)
-    encoded: dict[tuple[str, int], str] = field(default_factory=dict)  # puts' content as pulled (checked)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
 
@@ -131,8 +130,8 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
                                     "again."), code=ErrorCode.SYNC_STATE_INCOMPLETE)
             expected = doc.local
             revision = doc.next_revision()
-            plan.puts.append(_decoded(content, record_id, revision, winner.kind))
-            plan.encoded[(record_id, revision)] = content  # encoded as it is sealed, not all held at once
+            _decoded(content, record_id, revision, winner.kind)  # checked, then let go: stored as pulled
+            plan.puts.append(PulledRecord(record_id, revision, winner.kind, content))  # type: ignore[arg-type]
             plan.expected[record_id] = expected
             doc.local = revision
         doc.cur = winner.rev_id

@@ -168,8 +168,7 @@ def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pull
     pause_point("sync-before-commit")  # crash tests kill -9 here (testhooks): pulled, verified, nothing written
     if rules.settings != settings:  # pulled policy first: a sync that then fails pulls it again, the same
         vault.set_settings(rules.settings)
-    vault.apply_synced(state.change(puts=plan.puts, deletes=plan.deletes, expected=plan.expected,
-                                    encoded=plan.encoded))
+    vault.apply_synced(state.change(puts=plan.puts, deletes=plan.deletes, expected=plan.expected))
     if rules.outgoing:  # in the committed bundle now: what this device knows as the last change
         vault.set_settings(policy.recorded(vault.settings(), rules.outgoing))
     return plan, rules

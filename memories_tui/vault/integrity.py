@@ -21,7 +21,7 @@ from ..errors import TamperError
 from ..i18n import msg
 from . import crypto
 from .keys import VaultKeys
-from .records import Kind, Record, sensitivity_for
+from .records import Kind, PulledRecord, Record, sensitivity_for
 
 SETTINGS_BLOB = "settings"
 _PACK = struct.Struct(">I").pack
@@ -45,10 +45,10 @@ def _kind_part(kind: str) -> bytes:
     return crypto.length_prefixed(kind, sensitivity_for(kind))
 
 
-def record_row(aead: AESGCM, vault_id: str, record: Record, payload: str | None) -> tuple[Any, ...]:
-    """The `records` row of this record sealed (`payload`: its content already encoded, as pulled)."""
-    nonce, ct = crypto.seal(aead, encode_payload(record) if payload is None else payload.encode("utf-8"),
-                            record_ad(vault_id, record.id, record.kind, record.revision))
+def record_row(aead: AESGCM, vault_id: str, record: Record | PulledRecord) -> tuple[Any, ...]:
+    """The `records` row of this record sealed (a pulled one as it was pulled)."""
+    data = record.payload.encode("utf-8") if isinstance(record, PulledRecord) else encode_payload(record)
+    nonce, ct = crypto.seal(aead, data, record_ad(vault_id, record.id, record.kind, record.revision))
     return (record.id, record.revision, record.kind, nonce, ct, digest(nonce, ct))
 
 

@@ -10,7 +10,7 @@ from ..i18n import msg
 from ..serial import Jsonable, json_meta
 from ..vocabulary import EXCLUDED_KINDS, GENERAL_KINDS, KINDS, Kind
 
-__all__ = ["EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "Kind", "NewRecord", "Record", "RecordUpdate",
+__all__ = ["EXCLUDED_KINDS", "GENERAL_KINDS", "KINDS", "Kind", "NewRecord", "PulledRecord", "Record", "RecordUpdate",
            "is_searchable", "sensitivity_for"]
 
 
@@ -52,6 +52,18 @@ class Record(Jsonable):
         """The short form lists print: no body, tags or metadata."""
         full = self.to_json()
         return {key: full[key] for key in ("id", "revision", "kind", "title", "updated")}
+
+
+@dataclass(frozen=True)
+class PulledRecord:
+    """A revision another device sent, to store under this vault's number `revision`: checked
+    already, kept as pulled (what the vault stores) rather than decoded, so a join holds each
+    record once, not twice."""
+
+    id: str
+    revision: int
+    kind: Kind
+    payload: str
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from .integrity import (
 )
 from .keys import ADOPTED, VaultKeys, is_adopted, open_keys
 from .passwd import own_form, rewrapped
-from .records import KINDS, NewRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
+from .records import KINDS, NewRecord, PulledRecord, Record, RecordUpdate, check_kind, check_record_id, check_revision
 
 if TYPE_CHECKING:
     from .anchor import StateWatcher
@@ -288,7 +288,7 @@ class UnlockedVault:
                                   body=item.body, tags=tuple(item.tags), metadata=item.metadata,
                                   created=stamp, updated=stamp, data=item.data))
         with self._write() as conn:
-            self._insert_many(conn, [(record, None) for record in records])
+            self._insert_many(conn, records)
             pause_point("vault-add-before-commit")  # crash tests kill -9 here (testhooks)
         return records
 
@@ -314,7 +314,7 @@ class UnlockedVault:
                              tags=old.tags if change.tags is None else tuple(change.tags),
                              metadata=old.metadata if change.metadata is None else change.metadata,
                              created=old.created, updated=now_iso(), data=old.data)
-                self._insert_many(conn, [(new, None)])
+                self._insert_many(conn, [new])
                 out.append(new)
         return out
 
@@ -331,10 +331,10 @@ class UnlockedVault:
             return [r for (r,) in conn.execute(
                 "SELECT revision FROM records WHERE record_id = ? ORDER BY revision", (record_id,))]
 
-    def _insert_many(self, conn: sqlite3.Connection, items: list[tuple[Record, str | None]]) -> None:
-        """Seal and insert these records (`payload`: their content as pulled), each as SQLite takes it."""
+    def _insert_many(self, conn: sqlite3.Connection, items: Sequence[Record | PulledRecord]) -> None:
+        """Seal and insert these records, each as SQLite takes it."""
         aead, vault_id = self.keys.record, self.vault_id
-        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", (record_row(aead, vault_id, r, p) for r, p in items))
+        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)", (record_row(aead, vault_id, r) for r in items))
 
     def sync_state(self) -> bytes | None:  # sync state and pulled revisions: one transaction each (sync_rows.py)
         return self.sync_read(synced.read_state)

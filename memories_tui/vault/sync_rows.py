@@ -27,7 +27,7 @@ from . import crypto
 from . import manifest as rowmac
 from .integrity import blob_ad, checked_blob_row, digest, put_blob
 from .keys import VaultKeys
-from .records import Record
+from .records import PulledRecord, Record
 
 SYNC_BLOB = "sync"
 _DOCS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sync_docs (record_id TEXT PRIMARY KEY, local INTEGER, "
@@ -44,13 +44,12 @@ class SyncedChange:
     delete, the latest revision each touched record must still have (None: absent), the state,
     and the state it was computed from (None: there was none), which must still be the stored one."""
 
-    puts: Sequence[Record] = ()
+    puts: Sequence[Record | PulledRecord] = ()
     deletes: Sequence[str] = ()
     expected: dict[str, int | None] = field(default_factory=dict)
     state: bytes = b""
     base: bytes | None = field(default=None, kw_only=True)
     docs: Sequence[tuple[str, int | None, bytes]] = field(default=(), kw_only=True)  # (record, revision, row)
-    encoded: dict[tuple[str, int], str] = field(default_factory=dict, kw_only=True)  # puts as pulled
     outbox: dict[int, bytes] = field(default_factory=dict, kw_only=True)  # sealed bundles not uploaded yet
     uploaded: Sequence[int] = field(default=(), kw_only=True)  # bundles that left: off the outbox
 
@@ -259,7 +258,7 @@ def read_state(conn: sqlite3.Connection, keys: VaultKeys) -> bytes | None:
 
 
 def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
-               insert: Callable[[sqlite3.Connection, list[tuple[Record, str | None]]], None]) -> None:
+               insert: Callable[[sqlite3.Connection, Sequence[Record | PulledRecord]], None]) -> None:
     """Inside the store's write transaction: refuse if a touched record changed since the sync
     read it, or if another sync of this vault committed meanwhile (two would both write bundle
     N+1 and other devices would see two versions of it); the caller tries again. Then write
@@ -275,7 +274,7 @@ def apply_rows(conn: sqlite3.Connection, keys: VaultKeys, change: SyncedChange,
     if any(current.get(record_id) != revision for record_id, revision in change.expected.items()):
         raise SyncError(msg("A record changed while the sync was running; sync again."), code=ErrorCode.SYNC_BUSY)
     conn.executemany("DELETE FROM records WHERE record_id = ?", [(record_id,) for record_id in change.deletes])
-    insert(conn, [(record, change.encoded.get((record.id, record.revision))) for record in change.puts])
+    insert(conn, change.puts)
     _write_docs(conn, keys, change.docs)
     if change.outbox:
         if not rowmac.has_table(conn, "sync_outbox"):
