@@ -46,6 +46,17 @@ def publish_often(monkeypatch):
     monkeypatch.setattr(compaction, "PUBLISH_EVERY", 1)  # every read is published: deletions follow at once
 
 
+def _compacted_while_read(a, b, rid: str, mine: Path) -> Path:  # noqa: ANN001 - Devices
+    """a edits `rid` and syncs until it compacted, b reading after each push; a's one snapshot part."""
+    for i in range(K + 1):
+        a.edit(rid, f"v{i + 1}")
+        a.sync()
+        b.sync()
+    a.sync()
+    (part,) = mine.glob("s*")
+    return part
+
+
 def _rounds(a, b, rid_a: str, rid_b: str, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
         a.edit(rid_a, f"a round {i}")
@@ -305,12 +316,7 @@ def test_a_damaged_own_snapshot_is_rebuilt_from_the_vault_and_new_devices_join_a
     b.edit(both, "b's side")
     b.delete(gone)
     b.edit(theirs, "b's edit of a's note")
-    for i in range(K + 1):
-        a.edit(rid, f"v{i + 1}")
-        a.sync()
-        b.sync()
-    a.sync()
-    (part,) = (folder / "d" / device).glob("s*")
+    part = _compacted_while_read(a, b, rid, folder / "d" / device)
     assert 1 not in _bundles(folder, device)  # the snapshot is the only copy of a's first bundles
     part.write_bytes(part.read_bytes()[:-3])
     with pytest.raises(MemoriesError) as refused:
@@ -479,12 +485,7 @@ def test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_cha
     rid = a.add("note", "v0 中文")
     device = a.sync().device
     b = joined_device(_home(tmp_path / "b"), str(folder))
-    for i in range(K + 1):
-        a.edit(rid, f"v{i + 1}")
-        a.sync()
-        b.sync()
-    a.sync()
-    (part,) = (folder / "d" / device).glob("s*")
+    part = _compacted_while_read(a, b, rid, folder / "d" / device)
     part.write_bytes(part.read_bytes()[:-3])
     b.add("from b", "b")
     device_b = b.sync().device
