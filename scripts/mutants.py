@@ -329,11 +329,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("ingest-commits-per-file", "a batch (ingest) is committed record by record, not all at once",
            "memories_tui/vault/store.py",
            (("        with self._write() as conn:\n"
-             "            self._insert_many(conn, [(record, None) for record in records])\n"
+             "            self._insert_many(conn, records)\n"
              "            pause_point(",
              "        for record in records:\n"
              "            with self._write() as conn:\n"
-             "                self._insert_many(conn, [(record, None)])\n"
+             "                self._insert_many(conn, [record])\n"
              "                if record is records[-1]:\n"
              "                    pause_point("),),
            ("tests/integration/test_crash_and_concurrency.py::test_kill_9_mid_ingest_leaves_all_or_nothing",)),
