@@ -46,10 +46,12 @@ def _home(path: Path, compact_after: int) -> Path:
     return path
 
 
-def run(seed: int, operations: int, devices: int, forget: bool, damage: bool) -> dict[str, int]:
-    """One seeded run; its counts. Raises Stuck, or AssertionError when the devices diverge."""
+def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, keep: bool = False) -> dict[str, int]:
+    """One seeded run; its counts. Raises Stuck, or AssertionError when the devices diverge
+    (with `keep`, the homes and the target of such a run stay, and the message names them)."""
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="memories-soak-"))
+    ended = False
     try:
         folder = tmp / "Sync"
         folder.mkdir()
@@ -91,9 +93,15 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool) ->
             assert other.engine.device_only(other.vault_id) == homes[0].engine.device_only(homes[0].vault_id)
         for home in [*homes, late]:
             home.close()
+        ended = True
         return counts
+    except (Stuck, AssertionError) as exc:
+        if keep:
+            raise type(exc)(f"{exc} [kept in {tmp}]") from None
+        raise
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if ended or not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], folder: Path,
@@ -139,6 +147,7 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=3, help="devices (default 3)")
     parser.add_argument("--forget", action="store_true", help="devices also forget each other now and then")
     parser.add_argument("--damage", action="store_true", help="the target also truncates snapshot parts")
+    parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")
     use_cheap_kdf()
@@ -146,12 +155,12 @@ def main() -> None:
     outcomes = {"ok": 0, "STUCK": 0, "DIVERGED": 0}
     for seed in range(int(first), int(last or first) + 1):
         try:
-            counts = run(seed, args.operations, args.devices, args.forget, args.damage)
+            counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep)
             outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
         except Stuck as exc:
-            outcome, detail = "STUCK", str(exc)[:120]
+            outcome, detail = "STUCK", str(exc)[-300:]
         except AssertionError as exc:
-            outcome, detail = "DIVERGED", str(exc)[:400]
+            outcome, detail = "DIVERGED", str(exc)[-600:]
         outcomes[outcome] += 1
         print(f"seed {seed}: {outcome} ({detail})", flush=True)
     print(" · ".join(f"{k} {v}" for k, v in outcomes.items()))
