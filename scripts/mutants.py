@@ -269,6 +269,10 @@ MUTANTS: tuple[Mutant, ...] = (
            (("        elif device not in heads or heads[device].snap < upto:", "        else:"),),
            ("tests/unit/test_sync_repair.py::"
             "test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_no_more",)),
+    Mutant("sync-revision-number-reused", "a record deleted after an unsynced edit comes back under a number it had",
+           "memories_tui/sync/merge.py", (("            doc.high = max(doc.high, doc.local, counter)", "            doc.high = max(doc.high, doc.local)"),),
+           ("tests/integration/test_sync_revision_numbers.py::"
+            "test_a_record_brought_back_after_an_unsynced_edit_and_a_delete_gets_a_fresh_revision",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

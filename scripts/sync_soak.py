@@ -10,6 +10,7 @@ target truncates a snapshot part now and then. Then every device writes and sync
 
     ok        every device (and the new one) holds the same records, conflicts and flag
     STUCK     a sync was still refused at the end (a damaged snapshot not rebuilt yet)
+    FAILED    a sync was refused during a run where nothing was damaged: a bug
     DIVERGED  the devices disagree: a bug
 
     scripts/sync_soak.py --seeds 1-100 --damage
@@ -38,6 +39,10 @@ from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
 
 class Stuck(Exception):
     """A sync was still refused once every device had synced again."""
+
+
+class Failed(Exception):
+    """A sync was refused during the run although nothing in the target was damaged."""
 
 
 def _home(path: Path, compact_after: int) -> Path:
@@ -99,6 +104,8 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
         if keep:
             raise type(exc)(f"{exc} [kept in {tmp}]") from None
         raise
+    except MemoriesError as exc:  # a sync refused mid-run, where nothing was damaged: a bug too
+        raise Failed(f"{exc.code}: {exc.message}" + (f" [kept in {tmp}]" if keep else "")) from None
     finally:
         if ended or not keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -152,13 +159,15 @@ def main() -> None:
     first, _, last = args.seeds.partition("-")
     use_cheap_kdf()
     compaction.PUBLISH_EVERY = 1  # every read is published: deleting follows at once
-    outcomes = {"ok": 0, "STUCK": 0, "DIVERGED": 0}
+    outcomes = {"ok": 0, "STUCK": 0, "FAILED": 0, "DIVERGED": 0}
     for seed in range(int(first), int(last or first) + 1):
         try:
             counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep)
             outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
         except Stuck as exc:
             outcome, detail = "STUCK", str(exc)[-300:]
+        except Failed as exc:
+            outcome, detail = "FAILED", str(exc)[-400:]
         except AssertionError as exc:
             outcome, detail = "DIVERGED", str(exc)[-600:]
         outcomes[outcome] += 1

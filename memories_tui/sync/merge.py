@@ -28,10 +28,15 @@ class Plan:
     pulled: int = 0
 
 
-def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan) -> None:
+def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan,
+                 counter: int = 0) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
     the one the vault held (every leaf, for a record being resolved: the conflicts end there);
-    every record deleted here becomes a deletion revision."""
+    every record deleted here becomes a deletion revision. `counter` is the vault's change
+    counter: a deleted record may have had edits here that no sync saw, under numbers above
+    the one its entry names, and none of them is above the counter (every revision is a write
+    of its own); a record brought back later is numbered above it, never under a number the
+    vault gave other content (caches take an unchanged number for unchanged content)."""
     state.prefetch([record.record_id for record in changed] + deleted)
     for record in changed:
         doc = state.doc(record.record_id)
@@ -53,7 +58,7 @@ def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: li
             rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
                       state.device, True, kind)
             doc.tree.add(rev)
-            doc.high = max(doc.high, doc.local)
+            doc.high = max(doc.high, doc.local, counter)
             doc.cur, doc.local = rev.rev_id, None
             plan.outgoing.append((record_id, rev, None))
 

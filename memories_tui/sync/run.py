@@ -146,7 +146,7 @@ def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pull
     bundles and commit it all."""
     keys = vault.keys
     plan = Plan()
-    record_local(state, clock, deleted, changed, plan)
+    record_local(state, clock, deleted, changed, plan, vault.change_counter() if deleted else 0)
     merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read)
     settings = vault.settings()
     rules = policy.merge(settings, clock, state.device, [c for bundle in pulled.bundles for c in bundle.policy])
