@@ -273,6 +273,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/merge.py", (("            doc.high = max(doc.high, doc.local, counter)", "            doc.high = max(doc.high, doc.local)"),),
            ("tests/integration/test_sync_revision_numbers.py::"
             "test_a_record_brought_back_after_an_unsynced_edit_and_a_delete_gets_a_fresh_revision",)),
+    Mutant("sync-carried-chain-drops-its-own-carry", "a device read from its carrier's snapshot stops carrying those it carried",
+           "memories_tui/sync/compaction.py",
+           (("    if found is not None and found[1] > head.snap and found[0] != device:",
+             "    if found is not None and found[1] >= head.snap and found[0] != device:"),
+            ("        _still_carried(out, aead, keys, head, target)\n", "")),
+           ("tests/integration/test_sync_gc.py::test_two_devices_that_forgot_each_other_keep_carrying_each_other",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

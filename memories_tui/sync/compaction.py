@@ -31,6 +31,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from ..errors import SyncTamperedError
 from ..i18n import msg
 from ..testhooks import pause_point
@@ -189,7 +191,7 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
     out = _Chain()
     start, prev = 0, ""
     found = adopters(pulled.heads, device)
-    if found is not None and found[1] >= head.snap and found[0] != device:  # its own may be gone
+    if found is not None and found[1] > head.snap and found[0] != device:  # its own may be gone
         base = snapshots.read(aead, keys.vault_id, pulled.heads[found[0]], target.get)
         pos = base.adopted.get(device)
         if pos is None or pos[0] < found[1]:
@@ -199,6 +201,7 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
         out.entries = [item for item in base.entries if item["e"][3] in (device, MERGE_DEVICE)]
         out.policy = [change for change in base.policy if change.device == device]
         start, prev = pos
+        _still_carried(out, aead, keys, head, target)
     elif head.snap:
         before = snapshots.read(aead, keys.vault_id, head, target.get)
         out = _Chain(list(before.entries), dict(before.adopted), list(before.policy))
@@ -213,6 +216,21 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
         out.entries += [entry(*item) for item in bundle.revs]
         out.policy += bundle.policy
     return out
+
+
+def _still_carried(out: _Chain, aead: AESGCM, keys: VaultKeys, head: Head, target: Target) -> None:
+    """A device read from the snapshot that carries it keeps carrying what its own snapshot
+    carried: the devices it adopted are carried by nobody else once it deleted their objects.
+    (Its own snapshot is gone when the adopter deleted its objects too: the adopter carries them.)"""
+    if not head.snap:
+        return
+    try:
+        own = snapshots.read(aead, keys.vault_id, head, target.get)
+    except SyncTamperedError:
+        return
+    out.carried.update(own.adopted)
+    out.entries += [item for item in own.entries if item["e"][3] in own.adopted]
+    out.policy += [change for change in own.policy if change.device in own.adopted]
 
 
 class _WithOutbox:

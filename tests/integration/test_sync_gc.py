@@ -318,3 +318,39 @@ def test_a_sync_killed_while_deleting_a_forgotten_device_leaves_a_target_that_st
     assert not (folder / "d" / lost_id).exists() or not any((folder / "d" / lost_id).iterdir())
     assert call_cli(c, "sync", "notes").code == 0
     assert titles(a) == titles(c) == {"a-1", "a-2", "a-3", "lost-0", "lost-1"}
+
+
+def test_two_devices_that_forgot_each_other_keep_carrying_each_other(tmp_path, folder, cheap_kdf, publish_often):
+    """a forgets b, carries it and deletes its objects; then b forgets a and carries a, as far as
+    b's own snapshot reaches. b writes again: its next snapshot is read from a's, which carries b
+    exactly as far as b's own. It must still carry a (whose objects b then deletes), or a finds
+    nobody carrying it and refuses to go on (`sync_target_rolled_back`). Found by
+    scripts/sync_soak.py --forget (one run in a hundred)."""
+    homes = {name: _home(tmp_path / name) for name in ("a", "b")}
+    for home in homes.values():  # a snapshot at every push
+        (home / "config.toml").write_text("[sync]\ncompact_after = 1\n", encoding="utf-8")
+    a = first_device(homes["a"], str(folder))
+    rid = a.add("from a", "a")
+    a.sync()
+    b = joined_device(homes["b"], str(folder))
+    theirs = b.add("from b", "b")
+    b.sync()
+    a.sync()
+    id_a, id_b = _device_id(a), _device_id(b)
+    a.engine.sync_forget(a.vault_id, id_b)
+    a.edit(rid, "a again")
+    a.sync()  # a has read b's whole chain: its snapshot carries b
+    a.sync()  # and it deletes b's objects
+    assert not (folder / "d" / id_b / "head").exists()
+    b.engine.sync_forget(b.vault_id, id_a)
+    b.sync()  # b's own objects are gone (a carries it): b now carries a
+    b.edit(theirs, "b again")
+    b.sync()  # b's chain comes from a's snapshot; b deletes a's objects
+    report = a.sync()  # a is carried by b: it goes on
+    assert report.device == id_a
+    b.sync()
+    assert a.records() == b.records() and a.records()[theirs][2] == "b again"
+    late = joined_device(_home(tmp_path / "late"), str(folder))
+    assert late.records() == a.records()
+    for device in (a, b, late):
+        device.close()
