@@ -250,7 +250,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_compaction.py::"
             "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
     Mutant("sync-snapshot-forgets-known-policy", "a snapshot leaves out the policy changes the vault knows of its devices",
-           "memories_tui/sync/compaction.py", (("if change.device in {state.device, *chain.carried}]", "if False]"),),
+           "memories_tui/sync/repair.py", (("if change.device in {state.device, *carried}]", "if False]"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_policy_change_reaches_devices_that_read_the_snapshot_and_a_rebuilt_one",)),
     Mutant("sync-policy-old-news-reported", "a policy change arriving after the one that replaced it is called a conflict",

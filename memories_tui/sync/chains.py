@@ -9,7 +9,6 @@ Any failure raises before the local vault is touched.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,12 +19,10 @@ from ..vault.keys import VaultKeys
 from . import snapshots
 from .policy import Change
 from .revtree import Rev
-from .sealing import DEVICES, Head, bundle_ad, bundle_name, digest, head_name, unseal
+from .sealing import DEVICES, Head, bundle_ad, bundle_name, device_ids, digest, head_name, unseal
 from .state import SyncState
 from .targets import Target
 from .threeway import MERGE_DEVICE
-
-DEVICE_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +67,7 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
                progress: Callable[[str], None] | None) -> Pulled:
     out = Pulled()
     names = out.listing = target.list(DEVICES)
-    devices = sorted({n.split("/")[1] for n in names if n.count("/") == 2 and DEVICE_ID.match(n.split("/")[1])})
+    devices = device_ids(names)
     out.devices = set(devices) | {state.device}
     for device in devices:
         if device == state.device:

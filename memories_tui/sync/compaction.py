@@ -166,11 +166,7 @@ def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled,
     chain.carried.pop(state.device, None)
     if not (due or taken):
         return None
-    if local is not None:  # what the vault knows: a chain from before snapshots carried policy gains it
-        chain.policy += [change for change in local.policy() if change.device in {state.device, *chain.carried}]
-    return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
-                                state.own_digest, snapshots.fold(chain.entries), chain.carried,
-                                chain.policy), chain.carried
+    return repair.own_snapshot(keys, state, chain.entries, chain.carried, chain.policy, local), chain.carried
 
 
 @dataclass

@@ -30,11 +30,10 @@ from ..errors import MemoriesError, SyncTamperedError
 from ..vault.keys import VaultKeys
 from ..vault.sync_rows import LocalRef
 from . import snapshots
-from .chains import DEVICE_ID
 from .policy import Change
 from .push import Uploader, now
 from .revtree import Rev
-from .sealing import DEVICES, Head, head_name
+from .sealing import DEVICES, Head, device_ids, head_name
 from .snapshots import Adopted, Entry
 from .state import Doc, SyncState
 from .targets import Target
@@ -118,6 +117,17 @@ def _entries(record_id: str, doc: Doc, writers: set[str], kept: dict[str, str | 
     return out
 
 
+def own_snapshot(keys: VaultKeys, state: SyncState, entries: list[Entry], carried: Adopted, policy: list[Change],
+                 local: Local | None) -> list[bytes]:
+    """The sealed parts of this device's snapshot reaching its newest bundle. The policy changes
+    the vault knows of the devices in it join those its chain carried (a chain from before
+    snapshots carried policy gains them)."""
+    if local is not None:
+        policy = policy + [change for change in local.policy() if change.device in {state.device, *carried}]
+    return snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
+                                state.own_digest, snapshots.fold(entries), carried, policy)
+
+
 def restore_own(target: Target, keys: VaultKeys, state: SyncState, local: Local, uploader: Uploader) -> bool:
     """After a refused sync: if this device's current snapshot no longer opens, or another
     device carries this one's chain further than its own snapshot reaches (it was forgotten and
@@ -143,9 +153,7 @@ def restore_own(target: Target, keys: VaultKeys, state: SyncState, local: Local,
         if fixed is None:
             return False
         entries, carried = fixed
-        policy = [change for change in local.policy() if change.device in {state.device, *carried}]
-        parts = snapshots.seal_parts(keys.sync_aead("snapshot"), keys.vault_id, state.device, state.own_seq,
-                                     state.own_digest, snapshots.fold(entries), carried, policy)
+        parts = own_snapshot(keys, state, entries, carried, [], local)
         fresh = Head(state.device, head.seq, head.digest, now(), state.own_seq, snapshots.parts_digest(parts),
                      head.read, {d: n for d, (n, _digest) in sorted(carried.items())}, head.name)
         sealed = fresh.sealed(keys.sync_aead("head"), keys.vault_id)
@@ -163,14 +171,11 @@ def _heads(target: Target, keys: VaultKeys) -> dict[str, Head]:
     """Every device's head that opens (one that does not is left out: this is a repair, the
     sync that was refused says what is wrong)."""
     out = {}
-    for name in target.list(DEVICES):
-        parts = name.split("/")
-        if len(parts) != 3 or parts[2] != "head" or not DEVICE_ID.match(parts[1]):
-            continue
-        blob = target.get(name)
+    for device in device_ids(target.list(DEVICES)):
+        blob = target.get(head_name(device))
         try:
             if blob is not None:
-                out[parts[1]] = Head.opened(keys.sync_aead("head"), keys.vault_id, parts[1], blob)
+                out[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
         except SyncTamperedError:
             continue
     return out

@@ -34,6 +34,14 @@ DEVICES = "d/"
 MAX_NAME = 64  # characters of a device name a head may carry
 
 
+_DEVICE_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+def device_ids(names: list[str]) -> list[str]:
+    """The devices that have objects among these names (from a listing of DEVICES), in order."""
+    return sorted({n.split("/")[1] for n in names if n.count("/") == 2 and _DEVICE_ID.match(n.split("/")[1])})
+
+
 def bundle_name(device: str, seq: int) -> str:
     return f"d/{device}/{seq:010d}"
 
