@@ -264,11 +264,16 @@ MUTANTS: tuple[Mutant, ...] = (
              "        pass\n"),),
            ("tests/integration/test_sync_compaction.py::"
             "test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_changes_nothing_here",)),
-    Mutant("sync-rebuild-keeps-carrying-a-returned-device", "a rebuild gives up on a carried device that came back",
+    Mutant("sync-rebuild-keeps-carrying-a-returned-device", "a rebuild keeps carrying a device whose own snapshot reaches as far",
            "memories_tui/sync/repair.py",
-           (("        elif device not in heads or heads[device].snap < upto:", "        else:"),),
+           (("        elif device in heads and heads[device].snap >= upto:", "        elif False:"),),
            ("tests/unit/test_sync_repair.py::"
             "test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_no_more",)),
+    Mutant("sync-rebuild-gives-up-on-a-device-that-wrote-again", "a rebuild gives up on a carried device that wrote again",
+           "memories_tui/sync/repair.py",
+           (("        elif seen is not None and seen[0] > upto:", "        elif False:"),),
+           ("tests/unit/test_sync_repair.py::"
+            "test_a_carried_device_that_wrote_again_is_carried_as_far_as_this_device_read_it",)),
     Mutant("sync-revision-number-reused", "a record deleted after an unsynced edit comes back under a number it had",
            "memories_tui/sync/merge.py", (("            doc.high = max(doc.high, doc.local, counter)", "            doc.high = max(doc.high, doc.local)"),),
            ("tests/integration/test_sync_revision_numbers.py::"

@@ -59,14 +59,20 @@ def rebuilt(state: SyncState, carried: dict[str, int], local: Local, heads: dict
     the forgotten devices its head says it carries, up to the bundle given), and the positions
     it carries; None when the vault cannot give all of it (the damage is then reported). Its
     policy changes are added as to any snapshot (compaction.py). A carried device that came
-    back and whose own snapshot (in `heads`) now reaches as far is carried no more."""
+    back and whose own snapshot (in `heads`) now reaches as far is carried no more; one that
+    wrote again without such a snapshot is carried as far as this device read it (its trees
+    hold every revision up to there)."""
     adopted: Adopted = {}
     for device, upto in carried.items():
         seen = state.seen.get(device)
         if seen is not None and seen[0] == upto:
             adopted[device] = seen
-        elif device not in heads or heads[device].snap < upto:
-            return None  # it wrote again since, and only this snapshot held its chain up to `upto`
+        elif device in heads and heads[device].snap >= upto:
+            continue  # it came back, and its own snapshot reaches as far: carried no more
+        elif seen is not None and seen[0] > upto:
+            adopted[device] = seen  # it wrote again since and this device read that too: carried that far
+        else:
+            return None  # never read here as far as this snapshot carried it: its chain is nowhere else
     if state.loader is None or state.legacy:
         return None
     writers = {state.device, *adopted}

@@ -65,9 +65,22 @@ def test_it_gives_up_where_the_vault_cannot_give_what_a_reader_needs():
     entries, _ = rebuilt(_state(held), {}, _local(lambda refs: {}), {})  # deleted here, not synced yet
     assert entries[0]["s"] == 1 and entries[0]["x"] is None  # its place; a reader is told to sync again
     carried = {"r": _doc([_rev("r1", (), 1, GONE)], "r1", 1)}
-    assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local(), {}) is None  # it wrote again since
     entries, adopted = rebuilt(_state(carried, seen={GONE: (3, "d3")}), {GONE: 3}, _local(), {})
     assert adopted == {GONE: (3, "d3")} and entries[0]["x"] == "r@1"
+    assert rebuilt(_state(carried), {GONE: 3}, _local(), {}) is None  # never read here: its chain is nowhere
+
+
+def test_a_carried_device_that_wrote_again_is_carried_as_far_as_this_device_read_it():
+    """It came back and wrote bundle 4, which this device read; then another device carried it
+    further and deleted its objects (or its own snapshot does not reach bundle 3). Its
+    revisions up to bundle 4 are all in this device's trees: the rebuilt snapshot carries it
+    that far instead of giving up, which left this device refused for good (found by the soak)."""
+    carried = {"r": _doc([_rev("r1", (), 1, GONE), _rev("r2", ("r1",), 2, GONE)], "r2", 2)}
+    entries, adopted = rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local(), {})
+    assert adopted == {GONE: (4, "d4")}
+    assert [(item["rev"], item["x"]) for item in entries] == [("r1", None), ("r2", "r@2")]
+    behind = Head(GONE, 4, "d4", "t", snap=2, snap_digest="x")  # its own snapshot stops short of bundle 3
+    assert rebuilt(_state(carried, seen={GONE: (4, "d4")}), {GONE: 3}, _local(), {GONE: behind})[1] == {GONE: (4, "d4")}
 
 
 def test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_no_more():
@@ -77,8 +90,6 @@ def test_a_carried_device_that_came_back_with_a_snapshot_of_its_own_is_carried_n
     state = _state(docs, kept={"r": {"r1": "theirs"}}, seen={GONE: (9, "d9")})
     entries, adopted = rebuilt(state, {GONE: 3}, _local(), {GONE: back})
     assert adopted == {} and {item["rev"] for item in entries} == {"r2", "s1"}
-    behind = Head(GONE, 9, "d9", "t", snap=2, snap_digest="x")  # only this device's snapshot held bundles 1..3
-    assert rebuilt(state, {GONE: 3}, _local(), {GONE: behind}) is None
 
 
 def test_a_merge_base_the_vault_dropped_keeps_its_place_without_its_text():
