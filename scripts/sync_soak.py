@@ -15,6 +15,7 @@ target truncates a snapshot part now and then. Then every device writes and sync
 
     scripts/sync_soak.py --seeds 1-100 --damage
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage
+    scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage --stream
 
 Device ids are random, so a seed repeats the operations, not every outcome. Needs the test
 extra (it borrows the tests' cheap passphrase hashing); touches nothing outside a temporary folder.
@@ -32,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memories_tui.errors import MemoriesError  # noqa: E402
-from memories_tui.sync import compaction  # noqa: E402
+from memories_tui.sync import compaction, stream  # noqa: E402
 from tests.helpers.sync import Device, first_device, joined_device  # noqa: E402
 from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
 
@@ -154,11 +155,15 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=3, help="devices (default 3)")
     parser.add_argument("--forget", action="store_true", help="devices also forget each other now and then")
     parser.add_argument("--damage", action="store_true", help="the target also truncates snapshot parts")
+    parser.add_argument("--stream", action="store_true", help="joins commit at nearly every bundle and snapshot "
+                        "part (sync/stream.py commits every few megabytes)")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")
     use_cheap_kdf()
     compaction.PUBLISH_EVERY = 1  # every read is published: deleting follows at once
+    if args.stream:
+        stream.STREAM_BYTES = 1
     outcomes = {"ok": 0, "STUCK": 0, "FAILED": 0, "DIVERGED": 0}
     for seed in range(int(first), int(last or first) + 1):
         try:

@@ -34,6 +34,7 @@ class Incoming:
     digest: str
     revs: list[tuple[str, Rev, str | None]]
     policy: list[Change] = field(default_factory=list)  # vault policy changes (policy.py)
+    position: bool = field(default=True, kw_only=True)  # False: a part of a snapshot (stream.py), not a place in the chain
 
 
 @dataclass
@@ -44,19 +45,27 @@ class Pulled:
     bytes: int = 0
     heads: dict[str, Head] = field(default_factory=dict)  # every device's verified head, this one's too
     listing: list[str] = field(default_factory=list)  # the names under d/ when the pull began
+    stream: Callable[[Pulled], None] | None = None  # told each time `bundles` grew (stream.py)
+
+    def took(self, bundle: Incoming) -> None:
+        self.bundles.append(bundle)
+        if self.stream is not None:
+            self.stream(self)
 
 
 _PULLS = 3  # a pull that finds a named object gone lists the target again, up to this many times in all
 
 
 def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading.Event | None = None,
-         progress: Callable[[str], None] | None = None) -> Pulled:
+         progress: Callable[[str], None] | None = None, stream: Callable[[Pulled], None] | None = None) -> Pulled:
     """Every other device's verified news. Another device that compacts while this one reads
     deletes what its new head no longer needs (it writes that head first): an object found gone
-    makes the pull start over from a fresh listing, so the race is not reported as damage."""
+    makes the pull start over from a fresh listing, so the race is not reported as damage.
+    `stream` may commit bundles as they are read (stream.py): a pull that starts over then
+    goes on from what was committed."""
     for attempt in range(_PULLS):
         try:
-            return _pull_once(target, keys, state, cancel, progress)
+            return _pull_once(target, keys, state, cancel, progress, stream)
         except SyncObjectGoneError:
             if attempt == _PULLS - 1:
                 raise
@@ -64,8 +73,8 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
 
 
 def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: threading.Event | None,
-               progress: Callable[[str], None] | None) -> Pulled:
-    out = Pulled()
+               progress: Callable[[str], None] | None, stream: Callable[[Pulled], None] | None = None) -> Pulled:
+    out = Pulled(stream=stream)
     names = out.listing = target.list(DEVICES)
     devices = device_ids(names)
     out.devices = set(devices) | {state.device}
@@ -108,9 +117,11 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
 
 
 def _from_snapshot(target: Target, keys: VaultKeys, head: Head, out: Pulled) -> tuple[int, str]:
-    """Read the snapshot the head names; (the bundle it reaches, that bundle's digest)."""
-    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out))
-    out.bundles.append(Incoming(head.device, snap.upto, snap.digest, snap.revs, snap.policy))
+    """Read the snapshot the head names; (the bundle it reaches, that bundle's digest). A
+    streamed pull takes it a part at a time, the device's position with the last."""
+    each = None if out.stream is None else (lambda revs: out.took(Incoming(head.device, 0, "", revs, position=False)))
+    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out), each)
+    out.took(Incoming(head.device, snap.upto, snap.digest, snap.revs, snap.policy))
     return snap.upto, snap.digest
 
 
@@ -233,7 +244,7 @@ def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str
         raise SyncTamperedError(msg("Bundle {number} of device {device} is malformed.", number=number,
                                     device=device)) from None
     dig = digest(blob)
-    out.bundles.append(Incoming(device, number, dig, revs, changes))
+    out.took(Incoming(device, number, dig, revs, changes))
     return dig
 
 

@@ -12,13 +12,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..errors import CancelledError, ErrorCode, SyncError, SyncTamperedError
+from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError, SyncTamperedError
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import LocalChange, LocalRef, read_docs, read_outbox
+from ..vault.sync_rows import LocalChange, LocalRef, has_records, read_docs, read_outbox
 from . import compaction, policy, repair
-from .chains import Pulled, entry, pull
+from .chains import Incoming, Pulled, entry, pull
 from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .push import Uploader, now
@@ -26,6 +26,7 @@ from .revtree import Rev
 from .sealing import bundle_ad, cut_by_size, digest, head_name, seal
 from .snapshots import snapshot_name
 from .state import Doc, SyncState
+from .stream import Stream
 from .targets import Target
 from .types import SyncReport
 
@@ -70,13 +71,18 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
     keys = vault.keys
+    clock = Clock(state.clock, now_ms)
+    streamed = _Committed(policy.Outcome({}))
     try:
-        pulled = pull(target, keys, state, cancel=cancel, progress=progress)
-    except SyncTamperedError:  # this device's own snapshot may be what is damaged: put it right, then say why
-        repair.restore_own(target, keys, state, _local(vault), Uploader(vault, target, state.device))
+        pulled = pull(target, keys, state, cancel=cancel, progress=progress,
+                      stream=_stream(vault, state, clock, cancel, streamed) if _empty(vault, state) else None)
+    except MemoriesError as exc:
+        if isinstance(exc, SyncTamperedError):  # this device's own snapshot may be what is damaged: put it right
+            repair.restore_own(target, keys, state, _local(vault), Uploader(vault, target, state.device))
+        if streamed.pulled:
+            raise _kept(exc, streamed.pulled) from None
         raise
     compaction.observe(state, pulled.heads)  # committed with the state: how long each device has been still
-    clock = Clock(state.clock, now_ms)
     changed, deleted, mark = vault.sync_changes()
     hold_point("sync-after-read")  # tests edit the vault here: that edit is for the next sync
     push = Uploader(vault, target, state.device)
@@ -90,11 +96,37 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         objects, sent = upload(vault, target, state, pulled, compact_after, hold_days, push, device_name)
     finally:
         push.close()
+    done.add(streamed)
     rules = done.rules
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), done.outgoing,
                       objects, sent, done.pulled, pulled.objects, pulled.bytes, done.written,
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
                       policy_conflicts=sorted(set(rules.concurrent)))
+
+
+def _empty(vault: UnlockedVault, state: SyncState) -> bool:
+    """A vault that holds no record and never synced (a join): its pull is committed as it is read."""
+    return not (state.own_seq or state.seen or state.outbox or state.legacy) and not vault.sync_read(has_records)
+
+
+def _kept(exc: MemoriesError, count: int) -> MemoriesError:
+    """`exc`, saying that a streamed pull kept what it had verified before it."""
+    if isinstance(exc, CancelledError):
+        return CancelledError(msg("Sync cancelled; the {count} change(s) received so far are kept here (this vault "
+                                  "held nothing before this sync), and the next sync brings the rest.", count=count))
+    return type(exc)(msg("{problem} This vault held nothing before this sync: the {count} change(s) verified before "
+                         "the problem are kept here, and the next sync goes on from there.", problem=exc, count=count),
+                     code=exc.code)
+
+
+def _stream(vault: UnlockedVault, state: SyncState, clock: Clock, cancel: threading.Event | None,
+            done: _Committed) -> Stream:
+    """Commit pulled bundles as the pull reads them (stream.py), counting what they did in `done`."""
+    def commit(bundles: list[Incoming]) -> None:
+        plan, rules = _merge_and_commit(vault, state, clock, Pulled(bundles=bundles), [], [], cancel)
+        done.add(_Committed(rules, len(plan.outgoing), plan.pulled, len(plan.puts) + len(plan.deletes)))
+
+    return Stream(state, commit)
 
 
 def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled, changed: list[LocalRef],
@@ -132,11 +164,19 @@ def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulle
 
 @dataclass
 class _Committed:
-    rules: policy.Outcome  # the first part's (the only one that pulled)
+    rules: policy.Outcome  # the first part's (the only one that pulled, unless the pull was streamed)
     outgoing: int = 0
     pulled: int = 0
     written: int = 0  # records written or deleted in the vault
     whole: bool = True  # every part was committed
+
+    def add(self, other: _Committed) -> None:
+        """Count in what another commit of the same sync did (a streamed pull's)."""
+        self.outgoing += other.outgoing
+        self.pulled += other.pulled
+        self.written += other.written
+        self.rules.pulled += other.rules.pulled
+        self.rules.concurrent += other.rules.concurrent
 
 
 def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled,
@@ -151,7 +191,8 @@ def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pull
     settings = vault.settings()
     rules = policy.merge(settings, clock, state.device, [c for bundle in pulled.bundles for c in bundle.policy])
     for bundle in pulled.bundles:
-        state.seen[bundle.device] = (bundle.seq, bundle.digest)
+        if bundle.position:
+            state.seen[bundle.device] = (bundle.seq, bundle.digest)
     for number, part in enumerate(list(_parts(plan.outgoing)) or ([[]] if rules.outgoing else [])):
         seq = state.own_seq + 1
         body: dict[str, object] = {"prev": state.own_digest, "revs": [entry(*item) for item in part]}

@@ -69,7 +69,12 @@ class OwnObjects:
 
 
 def parts_digest(blobs: list[bytes]) -> str:
-    return hashlib.sha256("".join(digest(b) for b in blobs).encode("ascii")).hexdigest()
+    return _digest_of([digest(b) for b in blobs])
+
+
+def _digest_of(digests: list[str]) -> str:
+    """The digest of a snapshot's parts, from each part's digest."""
+    return hashlib.sha256("".join(digests).encode("ascii")).hexdigest()
 
 
 def fold(entries: list[Entry]) -> list[Entry]:
@@ -134,14 +139,18 @@ def wanted(head: Head, seen: int, listed: set[int]) -> bool:
     return head.snap > seen and (seen == 0 or seen + 1 not in listed or head.snap - seen >= FAR_BEHIND)
 
 
-def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes | None]) -> Snapshot:
-    """The snapshot the head names, every part checked; SyncTamperedError otherwise."""
+def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes | None],
+         each: Callable[[list[tuple[str, Rev, str | None]]], None] | None = None) -> Snapshot:
+    """The snapshot the head names, every part checked; SyncTamperedError otherwise. With
+    `each`, each part's revisions are handed over once that part is checked (the digest of all
+    parts is checked after the last; stream.py), and the Snapshot returned holds none."""
     device, upto = head.device, head.snap
-    blobs: list[bytes] = []
+    digests: list[str] = []
     entries: list[Entry] = []
     last, total, k = "", 1, 0
     adopted: Adopted = {}
     policy: list[Any] = []
+    writers = {device}
     while k < total:
         blob = fetch(snapshot_name(device, upto, k))
         if blob is None:
@@ -155,18 +164,22 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
             total, last = value["parts"], value["digest"]
             if k == 0:
                 adopted, policy = _adopted(value.get("adopted", {}), device), value.get("policy", [])
-            if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str):
+                writers |= set(adopted)
+            if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str) \
+                    or not isinstance(value["revs"], list):
                 raise ValueError("bad part count")
-            entries += value["revs"]
         except (KeyError, TypeError, ValueError):
             raise _malformed(device) from None
-        blobs.append(blob)
+        if each is None:
+            entries += value["revs"]
+        else:
+            each([_parsed(item, device, writers) for item in value["revs"]])
+        digests.append(digest(blob))
         k += 1
-    if parts_digest(blobs) != head.snap_digest:
+    if _digest_of(digests) != head.snap_digest:
         raise _malformed(device)
-    writers = {device} | set(adopted)
-    return Snapshot(upto, last, [_parsed(item, device, writers) for item in entries], entries, adopted,
-                    _changes(policy, device, writers))
+    changes = _changes(policy, device, writers)
+    return Snapshot(upto, last, [_parsed(item, device, writers) for item in entries], entries, adopted, changes)
 
 
 def _changes(items: Any, device: str, writers: set[str]) -> list[Change]:
