@@ -298,6 +298,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-stream-keeps-silently", "a streamed pull that stops says nothing was changed, though it kept what it verified",
            "memories_tui/sync/run.py", (("            raise _kept(exc, streamed.pulled) from None\n", "            raise\n"),),
            ("tests/integration/test_sync_join_stream.py",)),
+    Mutant("sync-devices-lists-stray-folders", "`sync devices` takes any folder with a head file for a device",
+           "memories_tui/engine/sync_ops.py",
+           (("        devices = [d for d in device_ids(names) if head_name(d) in names]",
+             "        devices = sorted({n.split('/')[1] for n in names if n.endswith('/head')})"),),
+           ("tests/integration/test_sync_folder.py::test_stray_files_a_sync_tool_leaves_in_the_target_are_not_devices",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

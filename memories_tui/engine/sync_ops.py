@@ -292,12 +292,13 @@ class SyncOperations:
         """The devices that write to the vault's target, from their authenticated heads; a
         forgotten device is left out until it writes again."""
         from ..sync.run import load_state
-        from ..sync.sealing import DEVICES, Head, forget_ad, forgotten_name, head_name, unseal
+        from ..sync.sealing import DEVICES, Head, device_ids, forget_ad, forgotten_name, head_name, unseal
 
         vault = self._unlocked(vault_id)
         target = self._target_of(vault)
         state = load_state(vault)
-        devices = sorted({n.split("/")[1] for n in target.list(DEVICES) if n.endswith("/head") and n.count("/") == 2})
+        names = target.list(DEVICES)
+        devices = [d for d in device_ids(names) if head_name(d) in names]  # a stray folder is nobody's chain
         out = []
         for device in devices:
             blob = target.get(head_name(device))

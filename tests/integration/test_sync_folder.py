@@ -273,3 +273,19 @@ def test_a_large_push_goes_up_as_several_chained_bundles_and_joins_whole(tmp_pat
     assert b.records() == a.records()
     a.close()
     b.close()
+
+
+def test_stray_files_a_sync_tool_leaves_in_the_target_are_not_devices(devices, folder):
+    """A folder a person or a sync tool made beside the devices' (with a file called `head`
+    in it) is nobody's chain: listing the devices, forgetting one and syncing go on."""
+    a, b, _c = devices
+    stray = folder / "d" / "Notes (conflicted copy)"
+    stray.mkdir()
+    (stray / "head").write_bytes(b"not a sealed head")
+    listed = a.engine.sync_devices(a.vault_id)
+    assert len(listed) == 3 and all(len(d.device) == 16 for d in listed)
+    b_id = next(d.device for d in b.engine.sync_devices(b.vault_id) if d.this_device)
+    a.engine.sync_forget(a.vault_id, b_id)
+    assert b_id not in {d.device for d in a.engine.sync_devices(a.vault_id)}
+    a.add("after the stray folder", "still syncing")
+    a.sync()
