@@ -19,6 +19,10 @@ extra), beside references measured in the same run with the same client (boto3):
   synced, then a sync on device B", with compaction (`[sync] compact_after`, default 64) and
   without (0), on a vault of 100 records: highest and final count, bytes stored, seconds.
 
+`--latency-ms N` makes every request of the sync's S3 target and of the raw reference wait N ms
+first: a store a round trip away (a cloud bucket is 10-100 ms from a laptop), which loopback
+hides; the server is still the real SeaweedFS.
+
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
 "edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb",
@@ -57,6 +61,9 @@ def main() -> None:
     parser.add_argument("--compact-after", type=int, default=64, help="[sync] compact_after measured (default 64)")
     parser.add_argument("--variants", default="with,without", help="with,without (default both; one of them "
                         "runs that one alone, e.g. to run the two in parallel)")
+    parser.add_argument("--latency-ms", type=float, default=0, help="every request to the store, the sync's and "
+                        "the raw reference's, first waits this long (a remote store's round trip, modelled in the "
+                        "client; the server is still SeaweedFS on 127.0.0.1; default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per size")
     parser.add_argument("--rss-child", nargs=3, metavar=("push|join", "HOME", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -64,6 +71,8 @@ def main() -> None:
         print(json.dumps(sync_peak(*args.rss_child)))
         return
     sizes = [int(n) for n in str(args.records).split(",") if int(n) > 0]
+    if args.latency_ms:
+        _add_latency(args.latency_ms / 1000)
     results = [measure(n, args.edits) for n in sizes]
     counts = None
     if args.syncs > 0:
@@ -98,6 +107,31 @@ def main() -> None:
               f"{r['floor_join_s']:.2f} ({q['floor_join_vs_raw']:.1f}x) | {r['edit_sync_p50_s']:.3f} | "
               f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} | {r['push_rss_mb']:.1f} | "
               f"{r['join_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
+
+
+_LATENCY = 0.0
+
+
+def _add_latency(seconds: float) -> None:
+    """Make every request of the sync's S3 target (and, through `_wait`, of the raw reference)
+    wait `seconds` first: what a store a round trip away costs, which loopback hides."""
+    global _LATENCY
+    from memories_tui.sync import s3
+
+    _LATENCY = seconds
+    for name in ("get", "put", "list", "delete"):
+        real = getattr(s3.S3Target, name)
+
+        def slowed(self, *args, _real=real):  # noqa: ANN001, ANN002, ANN202
+            time.sleep(seconds)
+            return _real(self, *args)
+
+        setattr(s3.S3Target, name, slowed)
+
+
+def _wait() -> None:
+    if _LATENCY:
+        time.sleep(_LATENCY)
 
 
 def measure(records: int, edits: int) -> dict[str, object]:
@@ -137,6 +171,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
         payload = [os.urandom(n) for n in sizes]
         start = time.perf_counter()
         for i, blob in enumerate(payload):
+            _wait()
             client.put_object(Bucket=BUCKET, Key=f"raw/{i}", Body=blob)
         raw_up = time.perf_counter() - start
         b = Engine.open(Path(tmp) / "b")
@@ -145,6 +180,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
         join_s, join_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         for i in range(len(payload)):
+            _wait()
             client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
         raw_down = time.perf_counter() - start
         plain = [(record_id, 1, "memory", _plaintext(record_id, i, text)) for i, record_id in enumerate(ids)]

@@ -17,6 +17,7 @@ from ..errors import CancelledError, ErrorCode, SyncError, SyncObjectGoneError, 
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
 from . import snapshots
+from .ahead import Ahead
 from .policy import Change
 from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, device_ids, digest, head_name, unseal
@@ -74,16 +75,23 @@ def pull(target: Target, keys: VaultKeys, state: SyncState, *, cancel: threading
 
 def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: threading.Event | None,
                progress: Callable[[str], None] | None, stream: Callable[[Pulled], None] | None = None) -> Pulled:
+    with Ahead(target.get) as ahead:
+        return _read(target, ahead, keys, state, cancel, progress, stream)
+
+
+def _read(target: Target, ahead: Ahead, keys: VaultKeys, state: SyncState, cancel: threading.Event | None,
+          progress: Callable[[str], None] | None, stream: Callable[[Pulled], None] | None) -> Pulled:
     out = Pulled(stream=stream)
     names = out.listing = target.list(DEVICES)
     devices = device_ids(names)
     out.devices = set(devices) | {state.device}
+    ahead.want(head_name(device) for device in [state.device, *devices] if head_name(device) in names)
     for device in devices:
         if device == state.device:
             continue
         if cancel is not None and cancel.is_set():
             raise CancelledError(msg("Sync cancelled; nothing was changed here."))
-        blob = _fetch(target, head_name(device), out)
+        blob = _fetch(ahead.take, head_name(device), out)
         if blob is None:
             continue  # bundles without a head yet: that device is still writing, or a copy is on its way
         head = out.heads[device] = Head.opened(keys.sync_aead("head"), keys.vault_id, device, blob)
@@ -93,7 +101,7 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
                 "The sync target shows device {device} at bundle {shown}, but this vault already read up to "
                 "bundle {seen}: the target was rolled back or an old copy was put in place. Nothing was changed "
                 "here.", device=device, shown=head.seq, seen=seq))
-    _check_own(target, keys, state, out)
+    _check_own(ahead.take, keys, state, out)
     start, snaps = _adoptions(target, keys, state, out)
     for device in devices:
         known = out.heads.get(device)
@@ -109,7 +117,7 @@ def _pull_once(target: Target, keys: VaultKeys, state: SyncState, cancel: thread
                 seq, prev = snap.upto, snap.digest
         elif snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
             seq, prev = _from_snapshot(target, keys, head, out)
-        prev = _bundles(target, keys, head, seq, prev, out, progress)
+        prev = _bundles(target, ahead, keys, head, seq, prev, out, progress)
         if prev != head.digest:
             raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                         "truncated or replaced. Nothing was changed here.", device=device))
@@ -120,27 +128,29 @@ def _from_snapshot(target: Target, keys: VaultKeys, head: Head, out: Pulled) -> 
     """Read the snapshot the head names; (the bundle it reaches, that bundle's digest). A
     streamed pull takes it a part at a time, the device's position with the last."""
     each = None if out.stream is None else (lambda revs: out.took(Incoming(head.device, 0, "", revs, position=False)))
-    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target, n, out), each)
+    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target.get, n, out), each)
     out.took(Incoming(head.device, snap.upto, snap.digest, snap.revs, snap.policy))
     return snap.upto, snap.digest
 
 
-def _bundles(target: Target, keys: VaultKeys, head: Head, seq: int, prev: str, out: Pulled,
+def _bundles(target: Target, ahead: Ahead, keys: VaultKeys, head: Head, seq: int, prev: str, out: Pulled,
              progress: Callable[[str], None] | None) -> str:
     """Read bundles seq+1 up to the head's, in order; the last one's digest. A bundle that is
     damaged or gone but that the head's snapshot covers is read from that snapshot instead
     (the sealed head names its digest): a reader behind is not stuck on it."""
     number, first = seq, seq + 1
+    ahead.want((bundle_name(head.device, n) for n in range(first, head.seq + 1)), depth=1)  # a bundle may be large
     while number < head.seq:
         number += 1
         if progress is not None and (number - first) % 50 == 0:
             progress(_("device {device}: bundle {number}/{total}").format(device=head.device, number=number,
                                                                           total=head.seq))
         try:
-            prev = _bundle(target, keys, head.device, number, prev, out)
+            prev = _bundle(ahead.take, keys, head.device, number, prev, out)
         except SyncTamperedError:
             if number > head.snap:
                 raise
+            ahead.drop(bundle_name(head.device, n) for n in range(number + 1, head.snap + 1))
             number, prev = _from_snapshot(target, keys, head, out)
     return prev
 
@@ -171,7 +181,7 @@ def _adoptions(target: Target, keys: VaultKeys, state: SyncState, out: Pulled
         adopter = found[0]
         if adopter not in snaps:
             snap = snaps[adopter] = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, out.heads[adopter],
-                                                   lambda n: _fetch(target, n, out))
+                                                   lambda n: _fetch(target.get, n, out))
             here = state.seen.get(adopter, (0, ""))
             out.bundles.append(Incoming(adopter, *(max((snap.upto, snap.digest), here)), snap.revs, snap.policy))
         pos = snaps[adopter].adopted.get(device)
@@ -184,18 +194,18 @@ def _adoptions(target: Target, keys: VaultKeys, state: SyncState, out: Pulled
     return start, snaps
 
 
-def _fetch(target: Target, name: str, out: Pulled) -> bytes | None:
-    blob = target.get(name)
+def _fetch(get: Callable[[str], bytes | None], name: str, out: Pulled) -> bytes | None:
+    blob = get(name)
     if blob is not None:
         out.objects += 1
         out.bytes += len(blob)
     return blob
 
 
-def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -> None:
+def _check_own(get: Callable[[str], bytes | None], keys: VaultKeys, state: SyncState, out: Pulled) -> None:
     """The target must hold at least what this vault knows it uploaded of its own chain."""
     uploaded = state.own_seq - len(state.outbox)
-    blob = _fetch(target, head_name(state.device), out)
+    blob = _fetch(get, head_name(state.device), out)
     head = Head.opened(keys.sync_aead("head"), keys.vault_id, state.device, blob) if blob is not None else None
     if head is not None:
         out.heads[state.device] = head
@@ -215,9 +225,10 @@ def _check_own(target: Target, keys: VaultKeys, state: SyncState, out: Pulled) -
                                     "wrote. Nothing was changed here."))
 
 
-def _bundle(target: Target, keys: VaultKeys, device: str, number: int, prev: str, out: Pulled) -> str:
+def _bundle(get: Callable[[str], bytes | None], keys: VaultKeys, device: str, number: int, prev: str,
+            out: Pulled) -> str:
     """Fetch, open and check bundle `number` of `device`; its digest (the next one's `prev`)."""
-    blob = _fetch(target, bundle_name(device, number), out)
+    blob = _fetch(get, bundle_name(device, number), out)
     if blob is None:
         raise SyncObjectGoneError(msg("Bundle {number} of device {device} is missing from the sync target although "
                                     "its head names a later one (dropped, or a sync tool has not copied it yet: "

@@ -38,6 +38,7 @@ from ..i18n import msg
 from ..testhooks import pause_point
 from ..vault.keys import VaultKeys
 from . import repair, snapshots
+from .ahead import Ahead
 from .chains import Pulled, _bundle, adopters, entry
 from .policy import Change
 from .sealing import Head, bundle_name, forget_ad, forgotten_name, head_name, unseal
@@ -203,8 +204,10 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
         out = _Chain(list(before.entries), dict(before.adopted), list(before.policy))
         start, prev = before.upto, before.digest
     scratch = Pulled()
-    for number in range(start + 1, head.seq + 1):
-        prev = _bundle(source, keys, device, number, prev, scratch)  # type: ignore[arg-type]
+    with Ahead(source.get) as ahead:
+        ahead.want(bundle_name(device, n) for n in range(start + 1, head.seq + 1))
+        for number in range(start + 1, head.seq + 1):
+            prev = _bundle(ahead.take, keys, device, number, prev, scratch)
     if prev != last:
         raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                     "truncated or replaced. Nothing was changed here.", device=device))

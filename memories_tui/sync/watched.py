@@ -31,7 +31,8 @@ class WatchedTarget:
         self._report = report
         self._cancel = cancel
         self._heads: dict[str, int] = {}  # device → the last bundle its head names
-        self._counted: set[str] = set()  # devices whose remaining bundles are in the total
+        self._counted: dict[str, int] = {}  # device -> its lowest bundle fetched (those from it are in the total)
+        self._lock = threading.Lock()
         self.fetched = self.total = self.fetched_bytes = 0
         self.sent = self.sent_bytes = 0
 
@@ -39,24 +40,29 @@ class WatchedTarget:
         if self._cancel is not None and self._cancel.is_set():
             raise CancelledError(msg("Sync cancelled; nothing was changed here."))
         blob = self.target.get(name)
+        with self._lock:  # a pull fetches a few objects at once (ahead.py)
+            self._count(name, blob)
+        return blob
+
+    def _count(self, name: str, blob: bytes | None) -> None:
         parts = name.split("/")
         if blob is None or len(parts) != 3 or parts[0] != "d":
-            return blob
+            return
         device, last = parts[1], parts[2]
         if last == "head":
             try:
                 self._heads[device] = Head.opened(self._keys.sync_aead("head"), self._keys.vault_id, device, blob).seq
             except MemoriesError:
                 pass  # the sync itself refuses it, with the clear error
-            return blob
+            return
         if last.isdigit() and device in self._heads:
-            if device not in self._counted:  # the first bundle fetched: the ones before it were read earlier
-                self._counted.add(device)
-                self.total += max(0, self._heads[device] - int(last) + 1)
+            low = self._counted.get(device)
+            if low is None or int(last) < low:  # the lowest fetched: the ones before it were read earlier
+                self._counted[device] = int(last)  # (fetched a few at once, a later one may come first)
+                self.total += max(0, self._heads[device] - int(last) + 1) if low is None else low - int(last)
             self.fetched += 1
             self.fetched_bytes += len(blob)
             self._tell(SyncProgress("pull", self.fetched, max(self.total, self.fetched), self.fetched_bytes))
-        return blob
 
     def put(self, name: str, data: bytes) -> None:
         self.target.put(name, data)

@@ -1,0 +1,81 @@
+"""Fetching a pull's objects a few at a time, each handed over in the order it is read.
+
+A remote target answers each request after a round trip (tens of milliseconds to a cloud
+store), so a pull that asks for every head, then every bundle, one after the other waits for
+all of those trips in a row. A pull asks for the next few objects while it opens and checks
+(or commits) the current one; what it reads, and in what order, is unchanged: an object is
+used only when the pull comes to it, and one it never comes to (it read a snapshot instead)
+is let go. Small objects (heads, the bundles of a few edits) are asked for four at a time;
+once a large one comes (the bundles of a first push, megabytes each), each is fetched when it
+is read: a large object waiting costs its size in memory (more, fetched in another thread),
+and reading one takes far longer than the round trip a fetch ahead would save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+AHEAD = 4  # requests in flight at once, for small objects
+LARGE = 256 << 10  # an object this large or larger: the next ones are fetched when read, none ahead
+
+
+class Ahead:
+    """Gets objects with `get` in up to AHEAD threads; `take` returns each when its turn comes."""
+
+    def __init__(self, get: Callable[[str], bytes | None]) -> None:
+        self._get = get
+        self._depth = AHEAD
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: dict[str, Future[bytes | None]] = {}
+        self._queue: list[str] = []
+
+    def want(self, names: Iterable[str], depth: int = AHEAD) -> None:
+        """These will be read, in this order (up to `depth` are asked for at once, none ahead
+        once a large one comes)."""
+        self._queue += [name for name in names if name not in self._pending]
+        self._depth = depth
+        self._fill()
+
+    def take(self, name: str) -> bytes | None:
+        """The object (None: not in the target); a failure to get it is raised here."""
+        future = self._pending.pop(name, None)
+        if name in self._queue:
+            self._queue.remove(name)
+        blob = future.result() if future is not None else self._get(name)
+        self._depth = 0 if blob is not None and len(blob) >= LARGE else AHEAD
+        self._fill()
+        return blob
+
+    def drop(self, names: Iterable[str]) -> None:
+        """These will not be read after all (a snapshot stood in for them)."""
+        for name in names:
+            if name in self._queue:
+                self._queue.remove(name)
+            future = self._pending.pop(name, None)
+            if future is not None:
+                future.cancel()
+        self._fill()
+
+    def close(self) -> None:
+        """Let go of what was asked for and not taken."""
+        self._queue.clear()
+        for future in self._pending.values():
+            future.cancel()
+        self._pending.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> Ahead:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _fill(self) -> None:
+        while self._queue and len(self._pending) < self._depth:
+            name = self._queue.pop(0)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="sync-fetch")
+            self._pending[name] = self._pool.submit(self._get, name)

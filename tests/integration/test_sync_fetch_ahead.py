@@ -1,0 +1,61 @@
+"""A pull asks for several objects at once (sync/ahead.py): the heads of the devices, then the
+bundles of a chain a few ahead of the one being read (small ones: a large bundle is fetched when
+it is read), so a remote target's round trips overlap.
+Each getter below lets its object go only once another one is asked for at the same time: a
+pull that fetched one object after the other would wait there and fail."""
+
+from __future__ import annotations
+
+import threading
+
+from memories_tui.sync import run
+from memories_tui.sync.folder import FolderTarget
+from tests.helpers.sync import first_device, joined_device
+
+
+def _waits_for_company(monkeypatch, wanted) -> list[str]:  # noqa: ANN001
+    """FolderTarget.get, where the names `wanted` picks wait for each other in pairs."""
+    pair = threading.Barrier(2, timeout=10)
+    real = FolderTarget.get
+    met: list[str] = []
+    lock = threading.Lock()
+
+    def get(self, name):  # noqa: ANN001, ANN202
+        with lock:
+            waits = wanted(name) and len(met) < 2
+            if waits:
+                met.append(name)
+        if waits:
+            pair.wait()  # BrokenBarrierError (the sync fails) unless a second get comes meanwhile
+        return real(self, name)
+
+    monkeypatch.setattr(FolderTarget, "get", get)
+    return met
+
+
+def test_the_heads_and_the_bundles_of_a_pull_are_fetched_a_few_at_once(tmp_path, cheap_kdf, monkeypatch):
+    monkeypatch.setattr(run, "BUNDLE_BYTES", 3000)  # a push of several bundles
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("from a", "first")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    c = joined_device(tmp_path / "c", str(folder))
+    c.add("from c", "second")
+    c.sync()
+    for i in range(12):
+        a.add(f"note {i}", f"{i} " + "line of text " * 60)
+    a.sync()
+    met = _waits_for_company(monkeypatch, lambda name: name.endswith("/head"))
+    b.sync()  # the heads of a, b and c
+    assert len(met) == 2
+    a_id, read = next((d.device, d.bundles) for d in a.engine.sync_devices(a.vault_id) if d.this_device)
+    for i in range(12):
+        a.add(f"more {i}", f"{i} " + "line of text " * 60)
+    a.sync()
+    met = _waits_for_company(monkeypatch, lambda name: name.startswith(f"d/{a_id}/") and name[-1].isdigit()
+                             and int(name.rsplit("/", 1)[1]) > read + 1)  # the first tells how large they are
+    b.sync()  # a's new bundles
+    assert len(met) == 2
+    assert b.records() == a.records() and len(b.records()) == 26  # every note, a's and c's
