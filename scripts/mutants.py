@@ -314,6 +314,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/ahead.py",
            (("        self._depth = 0 if blob is not None and len(blob) >= LARGE else AHEAD", "        self._depth = AHEAD"),),
            ("tests/unit/test_sync_ahead.py",)),
+    Mutant("webdav-413-unexplained", "a WebDAV upload limit below a bundle is reported as a bare status",
+           "memories_tui/sync/webdav.py", (("        if response.status_code == 413:", "        if False:"),),
+           ("tests/integration/test_sync_webdav.py::test_an_upload_limit_below_a_bundle_is_a_clear_error_and_loses_nothing",)),
     Mutant("quick-call-names-no-api", "a served command line names no API, so a daemon of another API runs it",
            "memories_tui/cli/quick_call.py", (("{API_HEADER}: {this_api()}", "X-Memories-Apx: {this_api()}"),),
            ("tests/integration/test_daemon_handshake.py::"

@@ -180,6 +180,12 @@ class WebDavTarget:
             self._made.clear()
             self._collections(name)
             response = self._request("PUT", tmp, content=data)
+        if response.status_code == 413:
+            raise SyncError(msg(
+                "The WebDAV server for {url} refused an object of {size} KB as too large (413): raise its upload "
+                "limit above that (a Nextcloud behind nginx: client_max_body_size, by default 1 MB; behind Apache: "
+                "LimitRequestBody). Nothing was lost; sync again once it is raised.",
+                url=self.description, size=-(-len(data) // 1024)), code=ErrorCode.SYNC_BAD_TARGET)
         if response.status_code not in (200, 201, 204):
             raise self._failed(response)
         response, retried = self._send("MOVE", tmp, headers={"Destination": final, "Overwrite": "T"})

@@ -29,7 +29,9 @@ PASSWORD = "correct horse battery"
 # Runs in the child: the app and server from the JSON config given as argv[1]. Under /full/ the
 # same kind of folder answers every write with 507 Insufficient Storage, as a share over quota does;
 # under /flaky/ one request in four is answered 503 before it reaches WsgiDAV, as a proxy in front
-# of a busy server does (a MOVE is done first, then its answer replaced: an answer lost on the way).
+# of a busy server does (a MOVE is done first, then its answer replaced: an answer lost on the way);
+# under /small/ a request body over 64 KB is answered 413, as a proxy with a small upload limit does
+# (nginx's client_max_body_size is 1 MB unless set).
 _SERVER = """
 import json, sys
 from cheroot import wsgi
@@ -60,6 +62,10 @@ class Flaky:
     def __init__(self, app):
         self.app, self.count = app, 0
     def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "").startswith("/small") and int(environ.get("CONTENT_LENGTH") or 0) > 65536:
+            environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
+            start_response("413 Request Entity Too Large", [("Content-Length", "0")])
+            return [b""]
         if environ.get("PATH_INFO", "").startswith("/flaky"):
             self.count += 1
             if self.count % 4 == 1:
@@ -73,6 +79,7 @@ class Flaky:
 conf = json.loads(sys.argv[1])
 conf["provider_mapping"]["/full"] = FullProvider(conf.pop("full_root"))
 conf["provider_mapping"]["/flaky"] = conf.pop("flaky_root")
+conf["provider_mapping"]["/small"] = conf.pop("small_root")
 server = wsgi.Server((conf["host"], conf["port"]), Flaky(WsgiDAVApp(conf)))
 server.start()
 """
@@ -84,6 +91,7 @@ class DavServer:
     root: Path  # the folder the server stores the objects in
     full_url: str  # a collection whose every write is refused with 507 (over quota)
     flaky_url: str  # a collection where one request in four is answered 503 (a MOVE after it is done)
+    small_url: str  # a collection behind an upload limit of 64 KB (413 above it)
 
 
 def _free_port() -> int:
@@ -101,9 +109,10 @@ def dav_server() -> Iterator[DavServer]:
     root.mkdir()
     (base / "full").mkdir()
     (base / "flaky").mkdir()
+    (base / "small").mkdir()
     port = _free_port()
     conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "full_root": str(base / "full"),
-            "flaky_root": str(base / "flaky"),
+            "flaky_root": str(base / "flaky"), "small_root": str(base / "small"),
             "verbose": 1,
             "logging": {"enable": False}, "property_manager": True, "lock_storage": True,
             "http_authenticator": {"accept_basic": True, "accept_digest": False, "default_to_digest": False,
@@ -115,7 +124,7 @@ def dav_server() -> Iterator[DavServer]:
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_ready(proc, port, base)
-        yield DavServer(url, root, url + "full", url + "flaky")
+        yield DavServer(url, root, url + "full", url + "flaky", url + "small")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

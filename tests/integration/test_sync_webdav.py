@@ -153,6 +153,23 @@ def test_a_share_over_quota_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
     assert "507" in caught.value.message
 
 
+def test_an_upload_limit_below_a_bundle_is_a_clear_error_and_loses_nothing(dav_env, tmp_path, cheap_kdf):
+    """A proxy in front of Nextcloud often keeps its own upload limit (nginx: 1 MB unless set);
+    a bundle above it is refused with 413. The sync says how large the object was and which
+    setting to raise; the vault keeps every note, and the bundle waits to be sent again."""
+    a = first_device(tmp_path / "a", dav_env.small_url)  # the join record is small
+    rid = a.add("long note", "a paragraph of text. " * 8000)  # ~170 KB: one bundle above the 64 KB limit
+    with pytest.raises(MemoriesError) as caught:
+        a.sync()
+    message = caught.value.message
+    assert caught.value.code == "sync_bad_target"
+    assert "413" in message and "client_max_body_size" in message and "KB" in message
+    assert a.records()[rid][1] == "long note"
+    with pytest.raises(MemoriesError) as again:  # the bundle waits in the vault's outbox, sent again each time
+        a.sync()
+    assert again.value.message == message and a.records()[rid][1] == "long note"
+
+
 def test_a_server_that_answers_503_now_and_then_is_tried_again_within_the_sync(dav_env, tmp_path, cheap_kdf):
     """A proxy in front of a busy Nextcloud answers 502/503 now and then, sometimes after passing
     a MOVE on: each request is tried again (twice at most, after a short wait), a MOVE already
