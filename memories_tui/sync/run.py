@@ -125,6 +125,7 @@ def _stream(vault: UnlockedVault, state: SyncState, clock: Clock, cancel: thread
     def commit(bundles: list[Incoming]) -> None:
         plan, rules = _merge_and_commit(vault, state, clock, Pulled(bundles=bundles), [], [], cancel)
         done.add(_Committed(rules, len(plan.outgoing), plan.pulled, len(plan.puts) + len(plan.deletes)))
+        pause_point("sync-after-streamed-commit")  # crash tests kill -9 here: part of a join committed
 
     return Stream(state, commit)
 

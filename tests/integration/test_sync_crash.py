@@ -31,3 +31,32 @@ def test_a_sync_killed_at_any_step_resumes_and_converges(tmp_path, point):
         done = call_cli(home, "sync", "notes")
         assert done.code == 0, done.stderr
     assert _titles(a) == _titles(b) == {"a-1", "a-2", "b-1"}
+
+
+def test_a_join_killed_after_it_committed_part_of_what_it_pulled_goes_on_at_the_next_sync(tmp_path, cheap_kdf):
+    """A join commits every few megabytes as it reads (sync/stream.py): killed after the first
+    of those commits, it leaves a vault holding that part; the next sync brings the rest."""
+    from memories_tui.engine import Engine
+    from memories_tui.vault.records import NewRecord
+    from tests.helpers.cli import PASS
+
+    folder, b = tmp_path / "Sync", tmp_path / "b"
+    folder.mkdir()
+    for home in (tmp_path / "a", b):  # room for more chunks than the default limit
+        home.mkdir()
+        (home / "config.toml").write_text("[rag.limits]\nchunks = 100000\n", encoding="utf-8")
+    engine = Engine.open(tmp_path / "a")
+    vault = engine.create_vault("notes", PASS)
+    engine.unlock(vault.vault_id, PASS)
+    text = "同步 a paragraph of notes. " * 90  # ~2.4 KB: 6,000 of them are about two commits' worth
+    engine.add_records(vault.vault_id, [NewRecord("memory", f"n{i}", f"{i} {text}") for i in range(6000)])
+    engine.sync_add(vault.vault_id, str(folder), PASS)
+    engine.sync_now(vault.vault_id)
+    titles = {r.title for r in engine.list_records(vault.vault_id)}
+    engine.close()
+    killed_at("sync-after-streamed-commit", b, tmp_path, "sync", "join", str(folder))
+    part = _titles(b)
+    assert 0 < len(part) < 6000 and part < titles
+    done = call_cli(b, "sync", "notes")
+    assert done.code == 0, done.stderr
+    assert _titles(b) == titles
