@@ -146,7 +146,8 @@ def measure(records: int, edits: int) -> dict[str, object]:
     from tests.helpers.vaults import use_cheap_kdf
 
     use_cheap_kdf()
-    with seaweed_server() as server, tempfile.TemporaryDirectory() as tmp:
+    room = max(8, records // 1000)  # 64 MiB volumes: the pushed vault and the raw copy of it, with room to spare
+    with seaweed_server(volumes=room) as server, tempfile.TemporaryDirectory() as tmp:
         client = boto3.client("s3", endpoint_url=server.endpoint)
         client.create_bucket(Bucket=BUCKET)
         url = f"s3://{BUCKET}/vault"
@@ -312,7 +313,8 @@ def measure_compaction(rounds: int, compact_after: int, records: int = 100) -> d
     from tests.helpers.vaults import use_cheap_kdf
 
     use_cheap_kdf()
-    with seaweed_server() as server, tempfile.TemporaryDirectory() as tmp:
+    room = max(8, records // 1000)  # 64 MiB volumes: the pushed vault and the raw copy of it, with room to spare
+    with seaweed_server(volumes=room) as server, tempfile.TemporaryDirectory() as tmp:
         client = boto3.client("s3", endpoint_url=server.endpoint)
         client.create_bucket(Bucket=BUCKET)
         url = f"s3://{BUCKET}/vault"

@@ -123,9 +123,7 @@ def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], fo
         home.edit(rng.choice(records), f"edit {step}")
     elif roll < 0.5:
         record_id = rng.choice(records)
-        lines = (home.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
-        lines[rng.randrange(6)] = f"line edit {step}"
-        home.edit(record_id, "\n".join(lines) + "\n")
+        home.edit_a_line(record_id, rng.randrange(6), f"line edit {step}")
     elif roll < 0.6:
         home.delete(rng.choice(records))
     elif roll < 0.64 and (conflicted := sorted(set(home.conflicts()) & set(records))):

@@ -28,6 +28,13 @@ class Device:
     def sync(self):  # noqa: ANN201 - a SyncReport
         return self.engine.sync_now(self.vault_id)
 
+    def edit_a_line(self, record_id: str, line: int, text: str) -> None:
+        """Put `text` in place of line `line` of the body's first six (padded to six): concurrent
+        edits of different lines merge three-way, of the same line conflict."""
+        lines = (self.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
+        lines[line] = text
+        self.edit(record_id, "\n".join(lines) + "\n")
+
     def records(self) -> dict[str, tuple[str, str, str]]:
         """id -> (kind, title, body): what must be equal on converged devices."""
         return {r.id: (r.kind, r.title, r.body) for r in self.engine.list_records(self.vault_id)}

@@ -70,9 +70,7 @@ def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False,
             counts["edit"] += 1
         elif roll < 0.6:
             record_id = rng.choice(ids)
-            lines = (device.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
-            lines[rng.randrange(6)] = f"line edit {step}"
-            device.edit(record_id, "\n".join(lines) + "\n")
+            device.edit_a_line(record_id, rng.randrange(6), f"line edit {step}")
             counts["line"] += 1
         elif roll < 0.7:
             device.delete(rng.choice(ids))

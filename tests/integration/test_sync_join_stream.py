@@ -14,7 +14,7 @@ import pytest
 from memories_tui.errors import MemoriesError
 from memories_tui.sync import run, snapshots, stream
 from memories_tui.sync.run import load_state
-from tests.helpers.sync import Device, first_device, joined_device
+from tests.helpers.sync import SYNC_PASS, Device, first_device, joined_device
 
 
 def _home(path, compact_after: int):  # noqa: ANN001, ANN202
@@ -60,9 +60,7 @@ def _history(tmp_path, folder, seed: int = 7, operations: int = 160) -> list[Dev
             device.add(f"note {step}", f"body {step} 中文 " * 20)
         elif roll < 0.55:
             record_id = rng.choice(ids)
-            lines = (device.records()[record_id][2].splitlines() + [f"line {n}" for n in range(6)])[:6]
-            lines[rng.randrange(6)] = f"line edit {step} on {devices.index(device)}"
-            device.edit(record_id, "\n".join(lines) + "\n")
+            device.edit_a_line(record_id, rng.randrange(6), f"line edit {step} on {devices.index(device)}")
         elif roll < 0.65:
             device.delete(rng.choice(ids))
         else:
@@ -101,9 +99,10 @@ def test_a_streamed_join_ends_where_a_join_that_holds_everything_ends(tmp_path, 
     assert streamed.records()
 
 
-def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_sync_goes_on(
-        tmp_path, cheap_kdf, monkeypatch, commits):
-    monkeypatch.setattr(run, "BUNDLE_BYTES", 3000)  # a first push of many bundles
+@pytest.fixture
+def pushed(tmp_path, cheap_kdf, monkeypatch):
+    """Device a pushed 30 notes in many small bundles; joins commit every few of them."""
+    monkeypatch.setattr(run, "BUNDLE_BYTES", 3000)
     monkeypatch.setattr(stream, "STREAM_BYTES", 3000)
     folder = tmp_path / "Sync"
     folder.mkdir()
@@ -111,6 +110,19 @@ def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_
     for i in range(30):
         a.add(f"note {i}", f"{i} " + "line of text " * 60)
     a.sync()
+    return a, folder
+
+
+def _opened(home, vault_id: str) -> Device:  # noqa: ANN001
+    from memories_tui.engine import Engine
+
+    device = Device(Engine.open(home), vault_id)
+    device.engine.unlock(vault_id, SYNC_PASS)
+    return device
+
+
+def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_sync_goes_on(tmp_path, pushed):
+    a, folder = pushed
     bundles = sorted(p for p in folder.glob("d/*/*") if p.name.isdigit())
     assert len(bundles) > 6
     damaged = bundles[5]
@@ -120,10 +132,7 @@ def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_
         joined_device(_home(tmp_path / "b", 0), str(folder))
     assert caught.value.code == "sync_target_tampered"
     assert "held nothing before this sync" in caught.value.message
-    from memories_tui.engine import Engine
-
-    b = Device(Engine.open(tmp_path / "b"), a.vault_id)
-    b.engine.unlock(a.vault_id, "sync test passphrase")
+    b = _opened(tmp_path / "b", a.vault_id)
     got = b.records()
     assert 0 < len(got) < 30 and all(a.records()[k] == v for k, v in got.items())  # a verified prefix, as pushed
     with pytest.raises(MemoriesError) as again:
@@ -135,15 +144,8 @@ def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_
     _same(a, b)
 
 
-def test_ctrl_c_during_a_streamed_pull_keeps_what_it_received_and_says_so(tmp_path, cheap_kdf, monkeypatch):
-    monkeypatch.setattr(run, "BUNDLE_BYTES", 3000)
-    monkeypatch.setattr(stream, "STREAM_BYTES", 3000)
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(_home(tmp_path / "a", 0), str(folder))
-    for i in range(30):
-        a.add(f"note {i}", f"{i} " + "line of text " * 60)
-    a.sync()
+def test_ctrl_c_during_a_streamed_pull_keeps_what_it_received_and_says_so(tmp_path, pushed):
+    a, folder = pushed
     first = sorted(p for p in folder.glob("d/*/*") if p.name.isdigit())[0]
     kept = first.read_bytes()
     first.unlink()  # the join makes the vault, then finds nothing it can use: the vault stays empty
@@ -151,10 +153,7 @@ def test_ctrl_c_during_a_streamed_pull_keeps_what_it_received_and_says_so(tmp_pa
         joined_device(_home(tmp_path / "b", 0), str(folder))
     assert caught.value.code == "sync_target_tampered" and "held nothing" not in caught.value.message
     first.write_bytes(kept)
-    from memories_tui.engine import Engine
-
-    b = Device(Engine.open(tmp_path / "b"), a.vault_id)
-    b.engine.unlock(a.vault_id, "sync test passphrase")
+    b = _opened(tmp_path / "b", a.vault_id)
     assert b.records() == {}
     cancel = threading.Event()
     fetched = []
