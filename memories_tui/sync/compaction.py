@@ -205,7 +205,7 @@ def _chain(target: Target, keys: VaultKeys, device: str, head: Head, pulled: Pul
         start, prev = before.upto, before.digest
     scratch = Pulled()
     with Ahead(source.get) as ahead:
-        ahead.want(bundle_name(device, n) for n in range(start + 1, head.seq + 1))
+        ahead.want((bundle_name(device, n) for n in range(start + 1, head.seq + 1)), depth=1)  # may be large
         for number in range(start + 1, head.seq + 1):
             prev = _bundle(ahead.take, keys, device, number, prev, scratch)
     if prev != last:
