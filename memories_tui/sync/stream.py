@@ -30,15 +30,22 @@ class Stream:
 
     def __init__(self, state: SyncState, commit: Callable[[list[Incoming]], None], limit: int | None = None) -> None:
         self._state, self._commit, self._limit = state, commit, limit or STREAM_BYTES
+        self._seen: list[Incoming] | None = None  # the list weighed (a pull that starts over has a new one)
+        self._counted = self._weight = 0  # how many of it are weighed, and their weight
 
     def __call__(self, out: Pulled) -> None:
         """`out.bundles` grew: commit what can be committed, keep the rest there."""
-        if sum(_weight(bundle) for bundle in out.bundles) < self._limit:
+        if out.bundles is not self._seen:
+            self._seen, self._counted, self._weight = out.bundles, 0, 0
+        self._weight += sum(_weight(bundle) for bundle in out.bundles[self._counted:])
+        self._counted = len(out.bundles)
+        if self._weight < self._limit:
             return
         ready, held = split(out.bundles, self._state)
         if ready:
             self._commit(ready)
         out.bundles[:] = held
+        self._counted, self._weight = len(held), sum(_weight(bundle) for bundle in held)
 
 
 def split(bundles: list[Incoming], state: SyncState) -> tuple[list[Incoming], list[Incoming]]:
