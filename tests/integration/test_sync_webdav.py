@@ -278,7 +278,9 @@ def test_a_folder_removed_on_the_server_is_made_again_by_the_next_upload(dav_env
 
 def test_a_redirect_names_the_url_to_use_instead(tmp_path, cheap_kdf, monkeypatch):
     import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.helpers.loopback import QuietHTTPServer
 
     class Redirect(BaseHTTPRequestHandler):
         def _moved(self) -> None:
@@ -294,7 +296,7 @@ def test_a_redirect_names_the_url_to_use_instead(tmp_path, cheap_kdf, monkeypatc
 
     monkeypatch.setenv("MEMORIES_WEBDAV_USERNAME", "u")
     monkeypatch.setenv("MEMORIES_WEBDAV_PASSWORD", "p")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    server = QuietHTTPServer(("127.0.0.1", 0), Redirect)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
