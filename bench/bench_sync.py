@@ -21,7 +21,10 @@ extra), beside references measured in the same run with the same client (boto3):
 
 `--latency-ms N` makes every request of the sync's S3 target and of the raw reference wait N ms
 first: a store a round trip away (a cloud bucket is 10-100 ms from a laptop), which loopback
-hides; the server is still the real SeaweedFS.
+hides; the server is still the real SeaweedFS. `--mbps M` makes the transfers of both share a
+link of M megabits a second each way (a home uplink is 10-100): on loopback a push or a join
+costs its vault work, over such a link mostly its transfer, and what the sync's work overlaps
+with the transfer shows.
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
@@ -42,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +68,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=0, help="every request to the store, the sync's and "
                         "the raw reference's, first waits this long (a remote store's round trip, modelled in the "
                         "client; the server is still SeaweedFS on 127.0.0.1; default 0)")
+    parser.add_argument("--mbps", type=float, default=0, help="the sync's and the raw reference's transfers share "
+                        "a link of this many megabits a second each way (modelled in the client, like "
+                        "--latency-ms; default 0: loopback's own speed)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per size")
     parser.add_argument("--rss-child", nargs=3, metavar=("push|join", "HOME", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -71,8 +78,8 @@ def main() -> None:
         print(json.dumps(sync_peak(*args.rss_child)))
         return
     sizes = [int(n) for n in str(args.records).split(",") if int(n) > 0]
-    if args.latency_ms:
-        _add_latency(args.latency_ms / 1000)
+    if args.latency_ms or args.mbps:
+        _model_link(args.latency_ms / 1000, args.mbps)
     results = [measure(n, args.edits) for n in sizes]
     counts = None
     if args.syncs > 0:
@@ -109,29 +116,63 @@ def main() -> None:
               f"{r['join_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
 
 
+class _Link:
+    """One direction of a link of `rate` bytes a second that every transfer shares: a transfer
+    waits for the ones before it, as on one real connection (four fetches at once do not get
+    four times the bandwidth)."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate, self.free_at = rate, 0.0
+        self._lock = threading.Lock()
+
+    def carry(self, size: int) -> None:
+        if not self.rate:
+            return
+        with self._lock:
+            self.free_at = max(time.perf_counter(), self.free_at) + size / self.rate
+            until = self.free_at
+        time.sleep(max(0.0, until - time.perf_counter()))
+
+
 _LATENCY = 0.0
+_UP, _DOWN = _Link(0), _Link(0)
 
 
-def _add_latency(seconds: float) -> None:
+def _model_link(seconds: float, mbps: float) -> None:
     """Make every request of the sync's S3 target (and, through `_wait`, of the raw reference)
-    wait `seconds` first: what a store a round trip away costs, which loopback hides."""
-    global _LATENCY
+    wait `seconds` first and carry its bytes at `mbps` megabits a second each way: what a store
+    a round trip away over a real link costs, which loopback hides."""
+    global _LATENCY, _UP, _DOWN
     from memories_tui.sync import s3
 
-    _LATENCY = seconds
-    for name in ("get", "put", "list", "delete"):
-        real = getattr(s3.S3Target, name)
+    _LATENCY, _UP, _DOWN = seconds, _Link(mbps * 1e6 / 8), _Link(mbps * 1e6 / 8)
+    real_put, real_get, real_list, real_delete = s3.S3Target.put, s3.S3Target.get, s3.S3Target.list, s3.S3Target.delete
 
-        def slowed(self, *args, _real=real):  # noqa: ANN001, ANN002, ANN202
-            time.sleep(seconds)
-            return _real(self, *args)
+    def put(self, name, data):  # noqa: ANN001, ANN202
+        _wait(up=len(data))
+        return real_put(self, name, data)
 
-        setattr(s3.S3Target, name, slowed)
+    def get(self, name):  # noqa: ANN001, ANN202
+        _wait()
+        blob = real_get(self, name)
+        _DOWN.carry(len(blob or b""))
+        return blob
+
+    def listed(self, prefix):  # noqa: ANN001, ANN202
+        _wait()
+        return real_list(self, prefix)
+
+    def delete(self, name):  # noqa: ANN001, ANN202
+        _wait()
+        return real_delete(self, name)
+
+    s3.S3Target.put, s3.S3Target.get, s3.S3Target.list, s3.S3Target.delete = put, get, listed, delete  # type: ignore[method-assign]
 
 
-def _wait() -> None:
+def _wait(up: int = 0) -> None:
     if _LATENCY:
         time.sleep(_LATENCY)
+    _UP.carry(up)
 
 
 def measure(records: int, edits: int) -> dict[str, object]:
@@ -172,7 +213,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
         payload = [os.urandom(n) for n in sizes]
         start = time.perf_counter()
         for i, blob in enumerate(payload):
-            _wait()
+            _wait(up=len(blob))
             client.put_object(Bucket=BUCKET, Key=f"raw/{i}", Body=blob)
         raw_up = time.perf_counter() - start
         b = Engine.open(Path(tmp) / "b")
@@ -182,7 +223,7 @@ def measure(records: int, edits: int) -> dict[str, object]:
         start = time.perf_counter()
         for i in range(len(payload)):
             _wait()
-            client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()
+            _DOWN.carry(len(client.get_object(Bucket=BUCKET, Key=f"raw/{i}")["Body"].read()))
         raw_down = time.perf_counter() - start
         plain = [(record_id, 1, "memory", _plaintext(record_id, i, text)) for i, record_id in enumerate(ids)]
         # the floor: the raw transfer plus the least SQLite work (a second 25 MB upload here would

@@ -6,9 +6,11 @@ all of those trips in a row. A pull asks for the next few objects while it opens
 (or commits) the current one; what it reads, and in what order, is unchanged: an object is
 used only when the pull comes to it, and one it never comes to (it read a snapshot instead)
 is let go. Small objects (heads, the bundles of a few edits) are asked for four at a time;
-once a large one comes (the bundles of a first push, megabytes each), each is fetched when it
-is read: a large object waiting costs its size in memory (more, fetched in another thread),
-and reading one takes far longer than the round trip a fetch ahead would save.
+once a large one comes (the bundles of a first push, megabytes each), one at a time is fetched
+ahead: over a real link the next bundle downloads while this one is opened and committed
+(a join over a 100 Mbit/s link took the download plus the vault work; it now takes about the
+larger of the two), and no more than one, as a large object waiting costs its size in memory
+(four of them took a 30,000-record join from 60 to 91 MB).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 AHEAD = 4  # requests in flight at once, for small objects
-LARGE = 256 << 10  # an object this large or larger: the next ones are fetched when read, none ahead
+LARGE = 256 << 10  # an object this large or larger: the next ones are fetched LARGE_AHEAD at a time
+LARGE_AHEAD = 2
 
 
 class Ahead:
@@ -30,11 +33,12 @@ class Ahead:
         self._pending: dict[str, Future[bytes | None]] = {}
         self._queue: list[str] = []
 
-    def want(self, names: Iterable[str], depth: int = AHEAD) -> None:
-        """These will be read, in this order (up to `depth` are asked for at once, none ahead
-        once a large one comes)."""
+    def want(self, names: Iterable[str], depth: int | None = AHEAD) -> None:
+        """These will be read, in this order (up to `depth` are asked for at once, LARGE_AHEAD
+        once a large one comes; None: as many as after the last object taken)."""
         self._queue += [name for name in names if name not in self._pending]
-        self._depth = depth
+        if depth is not None:
+            self._depth = depth
         self._fill()
 
     def take(self, name: str) -> bytes | None:
@@ -43,7 +47,7 @@ class Ahead:
         if name in self._queue:
             self._queue.remove(name)
         blob = future.result() if future is not None else self._get(name)
-        self._depth = 0 if blob is not None and len(blob) >= LARGE else AHEAD
+        self._depth = LARGE_AHEAD if blob is not None and len(blob) >= LARGE else AHEAD
         self._fill()
         return blob
 

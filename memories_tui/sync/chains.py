@@ -17,7 +17,7 @@ from ..errors import CancelledError, ErrorCode, SyncError, SyncObjectGoneError, 
 from ..i18n import _, msg
 from ..vault.keys import VaultKeys
 from . import snapshots
-from .ahead import Ahead
+from .ahead import LARGE_AHEAD, Ahead
 from .policy import Change
 from .revtree import Rev
 from .sealing import DEVICES, Head, bundle_ad, bundle_name, device_ids, digest, head_name, unseal
@@ -116,30 +116,32 @@ def _read(target: Target, ahead: Ahead, keys: VaultKeys, state: SyncState, cance
             if snap.upto > seq:
                 seq, prev = snap.upto, snap.digest
         elif snapshots.wanted(head, seq, snapshots.OwnObjects.listed(names, device).bundles):
-            seq, prev = _from_snapshot(target, keys, head, out)
-        prev = _bundles(target, ahead, keys, head, seq, prev, out, progress)
+            seq, prev = _from_snapshot(ahead, keys, head, out)
+        prev = _bundles(ahead, keys, head, seq, prev, out, progress)
         if prev != head.digest:
             raise SyncTamperedError(msg("The head of device {device} does not match its last bundle: the chain was "
                                         "truncated or replaced. Nothing was changed here.", device=device))
     return out
 
 
-def _from_snapshot(target: Target, keys: VaultKeys, head: Head, out: Pulled) -> tuple[int, str]:
-    """Read the snapshot the head names; (the bundle it reaches, that bundle's digest). A
-    streamed pull takes it a part at a time, the device's position with the last."""
+def _from_snapshot(ahead: Ahead, keys: VaultKeys, head: Head, out: Pulled) -> tuple[int, str]:
+    """Read the snapshot the head names, its parts fetched ahead as bundles are; (the bundle it
+    reaches, that bundle's digest). A streamed pull takes it a part at a time, the device's
+    position with the last."""
     each = None if out.stream is None else (lambda revs: out.took(Incoming(head.device, 0, "", revs, position=False)))
-    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(target.get, n, out), each)
+    snap = snapshots.read(keys.sync_aead("snapshot"), keys.vault_id, head, lambda n: _fetch(ahead.take, n, out), each,
+                          lambda names: ahead.want(names, depth=None))  # as many as part 0's size allows
     out.took(Incoming(head.device, snap.upto, snap.digest, snap.revs, snap.policy))
     return snap.upto, snap.digest
 
 
-def _bundles(target: Target, ahead: Ahead, keys: VaultKeys, head: Head, seq: int, prev: str, out: Pulled,
+def _bundles(ahead: Ahead, keys: VaultKeys, head: Head, seq: int, prev: str, out: Pulled,
              progress: Callable[[str], None] | None) -> str:
     """Read bundles seq+1 up to the head's, in order; the last one's digest. A bundle that is
     damaged or gone but that the head's snapshot covers is read from that snapshot instead
     (the sealed head names its digest): a reader behind is not stuck on it."""
     number, first = seq, seq + 1
-    ahead.want((bundle_name(head.device, n) for n in range(first, head.seq + 1)), depth=1)  # a bundle may be large
+    ahead.want((bundle_name(head.device, n) for n in range(first, head.seq + 1)), depth=LARGE_AHEAD)  # may be large
     while number < head.seq:
         number += 1
         if progress is not None and (number - first) % 50 == 0:
@@ -151,7 +153,7 @@ def _bundles(target: Target, ahead: Ahead, keys: VaultKeys, head: Head, seq: int
             if number > head.snap:
                 raise
             ahead.drop(bundle_name(head.device, n) for n in range(number + 1, head.snap + 1))
-            number, prev = _from_snapshot(target, keys, head, out)
+            number, prev = _from_snapshot(ahead, keys, head, out)
     return prev
 
 

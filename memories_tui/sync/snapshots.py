@@ -140,10 +140,12 @@ def wanted(head: Head, seen: int, listed: set[int]) -> bool:
 
 
 def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes | None],
-         each: Callable[[list[tuple[str, Rev, str | None]]], None] | None = None) -> Snapshot:
+         each: Callable[[list[tuple[str, Rev, str | None]]], None] | None = None,
+         upcoming: Callable[[list[str]], None] | None = None) -> Snapshot:
     """The snapshot the head names, every part checked; SyncTamperedError otherwise. With
     `each`, each part's revisions are handed over once that part is checked (the digest of all
-    parts is checked after the last; stream.py), and the Snapshot returned holds none."""
+    parts is checked after the last; stream.py), and the Snapshot returned holds none. The first
+    part says how many follow: `upcoming` is told their names then (to fetch them ahead)."""
     device, upto = head.device, head.snap
     digests: list[str] = []
     entries: list[Entry] = []
@@ -162,12 +164,14 @@ def read(aead: AESGCM, vault_id: str, head: Head, fetch: Callable[[str], bytes |
             if value["upto"] != upto or value["part"] != k or (k and (value["parts"], value["digest"]) != (total, last)):
                 raise ValueError("part out of place")
             total, last = value["parts"], value["digest"]
-            if k == 0:
-                adopted, policy = _adopted(value.get("adopted", {}), device), value.get("policy", [])
-                writers |= set(adopted)
             if type(total) is not int or not 1 <= total <= 100_000 or not isinstance(last, str) \
                     or not isinstance(value["revs"], list):
                 raise ValueError("bad part count")
+            if k == 0:
+                adopted, policy = _adopted(value.get("adopted", {}), device), value.get("policy", [])
+                writers |= set(adopted)
+                if upcoming is not None and total > 1:
+                    upcoming([snapshot_name(device, upto, n) for n in range(1, total)])
         except (KeyError, TypeError, ValueError):
             raise _malformed(device) from None
         if each is None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from .chains import Incoming, Pulled
 from .state import SyncState
 
-STREAM_BYTES = 8 << 20  # content held before a commit (about two bundles)
+STREAM_BYTES = 4 << 20  # content held before a commit (about a bundle)
 
 
 class Stream:

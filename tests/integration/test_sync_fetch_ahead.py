@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from memories_tui.sync import run
+from memories_tui.sync import run, snapshots
 from memories_tui.sync.folder import FolderTarget
 from tests.helpers.sync import first_device, joined_device
 
@@ -59,3 +59,23 @@ def test_the_heads_and_the_bundles_of_a_pull_are_fetched_a_few_at_once(tmp_path,
     b.sync()  # a's new bundles
     assert len(met) == 2
     assert b.records() == a.records() and len(b.records()) == 26  # every note, a's and c's
+
+
+def test_a_join_fetches_the_parts_of_a_snapshot_ahead(tmp_path, cheap_kdf, monkeypatch):
+    monkeypatch.setattr(snapshots, "PART_BYTES", 2000)  # a snapshot of several parts
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    home = tmp_path / "a"
+    home.mkdir()
+    (home / "config.toml").write_text("[sync]\ncompact_after = 1\n", encoding="utf-8")
+    a = first_device(home, str(folder))
+    for i in range(8):
+        a.add(f"note {i}", f"{i} " + "line of text " * 40)
+    a.sync()
+    a.add("one more", "after the first bundle")
+    a.sync()  # compacts: the head names a snapshot
+    assert len(list(folder.glob("d/*/s*-*"))) >= 3, "no snapshot of several parts: the test would test little"
+    met = _waits_for_company(monkeypatch, lambda name: "/s" in name and not name.endswith("-0000"))
+    b = joined_device(tmp_path / "b", str(folder))  # the first part tells how many follow
+    assert len(met) == 2
+    assert b.records() == a.records() and len(b.records()) == 9
