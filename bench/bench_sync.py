@@ -6,8 +6,9 @@ extra), beside references measured in the same run with the same client (boto3):
   with boto3 directly;
 - the peak resident memory a first push adds (a child process opens a copy of the vault and
   pushes it to a folder target, its peak reset just before the push: /proc/self/clear_refs),
-  and the peak a join of that folder adds (another child, on a fresh home), beside the vault
-  file's size;
+  and the peak a join of that folder adds (another child, on a fresh home), then the peak a sync
+  of that joined home adds once the pushing one added as many records again (a device far
+  behind: another imported a folder of notes), beside the vault file's size;
 - one edit on one device, then a sync on another: seconds (p50 of `--edits`), objects fetched
   and bytes, at this vault size (`--records 1000,5000,10000` measures each size in one run and
   prints one Markdown table, to see whether cost follows changes or vault size);
@@ -28,7 +29,8 @@ with the transfer shows.
 
 Vaults use cheap Argon2id parameters here (the KDF is not what is measured). `--json` prints one
 object per size: {"records", "push_s", "raw_upload_s", "join_s", "raw_download_s", "edit_sync_p50_s",
-"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "vault_mb",
+"edit_sync_objects", "edit_sync_bytes", "objects", "bytes", "push_rss_mb", "join_rss_mb", "behind_rss_mb",
+"vault_mb",
 "floor_push_s", "floor_join_s", "push_cpu_s", "join_cpu_s" (this process's CPU seconds: less swayed
 by a loaded machine than the wall-clock figures), "ratios": {...}}, then one for the compaction
 figure: {"syncs", "compact_after", "with": {...}, "without": {...}}. Prints figures; asserts nothing.
@@ -104,8 +106,8 @@ def main() -> None:
         return
     print(f"| records | objects | MB | push s | raw up s | ratio | floor push s (ratio) | join s | raw down s | ratio | "
           f"floor join s (ratio) | edit sync p50 s ({args.edits}) | objects | bytes fetched | push peak RSS MB | "
-          "join peak RSS MB | vault MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "join peak RSS MB | behind peak RSS MB | vault MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         q = r["ratios"]
         print(f"| {r['records']:,} | {r['objects']} | {r['bytes'] / 1e6:.1f} | {r['push_s']:.2f} | "
@@ -113,7 +115,7 @@ def main() -> None:
               f"{r['join_s']:.2f} | {r['raw_download_s']:.2f} | {q['join_vs_raw']:.1f}x | "
               f"{r['floor_join_s']:.2f} ({q['floor_join_vs_raw']:.1f}x) | {r['edit_sync_p50_s']:.3f} | "
               f"{r['edit_sync_objects']:g} | {r['edit_sync_bytes']:,.0f} | {r['push_rss_mb']:.1f} | "
-              f"{r['join_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
+              f"{r['join_rss_mb']:.1f} | {r['behind_rss_mb']:.1f} | {r['vault_mb']:.1f} |")
 
 
 class _Link:
@@ -243,7 +245,13 @@ def measure(records: int, edits: int) -> dict[str, object]:
         b.close()
         (Path(tmp) / "rss").mkdir()  # a folder target: SeaweedFS here refuses a second prefix's writes now and then
         peak = {}
-        for mode, home in (("push", "c"), ("join", "d")):
+        for mode, home in (("push", "c"), ("join", "d"), ("behind", "d")):
+            if mode == "behind":  # the pushing device imports as many notes again; the joined one is behind
+                c = Engine.open(Path(tmp) / "c")
+                c.unlock(info.vault_id, PASSPHRASE)
+                c.add_records(info.vault_id, [NewRecord("memory", f"more {i}", f"{i} {text}") for i in range(records)])
+                c.sync_now(info.vault_id)
+                c.close()
             child = subprocess.run([sys.executable, __file__, "--rss-child", mode, str(Path(tmp) / home),
                                     str(Path(tmp) / "rss")], capture_output=True, text=True)
             if child.returncode:
@@ -253,7 +261,8 @@ def measure(records: int, edits: int) -> dict[str, object]:
             "raw_download_s": raw_down, "edit_sync_p50_s": statistics.median(times),
             "edit_sync_objects": statistics.median(fetched), "edit_sync_bytes": statistics.median(fetched_bytes),
             "objects": pushed.pushed_objects, "bytes": pushed.pushed_bytes,
-            "push_rss_mb": peak["push"] / 1e6, "join_rss_mb": peak["join"] / 1e6, "vault_mb": vault_mb,
+            "push_rss_mb": peak["push"] / 1e6, "join_rss_mb": peak["join"] / 1e6,
+            "behind_rss_mb": peak["behind"] / 1e6, "vault_mb": vault_mb,
             "floor_push_s": floor_push, "floor_join_s": floor_join, "push_cpu_s": push_cpu, "join_cpu_s": join_cpu,
             "ratios": {"push_vs_raw": push_s / raw_up, "join_vs_raw": join_s / raw_down,
                        "floor_push_vs_raw": floor_push / raw_up, "floor_join_vs_raw": floor_join / raw_down,
@@ -307,7 +316,8 @@ def _floor_read(path: Path) -> float:
 
 def sync_peak(mode: str, home: str, folder: str) -> dict[str, int]:
     """In a child: open the copied home, add the folder target, reset the peak RSS, push (or, on
-    a fresh home, reset it and join the folder); the peak that added over the resident size just
+    a fresh home, reset it and join the folder; or, `behind`, sync the joined home after the
+    pushing one added as many records again); the peak that added over the resident size just
     before it (bytes)."""
     for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
                         "AWS_DEFAULT_REGION": "us-east-1"}.items():
@@ -319,14 +329,15 @@ def sync_peak(mode: str, home: str, folder: str) -> dict[str, int]:
 
     use_cheap_kdf()
     engine = Engine.open(Path(home))
-    if mode == "push":
+    if mode in ("push", "behind"):
         vault_id = engine.list_vaults()[0].vault_id
         engine.unlock(vault_id, PASSPHRASE)
+    if mode == "push":
         engine.sync_add(vault_id, folder, PASSPHRASE)
     gc.collect()
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM starts again from the current size
     before = _status("VmRSS")
-    if mode == "push":
+    if mode in ("push", "behind"):
         engine.sync_now(vault_id)
     else:
         engine.sync_join(folder, PASSPHRASE)

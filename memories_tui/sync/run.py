@@ -16,7 +16,7 @@ from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError, SyncTa
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import LocalChange, LocalRef, has_records, read_docs, read_outbox
+from ..vault.sync_rows import LocalChange, LocalRef, has_local_changes, has_records, read_docs, read_outbox
 from . import compaction, policy, repair
 from .chains import Incoming, Pulled, entry, pull
 from .hlc import Clock
@@ -73,14 +73,15 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     keys = vault.keys
     clock = Clock(state.clock, now_ms)
     streamed = _Committed(policy.Outcome({}))
+    held_nothing = _empty(vault, state)
     try:
         pulled = pull(target, keys, state, cancel=cancel, progress=progress,
-                      stream=_stream(vault, state, clock, cancel, streamed) if _empty(vault, state) else None)
+                      stream=_stream(vault, state, clock, cancel, streamed) if _idle(vault, state) else None)
     except MemoriesError as exc:
         if isinstance(exc, SyncTamperedError):  # this device's own snapshot may be what is damaged: put it right
             repair.restore_own(target, keys, state, _local(vault), Uploader(vault, target, state.device))
         if streamed.pulled:
-            raise _kept(exc, streamed.pulled) from None
+            raise _kept(exc, streamed.pulled, held_nothing) from None
         raise
     compaction.observe(state, pulled.heads)  # committed with the state: how long each device has been still
     changed, deleted, mark = vault.sync_changes()
@@ -105,18 +106,34 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
 
 
 def _empty(vault: UnlockedVault, state: SyncState) -> bool:
-    """A vault that holds no record and never synced (a join): its pull is committed as it is read."""
+    """A vault that holds no record and never synced: a join."""
     return not (state.own_seq or state.seen or state.outbox or state.legacy) and not vault.sync_read(has_records)
 
 
-def _kept(exc: MemoriesError, count: int) -> MemoriesError:
+def _idle(vault: UnlockedVault, state: SyncState) -> bool:
+    """Nothing here to send or to lose (a join, or a device that only reads since its last
+    sync): its pull is committed as it is read (stream.py)."""
+    return not (state.outbox or state.legacy or state.resolving) and not vault.sync_read(
+        lambda conn, _keys: has_local_changes(conn, vault.touched))
+
+
+def _kept(exc: MemoriesError, count: int, held_nothing: bool) -> MemoriesError:
     """`exc`, saying that a streamed pull kept what it had verified before it."""
     if isinstance(exc, CancelledError):
-        return CancelledError(msg("Sync cancelled; the {count} change(s) received so far are kept here (this vault "
-                                  "held nothing before this sync), and the next sync brings the rest.", count=count))
-    return type(exc)(msg("{problem} This vault held nothing before this sync: the {count} change(s) verified before "
-                         "the problem are kept here, and the next sync goes on from there.", problem=exc, count=count),
-                     code=exc.code)
+        if held_nothing:
+            return CancelledError(msg("Sync cancelled; the {count} change(s) received so far are kept here (this "
+                                      "vault held nothing before this sync), and the next sync brings the rest.",
+                                      count=count))
+        return CancelledError(msg("Sync cancelled; the {count} change(s) received so far are kept here (this "
+                                  "device had no change of its own to send), and the next sync brings the rest.",
+                                  count=count))
+    if held_nothing:
+        return type(exc)(msg("{problem} This vault held nothing before this sync: the {count} change(s) verified "
+                             "before the problem are kept here, and the next sync goes on from there.",
+                             problem=exc, count=count), code=exc.code)
+    return type(exc)(msg("{problem} This device had no change of its own to send: the {count} change(s) verified "
+                         "before the problem are kept here, and the next sync goes on from there.",
+                         problem=exc, count=count), code=exc.code)
 
 
 def _stream(vault: UnlockedVault, state: SyncState, clock: Clock, cancel: threading.Event | None,

@@ -1,13 +1,18 @@
-"""Committing what a pull brings while it reads, when the vault has nothing to lose: a join.
+"""Committing what a pull brings while it reads, when the vault has nothing to send: a join,
+or a device that only read since its last sync.
 
 A sync verifies everything it pulls before the vault is touched, so a target that fails a
 check leaves the vault as it was. That means holding what it pulls: for a join, the whole
-vault. A vault that holds no record and never synced has nothing a refusal could protect, so
-its sync commits the pulled revisions a few megabytes at a time as they are verified (each
-bundle and snapshot part is authenticated before it is used; the chain's end and a snapshot's
-digest are checked when reached). If a check fails part-way, the vault holds a verified
-prefix of the other devices' chains, as if it had synced while the target held only that, and
-the next sync goes on from there (as after a join stopped with ctrl+c).
+vault; for a device far behind, all the others wrote since (a folder of notes imported on
+another device). A vault with no change of its own to send (no record added, edited or
+deleted since its last sync, no bundle waiting, no conflict being resolved) has nothing a
+refusal could protect, so its sync commits the pulled revisions a few megabytes at a time as
+they are verified (each bundle and snapshot part is authenticated before it is used; the
+chain's end and a snapshot's digest are checked when reached). If a check fails part-way, the
+vault holds a verified prefix of the other devices' chains, as if it had synced while the
+target held only that, and the next sync goes on from there (as after a sync stopped with
+ctrl+c). A record edited here while such a pull commits is caught by the commit that would
+overwrite it (the write's expected revision): that sync starts over, with a change to send.
 
 A device's position advances only with a whole bundle, or at the end of a snapshot. A snapshot
 leaves out the text of a revision whose child it holds; a record whose revision has no text

@@ -213,6 +213,21 @@ def local_changes(conn: sqlite3.Connection, touched: TouchedRecords) -> tuple[li
         raise
 
 
+def has_local_changes(conn: sqlite3.Connection, touched: TouchedRecords) -> bool:
+    """Inside a verified read: whether `local_changes` would find anything. When it finds
+    nothing, the `local_changes` of the same sync compares only what is written after this
+    (every record was compared here when none were known); otherwise it compares as before."""
+    candidates, _mark = touched.start()
+    try:
+        changed, gone = changed_since_sync(conn, candidates)
+    except BaseException:
+        touched.unknown()
+        raise
+    if (changed or gone) and candidates is None:
+        touched.unknown()  # found here: local_changes compares every record again
+    return bool(changed or gone)
+
+
 def opened_changes(conn: sqlite3.Connection, refs: Sequence[LocalRef], open_row: Callable[..., bytearray]
                    ) -> list[LocalChange]:
     """Inside a verified read: these changes as stored (a record deleted since is left out: the

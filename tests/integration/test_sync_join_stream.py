@@ -43,12 +43,15 @@ def commits(monkeypatch):
     return seen
 
 
-def _history(tmp_path, folder, seed: int = 7, operations: int = 160) -> list[Device]:  # noqa: ANN001
+def _history(tmp_path, folder, seed: int = 7, operations: int = 160, readers: int = 0  # noqa: ANN001
+             ) -> tuple[list[Device], list[Device]]:
     """Three devices edit, delete, merge and conflict, compacting every other push (snapshots of
-    many small parts, so a record's revisions spread over several of them)."""
+    many small parts, so a record's revisions spread over several of them); `readers` more
+    devices join after the first note and then only watch. (the three, the readers)"""
     first = first_device(_home(tmp_path / "a", 2), str(folder))
     first.add("seed", "0")
     first.sync()
+    watching = [joined_device(_home(tmp_path / f"reader{n}", 2), str(folder)) for n in range(readers)]
     devices = [first, joined_device(_home(tmp_path / "b", 2), str(folder)),
                joined_device(_home(tmp_path / "c", 2), str(folder))]
     rng = random.Random(seed)
@@ -65,7 +68,7 @@ def _history(tmp_path, folder, seed: int = 7, operations: int = 160) -> list[Dev
             device.delete(rng.choice(ids))
         else:
             device.sync()
-    return devices
+    return devices, watching
 
 
 def _same(one: Device, other: Device) -> None:
@@ -80,7 +83,7 @@ def test_a_streamed_join_ends_where_a_join_that_holds_everything_ends(tmp_path, 
     monkeypatch.setattr(snapshots, "PART_BYTES", 700)  # several parts a snapshot
     folder = tmp_path / "Sync"
     folder.mkdir()
-    devices = _history(tmp_path, folder)
+    devices, _ = _history(tmp_path, folder)
     for device in devices:  # each ends with a snapshot and a few bundles after it
         device.sync()
     assert list(folder.glob("d/*/s*-0001")), "no snapshot of several parts: the test would test little"
@@ -136,8 +139,8 @@ def test_a_join_that_meets_a_damaged_bundle_keeps_what_it_verified_and_the_next_
     got = b.records()
     assert 0 < len(got) < 30 and all(a.records()[k] == v for k, v in got.items())  # a verified prefix, as pushed
     with pytest.raises(MemoriesError) as again:
-        b.sync()  # the target is still damaged: refused, and the vault is no longer empty, so nothing more is kept
-    assert again.value.code == "sync_target_tampered" and "held nothing" not in again.value.message
+        b.sync()  # the target is still damaged there: refused, nothing more verified, nothing more kept
+    assert again.value.code == "sync_target_tampered" and "kept here" not in again.value.message
     assert b.records() == got
     damaged.write_bytes(kept)
     b.sync()
