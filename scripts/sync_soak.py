@@ -153,8 +153,9 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=3, help="devices (default 3)")
     parser.add_argument("--forget", action="store_true", help="devices also forget each other now and then")
     parser.add_argument("--damage", action="store_true", help="the target also truncates snapshot parts")
-    parser.add_argument("--stream", action="store_true", help="joins commit at nearly every bundle and snapshot "
-                        "part (sync/stream.py commits every few megabytes)")
+    parser.add_argument("--stream", action="store_true", help="joins, and syncs of a device with nothing of its "
+                        "own to send, commit at every bundle and snapshot part (sync/stream.py commits every few "
+                        "megabytes)")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")

@@ -33,9 +33,12 @@ def test_a_sync_killed_at_any_step_resumes_and_converges(tmp_path, point):
     assert _titles(a) == _titles(b) == {"a-1", "a-2", "b-1"}
 
 
-def test_a_join_killed_after_it_committed_part_of_what_it_pulled_goes_on_at_the_next_sync(tmp_path, cheap_kdf):
-    """A join commits every few megabytes as it reads (sync/stream.py): killed after the first
-    of those commits, it leaves a vault holding that part; the next sync brings the rest."""
+@pytest.mark.parametrize("device", ["joining", "behind"])
+def test_a_pull_killed_after_it_committed_part_of_what_it_pulled_goes_on_at_the_next_sync(tmp_path, cheap_kdf,
+                                                                                         device):
+    """A join, or a sync of a device with nothing of its own to send, commits every few
+    megabytes as it reads (sync/stream.py): killed after the first of those commits, it leaves
+    a vault holding that part; the next sync brings the rest."""
     from memories_tui.engine import Engine
     from memories_tui.vault.records import NewRecord
     from tests.helpers.cli import PASS
@@ -48,15 +51,22 @@ def test_a_join_killed_after_it_committed_part_of_what_it_pulled_goes_on_at_the_
     engine = Engine.open(tmp_path / "a")
     vault = engine.create_vault("notes", PASS)
     engine.unlock(vault.vault_id, PASS)
-    text = "同步 a paragraph of notes. " * 90  # ~2.4 KB: 6,000 of them are about two commits' worth
-    engine.add_records(vault.vault_id, [NewRecord("memory", f"n{i}", f"{i} {text}") for i in range(6000)])
     engine.sync_add(vault.vault_id, str(folder), PASS)
+    if device == "behind":  # b joins while the vault holds one note, then a imports the rest
+        engine.add_records(vault.vault_id, [NewRecord("memory", "first", "one note")])
+        engine.sync_now(vault.vault_id)
+        assert call_cli(b, "sync", "join", str(folder)).code == 0
+    text = "同步 a paragraph of notes. " * 90  # ~2.4 KB: 3,000 of them are about two commits' worth
+    engine.add_records(vault.vault_id, [NewRecord("memory", f"n{i}", f"{i} {text}") for i in range(3000)])
     engine.sync_now(vault.vault_id)
     titles = {r.title for r in engine.list_records(vault.vault_id)}
     engine.close()
-    killed_at("sync-after-streamed-commit", b, tmp_path, "sync", "join", str(folder))
+    if device == "joining":
+        killed_at("sync-after-streamed-commit", b, tmp_path, "sync", "join", str(folder))
+    else:
+        killed_at("sync-after-streamed-commit", b, tmp_path, "sync", "notes")
     part = _titles(b)
-    assert 0 < len(part) < 6000 and part < titles
+    assert len(titles) - 3000 < len(part) < len(titles) and part < titles
     done = call_cli(b, "sync", "notes")
     assert done.code == 0, done.stderr
     assert _titles(b) == titles
