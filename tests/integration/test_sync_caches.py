@@ -5,11 +5,17 @@ embedding cache embeds only the chunks the pull brought."""
 
 from __future__ import annotations
 
+import pytest
+
 from memories_tui.index import lexical
+from memories_tui.sync import run, stream
 from tests.helpers.sync import SYNC_PASS, first_device, joined_device
 
 
-def test_a_pull_re_segments_only_the_changed_records(tmp_path, cheap_kdf, monkeypatch):
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_pull_re_segments_only_the_changed_records(tmp_path, cheap_kdf, monkeypatch, streamed):
+    """`streamed`: b has nothing of its own to send, so its pull commits each bundle as it reads
+    it (sync/stream.py; here at every bundle): the index follows those commits the same way."""
     folder = tmp_path / "Sync"
     folder.mkdir()
     a = first_device(tmp_path / "a", str(folder))
@@ -31,7 +37,14 @@ def test_a_pull_re_segments_only_the_changed_records(tmp_path, cheap_kdf, monkey
     a.delete(ids[4])
     a.add("new", "lighthouse of the new note")
     a.sync()
+    commits: list[int] = []
+    if streamed:
+        real_commit = run._merge_and_commit
+        monkeypatch.setattr(stream, "STREAM_BYTES", 1)
+        monkeypatch.setattr(run, "_merge_and_commit",
+                            lambda *args, **kwargs: commits.append(1) or real_commit(*args, **kwargs))
     b.sync()
+    assert len(commits) == (2 if streamed else 0)  # the bundle as read, then the sync's own (nothing left)
     assert [h.title for h in b.engine.search(b.vault_id, "submarine").results] == ["t3"]
     assert len(b.engine.search(b.vault_id, "lighthouse", limit=100).results) == 19
     assert sum(added) == 2, added  # the edited record and the new one, not the vault
