@@ -16,7 +16,7 @@ from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError, SyncTa
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import LocalChange, LocalRef, has_local_changes, has_records, read_docs, read_outbox
+from ..vault.sync_rows import LocalChange, LocalRef, has_local_changes, read_docs, read_outbox
 from . import compaction, policy, repair
 from .chains import Incoming, Pulled, entry, pull
 from .hlc import Clock
@@ -73,7 +73,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     keys = vault.keys
     clock = Clock(state.clock, now_ms)
     streamed = _Committed(policy.Outcome({}))
-    held_nothing = _empty(vault, state)
+    held_nothing = not (state.own_seq or state.seen)  # when it streams (below): a join, as records never synced are changes
     try:
         pulled = pull(target, keys, state, cancel=cancel, progress=progress,
                       stream=_stream(vault, state, clock, cancel, streamed) if _idle(vault, state) else None)
@@ -103,11 +103,6 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
                       objects, sent, done.pulled, pulled.objects, pulled.bytes, done.written,
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
                       policy_conflicts=sorted(set(rules.concurrent)))
-
-
-def _empty(vault: UnlockedVault, state: SyncState) -> bool:
-    """A vault that holds no record and never synced: a join."""
-    return not (state.own_seq or state.seen or state.outbox or state.legacy) and not vault.sync_read(has_records)
 
 
 def _idle(vault: UnlockedVault, state: SyncState) -> bool:

@@ -67,11 +67,6 @@ def read_outbox(conn: sqlite3.Connection, _keys: VaultKeys | None = None) -> dic
     return out
 
 
-def has_records(conn: sqlite3.Connection, _keys: VaultKeys | None = None) -> bool:
-    """Whether the vault holds any record (a sync into an empty vault commits as it pulls)."""
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM records)").fetchone()[0] == 1
-
-
 @dataclass(frozen=True)
 class LocalChange:
     """A record added or edited here since the last sync, in the form the vault stores it (what a
