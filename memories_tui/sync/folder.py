@@ -12,10 +12,14 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
-from ..errors import ErrorCode, SyncError
+from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
+from . import targets
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _is_temporary(name: str) -> bool:
@@ -73,12 +77,40 @@ class FolderTarget:
             raise self._failed(exc) from None
 
     def get(self, name: str) -> bytes | None:
+        """The object's bytes. Only a regular file is read, and only up to MAX_OBJECT_BYTES: a
+        link (to a private key, to /dev/zero), a pipe that would block forever or a device is
+        refused, whoever else writes to the folder (a replication peer, another user)."""
+        path = self._path(name)
         try:
-            return self._path(name).read_bytes()
+            fd = os.open(path, _OPEN_FLAGS)
         except FileNotFoundError:
             return None
         except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link
+                raise self._not_a_file(name) from None
             raise self._failed(exc) from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise self._not_a_file(name)
+            if info.st_size > targets.MAX_OBJECT_BYTES:
+                raise targets.too_large(name, self.description)
+            with os.fdopen(fd, "rb", closefd=False) as stream:
+                data = stream.read(info.st_size + 1)  # read(n) sets n bytes aside first: never the limit
+                while len(data) <= targets.MAX_OBJECT_BYTES and (more := stream.read(1 << 20)):
+                    data += more  # it grew while read
+        except OSError as exc:
+            raise self._failed(exc) from None
+        finally:
+            os.close(fd)
+        if len(data) > targets.MAX_OBJECT_BYTES:
+            raise targets.too_large(name, self.description)
+        return data
+
+    def _not_a_file(self, name: str) -> SyncTamperedError:
+        return SyncTamperedError(msg("{name} in the sync folder {path} is not a regular file (a link, a pipe or a "
+                                     "device); Memories writes only files there, so it refuses it. Nothing was "
+                                     "changed here; remove it and sync again.", name=name, path=self.root))
 
     def list(self, prefix: str) -> list[str]:
         base = self._path(prefix.rstrip("/")) if prefix.strip("/") else self.root

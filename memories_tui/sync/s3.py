@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorCode, SyncError
 from ..i18n import msg
+from . import targets
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -113,7 +114,21 @@ class S3Target:
         from botocore.exceptions import ClientError
 
         try:
-            return bytes(self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)["Body"].read())
+            response = self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)
+            body = response["Body"]
+            try:
+                if int(response.get("ContentLength") or 0) > targets.MAX_OBJECT_BYTES:
+                    raise targets.too_large(name, self.description)
+                data = bytearray()
+                for chunk in body.iter_chunks(1 << 20):  # a server may send more than it said, or no length
+                    data += chunk
+                    if len(data) > targets.MAX_OBJECT_BYTES:
+                        raise targets.too_large(name, self.description)
+            finally:
+                body.close()
+            return bytes(data)
+        except SyncError:
+            raise
         except ClientError as exc:
             if str(exc.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
                 return None

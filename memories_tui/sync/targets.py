@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from ..errors import ErrorCode, SyncError
+from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
 from ..loopback import is_loopback_host
+
+MAX_OBJECT_BYTES = 1 << 30  # far above any object Memories writes (bundles and snapshot parts are cut at 4 MiB;
+# one record alone is at most a 64 MiB file as base64, escaped twice): what a target can make a sync hold
 
 
 class Target(Protocol):
@@ -29,6 +32,13 @@ class Target(Protocol):
     def list(self, prefix: str) -> list[str]: ...
 
     def delete(self, name: str) -> None: ...
+
+
+def too_large(name: str, where: str) -> SyncTamperedError:
+    """An object larger than MAX_OBJECT_BYTES: refused before it is read whole."""
+    return SyncTamperedError(msg("The object {name} in the sync target {target} is larger than any Memories writes "
+                                 "({limit} MiB); refusing it. Nothing was changed here.", name=name, target=where,
+                                 limit=MAX_OBJECT_BYTES >> 20))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import httpx
 
 from ..errors import ErrorCode, SyncError
 from ..i18n import msg
+from . import targets
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -118,7 +119,10 @@ class WebDavTarget:
             if attempt:
                 time.sleep(_WAIT_SECONDS * attempt)
             try:
-                response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
+                if method in ("GET", "PROPFIND"):
+                    response = self._bounded(method, url, **kwargs)
+                else:
+                    response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
             except httpx.TransportError as exc:
                 problem = type(exc).__name__
                 continue
@@ -130,6 +134,23 @@ class WebDavTarget:
         raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
                             "again later.", url=self.description, problem=problem),
                         code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
+
+    def _bounded(self, method: str, url: str, **kwargs: object) -> httpx.Response:
+        """An object or a listing, read as it arrives and refused past MAX_OBJECT_BYTES: a server
+        cannot make a sync hold more than the largest object Memories writes (or read without end)."""
+        name = url[len(self.base):] or "/"
+        with self._client.stream(method, url, **kwargs) as response:  # type: ignore[arg-type]
+            if response.status_code not in (200, 207):
+                response.read()
+                return response
+            if int(response.headers.get("Content-Length") or 0) > targets.MAX_OBJECT_BYTES:
+                raise targets.too_large(name, self.description)
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > targets.MAX_OBJECT_BYTES:
+                    raise targets.too_large(name, self.description)
+        return httpx.Response(response.status_code, content=bytes(body), request=response.request)  # as decoded
 
     def _failed(self, response: httpx.Response) -> SyncError:
         status = response.status_code
@@ -233,6 +254,7 @@ class WebDavTarget:
     def list(self, prefix: str) -> list[str]:
         folder = prefix.strip("/")
         pending = [folder + "/" if folder else ""]
+        visited = set(pending)
         out: list[str] = []
         while pending:
             current = pending.pop()
@@ -242,11 +264,12 @@ class WebDavTarget:
                     raise self._failed(httpx.Response(404))
                 continue
             for rel, is_folder in members:
-                if is_folder:
-                    pending.append(rel + "/")
-                else:
+                if not is_folder:
                     out.append(rel)
-        return sorted(out)
+                elif rel.count("/") < 2 and rel + "/" not in visited:  # names are d/DEVICE/NAME: a
+                    visited.add(rel + "/")  # server listing folders without end, or in a ring, is not followed
+                    pending.append(rel + "/")
+        return sorted(set(out))
 
     def delete(self, name: str) -> None:
         response = self._request("DELETE", self._url(name))

@@ -1,0 +1,200 @@
+"""What a target can make a sync read is bounded: in a folder only regular files are read (a
+link to a private key or to /dev/zero, a pipe that would block forever, are refused), and no
+target's object is read past MAX_OBJECT_BYTES (a file, an S3 answer or a WebDAV answer that
+says it is larger, or that never ends). Each is a clear `sync_target_tampered` error, at once,
+and the vault is left unchanged."""
+
+from __future__ import annotations
+
+import os
+import threading
+import tracemalloc
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from memories_tui.errors import ErrorCode, MemoriesError
+from memories_tui.sync import targets
+from memories_tui.sync.s3 import S3Target
+from memories_tui.sync.targets import TargetSpec
+from memories_tui.sync.webdav import WebDavTarget
+from tests.helpers.loopback import QuietHTTPServer
+from tests.helpers.sync import first_device, joined_device
+
+WAIT = 60  # seconds a refused read may take at most: a pipe read would wait for ever
+
+
+@pytest.fixture
+def two(tmp_path, cheap_kdf):
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("first note", "made on a")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.add("second note", "also made on a")
+    a.sync()
+    yield a, b, folder
+    a.close()
+    b.close()
+
+
+def _sync_in_a_thread(device) -> MemoriesError | None:  # noqa: ANN001 - a tests.helpers.sync.Device
+    """The error the sync ends with (None if it succeeds); a sync still running after WAIT fails the test."""
+    outcome: list[MemoriesError | None] = []
+
+    def run() -> None:
+        try:
+            device.sync()
+            outcome.append(None)
+        except MemoriesError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(WAIT)
+    assert outcome, "the sync is still reading the object"
+    return outcome[0]
+
+
+def _head_of_a(folder):  # noqa: ANN001, ANN202
+    """The head of the device that wrote two bundles (b only reads)."""
+    return next(p.parent / "head" for p in folder.rglob("0000000002"))
+
+
+@pytest.mark.parametrize("replacement", ["pipe", "link to /dev/zero", "link to a private key"])
+def test_a_head_that_is_not_a_regular_file_is_refused_at_once_and_changes_nothing(two, tmp_path, replacement):
+    _a, b, folder = two
+    head = _head_of_a(folder)
+    saved = head.read_bytes()
+    head.unlink()
+    if replacement == "pipe":
+        os.mkfifo(head)
+    elif replacement == "link to /dev/zero":
+        head.symlink_to("/dev/zero")
+    else:
+        key = tmp_path / "id_ed25519"
+        key.write_text("-----BEGIN OPENSSH PRIVATE KEY----- canary-key")
+        head.symlink_to(key)
+    before = b.records()
+    exc = _sync_in_a_thread(b)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
+    assert "not a regular file" in exc.message and "canary" not in exc.message
+    assert b.records() == before  # the second note is not half-pulled
+    head.unlink()
+    head.write_bytes(saved)
+    assert _sync_in_a_thread(b) is None
+    assert sorted(t for _, t, _ in b.records().values()) == ["first note", "second note"]
+
+
+def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
+    _a, b, folder = two
+    head = _head_of_a(folder)
+    saved = head.read_bytes()
+    with open(head, "r+b") as fh:  # sparse: no disk is used, and nothing reads it
+        fh.truncate(targets.MAX_OBJECT_BYTES + 1)
+    tracemalloc.start()
+    try:
+        exc = _sync_in_a_thread(b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < targets.MAX_OBJECT_BYTES // 4  # refused by its size, not read and then refused
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
+    assert "larger than any Memories writes" in exc.message
+    head.write_bytes(saved)
+    assert _sync_in_a_thread(b) is None
+
+
+class _Endless(BaseHTTPRequestHandler):
+    """Answers every GET 200 (and PROPFIND 207): `/said-large` says a body of 2 MiB and sends none (a client that
+    believes it waits for its read timeout); anything else sends chunks that never end (until
+    the client goes)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_PROPFIND(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/ring/" not in self.path:
+            self.do_GET(207)
+            return
+        here = self.path.rstrip("/")  # /dav/ring/...: a folder holding a deeper one and the first one again
+        body = ("<?xml version='1.0'?><d:multistatus xmlns:d='DAV:'>"
+                + "".join(f"<d:response><d:href>{href}/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/>"
+                          "</d:resourcetype></d:prop></d:propstat></d:response>" for href in (here + "/x", "/dav/ring/x"))
+                + f"<d:response><d:href>{here}/f</d:href><d:propstat><d:prop><d:resourcetype/></d:prop>"
+                  "</d:propstat></d:response></d:multistatus>").encode()
+        self.send_response(207)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self, status: int = 200) -> None:  # noqa: N802 - http.server's name
+        self.send_response(status)
+        if self.path.endswith("said-large"):
+            self.send_header("Content-Length", str(2 << 20))
+            self.end_headers()
+            self.wfile.flush()
+            self.connection.settimeout(WAIT)
+            try:
+                self.connection.recv(1)  # until the client hangs up
+            except OSError:
+                pass
+            self.close_connection = True
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b"y" * 65536
+        try:
+            for _ in range(4096):  # 256 MiB at most: the test's limit is 1 MiB
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        except OSError:
+            return
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def endless(monkeypatch):
+    monkeypatch.setattr(targets, "MAX_OBJECT_BYTES", 1 << 20)
+    server = QuietHTTPServer(("127.0.0.1", 0), _Endless)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("name", ["d/0123456789abcdef/head", "d/0123456789abcdef/said-large"])
+def test_a_webdav_answer_past_the_limit_is_refused_before_or_as_it_arrives(endless, name):
+    target = WebDavTarget(TargetSpec(endless + "/dav"))
+    with pytest.raises(MemoriesError) as caught:
+        target.get(name)
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and name in caught.value.message
+
+
+def test_an_endless_webdav_listing_is_refused_as_it_arrives(endless):
+    with pytest.raises(MemoriesError) as caught:
+        WebDavTarget(TargetSpec(endless + "/dav")).list("d/")
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED
+
+
+def test_a_webdav_listing_of_folders_without_end_or_in_a_ring_ends(endless):
+    names: list[list[str]] = []
+    thread = threading.Thread(target=lambda: names.append(WebDavTarget(TargetSpec(endless + "/dav/ring")).list("")),
+                              daemon=True)
+    thread.start()
+    thread.join(WAIT)
+    assert names == [["f", "x/f", "x/x/f"]]  # no object of ours lies deeper than d/DEVICE/NAME
+
+
+@pytest.mark.parametrize("name", ["d/0123456789abcdef/head", "d/0123456789abcdef/said-large"])
+def test_an_s3_answer_past_the_limit_is_refused(endless, name, monkeypatch, tmp_path):
+    from tests.helpers.seaweed import use_test_credentials
+
+    use_test_credentials(monkeypatch, tmp_path)
+    target = S3Target(TargetSpec("s3://bucket/prefix", endless))
+    with pytest.raises(MemoriesError) as caught:
+        target.get(name)
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and name in caught.value.message
