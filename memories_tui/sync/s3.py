@@ -143,6 +143,10 @@ class S3Target:
                                                                           Prefix=self.prefix + prefix)
             for page in pages:
                 out += [item["Key"][len(self.prefix):] for item in page.get("Contents", [])]
+                if len(out) > targets.MAX_LISTED_NAMES:  # a store that answers "more" for ever
+                    raise targets.too_many(self.description)
+        except SyncError:
+            raise
         except Exception as exc:  # noqa: BLE001
             raise self._failed(exc) from None
         return sorted(out)

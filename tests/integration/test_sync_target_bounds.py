@@ -130,6 +130,9 @@ class _Endless(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self, status: int = 200) -> None:  # noqa: N802 - http.server's name
+        if "list-type=2" in self.path:
+            self._list_page()
+            return
         self.send_response(status)
         if self.path.endswith("said-large"):
             self.send_header("Content-Length", str(2 << 20))
@@ -150,6 +153,21 @@ class _Endless(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         except OSError:
             return
+
+    def _list_page(self) -> None:
+        """An S3 listing page of ten names that always says there are more, under a new token."""
+        page = type(self).pages = getattr(type(self), "pages", 0) + 1
+        keys = "".join(f"<Contents><Key>prefix/d/0123456789abcdef/{page * 10 + n:010d}</Key><Size>1</Size></Contents>"
+                       for n in range(10))
+        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                f"<Name>bucket</Name><Prefix>prefix/</Prefix><KeyCount>10</KeyCount><MaxKeys>1000</MaxKeys>"
+                f"<IsTruncated>true</IsTruncated><NextContinuationToken>t{page}</NextContinuationToken>{keys}"
+                "</ListBucketResult>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -198,3 +216,23 @@ def test_an_s3_answer_past_the_limit_is_refused(endless, name, monkeypatch, tmp_
     with pytest.raises(MemoriesError) as caught:
         target.get(name)
     assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and name in caught.value.message
+
+
+def test_an_s3_listing_that_says_there_is_more_for_ever_is_refused(endless, monkeypatch, tmp_path):
+    from tests.helpers.seaweed import use_test_credentials
+
+    use_test_credentials(monkeypatch, tmp_path)
+    monkeypatch.setattr(targets, "MAX_LISTED_NAMES", 100)
+    names: list[object] = []
+
+    def run() -> None:
+        try:
+            names.append(S3Target(TargetSpec("s3://bucket/prefix", endless)).list("d/"))
+        except MemoriesError as exc:
+            names.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(WAIT)
+    assert len(names) == 1 and isinstance(names[0], MemoriesError)
+    assert names[0].code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in names[0].message
