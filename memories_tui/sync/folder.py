@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
-from . import targets
+from . import bounds
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -93,18 +93,18 @@ class FolderTarget:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise self._not_a_file(name)
-            if info.st_size > targets.MAX_OBJECT_BYTES:
-                raise targets.too_large(name, self.description)
+            if info.st_size > bounds.MAX_OBJECT_BYTES:
+                raise bounds.too_large(name, self.description)
             with os.fdopen(fd, "rb", closefd=False) as stream:
                 data = stream.read(info.st_size + 1)  # read(n) sets n bytes aside first: never the limit
-                while len(data) <= targets.MAX_OBJECT_BYTES and (more := stream.read(1 << 20)):
+                while len(data) <= bounds.MAX_OBJECT_BYTES and (more := stream.read(1 << 20)):
                     data += more  # it grew while read
         except OSError as exc:
             raise self._failed(exc) from None
         finally:
             os.close(fd)
-        if len(data) > targets.MAX_OBJECT_BYTES:
-            raise targets.too_large(name, self.description)
+        if len(data) > bounds.MAX_OBJECT_BYTES:
+            raise bounds.too_large(name, self.description)
         return data
 
     def _not_a_file(self, name: str) -> SyncTamperedError:

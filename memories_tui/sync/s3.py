@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorCode, SyncError
 from ..i18n import msg
-from . import targets
+from . import bounds
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -117,13 +117,13 @@ class S3Target:
             response = self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)
             body = response["Body"]
             try:
-                if int(response.get("ContentLength") or 0) > targets.MAX_OBJECT_BYTES:
-                    raise targets.too_large(name, self.description)
+                if int(response.get("ContentLength") or 0) > bounds.MAX_OBJECT_BYTES:
+                    raise bounds.too_large(name, self.description)
                 data = bytearray()
                 for chunk in body.iter_chunks(1 << 20):  # a server may send more than it said, or no length
                     data += chunk
-                    if len(data) > targets.MAX_OBJECT_BYTES:
-                        raise targets.too_large(name, self.description)
+                    if len(data) > bounds.MAX_OBJECT_BYTES:
+                        raise bounds.too_large(name, self.description)
             finally:
                 body.close()
             return bytes(data)
@@ -143,8 +143,8 @@ class S3Target:
                                                                           Prefix=self.prefix + prefix)
             for page in pages:
                 out += [item["Key"][len(self.prefix):] for item in page.get("Contents", [])]
-                if len(out) > targets.MAX_LISTED_NAMES:  # a store that answers "more" for ever
-                    raise targets.too_many(self.description)
+                if len(out) > bounds.MAX_LISTED_NAMES:  # a store that answers "more" for ever
+                    raise bounds.too_many(self.description)
         except SyncError:
             raise
         except Exception as exc:  # noqa: BLE001

@@ -21,7 +21,7 @@ import httpx
 
 from ..errors import ErrorCode, SyncError
 from ..i18n import msg
-from . import targets
+from . import bounds
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -143,13 +143,13 @@ class WebDavTarget:
             if response.status_code not in (200, 207):
                 response.read()
                 return response
-            if int(response.headers.get("Content-Length") or 0) > targets.MAX_OBJECT_BYTES:
-                raise targets.too_large(name, self.description)
+            if int(response.headers.get("Content-Length") or 0) > bounds.MAX_OBJECT_BYTES:
+                raise bounds.too_large(name, self.description)
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
-                if len(body) > targets.MAX_OBJECT_BYTES:
-                    raise targets.too_large(name, self.description)
+                if len(body) > bounds.MAX_OBJECT_BYTES:
+                    raise bounds.too_large(name, self.description)
         return httpx.Response(response.status_code, content=bytes(body), request=response.request)  # as decoded
 
     def _failed(self, response: httpx.Response) -> SyncError:

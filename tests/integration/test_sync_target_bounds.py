@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from memories_tui.errors import ErrorCode, MemoriesError
-from memories_tui.sync import targets
+from memories_tui.sync import bounds
 from memories_tui.sync.s3 import S3Target
 from memories_tui.sync.targets import TargetSpec
 from memories_tui.sync.webdav import WebDavTarget
@@ -92,14 +92,14 @@ def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
     head = _head_of_a(folder)
     saved = head.read_bytes()
     with open(head, "r+b") as fh:  # sparse: no disk is used, and nothing reads it
-        fh.truncate(targets.MAX_OBJECT_BYTES + 1)
+        fh.truncate(bounds.MAX_OBJECT_BYTES + 1)
     tracemalloc.start()
     try:
         exc = _sync_in_a_thread(b)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < targets.MAX_OBJECT_BYTES // 4  # refused by its size, not read and then refused
+    assert peak < bounds.MAX_OBJECT_BYTES // 4  # refused by its size, not read and then refused
     assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
     assert "larger than any Memories writes" in exc.message
     head.write_bytes(saved)
@@ -175,7 +175,7 @@ class _Endless(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endless(monkeypatch):
-    monkeypatch.setattr(targets, "MAX_OBJECT_BYTES", 1 << 20)
+    monkeypatch.setattr(bounds, "MAX_OBJECT_BYTES", 1 << 20)
     server = QuietHTTPServer(("127.0.0.1", 0), _Endless)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -222,7 +222,7 @@ def test_an_s3_listing_that_says_there_is_more_for_ever_is_refused(endless, monk
     from tests.helpers.seaweed import use_test_credentials
 
     use_test_credentials(monkeypatch, tmp_path)
-    monkeypatch.setattr(targets, "MAX_LISTED_NAMES", 100)
+    monkeypatch.setattr(bounds, "MAX_LISTED_NAMES", 100)
     names: list[object] = []
 
     def run() -> None:
