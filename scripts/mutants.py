@@ -361,6 +361,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-s3-lists-without-end", "an S3 listing that always says there is more is followed for ever",
            "memories_tui/sync/s3.py", (("                if len(out) > bounds.MAX_LISTED_NAMES:", "                if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_an_s3_listing_that_says_there_is_more_for_ever_is_refused",)),
+    Mutant("sync-folder-writes-through-a-linked-folder", "a device's folder in the sync folder that is a link is "
+           "written, read and deleted through (outside the target)",
+           "memories_tui/sync/folder.py", (("            if folder.is_symlink():", "            if False:"),),
+           ("tests/integration/test_sync_target_bounds.py::test_a_device_folder_that_is_a_link_is_neither_written_nor_read_through",)),
     Mutant("sync-folder-follows-links", "a link in the sync folder is followed (to a private key, to /dev/zero)",
            "memories_tui/sync/folder.py", (('_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |',
                                             '_OPEN_FLAGS = os.O_RDONLY |'),),

@@ -40,7 +40,13 @@ class FolderTarget:
         parts = name.split("/")
         if not name or any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
             raise SyncError(msg("Refusing the object name {name!r}.", name=name), code=ErrorCode.SYNC_BAD_TARGET)
-        return self.root.joinpath(*parts)
+        path = self.root.joinpath(*parts)
+        folder = self.root
+        for part in parts[:-1]:  # a folder here that is a link would put, read or delete outside the target
+            folder = folder / part
+            if folder.is_symlink():
+                raise self._not_a_file("/".join(folder.relative_to(self.root).parts))
+        return path
 
     def _failed(self, exc: OSError) -> SyncError:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -108,9 +114,9 @@ class FolderTarget:
         return data
 
     def _not_a_file(self, name: str) -> SyncTamperedError:
-        return SyncTamperedError(msg("{name} in the sync folder {path} is not a regular file (a link, a pipe or a "
-                                     "device); Memories writes only files there, so it refuses it. Nothing was "
-                                     "changed here; remove it and sync again.", name=name, path=self.root))
+        return SyncTamperedError(msg("{name} in the sync folder {path} is not a regular file or folder (a link, a "
+                                     "pipe or a device); Memories writes only those there, so it refuses it. Nothing "
+                                     "was changed here; remove it and sync again.", name=name, path=self.root))
 
     def list(self, prefix: str) -> list[str]:
         base = self._path(prefix.rstrip("/")) if prefix.strip("/") else self.root

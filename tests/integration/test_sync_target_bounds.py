@@ -79,12 +79,33 @@ def test_a_head_that_is_not_a_regular_file_is_refused_at_once_and_changes_nothin
     before = b.records()
     exc = _sync_in_a_thread(b)
     assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
-    assert "not a regular file" in exc.message and "canary" not in exc.message
+    assert "not a regular file or folder" in exc.message and "canary" not in exc.message
     assert b.records() == before  # the second note is not half-pulled
     head.unlink()
     head.write_bytes(saved)
     assert _sync_in_a_thread(b) is None
     assert sorted(t for _, t, _ in b.records().values()) == ["first note", "second note"]
+
+
+def test_a_device_folder_that_is_a_link_is_neither_written_nor_read_through(two, tmp_path):
+    a, b, folder = two
+    device_folder = _head_of_a(folder).parent
+    elsewhere = tmp_path / "elsewhere"
+    device_folder.rename(elsewhere)
+    device_folder.symlink_to(elsewhere)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    a.add("third note", "made on a while its folder is a link")
+    exc = _sync_in_a_thread(a)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
+    assert "not a regular file or folder" in exc.message
+    before_b = b.records()
+    assert _sync_in_a_thread(b) is None  # a linked folder is not listed: a withholding target, nothing new
+    assert b.records() == before_b
+    assert sorted(p.name for p in elsewhere.iterdir()) == before  # nothing written or deleted there
+    device_folder.unlink()
+    elsewhere.rename(device_folder)
+    assert _sync_in_a_thread(a) is None and _sync_in_a_thread(b) is None
+    assert sorted(t for _, t, _ in b.records().values()) == ["first note", "second note", "third note"]
 
 
 def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
