@@ -50,21 +50,30 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
             raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
         if not pipe and hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            part = os.read(fd, min(_CHUNK, limit + 1 - total))
-            if not part:
-                break
-            parts.append(part)
-            total += len(part)
-            if total > limit:
-                raise InputRefusedError(_too_large(path, None, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
-        return b"".join(parts)
+        data = read_up_to(fd, limit)
+        if data is None:
+            raise InputRefusedError(_too_large(path, None, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
+        return data
     except OSError as exc:
         raise InputRefusedError(msg("Cannot read {path}: {strerror}.", path=path, strerror=exc.strerror), code=ErrorCode.FILE_UNREADABLE) from None
     finally:
         os.close(fd)
+
+
+def read_up_to(fd: int, limit: int) -> bytes | None:
+    """Everything `fd` holds, or None once it is past `limit` bytes (a file that grows while it
+    is read, a device, a pipe): read a chunk at a time, so no buffer of `limit` bytes is set
+    aside first."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        part = os.read(fd, min(_CHUNK, limit + 1 - total))
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
+        total += len(part)
+        if total > limit:
+            return None
 
 
 def _too_large(path: Path, size: int | None, limit: int, what: str, advice: str) -> Message:

@@ -345,11 +345,6 @@ MUTANTS: tuple[Mutant, ...] = (
            "for ever without O_NONBLOCK; with it, it reads as an empty object)",
            "memories_tui/sync/folder.py", (("            if not stat.S_ISREG(info.st_mode):", "            if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_head_that_is_not_a_regular_file_is_refused_at_once_and_changes_nothing",)),
-    Mutant("sync-folder-sets-the-limit-aside", "every object read from a folder first sets aside a buffer as large "
-           "as the limit (1 GiB: a MemoryError where memory is not overcommitted)",
-           "memories_tui/sync/folder.py", (("data = stream.read(info.st_size + 1)",
-                                            "data = stream.read(bounds.MAX_OBJECT_BYTES + 1)"),),
-           ("tests/integration/test_sync_target_bounds.py::test_a_file_larger_than_any_object_is_refused_without_reading_it",)),
     Mutant("sync-webdav-lists-folders-without-end", "a WebDAV listing is followed into folders however deep",
            "memories_tui/sync/webdav.py", (('elif rel.count("/") < 2 and rel + "/" not in visited:',
                                             'elif rel + "/" not in visited:'),),

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from ..errors import ErrorCode, SyncError, SyncTamperedError
+from ..files import read_up_to
 from ..i18n import msg
 from . import bounds
 
@@ -101,15 +102,12 @@ class FolderTarget:
                 raise self._not_a_file(name)
             if info.st_size > bounds.MAX_OBJECT_BYTES:
                 raise bounds.too_large(name, self.description)
-            with os.fdopen(fd, "rb", closefd=False) as stream:
-                data = stream.read(info.st_size + 1)  # read(n) sets n bytes aside first: never the limit
-                while len(data) <= bounds.MAX_OBJECT_BYTES and (more := stream.read(1 << 20)):
-                    data += more  # it grew while read
+            data = read_up_to(fd, bounds.MAX_OBJECT_BYTES)  # it may grow while read
         except OSError as exc:
             raise self._failed(exc) from None
         finally:
             os.close(fd)
-        if len(data) > bounds.MAX_OBJECT_BYTES:
+        if data is None:
             raise bounds.too_large(name, self.description)
         return data
 
