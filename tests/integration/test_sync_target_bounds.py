@@ -1,8 +1,10 @@
 """What a target can make a sync read is bounded: in a folder only regular files are read (a
-link to a private key or to /dev/zero, a pipe that would block forever, are refused), and no
-target's object is read past MAX_OBJECT_BYTES (a file, an S3 answer or a WebDAV answer that
-says it is larger, or that never ends). Each is a clear `sync_target_tampered` error, at once,
-and the vault is left unchanged."""
+link to a private key or to /dev/zero, a pipe that would block for ever, are refused, and a
+device's folder that is a link is not written, read or deleted through); no target's object is
+read past MAX_OBJECT_BYTES (a file, an S3 answer or a WebDAV answer that says it is larger, or
+that never ends); listings end (an S3 store that always says "more", a WebDAV server listing
+folders without end or in a ring). Each is a clear `sync_target_tampered` error, at once, and
+the vault is left unchanged."""
 
 from __future__ import annotations
 
