@@ -124,6 +124,8 @@ class FolderTarget:
                 dirs[:] = [d for d in dirs if not _is_temporary(d)]
                 rel = Path(folder).relative_to(self.root).as_posix()
                 out += [f if rel == "." else f"{rel}/{f}" for f in files if not _is_temporary(f)]
+                if len(out) > bounds.MAX_LISTED_NAMES:  # a replication peer can fill the folder too
+                    raise bounds.too_many(self.description)
         except OSError as exc:
             raise self._failed(exc) from None
         return sorted(out)

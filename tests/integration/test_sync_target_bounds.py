@@ -259,3 +259,14 @@ def test_an_s3_listing_that_says_there_is_more_for_ever_is_refused(endless, monk
     thread.join(WAIT)
     assert len(names) == 1 and isinstance(names[0], MemoriesError)
     assert names[0].code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in names[0].message
+
+
+def test_a_folder_listing_past_the_limit_is_refused(two, monkeypatch):
+    _a, b, folder = two
+    monkeypatch.setattr(bounds, "MAX_LISTED_NAMES", 100)
+    flood = folder / "d" / "0123456789abcdef"
+    flood.mkdir()
+    for n in range(101):
+        (flood / f"{n:010d}").write_bytes(b"x")
+    exc = _sync_in_a_thread(b)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in exc.message
