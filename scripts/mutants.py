@@ -363,6 +363,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-folder-lists-without-end", "a folder target's listing has no bound",
            "memories_tui/sync/folder.py", (("                if len(out) > bounds.MAX_LISTED_NAMES:", "                if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_folder_listing_past_the_limit_is_refused",)),
+    Mutant("sync-textless-revision-vague", "a revision a rebuilt snapshot carries without its text is reported as a "
+           "vague 'missing from the sync state; sync again'",
+           "memories_tui/sync/merge.py", (("            if content is None and winner.rev_id in payloads:  # pulled without its text",
+                                           "            if False:"),),
+           ("tests/integration/test_sync_compaction.py::test_a_note_a_rebuilt_snapshot_carries_without_its_text_names_its_device_until_that_device_syncs",)),
     Mutant("sync-folder-follows-links", "a link in the sync folder is followed (to a private key, to /dev/zero)",
            "memories_tui/sync/folder.py", (('_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |',
                                             '_OPEN_FLAGS = os.O_RDONLY |'),),

@@ -10,7 +10,7 @@ target truncates a snapshot part now and then. Then every device writes and sync
 
     ok        every device (and the new one) holds the same records, conflicts and flag
     STUCK     a sync was still refused at the end (a damaged snapshot not rebuilt yet)
-    FAILED    a sync was refused during a run where nothing was damaged: a bug
+    FAILED    a sync was refused during a run where nothing was damaged, or not for damage: a bug
     DIVERGED  the devices disagree: a bug
 
     scripts/sync_soak.py --seeds 1-100 --damage
@@ -36,6 +36,9 @@ from memories_tui.errors import MemoriesError  # noqa: E402
 from memories_tui.sync import compaction, stream  # noqa: E402
 from tests.helpers.sync import Device, first_device, joined_device  # noqa: E402
 from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
+
+_AFTER_DAMAGE = ("sync_target_tampered",  # and a note a rebuilt snapshot carries without its text, until its
+                 "sync_state_incomplete")  # device syncs again (docs/sync.md): both must clear by the end
 
 
 class Stuck(Exception):
@@ -73,7 +76,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
             try:
                 home.sync()
             except MemoriesError as exc:
-                if not tolerate or exc.code != "sync_target_tampered" or not counts["damaged"]:
+                if not tolerate or exc.code not in _AFTER_DAMAGE or not counts["damaged"]:
                     raise
                 counts["refused"] += 1
 

@@ -130,6 +130,11 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
                 plan.expected[record_id] = doc.local
             doc.local = None
         else:
+            if content is None and winner.rev_id in payloads:  # pulled without its text
+                raise SyncError(msg("A revision from device {device} arrived without its text (that device rebuilt "
+                                    "its snapshot after damage in the sync target, when it no longer held the note). "
+                                    "Sync again once {device} has synced; `memories sync devices` shows when it last "
+                                    "did.", device=winner.device), code=ErrorCode.SYNC_STATE_INCOMPLETE)
             if content is None:
                 raise SyncError(msg("The content of a winning revision is missing from the sync state; sync "
                                     "again."), code=ErrorCode.SYNC_STATE_INCOMPLETE)

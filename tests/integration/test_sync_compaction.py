@@ -502,3 +502,39 @@ def test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_cha
     assert len(vault.egress.read().entries) == logged + 1  # the repair's upload is in the egress log
     a.close()
     b.close()
+
+
+def test_a_note_a_rebuilt_snapshot_carries_without_its_text_names_its_device_until_that_device_syncs(
+        tmp_path, folder, cheap_kdf, publish_often):
+    """a deletes a note, then a's sync is refused (b's newest bundle is damaged) and rebuilds a's
+    damaged snapshot from a vault that no longer holds the note's text: the snapshot carries it
+    without text. A device joining then cannot settle that note; the error names a's device and
+    says what lets it go on. Once a syncs (its deletion goes up), the new device converges."""
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0 中文")
+    device = a.sync().device
+    b = joined_device(_home(tmp_path / "b"), str(folder))
+    part = _compacted_while_read(a, b, rid, folder / "d" / device)
+    part.write_bytes(part.read_bytes()[:-3])
+    a.delete(rid)
+    b.add("from b", "b")
+    device_b = b.sync().device
+    newest = max((folder / "d" / device_b).glob("[0-9]*"))
+    saved = newest.read_bytes()
+    newest.write_bytes(saved[:-3])
+    with pytest.raises(MemoriesError):
+        a.sync()  # refused; a's snapshot is rebuilt without the deleted note's text
+    newest.write_bytes(saved)
+    c_engine = Engine.open(_home(tmp_path / "c"))
+    with pytest.raises(MemoriesError) as caught:
+        c_engine.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "sync_state_incomplete"
+    assert f"Sync again once {device} has synced" in caught.value.message
+    a.sync()
+    c = Device(c_engine, c_engine.list_vaults()[0].vault_id)
+    c.engine.unlock(c.vault_id, SYNC_PASS)
+    c.sync()
+    b.sync()
+    assert c.records() == a.records() == b.records() and rid not in c.records()
+    for device_ in (a, b, c):
+        device_.close()
