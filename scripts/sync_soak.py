@@ -70,7 +70,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
         first.sync()
         homes = [first] + [joined_device(_home(tmp / f"d{n}", every), str(folder)) for n in range(1, devices)]
         ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in homes]
-        counts = {"refused": 0, "damaged": 0, "forgotten": 0}
+        counts = {"refused": 0, "textless": 0, "damaged": 0, "forgotten": 0}
 
         def sync(home: Device, *, tolerate: bool = True) -> None:
             try:
@@ -78,7 +78,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
             except MemoriesError as exc:
                 if not tolerate or exc.code not in _AFTER_DAMAGE or not counts["damaged"]:
                     raise
-                counts["refused"] += 1
+                counts["refused" if exc.code == "sync_target_tampered" else "textless"] += 1
 
         for step in range(operations):
             _step(rng, step, homes, ids, folder, counts, forget, damage, sync)
@@ -105,9 +105,8 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
         ended = True
         return counts
     except (Stuck, AssertionError) as exc:
-        if keep:
-            raise type(exc)(f"{exc} [kept in {tmp}]") from None
-        raise
+        seen = " ".join(f"{k} {v}" for k, v in locals().get("counts", {}).items())
+        raise type(exc)(f"{exc} ({seen})" + (f" [kept in {tmp}]" if keep else "")) from None
     except MemoriesError as exc:  # a sync refused mid-run, where nothing was damaged: a bug too
         raise Failed(f"{exc.code}: {exc.message}" + (f" [kept in {tmp}]" if keep else "")) from None
     finally:
