@@ -50,7 +50,7 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
             raise InputRefusedError(_too_large(path, info.st_size, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
         if not pipe and hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        data = read_up_to(fd, limit)
+        data = read_up_to(fd, limit, info.st_size)
         if data is None:
             raise InputRefusedError(_too_large(path, None, limit, what, advice), code=ErrorCode.FILE_TOO_LARGE)
         return data
@@ -60,16 +60,18 @@ def read_limited(path: Path, limit: int, *, what: str, advice: str = "", allow_p
         os.close(fd)
 
 
-def read_up_to(fd: int, limit: int) -> bytes | None:
+def read_up_to(fd: int, limit: int, expected: int = 0) -> bytes | None:
     """Everything `fd` holds, or None once it is past `limit` bytes (a file that grows while it
-    is read, a device, a pipe): read a chunk at a time, so no buffer of `limit` bytes is set
-    aside first."""
+    is read, a device, a pipe): `expected` bytes (what stat said) in one read, then a chunk at a
+    time, so no buffer of `limit` bytes is set aside and a file that kept its size is not copied."""
     parts: list[bytes] = []
     total = 0
+    want = min(expected, limit) + 1 if expected > 0 else 0
     while True:
-        part = os.read(fd, min(_CHUNK, limit + 1 - total))
+        part = os.read(fd, want or min(_CHUNK, limit + 1 - total))
+        want = 0
         if not part:
-            return b"".join(parts)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
         parts.append(part)
         total += len(part)
         if total > limit:

@@ -102,7 +102,7 @@ class FolderTarget:
                 raise self._not_a_file(name)
             if info.st_size > bounds.MAX_OBJECT_BYTES:
                 raise bounds.too_large(name, self.description)
-            data = read_up_to(fd, bounds.MAX_OBJECT_BYTES)  # it may grow while read
+            data = read_up_to(fd, bounds.MAX_OBJECT_BYTES, info.st_size)  # it may grow while read
         except OSError as exc:
             raise self._failed(exc) from None
         finally:

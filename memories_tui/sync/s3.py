@@ -117,16 +117,19 @@ class S3Target:
             response = self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)
             body = response["Body"]
             try:
-                if int(response.get("ContentLength") or 0) > bounds.MAX_OBJECT_BYTES:
-                    raise bounds.too_large(name, self.description)
+                length = response.get("ContentLength")
+                if length is not None:  # read no further than that: one buffer, no copy
+                    if int(length) > bounds.MAX_OBJECT_BYTES:
+                        raise bounds.too_large(name, self.description)
+                    return bytes(body.read())
                 data = bytearray()
-                for chunk in body.iter_chunks(1 << 20):  # a server may send more than it said, or no length
+                for chunk in body.iter_chunks(1 << 20):  # no length said: bounded as it arrives
                     data += chunk
                     if len(data) > bounds.MAX_OBJECT_BYTES:
                         raise bounds.too_large(name, self.description)
+                return bytes(data)
             finally:
                 body.close()
-            return bytes(data)
         except SyncError:
             raise
         except ClientError as exc:
