@@ -57,6 +57,17 @@ def _compacted_while_read(a, b, rid: str, mine: Path) -> Path:  # noqa: ANN001 -
     return part
 
 
+def _own_snapshot_damaged(tmp_path: Path, folder: Path) -> tuple[Device, Device, str, str]:
+    """a writes a note and compacts while b reads; then the target truncates a's one snapshot part."""
+    a = first_device(_home(tmp_path / "a"), str(folder))
+    rid = a.add("note", "v0 中文")
+    device = a.sync().device
+    b = joined_device(_home(tmp_path / "b"), str(folder))
+    part = _compacted_while_read(a, b, rid, folder / "d" / device)
+    part.write_bytes(part.read_bytes()[:-3])
+    return a, b, rid, device
+
+
 def _rounds(a, b, rid_a: str, rid_b: str, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
         a.edit(rid_a, f"a round {i}")
@@ -481,12 +492,7 @@ def test_a_refused_sync_still_rebuilds_the_own_snapshot_it_finds_damaged_and_cha
     from memories_tui.sync import snapshots
     from memories_tui.sync.sealing import Head, head_name
 
-    a = first_device(_home(tmp_path / "a"), str(folder))
-    rid = a.add("note", "v0 中文")
-    device = a.sync().device
-    b = joined_device(_home(tmp_path / "b"), str(folder))
-    part = _compacted_while_read(a, b, rid, folder / "d" / device)
-    part.write_bytes(part.read_bytes()[:-3])
+    a, b, rid, device = _own_snapshot_damaged(tmp_path, folder)
     b.add("from b", "b")
     device_b = b.sync().device
     newest = max((folder / "d" / device_b).glob("[0-9]*"))
@@ -510,12 +516,7 @@ def test_a_note_a_rebuilt_snapshot_carries_without_its_text_names_its_device_unt
     damaged snapshot from a vault that no longer holds the note's text: the snapshot carries it
     without text. A device joining then cannot settle that note; the error names a's device and
     says what lets it go on. Once a syncs (its deletion goes up), the new device converges."""
-    a = first_device(_home(tmp_path / "a"), str(folder))
-    rid = a.add("note", "v0 中文")
-    device = a.sync().device
-    b = joined_device(_home(tmp_path / "b"), str(folder))
-    part = _compacted_while_read(a, b, rid, folder / "d" / device)
-    part.write_bytes(part.read_bytes()[:-3])
+    a, b, rid, device = _own_snapshot_damaged(tmp_path, folder)
     a.delete(rid)
     b.add("from b", "b")
     device_b = b.sync().device
