@@ -134,9 +134,10 @@ class SyncOperations:
                                  "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         try:
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
-            record = join.check_same_vault(target, vault.vault_id)
+            still_unlocked = lambda: vault.keys  # noqa: E731 - raises LockedError once the vault is locked
+            watched = WatchedTarget(target, vault.keys, progress, cancel, check=still_unlocked)
+            record = join.check_same_vault(watched, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
-                watched = WatchedTarget(target, vault.keys, progress, cancel)
                 settings = self._sync_engine().config.sync
                 report = run_sync(vault, watched, cancel=cancel, compact_after=settings.compact_after,
                                   hold_days=settings.hold_days, device_name=device_name(settings.device_name))

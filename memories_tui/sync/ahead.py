@@ -11,13 +11,18 @@ over a real link the next bundles download while this one is opened and committe
 10,000 records over a modelled 100 Mbit/s link took the download plus the vault work, 1.8x the
 download, and now 1.2x; one ahead gave 1.5x, as a commit of a few megabytes outlasts one
 download), and no more, as a large object waiting costs its size in memory (two took a
-30,000-record join from 62 to 72 MB at its peak; four, to 91).
+30,000-record join from 62 to 72 MB at its peak; four, to 91). Each request runs in a daemon
+thread of its own (waiting.py), so a pull that stops (ctrl+c, a lock, a failure) never waits for
+the reads it let go.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+
+from .waiting import in_background
 
 AHEAD = 4  # requests in flight at once, for small objects
 LARGE = 256 << 10  # an object this large or larger: the next ones are fetched LARGE_AHEAD at a time
@@ -30,7 +35,6 @@ class Ahead:
     def __init__(self, get: Callable[[str], bytes | None]) -> None:
         self._get = get
         self._depth = AHEAD
-        self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future[bytes | None]] = {}
         self._queue: list[str] = []
 
@@ -57,20 +61,13 @@ class Ahead:
         for name in names:
             if name in self._queue:
                 self._queue.remove(name)
-            future = self._pending.pop(name, None)
-            if future is not None:
-                future.cancel()
+            self._pending.pop(name, None)  # its answer is dropped when it comes
         self._fill()
 
     def close(self) -> None:
-        """Let go of what was asked for and not taken."""
+        """Let go of what was asked for and not taken (not waiting for it)."""
         self._queue.clear()
-        for future in self._pending.values():
-            future.cancel()
         self._pending.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
 
     def __enter__(self) -> Ahead:
         return self
@@ -81,6 +78,4 @@ class Ahead:
     def _fill(self) -> None:
         while self._queue and len(self._pending) < self._depth:
             name = self._queue.pop(0)
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="sync-fetch")
-            self._pending[name] = self._pool.submit(self._get, name)
+            self._pending[name] = in_background(functools.partial(self._get, name), "sync-fetch")

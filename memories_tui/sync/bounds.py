@@ -1,16 +1,19 @@
-"""How much a sync target can make a device read: objects and listings are refused past these
-bounds, before or as they arrive (docs/sync.md's threat model), so a hostile or broken target
-cannot make a sync hold unbounded memory or list for ever."""
+"""How much a sync target can make a device read, and for how long: objects and listings are
+refused past these bounds, before or as they arrive, and a read that outlasts MAX_WAIT_SECONDS
+is given up (docs/sync.md's threat model), so a hostile or broken target cannot make a sync
+hold unbounded memory, list for ever or trickle an object a byte at a time for ever."""
 
 from __future__ import annotations
 
-from ..errors import SyncTamperedError
+from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
 
 MAX_OBJECT_BYTES = 1 << 30  # far above any object Memories writes (bundles and snapshot parts are cut at 4 MiB;
 # one record alone is at most a 64 MiB file as base64, escaped twice): what a target can make a sync hold
 MAX_LISTED_NAMES = 1_000_000  # objects under one vault's prefix: compaction keeps a few per device, and
 # without it one bundle a sync that changed something is written (a listing pages without end otherwise)
+MAX_WAIT_SECONDS = 900.0  # one object read or one listing, start to end: a 64 MiB asset takes 9 minutes at
+# 1 Mbit/s; a server that sends a byte just inside each read timeout would go on for days
 
 
 def too_large(name: str, where: str) -> SyncTamperedError:
@@ -25,3 +28,17 @@ def too_many(where: str) -> SyncTamperedError:
     return SyncTamperedError(msg("The sync target {target} lists more than {limit} objects for this vault, far more "
                                  "than Memories writes; refusing it. Nothing was changed here.", target=where,
                                  limit=f"{MAX_LISTED_NAMES:,}"))
+
+
+def too_slow(where: str, name: str | None) -> SyncError:
+    """An object read (`name`) or a listing (None) still going after MAX_WAIT_SECONDS: given up."""
+    minutes = f"{MAX_WAIT_SECONDS / 60:.3g}"
+    if name is None:
+        text = msg("The sync target {target} took more than {minutes} minutes to list this vault's objects; "
+                   "stopping this sync. Nothing was changed here; sync again once it answers as it should.",
+                   target=where, minutes=minutes)
+    else:
+        text = msg("The sync target {target} took more than {minutes} minutes to send the object {name}; stopping "
+                   "this sync. Nothing was changed here; sync again once it answers as it should.", target=where,
+                   minutes=minutes, name=name)
+    return SyncError(text, code=ErrorCode.SYNC_TARGET_UNREACHABLE)

@@ -1,6 +1,7 @@
 """A target that reports how far a sync is: it counts the bundles fetched against those the
 other devices' heads name, then the objects uploaded. It sits between the sync and the real
-target, so the sync's own steps stay as they are."""
+target, so the sync's own steps stay as they are; its reads and listings are waited for in a way
+ctrl+c, a lock and a deadline can end (waiting.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..i18n import msg
 from .sealing import Head
 from .targets import Target
 from .types import SyncProgress
+from .waiting import wait_for
 
 if TYPE_CHECKING:
     from ..vault.keys import VaultKeys
@@ -20,16 +22,18 @@ if TYPE_CHECKING:
 
 class WatchedTarget:
     """Wraps `target`; calls `report` after each object fetched or uploaded. With `cancel` set,
-    the next fetch stops the sync (nothing is written before every object is fetched)."""
+    a fetch or listing stops the sync, one waiting included (nothing is written before every
+    object is fetched); so does `check` raising (the vault was locked)."""
 
     def __init__(self, target: Target, keys: VaultKeys, report: Callable[[SyncProgress], None] | None,
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None, check: Callable[[], object] | None = None) -> None:
         self.target = target
         self.description = target.description
         self.on_this_machine = target.on_this_machine
         self._keys = keys
         self._report = report
         self._cancel = cancel
+        self._check = check
         self._heads: dict[str, int] = {}  # device → the last bundle its head names
         self._counted: dict[str, int] = {}  # device -> its lowest bundle fetched (those from it are in the total)
         self._lock = threading.Lock()
@@ -39,7 +43,8 @@ class WatchedTarget:
     def get(self, name: str) -> bytes | None:
         if self._cancel is not None and self._cancel.is_set():
             raise CancelledError(msg("Sync cancelled; nothing was changed here."))
-        blob = self.target.get(name)
+        blob = wait_for(lambda: self.target.get(name), where=self.description, name=name, cancel=self._cancel,
+                        check=self._check)
         with self._lock:  # a pull fetches a few objects at once (ahead.py)
             self._count(name, blob)
         return blob
@@ -75,7 +80,8 @@ class WatchedTarget:
             self._report(progress)
 
     def list(self, prefix: str) -> list[str]:
-        return self.target.list(prefix)
+        return wait_for(lambda: self.target.list(prefix), where=self.description, name=None, cancel=self._cancel,
+                        check=self._check)
 
     def delete(self, name: str) -> None:
         self.target.delete(name)

@@ -31,9 +31,12 @@ PASSWORD = "correct horse battery"
 # under /flaky/ one request in four is answered 503 before it reaches WsgiDAV, as a proxy in front
 # of a busy server does (a MOVE is done first, then its answer replaced: an answer lost on the way);
 # under /small/ a request body over 64 KB is answered 413, as a proxy with a small upload limit does
-# (nginx's client_max_body_size is 1 MB unless set).
+# (nginx's client_max_body_size is 1 MB unless set); under /slow/, while the file `slow` beside the
+# share holds "stall", a GET gets no answer until the file is gone (a server that hangs), and while it
+# holds "drip" each GET's answer comes a byte every 0.2 s (within any read timeout, never done in time);
+# the server writes `waiting` there once a GET is held back.
 _SERVER = """
-import json, sys
+import json, os, sys, time
 from cheroot import wsgi
 from wsgidav.dav_error import HTTP_INSUFFICIENT_STORAGE, DAVError
 from wsgidav.fs_dav_provider import FileResource, FilesystemProvider, FolderResource
@@ -59,9 +62,35 @@ class FullProvider(FilesystemProvider):
         return found
 
 class Flaky:
-    def __init__(self, app):
-        self.app, self.count = app, 0
+    def __init__(self, app, slow_flag):
+        self.app, self.count, self.slow_flag = app, 0, slow_flag
+    def slow_mode(self, environ):
+        if not environ.get("PATH_INFO", "").startswith("/slow") or environ["REQUEST_METHOD"] != "GET":
+            return ""
+        try:
+            with open(self.slow_flag) as flag:
+                return flag.read().strip()
+        except OSError:
+            return ""
+    def held_back(self):
+        with open(os.path.join(os.path.dirname(self.slow_flag), "waiting"), "w") as mark:
+            mark.write("1")
     def __call__(self, environ, start_response):
+        mode = self.slow_mode(environ)
+        if mode == "stall":
+            self.held_back()
+            for _ in range(3000):  # 300 s at most
+                if not os.path.exists(self.slow_flag):
+                    break
+                time.sleep(0.1)
+        elif mode == "drip":
+            self.held_back()
+            body = b"".join(self.app(environ, start_response))
+            def trickle():
+                for n in range(len(body)):
+                    time.sleep(0.2)
+                    yield body[n:n + 1]
+            return trickle()
         if environ.get("PATH_INFO", "").startswith("/small") and int(environ.get("CONTENT_LENGTH") or 0) > 65536:
             environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
             start_response("413 Request Entity Too Large", [("Content-Length", "0")])
@@ -80,7 +109,9 @@ conf = json.loads(sys.argv[1])
 conf["provider_mapping"]["/full"] = FullProvider(conf.pop("full_root"))
 conf["provider_mapping"]["/flaky"] = conf.pop("flaky_root")
 conf["provider_mapping"]["/small"] = conf.pop("small_root")
-server = wsgi.Server((conf["host"], conf["port"]), Flaky(WsgiDAVApp(conf)))
+conf["provider_mapping"]["/slow"] = conf.pop("slow_root")
+slow_flag = conf.pop("slow_flag")
+server = wsgi.Server((conf["host"], conf["port"]), Flaky(WsgiDAVApp(conf), slow_flag))
 server.start()
 """
 
@@ -92,6 +123,8 @@ class DavServer:
     full_url: str  # a collection whose every write is refused with 507 (over quota)
     flaky_url: str  # a collection where one request in four is answered 503 (a MOVE after it is done)
     small_url: str  # a collection behind an upload limit of 64 KB (413 above it)
+    slow_url: str  # a collection whose GETs hang or trickle while `slow_flag` says so (above)
+    slow_flag: Path
 
 
 def _free_port() -> int:
@@ -110,9 +143,11 @@ def dav_server() -> Iterator[DavServer]:
     (base / "full").mkdir()
     (base / "flaky").mkdir()
     (base / "small").mkdir()
+    (base / "slow-share").mkdir()
     port = _free_port()
     conf = {"host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)}, "full_root": str(base / "full"),
             "flaky_root": str(base / "flaky"), "small_root": str(base / "small"),
+            "slow_root": str(base / "slow-share"), "slow_flag": str(base / "slow"),
             "verbose": 1,
             "logging": {"enable": False}, "property_manager": True, "lock_storage": True,
             "http_authenticator": {"accept_basic": True, "accept_digest": False, "default_to_digest": False,
@@ -124,7 +159,7 @@ def dav_server() -> Iterator[DavServer]:
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_ready(proc, port, base)
-        yield DavServer(url, root, url + "full", url + "flaky", url + "small")
+        yield DavServer(url, root, url + "full", url + "flaky", url + "small", url + "slow", base / "slow")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

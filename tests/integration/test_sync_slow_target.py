@@ -1,0 +1,164 @@
+"""A target that stops answering, or answers a byte at a time, cannot hold a sync: ctrl+c ends
+it at once ("Sync cancelled; nothing was changed here."), a lock ends a sync running in the
+engine at once, and a read that goes on past bounds.MAX_WAIT_SECONDS is a clear
+`sync_target_unreachable` error. A real WebDAV server (WsgiDAV on 127.0.0.1) is held back on cue
+(tests/helpers/dav.py, /slow/); the vault is left as it was each time, and the next sync with the
+server answering again brings the change."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from memories_tui.errors import ErrorCode, MemoriesError
+from memories_tui.sync import bounds
+from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
+from tests.helpers.sync import first_device, joined_device
+
+WAIT = 30  # seconds a held-back sync may take to stop at most: the client's own read timeout is 60 s
+
+
+@pytest.fixture(scope="module")
+def dav():
+    from tests.helpers.dav import dav_server
+
+    with dav_server() as server:
+        yield server
+
+
+@pytest.fixture
+def slow(dav, monkeypatch, tmp_path, request):
+    """(the collection's URL, a function that holds the server's GETs back: "stall", "drip" or "" to let go)."""
+    from tests.helpers.dav import PASSWORD, USER
+
+    monkeypatch.setenv("MEMORIES_WEBDAV_USERNAME", USER)
+    monkeypatch.setenv("MEMORIES_WEBDAV_PASSWORD", PASSWORD)
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    name = request.node.name.replace("[", "-").replace("]", "")
+    (dav.slow_flag.parent / "slow-share" / name).mkdir()
+    waiting = dav.slow_flag.parent / "waiting"
+
+    def hold(mode: str) -> None:
+        waiting.unlink(missing_ok=True)
+        if mode:
+            dav.slow_flag.write_text(mode)
+        else:
+            dav.slow_flag.unlink(missing_ok=True)
+
+    yield f"{dav.slow_url}/{name}", hold, waiting
+    hold("")
+
+
+def _when_held(waiting) -> None:  # noqa: ANN001 - a Path
+    deadline = time.monotonic() + 60
+    while not waiting.exists():
+        assert time.monotonic() < deadline, "the sync never asked the server for an object"
+        time.sleep(0.02)
+
+
+def _sync_in_a_thread(device) -> tuple[threading.Thread, list[BaseException | None]]:  # noqa: ANN001
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            device.sync()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
+    url, hold, waiting = slow
+    a = first_device(tmp_path / "a", url)
+    a.add("first note", "made on a")
+    a.sync()
+    b = joined_device(tmp_path / "b", url)
+    a.add("second note", "made on a while b was away")
+    a.sync()
+    hold("stall")
+    thread, outcome = _sync_in_a_thread(b)
+    _when_held(waiting)
+    started = time.monotonic()
+    b.engine.lock(b.vault_id)
+    thread.join(WAIT)
+    assert outcome, "the sync still waits for the server after the vault was locked"
+    assert isinstance(outcome[0], MemoriesError) and outcome[0].code == ErrorCode.VAULT_LOCKED, outcome
+    assert time.monotonic() - started < WAIT
+    hold("")
+    from tests.helpers.sync import SYNC_PASS
+
+    b.engine.unlock(b.vault_id, SYNC_PASS)
+    assert sorted(t for _k, t, _b in b.records().values()) == ["first note"]  # nothing changed by the stopped one
+    b.sync()
+    assert sorted(t for _k, t, _b in b.records().values()) == ["first note", "second note"]
+    a.close()
+    b.close()
+
+
+def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow, tmp_path, cheap_kdf, monkeypatch):
+    url, hold, waiting = slow
+    a = first_device(tmp_path / "a", url)
+    a.add("first note", "made on a")
+    a.sync()
+    b = joined_device(tmp_path / "b", url)
+    a.add("second note", "made on a while b was away")
+    a.sync()
+    monkeypatch.setattr(bounds, "MAX_WAIT_SECONDS", 2.0)  # 15 minutes in use: a byte every 0.2 s passes every read timeout
+    hold("drip")
+    thread, outcome = _sync_in_a_thread(b)
+    thread.join(WAIT)
+    assert outcome, "the sync is still reading the trickle"
+    error = outcome[0]
+    assert isinstance(error, MemoriesError) and error.code == ErrorCode.SYNC_TARGET_UNREACHABLE, outcome
+    assert "Nothing was changed here" in error.message and url in error.message
+    assert sorted(t for _k, t, _b in b.records().values()) == ["first note"]
+    hold("")
+    b.sync()
+    assert sorted(t for _k, t, _b in b.records().values()) == ["first note", "second note"]
+    a.close()
+    b.close()
+
+
+def test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
+    from tests.helpers.dav import PASSWORD, USER
+
+    url, hold, waiting = slow
+    env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
+    a = tmp_path / "a"
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "one", "--text", "first")
+    assert call_cli(a, "sync", "add", "notes", url, env=env).code == 0
+    assert call_cli(a, "sync", "notes", env=env).code == 0
+    b = tmp_path / "b"
+    assert call_cli(b, "sync", "join", url, env=env).code == 0
+    call_cli(a, "memory", "add", "notes", "--title", "two", "--text", "second")
+    assert call_cli(a, "sync", "notes", env=env).code == 0
+    hold("stall")
+    child = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=cli_env(b, **env),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _when_held(waiting)
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)  # what ctrl+c sends
+        out, err = child.communicate(timeout=WAIT)
+    finally:
+        child.kill()
+    assert time.monotonic() - started < WAIT
+    text = err.decode()
+    assert child.returncode != 0 and "Sync cancelled; nothing was changed here." in text, text
+    assert "Traceback" not in text and out == b""
+    hold("")
+    titles = call_cli(b, "--json", "memory", "list", "notes").json
+    assert sorted(r["title"] for r in titles["records"]) == ["one"]
+    assert call_cli(b, "sync", "notes", env=env).code == 0
+    titles = call_cli(b, "--json", "memory", "list", "notes").json
+    assert sorted(r["title"] for r in titles["records"]) == ["one", "two"]
