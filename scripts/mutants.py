@@ -292,6 +292,21 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/stream.py",
            (("            (held if bundle.device in behind else ready).append(bundle)", "            ready.append(bundle)"),),
            ("tests/unit/test_sync_stream_split.py",)),
+    Mutant("sync-stream-merges-on-part-of-the-view", "a streamed join merges two edits three-way before it has read "
+           "that another device deleted one of them: the note changes everywhere to text nobody wrote",
+           "memories_tui/sync/run.py", (("[], [], cancel, merge=False)", "[], [], cancel)"),),
+           ("tests/integration/test_sync_join_stream.py::"
+            "test_a_streamed_join_does_not_merge_an_edit_that_a_later_device_deleted",)),
+    Mutant("sync-stream-leaves-edits-unmerged", "a streamed join leaves two edits of different lines as a conflict "
+           "that a join holding everything merges",
+           "memories_tui/sync/run.py", (("also=streamed.unmerged if number == 0 else ()", "also=()"),),
+           ("tests/integration/test_sync_join_stream.py::"
+            "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
+    Mutant("sync-stream-drops-ancestor-texts", "a streamed commit that read the ancestor with both edits forgets its "
+           "text: the last commit cannot merge them",
+           "memories_tui/sync/run.py", (("texts=streamed.texts if number == 0 else None", "texts=None"),),
+           ("tests/integration/test_sync_join_stream.py::"
+            "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

@@ -4,7 +4,7 @@ aside (the losing revisions: conflicts, and deletions an edit beat)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..errors import ErrorCode, NotFoundError, SyncError, SyncTamperedError, TamperError
@@ -26,6 +26,8 @@ class Plan:
     deletes: list[str] = field(default_factory=list)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
+    unmerged: set[str] = field(default_factory=set)  # with `merge` off: records left with two live leaves
+    texts: dict[str, str] = field(default_factory=dict)  # ... and the texts of their revisions pulled here
 
 
 def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan,
@@ -64,18 +66,26 @@ def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: li
 
 
 def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local: Callable[[str], Record],
-                 plan: Plan, history: Callable[[str, int], Record] | None = None) -> None:
+                 plan: Plan, history: Callable[[str, int], Record] | None = None, *, merge: bool = True,
+                 also: Iterable[str] = (), texts: dict[str, str] | None = None) -> None:
     """Add the pulled revisions, then settle every record they or a local change touched (a
     local deletion of a winner with a kept conflict brings that conflict back, as on every
     other device). `local` reads the record the vault holds now (its content is kept when it loses),
-    `history` an older revision of it (the ancestor of a three-way merge)."""
-    payloads: dict[str, str | None] = {}
+    `history` an older revision of it (the ancestor of a three-way merge).
+
+    A streamed pull commits with `merge` off: two live leaves seen on part of the target's view
+    may be an edit that a later bundle shows deleted or built on, and merging them would write
+    a revision no device that read the whole target writes. Such records are left in
+    `plan.unmerged` with the texts this commit pulled for them; the pull's last commit settles
+    them again (`also`, `texts`) with everything read."""
+    payloads: dict[str, str | None] = dict(texts or {})
     sent: dict[str, dict[str, str]] = {}  # record -> revision -> content, of what this sync sends
     for record_id, rev, body in plan.outgoing:
         if body is not None:
             sent.setdefault(record_id, {})[rev.rev_id] = body
     touched = dict.fromkeys(record_id for record_id, _rev, _payload in plan.outgoing)  # ordered, O(1) lookups
-    state.prefetch([record_id for bundle in bundles for record_id, _rev, _payload in bundle.revs])
+    touched.update(dict.fromkeys(also))
+    state.prefetch([*touched, *(record_id for bundle in bundles for record_id, _rev, _payload in bundle.revs)])
     for bundle in bundles:
         for record_id, rev, payload in bundle.revs:
             clock.receive(rev.stamp)
@@ -84,11 +94,12 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
                 plan.pulled += 1
                 touched.setdefault(record_id)
     for record_id in touched:
-        _settle(state, record_id, payloads, sent.get(record_id, {}), local, plan, history)
+        _settle(state, record_id, payloads, sent.get(record_id, {}), local, plan, history, merge)
 
 
 def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], sent: dict[str, str],
-            local: Callable[[str], Record], plan: Plan, history: Callable[[str, int], Record] | None) -> None:
+            local: Callable[[str], Record], plan: Plan, history: Callable[[str, int], Record] | None,
+            merge: bool) -> None:
     doc = state.docs[record_id]
     held = doc.cur if doc.local is not None else None
 
@@ -106,7 +117,11 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], s
         except NotFoundError:  # deleted here since: no merge, a conflict
             return None
 
-    _merge_leaves(record_id, doc, text_of, payloads, plan)
+    if merge:
+        _merge_leaves(record_id, doc, text_of, payloads, plan)
+    elif sum(1 for rev in doc.tree.leaves() if not rev.deleted) > 1:
+        plan.unmerged.add(record_id)
+        plan.texts.update({rev_id: text for rev_id in doc.tree.revs if (text := payloads.get(rev_id)) is not None})
     _choose(state, record_id, doc, payloads, local, plan)
     _keep_bases(doc)
 

@@ -9,8 +9,8 @@ same sealed bundle next time, so other devices never see two versions of one bun
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError, SyncTamperedError
 from ..i18n import msg
@@ -89,7 +89,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
     push = Uploader(vault, target, state.device)
     try:
         try:
-            done = _commit_in_parts(vault, state, clock, pulled, changed, deleted, cancel, push)
+            done = _commit_in_parts(vault, state, clock, pulled, changed, deleted, cancel, push, streamed)
         except BaseException:
             vault.touched.synced(mark, ok=False)  # the next sync compares every record again
             raise
@@ -135,22 +135,26 @@ def _stream(vault: UnlockedVault, state: SyncState, clock: Clock, cancel: thread
             done: _Committed) -> Stream:
     """Commit pulled bundles as the pull reads them (stream.py), counting what they did in `done`."""
     def commit(bundles: list[Incoming]) -> None:
-        plan, rules = _merge_and_commit(vault, state, clock, Pulled(bundles=bundles), [], [], cancel)
+        plan, rules = _merge_and_commit(vault, state, clock, Pulled(bundles=bundles), [], [], cancel, merge=False)
         done.add(_Committed(rules, len(plan.outgoing), plan.pulled, len(plan.puts) + len(plan.deletes)))
+        done.unmerged.update(plan.unmerged)  # merged by the last commit, with everything read
+        done.texts.update(plan.texts)
         pause_point("sync-after-streamed-commit")  # crash tests kill -9 here: part of a join committed
 
     return Stream(state, commit)
 
 
 def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled, changed: list[LocalRef],
-                     deleted: list[str], cancel: threading.Event | None, push: Uploader
-                     ) -> _Committed:
+                     deleted: list[str], cancel: threading.Event | None, push: Uploader,
+                     streamed: _Committed) -> _Committed:
     """Commit the pulled revisions and this device's changes, a bundle's worth of changes at a
     time: the first commit holds everything pulled, the deletions and the changes of the records
     the pulled revisions touch, and cancelling before it changes nothing; each later one is an
     ordinary sync of only local changes (a sync stopped between two leaves the rest for the next
-    one). Each commit's bundles go to the uploader at once; only counts are kept of each part."""
+    one). Each commit's bundles go to the uploader at once; only counts are kept of each part.
+    The first also merges the records a streamed pull committed without merging (`streamed`)."""
     touched = {record_id for bundle in pulled.bundles for record_id, _rev, _payload in bundle.revs}
+    touched |= streamed.unmerged
     first = [ref for ref in changed if ref.record_id in touched]
     rest = list(cut_by_size((ref for ref in changed if ref.record_id not in touched),
                             lambda ref: ref.size + 128, BUNDLE_BYTES))
@@ -162,7 +166,9 @@ def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulle
             return done
         opened = vault.sync_opened(part)
         plan, rules = _merge_and_commit(vault, state, clock, pulled if number == 0 else Pulled(), opened,
-                                        deleted if number == 0 else [], cancel if number == 0 else None)
+                                        deleted if number == 0 else [], cancel if number == 0 else None,
+                                        also=streamed.unmerged if number == 0 else (),
+                                        texts=streamed.texts if number == 0 else None)
         if number == 0:
             pause_point("sync-after-commit")  # committed here, nothing uploaded yet
             done.pulled, done.rules = plan.pulled, rules
@@ -182,6 +188,8 @@ class _Committed:
     pulled: int = 0
     written: int = 0  # records written or deleted in the vault
     whole: bool = True  # every part was committed
+    unmerged: set[str] = field(default_factory=set)  # a streamed pull's records with two live leaves (merge.py)
+    texts: dict[str, str] = field(default_factory=dict)  # ... and their revisions' texts it pulled
 
     def add(self, other: _Committed) -> None:
         """Count in what another commit of the same sync did (a streamed pull's)."""
@@ -193,14 +201,15 @@ class _Committed:
 
 
 def _merge_and_commit(vault: UnlockedVault, state: SyncState, clock: Clock, pulled: Pulled,
-                      changed: list[LocalChange], deleted: list[str], cancel: threading.Event | None
+                      changed: list[LocalChange], deleted: list[str], cancel: threading.Event | None, *,
+                      merge: bool = True, also: Iterable[str] = (), texts: dict[str, str] | None = None
                       ) -> tuple[Plan, policy.Outcome]:
     """Make this device's revisions, merge the pulled ones and the vault's policy, seal the new
-    bundles and commit it all."""
+    bundles and commit it all (`merge`, `also`, `texts`: merge.merge_pulled)."""
     keys = vault.keys
     plan = Plan()
     record_local(state, clock, deleted, changed, plan, vault.change_counter() if deleted else 0)
-    merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read)
+    merge_pulled(state, clock, pulled.bundles, vault.read, plan, vault.read, merge=merge, also=also, texts=texts)
     settings = vault.settings()
     rules = policy.merge(settings, clock, state.device, [c for bundle in pulled.bundles for c in bundle.policy])
     for bundle in pulled.bundles:

@@ -7,6 +7,7 @@ what it verified when the target turns out damaged part-way (and say so), and go
 from __future__ import annotations
 
 import random
+import shutil
 import threading
 
 import pytest
@@ -172,3 +173,86 @@ def test_ctrl_c_during_a_streamed_pull_keeps_what_it_received_and_says_so(tmp_pa
     assert 0 < len(b.records()) < 30
     b.sync()
     _same(a, b)
+
+
+def test_a_streamed_join_does_not_merge_an_edit_that_a_later_device_deleted(tmp_path, cheap_kdf, monkeypatch):
+    """B edits line 0, C deletes B's version, A (which saw neither) edits line 3: every device
+    keeps A's edit with the deletion as a conflict, nothing to merge. A join reading B's and A's
+    chains before C's used to merge B's line into A's edit (soak seed 431); then it told the
+    others, and the note changed everywhere to text nobody wrote."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    first = first_device(_home(tmp_path / "d0", 0), str(folder))
+    first.add("seed")
+    first.sync()
+    devices = [first] + [joined_device(_home(tmp_path / f"d{n}", 0), str(folder)) for n in (1, 2)]
+    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
+    a, b, c = [devices[n] for n in sorted(range(3), key=ids.__getitem__)]  # chains are read in this order
+    note = a.add("note", "".join(f"line {n}\n" for n in range(6)))  # the ancestor, read first: its text is at hand
+    a.sync()
+    b.sync()
+    b.edit_a_line(note, 0, "B's line")
+    b.sync()
+    c.sync()
+    c.delete(note)
+    c.sync()
+    a.edit_a_line(note, 3, "A's line")
+    a.sync()
+    for device in (b, c, a):
+        device.sync()
+    assert a.records()[note][2] == "line 0\nline 1\nline 2\nA's line\nline 4\nline 5\n"
+    monkeypatch.setattr(stream, "STREAM_BYTES", 1)  # a commit at every bundle
+    late = joined_device(_home(tmp_path / "late", 0), str(folder))
+    for device in (late, b, c):
+        assert device.records() == a.records() and device.conflicts() == a.conflicts()
+    _same(a, late)
+
+
+@pytest.mark.parametrize("commits_at", ["every bundle", "one commit with the ancestor"])
+def test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything(tmp_path, cheap_kdf, monkeypatch,
+                                                                              commits_at):
+    """Two devices edited different lines and pushed without seeing each other (their syncs
+    crossed): the target holds both edits and no merge. A streamed join merges them at its last
+    commit, to the very revision a join that holds everything, and each of the two, writes;
+    also when the ancestor came in the same streamed commit as both edits (so the vault never
+    held it: the commit keeps its text for the last one)."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    first = first_device(_home(tmp_path / "d0", 0), str(folder))
+    first.add("seed")
+    first.sync()
+    devices = [first, joined_device(_home(tmp_path / "d1", 0), str(folder))]
+    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
+    a, b = sorted(devices, key=lambda device: ids[devices.index(device)])  # a's chain, with the ancestor, is read first
+    a_id = min(ids)
+    note = a.add("note", "".join(f"line {n}\n" for n in range(6)))
+    a.sync()
+    b.sync()
+    a.edit_a_line(note, 0, "A's line")
+    b.edit_a_line(note, 3, "B's line")
+    shutil.copytree(folder, tmp_path / "before")
+    a.sync()
+    shutil.move(folder, tmp_path / "with a")
+    shutil.move(tmp_path / "before", folder)
+    b.sync()  # it does not see a's edit
+    shutil.rmtree(folder / "d" / a_id)
+    shutil.copytree(tmp_path / "with a" / "d" / a_id, folder / "d" / a_id)  # a's push, beside b's
+    shutil.copytree(folder, tmp_path / "copy")
+    monkeypatch.setattr(stream, "STREAM_BYTES", 1)  # a commit at every bundle
+    if commits_at != "every bundle":
+        real_split = stream.split
+
+        def split(bundles, state):  # noqa: ANN001, ANN202 - all three revisions of the note, or nothing yet
+            seen = sum(record_id == note for bundle in bundles for record_id, _rev, _payload in bundle.revs)
+            return real_split(bundles, state) if seen == 3 else ([], bundles)
+
+        monkeypatch.setattr(stream, "split", split)
+    streamed = joined_device(_home(tmp_path / "streamed", 0), str(folder))
+    assert streamed.records()[note][2] == "A's line\nline 1\nline 2\nB's line\nline 4\nline 5\n"
+    assert streamed.conflicts() == {}
+    monkeypatch.setattr(stream, "STREAM_BYTES", 4 << 20)
+    _same(joined_device(_home(tmp_path / "whole", 0), str(tmp_path / "copy")), streamed)
+    for device in (a, b, streamed, a, b):
+        device.sync()
+    _same(a, streamed)
+    _same(b, streamed)
