@@ -382,6 +382,12 @@ MUTANTS: tuple[Mutant, ...] = (
                                              "        blob = self.target.get(name)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once",
             "tests/integration/test_sync_slow_target.py::test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once")),
+    Mutant("sync-second-ctrl-c-waits", "a second ctrl+c in `memories sync` still waits for an upload the server "
+           "holds back (minutes, the client's timeouts)",
+           "memories_tui/cli/sync_verbs.py", (("            if cancel.is_set():\n                raise CancelledError(",
+                                               "            if False:\n                raise CancelledError("),),
+           ("tests/integration/test_sync_slow_target.py::"
+            "test_a_second_ctrl_c_leaves_a_cli_sync_whose_upload_hangs_and_nothing_is_lost",)),
     Mutant("sync-read-has-no-deadline", "a target that trickles an object a byte at a time holds a sync for ever",
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),
@@ -1251,7 +1257,10 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_ux.py::test_pending_counts_local_writes_since_the_last_sync_and_drops_to_zero_after_one",)),
     Mutant("sync-ctrl-c-not-cancelling", "ctrl+c during a sync does not tell the sync to stop",
            "memories_tui/cli/sync_verbs.py",
-           (("        except KeyboardInterrupt:\n            cancel.set()", "        except KeyboardInterrupt:\n            pass"),),
+           (("                                         \"this sync did not send yet, the next sync sends.\")) from None\n"
+             "            cancel.set()",
+             "                                         \"this sync did not send yet, the next sync sends.\")) from None\n"
+             "            pass"),),
            ("tests/integration/test_sync_ux.py::test_ctrl_c_during_a_sync_changes_nothing_and_the_next_sync_pushes_everything",)),
     Mutant("tui-merge-whole-texts", "the TUI's merge ignores the common ancestor and marks both whole texts",
            "memories_tui/tui/screens/conflict.py",

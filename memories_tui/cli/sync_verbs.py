@@ -10,14 +10,15 @@ a passphrase or the vault key itself, only keys derived from it.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ErrorCode, MemoriesError, SyncError
-from ..i18n import _, _n
+from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError
+from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
@@ -132,7 +133,9 @@ def _bar(ctx: Context) -> tuple[ProgressReport, Callable[[SyncProgress], None]]:
 def _cancellable(work: Callable[[threading.Event], T]) -> T:
     """Run `work` in a thread; ctrl+c sets its cancel event and waits for it to stop: before the
     vault is written that is "Sync cancelled; nothing was changed here.", after it the sync
-    finishes its upload (what it committed is pushed next time anyway)."""
+    finishes its upload (what it committed is pushed next time anyway). A second ctrl+c leaves
+    at once, as kill -9 would (which loses nothing): a target that holds an upload back would
+    otherwise keep the command waiting for the client's timeouts, minutes."""
     cancel, finished = threading.Event(), threading.Event()
     done: list[T] = []
     failed: list[BaseException] = []
@@ -146,10 +149,18 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
             finished.set()
 
     threading.Thread(target=run, name="memories-sync", daemon=True).start()
+    waited = 0
     while not finished.is_set():  # not Thread.join: a ctrl+c inside it can make the thread look finished
         try:
             finished.wait(0.1)
+            waited += cancel.is_set()
+            if waited == 10:  # a second after ctrl+c and still going: the upload
+                print(_("Finishing what this sync sends; ctrl+c again to stop at once (the next sync sends the "
+                        "rest)."), file=sys.stderr, flush=True)
         except KeyboardInterrupt:
+            if cancel.is_set():
+                raise CancelledError(msg("Sync stopped without waiting for the sync target. Nothing is lost: what "
+                                         "this sync did not send yet, the next sync sends.")) from None
             cancel.set()
     if failed:
         raise failed[0]

@@ -34,7 +34,7 @@ PASSWORD = "correct horse battery"
 # (nginx's client_max_body_size is 1 MB unless set); under /slow/, while the file `slow` beside the
 # share holds "stall", a GET gets no answer until the file is gone (a server that hangs), and while it
 # holds "drip" each GET's answer comes a byte every 0.2 s (within any read timeout, never done in time);
-# the server writes `waiting` there once a GET is held back.
+# the server writes `waiting` there once a GET is held back; "stall-put" holds PUTs back instead.
 _SERVER = """
 import json, os, sys, time
 from cheroot import wsgi
@@ -65,13 +65,16 @@ class Flaky:
     def __init__(self, app, slow_flag):
         self.app, self.count, self.slow_flag = app, 0, slow_flag
     def slow_mode(self, environ):
-        if not environ.get("PATH_INFO", "").startswith("/slow") or environ["REQUEST_METHOD"] != "GET":
+        if not environ.get("PATH_INFO", "").startswith("/slow"):
             return ""
         try:
             with open(self.slow_flag) as flag:
-                return flag.read().strip()
+                mode = flag.read().strip()
         except OSError:
             return ""
+        if mode == "stall-put":  # uploads hang, reads answer
+            return "stall" if environ["REQUEST_METHOD"] == "PUT" else ""
+        return mode if environ["REQUEST_METHOD"] == "GET" else ""
     def held_back(self):
         with open(os.path.join(os.path.dirname(self.slow_flag), "waiting"), "w") as mark:
             mark.write("1")

@@ -162,3 +162,67 @@ def test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once(slow, tmp
     assert call_cli(b, "sync", "notes", env=env).code == 0
     titles = call_cli(b, "--json", "memory", "list", "notes").json
     assert sorted(r["title"] for r in titles["records"]) == ["one", "two"]
+
+
+def test_a_second_ctrl_c_leaves_a_cli_sync_whose_upload_hangs_and_nothing_is_lost(slow, tmp_path, cheap_kdf):
+    """The first ctrl+c after the commit lets the upload finish (what was committed is sent next
+    time anyway); a server that holds the upload back would keep it waiting for the client's
+    timeouts, minutes. A second ctrl+c leaves at once, as kill -9 would, and says what is kept."""
+    from tests.helpers.dav import PASSWORD, USER
+
+    url, hold, waiting = slow
+    env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
+    a = tmp_path / "a"
+    call_cli(a, "vault", "create", "notes")
+    call_cli(a, "memory", "add", "notes", "--title", "one", "--text", "first")
+    assert call_cli(a, "sync", "add", "notes", url, env=env).code == 0
+    assert call_cli(a, "sync", "notes", env=env).code == 0
+    call_cli(a, "memory", "add", "notes", "--title", "two", "--text", "second")
+    hold("stall-put")
+    child = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=cli_env(a, **env),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _when_held(waiting)
+        child.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.communicate(timeout=2)  # the first one lets the upload go on
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=WAIT)
+    finally:
+        child.kill()
+    assert time.monotonic() - started < WAIT
+    text = err.decode()
+    assert child.returncode != 0 and "ctrl+c again to stop at once" in text, text
+    assert "Sync stopped without waiting for the sync target. Nothing is lost" in text, text
+    assert "Traceback" not in text and out == b""
+    hold("")
+    assert call_cli(a, "sync", "notes", env=env).code == 0
+    b = tmp_path / "b"
+    assert call_cli(b, "sync", "join", url, env=env).code == 0
+    titles = call_cli(b, "--json", "memory", "list", "notes").json
+    assert sorted(r["title"] for r in titles["records"]) == ["one", "two"]
+
+
+def test_a_lock_does_not_wait_for_an_upload_the_server_holds_back(slow, tmp_path, cheap_kdf):
+    url, hold, waiting = slow
+    a = first_device(tmp_path / "a", url)
+    a.add("first note", "made on a")
+    a.sync()
+    a.add("second note", "made on a")
+    hold("stall-put")
+    thread, outcome = _sync_in_a_thread(a)
+    _when_held(waiting)
+    started = time.monotonic()
+    a.engine.lock(a.vault_id)
+    assert time.monotonic() - started < WAIT
+    hold("")
+    thread.join(WAIT)
+    from tests.helpers.sync import SYNC_PASS
+
+    a.engine.unlock(a.vault_id, SYNC_PASS)
+    a.sync()
+    b = joined_device(tmp_path / "b", url)
+    assert sorted(t for _k, t, _b in b.records().values()) == ["first note", "second note"]
+    a.close()
+    b.close()
