@@ -18,7 +18,7 @@ import pytest
 from memories_tui.errors import ErrorCode, MemoriesError
 from memories_tui.sync import bounds
 from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
-from tests.helpers.sync import first_device, joined_device
+from tests.helpers.sync import Device, first_device, joined_device
 
 WAIT = 30  # seconds a held-back sync may take to stop at most: the client's own read timeout is 60 s
 
@@ -76,14 +76,20 @@ def _sync_in_a_thread(device) -> tuple[threading.Thread, list[BaseException | No
     return thread, outcome
 
 
-def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
-    url, hold, waiting = slow
+def _b_behind_a(url: str, tmp_path) -> tuple[Device, Device]:  # noqa: ANN001
+    """Devices a and b of one vault; a pushed a second note b has not pulled yet."""
     a = first_device(tmp_path / "a", url)
     a.add("first note", "made on a")
     a.sync()
     b = joined_device(tmp_path / "b", url)
     a.add("second note", "made on a while b was away")
     a.sync()
+    return a, b
+
+
+def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
+    url, hold, waiting = slow
+    a, b = _b_behind_a(url, tmp_path)
     hold("stall")
     thread, outcome = _sync_in_a_thread(b)
     _when_held(waiting)
@@ -106,12 +112,7 @@ def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_pat
 
 def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow, tmp_path, cheap_kdf, monkeypatch):
     url, hold, waiting = slow
-    a = first_device(tmp_path / "a", url)
-    a.add("first note", "made on a")
-    a.sync()
-    b = joined_device(tmp_path / "b", url)
-    a.add("second note", "made on a while b was away")
-    a.sync()
+    a, b = _b_behind_a(url, tmp_path)
     monkeypatch.setattr(bounds, "MAX_WAIT_SECONDS", 2.0)  # 15 minutes in use: a byte every 0.2 s passes every read timeout
     hold("drip")
     thread, outcome = _sync_in_a_thread(b)
@@ -128,16 +129,22 @@ def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow
     b.close()
 
 
-def test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
+def _cli_home_synced(url: str, tmp_path):  # noqa: ANN001, ANN202
+    """Home a, through the CLI: vault notes with one note, synced with `url`. (a, the env for the CLI)"""
     from tests.helpers.dav import PASSWORD, USER
 
-    url, hold, waiting = slow
     env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
     a = tmp_path / "a"
     call_cli(a, "vault", "create", "notes")
     call_cli(a, "memory", "add", "notes", "--title", "one", "--text", "first")
     assert call_cli(a, "sync", "add", "notes", url, env=env).code == 0
     assert call_cli(a, "sync", "notes", env=env).code == 0
+    return a, env
+
+
+def test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once(slow, tmp_path, cheap_kdf):
+    url, hold, waiting = slow
+    a, env = _cli_home_synced(url, tmp_path)
     b = tmp_path / "b"
     assert call_cli(b, "sync", "join", url, env=env).code == 0
     call_cli(a, "memory", "add", "notes", "--title", "two", "--text", "second")
@@ -168,15 +175,8 @@ def test_a_second_ctrl_c_leaves_a_cli_sync_whose_upload_hangs_and_nothing_is_los
     """The first ctrl+c after the commit lets the upload finish (what was committed is sent next
     time anyway); a server that holds the upload back would keep it waiting for the client's
     timeouts, minutes. A second ctrl+c leaves at once, as kill -9 would, and says what is kept."""
-    from tests.helpers.dav import PASSWORD, USER
-
     url, hold, waiting = slow
-    env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
-    a = tmp_path / "a"
-    call_cli(a, "vault", "create", "notes")
-    call_cli(a, "memory", "add", "notes", "--title", "one", "--text", "first")
-    assert call_cli(a, "sync", "add", "notes", url, env=env).code == 0
-    assert call_cli(a, "sync", "notes", env=env).code == 0
+    a, env = _cli_home_synced(url, tmp_path)
     call_cli(a, "memory", "add", "notes", "--title", "two", "--text", "second")
     hold("stall-put")
     child = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "notes"], env=cli_env(a, **env),
