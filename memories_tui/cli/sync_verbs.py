@@ -34,8 +34,8 @@ SUBVERBS = ("add", "now", "status", "join", "devices", "forget", "remove")
 
 
 def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> None:
-    sync = group(sub, "sync", _("Sync vaults between devices through a folder or an S3 bucket (end-to-end "
-                                "encrypted)."),
+    sync = group(sub, "sync", _("Sync vaults between devices through a folder, an S3 bucket or a WebDAV server "
+                                "(end-to-end encrypted)."),
                  "  memories sync add notes ~/Sync/memories\n  memories sync notes\n  memories sync status\n"
                  "  memories sync join ~/Sync/memories")
     p = verb(sync, "add", cmd_sync_add, _("Sync a vault with a folder (Syncthing, Dropbox, a NAS, a USB disk), "
@@ -48,7 +48,10 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
     p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS); "
                                                            "credentials come from the AWS environment or profiles"))
     p = verb(sync, "now", cmd_sync_now, _("Push this device's changes and pull the others' now (also: "
-                                          "`memories sync VAULT`)."), "memories sync notes")
+                                          "`memories sync VAULT`). A bar on stderr counts the objects fetched, "
+                                          "then sent. ctrl+c before the vault is written changes nothing; after "
+                                          "it, the sync finishes sending, and ctrl+c again leaves at once (the "
+                                          "next sync sends the rest)."), "memories sync notes")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("--as-new-device", action="store_true",
                    help=_("after restoring the vault from a backup: go on under a new device id; the changes made "

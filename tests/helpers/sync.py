@@ -1,5 +1,5 @@
 """Several homes on one machine are several devices: each `Device` is an engine on its own home
-with the same vault unlocked, syncing with one target (a folder or an S3 bucket)."""
+with the same vault unlocked, syncing with one target (a folder, an S3 bucket or a WebDAV server)."""
 
 from __future__ import annotations
 
