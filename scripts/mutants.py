@@ -299,7 +299,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_a_streamed_join_does_not_merge_an_edit_that_a_later_device_deleted",)),
     Mutant("sync-stream-leaves-edits-unmerged", "a streamed join leaves two edits of different lines as a conflict "
            "that a join holding everything merges",
-           "memories_tui/sync/run.py", (("also=streamed.unmerged if number == 0 else ()", "also=()"),),
+           "memories_tui/sync/run.py", (("    touched |= unmerged\n", ""), ("also=unmerged if number == 0 else ()", "also=()")),
            ("tests/integration/test_sync_join_stream.py::"
             "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
     Mutant("sync-stream-drops-ancestor-texts", "a streamed commit that read the ancestor with both edits forgets its "
@@ -307,6 +307,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/run.py", (("texts=streamed.texts if number == 0 else None", "texts=None"),),
            ("tests/integration/test_sync_join_stream.py::"
             "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
+    Mutant("sync-stopped-stream-leaves-edits-unmerged", "edits a streamed join committed without merging, before it "
+           "stopped part-way, stay a conflict at the next sync (which pulls nothing about them)",
+           "memories_tui/sync/run.py", (("also=unmerged if number == 0 else ()", "also=streamed.unmerged if number == 0 else ()"),),
+           ("tests/integration/test_sync_join_stream.py::"
+            "test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

@@ -152,9 +152,15 @@ def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulle
     the pulled revisions touch, and cancelling before it changes nothing; each later one is an
     ordinary sync of only local changes (a sync stopped between two leaves the rest for the next
     one). Each commit's bundles go to the uploader at once; only counts are kept of each part.
-    The first also merges the records a streamed pull committed without merging (`streamed`)."""
+    The first also tries again to merge every record with edits made apart: those a streamed
+    pull committed without merging (`streamed`), and those an earlier one left so when it
+    stopped part-way (a damaged object, ctrl+c, a local edit that made the sync start over),
+    which the revisions pulled now may not touch. A merge that failed before fails again: the
+    same texts, or fewer."""
+    unmerged = streamed.unmerged | {record_id for record_id, lost in state.kept.items()
+                                    if any(text is not None for text in lost.values())}  # two live leaves
     touched = {record_id for bundle in pulled.bundles for record_id, _rev, _payload in bundle.revs}
-    touched |= streamed.unmerged
+    touched |= unmerged
     first = [ref for ref in changed if ref.record_id in touched]
     rest = list(cut_by_size((ref for ref in changed if ref.record_id not in touched),
                             lambda ref: ref.size + 128, BUNDLE_BYTES))
@@ -167,7 +173,7 @@ def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulle
         opened = vault.sync_opened(part)
         plan, rules = _merge_and_commit(vault, state, clock, pulled if number == 0 else Pulled(), opened,
                                         deleted if number == 0 else [], cancel if number == 0 else None,
-                                        also=streamed.unmerged if number == 0 else (),
+                                        also=unmerged if number == 0 else (),
                                         texts=streamed.texts if number == 0 else None)
         if number == 0:
             pause_point("sync-after-commit")  # committed here, nothing uploaded yet

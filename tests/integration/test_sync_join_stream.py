@@ -256,3 +256,47 @@ def test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything(tmp
         device.sync()
     _same(a, streamed)
     _same(b, streamed)
+
+
+def test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync(tmp_path, cheap_kdf, monkeypatch):
+    """The join committed both edits (unmerged: it had not read everything), then met a damaged
+    object of a third device and stopped. The next sync reads only what comes after what the
+    join committed, none of it about that note; it still merges the two edits, as every other
+    device does, instead of leaving a conflict that only another device's merge would end."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    first = first_device(_home(tmp_path / "d0", 0), str(folder))
+    first.add("seed")
+    first.sync()
+    devices = [first] + [joined_device(_home(tmp_path / f"d{n}", 0), str(folder)) for n in (1, 2)]
+    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
+    order = sorted(range(3), key=ids.__getitem__)  # chains are read in this order: a's, b's, then c's
+    a, b, c = (devices[n] for n in order)
+    a_id, c_id = ids[order[0]], ids[order[2]]
+    note = a.add("note", "".join(f"line {n}\n" for n in range(6)))
+    a.sync()
+    b.sync()
+    c.add("c's note")
+    c.sync()  # c's last push, before the two edits: it carries no merge of them
+    a.edit_a_line(note, 0, "A's line")
+    b.edit_a_line(note, 3, "B's line")
+    shutil.copytree(folder, tmp_path / "before")
+    a.sync()
+    shutil.move(folder, tmp_path / "with a")
+    shutil.move(tmp_path / "before", folder)
+    b.sync()  # it does not see a's edit
+    shutil.rmtree(folder / "d" / a_id)
+    shutil.copytree(tmp_path / "with a" / "d" / a_id, folder / "d" / a_id)  # a's push, beside b's
+    damaged = max((folder / "d" / c_id).glob("0*"))
+    kept = damaged.read_bytes()
+    damaged.write_bytes(kept[:-3])
+    monkeypatch.setattr(stream, "STREAM_BYTES", 1)  # a commit at every bundle
+    with pytest.raises(MemoriesError) as caught:
+        joined_device(_home(tmp_path / "late", 0), str(folder))
+    assert caught.value.code == "sync_target_tampered" and "kept here" in caught.value.message
+    late = _opened(tmp_path / "late", a.vault_id)
+    assert late.conflicts(), "the join did not commit the two edits before it stopped: the test would test little"
+    damaged.write_bytes(kept)
+    late.sync()
+    assert late.records()[note][2] == "A's line\nline 1\nline 2\nB's line\nline 4\nline 5\n"
+    assert late.conflicts() == {}
