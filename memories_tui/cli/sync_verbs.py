@@ -157,9 +157,9 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
         try:
             finished.wait(0.1)
             waited += cancel.is_set()
-            if waited == 10:  # a second after ctrl+c and still going: the upload
-                print(_("Finishing what this sync sends; ctrl+c again to stop at once (the next sync sends the "
-                        "rest)."), file=sys.stderr, flush=True)
+            if waited == 10:  # a second after ctrl+c and still going (an upload, mostly)
+                print(_("Stopping the sync…; ctrl+c again to stop at once (nothing is lost: the next sync sends "
+                        "what this one did not)."), file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             if cancel.is_set():
                 raise CancelledError(msg("Sync stopped without waiting for the sync target. Nothing is lost: what "
