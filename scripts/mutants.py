@@ -393,6 +393,12 @@ MUTANTS: tuple[Mutant, ...] = (
                                                "            if False:\n                raise CancelledError("),),
            ("tests/integration/test_sync_slow_target.py::"
             "test_a_second_ctrl_c_leaves_a_cli_sync_whose_upload_hangs_and_nothing_is_lost",)),
+    Mutant("sync-daemon-stop-waits-for-a-hung-read", "`daemon stop` waits out the background sync's grace period "
+           "while it waits on a server that stopped answering",
+           "memories_tui/engine/sync_watch.py", (("self.engine.background_sync(vault_id, self._stop)",
+                                                   "self.engine.background_sync(vault_id)"),),
+           ("tests/integration/test_sync_slow_target.py::"
+            "test_stopping_the_daemon_ends_its_background_sync_waiting_on_the_server",)),
     Mutant("sync-read-has-no-deadline", "a target that trickles an object a byte at a time holds a sync for ever",
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),
@@ -1032,8 +1038,9 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_background.py",)),
     Mutant("sync-background-mark-after", "an edit made while a background sync runs is counted as synced",
            "memories_tui/engine/sync_watch.py",
-           (("            self.engine.background_sync(vault_id)\n",
-             "            self.engine.background_sync(vault_id)\n            mark = self.engine.local_change_mark(vault_id)\n"),),
+           (("            self.engine.background_sync(vault_id, self._stop)  # stop() ends a sync still reading at once\n",
+             "            self.engine.background_sync(vault_id, self._stop)\n"
+             "            mark = self.engine.local_change_mark(vault_id)\n"),),
            ("tests/integration/test_sync_background.py::test_an_edit_made_while_a_background_sync_runs_is_pushed_right_after_it",)),
     Mutant("sync-lock-is-last-error", "locking a vault while its background sync runs shows as the target's last error",
            "memories_tui/engine/sync_ops.py",

@@ -189,10 +189,10 @@ class SyncOperations:
         sync's own writes move the change counter too, but are not changes to push)."""
         return self.sync_pending(vault_id) > 0
 
-    def background_sync(self, vault_id: str) -> None:
+    def background_sync(self, vault_id: str, cancel: threading.Event | None = None) -> None:
         """A sync started by the resident engine (sync_watch.py): as `sync_now`, its error is
-        kept as the target's last error."""
-        self.sync_now(vault_id)
+        kept as the target's last error; `cancel` is set when the engine stops."""
+        self.sync_now(vault_id, cancel=cancel)
 
     def watch_sync(self) -> SyncScheduler | None:
         """Start syncing unlocked vaults with a target in the background (for a resident engine);

@@ -44,7 +44,7 @@ class SyncedEngine(Protocol):
 
     def has_local_changes(self, vault_id: str) -> bool: ...
 
-    def background_sync(self, vault_id: str) -> None: ...
+    def background_sync(self, vault_id: str, cancel: threading.Event | None = None) -> None: ...
 
 
 @dataclass
@@ -142,11 +142,14 @@ class SyncScheduler:
         previous = self._seen.get(vault_id)
         failures = previous.failures if previous is not None and previous.serial == serial else 0
         try:
-            self.engine.background_sync(vault_id)
+            self.engine.background_sync(vault_id, self._stop)  # stop() ends a sync still reading at once
         except MemoriesError as exc:
             if exc.code == ErrorCode.VAULT_LOCKED:
                 self._seen.pop(vault_id, None)  # locked while it ran: not a failure; its next unlock syncs again
                 log.info("sync: background sync of %s stopped by a lock", vault_id)
+                return
+            if exc.code == ErrorCode.CANCELLED and self._stop.is_set():
+                log.info("sync: background sync of %s stopped with the engine", vault_id)
                 return
             self.state.errors[vault_id] = exc.code
             log.info("sync: background sync of %s failed: %s", vault_id, exc.code)

@@ -226,3 +226,25 @@ def test_a_lock_does_not_wait_for_an_upload_the_server_holds_back(slow, tmp_path
     assert sorted(t for _k, t, _b in b.records().values()) == ["first note", "second note"]
     a.close()
     b.close()
+
+
+def test_stopping_the_daemon_ends_its_background_sync_waiting_on_the_server(slow, tmp_path, cheap_kdf):
+    """The daemon's background sync at unlock waits on a server that stopped answering; `daemon
+    stop` cancels it at once instead of waiting out the scheduler's grace period (then locking),
+    and says so in the daemon's log, not as the target's last error."""
+    from tests.helpers.daemon import daemon, stop, unlock
+
+    url, hold, waiting = slow
+    a, env = _cli_home_synced(url, tmp_path)
+    (a / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n[sync]\nevery_minutes = 15\n", encoding="utf-8")
+    hold("stall")
+    with daemon(a, env=env):
+        assert unlock(a, "notes", env=env).code == 0
+        _when_held(waiting)
+        stop(a)
+    log = (a / "daemon" / "daemon.log").read_text(encoding="utf-8")
+    assert "background sync of" in log and "stopped with the engine" in log, log[-2000:]
+    hold("")
+    status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"][0]
+    assert status["last_error"] is None
+    assert call_cli(a, "sync", "notes", env=env).code == 0
