@@ -175,19 +175,40 @@ def test_ctrl_c_during_a_streamed_pull_keeps_what_it_received_and_says_so(tmp_pa
     _same(a, b)
 
 
+def _in_reading_order(tmp_path, folder, count: int) -> tuple[list[Device], list[str]]:  # noqa: ANN001
+    """`count` devices of one vault through `folder` (the first pushed a note "seed"), in the
+    order a pull reads their chains (by device id). (the devices, their ids)"""
+    folder.mkdir()
+    first = first_device(_home(tmp_path / "d0", 0), str(folder))
+    first.add("seed")
+    first.sync()
+    devices = [first] + [joined_device(_home(tmp_path / f"d{n}", 0), str(folder)) for n in range(1, count)]
+    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
+    order = sorted(range(count), key=ids.__getitem__)
+    return [devices[n] for n in order], [ids[n] for n in order]
+
+
+def _edit_apart(tmp_path, folder, a: Device, b: Device, a_id: str, note: str) -> None:  # noqa: ANN001
+    """a edits line 0 of the note and b line 3, and both push without seeing the other's edit
+    (their syncs crossed): the target holds both edits and no merge of them."""
+    a.edit_a_line(note, 0, "A's line")
+    b.edit_a_line(note, 3, "B's line")
+    shutil.copytree(folder, tmp_path / "before")
+    a.sync()
+    shutil.move(folder, tmp_path / "with a")
+    shutil.move(tmp_path / "before", folder)
+    b.sync()  # it does not see a's edit
+    shutil.rmtree(folder / "d" / a_id)
+    shutil.copytree(tmp_path / "with a" / "d" / a_id, folder / "d" / a_id)  # a's push, beside b's
+
+
 def test_a_streamed_join_does_not_merge_an_edit_that_a_later_device_deleted(tmp_path, cheap_kdf, monkeypatch):
     """B edits line 0, C deletes B's version, A (which saw neither) edits line 3: every device
     keeps A's edit with the deletion as a conflict, nothing to merge. A join reading B's and A's
     chains before C's used to merge B's line into A's edit (soak seed 431); then it told the
     others, and the note changed everywhere to text nobody wrote."""
     folder = tmp_path / "Sync"
-    folder.mkdir()
-    first = first_device(_home(tmp_path / "d0", 0), str(folder))
-    first.add("seed")
-    first.sync()
-    devices = [first] + [joined_device(_home(tmp_path / f"d{n}", 0), str(folder)) for n in (1, 2)]
-    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
-    a, b, c = [devices[n] for n in sorted(range(3), key=ids.__getitem__)]  # chains are read in this order
+    (a, b, c), _ids = _in_reading_order(tmp_path, folder, 3)
     note = a.add("note", "".join(f"line {n}\n" for n in range(6)))  # the ancestor, read first: its text is at hand
     a.sync()
     b.sync()
@@ -217,26 +238,11 @@ def test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything(tmp
     also when the ancestor came in the same streamed commit as both edits (so the vault never
     held it: the commit keeps its text for the last one)."""
     folder = tmp_path / "Sync"
-    folder.mkdir()
-    first = first_device(_home(tmp_path / "d0", 0), str(folder))
-    first.add("seed")
-    first.sync()
-    devices = [first, joined_device(_home(tmp_path / "d1", 0), str(folder))]
-    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
-    a, b = sorted(devices, key=lambda device: ids[devices.index(device)])  # a's chain, with the ancestor, is read first
-    a_id = min(ids)
+    (a, b), (a_id, _b_id) = _in_reading_order(tmp_path, folder, 2)  # a's chain, with the ancestor, is read first
     note = a.add("note", "".join(f"line {n}\n" for n in range(6)))
     a.sync()
     b.sync()
-    a.edit_a_line(note, 0, "A's line")
-    b.edit_a_line(note, 3, "B's line")
-    shutil.copytree(folder, tmp_path / "before")
-    a.sync()
-    shutil.move(folder, tmp_path / "with a")
-    shutil.move(tmp_path / "before", folder)
-    b.sync()  # it does not see a's edit
-    shutil.rmtree(folder / "d" / a_id)
-    shutil.copytree(tmp_path / "with a" / "d" / a_id, folder / "d" / a_id)  # a's push, beside b's
+    _edit_apart(tmp_path, folder, a, b, a_id, note)
     shutil.copytree(folder, tmp_path / "copy")
     monkeypatch.setattr(stream, "STREAM_BYTES", 1)  # a commit at every bundle
     if commits_at != "every bundle":
@@ -264,29 +270,13 @@ def test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync(t
     join committed, none of it about that note; it still merges the two edits, as every other
     device does, instead of leaving a conflict that only another device's merge would end."""
     folder = tmp_path / "Sync"
-    folder.mkdir()
-    first = first_device(_home(tmp_path / "d0", 0), str(folder))
-    first.add("seed")
-    first.sync()
-    devices = [first] + [joined_device(_home(tmp_path / f"d{n}", 0), str(folder)) for n in (1, 2)]
-    ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in devices]
-    order = sorted(range(3), key=ids.__getitem__)  # chains are read in this order: a's, b's, then c's
-    a, b, c = (devices[n] for n in order)
-    a_id, c_id = ids[order[0]], ids[order[2]]
+    (a, b, c), (a_id, _b_id, c_id) = _in_reading_order(tmp_path, folder, 3)
     note = a.add("note", "".join(f"line {n}\n" for n in range(6)))
     a.sync()
     b.sync()
     c.add("c's note")
     c.sync()  # c's last push, before the two edits: it carries no merge of them
-    a.edit_a_line(note, 0, "A's line")
-    b.edit_a_line(note, 3, "B's line")
-    shutil.copytree(folder, tmp_path / "before")
-    a.sync()
-    shutil.move(folder, tmp_path / "with a")
-    shutil.move(tmp_path / "before", folder)
-    b.sync()  # it does not see a's edit
-    shutil.rmtree(folder / "d" / a_id)
-    shutil.copytree(tmp_path / "with a" / "d" / a_id, folder / "d" / a_id)  # a's push, beside b's
+    _edit_apart(tmp_path, folder, a, b, a_id, note)
     damaged = max((folder / "d" / c_id).glob("0*"))
     kept = damaged.read_bytes()
     damaged.write_bytes(kept[:-3])
