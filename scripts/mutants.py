@@ -399,6 +399,13 @@ MUTANTS: tuple[Mutant, ...] = (
                                                    "self.engine.background_sync(vault_id)"),),
            ("tests/integration/test_sync_slow_target.py::"
             "test_stopping_the_daemon_ends_its_background_sync_waiting_on_the_server",)),
+    Mutant("sync-devices-read-unwatched", "`sync devices` (and forget) read the target directly: a lock does not end "
+           "one waiting on a server that stopped answering",
+           "memories_tui/engine/sync_ops.py",
+           (("        return WatchedTarget(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault.keys, None,\n"
+             "                             check=lambda: vault.keys)",
+             "        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)"),),
+           ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_sync_devices_waiting_on_the_server",)),
     Mutant("sync-read-has-no-deadline", "a target that trickles an object a byte at a time holds a sync for ever",
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),

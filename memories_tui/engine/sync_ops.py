@@ -345,12 +345,14 @@ class SyncOperations:
 
     def _target_of(self, vault: UnlockedVault) -> Target:
         from ..sync.targets import TargetSpec
+        from ..sync.watched import WatchedTarget
 
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
                                  "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
-        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
+        return WatchedTarget(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault.keys, None,
+                             check=lambda: vault.keys)  # a lock ends a read the target holds back (waiting.py)
 
 
 SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only

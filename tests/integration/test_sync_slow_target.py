@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -61,12 +62,12 @@ def _when_held(waiting) -> None:  # noqa: ANN001 - a Path
         time.sleep(0.02)
 
 
-def _sync_in_a_thread(device) -> tuple[threading.Thread, list[BaseException | None]]:  # noqa: ANN001
+def _in_a_thread(call: Callable[[], object]) -> tuple[threading.Thread, list[BaseException | None]]:
     outcome: list[BaseException | None] = []
 
     def run() -> None:
         try:
-            device.sync()
+            call()
             outcome.append(None)
         except BaseException as exc:  # noqa: BLE001 - the test looks at it
             outcome.append(exc)
@@ -91,7 +92,7 @@ def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_pat
     url, hold, waiting = slow
     a, b = _b_behind_a(url, tmp_path)
     hold("stall")
-    thread, outcome = _sync_in_a_thread(b)
+    thread, outcome = _in_a_thread(b.sync)
     _when_held(waiting)
     started = time.monotonic()
     b.engine.lock(b.vault_id)
@@ -115,7 +116,7 @@ def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow
     a, b = _b_behind_a(url, tmp_path)
     monkeypatch.setattr(bounds, "MAX_WAIT_SECONDS", 2.0)  # 15 minutes in use: a byte every 0.2 s passes every read timeout
     hold("drip")
-    thread, outcome = _sync_in_a_thread(b)
+    thread, outcome = _in_a_thread(b.sync)
     thread.join(WAIT)
     assert outcome, "the sync is still reading the trickle"
     error = outcome[0]
@@ -211,7 +212,7 @@ def test_a_lock_does_not_wait_for_an_upload_the_server_holds_back(slow, tmp_path
     a.sync()
     a.add("second note", "made on a")
     hold("stall-put")
-    thread, outcome = _sync_in_a_thread(a)
+    thread, outcome = _in_a_thread(a.sync)
     _when_held(waiting)
     started = time.monotonic()
     a.engine.lock(a.vault_id)
@@ -248,3 +249,19 @@ def test_stopping_the_daemon_ends_its_background_sync_waiting_on_the_server(slow
     status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"][0]
     assert status["last_error"] is None
     assert call_cli(a, "sync", "notes", env=env).code == 0
+
+
+def test_a_lock_ends_sync_devices_waiting_on_the_server(slow, tmp_path, cheap_kdf):
+    """`sync devices` (as the daemon serves it) reads every device's head: a lock ends it at once."""
+    url, hold, waiting = slow
+    a, b = _b_behind_a(url, tmp_path)
+    hold("stall")
+    thread, outcome = _in_a_thread(lambda: b.engine.sync_devices(b.vault_id))
+    _when_held(waiting)
+    b.engine.lock(b.vault_id)
+    thread.join(WAIT)
+    assert outcome, "sync devices still waits for the server after the vault was locked"
+    assert isinstance(outcome[0], MemoriesError) and outcome[0].code == ErrorCode.VAULT_LOCKED, outcome
+    hold("")
+    a.close()
+    b.close()
