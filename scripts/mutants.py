@@ -406,6 +406,11 @@ MUTANTS: tuple[Mutant, ...] = (
              "                             check=lambda: vault.keys)",
              "        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_sync_devices_waiting_on_the_server",)),
+    Mutant("tui-sync-now-outlives-the-app", "the TUI's \"sync now\" waiting on a hung server keeps running after the "
+           "app ends (its thread holds the process back at exit)",
+           "memories_tui/tui/screens/status.py",
+           (("self.engine.sync_now(self.vault_id, cancel=self.memories.stopping)", "self.engine.sync_now(self.vault_id)"),),
+           ("tests/tui/test_sync_slow_target_quit.py",)),
     Mutant("sync-read-has-no-deadline", "a target that trickles an object a byte at a time holds a sync for ever",
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),

@@ -95,6 +95,8 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
         self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)),
                                       idle_lock_in=self.idle_lock_in)
         self.sync_notices = sync_notice.SyncNotices()  # a background sync that starts failing is said, not only in status
+        self.stopping = threading.Event()  # set as the app ends: a "sync now" still reading the target stops at
+        # once (its worker thread would otherwise keep the process from exiting while a server holds a read back)
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
         self._start_error = ""
         self._gc_paused = False  # see on_load
@@ -149,6 +151,7 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
             gc.enable()
 
     def on_unmount(self) -> None:
+        self.stopping.set()
         self._resume_gc()
         self.daemon_link.close()
 

@@ -94,7 +94,7 @@ class StatusScreen(VaultScreen):
     def sync_worker(self, epoch: int) -> None:
         """Push and pull now, as `memories sync VAULT`; the outcome in a notice, then the status again."""
         try:
-            report = self.engine.sync_now(self.vault_id)
+            report = self.engine.sync_now(self.vault_id, cancel=self.memories.stopping)  # the app ending stops it
         except Exception as exc:  # noqa: BLE001 - shown in a notice, never a hung UI
             message, severity = self.describe(exc), "warning"
         else:

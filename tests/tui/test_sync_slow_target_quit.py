@@ -1,0 +1,52 @@
+"""Quitting the TUI while its "sync now" waits on a server that stopped answering: the sync's
+worker thread ends at once, so the process can exit (asyncio waits for worker threads at exit).
+When the TUI hosts the home's socket, the lock at quit already ends the read; here a separate
+daemon serves the home, so nothing is locked as the app ends, and only the app's stop event
+(passed as the sync's cancel) ends it. A real WebDAV server held back on cue (tests/helpers/dav.py)."""
+
+from __future__ import annotations
+
+import threading
+
+from memories_tui.engine import Engine
+from memories_tui.tui.app import MemoriesApp
+from memories_tui.tui.screens.status import StatusScreen
+from tests.helpers.daemon import daemon
+from tests.helpers.pilot import PASS, wait_for
+from tests.integration.test_sync_slow_target import WAIT, _when_held, dav, slow  # noqa: F401 - the fixtures
+from tests.tui.test_keys import unlock_to_records, vault_with_notes
+
+
+async def test_quitting_ends_a_sync_now_waiting_on_the_server(engine: Engine, slow) -> None:  # noqa: F811
+    from tests.helpers.dav import PASSWORD, USER
+
+    url, hold, waiting = slow
+    vault_id = vault_with_notes(engine)
+    engine.unlock(vault_id, PASS)
+    engine.sync_add(vault_id, url, PASS)
+    engine.sync_now(vault_id)
+    engine.lock(vault_id)
+    returned = threading.Event()
+    real_sync_now = engine.sync_now
+
+    def sync_now(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real one, telling when it returned
+        try:
+            return real_sync_now(*args, **kwargs)
+        finally:
+            returned.set()
+
+    engine.sync_now = sync_now  # type: ignore[method-assign]
+    env = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}
+    (engine.home / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n", encoding="utf-8")
+    with daemon(engine.home, env=env):
+        app = MemoriesApp(engine)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await unlock_to_records(pilot, app)
+            assert app.daemon_link.remote is not None, "the TUI hosts the socket: the lock at quit would end the read"
+            hold("stall")
+            await pilot.press("t")
+            await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
+            await pilot.press("s")
+            _when_held(waiting)
+            app.exit()
+        assert returned.wait(WAIT), "the TUI's sync still waits for the server after the app ended"
