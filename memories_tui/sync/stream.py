@@ -18,6 +18,9 @@ A device's position advances only with a whole bundle, or at the end of a snapsh
 leaves out the text of a revision whose child it holds; a record whose revision has no text
 yet (its child is in a later part) waits, with the rest of its device's chain behind it, until
 the child arrives: no record is settled on a revision without text.
+
+These commits do not merge two edits made apart: the pull's last commit does, with everything
+read (merge.merge_pulled, run.py).
 """
 
 from __future__ import annotations
