@@ -312,6 +312,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/run.py", (("also=unmerged if number == 0 else ()", "also=streamed.unmerged if number == 0 else ()"),),
            ("tests/integration/test_sync_join_stream.py::"
             "test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync",)),
+    Mutant("sync-collect-drops-a-chain-carried-by-a-returner", "a device deletes the objects of a forgotten device "
+           "that came back and now carries another forgotten one: that chain is carried by nobody",
+           "memories_tui/sync/compaction.py",
+           (("        if head is not None and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()\n",
+             "        if False and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

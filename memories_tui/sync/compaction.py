@@ -283,6 +283,9 @@ def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) 
         head = pulled.heads.get(device)
         if head is not None and (head.seq > upto or not _forgotten(target, keys, head, pulled.listing)):
             continue  # it came back: its chain is its own again
+        if head is not None and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()
+                                    if other != state.device):
+            continue  # it came back and carries a chain this device's snapshot does not: its objects hold it
         theirs = snapshots.OwnObjects.listed(pulled.listing, device)
         names = [bundle_name(device, n) for n in sorted(theirs.bundles) if n <= upto]
         names += [snapshots.snapshot_name(device, u, k) for u, k in sorted(theirs.parts) if u <= upto]

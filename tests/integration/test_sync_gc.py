@@ -354,3 +354,47 @@ def test_two_devices_that_forgot_each_other_keep_carrying_each_other(tmp_path, f
     assert late.records() == a.records()
     for device in (a, b, late):
         device.close()
+
+
+def test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain(tmp_path, folder, cheap_kdf,
+                                                                                   publish_often):
+    """y forgets x, carries it and deletes its objects; x comes back without writing, and carries
+    z (forgotten too), deleting z's objects; y forgets x again. y's snapshot carries x only as x
+    was, not z: deleting x's objects then (its snapshot included) left z carried by nobody, so z
+    refused to go on (`sync_target_rolled_back`) and a new device missed z's notes. Found by
+    scripts/sync_soak.py --devices 4 --forget --damage --stream (seed 939)."""
+    homes = {name: _home(tmp_path / name) for name in ("y", "x", "z")}
+    for home in homes.values():  # a snapshot at every push
+        (home / "config.toml").write_text("[sync]\ncompact_after = 1\n", encoding="utf-8")
+    y = first_device(homes["y"], str(folder))
+    mine = y.add("from y", "y")
+    y.sync()
+    x = joined_device(homes["x"], str(folder))
+    x.add("from x", "x")
+    x.sync()
+    z = joined_device(homes["z"], str(folder))
+    z.add("from z", "z")
+    z.sync()
+    y.sync()
+    x.sync()
+    id_x, id_z = _device_id(x), _device_id(z)
+    y.engine.sync_forget(y.vault_id, id_x)
+    y.edit(mine, "y again")
+    y.sync()  # y's snapshot carries x
+    y.sync()  # and y deletes x's objects
+    assert not (folder / "d" / id_x / "head").exists()
+    y.engine.sync_forget(y.vault_id, id_z)
+    x.sync()  # x comes back (carried by y) and carries z
+    x.sync()  # and x deletes z's objects
+    assert not (folder / "d" / id_z / "head").exists()
+    y.engine.sync_forget(y.vault_id, id_x)
+    y.edit(mine, "y once more")
+    y.sync()
+    z.sync()  # someone still carries z: it goes on
+    x.sync()
+    y.sync()
+    assert y.records() == x.records() == z.records()
+    late = joined_device(_home(tmp_path / "late"), str(folder))
+    assert late.records() == y.records() and "from z" in {title for _k, title, _b in late.records().values()}
+    for device in (y, x, z, late):
+        device.close()
