@@ -315,8 +315,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-collect-drops-a-chain-carried-by-a-returner", "a device deletes the objects of a forgotten device "
            "that came back and now carries another forgotten one: that chain is carried by nobody",
            "memories_tui/sync/compaction.py",
-           (("        if head is not None and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()\n",
-             "        if False and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()\n"),),
+           (("        if head is not None and any(n > carried.get(other, 0) for other, n in head.adopted.items()\n",
+             "        if False and any(n > carried.get(other, 0) for other, n in head.adopted.items()\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
@@ -481,7 +481,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_nothing_a_known_device_still_needs_is_deleted_and_it_catches_up_via_the_snapshot",)),
     Mutant("sync-collect-before-carried", "a forgotten device's objects are deleted although no snapshot carries its chain",
            "memories_tui/sync/compaction.py",
-           (("    for device, upto in sorted(own.adopted.items() if own is not None else ()):\n",
+           (("    for device, upto in sorted(carried.items()):\n",
              "    for device, upto in sorted({d: h.seq for d, h in pulled.heads.items() if d != state.device}.items()):\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_forgotten_device_is_carried_then_deleted_and_a_new_device_gets_everything",)),

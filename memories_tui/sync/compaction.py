@@ -279,11 +279,12 @@ def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) 
             target.delete(head_name(device))
             target.delete(forgotten_name(device))
             count += 2
-    for device, upto in sorted(own.adopted.items() if own is not None else ()):
+    carried = own.adopted if own is not None else {}
+    for device, upto in sorted(carried.items()):
         head = pulled.heads.get(device)
         if head is not None and (head.seq > upto or not _forgotten(target, keys, head, pulled.listing)):
             continue  # it came back: its chain is its own again
-        if head is not None and any(n > own.adopted.get(other, 0) for other, n in head.adopted.items()
+        if head is not None and any(n > carried.get(other, 0) for other, n in head.adopted.items()
                                     if other != state.device):
             continue  # it came back and carries a chain this device's snapshot does not: its objects hold it
         theirs = snapshots.OwnObjects.listed(pulled.listing, device)
