@@ -409,8 +409,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-devices-read-unwatched", "`sync devices` (and forget) read the target directly: a lock does not end "
            "one waiting on a server that stopped answering",
            "memories_tui/engine/sync_ops.py",
-           (("        return WatchedTarget(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault.keys, None,\n"
-             "                             check=lambda: vault.keys)",
+           (("        return self._watched(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault)",
              "        return self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_sync_devices_waiting_on_the_server",)),
     Mutant("tui-sync-now-outlives-the-app", "the TUI's \"sync now\" waiting on a hung server keeps running after the "
@@ -422,12 +421,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),
     Mutant("sync-lock-not-watched", "a lock does not end a sync waiting for the target",
-           "memories_tui/engine/sync_ops.py", (("WatchedTarget(target, vault.keys, progress, cancel, check=still_unlocked)",
+           "memories_tui/engine/sync_ops.py", (("WatchedTarget(target, vault.keys, progress, cancel, check=lambda: vault.keys)",
                                                 "WatchedTarget(target, vault.keys, progress, cancel)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once",)),
     Mutant("sync-join-record-read-unwatched", "the join record is read before the sync's reads are watched",
            "memories_tui/engine/sync_ops.py", (("record = join.check_same_vault(watched, vault.vault_id)",
-                                                "record = join.check_same_vault(target, vault.vault_id)"),),
+                                                "record = join.check_same_vault(watched.target, vault.vault_id)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once",)),
     Mutant("sync-folder-lists-without-end", "a folder target's listing has no bound",
            "memories_tui/sync/folder.py", (("                if len(out) > bounds.MAX_LISTED_NAMES:", "                if False:"),),

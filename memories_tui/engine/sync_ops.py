@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..sync.join import JoinRecord
     from ..sync.targets import Target, TargetSpec
     from ..sync.types import SyncReport
+    from ..sync.watched import WatchedTarget
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
     from .sync_watch import SyncScheduler
@@ -125,7 +126,6 @@ class SyncOperations:
         from ..sync.exclusive import one_sync_at_a_time
         from ..sync.run import run_sync
         from ..sync.targets import TargetSpec
-        from ..sync.watched import WatchedTarget
 
         vault = self._unlocked(vault_id)
         entry = self._registry.get(vault.vault_id)
@@ -133,9 +133,8 @@ class SyncOperations:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
                                  "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
         try:
-            target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
-            still_unlocked = lambda: vault.keys  # noqa: E731 - raises LockedError once the vault is locked
-            watched = WatchedTarget(target, vault.keys, progress, cancel, check=still_unlocked)
+            watched = self._watched(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault,
+                                    progress, cancel)
             record = join.check_same_vault(watched, vault.vault_id)
             with one_sync_at_a_time(vault.path, cancel):
                 settings = self._sync_engine().config.sync
@@ -345,14 +344,21 @@ class SyncOperations:
 
     def _target_of(self, vault: UnlockedVault) -> Target:
         from ..sync.targets import TargetSpec
-        from ..sync.watched import WatchedTarget
 
         entry = self._registry.get(vault.vault_id)
         if entry is None:
             raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
                                  "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
-        return WatchedTarget(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault.keys, None,
-                             check=lambda: vault.keys)  # a lock ends a read the target holds back (waiting.py)
+        return self._watched(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault)
+
+    @staticmethod
+    def _watched(target: Target, vault: UnlockedVault, progress: Callable[[SyncProgress], None] | None = None,
+                 cancel: threading.Event | None = None) -> WatchedTarget:
+        """`target` read as a sync reads it: a lock of the vault (its keys raise once locked), ctrl+c
+        and a deadline end a read the target holds back (waiting.py)."""
+        from ..sync.watched import WatchedTarget
+
+        return WatchedTarget(target, vault.keys, progress, cancel, check=lambda: vault.keys)
 
 
 SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only
