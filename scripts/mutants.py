@@ -298,20 +298,17 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_join_stream.py::"
             "test_a_streamed_join_does_not_merge_an_edit_that_a_later_device_deleted",)),
     Mutant("sync-stream-leaves-edits-unmerged", "a streamed join leaves two edits of different lines as a conflict "
-           "that a join holding everything merges",
+           "that a join holding everything merges, and so does the sync after a streamed join stopped part-way",
            "memories_tui/sync/run.py", (("    touched |= unmerged\n", ""), ("also=unmerged if number == 0 else ()", "also=()")),
            ("tests/integration/test_sync_join_stream.py::"
-            "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
+            "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",
+            "tests/integration/test_sync_join_stream.py::"
+            "test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync")),
     Mutant("sync-stream-drops-ancestor-texts", "a streamed commit that read the ancestor with both edits forgets its "
            "text: the last commit cannot merge them",
            "memories_tui/sync/run.py", (("texts=streamed.texts if number == 0 else None", "texts=None"),),
            ("tests/integration/test_sync_join_stream.py::"
             "test_a_streamed_join_merges_edits_made_apart_once_it_has_read_everything",)),
-    Mutant("sync-stopped-stream-leaves-edits-unmerged", "edits a streamed join committed without merging, before it "
-           "stopped part-way, stay a conflict at the next sync (which pulls nothing about them)",
-           "memories_tui/sync/run.py", (("also=unmerged if number == 0 else ()", "also=streamed.unmerged if number == 0 else ()"),),
-           ("tests/integration/test_sync_join_stream.py::"
-            "test_edits_left_unmerged_by_a_join_stopped_part_way_merge_at_the_next_sync",)),
     Mutant("sync-collect-drops-a-chain-carried-by-a-returner", "a device deletes the objects of a forgotten device "
            "that came back and now carries another forgotten one: that chain is carried by nobody",
            "memories_tui/sync/compaction.py",

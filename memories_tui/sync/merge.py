@@ -26,8 +26,8 @@ class Plan:
     deletes: list[str] = field(default_factory=list)
     expected: dict[str, int | None] = field(default_factory=dict)
     pulled: int = 0
-    unmerged: set[str] = field(default_factory=set)  # with `merge` off: records left with two live leaves
-    texts: dict[str, str] = field(default_factory=dict)  # ... and the texts of their revisions pulled here
+    texts: dict[str, str] = field(default_factory=dict)  # with `merge` off: the texts pulled of records left
+    # with two live leaves (their losing leaves are in the state's kept conflicts)
 
 
 def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: list[LocalChange], plan: Plan,
@@ -75,9 +75,9 @@ def merge_pulled(state: SyncState, clock: Clock, bundles: list[Incoming], local:
 
     A streamed pull commits with `merge` off: two live leaves seen on part of the target's view
     may be an edit that a later bundle shows deleted or built on, and merging them would write
-    a revision no device that read the whole target writes. Such records are left in
-    `plan.unmerged` with the texts this commit pulled for them; the pull's last commit settles
-    them again (`also`, `texts`) with everything read."""
+    a revision no device that read the whole target writes. Such records are left as kept
+    conflicts, with the texts this commit pulled for them in `plan.texts`; the pull's last
+    commit settles them again (`also`, `texts`) with everything read."""
     payloads: dict[str, str | None] = dict(texts or {})
     sent: dict[str, dict[str, str]] = {}  # record -> revision -> content, of what this sync sends
     for record_id, rev, body in plan.outgoing:
@@ -120,7 +120,6 @@ def _settle(state: SyncState, record_id: str, payloads: dict[str, str | None], s
     if merge:
         _merge_leaves(record_id, doc, text_of, payloads, plan)
     elif sum(1 for rev in doc.tree.leaves() if not rev.deleted) > 1:
-        plan.unmerged.add(record_id)
         plan.texts.update({rev_id: text for rev_id in doc.tree.revs if (text := payloads.get(rev_id)) is not None})
     _choose(state, record_id, doc, payloads, local, plan)
     _keep_bases(doc)

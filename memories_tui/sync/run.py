@@ -137,8 +137,7 @@ def _stream(vault: UnlockedVault, state: SyncState, clock: Clock, cancel: thread
     def commit(bundles: list[Incoming]) -> None:
         plan, rules = _merge_and_commit(vault, state, clock, Pulled(bundles=bundles), [], [], cancel, merge=False)
         done.add(_Committed(rules, len(plan.outgoing), plan.pulled, len(plan.puts) + len(plan.deletes)))
-        done.unmerged.update(plan.unmerged)  # merged by the last commit, with everything read
-        done.texts.update(plan.texts)
+        done.texts.update(plan.texts)  # for the last commit, which merges with everything read
         pause_point("sync-after-streamed-commit")  # crash tests kill -9 here: part of a join committed
 
     return Stream(state, commit)
@@ -152,13 +151,13 @@ def _commit_in_parts(vault: UnlockedVault, state: SyncState, clock: Clock, pulle
     the pulled revisions touch, and cancelling before it changes nothing; each later one is an
     ordinary sync of only local changes (a sync stopped between two leaves the rest for the next
     one). Each commit's bundles go to the uploader at once; only counts are kept of each part.
-    The first also tries again to merge every record with edits made apart: those a streamed
-    pull committed without merging (`streamed`), and those an earlier one left so when it
-    stopped part-way (a damaged object, ctrl+c, a local edit that made the sync start over),
-    which the revisions pulled now may not touch. A merge that failed before fails again: the
-    same texts, or fewer."""
-    unmerged = streamed.unmerged | {record_id for record_id, lost in state.kept.items()
-                                    if any(text is not None for text in lost.values())}  # two live leaves
+    The first also tries again to merge every record with edits made apart (a live revision
+    among its kept conflicts): those a streamed pull committed without merging (with the texts
+    it pulled for them, `streamed`), and those an earlier one left so when it stopped part-way
+    (a damaged object, ctrl+c, a local edit that made the sync start over), which the
+    revisions pulled now may not touch. A merge that failed before fails again: the same
+    texts, or fewer."""
+    unmerged = {record_id for record_id, lost in state.kept.items() if any(text is not None for text in lost.values())}
     touched = {record_id for bundle in pulled.bundles for record_id, _rev, _payload in bundle.revs}
     touched |= unmerged
     first = [ref for ref in changed if ref.record_id in touched]
@@ -194,8 +193,7 @@ class _Committed:
     pulled: int = 0
     written: int = 0  # records written or deleted in the vault
     whole: bool = True  # every part was committed
-    unmerged: set[str] = field(default_factory=set)  # a streamed pull's records with two live leaves (merge.py)
-    texts: dict[str, str] = field(default_factory=dict)  # ... and their revisions' texts it pulled
+    texts: dict[str, str] = field(default_factory=dict)  # what a streamed pull read of records it did not merge
 
     def add(self, other: _Committed) -> None:
         """Count in what another commit of the same sync did (a streamed pull's)."""
