@@ -27,6 +27,7 @@ from memories_tui.models.remote_generate import Generator
 from tests.helpers.cli import call_cli, run_cli
 from tests.helpers.misbehaving import Sent, trickle
 from tests.helpers.model_server import COMPAT_CHAT, COMPAT_EMBED, ModelServer
+from tests.helpers.threads import in_a_thread
 from tests.helpers.vaults import PASS
 
 HANG_GUARD = 60
@@ -39,17 +40,7 @@ HTTP = HttpSettings(retries=2, backoff_ms=1, connect_timeout_seconds=5, timeout_
 
 def _outcome(call) -> BaseException | None:  # noqa: ANN001
     """Run `call` in a thread; its exception (or None). Fails if it is still running at the guard."""
-    result: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            call()
-            result.append(None)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            result.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
+    worker, result = in_a_thread(call)
     worker.join(HANG_GUARD)
     assert not worker.is_alive(), "the request was still running at the hang guard"
     return result[0]

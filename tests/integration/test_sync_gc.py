@@ -20,9 +20,10 @@ K = 3
 DAY_MS = 86_400_000
 
 
-def _home(path: Path, hold_days: float = 30) -> Path:
+def _home(path: Path, hold_days: float = 30, compact_after: int = K) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    (path / "config.toml").write_text(f"[sync]\ncompact_after = {K}\nhold_days = {hold_days}\n", encoding="utf-8")
+    (path / "config.toml").write_text(f"[sync]\ncompact_after = {compact_after}\nhold_days = {hold_days}\n",
+                                      encoding="utf-8")
     return path
 
 
@@ -326,9 +327,7 @@ def test_two_devices_that_forgot_each_other_keep_carrying_each_other(tmp_path, f
     exactly as far as b's own. It must still carry a (whose objects b then deletes), or a finds
     nobody carrying it and refuses to go on (`sync_target_rolled_back`). Found by
     scripts/sync_soak.py --forget (one run in a hundred)."""
-    homes = {name: _home(tmp_path / name) for name in ("a", "b")}
-    for home in homes.values():  # a snapshot at every push
-        (home / "config.toml").write_text("[sync]\ncompact_after = 1\n", encoding="utf-8")
+    homes = {name: _home(tmp_path / name, compact_after=1) for name in ("a", "b")}  # a snapshot at every push
     a = first_device(homes["a"], str(folder))
     rid = a.add("from a", "a")
     a.sync()
@@ -363,9 +362,7 @@ def test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_ch
     was, not z: deleting x's objects then (its snapshot included) left z carried by nobody, so z
     refused to go on (`sync_target_rolled_back`) and a new device missed z's notes. Found by
     scripts/sync_soak.py --devices 4 --forget --damage --stream (seed 939)."""
-    homes = {name: _home(tmp_path / name) for name in ("y", "x", "z")}
-    for home in homes.values():  # a snapshot at every push
-        (home / "config.toml").write_text("[sync]\ncompact_after = 1\n", encoding="utf-8")
+    homes = {name: _home(tmp_path / name, compact_after=1) for name in ("y", "x", "z")}  # a snapshot at every push
     y = first_device(homes["y"], str(folder))
     mine = y.add("from y", "y")
     y.sync()

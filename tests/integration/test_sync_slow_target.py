@@ -10,9 +10,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -20,6 +18,7 @@ from memories_tui.errors import ErrorCode, MemoriesError
 from memories_tui.sync import bounds
 from tests.helpers.cli import CHEAP_CLI, call_cli, cli_env
 from tests.helpers.sync import Device, first_device, joined_device
+from tests.helpers.threads import in_a_thread
 
 WAIT = 30  # seconds a held-back sync may take to stop at most: the client's own read timeout is 60 s
 
@@ -62,21 +61,6 @@ def _when_held(waiting) -> None:  # noqa: ANN001 - a Path
         time.sleep(0.02)
 
 
-def _in_a_thread(call: Callable[[], object]) -> tuple[threading.Thread, list[BaseException | None]]:
-    outcome: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            call()
-            outcome.append(None)
-        except BaseException as exc:  # noqa: BLE001 - the test looks at it
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
-
-
 def _b_behind_a(url: str, tmp_path) -> tuple[Device, Device]:  # noqa: ANN001
     """Devices a and b of one vault; a pushed a second note b has not pulled yet."""
     a = first_device(tmp_path / "a", url)
@@ -92,7 +76,7 @@ def test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once(slow, tmp_pat
     url, hold, waiting = slow
     a, b = _b_behind_a(url, tmp_path)
     hold("stall")
-    thread, outcome = _in_a_thread(b.sync)
+    thread, outcome = in_a_thread(b.sync)
     _when_held(waiting)
     started = time.monotonic()
     b.engine.lock(b.vault_id)
@@ -116,7 +100,7 @@ def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow
     a, b = _b_behind_a(url, tmp_path)
     monkeypatch.setattr(bounds, "MAX_WAIT_SECONDS", 2.0)  # 15 minutes in use: a byte every 0.2 s passes every read timeout
     hold("drip")
-    thread, outcome = _in_a_thread(b.sync)
+    thread, outcome = in_a_thread(b.sync)
     thread.join(WAIT)
     assert outcome, "the sync is still reading the trickle"
     error = outcome[0]
@@ -212,7 +196,7 @@ def test_a_lock_does_not_wait_for_an_upload_the_server_holds_back(slow, tmp_path
     a.sync()
     a.add("second note", "made on a")
     hold("stall-put")
-    thread, outcome = _in_a_thread(a.sync)
+    thread, outcome = in_a_thread(a.sync)
     _when_held(waiting)
     started = time.monotonic()
     a.engine.lock(a.vault_id)
@@ -256,7 +240,7 @@ def test_a_lock_ends_sync_devices_waiting_on_the_server(slow, tmp_path, cheap_kd
     url, hold, waiting = slow
     a, b = _b_behind_a(url, tmp_path)
     hold("stall")
-    thread, outcome = _in_a_thread(lambda: b.engine.sync_devices(b.vault_id))
+    thread, outcome = in_a_thread(lambda: b.engine.sync_devices(b.vault_id))
     _when_held(waiting)
     b.engine.lock(b.vault_id)
     thread.join(WAIT)

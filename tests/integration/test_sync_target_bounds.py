@@ -22,6 +22,7 @@ from memories_tui.sync.targets import TargetSpec
 from memories_tui.sync.webdav import WebDavTarget
 from tests.helpers.loopback import QuietHTTPServer
 from tests.helpers.sync import first_device, joined_device
+from tests.helpers.threads import in_a_thread
 
 WAIT = 60  # seconds a refused read may take at most: a pipe read would wait for ever
 
@@ -41,19 +42,9 @@ def two(tmp_path, cheap_kdf):
     b.close()
 
 
-def _sync_in_a_thread(device) -> MemoriesError | None:  # noqa: ANN001 - a tests.helpers.sync.Device
+def _sync_in_a_thread(device) -> BaseException | None:  # noqa: ANN001 - a tests.helpers.sync.Device
     """The error the sync ends with (None if it succeeds); a sync still running after WAIT fails the test."""
-    outcome: list[MemoriesError | None] = []
-
-    def run() -> None:
-        try:
-            device.sync()
-            outcome.append(None)
-        except MemoriesError as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, outcome = in_a_thread(device.sync)
     thread.join(WAIT)
     assert outcome, "the sync is still reading the object"
     return outcome[0]
