@@ -239,7 +239,9 @@ class SyncOperations:
         in the target), then everything is pulled."""
         from ..sync import join
         from ..sync.policy import seeded
+        from ..sync.sealing import JOIN_NAME
         from ..sync.targets import open_target, spec_from
+        from ..sync.waiting import wait_for
         from ..vault import crypto
         from ..vault.store import create_vault_file
         from .vaults import VAULT_SUFFIX
@@ -247,7 +249,7 @@ class SyncOperations:
         engine = self._sync_engine()
         spec = spec_from(url, endpoint_url, cwd=cwd)
         target = open_target(spec)
-        record = join.read_record(target)
+        record = wait_for(lambda: join.read_record(target), where=spec.url, name=JOIN_NAME)  # ctrl+c and a deadline end it
         if record is None:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
                                 "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)

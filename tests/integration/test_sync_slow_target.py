@@ -114,6 +114,28 @@ def test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error(slow
     b.close()
 
 
+def test_a_join_whose_server_trickles_the_join_record_is_given_up_on_and_makes_no_vault(slow, tmp_path, cheap_kdf,
+                                                                                         monkeypatch):
+    from memories_tui.engine import Engine
+    from tests.helpers.sync import SYNC_PASS
+
+    url, hold, waiting = slow
+    first_device(tmp_path / "a", url).close()
+    monkeypatch.setattr(bounds, "MAX_WAIT_SECONDS", 2.0)
+    hold("drip")
+    b = Engine.open(tmp_path / "b")
+    thread, outcome = in_a_thread(lambda: b.sync_join(url, SYNC_PASS))
+    thread.join(WAIT)
+    assert outcome, "the join is still reading the trickle"
+    error = outcome[0]
+    assert isinstance(error, MemoriesError) and error.code == ErrorCode.SYNC_TARGET_UNREACHABLE, outcome
+    assert "key" in error.message and url in error.message
+    assert b.list_vaults() == []
+    hold("")
+    assert b.sync_join(url, SYNC_PASS).vault_id
+    b.close()
+
+
 def _cli_home_synced(url: str, tmp_path):  # noqa: ANN001, ANN202
     """Home a, through the CLI: vault notes with one note, synced with `url`. (a, the env for the CLI)"""
     from tests.helpers.dav import PASSWORD, USER
