@@ -58,6 +58,9 @@ def cmd_memory_read(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     record = ctx.engine.read_record(vault_id, ctx.args.id, ctx.args.revision)
     payload = record.to_json()
+    conflict = ctx.args.revision is None and ctx.engine.conflicted(vault_id, record.id)
+    if ctx.args.revision is None:  # an edit made apart on another device, kept beside this text (sync)
+        payload["conflict"] = conflict
     if not ctx.json:
         print(ctx.bold(clean(record.title)))
         line = _("{kind} {id} revision {revision} · created {created} · updated {updated}").format(
@@ -66,6 +69,11 @@ def cmd_memory_read(ctx: Context) -> Payload:
         if record.tags:
             line += " · " + _("tags {tags}").format(tags=", ".join(record.tags))
         print(ctx.dim(line))
+        if conflict:
+            print(ctx.bold(_("This record was edited on two devices at once; the edit that lost is kept as a conflict: "
+                             "`memories memory conflicts {vault}` shows it, `memories memory resolve {vault} {id}` "
+                             "ends it.").format(
+                                 vault=ctx.args.vault, id=record.id)))
         print()
         if record.data is not None:
             print(_n("[file asset, {size:,} byte]", "[file asset, {size:,} bytes]", len(record.data)).format(

@@ -319,7 +319,21 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
             for kept in conflict.kept:
                 shown = _("a deletion (an edit won over it)") if kept.deleted else clean(kept.title or "")
                 print(f"  {kept.revision}  {shown}")
+                if not kept.deleted and kept.body is not None:
+                    print(ctx.dim(f"    {_preview(kept.body)}"))
+        if conflicts:
+            print()
+            print(ctx.dim(_("The vault shows each record's winner (`memories memory read {vault} ID`). To end a "
+                            "conflict: `memories memory resolve {vault} ID` keeps the winner, `--keep REVISION` one "
+                            "listed here, `--keep-both` makes the others new records. The TUI's reader shows both "
+                            "side by side and can merge them.").format(vault=ctx.args.vault)))
     return {"vault_id": vault_id, "conflicts": [c.to_json() for c in conflicts]}
+
+
+def _preview(body: str, width: int = 100) -> str:
+    """The start of a kept revision's text on one line."""
+    line = clean(" ".join(body.split()))
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def cmd_memory_resolve(ctx: Context) -> Payload:

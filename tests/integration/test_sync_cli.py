@@ -27,6 +27,14 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         assert call_cli(home, "sync", "now", "notes").code == 0
     shown = [call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] for home in (a, b)]
     assert shown[0] == shown[1] and [c["record_id"] for c in shown[0]] == [rid]
+    for home in (a, b):  # reading the record says so, and the listing shows the text that lost and what to do
+        assert call_cli(home, "--json", "memory", "read", "notes", rid).json["conflict"] is True
+        read = call_cli(home, "memory", "read", "notes", rid).stdout
+        assert f"`memories memory resolve notes {rid}`" in read, read
+        listed = call_cli(home, "memory", "conflicts", "notes").stdout
+        lost = shown[0][0]["kept"][0]
+        assert lost["revision"] in listed and f"    {lost['body']}" in listed and "--keep-both" in listed, listed
+    assert "conflict" not in call_cli(a, "--json", "memory", "read", "notes", rid, "--revision", "1").json
     status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"]
     assert [(s["vault_id"], s["url"], s["conflicts"], s["last_error"]) for s in status] == [
         (vault_id, str(folder), 1, None)]
@@ -38,6 +46,8 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
     for home in (b, a):
         assert call_cli(home, "sync", "notes").code == 0
         assert call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] == []
+        assert call_cli(home, "--json", "memory", "read", "notes", rid).json["conflict"] is False
+        assert "conflict" not in call_cli(home, "memory", "read", "notes", rid).stdout
 
 
 def test_bad_targets_are_one_clear_line(tmp_path):

@@ -41,6 +41,8 @@ def test_conflicts_resolve_devices_and_forget_are_served_without_a_passphrase(tm
         assert sorted(c["record_id"] for c in served.json["conflicts"]) == sorted(ids)
         text = call_cli(a, "memory", "conflicts", "notes", passphrase=None)
         assert text.code == 0 and "plan" in text.stdout
+        read = call_cli(a, "--json", "memory", "read", "notes", ids[0], passphrase=None)
+        assert read.code == 0 and read.json["conflict"] is True, read.stderr
 
         devices = call_cli(a, "--json", "sync", "devices", "notes", passphrase=None)
         assert devices.code == 0, devices.stderr
