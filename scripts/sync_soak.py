@@ -5,7 +5,9 @@ Each run: several homes on this machine are devices of one vault, syncing throug
 with a snapshot every 1-3 bundles. They add, edit (whole bodies and single lines, which merge
 three-way), delete, resolve conflicts, switch the device-only flag and sync at random; with
 `--forget` they also forget each other (a forgotten device may come back), with `--damage` the
-target truncates a snapshot part now and then. Then every device writes and syncs a few rounds
+target truncates a snapshot part now and then; with `--wider` they also resolve by keeping a
+revision that lost or both sides, change titles, and stop syncs part-way (ctrl+c after a random
+number of objects). Then every device writes and syncs a few rounds
 (each compacts, and rebuilds a damaged snapshot of its own), and a new device joins. A run is:
 
     ok        every device (and the new one) holds the same records, conflicts and flag
@@ -16,6 +18,7 @@ target truncates a snapshot part now and then. Then every device writes and sync
     scripts/sync_soak.py --seeds 1-100 --damage
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage --stream
+    scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage --stream --wider
 
 Device ids are random, so a seed repeats the operations, not every outcome. Needs the test
 extra (it borrows the tests' cheap passphrase hashing); touches nothing outside a temporary folder.
@@ -28,6 +31,7 @@ import random
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -55,7 +59,8 @@ def _home(path: Path, compact_after: int) -> Path:
     return path
 
 
-def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, keep: bool = False) -> dict[str, int]:
+def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, keep: bool = False,
+        wider: bool = False) -> dict[str, int]:
     """One seeded run; its counts. Raises Stuck, or AssertionError when the devices diverge
     (with `keep`, the homes and the target of such a run stay, and the message names them)."""
     rng = random.Random(seed)
@@ -71,17 +76,34 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
         homes = [first] + [joined_device(_home(tmp / f"d{n}", every), str(folder)) for n in range(1, devices)]
         ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in homes]
         counts = {"refused": 0, "textless": 0, "damaged": 0, "forgotten": 0}
+        if wider:
+            counts["cancelled"] = 0
 
-        def sync(home: Device, *, tolerate: bool = True) -> None:
+        def sync(home: Device, *, tolerate: bool = True, stop_after: int = 0) -> None:
+            """Sync `home`; with `stop_after`, cancel it after that many objects fetched or sent."""
+            cancel = threading.Event()
+            seen = [0]
+
+            def progress(_report: object) -> None:
+                seen[0] += 1
+                if seen[0] >= stop_after:
+                    cancel.set()
+
             try:
-                home.sync()
+                if stop_after:
+                    home.engine.sync_now(home.vault_id, progress=progress, cancel=cancel)
+                else:
+                    home.sync()
             except MemoriesError as exc:
+                if stop_after and exc.code == "cancelled":
+                    counts["cancelled"] += 1
+                    return
                 if not tolerate or exc.code not in _AFTER_DAMAGE or not counts["damaged"]:
                     raise
                 counts["refused" if exc.code == "sync_target_tampered" else "textless"] += 1
 
         for step in range(operations):
-            _step(rng, step, homes, ids, folder, counts, forget, damage, sync)
+            _step(rng, step, homes, ids, folder, counts, forget, damage, sync, wider)
         for round_ in range(2 * every + 4):  # everyone pushes enough to compact again
             for number, home in enumerate(homes):
                 home.add(f"last {round_} {number}", "")
@@ -115,7 +137,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
 
 
 def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], folder: Path,
-          counts: dict[str, int], forget: bool, damage: bool, sync) -> None:  # noqa: ANN001
+          counts: dict[str, int], forget: bool, damage: bool, sync, wider: bool) -> None:  # noqa: ANN001
     home = rng.choice(homes)
     records = sorted(home.records())
     roll = rng.random()
@@ -143,6 +165,18 @@ def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], fo
         part = rng.choice(parts)
         part.write_bytes(part.read_bytes()[:-3])
         counts["damaged"] += 1
+    elif wider and roll < 0.75 and (conflicted := sorted(set(home.conflicts()) & set(records))):
+        record_id = rng.choice(conflicted)
+        kept = [k.revision for c in home.engine.conflicts(home.vault_id) if c.record_id == record_id
+                for k in c.kept if not k.deleted]
+        if kept and rng.random() < 0.5:
+            home.engine.resolve_conflict(home.vault_id, record_id, keep=rng.choice(sorted(kept)))
+        else:
+            home.engine.keep_both(home.vault_id, record_id)
+    elif wider and roll < 0.78:
+        home.engine.update_record(home.vault_id, rng.choice(records), title=f"title {step}")
+    elif wider and roll < 0.82:
+        sync(home, stop_after=rng.randrange(1, 8))
     else:
         sync(home)
 
@@ -158,6 +192,8 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true", help="joins, and syncs of a device with nothing of its "
                         "own to send, commit at every bundle and snapshot part (sync/stream.py commits every few "
                         "megabytes)")
+    parser.add_argument("--wider", action="store_true", help="devices also keep a losing revision or both sides, "
+                        "change titles, and stop syncs part-way")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")
@@ -168,7 +204,7 @@ def main() -> None:
     outcomes = {"ok": 0, "STUCK": 0, "FAILED": 0, "DIVERGED": 0}
     for seed in range(int(first), int(last or first) + 1):
         try:
-            counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep)
+            counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep, args.wider)
             outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
         except Stuck as exc:
             outcome, detail = "STUCK", str(exc)[-300:]
