@@ -312,8 +312,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-collect-drops-a-chain-carried-by-a-returner", "a device deletes the objects of a forgotten device "
            "that came back and now carries another forgotten one: that chain is carried by nobody",
            "memories_tui/sync/compaction.py",
-           (("        if head is not None and any(n > carried.get(other, 0) for other, n in head.adopted.items()\n",
-             "        if False and any(n > carried.get(other, 0) for other, n in head.adopted.items()\n"),),
+           (("        if head is not None and _carries_beyond(head, carried, state.device):\n",
+             "        if False:\n"),),
+           ("tests/integration/test_sync_gc.py::"
+            "test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain",)),
+    Mutant("sync-returner-never-carried-again", "a forgotten device that came back and carries another forgotten one "
+           "is never carried again with that chain: its snapshot and head stay in the target for good",
+           "memories_tui/sync/compaction.py",
+           (("        again = device in mine and _carries_beyond(head, mine, state.device)\n",
+             "        again = False\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",

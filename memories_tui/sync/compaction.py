@@ -125,15 +125,25 @@ def prepare(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, c
 
 
 def _to_adopt(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) -> dict[str, Head]:
-    """The forgotten devices whose whole chain this device has read and nobody carries yet."""
+    """The forgotten devices whose whole chain this device has read and nobody carries yet; and
+    one this device carries that came back without writing and now carries a chain this
+    device's snapshot does not (carrying it again carries that chain too, so its objects can go)."""
+    own = pulled.heads.get(state.device)
+    mine = own.adopted if own is not None else {}
     out = {}
     for device, head in sorted(pulled.heads.items()):
         if device == state.device or head.seq == 0 or state.seen.get(device) != (head.seq, head.digest):
             continue
         carried = adopters(pulled.heads, device)
-        if (carried is None or carried[1] < head.seq) and _forgotten(target, keys, head, pulled.listing):
+        again = device in mine and _carries_beyond(head, mine, state.device)
+        if (carried is None or carried[1] < head.seq or again) and _forgotten(target, keys, head, pulled.listing):
             out[device] = head
     return out
+
+
+def _carries_beyond(head: Head, carried: dict[str, int], device: str) -> bool:
+    """Whether `head`'s snapshot carries a chain (other than `device`'s) further than `carried` does."""
+    return any(n > carried.get(other, 0) for other, n in head.adopted.items() if other != device)
 
 
 def _snapshot(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra,
@@ -284,9 +294,8 @@ def _collect(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled) 
         head = pulled.heads.get(device)
         if head is not None and (head.seq > upto or not _forgotten(target, keys, head, pulled.listing)):
             continue  # it came back: its chain is its own again
-        if head is not None and any(n > carried.get(other, 0) for other, n in head.adopted.items()
-                                    if other != state.device):
-            continue  # it came back and carries a chain this device's snapshot does not: its objects hold it
+        if head is not None and _carries_beyond(head, carried, state.device):
+            continue  # it came back and carries a chain this device's snapshot does not (yet): its objects hold it
         theirs = snapshots.OwnObjects.listed(pulled.listing, device)
         names = [bundle_name(device, n) for n in sorted(theirs.bundles) if n <= upto]
         names += [snapshots.snapshot_name(device, u, k) for u, k in sorted(theirs.parts) if u <= upto]

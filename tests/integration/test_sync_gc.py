@@ -361,7 +361,9 @@ def test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_ch
     z (forgotten too), deleting z's objects; y forgets x again. y's snapshot carries x only as x
     was, not z: deleting x's objects then (its snapshot included) left z carried by nobody, so z
     refused to go on (`sync_target_rolled_back`) and a new device missed z's notes. Found by
-    scripts/sync_soak.py --devices 4 --forget --damage --stream (seed 939)."""
+    scripts/sync_soak.py --devices 4 --forget --damage --stream (seed 939). Once x leaves for
+    good, y carries x again, and z with it (from x's snapshot), and deletes x's objects: they
+    used to stay in the target for good."""
     homes = {name: _home(tmp_path / name, compact_after=1) for name in ("y", "x", "z")}  # a snapshot at every push
     y = first_device(homes["y"], str(folder))
     mine = y.add("from y", "y")
@@ -393,5 +395,14 @@ def test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_ch
     assert y.records() == x.records() == z.records()
     late = joined_device(_home(tmp_path / "late"), str(folder))
     assert late.records() == y.records() and "from z" in {title for _k, title, _b in late.records().values()}
-    for device in (y, x, z, late):
+    x.close()  # x leaves for good: y carries what x carried, and x's objects go
+    for n in range(3):
+        y.edit(mine, f"y after x left {n}")
+        y.sync()
+    assert not list((folder / "d" / id_x).glob("*")), sorted(p.name for p in (folder / "d" / id_x).glob("*"))
+    z.sync()
+    newest = joined_device(_home(tmp_path / "newest"), str(folder))
+    assert newest.records() == y.records() == z.records()
+    assert {"from x", "from z"} <= {title for _k, title, _b in newest.records().values()}
+    for device in (y, z, late, newest):
         device.close()
