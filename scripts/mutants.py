@@ -323,6 +323,10 @@ MUTANTS: tuple[Mutant, ...] = (
              "        again = False\n"),),
            ("tests/integration/test_sync_gc.py::"
             "test_a_device_that_came_back_and_carries_another_is_not_deleted_with_that_chain",)),
+    Mutant("sync-stop-waits-for-a-held-upload", "quitting the TUI (or stopping the daemon) waits 30 s for a "
+           "background sync whose upload the server holds back",
+           "memories_tui/engine/sync_watch.py", (("STOP_WAIT_SECONDS = 2.0\n", "STOP_WAIT_SECONDS = 30.0\n"),),
+           ("tests/tui/test_sync_slow_target_quit.py",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

@@ -29,6 +29,12 @@ log = logging.getLogger("memories.daemon")
 POLL_SECONDS = 1.0
 QUIET_SECONDS = 2.0  # a change is synced once this long passes without another
 RETRY_SECONDS = 60.0  # after a failed sync (a sync tool still copying, a target away for a moment)
+# How long stopping (daemon stop, quitting the TUI) waits for a background sync still uploading. Its
+# reads end at the stop at once; an upload a server holds back would hold the quit for the client's
+# timeouts (minutes), so it is left as a killed sync is: the process ends with it, what it committed
+# is in the vault's outbox for the next sync, and while the process lives the sync keeps the vault's
+# sync lock (exclusive.py), so no other sync of the vault starts before it ends.
+STOP_WAIT_SECONDS = 2.0
 
 
 class SyncedEngine(Protocol):
@@ -82,7 +88,7 @@ class SyncScheduler:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=STOP_WAIT_SECONDS)
 
     def _run(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
