@@ -7,7 +7,10 @@ three-way), delete, resolve conflicts, switch the device-only flag and sync at r
 `--forget` they also forget each other (a forgotten device may come back), with `--damage` the
 target truncates a snapshot part now and then; with `--wider` they also resolve by keeping a
 revision that lost or both sides, change titles, and stop syncs part-way (ctrl+c after a random
-number of objects). Then every device writes and syncs a few rounds
+number of objects). With `--target webdav` the devices sync through a WebDAV server on
+127.0.0.1 (WsgiDAV, from the test extra) instead of a folder; `--target flaky-webdav` answers one
+request in four with 503 (a MOVE done first, its answer lost), so syncs also fail, and are retried,
+at any request. Then every device writes and syncs a few rounds
 (each compacts, and rebuilds a damaged snapshot of its own), and a new device joins. A run is:
 
     ok        every device (and the new one) holds the same records, conflicts and flag
@@ -19,6 +22,7 @@ number of objects). Then every device writes and syncs a few rounds
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage --stream
     scripts/sync_soak.py --seeds 1-100 --devices 4 --forget --damage --stream --wider
+    scripts/sync_soak.py --seeds 1-100 --wider --stream --target flaky-webdav
 
 Device ids are random, so a seed repeats the operations, not every outcome. Needs the test
 extra (it borrows the tests' cheap passphrase hashing); touches nothing outside a temporary folder.
@@ -27,20 +31,26 @@ extra (it borrows the tests' cheap passphrase hashing); touches nothing outside 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import random
 import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memories_tui.engine import Engine  # noqa: E402
 from memories_tui.errors import MemoriesError  # noqa: E402
 from memories_tui.sync import compaction, stream  # noqa: E402
-from tests.helpers.sync import Device, first_device, joined_device  # noqa: E402
+from tests.helpers.sync import SYNC_PASS, Device, first_device, joined_device  # noqa: E402
 from tests.helpers.vaults import use_cheap_kdf  # noqa: E402
 
+_FLAKY = ("sync_target_unreachable", "sync_bad_target")  # a 503 that outlasted the client's retries
 _AFTER_DAMAGE = ("sync_target_tampered",  # and a note a rebuilt snapshot carries without its text, until its
                  "sync_state_incomplete")  # device syncs again (docs/sync.md): both must clear by the end
 
@@ -59,25 +69,91 @@ def _home(path: Path, compact_after: int) -> Path:
     return path
 
 
+Place = Callable[[Path, int], tuple[str, Path]]  # (a run's folder, seed) -> (the target's URL, its files on disk)
+
+
+def _in_folder(tmp: Path, _seed: int) -> tuple[str, Path]:
+    folder = tmp / "Sync"
+    folder.mkdir()
+    return str(folder), folder
+
+
+@contextlib.contextmanager
+def _on_webdav(flaky: bool) -> Iterator[Place]:
+    """A WebDAV server for the whole soak; each run syncs through a collection of its own."""
+    from tests.helpers.dav import PASSWORD, USER, dav_server
+
+    os.environ["MEMORIES_WEBDAV_USERNAME"], os.environ["MEMORIES_WEBDAV_PASSWORD"] = USER, PASSWORD
+    with dav_server() as server:
+        url, disk = (server.flaky_url, server.root.parent / "flaky") if flaky else (server.url.rstrip("/"), server.root)
+
+        def place(_tmp: Path, seed: int) -> tuple[str, Path]:
+            name = f"run-{seed}-{os.urandom(3).hex()}"
+            (disk / name).mkdir()
+            return f"{url}/{name}", disk / name
+
+        yield place
+
+
+T = TypeVar("T")
+_ATTEMPTS = 10  # tries of a call the flaky server fails: a user runs it again
+
+
+def _through(call: Callable[[], T], flaky: bool) -> T:
+    """`call()`, tried again while the flaky server's 503s outlast the client's retries."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            return call()
+        except MemoriesError as exc:
+            if not flaky or exc.code not in _FLAKY or attempt == _ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _joined(home: Path, url: str, flaky: bool) -> Device:
+    """A device joined to `url`; a join the flaky server stopped after it made the vault is
+    finished by syncing, as `sync join` then tells the user."""
+    if not flaky:
+        return joined_device(home, url)
+    engine = Engine.open(home)
+    for _attempt in range(_ATTEMPTS):
+        try:
+            return Device(engine, engine.sync_join(url, SYNC_PASS).vault_id)
+        except MemoriesError as exc:
+            if exc.code not in _FLAKY:
+                raise
+            made = engine.list_vaults()
+            if made:
+                device = Device(engine, made[0].vault_id)
+                if device.vault_id not in engine.unlocked_ids():
+                    engine.unlock(device.vault_id, SYNC_PASS)
+                _through(device.sync, flaky)
+                return device
+    raise AssertionError(f"no join of {url} went through in {_ATTEMPTS} tries")
+
+
 def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, keep: bool = False,
-        wider: bool = False) -> dict[str, int]:
+        wider: bool = False, place: Place = _in_folder) -> dict[str, int]:
     """One seeded run; its counts. Raises Stuck, or AssertionError when the devices diverge
     (with `keep`, the homes and the target of such a run stay, and the message names them)."""
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="memories-soak-"))
     ended = False
     try:
-        folder = tmp / "Sync"
-        folder.mkdir()
+        url, folder = place(tmp, seed)
+        flaky = "flaky" in url
         every = rng.choice([1, 2, 3])
-        first = first_device(_home(tmp / "d0", every), str(folder))
+        first = _through(lambda: first_device(_home(tmp / "d0", every), url), flaky)
         first.add("seed", "0")
-        first.sync()
-        homes = [first] + [joined_device(_home(tmp / f"d{n}", every), str(folder)) for n in range(1, devices)]
-        ids = [next(d.device for d in h.engine.sync_devices(h.vault_id) if d.this_device) for h in homes]
+        _through(first.sync, flaky)
+        homes = [first] + [_joined(_home(tmp / f"d{n}", every), url, flaky) for n in range(1, devices)]
+        ids = [next(d.device for d in _through(lambda h=h: h.engine.sync_devices(h.vault_id), flaky) if d.this_device)
+               for h in homes]
         counts = {"refused": 0, "textless": 0, "damaged": 0, "forgotten": 0}
         if wider:
             counts["cancelled"] = 0
+        if flaky:
+            counts["unreachable"] = 0
 
         def sync(home: Device, *, tolerate: bool = True, stop_after: int = 0) -> None:
             """Sync `home`; with `stop_after`, cancel it after that many objects fetched or sent."""
@@ -89,18 +165,28 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
                 if seen[0] >= stop_after:
                     cancel.set()
 
-            try:
-                if stop_after:
-                    home.engine.sync_now(home.vault_id, progress=progress, cancel=cancel)
-                else:
-                    home.sync()
-            except MemoriesError as exc:
-                if stop_after and exc.code == "cancelled":
-                    counts["cancelled"] += 1
+            for attempt in range(_ATTEMPTS):
+                try:
+                    if stop_after:
+                        home.engine.sync_now(home.vault_id, progress=progress, cancel=cancel)
+                    else:
+                        home.sync()
                     return
-                if not tolerate or exc.code not in _AFTER_DAMAGE or not counts["damaged"]:
-                    raise
-                counts["refused" if exc.code == "sync_target_tampered" else "textless"] += 1
+                except MemoriesError as exc:
+                    if flaky and exc.code in _FLAKY:  # the server's 503s outlasted the client's retries
+                        counts["unreachable"] += 1
+                        if tolerate:
+                            return
+                        if attempt < _ATTEMPTS - 1:
+                            continue  # as a user would: sync again
+                        raise
+                    if stop_after and exc.code == "cancelled":
+                        counts["cancelled"] += 1
+                        return
+                    if not tolerate or exc.code not in _AFTER_DAMAGE or not counts["damaged"]:
+                        raise
+                    counts["refused" if exc.code == "sync_target_tampered" else "textless"] += 1
+                    return
 
         for step in range(operations):
             _step(rng, step, homes, ids, folder, counts, forget, damage, sync, wider)
@@ -114,7 +200,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
                     sync(home, tolerate=False)
         except MemoriesError as exc:
             raise Stuck(exc.message) from None
-        late = joined_device(_home(tmp / "late", every), str(folder))
+        late = _joined(_home(tmp / "late", every), url, flaky)
         for number, other in enumerate([*homes[1:], late], start=1):
             ours, theirs = homes[0].records(), other.records()
             assert theirs == ours, f"records differ on device {number}: " + "; ".join(
@@ -194,6 +280,8 @@ def main() -> None:
                         "megabytes)")
     parser.add_argument("--wider", action="store_true", help="devices also keep a losing revision or both sides, "
                         "change titles, and stop syncs part-way")
+    parser.add_argument("--target", choices=("folder", "webdav", "flaky-webdav"), default="folder",
+                        help="what the devices sync through (default folder)")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")
@@ -202,18 +290,21 @@ def main() -> None:
     if args.stream:
         stream.STREAM_BYTES = 1
     outcomes = {"ok": 0, "STUCK": 0, "FAILED": 0, "DIVERGED": 0}
-    for seed in range(int(first), int(last or first) + 1):
-        try:
-            counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep, args.wider)
-            outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
-        except Stuck as exc:
-            outcome, detail = "STUCK", str(exc)[-300:]
-        except Failed as exc:
-            outcome, detail = "FAILED", str(exc)[-400:]
-        except AssertionError as exc:
-            outcome, detail = "DIVERGED", str(exc)[-600:]
-        outcomes[outcome] += 1
-        print(f"seed {seed}: {outcome} ({detail})", flush=True)
+    where = contextlib.nullcontext(_in_folder) if args.target == "folder" else _on_webdav(args.target == "flaky-webdav")
+    with where as place:
+        for seed in range(int(first), int(last or first) + 1):
+            try:
+                counts = run(seed, args.operations, args.devices, args.forget, args.damage, args.keep, args.wider,
+                             place)
+                outcome, detail = "ok", " ".join(f"{k} {v}" for k, v in counts.items())
+            except Stuck as exc:
+                outcome, detail = "STUCK", str(exc)[-300:]
+            except Failed as exc:
+                outcome, detail = "FAILED", str(exc)[-400:]
+            except AssertionError as exc:
+                outcome, detail = "DIVERGED", str(exc)[-600:]
+            outcomes[outcome] += 1
+            print(f"seed {seed}: {outcome} ({detail})", flush=True)
     print(" · ".join(f"{k} {v}" for k, v in outcomes.items()))
 
 
