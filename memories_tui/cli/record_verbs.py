@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,7 +74,7 @@ def cmd_memory_read(ctx: Context) -> Payload:
             print(ctx.bold(_("This record was edited on two devices at once; the edit that lost is kept as a conflict: "
                              "`memories memory conflicts {vault}` shows it, `memories memory resolve {vault} {id}` "
                              "ends it.").format(
-                                 vault=ctx.args.vault, id=record.id)))
+                                 vault=shlex.quote(ctx.args.vault), id=record.id)))
         print()
         if record.data is not None:
             print(_n("[file asset, {size:,} byte]", "[file asset, {size:,} bytes]", len(record.data)).format(

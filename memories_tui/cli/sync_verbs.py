@@ -10,6 +10,7 @@ a passphrase or the vault key itself, only keys derived from it.
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -210,18 +211,19 @@ def cmd_sync_now(ctx: Context) -> Payload:
             target=clean(report.target), pushed=report.pushed_revisions, objects=report.pushed_objects,
             bytes=report.pushed_bytes, pulled=report.pulled_revisions, devices=report.devices - 1,
             written=report.written))
+        typed = shlex.quote(ctx.args.vault)  # the vault as the user named it, for the commands suggested
         if report.conflicts:
             print(_("{count} record(s) have conflicting edits kept: `memories memory conflicts {vault}`.").format(
-                count=report.conflicts, vault=vault_id))
+                count=report.conflicts, vault=typed))
         if report.passphrase_adopted:
             print(_ADOPTED().format(vault=vault_id))
         if report.policy_pulled:
             print(_("Vault policy set on another device now applies here: {keys} (`memories vault policy {vault}`).")
-                  .format(keys=", ".join(report.policy_pulled), vault=vault_id))
+                  .format(keys=", ".join(report.policy_pulled), vault=typed))
         if report.policy_conflicts:
             print(_("Vault policy was changed on two devices at once: {keys}; the later change is kept on every "
                     "device (`memories vault policy {vault}` shows it).").format(
-                keys=", ".join(report.policy_conflicts), vault=vault_id))
+                keys=", ".join(report.policy_conflicts), vault=typed))
     return report.to_json()
 
 
@@ -326,7 +328,7 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
             print(ctx.dim(_("The vault shows each record's winner (`memories memory read {vault} ID`). To end a "
                             "conflict: `memories memory resolve {vault} ID` keeps the winner, `--keep REVISION` one "
                             "listed here, `--keep-both` makes the others new records. The TUI's reader shows both "
-                            "side by side and can merge them.").format(vault=ctx.args.vault)))
+                            "side by side and can merge them.").format(vault=shlex.quote(ctx.args.vault))))
     return {"vault_id": vault_id, "conflicts": [c.to_json() for c in conflicts]}
 
 

@@ -24,7 +24,9 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
     assert call_cli(a, "--json", "memory", "update", "notes", rid, "--text", "on a").code == 0
     assert call_cli(b, "--json", "memory", "update", "notes", rid, "--text", "on b").code == 0
     for home in (a, b, a):
-        assert call_cli(home, "sync", "now", "notes").code == 0
+        synced = call_cli(home, "sync", "now", "notes")
+        assert synced.code == 0
+    assert "`memories memory conflicts notes`" in synced.stdout, synced.stdout  # the name the user gave
     shown = [call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] for home in (a, b)]
     assert shown[0] == shown[1] and [c["record_id"] for c in shown[0]] == [rid]
     for home in (a, b):  # reading the record says so, and the listing shows the text that lost and what to do
