@@ -327,6 +327,16 @@ MUTANTS: tuple[Mutant, ...] = (
            "background sync whose upload the server holds back",
            "memories_tui/engine/sync_watch.py", (("STOP_WAIT_SECONDS = 2.0\n", "STOP_WAIT_SECONDS = 30.0\n"),),
            ("tests/tui/test_sync_slow_target_quit.py",)),
+    Mutant("sync-merge-device-stat-conflicts", "the same change of a source file, recorded on two devices with "
+           "their own paths and times, is a conflict",
+           "memories_tui/sync/threeway.py",
+           (('_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns"})',
+             "_EACH_DEVICES_OWN: frozenset[str] = frozenset()"),),
+           ("tests/unit/test_sync_metadata_merge.py", "tests/integration/test_sync_sources.py")),
+    Mutant("source-add-twice", "a folder another device's source keeps in step is added as a second source "
+           "(every note twice)", "memories_tui/engine/source_ops.py",
+           (("            if found is None or take_over:\n", "            if True:\n"),),
+           ("tests/integration/test_sync_sources.py",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

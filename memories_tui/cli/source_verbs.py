@@ -35,6 +35,10 @@ def register(sub: Any, group: Callable[..., Any], verb: Verb) -> None:
                    help=_("only files matching PATTERN (repeat for several; `*.md` matches at any depth)"))
     p.add_argument("--exclude", action="append", metavar="PATTERN", help=_("leave out files matching PATTERN"))
     p.add_argument("--no-sync", action="store_true", help=_("register only; sync later with `source sync`"))
+    p.add_argument("--take-over", action="store_true",
+                   help=_("the folder's notes are in the vault already, from a source this home does not have "
+                          "(another device's, or one removed here): keep those same cards in step from here "
+                          "instead of refusing"))
     p = verb(source, "list", cmd_source_list, _("List the vault's sources on this home."), "memories source list notes")
     p.add_argument("vault", metavar="VAULT_ID")
     p = verb(source, "remove", cmd_source_remove,
@@ -77,7 +81,8 @@ def _bar(ctx: Context, label: str) -> tuple[ProgressReport, Callable[[IngestProg
 def cmd_source_add(ctx: Context) -> Payload:
     args = ctx.args
     vault_id = ctx.unlock(args.vault)
-    spec = ctx.engine.add_source(vault_id, Path(args.dir), globs=args.glob, excludes=args.exclude)
+    spec = ctx.engine.add_source(vault_id, Path(args.dir), globs=args.glob, excludes=args.exclude,
+                                 take_over=args.take_over)
     if not ctx.json:
         print(_("Added source {id}: {path}").format(id=ctx.bold(spec.id), path=clean(spec.path)))
     payload: Payload = {"source": spec.to_json()}

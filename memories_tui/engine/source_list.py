@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import secrets
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,10 @@ def _save(vault: UnlockedVault, home: Path, sources: list[SourceSpec]) -> None:
 
 
 def add_source(vault: UnlockedVault, home: Path, folder: Path, globs: list[str], excludes: list[str],
-               stamp: str) -> SourceSpec:
-    """Register `folder` (refused when it is not a folder, or is already a source or inside one)."""
+               stamp: str, same_as: Callable[[Path], str | None] | None = None) -> SourceSpec:
+    """Register `folder` (refused when it is not a folder, or is already a source or inside one).
+    `same_as(folder)` names the source of another device that keeps this folder's notes already:
+    this one takes its id, so both keep the same cards in step (source_elsewhere.py)."""
     try:
         where = folder.expanduser().resolve(strict=True)
     except (OSError, RuntimeError):
@@ -90,7 +93,8 @@ def add_source(vault: UnlockedVault, home: Path, folder: Path, globs: list[str],
         if where == Path(old.path) or Path(old.path) in where.parents or where in Path(old.path).parents:
             raise InputRefusedError(msg("{path} overlaps source {id} ({other}); a file belongs to one source.",
                                         path=shown(folder), id=old.id, other=old.path), code=ErrorCode.SOURCE_EXISTS)
-    spec = SourceSpec(id=secrets.token_hex(4), path=text, globs=list(globs), excludes=list(excludes), added=stamp)
+    shared = same_as(where) if same_as is not None else None
+    spec = SourceSpec(id=shared or secrets.token_hex(4), path=text, globs=list(globs), excludes=list(excludes), added=stamp)
     _save(vault, home, [*sources, spec])
     return spec
 

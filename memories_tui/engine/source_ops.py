@@ -64,13 +64,34 @@ class SourceOperations:
         return self._parts()._state.context(vault_id)
 
     def add_source(self, vault_id: str, folder: Path, *, globs: list[str] | None = None,
-                   excludes: list[str] | None = None) -> SourceSpec:
-        """Register `folder` for this vault on this home (kept in the encrypted settings)."""
+                   excludes: list[str] | None = None, take_over: bool = False) -> SourceSpec:
+        """Register `folder` for this vault on this home (kept in the encrypted settings). A folder
+        whose notes the cards of a source this home does not have hold already (another device's,
+        or one removed here) is refused, or with `take_over` added as that source
+        (source_elsewhere.py)."""
+        from ..errors import InputRefusedError
+        from ..i18n import msg
         from ..vault.create import now_iso
-        from .source_list import add_source
+        from .folders import shown
+        from .source_elsewhere import kept_elsewhere
+        from .source_list import add_source, load_sources
 
-        return add_source(self._ctx(vault_id).vault, self._parts().home, folder, list(globs or []),
-                          list(excludes or []), now_iso())
+        ctx = self._ctx(vault_id)
+        home = self._parts().home
+
+        def same_as(where: Path) -> str | None:
+            found = kept_elsewhere(ctx.records(), {s.id for s in load_sources(ctx.vault, home)}, where)
+            if found is None or take_over:
+                return found[0] if found is not None else None
+            raise InputRefusedError(msg(
+                "The notes of {path} are in this vault already: {count} cards of source {id}, which this home does "
+                "not have (another device keeps the folder in step, or the source was removed here). Adding it "
+                "again would make a second card of each note; on another device's folder, its notes reach this "
+                "one through `memories sync`. To keep those same cards in step from here (that device no longer "
+                "does, or both should), add it with --take-over.", path=shown(folder), count=found[1], id=found[0]),
+                code=ErrorCode.SOURCE_EXISTS)
+
+        return add_source(ctx.vault, home, folder, list(globs or []), list(excludes or []), now_iso(), same_as)
 
     def list_sources(self, vault_id: str) -> list[SourceInfo]:
         from .source_list import load_sources

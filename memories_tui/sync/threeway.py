@@ -58,6 +58,8 @@ def merge_payloads(base: str, a: str, b: str) -> str | None:
             merged[key] = body
         else:
             value = _pick(old.get(key), left.get(key), right.get(key))
+            if value is _CONFLICT and key == "metadata" and all(isinstance(d.get(key), dict) for d in docs):
+                value = merge_metadata(old[key], left[key], right[key])  # only then: merges older builds make are unchanged
             if value is _CONFLICT:
                 return None
             merged[key] = value
@@ -65,6 +67,29 @@ def merge_payloads(base: str, a: str, b: str) -> str | None:
 
 
 _CONFLICT = object()
+# Where and when a device's own copy of a source file is: each device keeps the folder at its own
+# path and stats its own copy, so two devices keeping one folder in step (a Syncthing folder)
+# record the same change with different values here. Not a conflict: the winner's are kept.
+_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns"})
+
+
+def merge_metadata(old: dict[str, Any], left: dict[str, Any], right: dict[str, Any]) -> object:
+    """The metadata key by key, as the other fields are merged (`left` is the winner's), when both
+    sides changed it; _CONFLICT when one key was changed both ways, other than a device's own
+    stat of a source file."""
+    merged: dict[str, Any] = {}
+    for key in list(left) + [k for k in right if k not in left]:
+        value = _pick(old.get(key, _ABSENT), left.get(key, _ABSENT), right.get(key, _ABSENT))
+        if value is _CONFLICT:
+            if key not in _EACH_DEVICES_OWN:
+                return _CONFLICT
+            value = left.get(key, _ABSENT)
+        if value is not _ABSENT:
+            merged[key] = value
+    return merged
+
+
+_ABSENT = object()  # a key one side removed: removed in the merge unless the other side changed it
 
 
 def _pick(old: object, left: object, right: object) -> object:

@@ -1,0 +1,52 @@
+"""A folder whose notes another source of the vault keeps in step already.
+
+The sources are each home's own (the list of folders never syncs), but the cards they make
+sync like any record. The same folder on two devices (an Obsidian vault that Syncthing or
+iCloud Drive carries to both) added as a source on each would make every note twice, as each
+source knows only the cards it made; so would adding a folder again after `source remove`,
+whose cards stay. So `source add` looks for cards of a source this home does not have whose
+files are in the new folder with the same bytes: by default it refuses to add the folder
+(its notes reach this device through `memories sync`); with `--take-over` the new source takes
+that source's id and keeps the same cards in step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..vault.records import Record
+from .sources import MAX_FILE_BYTES
+
+MAX_CHECKED = 20  # cards of one source whose files are hashed before it counts as another folder
+
+
+def kept_elsewhere(current: dict[str, Record], own_ids: set[str], folder: Path) -> tuple[str, int] | None:
+    """(the id of a source this home does not have whose cards' files are in `folder` with the
+    same bytes, how many cards it has) or None."""
+    by_source: dict[str, list[Record]] = {}
+    for record in current.values():
+        source_id = record.metadata.get("source_id")
+        if record.kind == "card" and isinstance(source_id, str) and source_id not in own_ids \
+                and "source_gone" not in record.metadata:
+            by_source.setdefault(source_id, []).append(record)
+    for source_id, cards in sorted(by_source.items(), key=lambda item: (-len(item[1]), item[0])):
+        ordered = sorted(cards, key=lambda card: str(card.metadata.get("source_rel")))
+        if any(_same_bytes(folder, card) for card in ordered[:MAX_CHECKED]):
+            return source_id, len(cards)
+    return None
+
+
+def _same_bytes(folder: Path, card: Record) -> bool:
+    """Whether the card's file is under `folder` (not through a link) with the bytes it recorded."""
+    rel, recorded = card.metadata.get("source_rel"), card.metadata.get("sha256")
+    if not isinstance(rel, str) or not isinstance(recorded, str) or not rel:
+        return False
+    path = folder / rel
+    try:
+        if folder.resolve() not in path.resolve().parents or path.is_symlink() or not path.is_file() \
+                or path.stat().st_size > MAX_FILE_BYTES:
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == recorded
+    except (OSError, RuntimeError, ValueError):
+        return False

@@ -1,0 +1,76 @@
+"""One folder of notes on two devices (what Syncthing or iCloud Drive does to an Obsidian vault),
+a source on both: the second `source add` is refused with what to do instead of making a second
+card of every note; with --take-over both keep the same cards in step, and the same change of a
+file, recorded by each device with its own path and stat, merges instead of showing as a
+conflict. A folder added again after `source remove` is caught the same way."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memories_tui.errors import ErrorCode, MemoriesError
+from tests.helpers.cli import call_cli
+from tests.helpers.sync import Device, first_device, joined_device
+
+
+def _notes(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "tea.md").write_text("# Tea\n\nOolong, rinse first.\n", encoding="utf-8")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "bread.md").write_text("# Bread\n\nSourdough.\n", encoding="utf-8")
+    return folder
+
+
+def _cards(device: Device) -> list[tuple[str, str]]:
+    return sorted((r.title, r.body) for r in device.engine.list_records(device.vault_id) if r.kind == "card")
+
+
+def test_one_folder_on_two_devices_is_one_card_per_note(tmp_path, cheap_kdf):
+    target = tmp_path / "Sync"
+    target.mkdir()
+    here, there = _notes(tmp_path / "laptop" / "Notes"), tmp_path / "desktop" / "Notes"
+    a = first_device(tmp_path / "a", str(target))
+    a.engine.add_source(a.vault_id, here)
+    a.engine.sync_sources(a.vault_id)
+    a.sync()
+    shutil.copytree(here, there)  # what the sync tool does
+    b = joined_device(tmp_path / "b", str(target))
+    with pytest.raises(MemoriesError) as refused:
+        b.engine.add_source(b.vault_id, there)
+    assert refused.value.code == ErrorCode.SOURCE_EXISTS and "--take-over" in refused.value.message
+    assert b.engine.source_specs(b.vault_id) == []
+    spec = b.engine.add_source(b.vault_id, there, take_over=True)
+    assert [i.status for i in b.engine.sync_sources(b.vault_id)[0].items] == ["unchanged", "unchanged"]
+    assert spec.id == a.engine.source_specs(a.vault_id)[0].id
+    for n, folder in enumerate((here, there)):  # the same edit reaches both copies, each with its own time
+        (folder / "tea.md").write_text("# Tea\n\nOolong, rinse first. 90C.\n", encoding="utf-8")
+        os.utime(folder / "tea.md", ns=(1_800_000_000_000_000_000 + n, 1_800_000_000_000_000_000 + n))
+    for device in (a, b):
+        assert [i.status for i in device.engine.sync_sources(device.vault_id)[0].items] == ["unchanged", "updated"]
+    for device in (a, b, a, b):
+        device.sync()
+    for device in (a, b):
+        assert device.conflicts() == {}
+        assert _cards(device) == [("Bread", "# Bread\n\nSourdough.\n"), ("Tea", "# Tea\n\nOolong, rinse first. 90C.\n")]
+    a.close()
+    b.close()
+
+
+def test_a_folder_added_again_after_source_remove_takes_its_cards_back(tmp_path):
+    home, folder = tmp_path / "home", _notes(tmp_path / "Notes")
+    call_cli(home, "vault", "create", "notes")
+    assert call_cli(home, "source", "add", "notes", str(folder)).code == 0
+    source = call_cli(home, "--json", "source", "list", "notes").json["sources"][0]["source"]["id"]
+    assert call_cli(home, "source", "remove", "notes", source).code == 0
+    again = call_cli(home, "source", "add", "notes", str(folder))
+    assert again.code == 1 and "--take-over" in again.stderr and "Traceback" not in again.stderr
+    assert call_cli(home, "--json", "source", "list", "notes").json["sources"] == []
+    taken = call_cli(home, "--json", "source", "add", "notes", str(folder), "--take-over")
+    assert taken.code == 0 and taken.json["source"]["id"] == source
+    assert sorted(i["status"] for i in taken.json["sync"]["items"]) == ["unchanged", "unchanged"]
+    cards = call_cli(home, "--json", "memory", "list", "notes").json["records"]
+    assert sorted(c["title"] for c in cards if c["kind"] == "card") == ["Bread", "Tea"]
