@@ -8,6 +8,11 @@ whose cards stay. So `source add` looks for cards of a source this home does not
 files are in the new folder with the same bytes: by default it refuses to add the folder
 (its notes reach this device through `memories sync`); with `--take-over` the new source takes
 that source's id and keeps the same cards in step.
+
+Two devices keeping one folder both take in a new file before either syncs: two cards of one
+file, one from each, meet at the next sync. Each source sync keeps the card with the lowest id
+(the same one on every device) and deletes the others that hold the same text; one with another
+text (edited in the vault) is left and reported, never deleted.
 """
 
 from __future__ import annotations
@@ -19,6 +24,24 @@ from ..vault.records import Record
 from .sources import MAX_FILE_BYTES
 
 MAX_CHECKED = 20  # cards of one source whose files are hashed before it counts as another folder
+
+
+def own_cards(current: dict[str, Record], source_id: str) -> tuple[dict[str, Record], list[Record], list[Record]]:
+    """(the source's card of each file, the other cards of a file holding the same text, those
+    holding another text): the card kept is the one with the lowest id, on every device alike."""
+    by_file: dict[str, list[Record]] = {}
+    for record in current.values():
+        if record.kind == "card" and record.metadata.get("source_id") == source_id:
+            by_file.setdefault(str(record.metadata.get("source_rel")), []).append(record)
+    kept: dict[str, Record] = {}
+    same: list[Record] = []
+    other: list[Record] = []
+    for rel, cards in by_file.items():
+        first, *rest = sorted(cards, key=lambda card: card.id)
+        kept[rel] = first
+        for twin in rest:
+            (same if (twin.title, twin.body, twin.tags) == (first.title, first.body, first.tags) else other).append(twin)
+    return kept, same, other
 
 
 def kept_elsewhere(current: dict[str, Record], own_ids: set[str], folder: Path) -> tuple[str, int] | None:

@@ -28,6 +28,7 @@ from ..vault.records import NewRecord, Record, RecordUpdate
 from .fits import FitCheck, fitting
 from .folders import TEXT_SUFFIXES, TRUNCATED, FolderScan, refusal_reason, scan_folder, shown
 from .ingest import MAX_BATCH_CHARS
+from .source_elsewhere import own_cards
 from .source_list import SourceSpec
 from .source_stat import all_unchanged, count_pending
 from .source_table import StatTable
@@ -99,8 +100,7 @@ class _SyncRun:
     def __init__(self, vault: UnlockedVault, current: dict[str, Record], spec: SourceSpec, *, full: bool,
                  check_fits: FitCheck | None) -> None:
         self.vault, self.spec, self.root, self.full, self.check_fits = vault, spec, Path(spec.path), full, check_fits
-        self.mine = {str(r.metadata.get("source_rel")): r for r in current.values()
-                     if r.kind == "card" and r.metadata.get("source_id") == spec.id}
+        self.mine, self.twins, self.other_twins = own_cards(current, spec.id)
         self.adopt = {str(r.metadata.get("source_path")): r for r in current.values()
                       if r.kind == "card" and "source_id" not in r.metadata and r.metadata.get("source_path")}
         self.imported = _imported_here(current, spec.path)
@@ -116,7 +116,7 @@ class _SyncRun:
     def quick_report(self, progress: Callable[[IngestProgress], None] | None) -> SourceSyncReport | None:
         """The report when a listing alone shows every file as the last sync left it; else None."""
         quick = all_unchanged(self.spec.path, self.mine, self.table.same, self.spec)
-        if quick is None:
+        if quick is None or self.twins or self.other_twins:  # said on every sync until one is deleted
             return None
         if progress:
             progress(IngestProgress("written", len(quick[0]), len(quick[0])))
@@ -144,6 +144,7 @@ class _SyncRun:
             self._look_at(rel, path, scan)
         self._settle_vanished(prune, stamp)
         self.items += _flush(self.vault, self.batch, self.check_fits)
+        self._settle_twins()
         if prune:
             for old in self.vanished.values():
                 self.vault.delete(old.id)
@@ -256,6 +257,19 @@ class _SyncRun:
             else:
                 self.batch.updates.append((rel, "gone", RecordUpdate(old.id, metadata={**old.metadata,
                                                                                        "source_gone": stamp}), "", None))
+
+    def _settle_twins(self) -> None:
+        """Second cards of one file (two devices took it in at once): deleted when they hold the
+        kept card's text, else left and said (source_elsewhere.py)."""
+        for twin in self.twins:
+            self.vault.delete(twin.id)
+            self.items.append(SourceSyncItem(str(twin.metadata.get("source_rel")), "pruned", twin.id, twin.revision,
+                                             twin.title, N_("a second card of this file (two devices took it in at "
+                                                            "once), with the same text")))
+        for twin in self.other_twins:
+            self.items.append(SourceSyncItem(str(twin.metadata.get("source_rel")), "skipped", twin.id, twin.revision,
+                                             twin.title, N_("a second card of this file with another text (edited "
+                                                            "in the vault); delete the one you do not want")))
 
     def _full_now(self) -> str:
         """Why nothing more fits in the vault now ("" while a one-line note still would)."""

@@ -74,3 +74,45 @@ def test_a_folder_added_again_after_source_remove_takes_its_cards_back(tmp_path)
     assert sorted(i["status"] for i in taken.json["sync"]["items"]) == ["unchanged", "unchanged"]
     cards = call_cli(home, "--json", "memory", "list", "notes").json["records"]
     assert sorted(c["title"] for c in cards if c["kind"] == "card") == ["Bread", "Tea"]
+
+
+def test_a_new_file_both_devices_took_in_before_syncing_ends_as_one_card(tmp_path, cheap_kdf):
+    """Both keep the folder (--take-over) and both take in a new file before either syncs: two
+    cards of it meet at the sync; the next source sync on each device keeps the lower id and
+    deletes the other, the same on both, with no conflict. A second card whose text was edited
+    in the vault is left and reported instead."""
+    target = tmp_path / "Sync"
+    target.mkdir()
+    here, there = _notes(tmp_path / "laptop" / "Notes"), tmp_path / "desktop" / "Notes"
+    a = first_device(tmp_path / "a", str(target))
+    a.engine.add_source(a.vault_id, here)
+    a.engine.sync_sources(a.vault_id)
+    a.sync()
+    shutil.copytree(here, there)
+    b = joined_device(tmp_path / "b", str(target))
+    b.engine.add_source(b.vault_id, there, take_over=True)
+    b.engine.sync_sources(b.vault_id)
+    for name in ("jam.md", "pie.md"):
+        for folder in (here, there):
+            (folder / name).write_text(f"# {name[:-3].title()}\n\nQuince.\n", encoding="utf-8")
+    for device in (a, b):
+        device.engine.sync_sources(device.vault_id)
+    for device in (a, b, a):
+        device.sync()
+    twins = sorted(r.id for r in a.engine.list_records(a.vault_id) if r.title == "Pie")
+    assert len(twins) == 2
+    a.engine.update_record(a.vault_id, twins[1], body="# Pie\n\nQuince, edited in the vault.\n")
+    a.sync()  # b learns of the edit before it looks at its cards (else its delete and the edit cross: kept, reported)
+    b.sync()
+    for device in (a, b, a, b):
+        items = device.engine.sync_sources(device.vault_id)[0].items
+        device.sync()
+    for device in (a, b):
+        titles = sorted(r.title for r in device.engine.list_records(device.vault_id) if r.kind == "card")
+        assert titles == ["Bread", "Jam", "Pie", "Pie", "Tea"], titles  # one Jam; both Pies (one edited)
+        assert device.conflicts() == {}
+    said = {(i.file, i.status) for i in a.engine.sync_sources(a.vault_id)[0].items}
+    assert ("pie.md", "skipped") in said and ("jam.md", "unchanged") in said
+    assert items  # the last source sync reported every file
+    a.close()
+    b.close()
