@@ -330,7 +330,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-merge-device-stat-conflicts", "the same change of a source file, recorded on two devices with "
            "their own paths and times, is a conflict",
            "memories_tui/sync/threeway.py",
-           (('_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns"})',
+           (('_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns", "source_gone"})',
              "_EACH_DEVICES_OWN: frozenset[str] = frozenset()"),),
            ("tests/unit/test_sync_metadata_merge.py", "tests/integration/test_sync_sources.py")),
     Mutant("source-add-twice", "a folder another device's source keeps in step is added as a second source "

@@ -67,10 +67,11 @@ def merge_payloads(base: str, a: str, b: str) -> str | None:
 
 
 _CONFLICT = object()
-# Where and when a device's own copy of a source file is: each device keeps the folder at its own
-# path and stats its own copy, so two devices keeping one folder in step (a Syncthing folder)
-# record the same change with different values here. Not a conflict: the winner's are kept.
-_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns"})
+# Where and when a device's own copy of a source file is (and when it found it gone): each device
+# keeps the folder at its own path and stats its own copy, so two devices keeping one folder in
+# step (a Syncthing folder) record the same change with different values here. Not a conflict:
+# the winner's are kept.
+_EACH_DEVICES_OWN = frozenset({"source_path", "source_size", "source_mtime_ns", "source_gone"})
 
 
 def merge_metadata(old: dict[str, Any], left: dict[str, Any], right: dict[str, Any]) -> object:

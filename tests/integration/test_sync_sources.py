@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,16 @@ def test_one_folder_on_two_devices_is_one_card_per_note(tmp_path, cheap_kdf):
     for device in (a, b):
         assert device.conflicts() == {}
         assert _cards(device) == [("Bread", "# Bread\n\nSourdough.\n"), ("Tea", "# Tea\n\nOolong, rinse first. 90C.\n")]
+    for folder in (here, there):  # a note deleted: each device marks its card gone, at its own time
+        (folder / "sub" / "bread.md").unlink()
+    a.engine.sync_sources(a.vault_id)
+    time.sleep(1.1)  # the mark is a time to the second: another second on the other device
+    b.engine.sync_sources(b.vault_id)
+    for device in (a, b, a, b):
+        device.sync()
+    for device in (a, b):
+        assert device.conflicts() == {}
+        assert [s.gone for s in device.engine.list_sources(device.vault_id)] == [["sub/bread.md"]]
     a.close()
     b.close()
 
