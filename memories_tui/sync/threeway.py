@@ -60,6 +60,8 @@ def merge_payloads(base: str, a: str, b: str) -> str | None:
             value = _pick(old.get(key), left.get(key), right.get(key))
             if value is _CONFLICT and key == "metadata" and all(isinstance(d.get(key), dict) for d in docs):
                 value = merge_metadata(old[key], left[key], right[key])  # only then: merges older builds make are unchanged
+            elif value is _CONFLICT and key == "tags" and all(isinstance(d.get(key), list) for d in docs):
+                value = merge_tags(old[key], left[key], right[key])
             if value is _CONFLICT:
                 return None
             merged[key] = value
@@ -91,6 +93,14 @@ def merge_metadata(old: dict[str, Any], left: dict[str, Any], right: dict[str, A
 
 
 _ABSENT = object()  # a key one side removed: removed in the merge unless the other side changed it
+
+
+def merge_tags(old: list[Any], left: list[Any], right: list[Any]) -> list[Any]:
+    """Tags changed on both sides (one device tagged a note "tea", the other "recipe"): every tag
+    either side added, none that either side removed; the winner's (`left`) order, then the
+    other's additions."""
+    removed = {tag for tag in old if tag not in left or tag not in right}
+    return [tag for tag in left if tag not in removed] + [tag for tag in right if tag not in left and tag not in removed]
 
 
 def _pick(old: object, left: object, right: object) -> object:

@@ -1,7 +1,8 @@
 """Concurrent edits that do not overlap merge three-way with their common ancestor on sync: two
 devices edit different lines of one Markdown body (or one the title, the other the body) and every
-device ends with both edits and no conflict; overlapping edits stay a conflict; two devices that
-merge the same pair on their own write the very same merged revision."""
+device ends with both edits and no conflict; tags changed on both sides merge as sets; overlapping
+edits stay a conflict; two devices that merge the same pair on their own write the very same merged
+revision."""
 
 from __future__ import annotations
 
@@ -54,6 +55,19 @@ def test_a_title_changed_on_one_side_merges_with_a_body_changed_on_the_other(dev
         record = device.engine.read_record(device.vault_id, rid)
         assert (record.title, record.body, record.tags) == (
             "country bread", BODY + "\nFeed the starter the night before.\n", ("baking", "weekly"))
+        assert device.conflicts() == {}
+
+
+def test_tags_changed_on_two_devices_merge_as_sets(devices):
+    """One device tags the note "weekly" and drops "baking", the other tags it "rye" and edits a
+    line: every device ends with the edit and the tags "weekly" and "rye", no conflict."""
+    _folder, rid, a, b, c = devices
+    a.engine.update_record(a.vault_id, rid, tags=("weekly",))
+    b.engine.update_record(b.vault_id, rid, body=BODY.replace("250", "240"), tags=("baking", "rye"))
+    _sync_all(a, b, c)
+    for device in (a, b, c):
+        record = device.engine.read_record(device.vault_id, rid)
+        assert (record.body, sorted(record.tags)) == (BODY.replace("250", "240"), ["rye", "weekly"])
         assert device.conflicts() == {}
 
 

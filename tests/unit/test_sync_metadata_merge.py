@@ -47,3 +47,12 @@ def test_metadata_changed_on_one_side_is_taken_whole_as_before() -> None:
     changed = _payload("Oolong\n", z_last="1", source_rel="tea.md", sha256="aa")  # keys reordered and removed
     merged = merge_payloads(BASE, BASE, changed)
     assert merged is not None and list(json.loads(merged)["metadata"]) == ["z_last", "source_rel", "sha256"]
+
+
+def test_tags_changed_on_both_sides_keep_every_addition_and_no_removal() -> None:
+    def tagged(*tags: str) -> str:
+        return json.dumps({"title": "Tea", "body": "x\n", "tags": list(tags), "updated": "2026-12-06T10:00:00Z"})
+
+    merged = merge_payloads(tagged("tea", "old"), tagged("tea", "green"), tagged("recipe", "tea", "old"))
+    assert merged is not None and json.loads(merged)["tags"] == ["tea", "green", "recipe"]
+    assert json.loads(merge_payloads(tagged("a"), tagged("a", "b"), tagged("a")) or "{}")["tags"] == ["a", "b"]
