@@ -10,7 +10,8 @@ revision that lost or both sides, change titles, and stop syncs part-way (ctrl+c
 number of objects). With `--target webdav` the devices sync through a WebDAV server on
 127.0.0.1 (WsgiDAV, from the test extra) instead of a folder; `--target flaky-webdav` answers one
 request in four with 503 (a MOVE done first, its answer lost), so syncs also fail, and are retried,
-at any request. Then every device writes and syncs a few rounds
+at any request; `--target s3` through a SeaweedFS S3 server (from the test extra; the target is
+then never damaged). Then every device writes and syncs a few rounds
 (each compacts, and rebuilds a damaged snapshot of its own), and a new device joins. A run is:
 
     ok        every device (and the new one) holds the same records, conflicts and flag
@@ -69,13 +70,14 @@ def _home(path: Path, compact_after: int) -> Path:
     return path
 
 
-Place = Callable[[Path, int], tuple[str, Path]]  # (a run's folder, seed) -> (the target's URL, its files on disk)
+# (a run's folder, seed) -> (the target's URL, its files on disk, the S3 endpoint URL or None)
+Place = Callable[[Path, int], tuple[str, Path, str | None]]
 
 
-def _in_folder(tmp: Path, _seed: int) -> tuple[str, Path]:
+def _in_folder(tmp: Path, _seed: int) -> tuple[str, Path, str | None]:
     folder = tmp / "Sync"
     folder.mkdir()
-    return str(folder), folder
+    return str(folder), folder, None
 
 
 @contextlib.contextmanager
@@ -87,10 +89,31 @@ def _on_webdav(flaky: bool) -> Iterator[Place]:
     with dav_server() as server:
         url, disk = (server.flaky_url, server.root.parent / "flaky") if flaky else (server.url.rstrip("/"), server.root)
 
-        def place(_tmp: Path, seed: int) -> tuple[str, Path]:
+        def place(_tmp: Path, seed: int) -> tuple[str, Path, str | None]:
             name = f"run-{seed}-{os.urandom(3).hex()}"
             (disk / name).mkdir()
-            return f"{url}/{name}", disk / name
+            return f"{url}/{name}", disk / name, None
+
+        yield place
+
+
+@contextlib.contextmanager
+def _on_s3() -> Iterator[Place]:
+    """A SeaweedFS S3 server on 127.0.0.1 for each run (a store frees deleted objects' room only
+    when vacuumed: a fresh one per run never fills up); stopped when the next run starts."""
+    from tests.helpers.seaweed import seaweed_server
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "soak", "AWS_SECRET_ACCESS_KEY": "soak",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        os.environ[name] = value
+    with contextlib.ExitStack() as servers:
+        def place(tmp: Path, _seed: int) -> tuple[str, Path, str | None]:
+            import boto3
+
+            servers.close()
+            server = servers.enter_context(seaweed_server())
+            boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket="soak")
+            return "s3://soak/vault", tmp / "no-files-here", server.endpoint
 
         yield place
 
@@ -110,11 +133,11 @@ def _through(call: Callable[[], T], flaky: bool) -> T:
     raise AssertionError("unreachable")
 
 
-def _joined(home: Path, url: str, flaky: bool) -> Device:
+def _joined(home: Path, url: str, flaky: bool, endpoint: str | None = None) -> Device:
     """A device joined to `url`; a join the flaky server stopped after it made the vault is
     finished by syncing, as `sync join` then tells the user."""
     if not flaky:
-        return joined_device(home, url)
+        return joined_device(home, url, endpoint)
     engine = Engine.open(home)
     for _attempt in range(_ATTEMPTS):
         try:
@@ -140,13 +163,13 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
     tmp = Path(tempfile.mkdtemp(prefix="memories-soak-"))
     ended = False
     try:
-        url, folder = place(tmp, seed)
+        url, folder, endpoint = place(tmp, seed)
         flaky = "flaky" in url
         every = rng.choice([1, 2, 3])
-        first = _through(lambda: first_device(_home(tmp / "d0", every), url), flaky)
+        first = _through(lambda: first_device(_home(tmp / "d0", every), url, endpoint), flaky)
         first.add("seed", "0")
         _through(first.sync, flaky)
-        homes = [first] + [_joined(_home(tmp / f"d{n}", every), url, flaky) for n in range(1, devices)]
+        homes = [first] + [_joined(_home(tmp / f"d{n}", every), url, flaky, endpoint) for n in range(1, devices)]
         ids = [next(d.device for d in _through(lambda h=h: h.engine.sync_devices(h.vault_id), flaky) if d.this_device)
                for h in homes]
         counts = {"refused": 0, "textless": 0, "damaged": 0, "forgotten": 0}
@@ -200,7 +223,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
                     sync(home, tolerate=False)
         except MemoriesError as exc:
             raise Stuck(exc.message) from None
-        late = _joined(_home(tmp / "late", every), url, flaky)
+        late = _joined(_home(tmp / "late", every), url, flaky, endpoint)
         for number, other in enumerate([*homes[1:], late], start=1):
             ours, theirs = homes[0].records(), other.records()
             assert theirs == ours, f"records differ on device {number}: " + "; ".join(
@@ -280,7 +303,7 @@ def main() -> None:
                         "megabytes)")
     parser.add_argument("--wider", action="store_true", help="devices also keep a losing revision or both sides, "
                         "change titles, and stop syncs part-way")
-    parser.add_argument("--target", choices=("folder", "webdav", "flaky-webdav"), default="folder",
+    parser.add_argument("--target", choices=("folder", "webdav", "flaky-webdav", "s3"), default="folder",
                         help="what the devices sync through (default folder)")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
     args = parser.parse_args()
@@ -290,7 +313,8 @@ def main() -> None:
     if args.stream:
         stream.STREAM_BYTES = 1
     outcomes = {"ok": 0, "STUCK": 0, "FAILED": 0, "DIVERGED": 0}
-    where = contextlib.nullcontext(_in_folder) if args.target == "folder" else _on_webdav(args.target == "flaky-webdav")
+    where = (contextlib.nullcontext(_in_folder) if args.target == "folder" else _on_s3() if args.target == "s3"
+             else _on_webdav(args.target == "flaky-webdav"))
     with where as place:
         for seed in range(int(first), int(last or first) + 1):
             try:
