@@ -111,6 +111,7 @@ class ErrorCode:
     PASSPHRASE_MISMATCH: Final = "passphrase_mismatch"
     PASSPHRASE_SOURCE: Final = "passphrase_source"
     POLICY_DENIED: Final = "policy_denied"
+    RECORD_CHANGED: Final = "record_changed"
     RESTORE_WOULD_REPLACE: Final = "restore_would_replace"
     SOURCE_EXISTS: Final = "source_exists"
     SOURCE_MISSING: Final = "source_missing"

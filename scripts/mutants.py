@@ -345,6 +345,12 @@ MUTANTS: tuple[Mutant, ...] = (
            (('            elif value is _CONFLICT and key == "tags" and all(isinstance(d.get(key), list) for d in docs):\n',
              '            elif False:\n'),),
            ("tests/unit/test_sync_metadata_merge.py", "tests/integration/test_sync_merge.py")),
+    Mutant("record-update-ignores-expected", "an edit saved over a change made since it was opened (a sync's) drops "
+           "that change without a word", "memories_tui/vault/store.py",
+           (("                if change.expected is not None and old.revision != change.expected:\n",
+             "                if False:\n"),),
+           ("tests/integration/test_cli.py::test_memory_lifecycle_and_revisions",
+            "tests/tui/test_editing.py::test_saving_over_a_change_made_meanwhile_merges_instead_of_dropping_it")),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

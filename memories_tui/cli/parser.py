@@ -185,6 +185,9 @@ def _record_verbs(sub: Any) -> Any:
     p.add_argument("--text")
     p.add_argument("--file", metavar="FILE")
     p.add_argument("--tag", action="append")
+    p.add_argument("--expect-revision", type=int, metavar="N",
+                   help=_("refuse (record_changed) unless the record is still at revision N: a script that read it "
+                          "there does not save over a change made since (another device's, brought by sync)"))
     p = _verb(memory, "delete", cmd_memory_delete, _("Delete a record and all its revisions."),
               "memories memory delete notes 3f2a9c0d1e2b4a5f")
     p.add_argument("vault", metavar="VAULT_ID")

@@ -89,7 +89,8 @@ def cmd_memory_update(ctx: Context) -> Payload:
     if body is None and ctx.args.title is None and ctx.args.tag is None:
         raise UsageError(msg("Nothing to update: give --title, --text, --file or --tag."))
     vault_id = ctx.unlock(ctx.args.vault)
-    record = ctx.engine.update_record(vault_id, ctx.args.id, title=ctx.args.title, body=body, tags=ctx.args.tag)
+    record = ctx.engine.update_record(vault_id, ctx.args.id, title=ctx.args.title, body=body, tags=ctx.args.tag,
+                                      expected_revision=ctx.args.expect_revision)
     if not ctx.json:
         print(_("Updated {id} → revision {revision}").format(id=ctx.bold(record.id), revision=record.revision))
     return {"id": record.id, "revision": record.revision, "kind": record.kind}

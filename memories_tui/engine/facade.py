@@ -195,12 +195,16 @@ class Engine(DataOperations, SourceOperations, SyncOperations, ConflictOperation
         return record
 
     def update_record(self, vault_id: str, record_id: str, *, title: str | None = None, body: str | None = None,
-                      tags: Sequence[str] | None = None) -> Record:
+                      tags: Sequence[str] | None = None, expected_revision: int | None = None) -> Record:
+        """A new revision; with `expected_revision`, refused (`record_changed`) if the record is
+        no longer at that revision (an editor opened it there, and a sync or another program
+        wrote it since: saving would silently drop that change)."""
         from ..vault.records import RecordUpdate, is_searchable
         from . import records as checks
         from .fits import check_write_fits
 
-        change = RecordUpdate(record_id, title, body, tuple(tags) if tags is not None else None)
+        change = RecordUpdate(record_id, title, body, tuple(tags) if tags is not None else None,
+                              expected=expected_revision)
         checks.check_update(change)
         ctx = self._context(vault_id)
         old = ctx.records().get(record_id)

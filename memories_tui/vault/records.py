@@ -88,6 +88,7 @@ class RecordUpdate:
     body: str | None = None
     tags: tuple[str, ...] | None = None
     metadata: dict[str, object] | None = None
+    expected: int | None = None  # the revision the change was made on: refused if the record moved on since
 
 
 def check_record_id(record_id: object) -> str:

@@ -79,8 +79,11 @@ def test_every_verb_has_help_with_an_example(home):
 
 def test_memory_lifecycle_and_revisions(home, vault):
     rid = call_cli(home, "memory", "add", vault, "--title", "t", "--text", "one", "--json").json["id"]
-    upd = call_cli(home, "memory", "update", vault, rid, "--text", "two", "--json")
+    upd = call_cli(home, "memory", "update", vault, rid, "--text", "two", "--json", "--expect-revision", "1")
     assert upd.json["revision"] == 2
+    stale = call_cli(home, "memory", "update", vault, rid, "--text", "over it", "--json", "--expect-revision", "1")
+    assert stale.code == 1 and stale.json["error"]["code"] == "record_changed"  # revision 2 came meanwhile
+    assert "revision 2" in stale.json["error"]["message"]
     assert call_cli(home, "memory", "read", vault, rid, "--json").json["body"] == "two"
     assert call_cli(home, "memory", "read", vault, rid, "--revision", "1", "--json").json["body"] == "one"
     listing = call_cli(home, "memory", "list", vault, "--json").json["records"]

@@ -144,3 +144,49 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         text = static_text(app.screen.query_one("#confirm-text", Static))
         assert "“Oven” (memory) is removed from the vault" in text and "all 1" not in text
         await pilot.press("escape")
+
+
+async def test_saving_over_a_change_made_meanwhile_merges_instead_of_dropping_it(engine: Engine) -> None:
+    """The record changes while it is open in the editor (a sync brought another device's edit;
+    here another engine call writes it): ctrl+s does not save over it. The editor holds the edit
+    merged with the newer revision (a different line: no markers; the same line: markers) and
+    says so; the next ctrl+s makes a revision of the newer one, with both changes."""
+    vault_id = vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        records = await unlock_to_records(pilot, app)
+        oven = next(r for r in engine.list_records(vault_id) if r.title == "Oven")
+        await wait_for(pilot, lambda: records.shown is not None)
+        while records.shown.id != oven.id:
+            await pilot.press("down")
+            await wait_for(pilot, lambda: records.shown is not None)
+        for rounds, (mine, theirs) in enumerate([(("Bake bread at 250 °C.", "Bake bread at 240 °C."),
+                                                  ("turns golden.", "turns deep brown.")),
+                                                 (("turns deep brown.", "turns dark."),
+                                                  ("turns deep brown.", "turns black."))]):
+            await pilot.press("e")
+            await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+            editor = app.screen
+            area = editor.query_one("#editor-body", TextArea)
+            area.text = area.text.replace(*mine)
+            current = engine.read_record(vault_id, oven.id)
+            engine.update_record(vault_id, oven.id, body=current.body.replace(*theirs))  # meanwhile
+            await pilot.press("ctrl+s")
+            error = editor.query_one("#editor-error", Static)
+            await wait_for(pilot, lambda error=error: "Not saved" in static_text(error))
+            assert app.screen is editor
+            assert engine.revisions(vault_id, oven.id)[-1] == current.revision + 1  # only the change made meanwhile
+            text = area.text
+            if rounds == 0:
+                assert mine[1] in text and theirs[1] in text and "<<<<<<<" not in text
+            else:
+                assert "<<<<<<< your edit" in text and "turns dark." in text and "turns black." in text
+                area.text = text.split("<<<<<<<")[0] + "The crust\nturns dark brown.\n"
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: app.screen is records)
+            saved = engine.read_record(vault_id, oven.id)
+            assert saved.revision == current.revision + 2
+            if rounds == 0:
+                assert "240 °C" in saved.body and "deep brown" in saved.body
+            else:
+                assert saved.body.endswith("turns dark brown.\n") and "<<<<<<<" not in saved.body

@@ -17,7 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
-from ...engine import KINDS, Kind, Record
+from ...engine import KINDS, Kind, Record, marked_merge
+from ...errors import ErrorCode, MemoriesError
 from ...frontend.words import kind_name
 from ...i18n import N_, _
 from ..messages import WorkerMessage
@@ -33,6 +34,7 @@ NEW_KINDS = [(N_("memory"), "memory"), (N_("knowledge card"), "card"), (N_("priv
 class RecordSaved(WorkerMessage):
     record: Record | None = None
     error: str | None = None
+    moved_on: Record | None = None  # not saved: the record is at this newer revision now (record_changed)
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,19 @@ class RecordEditorScreen(VaultScreen):
                                                tags=draft.tags)
             else:
                 saved = self.engine.update_record(self.vault_id, self.record.id, title=draft.title,
-                                                  body=draft.body, tags=draft.tags)
+                                                  body=draft.body, tags=draft.tags,
+                                                  expected_revision=self.record.revision)
+        except MemoriesError as exc:
+            if exc.code == ErrorCode.RECORD_CHANGED and self.record is not None:
+                try:
+                    now = self.engine.read_record(self.vault_id, self.record.id)
+                except Exception as again:  # noqa: BLE001 - shown inline, never a hung UI
+                    self.post_if_live(RecordSaved(epoch, error=self.describe(again)))
+                    return
+                self.post_if_live(RecordSaved(epoch, moved_on=now))
+                return
+            self.post_if_live(RecordSaved(epoch, error=self.describe(exc)))
+            return
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(RecordSaved(epoch, error=self.describe(exc)))
             return
@@ -164,10 +178,39 @@ class RecordEditorScreen(VaultScreen):
 
     def on_record_saved(self, message: RecordSaved) -> None:
         self.saving = False
+        if message.moved_on is not None:
+            self._merge_with(message.moved_on)
+            return
         if message.error is not None or message.record is None:
             self.show_error(message.error or _("Not saved."))
             return
         self.dismiss(message.record)
+
+    def _merge_with(self, now: Record) -> None:
+        """The record moved on while it was edited here (a sync brought another device's edit, or
+        another program wrote it): saving would have dropped that change. The fields now hold
+        this text merged with it, three-way from the revision the editor opened (a field only one
+        side changed takes that side; the body's parts both changed are between markers), and the
+        next save makes a revision of the newer one."""
+        assert self.record is not None
+        opened, draft = self.record, self.draft()
+        body = marked_merge(opened.body, draft.body, now.body, _("your edit"),
+                            _("revision {revision}").format(revision=now.revision))
+        title = now.title if draft.title == opened.title else draft.title
+        tags = now.tags if draft.tags == tuple(opened.tags) else draft.tags
+        self.record, self.restore = now, None
+        self.original = Draft(now.kind, now.title, tuple(now.tags), now.body)
+        self.query_one("#editor-kind-fixed", Static).update(Text(_("{kind} · new revision {revision}").format(
+            kind=kind_name(now.kind), revision=now.revision + 1)))
+        self.query_one("#editor-title", Input).value = title
+        self.query_one("#editor-tags", Input).value = ", ".join(tags)
+        self.query_one("#editor-body", TextArea).text = body
+        both = "<<<<<<< " in body and body != draft.body
+        self.show_error(_("Not saved: this record changed while you edited it (revision {revision}: a sync brought "
+                          "another device's edit, or another program wrote it). Your edit is merged into it here{how}. "
+                          "Review it, then ctrl+s saves.").format(
+            revision=now.revision, how=_(": what both changed is between <<<<<<< and >>>>>>> markers") if both
+            else _(", nothing overlapped")))
 
     def show_error(self, text: str) -> None:
         self.query_one("#editor-error", Static).update(Text(text))
