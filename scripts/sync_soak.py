@@ -6,7 +6,7 @@ with a snapshot every 1-3 bundles. They add, edit (whole bodies and single lines
 three-way), delete, resolve conflicts, switch the device-only flag and sync at random; with
 `--forget` they also forget each other (a forgotten device may come back), with `--damage` the
 target truncates a snapshot part now and then; with `--wider` they also resolve by keeping a
-revision that lost or both sides, change titles, and stop syncs part-way (ctrl+c after a random
+revision that lost or both sides, change titles and tags, and stop syncs part-way (ctrl+c after a random
 number of objects). With `--target webdav` the devices sync through a WebDAV server on
 127.0.0.1 (WsgiDAV, from the test extra) instead of a folder; `--target flaky-webdav` answers one
 request in four with 503 (a MOVE done first, its answer lost), so syncs also fail, and are retried,
@@ -230,6 +230,7 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
                 f"{k}: {ours.get(k)} vs {theirs.get(k)}" for k in sorted(set(ours) | set(theirs))
                 if ours.get(k) != theirs.get(k))
             assert other.conflicts() == homes[0].conflicts(), "conflicts differ"
+            assert _tags(other) == _tags(homes[0]), "tags differ"
             assert other.engine.device_only(other.vault_id) == homes[0].engine.device_only(homes[0].vault_id)
         for home in [*homes, late]:
             home.close()
@@ -243,6 +244,10 @@ def run(seed: int, operations: int, devices: int, forget: bool, damage: bool, ke
     finally:
         if ended or not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tags(device: Device) -> dict[str, tuple[str, ...]]:
+    return {r.id: tuple(r.tags) for r in device.engine.list_records(device.vault_id)}
 
 
 def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], folder: Path,
@@ -283,7 +288,10 @@ def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], fo
         else:
             home.engine.keep_both(home.vault_id, record_id)
     elif wider and roll < 0.78:
-        home.engine.update_record(home.vault_id, rng.choice(records), title=f"title {step}")
+        if rng.random() < 0.5:
+            home.engine.update_record(home.vault_id, rng.choice(records), title=f"title {step}")
+        else:  # tags changed on two devices at once merge as sets
+            home.engine.update_record(home.vault_id, rng.choice(records), tags=rng.sample(["tea", "bread", "jam"], 2))
     elif wider and roll < 0.82:
         sync(home, stop_after=rng.randrange(1, 8))
     else:
@@ -302,7 +310,7 @@ def main() -> None:
                         "own to send, commit at every bundle and snapshot part (sync/stream.py commits every few "
                         "megabytes)")
     parser.add_argument("--wider", action="store_true", help="devices also keep a losing revision or both sides, "
-                        "change titles, and stop syncs part-way")
+                        "change titles and tags, and stop syncs part-way")
     parser.add_argument("--target", choices=("folder", "webdav", "flaky-webdav", "s3"), default="folder",
                         help="what the devices sync through (default folder)")
     parser.add_argument("--keep", action="store_true", help="keep the homes and the target of a run that did not end ok")
