@@ -23,7 +23,7 @@ from pathlib import Path
 from ..vault.records import Record
 from .sources import MAX_FILE_BYTES
 
-MAX_CHECKED = 20  # cards of one source whose files are hashed before it counts as another folder
+MAX_CHECKED = 20  # cards of one source whose files are hashed: at least half must match for the same folder
 
 
 def own_cards(current: dict[str, Record], source_id: str) -> tuple[dict[str, Record], list[Record], list[Record]]:
@@ -46,7 +46,8 @@ def own_cards(current: dict[str, Record], source_id: str) -> tuple[dict[str, Rec
 
 def kept_elsewhere(current: dict[str, Record], own_ids: set[str], folder: Path) -> tuple[str, int] | None:
     """(the id of a source this home does not have whose cards' files are in `folder` with the
-    same bytes, how many cards it has) or None."""
+    same bytes, how many cards it has) or None. The same folder, not one that holds a copy of a
+    few of its notes: at least half of up to MAX_CHECKED of its cards (by file name) match."""
     by_source: dict[str, list[Record]] = {}
     for record in current.values():
         source_id = record.metadata.get("source_id")
@@ -54,8 +55,8 @@ def kept_elsewhere(current: dict[str, Record], own_ids: set[str], folder: Path) 
                 and "source_gone" not in record.metadata:
             by_source.setdefault(source_id, []).append(record)
     for source_id, cards in sorted(by_source.items(), key=lambda item: (-len(item[1]), item[0])):
-        ordered = sorted(cards, key=lambda card: str(card.metadata.get("source_rel")))
-        if any(_same_bytes(folder, card) for card in ordered[:MAX_CHECKED]):
+        checked = sorted(cards, key=lambda card: str(card.metadata.get("source_rel")))[:MAX_CHECKED]
+        if 2 * sum(_same_bytes(folder, card) for card in checked) >= len(checked):
             return source_id, len(cards)
     return None
 

@@ -127,3 +127,21 @@ def test_a_new_file_both_devices_took_in_before_syncing_ends_as_one_card(tmp_pat
     assert items  # the last source sync reported every file
     a.close()
     b.close()
+
+
+def test_a_folder_holding_a_copy_of_a_few_notes_is_another_folder(tmp_path, engine):
+    vault_id = engine.test_vault_id
+    notes = _notes(tmp_path / "Notes")
+    for n in range(4):
+        (notes / f"n{n}.md").write_text(f"# Note {n}\n", encoding="utf-8")
+    spec = engine.add_source(vault_id, notes)
+    engine.sync_sources(vault_id)
+    engine.remove_source(vault_id, spec.id)  # its cards stay, of a source this home no longer has
+    project = tmp_path / "Project"
+    project.mkdir()
+    shutil.copy(notes / "tea.md", project / "tea.md")  # one of six notes copied elsewhere
+    (project / "plan.md").write_text("# Plan\n", encoding="utf-8")
+    assert engine.add_source(vault_id, project).id != spec.id  # not refused: another folder
+    with pytest.raises(MemoriesError) as refused:
+        engine.add_source(vault_id, notes)  # the folder itself
+    assert refused.value.code == ErrorCode.SOURCE_EXISTS
