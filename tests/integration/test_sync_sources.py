@@ -30,7 +30,9 @@ def _cards(device: Device) -> list[tuple[str, str]]:
     return sorted((r.title, r.body) for r in device.engine.list_records(device.vault_id) if r.kind == "card")
 
 
-def test_one_folder_on_two_devices_is_one_card_per_note(tmp_path, cheap_kdf):
+def _laptop_and_desktop(tmp_path: Path) -> tuple[Device, Device, Path, Path]:
+    """Device a keeps a folder as a source and synced; the sync tool copied the folder to device
+    b, just joined. (a, b, a's folder, b's copy)"""
     target = tmp_path / "Sync"
     target.mkdir()
     here, there = _notes(tmp_path / "laptop" / "Notes"), tmp_path / "desktop" / "Notes"
@@ -39,7 +41,11 @@ def test_one_folder_on_two_devices_is_one_card_per_note(tmp_path, cheap_kdf):
     a.engine.sync_sources(a.vault_id)
     a.sync()
     shutil.copytree(here, there)  # what the sync tool does
-    b = joined_device(tmp_path / "b", str(target))
+    return a, joined_device(tmp_path / "b", str(target)), here, there
+
+
+def test_one_folder_on_two_devices_is_one_card_per_note(tmp_path, cheap_kdf):
+    a, b, here, there = _laptop_and_desktop(tmp_path)
     with pytest.raises(MemoriesError) as refused:
         b.engine.add_source(b.vault_id, there)
     assert refused.value.code == ErrorCode.SOURCE_EXISTS and "--take-over" in refused.value.message
@@ -92,15 +98,7 @@ def test_a_new_file_both_devices_took_in_before_syncing_ends_as_one_card(tmp_pat
     cards of it meet at the sync; the next source sync on each device keeps the lower id and
     deletes the other, the same on both, with no conflict. A second card whose text was edited
     in the vault is left and reported instead."""
-    target = tmp_path / "Sync"
-    target.mkdir()
-    here, there = _notes(tmp_path / "laptop" / "Notes"), tmp_path / "desktop" / "Notes"
-    a = first_device(tmp_path / "a", str(target))
-    a.engine.add_source(a.vault_id, here)
-    a.engine.sync_sources(a.vault_id)
-    a.sync()
-    shutil.copytree(here, there)
-    b = joined_device(tmp_path / "b", str(target))
+    a, b, here, there = _laptop_and_desktop(tmp_path)
     b.engine.add_source(b.vault_id, there, take_over=True)
     b.engine.sync_sources(b.vault_id)
     for name in ("jam.md", "pie.md"):
