@@ -347,8 +347,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/unit/test_sync_metadata_merge.py", "tests/integration/test_sync_merge.py")),
     Mutant("record-update-ignores-expected", "an edit saved over a change made since it was opened (a sync's) drops "
            "that change without a word", "memories_tui/vault/store.py",
-           (("                if change.expected is not None and old.revision != change.expected:\n",
-             "                if False:\n"),),
+           (("                change.check_at(old.revision)\n", ""),),
            ("tests/integration/test_cli.py::test_memory_lifecycle_and_revisions",
             "tests/tui/test_editing.py::test_saving_over_a_change_made_meanwhile_merges_instead_of_dropping_it")),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",

@@ -123,7 +123,7 @@ class EngineAPI(Protocol):
     @operation(quick=True)
     def set_device_only(self, vault_id: str, on: bool) -> None: ...
 
-    @operation(quick=True, fronts=("mcp",))
+    @operation(quick=True, fronts=("cli", "mcp"))
     def conflicted(self, vault_id: str, record_id: str) -> bool: ...
 
     @operation(fronts=("cli", "tui"))

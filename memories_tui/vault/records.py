@@ -90,6 +90,14 @@ class RecordUpdate:
     metadata: dict[str, object] | None = None
     expected: int | None = None  # the revision the change was made on: refused if the record moved on since
 
+    def check_at(self, current: int) -> None:
+        """Refuse (`record_changed`) a change made on a revision the record has moved on from."""
+        if self.expected is not None and current != self.expected:
+            raise InputRefusedError(msg(
+                "Record {record_id} changed since revision {expected} (it is at revision {current} now: another "
+                "device's edit arrived by sync, or another program wrote it); nothing was saved.",
+                record_id=self.record_id, expected=self.expected, current=current), code=ErrorCode.RECORD_CHANGED)
+
 
 def check_record_id(record_id: object) -> str:
     if not isinstance(record_id, str):

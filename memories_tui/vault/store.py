@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ErrorCode, InputRefusedError, LockedError, MemoriesError, NotFoundError, TamperError
+from ..errors import LockedError, MemoriesError, NotFoundError, TamperError
 from ..i18n import msg
 from ..testhooks import pause_point
 from . import crypto
@@ -296,8 +296,7 @@ class UnlockedVault:
         return self.update_many([change])[0]
 
     def update_many(self, changes: Sequence[RecordUpdate]) -> list[Record]:
-        """New revisions of existing records in one transaction. The current revision is read
-        inside the write lock, so two concurrent writers both land (no lost update)."""
+        """New revisions in one transaction, each on the revision read inside the write lock (no lost update)."""
         out = []
         with self._write() as conn:
             for change in changes:
@@ -308,12 +307,7 @@ class UnlockedVault:
                     raise NotFoundError(msg("No record {record_id} in vault {vault}.",
                                             record_id=record_id, vault=self.name))
                 old = self._decrypt_row(*row)
-                if change.expected is not None and old.revision != change.expected:
-                    raise InputRefusedError(msg(
-                        "Record {record_id} changed since revision {expected} (it is at revision {current} now: "
-                        "another device's edit arrived by sync, or another program wrote it); nothing was saved.",
-                        record_id=record_id, expected=change.expected, current=old.revision),
-                        code=ErrorCode.RECORD_CHANGED)
+                change.check_at(old.revision)
                 new = Record(id=old.id, revision=old.revision + 1, kind=old.kind,
                              title=old.title if change.title is None else change.title,
                              body=old.body if change.body is None else change.body,
