@@ -160,21 +160,19 @@ class RecordEditorScreen(VaultScreen):
                 saved = self.engine.update_record(self.vault_id, self.record.id, title=draft.title,
                                                   body=draft.body, tags=draft.tags,
                                                   expected_revision=self.record.revision)
-        except MemoriesError as exc:
-            if exc.code == ErrorCode.RECORD_CHANGED and self.record is not None:
-                try:
-                    now = self.engine.read_record(self.vault_id, self.record.id)
-                except Exception as again:  # noqa: BLE001 - shown inline, never a hung UI
-                    self.post_if_live(RecordSaved(epoch, error=self.describe(again)))
-                    return
-                self.post_if_live(RecordSaved(epoch, moved_on=now))
-                return
-            self.post_if_live(RecordSaved(epoch, error=self.describe(exc)))
-            return
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
-            self.post_if_live(RecordSaved(epoch, error=self.describe(exc)))
+            self.post_if_live(self._not_saved(exc, epoch))
             return
         self.post_if_live(RecordSaved(epoch, record=saved))
+
+    def _not_saved(self, exc: Exception, epoch: int) -> RecordSaved:
+        """What a failed save says; when the record moved on (`record_changed`), its newer revision."""
+        if isinstance(exc, MemoriesError) and exc.code == ErrorCode.RECORD_CHANGED and self.record is not None:
+            try:
+                return RecordSaved(epoch, moved_on=self.engine.read_record(self.vault_id, self.record.id))
+            except Exception as again:  # noqa: BLE001 - shown inline, never a hung UI
+                exc = again
+        return RecordSaved(epoch, error=self.describe(exc))
 
     def on_record_saved(self, message: RecordSaved) -> None:
         self.saving = False
