@@ -79,7 +79,7 @@ class ConflictOperations:
             kept = decode_payload(bytearray(payload.encode()), record_id, 1, json.loads(payload)["kind"],
                                   "A kept revision")  # a file's bytes come back as they were
             copies.append(NewRecord(kept.kind, msg("{title} (conflict copy)", title=kept.title).localized(),
-                                    kept.body, tuple(kept.tags), dict(kept.metadata), kept.data))
+                                    kept.body, tuple(kept.tags), _unlinked(kept.metadata), kept.data))
         files = [vault.add(c) for c in copies if c.kind == "asset"]  # as `add_asset` stores them: never indexed
         notes = [c for c in copies if c.kind != "asset"]
         made = self.add_records(vault_id, notes) if notes else []  # type: ignore[attr-defined]
@@ -101,3 +101,14 @@ class ConflictOperations:
 
         vault = self._conflict_vault(vault_id)
         return listed(vault, load_state(vault))
+
+
+# What ties a card to the file or export it mirrors: a source sync (or a later import) would take
+# a conflict copy carrying these for that file's card and overwrite the text it keeps.
+_LINKS = frozenset({"source_id", "source_rel", "source_path", "source_size", "source_mtime_ns", "source_gone",
+                    "sha256", "source_app", "import_key", "import_sha256", "import_origin", "import_file"})
+
+
+def _unlinked(metadata: dict[str, object]) -> dict[str, object]:
+    """A conflict copy's metadata: the original's, less its ties to a file (the copy is its own note)."""
+    return {key: value for key, value in metadata.items() if key not in _LINKS}

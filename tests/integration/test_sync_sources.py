@@ -143,3 +143,32 @@ def test_a_folder_holding_a_copy_of_a_few_notes_is_another_folder(tmp_path, engi
     with pytest.raises(MemoriesError) as refused:
         engine.add_source(vault_id, notes)  # the folder itself
     assert refused.value.code == ErrorCode.SOURCE_EXISTS
+
+
+def test_keeping_both_sides_of_a_source_cards_conflict_makes_a_copy_no_source_sync_touches(tmp_path, cheap_kdf):
+    """The two copies of a file were changed differently (a conflict on its card); "keep both"
+    makes the losing text a note of its own: not tied to the file, so no source sync takes it
+    for the file's card and overwrites it (it carried the card's ties before)."""
+    a, b, here, there = _laptop_and_desktop(tmp_path)
+    b.engine.add_source(b.vault_id, there, take_over=True)
+    b.engine.sync_sources(b.vault_id)
+    (here / "tea.md").write_text("# Tea\n\nGreen tea, 80C.\n", encoding="utf-8")
+    (there / "tea.md").write_text("# Tea\n\nBlack tea, boiling.\n", encoding="utf-8")
+    for device in (a, b):
+        device.engine.sync_sources(device.vault_id)
+    for device in (a, b, a):
+        device.sync()
+    (card,) = a.conflicts()
+    (copy,) = a.engine.keep_both(a.vault_id, card)
+    assert not {"source_id", "source_rel", "sha256"} & set(copy.metadata)
+    for _ in range(2):
+        for device in (a, b):
+            device.engine.sync_sources(device.vault_id)
+            device.sync()
+    for device in (a, b):
+        records = {r.id: r for r in device.engine.list_records(device.vault_id)}
+        assert records[copy.id].body == copy.body and records[copy.id].title.endswith("(conflict copy)")
+        assert records[card].metadata["source_rel"] == "tea.md"
+        assert device.conflicts() == {}
+    a.close()
+    b.close()
