@@ -233,9 +233,16 @@ def cmd_sync_status(ctx: Context) -> Payload:
         if not entries:
             print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
         else:
-            ctx.table([_("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"), _("CONFLICTS")],
-                      [[e.vault_id, e.url, e.last_sync or "-", _pending_text(e), e.last_error or "-", e.conflicts]
-                       for e in entries])
+            names = {v.vault_id: v.name for v in ctx.engine.list_vaults()}
+            ctx.table([_("VAULT"), _("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"),
+                       _("CONFLICTS")],
+                      [[clean(names.get(e.vault_id, "-")), e.vault_id, e.url, e.last_sync or "-", _pending_text(e),
+                        e.last_error or "-", e.conflicts] for e in entries])
+            for e in entries:
+                if e.conflicts:
+                    print(_("{vault}: `memories memory conflicts {ref}` lists the edits made on two devices at once "
+                            "and how to end each.").format(vault=clean(names.get(e.vault_id, e.vault_id)),
+                                                          ref=shlex.quote(names.get(e.vault_id, e.vault_id))))
             if any(e.pending_records is None and e.pending for e in entries):
                 print(_("PENDING counts records to push where the vault is unlocked (the daemon, the TUI); "
                         "elsewhere it counts writes (an import is one)."))

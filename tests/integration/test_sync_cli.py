@@ -42,6 +42,8 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         (vault_id, str(folder), 1, None)]
     text = call_cli(b, "sync", "status", "notes", passphrase=None)
     assert str(folder) in text.stdout and text.code == 0
+    assert text.stdout.splitlines()[1].startswith("notes ")  # the vault's name first, no passphrase asked
+    assert "`memories memory conflicts notes` lists" in text.stdout
     devices = call_cli(a, "--json", "sync", "devices", "notes").json["devices"]
     assert sorted((d["this_device"], d["bundles"], d["read_here"]) for d in devices) == [(False, 1, 1), (True, 2, 2)]
     assert call_cli(b, "--json", "memory", "resolve", "notes", rid).json["ended"] == 1
