@@ -350,6 +350,12 @@ MUTANTS: tuple[Mutant, ...] = (
            (("                change.check_at(old.revision)\n", ""),),
            ("tests/integration/test_cli.py::test_memory_lifecycle_and_revisions",
             "tests/tui/test_editing.py::test_saving_over_a_change_made_meanwhile_merges_instead_of_dropping_it")),
+    Mutant("sync-kept-deletion-by-arrival", "a deletion an edit beat is reported only where it arrived after "
+           "that edit: devices list different conflicts", "memories_tui/sync/merge.py",
+           (("            elif rev.deleted:  # a deletion needs no text: known from the tree, whenever it came\n"
+             "                kept.setdefault(rev.rev_id, None)  # (one that lost to a deletion first is dropped below, "
+             "then)\n", ""),),
+           ("tests/unit/test_sync_kept_deletions.py",)),
     Mutant("sync-join-holds-everything", "a join verifies the whole vault before committing any of it (all of it in memory)",
            "memories_tui/sync/run.py", (("if _idle(vault, state) else None", "if False else None"),),
            ("tests/integration/test_sync_join_stream.py::test_a_streamed_join_ends_where_a_join_that_holds_everything_ends",)),

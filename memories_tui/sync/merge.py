@@ -163,6 +163,8 @@ def _choose(state: SyncState, record_id: str, doc: Doc, payloads: dict[str, str 
         for rev in doc.tree.losers():
             if rev.rev_id in payloads:
                 kept[rev.rev_id] = payloads[rev.rev_id]
+            elif rev.deleted:  # a deletion needs no text: known from the tree, whenever it came
+                kept.setdefault(rev.rev_id, None)  # (one that lost to a deletion first is dropped below, then)
         kept = {rev_id: body for rev_id, body in kept.items()
                 if rev_id in leaves and rev_id != winner.rev_id and (body is not None or not winner.deleted)}
     if kept:
