@@ -105,10 +105,12 @@ class ConflictOperations:
 
 # What ties a card to the file or export it mirrors: a source sync (or a later import) would take
 # a conflict copy carrying these for that file's card and overwrite the text it keeps.
-_LINKS = frozenset({"source_id", "source_rel", "source_path", "source_size", "source_mtime_ns", "source_gone",
-                    "sha256", "source_app", "import_key", "import_sha256", "import_origin", "import_file"})
+_SOURCE_LINKS = frozenset({"source_id", "source_rel", "source_path", "source_size", "source_mtime_ns", "source_gone",
+                           "sha256", "source_app"})
 
 
 def _unlinked(metadata: dict[str, object]) -> dict[str, object]:
     """A conflict copy's metadata: the original's, less its ties to a file (the copy is its own note)."""
-    return {key: value for key, value in metadata.items() if key not in _LINKS}
+    from .source_sync import IMPORT_KEYS
+
+    return {key: value for key, value in metadata.items() if key not in _SOURCE_LINKS | IMPORT_KEYS}

@@ -285,10 +285,8 @@ def pending_files(vault: UnlockedVault, current: dict[str, Record], spec: Source
     """How many files of the source a sync would take in now (see source_stat.count_pending)."""
     if not Path(spec.path).is_dir():
         return 0
-    mine = {str(r.metadata.get("source_rel")): r for r in current.values()
-            if r.kind == "card" and r.metadata.get("source_id") == spec.id}
     table = StatTable(vault, spec.id, False)
-    return count_pending(spec.path, mine, table.same, table.skipped_as_is, spec)
+    return count_pending(spec.path, own_cards(current, spec.id)[0], table.same, table.skipped_as_is, spec)
 
 
 def _flush(vault: UnlockedVault, batch: _Batch, check_fits: FitCheck | None) -> list[SourceSyncItem]:
