@@ -252,7 +252,10 @@ def test_a_source_added_after_an_import_of_its_folder_adopts_the_cards(engine, t
     folder = obsidian_vault(tmp_path)
     imported = {i.note: i for i in engine.import_notes(vid, "obsidian", folder).items if i.status == "created"}
     other = obsidian_vault(tmp_path / "copy")  # the same names in another folder: not this source's notes
-    engine.import_notes(vid, "obsidian", other)
+    for copied in other.rglob("*"):  # the same notes: written in another second, their `source_updated`
+        original = folder / copied.relative_to(other)  # would differ and the copy's import update the cards
+        os.utime(copied, ns=(original.stat().st_atime_ns, original.stat().st_mtime_ns))
+    assert {i.status for i in engine.import_notes(vid, "obsidian", other).items} <= {"unchanged", "skipped"}
     before = len(engine.list_records(vid))
     engine.add_source(vid, folder)
     synced = {i.file: i for i in engine.sync_sources(vid)[0].items if i.status != "skipped"}
