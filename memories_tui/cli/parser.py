@@ -10,6 +10,7 @@ and MCP server are imported lazily, inside their commands, so the CLI never load
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import Any
 
 from .. import __version__
@@ -253,6 +254,7 @@ def parse_argv(argv: list[str], parser: argparse.ArgumentParser | None = None) -
             setattr(args, name, extras[0])
             extras = []
     if extras:
+        _unknown_option(parser, argv, extras)
         words = [e.replace(_LITERAL, "") for e in extras]
         hint = _DASH_HINT if any(w.startswith("-") for w in words) else ""
         parser.error(_("unrecognized arguments: %s") % " ".join(words) + (_(hint) if hint else ""))
@@ -267,6 +269,29 @@ def parse_argv(argv: list[str], parser: argparse.ArgumentParser | None = None) -
 
 _DASH_HINT = N_(". A query, question or title that starts with `-` goes after `--`, e.g. "
               "`memories rag search notes -- \"-x\"`")
+
+
+def _unknown_option(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> None:
+    """`memory add V --body …`: say which options the verb has (and the nearest one), rather
+    than the hint about queries that start with `-`, which a mistyped option name is not."""
+    verb = _verb_parser(parser, argv)
+    names = sorted(o for a in verb._actions for o in a.option_strings if o.startswith("--")
+                   and a.help != argparse.SUPPRESS and o not in {x for b in parser._actions for x in b.option_strings})
+    unknown = [e.split("=")[0] for e in extras if e.startswith("--") and len(e) > 2]
+    if verb is parser or not unknown or not names or unknown[0] in names:
+        return
+    near = difflib.get_close_matches(unknown[0], names, n=1, cutoff=0.6)
+    verb.error(str(msg("no option {option}{near}; its options are {options}", option=unknown[0],
+                       near=msg(" (did you mean {option}?)", option=near[0]) if near else "", options=", ".join(names))))
+
+
+def _verb_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the verb `argv` names (`memories memory add …` → memory add's)."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+    return parser
 
 
 def _top_options(parser: argparse.ArgumentParser) -> list[str]:

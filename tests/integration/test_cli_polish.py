@@ -31,6 +31,18 @@ def test_a_query_starting_with_dash_is_told_to_go_after_double_dash(home: Path, 
     assert run_cli(home, *argv[:3], "--", "-x").code == 0
 
 
+def test_a_mistyped_option_names_the_verbs_options_and_the_nearest(home: Path) -> None:
+    typo = run_cli(home, "--json", "memory", "add", "notes", "--title", "T", "--txt", "words")
+    assert typo.code == 2 and typo.json["error"]["code"] == "usage_error"
+    message = typo.json["error"]["message"]
+    assert "memory add: no option --txt (did you mean --text?)" in message
+    assert "--file, --kind, --tag, --text, --title" in message and "goes after" not in message
+    assert "`memories memory add --help`" in message
+    other = run_cli(home, "memory", "add", "notes", "--title", "T", "--body", "words")
+    assert other.code == 2 and "no option --body; its options are" in other.stderr and "did you mean" not in other.stderr
+    assert "Traceback" not in other.stderr
+
+
 def test_ask_takes_its_question_after_double_dash_like_search(home: Path) -> None:
     search = run_cli(home, "--json", "rag", "search", "notes", "--mode", "bm25", "--", "JR pass")
     assert search.code == 0, search.stderr
