@@ -16,6 +16,8 @@ COMMANDS = [
     (N_("Records"), N_("List the vault's records with a reader"), "open_records", True),
     (N_("Vault status"), N_("Index, limits and model status"), "open_status", True),
     (N_("Back up vault"), N_("A verified, encrypted copy in the backup folder"), "backup_vault", True),
+    (N_("Sync now"), N_("Push this vault's changes to its sync target and pull the other devices'"), "sync_now",
+     True),
     (N_("Egress log"), N_("Every request that sent this vault's content out"), "open_egress", True),
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),

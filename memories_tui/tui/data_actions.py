@@ -1,5 +1,5 @@
-"""The app's backup and egress-log actions, mixed into `MemoriesApp` (app.py stays small):
-"Back up vault" and "Egress log" in the command palette, and the `[backup] every_hours` backup
+"""The app's backup, sync-now and egress-log actions, mixed into `MemoriesApp` (app.py stays
+small): "Back up vault", "Sync now" and "Egress log" in the command palette, and the `[backup] every_hours` backup
 taken just before a lock, while the keys are still there (screens/backup.py, screens/egress.py)."""
 
 from __future__ import annotations
@@ -22,6 +22,14 @@ class DataActions:
         vault_id = app._unlocked_id()
         if vault_id is not None and app.vault is not None:
             await app.push_screen(BackupScreen(vault_id, app.vault.name))
+
+    async def action_sync_now(self) -> None:
+        from .screens.sync_now import SyncNowScreen
+
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        if vault_id is not None and app.vault is not None:
+            await app.push_screen(SyncNowScreen(vault_id, app.vault.name, app.stopping))
 
     async def action_open_egress(self) -> None:
         from .screens.egress import EgressScreen

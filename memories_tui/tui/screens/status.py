@@ -87,25 +87,11 @@ class StatusScreen(VaultScreen):
         self.action_refresh_status()
 
     def action_sync_now(self) -> None:
-        self.notify(_("Syncing…"), title=_("Sync"), timeout=3)
-        self.sync_worker(self.epoch())
+        """The sync dialog (screens/sync_now.py); the status again once it closes."""
+        from .sync_now import SyncNowScreen
 
-    @work(thread=True, exclusive=True, group="sync-now", exit_on_error=False)
-    def sync_worker(self, epoch: int) -> None:
-        """Push and pull now, as `memories sync VAULT`; the outcome in a notice, then the status again."""
-        try:
-            report = self.engine.sync_now(self.vault_id, cancel=self.memories.stopping)  # the app ending stops it
-        except Exception as exc:  # noqa: BLE001 - shown in a notice, never a hung UI
-            message, severity = self.describe(exc), "warning"
-        else:
-            message, severity = _("Synced with {target}: {sent} change(s) sent, {received} received, {written} "
-                                  "record(s) updated here.").format(target=tilde(report.target),
-                                                                    sent=report.pushed_revisions,
-                                                                    received=report.pulled_revisions,
-                                                                    written=report.written), "information"
-        if self.epoch_live(epoch):
-            self.app.call_from_thread(self.notify, message, title=_("Sync"), severity=severity, markup=False)
-            self.app.call_from_thread(self.action_refresh_status)
+        self.app.push_screen(SyncNowScreen(self.vault_id, self.engine.vault_name(self.vault_id), self.memories.stopping),
+                             callback=lambda _result: self.action_refresh_status())
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):
