@@ -94,7 +94,8 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
         # serves the home's socket, or follows a separate daemon's lock state (daemon_link.py)
         self.daemon_link = DaemonLink(self.engine, lambda ids, why: self.post_message(LockedElsewhere(ids, why)),
                                       idle_lock_in=self.idle_lock_in)
-        self.sync_notices = sync_notice.SyncNotices()  # a background sync that starts failing is said, not only in status
+        # a background sync that starts failing is said, not only in status; one that ended reloads the list
+        self.sync_notices = sync_notice.SyncNotices(self._synced_in_background)
         self.stopping = threading.Event()  # set as the app ends: a "sync now" still reading the target stops at
         # once (its worker thread would otherwise keep the process from exiting while a server holds a read back)
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
@@ -217,6 +218,14 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
 
     def check_sync(self) -> None:
         self.sync_notices.check(self, self.engine, self.vault.vault_id if self.vault is not None else None)
+
+    def _synced_in_background(self, vault_id: str) -> None:
+        """A sync of the open vault ended: the records list shows what it brought (another screen
+        reloads the list when it is back)."""
+        from .screens.records import RecordsScreen
+
+        if isinstance(self.screen, RecordsScreen) and self.screen.vault_id == vault_id:
+            self.screen.action_reload()
 
     # -- unexpected errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

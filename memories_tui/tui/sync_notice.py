@@ -1,14 +1,18 @@
-"""A notice when the background sync of the open vault starts failing, and when it works again.
+"""A notice when the background sync of the open vault starts failing, and when it works again;
+the records list reloaded when a sync ended.
 
 The resident engine syncs unlocked vaults in the background (engine/sync_watch.py) and keeps
 each target's last error in the home's sync registry. The status screen shows it, but a user
 who never opens that screen would not learn that syncing stopped (expired S3 keys, a full
 disk, a NAS that is not mounted). The app reads the registry every few seconds, in a thread.
+The same look sees a sync end (its time or the vault's change counter at its end moved): the
+notes another device wrote then show in the records list without leaving it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import MemoriesError
@@ -24,9 +28,11 @@ EVERY_SECONDS = 5.0
 
 
 class SyncNotices:
-    def __init__(self) -> None:
+    def __init__(self, synced: Callable[[str], None] | None = None) -> None:
         self._vault: str | None = None
         self._error: str | None = None
+        self._ended: tuple[str | None, int | None] | None = None  # the last sync seen: (its time, counter)
+        self._synced = synced  # called with the vault's id when a sync of it ended since the last look
         self._looking = threading.Lock()
 
     def check(self, app: App[object], engine: EngineHandle, vault_id: str | None) -> None:
@@ -52,6 +58,10 @@ class SyncNotices:
         """Notify a failure that is new (the first look at a vault counts an old one as new) and
         the first good sync after one."""
         before = self._error if vault_id == self._vault else None
+        ended = (entry.last_sync, entry.counter_at_sync) if entry is not None else None
+        if vault_id == self._vault and ended != self._ended and ended is not None and self._synced is not None:
+            self._synced(vault_id)
+        self._ended = ended
         self._vault, self._error = vault_id, entry.last_error if entry is not None else None
         if entry is None or self._error == before:
             return

@@ -43,7 +43,9 @@ async def test_s_on_the_status_screen_syncs_now_and_says_how_it_went(tmp_path) -
     """Another device's change arrives at once (the background sync would pull it only at
     `every_minutes`); an unreachable target is a notice, the screen stays usable."""
     from memories_tui.tui.screens.status import StatusScreen
+    from memories_tui.tui.screens.sync_now import SyncNowScreen
     from tests.helpers.sync import SYNC_PASS, news_for_a_joined_device
+    from tests.tui.test_sync_now_dialog import _dialog_text
 
     a, folder = news_for_a_joined_device(tmp_path)
     (tmp_path / "b" / "config.toml").write_text("[sync]\nbackground = false\n", encoding="utf-8")  # only `s` syncs
@@ -53,14 +55,18 @@ async def test_s_on_the_status_screen_syncs_now_and_says_how_it_went(tmp_path) -
         await unlock_with(pilot, app, SYNC_PASS)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
-        await pilot.press("s")
-        await wait_for(pilot, lambda: any(n.startswith("Synced with") for n in _notices(app)))
-        done = next(n for n in _notices(app) if n.startswith("Synced with"))
+        await pilot.press("s")  # the sync dialog (screens/sync_now.py) says how it went
+        await wait_for(pilot, lambda: isinstance(app.screen, SyncNowScreen) and not app.screen.running)
+        done = _dialog_text(app)
         assert "1 received" in done and "1 record(s) updated here" in done, done
         assert "Medlar tart" in {r.title for r in engine.list_records(app.vault.vault_id)}
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
         folder.rename(tmp_path / "Unmounted")
         await pilot.press("s")
-        await wait_for(pilot, lambda: any("does not exist" in n for n in _notices(app)))
-        assert isinstance(app.screen, StatusScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, SyncNowScreen) and not app.screen.running)
+        assert "does not exist" in _dialog_text(app) and "[sync_target_missing]" in _dialog_text(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
     engine.close()
     a.close()

@@ -132,6 +132,7 @@ class RecordsScreen(VaultScreen):
             self.reader.show_message(Text(message.error, style="bold red"))
             return
         selected = self.shown.id if self.shown else None
+        before, conflicted_before = self.signature, self.conflicted
         self.records = message.records
         self.conflicted = message.conflicted
         signature = frozenset((r.id, r.revision) for r in self.records)
@@ -139,16 +140,21 @@ class RecordsScreen(VaultScreen):
         if self.signature is not None and not unchanged:
             self.memories.request_embedding()  # records changed (here or by another process)
         self.signature = signature
-        self.fill_table()
+        with table.prevent(DataTable.RowHighlighted):  # rebuilding moves the cursor: below decides what is shown
+            self.fill_table()
         if not self.records:
             self.reader.show_message(
                 Text(_("This vault is empty. Press i to import text files, or ctrl+p for every action; F1 lists "
                        "the keys.")))
             return
         index = next((n for n, r in enumerate(self.records) if r.id == selected), 0)
-        table.move_cursor(row=index)
-        if not (unchanged and self.shown is not None and self.shown.id == self.records[index].id):
-            self.show_record(self.records[index])  # else keep what is shown (e.g. an older revision)
+        with table.prevent(DataTable.RowHighlighted):
+            table.move_cursor(row=index)
+        record = self.records[index]
+        if not (self.shown is not None and self.shown.id == record.id and before is not None
+                and (record.id, record.revision) in before and (record.id in conflicted_before) == (record.id in
+                                                                                                    self.conflicted)):
+            self.show_record(record)  # else keep what is shown (where it was scrolled to, an older revision)
         table.focus()
 
     @on(DataTable.RowHighlighted, "#records")
