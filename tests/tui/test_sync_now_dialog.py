@@ -26,6 +26,29 @@ def _home(tmp_path: Path) -> Engine:
     return Engine.open(home)
 
 
+def _synced(tmp_path: Path, target: str | None = None) -> tuple[Engine, str, str]:
+    """A home with the notes vault, unlocked and synced once with `target` (else a new folder):
+    (its engine, the vault's id, the target)."""
+    if target is None:
+        (tmp_path / "Sync").mkdir()
+        target = str(tmp_path / "Sync")
+    engine = _home(tmp_path)
+    vault_id = vault_with_notes(engine)
+    engine.unlock(vault_id, PASS)
+    engine.sync_add(vault_id, target, PASS)
+    engine.sync_now(vault_id)
+    return engine, vault_id, target
+
+
+def _other_device_wrote(tmp_path: Path, target: str, vault_id: str, title: str) -> Engine:
+    """Another home joined to `target`, which wrote a note and synced (left unlocked)."""
+    other = Engine.open(tmp_path / "other")
+    other.sync_join(target, PASS)
+    other.add_record(vault_id, kind="memory", title=title, body="Written on the other device.")
+    other.sync_now(vault_id)
+    return other
+
+
 def _dialog_text(app: MemoriesApp) -> str:
     screen = app.screen
     assert isinstance(screen, SyncNowScreen)
@@ -42,19 +65,9 @@ async def _open_dialog(pilot, app: MemoriesApp) -> SyncNowScreen:  # noqa: ANN00
 
 
 async def test_sync_now_brings_the_other_devices_note_and_says_what_it_did(tmp_path: Path, cheap_kdf) -> None:
-    engine = _home(tmp_path)
-    vault_id = vault_with_notes(engine)
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    engine.unlock(vault_id, PASS)
-    engine.sync_add(vault_id, str(folder), PASS)
-    engine.sync_now(vault_id)
+    engine, vault_id, folder = _synced(tmp_path)
     engine.lock(vault_id)
-    other = Engine.open(tmp_path / "other")
-    other.sync_join(str(folder), PASS)
-    other.add_record(vault_id, kind="memory", title="From the laptop", body="Written on the other device.")
-    other.sync_now(vault_id)
-    other.lock()
+    _other_device_wrote(tmp_path, folder, vault_id, "From the laptop").lock()
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30)) as pilot:
         dialog = await _open_dialog(pilot, app)
@@ -71,17 +84,9 @@ async def test_sync_now_brings_the_other_devices_note_and_says_what_it_did(tmp_p
 
 async def test_esc_cancels_a_sync_whose_server_stopped_answering(slow, tmp_path: Path, cheap_kdf) -> None:  # noqa: F811
     url, hold, waiting = slow
-    engine = _home(tmp_path)
-    vault_id = vault_with_notes(engine)
-    engine.unlock(vault_id, PASS)
-    engine.sync_add(vault_id, url, PASS)
-    engine.sync_now(vault_id)
+    engine, vault_id, _ = _synced(tmp_path, url)
     engine.lock(vault_id)
-    other = Engine.open(tmp_path / "other")
-    other.sync_join(url, PASS)
-    other.add_record(vault_id, kind="memory", title="Held back", body="the server will not send this")
-    other.sync_now(vault_id)
-    other.lock()
+    _other_device_wrote(tmp_path, url, vault_id, "Held back").lock()
     before = None
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -108,11 +113,7 @@ async def test_esc_cancels_a_sync_whose_server_stopped_answering(slow, tmp_path:
 async def test_a_second_esc_closes_while_an_upload_is_held_and_the_outcome_comes_as_a_notice(
         slow, tmp_path: Path, cheap_kdf) -> None:  # noqa: F811
     url, hold, waiting = slow
-    engine = _home(tmp_path)
-    vault_id = vault_with_notes(engine)
-    engine.unlock(vault_id, PASS)
-    engine.sync_add(vault_id, url, PASS)
-    engine.sync_now(vault_id)
+    engine, vault_id, _ = _synced(tmp_path, url)
     engine.add_record(vault_id, kind="memory", title="Slow to leave", body="its upload is held back")
     engine.lock(vault_id)
     app = MemoriesApp(engine)
@@ -176,18 +177,10 @@ async def test_the_records_list_shows_what_a_background_sync_brought_without_lea
     from memories_tui.tui import sync_notice
 
     monkeypatch.setattr(sync_notice, "EVERY_SECONDS", 0.1)
-    engine = _home(tmp_path)
-    vault_id = vault_with_notes(engine)
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    engine.unlock(vault_id, PASS)
+    engine, vault_id, folder = _synced(tmp_path)
     engine.add_record(vault_id, kind="memory", title="Long read",
                       body="\n\n".join(f"Paragraph {n} of a long note." for n in range(200)))
-    engine.sync_add(vault_id, str(folder), PASS)
-    engine.sync_now(vault_id)
     engine.lock(vault_id)
-    other = Engine.open(tmp_path / "other")
-    other.sync_join(str(folder), PASS)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await unlock_to_records(pilot, app)
@@ -198,8 +191,7 @@ async def test_the_records_list_shows_what_a_background_sync_brought_without_lea
         await wait_for(pilot, lambda: screen.reader.max_scroll_y >= 40)  # laid out
         screen.reader.scroll_to(y=40, animate=False)
         await wait_for(pilot, lambda: screen.reader.scroll_y == 40)
-        other.add_record(vault_id, kind="memory", title="From the laptop", body="Written on the other device.")
-        other.sync_now(vault_id)
+        other = _other_device_wrote(tmp_path, folder, vault_id, "From the laptop")
         engine.sync_now(vault_id)  # as the background scheduler runs it
         await wait_for(pilot, lambda: "From the laptop" in {r.title for r in screen.records})
         await pilot.pause(0.3)
