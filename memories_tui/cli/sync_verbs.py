@@ -229,11 +229,11 @@ def cmd_sync_now(ctx: Context) -> Payload:
 
 def cmd_sync_status(ctx: Context) -> Payload:
     entries = [_with_records(ctx, e) for e in ctx.engine.sync_status(ctx.args.vault)]
+    names = {v.vault_id: v.name for v in ctx.engine.list_vaults()} if entries else {}
     if not ctx.json:
         if not entries:
             print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
         else:
-            names = {v.vault_id: v.name for v in ctx.engine.list_vaults()}
             ctx.table([_("VAULT"), _("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"),
                        _("CONFLICTS")],
                       [[clean(names.get(e.vault_id, "-")), e.vault_id, e.url, e.last_sync or "-", _pending_text(e),
@@ -250,7 +250,7 @@ def cmd_sync_status(ctx: Context) -> Payload:
                 if e.passphrase_adopted:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
                             "longer unlocks it here.").format(vault=e.vault_id, time=e.passphrase_adopted))
-    return {"targets": [e.to_json() for e in entries]}
+    return {"targets": [{"name": names.get(e.vault_id), **e.to_json()} for e in entries]}
 
 
 def cmd_sync_remove(ctx: Context) -> Payload:

@@ -38,8 +38,8 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         assert lost["revision"] in listed and f"    {lost['body']}" in listed and "--keep-both" in listed, listed
     assert "conflict" not in call_cli(a, "--json", "memory", "read", "notes", rid, "--revision", "1").json
     status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"]
-    assert [(s["vault_id"], s["url"], s["conflicts"], s["last_error"]) for s in status] == [
-        (vault_id, str(folder), 1, None)]
+    assert [(s["name"], s["vault_id"], s["url"], s["conflicts"], s["last_error"]) for s in status] == [
+        ("notes", vault_id, str(folder), 1, None)]
     text = call_cli(b, "sync", "status", "notes", passphrase=None)
     assert str(folder) in text.stdout and text.code == 0
     assert text.stdout.splitlines()[1].startswith("notes ")  # the vault's name first, no passphrase asked
