@@ -191,3 +191,44 @@ def test_keys_typed_during_the_unlock_and_an_over_long_query(home: Path) -> None
         after = term.screen()
         assert exit_file.read_text().strip() == "0", after
         assert "Traceback" not in after and "locals" not in after, after
+
+
+def test_sync_now_brings_another_devices_note_in_a_real_terminal(tmp_path: Path) -> None:
+    """Two homes on one folder target, made with the CLI: the TUI of the first is open when the
+    other device writes a note; `t` then `s` opens the sync dialog, which says what came, and
+    the records list shows the note."""
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
+    folder.mkdir()
+    for home, args in ((a, ("vault", "create", "Personal")), (a, ("memory", "add", "Personal", "--title", "Oven",
+                                                                  "--text", "Bake bread at 250 °C.")),
+                       (a, ("sync", "add", "Personal", str(folder))), (a, ("sync", "Personal")),
+                       (b, ("sync", "join", str(folder)))):
+        done = run_cli(home, *args, passphrase=PASSPHRASE, real_kdf=True)
+        assert done.code == 0, (args, done.stderr)
+    exit_file = tmp_path / "exit-sync"
+    with tui_in_tmux(a, 100, 30, "sync", exit_file) as term:
+        term.wait_for("Unlock Personal")
+        term.keys(PASSPHRASE, "Enter")
+        term.wait_for("Oven", timeout=240)  # the records list (real Argon2id unlock)
+        for args in (("memory", "add", "Personal", "--title", "Medlar tart", "--text", "Written on the laptop."),
+                     ("sync", "Personal")):
+            done = run_cli(b, *args, passphrase=PASSPHRASE, real_kdf=True)
+            assert done.code == 0, (args, done.stderr)
+        term.keys("t")
+        term.wait_for("s Sync now")  # the status screen's footer (its sync section is further down)
+        term.keys("s")
+        screen = term.wait_for("Synced.", timeout=120)
+        text = " ".join(screen.replace("█", " ").split())  # the dialog wraps its lines inside its border
+        assert "1 received from 1 other device(s)" in text and "1 record(s) updated here" in text, screen
+        term.keys("Escape")
+        term.wait_for("r Refresh")
+        term.keys("Escape")
+        term.wait_for("Medlar tart")
+        term.keys("C-q")
+        deadline = time.monotonic() + 30
+        while not exit_file.exists():
+            assert time.monotonic() < deadline, term.screen()
+            time.sleep(0.2)
+        after = term.screen()
+        assert exit_file.read_text().strip() == "0", after
+        assert "Traceback" not in after, after
