@@ -1,7 +1,7 @@
 """Real-terminal smoke run: the TUI in tmux at 80×24 and 140×45.
 
 A real process in a real pseudo-terminal, driven by `tmux send-keys` and read with
-`tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit
+`tmux capture-pane`: launch, unlock, search with no model, F1 help, lock, quit, sync now with a second home
 — and no traceback on the screen or on stderr. A first run in an empty home fills the create
 form in one burst of keys, as a paste or a password manager's auto-type sends them. tmux runs on a private socket (-L) with no
 config. The vault is made by the CLI with the real KDF defaults, so the TUI runs with no test hook. Without tmux the test skips (scripts/test installs it when it runs as root in CI).
