@@ -18,6 +18,8 @@ COMMANDS = [
     (N_("Back up vault"), N_("A verified, encrypted copy in the backup folder"), "backup_vault", True),
     (N_("Sync now"), N_("Push this vault's changes to its sync target and pull the other devices'"), "sync_now",
      True),
+    (N_("Set up sync"), N_("Sync this vault with your other devices through a folder, S3 or WebDAV"),
+     "set_up_sync", True),
     (N_("Egress log"), N_("Every request that sent this vault's content out"), "open_egress", True),
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),

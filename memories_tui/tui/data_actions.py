@@ -24,12 +24,27 @@ class DataActions:
             await app.push_screen(BackupScreen(vault_id, app.vault.name))
 
     async def action_sync_now(self) -> None:
-        from .screens.sync_now import SyncNowScreen
+        from .screens.sync_now import start_sync
 
         app = self._memories()
         vault_id = app._unlocked_id()
         if vault_id is not None and app.vault is not None:
-            await app.push_screen(SyncNowScreen(vault_id, app.vault.name, app.stopping))
+            start_sync(app, vault_id, app.vault.name)
+
+    async def action_set_up_sync(self) -> None:
+        from .screens.sync_now import SyncNowScreen
+        from .screens.sync_target import SyncTargetScreen
+
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        if vault_id is not None and app.vault is not None:
+            name = app.vault.name
+
+            def added(done: bool | None) -> None:
+                if done:
+                    app.push_screen(SyncNowScreen(vault_id, name, app.stopping))
+
+            await app.push_screen(SyncTargetScreen(vault_id, name), callback=added)
 
     async def action_open_egress(self) -> None:
         from .screens.egress import EgressScreen

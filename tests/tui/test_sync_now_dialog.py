@@ -141,20 +141,20 @@ async def test_a_second_esc_closes_while_an_upload_is_held_and_the_outcome_comes
     engine.lock()
 
 
-async def test_sync_now_from_the_palette_on_a_vault_without_a_target_says_how_to_add_one(
+async def test_sync_now_from_the_palette_on_a_vault_without_a_target_asks_for_one(
         tmp_path: Path, cheap_kdf) -> None:
+    from memories_tui.tui.screens.sync_target import SyncTargetScreen
+
     engine = _home(tmp_path)
-    vault_with_notes(engine)
+    vault_id = vault_with_notes(engine)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30)) as pilot:
         await unlock_to_records(pilot, app)
         await app.run_action("sync_now")
-        await wait_for(pilot, lambda: isinstance(app.screen, SyncNowScreen) and not app.screen.running)
-        text = _dialog_text(app)
-        assert "The sync failed; nothing was lost." in text
-        assert "memories sync add Personal" in text and "[sync_no_target]" in text
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, SyncNowScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
+        await pilot.press("escape")  # nothing added, no sync tried
+        await wait_for(pilot, lambda: not isinstance(app.screen, SyncTargetScreen | SyncNowScreen))
+    assert engine.sync_status(vault_id) == []
     engine.lock()
 
 

@@ -87,11 +87,11 @@ class StatusScreen(VaultScreen):
         self.action_refresh_status()
 
     def action_sync_now(self) -> None:
-        """The sync dialog (screens/sync_now.py); the status again once it closes."""
-        from .sync_now import SyncNowScreen
+        """The sync dialog (screens/sync_now.py; the target's first if there is none); the status
+        again once it closes."""
+        from .sync_now import start_sync
 
-        self.app.push_screen(SyncNowScreen(self.vault_id, self.engine.vault_name(self.vault_id), self.memories.stopping),
-                             callback=lambda _result: self.action_refresh_status())
+        start_sync(self.memories, self.vault_id, self.engine.vault_name(self.vault_id), self.action_refresh_status)
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):

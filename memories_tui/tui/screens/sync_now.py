@@ -1,4 +1,5 @@
-"""Syncing one vault now from the TUI (`s` on the status screen, "Sync now" in the command palette).
+"""Syncing one vault now from the TUI (`s` on the status screen, "Sync now" in the command palette;
+a vault with no target yet gets the target dialog first, screens/sync_target.py).
 
 A dialog runs `Engine.sync_now` in a thread worker and shows what the CLI's bar shows: objects
 fetched of those the other devices' heads name, then objects sent, then what the sync did (or
@@ -10,6 +11,7 @@ the dialog at once and the outcome comes later as a notice. The app ending cance
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +68,24 @@ def conflicts_line(report: SyncReport) -> str:
               "compares them.",
               "{n} records have edits made on two devices at once: they are marked ⇄ in the records list, where c "
               "compares them.", report.conflicts).format(n=report.conflicts) if report.conflicts else ""
+
+
+def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], None] | None = None) -> None:
+    """The sync dialog; first the target dialog when the vault has no target yet (screens/
+    sync_target.py). `then` runs once they are closed."""
+    def done(_result: object = None) -> None:
+        if then is not None:
+            then()
+
+    def sync() -> None:
+        app.push_screen(SyncNowScreen(vault_id, name, app.stopping), callback=done)
+
+    if app.engine.sync_status(vault_id, count_records=False):
+        sync()
+        return
+    from .sync_target import SyncTargetScreen
+
+    app.push_screen(SyncTargetScreen(vault_id, name), callback=lambda added: sync() if added else done())
 
 
 def _size(count: int) -> str:
