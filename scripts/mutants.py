@@ -226,7 +226,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/tui/sync_notice.py", (("        if self._error:\n", "        if False:\n"),),
            ("tests/tui/test_sync_notice.py",)),
     Mutant("tui-sync-now-unbound", "s on the status screen does nothing",
-           "memories_tui/tui/screens/status.py", (("        self.sync_worker(self.epoch())\n", "        pass\n"),),
+           "memories_tui/tui/screens/status.py",
+           (("        start_sync(self.memories, self.vault_id, self.engine.vault_name(self.vault_id), "
+             "self.action_refresh_status)\n", "        pass\n"),),
            ("tests/tui/test_sync_notice.py::test_s_on_the_status_screen_syncs_now_and_says_how_it_went",)),
     Mutant("webdav-busy-not-retried", "a WebDAV request answered 503 by a busy proxy stops the sync",
            "memories_tui/sync/webdav.py", (("_BUSY = (502, 503, 504)", "_BUSY = ()"),),
@@ -451,9 +453,9 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_sync_devices_waiting_on_the_server",)),
     Mutant("tui-sync-now-outlives-the-app", "the TUI's \"sync now\" waiting on a hung server keeps running after the "
            "app ends (its thread holds the process back at exit)",
-           "memories_tui/tui/screens/status.py",
-           (("self.engine.sync_now(self.vault_id, cancel=self.memories.stopping)", "self.engine.sync_now(self.vault_id)"),),
-           ("tests/tui/test_sync_slow_target_quit.py",)),
+           "memories_tui/tui/screens/sync_now.py",
+           (("        self.cancel = EitherCancel(stopping)\n", "        self.cancel = EitherCancel(threading.Event())\n"),),
+           ("tests/tui/test_sync_slow_target_quit.py::test_quitting_ends_a_sync_now_waiting_on_the_server",)),
     Mutant("sync-read-has-no-deadline", "a target that trickles an object a byte at a time holds a sync for ever",
            "memories_tui/sync/waiting.py", (("        if time.monotonic() >= deadline:", "        if False:"),),
            ("tests/integration/test_sync_slow_target.py::test_a_server_that_trickles_an_object_is_given_up_on_with_a_clear_error",)),
@@ -1350,6 +1352,47 @@ MUTANTS: tuple[Mutant, ...] = (
            (("    if spans and 0 < start < spans[0][0] and _latin(text[start - 1]) and _latin(text[start]):\n",
              "    if False:\n"),),
            ("tests/tui/test_narrow_and_wrapping.py::test_a_snippet_starts_at_a_word_boundary",)),
+    Mutant("tui-sync-dialog-esc-does-not-cancel", "esc in the sync dialog only says \"Cancelling…\"; the sync goes on",
+           "memories_tui/tui/screens/sync_now.py",
+           (("        if self.running and not self.cancel.is_set():\n            self.cancel.set()\n",
+             "        if self.running and not self.cancel.is_set():\n            Event.set(threading.Event())\n"),
+            ("import threading\n", "import threading\nfrom threading import Event\n")),
+           ("tests/tui/test_sync_now_dialog.py::test_esc_cancels_a_sync_whose_server_stopped_answering",)),
+    Mutant("tui-closed-sync-dialog-says-nothing", "a sync whose dialog was closed while it ran ends without a notice",
+           "memories_tui/tui/screens/sync_now.py",
+           (("            self.host.call_from_thread(self.host.notify, text, title=_(\"Sync\"), markup=False)\n",
+             "            pass\n"),),
+           ("tests/tui/test_sync_now_dialog.py::"
+            "test_a_second_esc_closes_while_an_upload_is_held_and_the_outcome_comes_as_a_notice",)),
+    Mutant("tui-records-stale-after-sync", "the records list shows a background sync's notes only once left and opened",
+           "memories_tui/tui/app.py",
+           (("        if isinstance(self.screen, RecordsScreen) and self.screen.vault_id == vault_id:\n"
+             "            self.screen.action_reload()\n",
+             "        if isinstance(self.screen, RecordsScreen) and self.screen.vault_id == vault_id:\n"
+             "            pass\n"),),
+           ("tests/tui/test_sync_now_dialog.py::"
+            "test_the_records_list_shows_what_a_background_sync_brought_without_leaving_it",)),
+    Mutant("tui-reload-rerenders-the-reader", "a reload of the records list scrolls the note being read to its top",
+           "memories_tui/tui/screens/records.py",
+           (("        with table.prevent(DataTable.RowHighlighted):  # rebuilding moves the cursor: below decides what is "
+             "shown\n", "        if True:\n"),),
+           ("tests/tui/test_sync_now_dialog.py::"
+            "test_the_records_list_shows_what_a_background_sync_brought_without_leaving_it",)),
+    Mutant("tui-join-not-cancellable", "esc in the join dialog does not stop a join waiting on its server",
+           "memories_tui/tui/screens/join.py",
+           (("name=name, cancel=self.cancel,", "name=name, cancel=None,"),),
+           ("tests/tui/test_join_dialog.py::test_esc_cancels_a_join_whose_server_stopped_answering",)),
+    Mutant("tui-join-failure-leaves-vault-unlocked", "a join that failed after it made the vault leaves it "
+           "unlocked behind the picker", "memories_tui/tui/screens/join.py",
+           (("        self.memories.engine.lock()  # a join stopped", "        pass  # a join stopped"),),
+           ("tests/tui/test_join_dialog.py::test_a_join_stopped_after_the_vault_was_made_leaves_it_locked",)),
+    Mutant("tui-target-dialog-skips-passphrase", "the sync target dialog never asks the passphrase it needs",
+           "memories_tui/tui/screens/sync_target.py",
+           (("            field.display = True\n", "            field.display = False\n"),),
+           ("tests/tui/test_sync_target_dialog.py::test_the_passphrase_is_asked_only_once_it_changed_since_the_unlock",)),
+    Mutant("cli-typo-gets-dash-hint", "a mistyped option gets the hint about queries that start with `-`",
+           "memories_tui/cli/parser.py", (("        _unknown_option(parser, argv, extras)\n", ""),),
+           ("tests/integration/test_cli_polish.py::test_a_mistyped_option_names_the_verbs_options_and_the_nearest",)),
 )
 
 def _copy_repo(dest: Path) -> Path:

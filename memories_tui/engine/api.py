@@ -219,7 +219,7 @@ class EngineAPI(Protocol):
                      progress: Callable[[IngestProgress], None] | None = None,
                      cancel: threading.Event | None = None, assets: bool = False) -> ImportReport: ...
 
-    @operation(cwd=True)
+    @operation(cwd=True, fronts=("cli", "tui"))
     def sync_add(self, vault_id: str, url: str, passphrase: str | None = None, *, endpoint_url: str | None = None,
                  cwd: Path | None = None) -> TargetEntry: ...
 

@@ -233,10 +233,12 @@ class SyncOperations:
         return len(changed) + len(gone)
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
-                  name: str | None = None, progress: Callable[[SyncProgress], None] | None = None) -> JoinReport:
+                  name: str | None = None, progress: Callable[[SyncProgress], None] | None = None,
+                  cancel: threading.Event | None = None) -> JoinReport:
         """Make this home a device of the vault in the target: the passphrase unwraps the key
         there, a vault file of the same vault is made here (named `name`, else as it is named
-        in the target), then everything is pulled."""
+        in the target), then everything is pulled. `cancel` stops it as ctrl+c does: before the
+        vault file is made nothing is left; after, the vault keeps what was committed."""
         from ..sync import join
         from ..sync.policy import seeded
         from ..sync.sealing import JOIN_NAME
@@ -249,7 +251,8 @@ class SyncOperations:
         engine = self._sync_engine()
         spec = spec_from(url, endpoint_url, cwd=cwd)
         target = open_target(spec)
-        record = wait_for(lambda: join.read_record(target), where=spec.url, name=JOIN_NAME)  # ctrl+c and a deadline end it
+        record = wait_for(lambda: join.read_record(target), where=spec.url, name=JOIN_NAME,
+                          cancel=cancel)  # ctrl+c, `cancel` and a deadline end it
         if record is None:
             raise SyncError(msg("{target} holds no Memories vault to join (no join record). Run `memories sync add` "
                                 "on a device that has the vault first.", target=spec.url), code=ErrorCode.SYNC_NOTHING_TO_JOIN)
@@ -287,7 +290,7 @@ class SyncOperations:
         settings = seeded(vault.settings())  # the policy the join record gave, older than any change
         settings[SINCE_KEY] = join.sealed_since(record, vault.keys)  # the passphrase it joined with
         vault.set_settings(settings)
-        report = self.sync_now(info.vault_id, progress=progress)
+        report = self.sync_now(info.vault_id, progress=progress, cancel=cancel)
         return JoinReport(info.vault_id, name, final, report)
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:

@@ -57,7 +57,9 @@ class CreateVaultScreen(EngineScreen):
             with Horizontal(id="create-busy"):
                 yield LoadingIndicator(id="create-loading")
                 yield Static(id="create-status")
-            yield Button(_("Create vault"), id="create", variant="primary")
+            with Horizontal(id="create-buttons"):
+                yield Button(_("Create vault"), id="create", variant="primary")
+                yield Button(_("Join from another device"), id="join")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -85,6 +87,13 @@ class CreateVaultScreen(EngineScreen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    @on(Button.Pressed, "#join")
+    def _join(self) -> None:
+        """A vault another device syncs (screens/join.py): it opens here instead of a new one."""
+        from .join import open_join
+
+        open_join(self.memories)
 
     @on(Input.Submitted, "#pass2")
     @on(Button.Pressed, "#create")

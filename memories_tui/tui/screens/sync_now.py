@@ -29,7 +29,7 @@ from ...i18n import N_, _, _n
 from ..text import tilde, tilde_paths
 
 if TYPE_CHECKING:
-    from ...sync.types import SyncProgress, SyncReport
+    from ...engine import SyncProgress, SyncReport
     from ..app import MemoriesApp
 
 
@@ -90,6 +90,17 @@ def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], No
 
 def _size(count: int) -> str:
     return f"{count / 1_000_000:.1f} MB" if count >= 100_000 else f"{count / 1000:.1f} kB"
+
+
+def show_progress(p: SyncProgress, stage: Static, bar: ProgressBar) -> None:
+    """A sync's progress as the CLI's bar counts it: objects fetched, then sent."""
+    if p.stage == "pull":
+        line = (_("Fetching the other devices' changes: {done} of {total} objects ({size})") if p.total else
+                _("Fetching the other devices' changes: {done} objects ({size})"))
+    else:
+        line = _("Sending this device's changes: {done} objects ({size})")
+    stage.update(Text(line.format(done=p.done, total=p.total, size=_size(p.bytes))))
+    bar.update(total=p.total or None, progress=p.done)
 
 
 class SyncNowScreen(ModalScreen[None]):
@@ -160,17 +171,9 @@ class SyncNowScreen(ModalScreen[None]):
                                       f"[{message.error.code}]", title=_("Sync"), severity="warning", markup=False)
 
     def on_sync_step(self, message: SyncStep) -> None:
-        p = message.progress
-        if self.cancel.is_set():
-            return  # "Cancelling…" stays until the sync returns
-        if p.stage == "pull":
-            line = (_("Fetching the other devices' changes: {done} of {total} objects ({size})") if p.total else
-                    _("Fetching the other devices' changes: {done} objects ({size})"))
-        else:
-            line = _("Sending this device's changes: {done} objects ({size})")
-        self.query_one("#sync-stage", Static).update(Text(line.format(done=p.done, total=p.total,
-                                                                      size=_size(p.bytes))))
-        self.query_one("#sync-bar", ProgressBar).update(total=p.total or None, progress=p.done)
+        if not self.cancel.is_set():  # else "Cancelling…" stays until the sync returns
+            show_progress(message.progress, self.query_one("#sync-stage", Static),
+                          self.query_one("#sync-bar", ProgressBar))
 
     def on_sync_finished(self, message: SyncFinished) -> None:
         self.running = False

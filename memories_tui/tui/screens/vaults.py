@@ -20,6 +20,7 @@ from ..widgets.header import AppHeader
 from .base import EngineScreen
 from .confirm import ConfirmScreen
 from .create_vault import CreateVaultScreen
+from .join import open_join
 
 
 class VaultPickerScreen(EngineScreen):
@@ -28,13 +29,15 @@ class VaultPickerScreen(EngineScreen):
 
     BINDINGS = [
         Binding("n", "create", N_("New vault"), id="vault.new"),
+        Binding("j", "join", N_("Join"), tooltip=N_("Join a vault from another device (its sync target)"),
+                id="vault.join"),
         Binding("enter", "unlock", N_("Unlock"), id="vault.unlock", show=True),
         Binding("b", "backup", N_("Backup"), tooltip=N_("Back up the highlighted vault (verified by structure "
                 "while locked)"), id="vault.backup", show=False),
     ]
     HELP_TITLE = N_("Vaults")
     GUIDE = N_("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-               "passphrase next); n creates a new vault. Files that are not usable vaults are listed below "
+               "passphrase next); n creates a new vault, j joins one another device syncs. Files that are not usable vaults are listed below "
                "the table with the reason; they are never changed.")
 
     def __init__(self, *, deferred: bool = False) -> None:
@@ -110,6 +113,9 @@ class VaultPickerScreen(EngineScreen):
 
     def action_create(self) -> None:
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
+
+    def action_join(self) -> None:
+        open_join(self.memories)
 
     def action_unlock(self) -> None:
         if not self.built:
