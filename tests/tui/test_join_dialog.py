@@ -43,6 +43,12 @@ def _stage(app: MemoriesApp) -> str:
     return static_text(app.screen.query_one("#join-stage", Static))
 
 
+async def _join_from_the_first_run_form(pilot, app: MemoriesApp) -> None:  # noqa: ANN001
+    await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
+    await pilot.click("#join")
+    await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+
+
 async def _fill(pilot, app: MemoriesApp, **fields: str) -> None:  # noqa: ANN001
     for name, value in fields.items():
         field = app.screen.query_one(f"#join-{name}", Input)
@@ -57,9 +63,7 @@ async def test_an_empty_home_joins_from_the_first_run_form(tmp_path: Path, cheap
     engine = _empty_home(tmp_path)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
-        await pilot.click("#join")
-        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+        await _join_from_the_first_run_form(pilot, app)
         await pilot.click("#join")  # nothing typed
         await wait_for(pilot, lambda: "Type the sync target" in _stage(app))
         assert app.screen.focused is app.screen.query_one("#join-url", Input)
@@ -110,9 +114,7 @@ async def test_esc_cancels_a_join_whose_server_stopped_answering(slow, tmp_path:
     engine = _empty_home(tmp_path)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
-        await pilot.click("#join")
-        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+        await _join_from_the_first_run_form(pilot, app)
         await _fill(pilot, app, url=url, passphrase=PASS)
         hold("stall")
         await pilot.click("#join")
@@ -139,9 +141,7 @@ async def test_a_join_stopped_after_the_vault_was_made_leaves_it_locked(tmp_path
     engine = _empty_home(tmp_path)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
-        await pilot.click("#join")
-        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+        await _join_from_the_first_run_form(pilot, app)
         await _fill(pilot, app, url=str(folder), passphrase=PASS)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "[sync_target_tampered]" in _stage(app))

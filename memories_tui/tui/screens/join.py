@@ -25,6 +25,7 @@ from ...errors import CancelledError, MemoriesError
 from ...i18n import N_, _
 from ..text import tilde_paths
 from .sync_now import SyncStep, show_progress
+from .sync_target import target_inputs
 
 if TYPE_CHECKING:
     from ...engine import SyncProgress, VaultInfo
@@ -62,9 +63,7 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
             yield Static(Text(_("The sync target the other device set up (its status screen shows it) and that "
                                 "vault's passphrase. Everything comes over encrypted; the vault opens here once it "
                                 "is in.")), id="join-help")
-            yield Input(placeholder=_("~/Sync/memories, s3://bucket/prefix or https://…"), id="join-url")
-            yield Input(placeholder=_("S3 endpoint URL for R2, B2, MinIO… (empty for AWS; only for s3://)"),
-                        id="join-endpoint")
+            yield from target_inputs("join")
             yield Input(placeholder=_("Passphrase of this vault"), password=True, id="join-passphrase")
             yield Input(placeholder=_("Name here (empty: the name it has on the other device)"), id="join-name")
             yield Static("", id="join-stage")

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from ..app import MemoriesApp
 
 
+def target_inputs(prefix: str) -> tuple[Input, Input]:
+    """The fields of a sync target as `sync add` and `sync join` take it: `PREFIX-url`, `PREFIX-endpoint`."""
+    return (Input(placeholder=_("~/Sync/memories, s3://bucket/prefix or https://…"), id=f"{prefix}-url"),
+            Input(placeholder=_("S3 endpoint URL for R2, B2, MinIO… (empty for AWS; only for s3://)"),
+                  id=f"{prefix}-endpoint"))
+
+
 class SyncTargetScreen(ModalScreen[bool]):
     """Dismisses with True once the vault syncs with the target typed, False on esc."""
 
@@ -59,9 +66,7 @@ class SyncTargetScreen(ModalScreen[bool]):
                 "(keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile); or a WebDAV https:// URL such "
                 "as Nextcloud's (MEMORIES_WEBDAV_USERNAME / MEMORIES_WEBDAV_PASSWORD or ~/.netrc). Only ciphertext "
                 "goes there. Then, on each other device: memories sync join TARGET.")), id="target-help")
-            yield Input(placeholder=_("~/Sync/memories, s3://bucket/prefix or https://…"), id="target-url")
-            yield Input(placeholder=_("S3 endpoint URL for R2, B2, MinIO… (empty for AWS; only for s3://)"),
-                        id="target-endpoint")
+            yield from target_inputs("target")
             yield Input(placeholder=_("Passphrase of this vault"), password=True, id="target-passphrase")
             yield Static("", id="target-error")
             with Horizontal(id="target-buttons"):
