@@ -1,6 +1,7 @@
-"""The app's backup, sync-now and egress-log actions, mixed into `MemoriesApp` (app.py stays
-small): "Back up vault", "Sync now" and "Egress log" in the command palette, and the `[backup] every_hours` backup
-taken just before a lock, while the keys are still there (screens/backup.py, screens/egress.py)."""
+"""The app's backup, sync and egress-log actions, mixed into `MemoriesApp` (app.py stays small):
+"Back up vault", "Sync now", "Set up sync" and "Egress log" in the command palette, and the
+`[backup] every_hours` backup taken just before a lock, while the keys are still there
+(screens/backup.py, screens/sync_now.py, screens/egress.py)."""
 
 from __future__ import annotations
 
@@ -32,19 +33,12 @@ class DataActions:
             start_sync(app, vault_id, app.vault.name)
 
     async def action_set_up_sync(self) -> None:
-        from .screens.sync_now import SyncNowScreen
-        from .screens.sync_target import SyncTargetScreen
+        from .screens.sync_now import start_sync
 
         app = self._memories()
         vault_id = app._unlocked_id()
         if vault_id is not None and app.vault is not None:
-            name = app.vault.name
-
-            def added(done: bool | None) -> None:
-                if done:
-                    app.push_screen(SyncNowScreen(vault_id, name, app.stopping))
-
-            await app.push_screen(SyncTargetScreen(vault_id, name), callback=added)
+            start_sync(app, vault_id, app.vault.name, new_target=True)
 
     async def action_open_egress(self) -> None:
         from .screens.egress import EgressScreen

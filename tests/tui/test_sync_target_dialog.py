@@ -19,6 +19,10 @@ from tests.tui.test_keys import unlock_to_records, vault_with_notes
 from tests.tui.test_sync_now_dialog import _dialog_text, _home
 
 
+def _target_dialog_open(app: MemoriesApp) -> bool:
+    return isinstance(app.screen, SyncTargetScreen) and bool(app.screen.query("#target-error"))
+
+
 def _error(app: MemoriesApp) -> str:
     return static_text(app.screen.query_one("#target-error", Static))
 
@@ -40,7 +44,7 @@ async def test_s_without_a_target_asks_for_one_then_syncs_and_another_home_joins
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
         await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
+        await wait_for(pilot, lambda: _target_dialog_open(app))
         await pilot.press("enter")  # nothing typed: said, nothing done
         await wait_for(pilot, lambda: "Type where to sync" in _error(app))
         await _type_target(pilot, app, str(folder))  # not made yet: the folder target's own error
@@ -72,7 +76,7 @@ async def test_set_up_sync_says_why_a_target_cannot_work(tmp_path: Path, cheap_k
     async with app.run_test(size=(100, 30)) as pilot:
         await unlock_to_records(pilot, app)
         await app.run_action("set_up_sync")
-        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
+        await wait_for(pilot, lambda: _target_dialog_open(app))
         await _type_target(pilot, app, "ftp://example.org/notes")
         await wait_for(pilot, lambda: "[sync_bad_target]" in _error(app))
         await _type_target(pilot, app, "s3://bucket/notes")  # enter goes on to the endpoint field
@@ -97,7 +101,7 @@ async def test_the_passphrase_is_asked_only_once_it_changed_since_the_unlock(tmp
         await unlock_to_records(pilot, app)
         engine.change_passphrase(vault_id, PASS, new)  # as `memories vault passwd` in another terminal
         await app.run_action("set_up_sync")
-        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
+        await wait_for(pilot, lambda: _target_dialog_open(app))
         assert not app.screen.query_one("#target-passphrase", Input).display
         await _type_target(pilot, app, str(folder))
         await wait_for(pilot, lambda: "[sync_passphrase_needed]" in _error(app))

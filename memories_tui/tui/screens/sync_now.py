@@ -70,9 +70,10 @@ def conflicts_line(report: SyncReport) -> str:
               "compares them.", report.conflicts).format(n=report.conflicts) if report.conflicts else ""
 
 
-def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], None] | None = None) -> None:
-    """The sync dialog; first the target dialog when the vault has no target yet (screens/
-    sync_target.py). `then` runs once they are closed."""
+def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], None] | None = None, *,
+               new_target: bool = False) -> None:
+    """The sync dialog; first the target dialog (screens/sync_target.py) when the vault has no
+    target yet, or for `new_target`. `then` runs once they are closed."""
     def done(_result: object = None) -> None:
         if then is not None:
             then()
@@ -80,7 +81,7 @@ def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], No
     def sync() -> None:
         app.push_screen(SyncNowScreen(vault_id, name, app.stopping), callback=done)
 
-    if app.engine.sync_status(vault_id, count_records=False):
+    if not new_target and app.engine.sync_status(vault_id, count_records=False):
         sync()
         return
     from .sync_target import SyncTargetScreen

@@ -37,8 +37,8 @@ class VaultPickerScreen(EngineScreen):
     ]
     HELP_TITLE = N_("Vaults")
     GUIDE = N_("Each row is a vault in this home folder. ↑/↓ choose one and enter unlocks it (you type its "
-               "passphrase next); n creates a new vault, j joins one another device syncs. Files that are not usable vaults are listed below "
-               "the table with the reason; they are never changed.")
+               "passphrase next); n creates a new vault, j joins one another device syncs. Files that are not "
+               "usable vaults are listed below the table with the reason; they are never changed.")
 
     def __init__(self, *, deferred: bool = False) -> None:
         """`deferred`: another screen goes on top at once (the unlock screen of the only vault),
