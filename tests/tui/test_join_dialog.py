@@ -99,6 +99,8 @@ async def test_j_on_the_vault_picker_joins_under_another_name_when_the_name_is_t
         await _fill(pilot, app, url=str(folder), passphrase=PASS)
         await pilot.click("#join")
         await wait_for(pilot, lambda: "[vault_exists]" in _stage(app))
+        assert "give this one another name below" in _stage(app) and "--as" not in _stage(app)
+        assert app.screen.focused is app.screen.query_one("#join-name", Input)
         assert len(engine.list_vaults()) == 2
         await _fill(pilot, app, name="Personal (laptop)")
         await pilot.press("enter")  # in the last field: joins (a second click within the button's 0.2 s press

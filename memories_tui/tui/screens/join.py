@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, ProgressBar, Static
 
-from ...errors import CancelledError, MemoriesError
+from ...errors import CancelledError, ErrorCode, MemoriesError
 from ...i18n import N_, _
 from ..text import tilde_paths
 from .sync_now import SyncStep, show_progress
@@ -142,6 +142,10 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
         self.query_one("#join-bar", ProgressBar).display = False
         if isinstance(exc, CancelledError):
             self._say(f"{tilde_paths(exc.localized())} [{exc.code}]", error=False)
+            return
+        if exc.code == ErrorCode.VAULT_EXISTS:  # the engine's words name the CLI's --as; here it is a field
+            self._say(_("This home already has a vault with that name: give this one another name below.")
+                      + f" [{exc.code}]", "#join-name")
             return
         self._say(f"{tilde_paths(exc.localized())} [{exc.code}]")
 
