@@ -274,9 +274,9 @@ _DASH_HINT = N_(". A query, question or title that starts with `-` goes after `-
 def _unknown_option(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> None:
     """`memory add V --body …`: say which options the verb has (and the nearest one), rather
     than the hint about queries that start with `-`, which a mistyped option name is not."""
-    verb = _verb_parser(parser, argv)
+    verb, top = _verb_parser(parser, argv), _own_options(parser)
     names = sorted(o for a in verb._actions for o in a.option_strings if o.startswith("--")
-                   and a.help != argparse.SUPPRESS and o not in {x for b in parser._actions for x in b.option_strings})
+                   and a.help != argparse.SUPPRESS and o not in top)
     unknown = [e.split("=")[0] for e in extras if e.startswith("--") and len(e) > 2]
     if verb is parser or not unknown or not names or unknown[0] in names:
         return
@@ -301,7 +301,7 @@ def _top_options(parser: argparse.ArgumentParser) -> list[str]:
 
 def _misplaced_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     """A verb's option written before the verb (`memories --mode bm25 rag search …`), if any."""
-    top = {o for a in parser._actions for o in a.option_strings}
+    top = _own_options(parser)
     takes_value = {o for a in parser._actions for o in a.option_strings if a.nargs != 0}
     known = set(_option_strings(parser)) - top
     words = iter(argv)
@@ -313,6 +313,11 @@ def _misplaced_option(parser: argparse.ArgumentParser, argv: list[str]) -> str |
         if word in takes_value:  # `--home H`: H is its value, not the command
             next(words, None)
     return None
+
+
+def _own_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The options this parser itself takes (the top level's: `--home`, `--json`, …), not its verbs'."""
+    return {o for a in parser._actions for o in a.option_strings}
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
