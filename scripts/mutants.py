@@ -1384,7 +1384,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/tui/test_join_dialog.py::test_esc_cancels_a_join_whose_server_stopped_answering",)),
     Mutant("tui-join-failure-leaves-vault-unlocked", "a join that failed after it made the vault leaves it "
            "unlocked behind the picker", "memories_tui/tui/screens/join.py",
-           (("        self.memories.engine.lock()  # a join stopped", "        pass  # a join stopped"),),
+           (("                engine.lock(made)  # vault left it unlocked", "                pass  # vault left it unlocked"),),
            ("tests/tui/test_join_dialog.py::test_a_join_stopped_after_the_vault_was_made_leaves_it_locked",)),
     Mutant("tui-target-dialog-skips-passphrase", "the sync target dialog never asks the passphrase it needs",
            "memories_tui/tui/screens/sync_target.py",

@@ -17,7 +17,7 @@ from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import VaultPickerScreen
 from tests.helpers.pilot import PASS, static_text, type_text, wait_for
 from tests.integration.test_sync_slow_target import WAIT, _when_held, dav, slow  # noqa: F401 - the fixtures
-from tests.tui.test_keys import vault_with_notes
+from tests.tui.test_keys import unlock_to_records, vault_with_notes
 from tests.tui.test_sync_now_dialog import QUIET
 
 
@@ -30,6 +30,18 @@ def _first_device(tmp_path: Path, target: str) -> str:
     a.sync_now(vault_id)
     a.lock()
     return vault_id
+
+
+def _damaged_target(tmp_path: Path) -> tuple[Path, str]:
+    """A folder target whose join record is sound and whose first bundle is damaged: (it, the vault's id)."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    vault_id = _first_device(tmp_path, str(folder))
+    bundle = next(path for path in (folder / "d").rglob("0000000001"))
+    data = bytearray(bundle.read_bytes())
+    data[-5] ^= 0xFF
+    bundle.write_bytes(bytes(data))
+    return folder, vault_id
 
 
 def _empty_home(tmp_path: Path) -> Engine:
@@ -133,13 +145,7 @@ async def test_esc_cancels_a_join_whose_server_stopped_answering(slow, tmp_path:
 async def test_a_join_stopped_after_the_vault_was_made_leaves_it_locked(tmp_path: Path, cheap_kdf) -> None:
     """The target's bundle is damaged: the vault file is made (the join record is sound), then the
     pull refuses the bundle. The dialog says so; the vault stays here, locked, as the picker lists it."""
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    vault_id = _first_device(tmp_path, str(folder))
-    bundle = next(path for path in (folder / "d").rglob("0000000001"))
-    data = bytearray(bundle.read_bytes())
-    data[-5] ^= 0xFF
-    bundle.write_bytes(bytes(data))
+    folder, vault_id = _damaged_target(tmp_path)
     engine = _empty_home(tmp_path)
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -151,3 +157,22 @@ async def test_a_join_stopped_after_the_vault_was_made_leaves_it_locked(tmp_path
         assert not engine.is_unlocked(vault_id) and app.vault is None
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))
+
+
+async def test_a_failed_join_from_create_vault_leaves_the_open_vault_unlocked(tmp_path: Path, cheap_kdf) -> None:
+    """"Create vault" in the palette while a vault is open, then "Join from another device": the join
+    that fails locks only the vault it made, not the one the app has open."""
+    folder, joined_id = _damaged_target(tmp_path)
+    engine = _empty_home(tmp_path)
+    own = vault_with_notes(engine, "Mine")
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await unlock_to_records(pilot, app)
+        await app.run_action("create_vault")
+        await _join_from_the_first_run_form(pilot, app)
+        await _fill(pilot, app, url=str(folder), passphrase=PASS)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "[sync_target_tampered]" in _stage(app))
+        assert engine.is_unlocked(own) and app.vault is not None and app.vault.vault_id == own
+        assert not engine.is_unlocked(joined_id)
+    engine.lock()

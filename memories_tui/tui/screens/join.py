@@ -119,11 +119,14 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
     @work(thread=True, exclusive=True, group="join", exit_on_error=False)
     def join_worker(self, url: str, passphrase: str, endpoint: str | None, name: str | None) -> None:
         engine = self.memories.engine
+        known = {v.vault_id for v in engine.list_vaults()}
         try:
             report = engine.sync_join(url, passphrase, endpoint_url=endpoint, name=name, cancel=self.cancel,
                                       progress=self._step)
             info = engine.resolve_vault(report.vault_id)
         except MemoriesError as exc:
+            for made in {v.vault_id for v in engine.list_vaults()} - known:  # a join stopped after it made the
+                engine.lock(made)  # vault left it unlocked; a vault open in the app (palette "Create vault") stays
             self.app.call_from_thread(self._failed, exc)
         else:
             self.app.call_from_thread(self.dismiss, info)
@@ -138,7 +141,6 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
 
     def _failed(self, exc: MemoriesError) -> None:
         self.running = False
-        self.memories.engine.lock()  # a join stopped after it made the vault left it unlocked: no vault is open here
         self.query_one("#join-bar", ProgressBar).display = False
         if isinstance(exc, CancelledError):
             self._say(f"{tilde_paths(exc.localized())} [{exc.code}]", error=False)
