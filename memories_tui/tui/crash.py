@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ..errors import MemoriesError
 from ..i18n import _
 from .text import tilde
 
@@ -94,6 +95,14 @@ def report(exc: BaseException, home: Path | None, *, stopped: bool = True) -> st
         return _("Memories stopped after an {error}{where}. This is a bug: please report it.").format(
             error=crash.summary(), where=where)
     return _("An {error}{where}. This is a bug: please report it.").format(error=crash.summary(), where=where)
+
+
+def as_error(exc: Exception, home: Path | None) -> MemoriesError:
+    """`exc` as the error a dialog shows inline: itself when it is one of ours, else a bug's
+    one line (logged as `report` does), so a dialog never stays on "Checking…" after a bug."""
+    if isinstance(exc, MemoriesError):
+        return exc
+    return MemoriesError(report(exc, home, stopped=False))
 
 
 class StoppedError(Exception):

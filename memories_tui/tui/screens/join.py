@@ -23,6 +23,7 @@ from textual.widgets import Button, Input, ProgressBar, Static
 
 from ...errors import CancelledError, ErrorCode, MemoriesError
 from ...i18n import N_, _
+from ..crash import as_error
 from ..text import tilde_paths
 from .sync_now import SyncStep, show_progress
 from .sync_target import target_inputs
@@ -124,10 +125,10 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
             report = engine.sync_join(url, passphrase, endpoint_url=endpoint, name=name, cancel=self.cancel,
                                       progress=self._step)
             info = engine.resolve_vault(report.vault_id)
-        except MemoriesError as exc:
+        except Exception as exc:  # noqa: BLE001 - a bug too is said in the dialog (crash.as_error), never a hung UI
             for made in {v.vault_id for v in engine.list_vaults()} - known:  # a join stopped after it made the
                 engine.lock(made)  # vault left it unlocked; a vault open in the app (palette "Create vault") stays
-            self.app.call_from_thread(self._failed, exc)
+            self.app.call_from_thread(self._failed, as_error(exc, engine.home))
         else:
             self.app.call_from_thread(self.dismiss, info)
 

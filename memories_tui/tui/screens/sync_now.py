@@ -26,6 +26,7 @@ from textual.widgets import ProgressBar, Static
 
 from ...errors import CancelledError, MemoriesError
 from ...i18n import N_, _, _n
+from ..crash import as_error
 from ..text import tilde, tilde_paths
 
 if TYPE_CHECKING:
@@ -146,13 +147,8 @@ class SyncNowScreen(ModalScreen[None]):
     def run_sync(self) -> None:
         try:
             report = self.memories.engine.sync_now(self.vault_id, progress=self._step, cancel=self.cancel)
-        except MemoriesError as exc:
-            self._finished(SyncFinished(error=exc))
-        except Exception as exc:  # noqa: BLE001 - a bug: named in the dialog (crash.report), never a hung UI
-            from .. import crash
-
-            self._finished(SyncFinished(error=MemoriesError(crash.report(exc, self.memories.engine.home,
-                                                                         stopped=False))))
+        except Exception as exc:  # noqa: BLE001 - a bug too is said in the dialog (crash.as_error), never a hung UI
+            self._finished(SyncFinished(error=as_error(exc, self.memories.engine.home)))
         else:
             self._finished(SyncFinished(report=report))
 

@@ -22,6 +22,7 @@ from textual.widgets import Button, Input, Static
 
 from ...errors import ErrorCode, MemoriesError
 from ...i18n import N_, _
+from ..crash import as_error
 from ..text import tilde_paths
 
 if TYPE_CHECKING:
@@ -112,8 +113,8 @@ class SyncTargetScreen(ModalScreen[bool]):
     def add_worker(self, url: str, endpoint: str | None, passphrase: str | None) -> None:
         try:
             self.memories.engine.sync_add(self.vault_id, url, passphrase, endpoint_url=endpoint)
-        except MemoriesError as exc:
-            self.app.call_from_thread(self._failed, exc)
+        except Exception as exc:  # noqa: BLE001 - a bug too is said in the dialog (crash.as_error), never a hung UI
+            self.app.call_from_thread(self._failed, as_error(exc, self.memories.engine.home))
         else:
             self.app.call_from_thread(self.dismiss, True)
 
