@@ -233,10 +233,10 @@ class EngineAPI(Protocol):
     @operation()
     def sync_pending(self, vault_id: str) -> int: ...
 
-    @operation(quick=True)
+    @operation(quick=True, fronts=("cli", "tui"))
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]: ...
 
-    @operation()
+    @operation(fronts=("cli", "tui"))
     def sync_forget(self, vault_id: str, device: str) -> DeviceInfo: ...
 
     @operation(quick=True, fronts=("cli", "tui"))

@@ -20,6 +20,8 @@ COMMANDS = [
      True),
     (N_("Set up sync"), N_("Sync this vault with your other devices through a folder, S3 or WebDAV"),
      "set_up_sync", True),
+    (N_("Sync devices"), N_("The devices that sync this vault; forget one, or stop syncing here"),
+     "open_sync_devices", True),
     (N_("Egress log"), N_("Every request that sent this vault's content out"), "open_egress", True),
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),

@@ -126,8 +126,8 @@ def _sync(entries: list[Any]) -> list[Section]:
                 Row(_("last sync"), entry.last_sync or _("not yet")),
                 Row(_("pending"), pending),
                 Row(_("last error"), entry.last_error or _("none"), warn=bool(entry.last_error)),
-                Row(_("conflicts"), _n("{n:,} record with conflicting edits (memories memory conflicts)",
-                                       "{n:,} records with conflicting edits (memories memory conflicts)",
+                Row(_("conflicts"), _n("{n:,} record with conflicting edits (marked ⇄ in Records, where c goes to it)",
+                                       "{n:,} records with conflicting edits (marked ⇄ in Records, where c goes to each)",
                                        entry.conflicts).format(n=entry.conflicts) if entry.conflicts else _("none"),
                     warn=bool(entry.conflicts)))
         out.append(Section(_("Sync (in the background while unlocked)"), rows))

@@ -68,7 +68,8 @@ class RecordsScreen(VaultScreen):
                 show=False, priority=True),
         Binding("v", "toggle_raw", N_("Raw / Markdown"), id="records.raw", show=False),
         Binding("r", "reload", N_("Reload"), id="records.reload", show=False),
-        Binding("c", "conflict", N_("Conflict"), tooltip=N_("Compare the shown record's conflicting revisions"),
+        Binding("c", "conflict", N_("Conflict"), tooltip=N_("Compare the shown record's conflicting revisions, "
+                                                                   "or go to the next record that has some"),
                 id="records.conflict", show=False, priority=True),
         Binding("left_square_bracket", "revision(-1)", N_("Older revision"), id="records.older", show=False),
         Binding("right_square_bracket", "revision(1)", N_("Newer revision"), id="records.newer", show=False),
@@ -79,7 +80,8 @@ class RecordsScreen(VaultScreen):
              "highlighted one. enter moves into the reader (shift+tab comes back); [ and ] step through "
              "older and newer revisions (h lists them) and v switches the reader between rendered Markdown and the raw "
              "text. a asks a question answered from the vault with [S#] citations, n writes a new memory, e edits the shown record (a new revision), d deletes it after asking. s searches, i imports text files, m installs the embedding model "
-             "for vector search, t shows the vault's status.")
+             "for vector search, t shows the vault's status. A record edited on two devices at once is marked ⇄: c "
+             "compares its two texts (on another record, c goes to the next one marked).")
 
     def __init__(self, vault_id: str) -> None:
         super().__init__(vault_id)
@@ -258,7 +260,7 @@ class RecordsScreen(VaultScreen):
 
         record = self.shown
         if record is None or record.id not in self.conflicted:
-            self.notify(_("The shown record has no conflict."), severity="warning")
+            self._next_conflict()
             return
         try:
             conflict = next(c for c in self.engine.conflicts(self.vault_id) if c.record_id == record.id)
@@ -267,6 +269,20 @@ class RecordsScreen(VaultScreen):
             self.action_reload()
             return
         self.app.push_screen(ConflictScreen(self.vault_id, latest, conflict), lambda _done: self.action_reload())
+
+    def _next_conflict(self) -> None:
+        """From a record without a conflict, `c` goes to the next one that has one (after the
+        highlighted row, wrapping round): a conflict among thousands of notes is found by key."""
+        table = self.query_one("#records", DataTable)
+        rows = [n for n, r in enumerate(self.records) if r.id in self.conflicted]
+        if not rows:
+            self.notify(_("No record has a conflict."), severity="information")
+            return
+        row = next((n for n in rows if n > table.cursor_row), rows[0])
+        table.move_cursor(row=row)
+        self.notify(_n("{n} record has conflicting edits: c compares the shown one.",
+                       "{n} records have conflicting edits: c compares the shown one, c on another goes to the next.",
+                       len(rows)).format(n=len(rows)))
 
     # -- add, edit, delete, revisions -------------------------------------------------------------
     def _editable(self) -> Record | None:

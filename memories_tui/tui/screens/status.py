@@ -30,11 +30,13 @@ class StatusScreen(VaultScreen):
         Binding("r", "refresh_status", N_("Refresh"), id="status.refresh"),
         Binding("x", "revoke_mcp", N_("Revoke AI client access"), id="status.revoke_mcp"),
         Binding("s", "sync_now", N_("Sync now"), id="status.sync_now"),
+        Binding("d", "sync_devices", N_("Sync devices"), id="status.sync_devices", show=False),  # the footer is full at 80
     ]
 
     HELP_TITLE = N_("Status")
     GUIDE = N_("What the unlocked vault holds, its indexes, limits, the embedding model and its sync. r refreshes; "
-               "s syncs now (the background sync pulls other devices' changes only every [sync] every_minutes).")
+               "s syncs now (the background sync pulls other devices' changes only every [sync] every_minutes); d lists "
+               "the devices that sync this vault.")
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -92,6 +94,11 @@ class StatusScreen(VaultScreen):
         from .sync_now import start_sync
 
         start_sync(self.memories, self.vault_id, self.engine.vault_name(self.vault_id), self.action_refresh_status)
+
+    def action_sync_devices(self) -> None:
+        from .sync_devices import SyncDevicesScreen
+
+        self.app.push_screen(SyncDevicesScreen(self.vault_id), lambda _closed: self.action_refresh_status())
 
     def on_status_done(self, message: StatusDone) -> None:
         if not self.epoch_live(message.epoch):
