@@ -1393,6 +1393,22 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("cli-typo-gets-dash-hint", "a mistyped option gets the hint about queries that start with `-`",
            "memories_tui/cli/parser.py", (("        _unknown_option(parser, argv, extras)\n", ""),),
            ("tests/integration/test_cli_polish.py::test_a_mistyped_option_names_the_verbs_options_and_the_nearest",)),
+    Mutant("tui-forget-without-asking", "the devices screen forgets the highlighted device whatever the answer",
+           "memories_tui/tui/screens/sync_devices.py", (("            if yes:\n                self.busy = True",
+                                                        "            if True:\n                self.busy = True"),),
+           ("tests/tui/test_sync_devices_screen.py::test_lists_both_devices_and_forgets_the_other_one_after_asking",)),
+    Mutant("tui-forget-this-device", "the devices screen offers to forget this very device",
+           "memories_tui/tui/screens/sync_devices.py", (("        if device.this_device:\n", "        if False:\n"),),
+           ("tests/tui/test_sync_devices_screen.py::test_lists_both_devices_and_forgets_the_other_one_after_asking",)),
+    Mutant("tui-c-only-says-no-conflict", "c on a record without a conflict does not find the one with it",
+           "memories_tui/tui/screens/records.py", (("        table.move_cursor(row=row)\n        self.notify(_n(",
+                                                   "        self.notify(_n("),),
+           ("tests/tui/test_sync_devices_screen.py::test_c_on_a_record_without_a_conflict_goes_to_the_one_with_it",)),
+    Mutant("tui-bug-leaves-target-dialog-checking", "a bug under the set-up-sync dialog leaves it on 'Checking…'",
+           "memories_tui/tui/screens/sync_target.py",
+           (("        except Exception as exc:  # noqa: BLE001 - a bug too", "        except MemoriesError as exc:  # a bug too"),
+            ("self._failed, as_error(exc, self.memories.engine.home))", "self._failed, exc)")),
+           ("tests/tui/test_sync_dialog_bugs.py::test_a_bug_while_adding_a_target_is_said_in_the_dialog",)),
 )
 
 def _copy_repo(dest: Path) -> Path:
