@@ -26,6 +26,8 @@ COMMANDS = [
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),
     (N_("Create vault"), N_("Create a new encrypted vault"), "create_vault", False),
+    (N_("Join a vault from another device"), N_("Bring a vault another device syncs to its target here"),
+     "join_vault", False),
     (N_("Switch vault"), N_("Lock and pick another vault"), "switch_vault", False),
 ]
 # the interface language: each entry is named in its own script, so a reader finds theirs

@@ -15,7 +15,7 @@ from memories_tui.tui.screens.create_vault import CreateVaultScreen
 from memories_tui.tui.screens.join import JoinScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from memories_tui.tui.screens.vaults import VaultPickerScreen
-from tests.helpers.pilot import PASS, static_text, type_text, wait_for
+from tests.helpers.pilot import PASS, open_records, static_text, type_text, wait_for
 from tests.integration.test_sync_slow_target import WAIT, _when_held, dav, slow  # noqa: F401 - the fixtures
 from tests.tui.test_keys import unlock_to_records, vault_with_notes
 from tests.tui.test_sync_now_dialog import QUIET
@@ -175,4 +175,33 @@ async def test_a_failed_join_from_create_vault_leaves_the_open_vault_unlocked(tm
         await wait_for(pilot, lambda: "[sync_target_tampered]" in _stage(app))
         assert engine.is_unlocked(own) and app.vault is not None and app.vault.vault_id == own
         assert not engine.is_unlocked(joined_id)
+    engine.lock()
+
+
+async def test_the_palette_joins_another_vault_while_one_is_open(tmp_path: Path, cheap_kdf) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    joined_id = _first_device(tmp_path, str(folder))
+    engine = _empty_home(tmp_path)
+    work = engine.create_vault("Work", PASS)
+    engine.unlock(work.vault_id, PASS)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_records(pilot, app, work.vault_id)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"join a vault")
+        commands = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: commands.option_count > 0 and commands.highlighted == 0 and
+                       "Join a vault from another device" in str(commands.get_option_at_index(0).prompt))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+        await _fill(pilot, app, url=str(folder), passphrase=PASS)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.vault_id == joined_id
+                       and app.screen.records)
+        assert {r.title for r in app.screen.records} == {"Oven", "Bikes"}
+        assert engine.is_unlocked(work.vault_id)  # the vault that was open is left as it was
     engine.lock()
