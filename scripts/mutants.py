@@ -1409,6 +1409,15 @@ MUTANTS: tuple[Mutant, ...] = (
            (("        except Exception as exc:  # noqa: BLE001 - a bug too", "        except MemoriesError as exc:  # a bug too"),
             ("self._failed, as_error(exc, self.memories.engine.home))", "self._failed, exc)")),
            ("tests/tui/test_sync_dialog_bugs.py::test_a_bug_while_adding_a_target_is_said_in_the_dialog",)),
+    Mutant("tui-passwd-no-confirmation", "the TUI's passphrase change takes a new passphrase typed once",
+           "memories_tui/tui/screens/passphrase.py", (("        if new != again:\n", "        if False:\n"),),
+           ("tests/tui/test_change_passphrase.py::test_mistakes_are_said_and_change_nothing_then_the_new_passphrase_"
+            "opens_it",)),
+    Mutant("tui-passwd-stale-target-fails", "a target out of reach makes the TUI say the change failed though it "
+           "was made", "memories_tui/tui/screens/passphrase.py",
+           (("        if error is None or error.code == ErrorCode.SYNC_JOIN_RECORD_STALE:",
+             "        if error is None:"),),
+           ("tests/tui/test_change_passphrase.py::test_a_target_out_of_reach_is_said_and_the_passphrase_stays_changed",)),
 )
 
 def _copy_repo(dest: Path) -> Path:

@@ -24,6 +24,8 @@ COMMANDS = [
      "open_sync_devices", True),
     (N_("Egress log"), N_("Every request that sent this vault's content out"), "open_egress", True),
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
+    (N_("Change passphrase"), N_("Wrap this vault's key under a new passphrase (the other devices follow)"),
+     "change_passphrase", True),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),
     (N_("Create vault"), N_("Create a new encrypted vault"), "create_vault", False),
     (N_("Join a vault from another device"), N_("Bring a vault another device syncs to its target here"),

@@ -1,8 +1,8 @@
-"""The app's backup, sync and egress-log actions, mixed into `MemoriesApp` (app.py stays small):
-"Back up vault", "Sync now", "Set up sync", "Sync devices", "Join a vault from another device"
-and "Egress log" in the command palette, and the `[backup] every_hours` backup taken just before
-a lock, while the keys are still there (screens/backup.py, sync_now.py, sync_devices.py,
-join.py, egress.py)."""
+"""The app's backup, sync, passphrase and egress-log actions, mixed into `MemoriesApp` (app.py
+stays small): "Back up vault", "Sync now", "Set up sync", "Sync devices", "Join a vault from
+another device", "Change passphrase" and "Egress log" in the command palette, and the
+`[backup] every_hours` backup taken just before a lock, while the keys are still there
+(screens/backup.py, sync_now.py, sync_devices.py, join.py, passphrase.py, egress.py)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ class DataActions:
         vault_id = app._unlocked_id()
         if vault_id is not None and app.vault is not None:
             start_sync(app, vault_id, app.vault.name, new_target=True)
+
+    async def action_change_passphrase(self) -> None:
+        from .screens.passphrase import ChangePassphraseScreen
+
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        if vault_id is not None and app.vault is not None:
+            syncs = bool(app.engine.sync_status(vault_id, count_records=False))
+            await app.push_screen(ChangePassphraseScreen(vault_id, app.vault.name, syncs))
 
     async def action_join_vault(self) -> None:
         from .screens.join import open_join

@@ -75,15 +75,7 @@ class CreateVaultScreen(EngineScreen):
 
     @on(Input.Changed, "#pass1")
     def _strength(self, event: Input.Changed) -> None:
-        strength = estimate(event.value)
-        line = Text()
-        if strength.label:
-            line.append(_("Strength: "), style="dim")
-            line.append(_(STRENGTH_NAMES.get(strength.label, strength.label)), style=strength.style)
-            line.append(" " + _("(~{bits} bits)").format(bits=strength.bits), style="dim")
-            if strength.advice:
-                line.append(f" · {strength.advice}", style="dim")
-        self.query_one("#strength", Static).update(line)
+        self.query_one("#strength", Static).update(strength_line(event.value))
 
     def action_back(self) -> None:
         self.dismiss()
@@ -184,3 +176,16 @@ class CreateVaultScreen(EngineScreen):
             self.notify(_n("Imported {n} sample note.", "Imported {n} sample notes.", message.samples).format(
                 n=message.samples))
         self.memories.vault_unlocked(self.engine.resolve_vault(message.vault_id))
+
+
+def strength_line(passphrase: str) -> Text:
+    """"Strength: good (~62 bits) · advice" for a passphrase being typed (empty: nothing)."""
+    strength = estimate(passphrase)
+    line = Text()
+    if strength.label:
+        line.append(_("Strength: "), style="dim")
+        line.append(_(STRENGTH_NAMES.get(strength.label, strength.label)), style=strength.style)
+        line.append(" " + _("(~{bits} bits)").format(bits=strength.bits), style="dim")
+        if strength.advice:
+            line.append(f" · {strength.advice}", style="dim")
+    return line
