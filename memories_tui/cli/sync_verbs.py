@@ -301,7 +301,10 @@ def cmd_sync_join(ctx: Context) -> Payload:
 def cmd_sync_devices(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     devices = ctx.engine.sync_devices(vault_id)
-    if not ctx.json:
+    if not ctx.json and not devices:
+        print(_("No device has sent changes to this vault's sync target yet (a device is listed once a sync "
+                "of it sent some)."))
+    elif not ctx.json:
         ctx.table([_("DEVICE"), _("NAME"), _("BUNDLES"), _("READ HERE"), _("LAST WRITE")],
                   [[d.device + (" *" if d.this_device else ""), clean(d.name) or "-", d.bundles, d.read_here,
                     d.last_seen] for d in devices])

@@ -118,6 +118,7 @@ class SyncDevicesScreen(VaultScreen):
             _n("{n} other device.", "{n} other devices.", others).format(n=others) if others else
             _("No other device has joined yet: `memories sync join TARGET` on it, or \"Join from another device\" "
               "in its Memories."),
+            *([_("A device is listed once a sync of it sent changes.")] if not self.devices else []),
         ])))
         if self.devices:
             table.focus()
