@@ -120,7 +120,7 @@ class EngineAPI(Protocol):
     @operation(quick=True, fronts=("cli", "tui"))
     def device_only(self, vault_id: str) -> bool: ...
 
-    @operation(quick=True)
+    @operation(quick=True, fronts=("cli", "tui"))
     def set_device_only(self, vault_id: str, on: bool) -> None: ...
 
     @operation(quick=True, fronts=("cli", "mcp"))

@@ -26,6 +26,8 @@ COMMANDS = [
     (N_("Install embedding model"), N_("Download and verify the model for vector search"), "open_model", False),
     (N_("Change passphrase"), N_("Wrap this vault's key under a new passphrase (the other devices follow)"),
      "change_passphrase", True),
+    (N_("Device-only policy"), N_("Keep this vault's text off remote services and network sync targets, or allow "
+                                  "them"), "device_only", True),
     (N_("Lock vault"), N_("Forget keys and indexes, back to the unlock screen"), "lock", True),
     (N_("Create vault"), N_("Create a new encrypted vault"), "create_vault", False),
     (N_("Join a vault from another device"), N_("Bring a vault another device syncs to its target here"),

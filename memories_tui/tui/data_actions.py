@@ -1,8 +1,8 @@
 """The app's backup, sync, passphrase and egress-log actions, mixed into `MemoriesApp` (app.py
 stays small): "Back up vault", "Sync now", "Set up sync", "Sync devices", "Join a vault from
-another device", "Change passphrase" and "Egress log" in the command palette, and the
-`[backup] every_hours` backup taken just before a lock, while the keys are still there
-(screens/backup.py, sync_now.py, sync_devices.py, join.py, passphrase.py, egress.py)."""
+another device", "Change passphrase", "Device-only policy" and "Egress log" in the command
+palette, and the `[backup] every_hours` backup taken just before a lock, while the keys are
+still there (screens/backup.py, sync_now.py, sync_devices.py, join.py, passphrase.py, egress.py)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,39 @@ class DataActions:
         if vault_id is not None and app.vault is not None:
             syncs = bool(app.engine.sync_status(vault_id, count_records=False))
             await app.push_screen(ChangePassphraseScreen(vault_id, app.vault.name, syncs))
+
+    async def action_device_only(self) -> None:
+        """Turn the open vault's device-only policy on or off, after saying what it does."""
+        from ..i18n import _
+        from .screens.confirm import ConfirmScreen
+
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        if vault_id is None or app.vault is None:
+            return
+        name, on = app.vault.name, app.engine.device_only(vault_id)
+        what = _("With it on, no text of this vault goes to remote services (embedding, generation, rerank: only "
+                 "loopback ones), and it syncs only with targets on this machine. The policy follows the vault to "
+                 "its other devices at their next sync.")
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                app.engine.set_device_only(vault_id, not on)
+            except Exception as exc:  # noqa: BLE001 - said as a notice (a bug by type and place only)
+                from .crash import as_error
+
+                error = as_error(exc, app.engine.home)
+                app.notify(f"{error.localized()} [{error.code}]", severity="error", markup=False)
+                return
+            app.notify((_("{name}: device-only is on.") if not on else _("{name}: device-only is off.")).format(
+                name=name), markup=False)
+
+        await app.push_screen(ConfirmScreen(
+            _("Turn device-only off for {name}?") if on else _("Turn device-only on for {name}?"),
+            (_("Device-only is on.") if on else _("Device-only is off.")) + " " + what,
+            yes=_("Turn it off") if on else _("Turn it on")), answered)
 
     async def action_join_vault(self) -> None:
         from .screens.join import open_join
