@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from ..app import MemoriesApp
 
 
+SHORT_TERMINAL_ROWS = 34  # below this a form's bordered fields (3 rows each) no longer fit
+
+
+def compact_when_short(screen: Screen) -> bool:
+    """Borderless fields, buttons and checkboxes while the terminal is short, so a form or a
+    dialog fits in 24 rows; True when they are."""
+    compact = screen.size.height < SHORT_TERMINAL_ROWS
+    for widget in screen.query("Input, Button, Checkbox"):
+        widget.compact = compact  # type: ignore[attr-defined]
+    return compact
+
+
 class EngineScreen(Screen):
     """A screen that talks to the engine."""
 

@@ -17,7 +17,7 @@ from ..messages import CreateProgress, VaultCreated
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..wrap import BrokenLines
-from .base import EngineScreen
+from .base import EngineScreen, compact_when_short
 from .confirm import ConfirmScreen
 
 STRENGTH_NAMES = {"weak": N_("weak"), "fair": N_("fair"), "good": N_("good"), "strong": N_("strong")}
@@ -68,10 +68,7 @@ class CreateVaultScreen(EngineScreen):
 
     def on_resize(self) -> None:
         """Borderless fields on a short terminal, so the whole form fits in 24 rows."""
-        compact = self.size.height < 34
-        self.set_class(compact, "-compact")
-        for widget in self.query("Input, Button, Checkbox"):
-            widget.compact = compact  # type: ignore[attr-defined]
+        self.set_class(compact_when_short(self), "-compact")
 
     @on(Input.Changed, "#pass1")
     def _strength(self, event: Input.Changed) -> None:

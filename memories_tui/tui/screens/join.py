@@ -25,6 +25,7 @@ from ...errors import CancelledError, ErrorCode, MemoriesError
 from ...i18n import N_, _
 from ..crash import as_error
 from ..text import tilde_paths
+from .base import compact_when_short
 from .sync_now import SyncStep, show_progress
 from .sync_target import target_inputs
 
@@ -72,6 +73,9 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
             with Horizontal(id="join-buttons"):
                 yield Button(_("Cancel"), id="cancel")
                 yield Button(_("Join"), id="join", variant="primary")
+
+    def on_resize(self) -> None:
+        compact_when_short(self)
 
     def on_mount(self) -> None:
         self.query_one("#join-bar", ProgressBar).display = False

@@ -27,6 +27,7 @@ from ...frontend.strength import SHORT
 from ...i18n import N_, _, _n
 from ..crash import as_error
 from ..text import tilde_paths
+from .base import compact_when_short
 from .confirm import ConfirmScreen
 from .create_vault import strength_line
 
@@ -86,6 +87,9 @@ class ChangePassphraseScreen(ModalScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#passwd-busy").display = False
         self.query_one("#passwd-old", Input).focus()
+
+    def on_resize(self) -> None:
+        compact_when_short(self)
 
     @property
     def memories(self) -> MemoriesApp:

@@ -24,6 +24,7 @@ from ...errors import ErrorCode, MemoriesError
 from ...i18n import N_, _
 from ..crash import as_error
 from ..text import tilde_paths
+from .base import compact_when_short
 
 if TYPE_CHECKING:
     from ..app import MemoriesApp
@@ -73,6 +74,9 @@ class SyncTargetScreen(ModalScreen[bool]):
             with Horizontal(id="target-buttons"):
                 yield Button(_("Cancel"), id="cancel")
                 yield Button(_("Add and sync now"), id="add", variant="primary")
+
+    def on_resize(self) -> None:
+        compact_when_short(self)
 
     def on_mount(self) -> None:
         self.query_one("#target-passphrase", Input).display = False
