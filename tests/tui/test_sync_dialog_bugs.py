@@ -13,7 +13,6 @@ from textual.widgets import Input, Static
 
 from memories_tui.tui.app import MemoriesApp
 from memories_tui.tui.screens.join import JoinScreen
-from memories_tui.tui.screens.status import StatusScreen
 from memories_tui.tui.screens.sync_target import SyncTargetScreen
 from tests.helpers.pilot import PASS, static_text, type_text, wait_for
 from tests.tui.test_join_dialog import _empty_home, _fill, _first_device, _join_from_the_first_run_form, _stage
@@ -55,9 +54,7 @@ async def test_a_bug_while_adding_a_target_is_said_in_the_dialog(tmp_path: Path,
     app = MemoriesApp(engine)
     async with app.run_test(size=(100, 30)) as pilot:
         await unlock_to_records(pilot, app)
-        await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen) and app.screen.view)
-        await pilot.press("s")
+        await app.run_action("set_up_sync")  # the palette's "Set up sync"
         await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
         await type_text(pilot, app.screen.query_one("#target-url", Input), str(tmp_path / "Sync"))
         await pilot.press("enter")
