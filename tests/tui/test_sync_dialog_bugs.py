@@ -55,7 +55,7 @@ async def test_a_bug_while_adding_a_target_is_said_in_the_dialog(tmp_path: Path,
     async with app.run_test(size=(100, 30)) as pilot:
         await unlock_to_records(pilot, app)
         await app.run_action("set_up_sync")  # the palette's "Set up sync"
-        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, SyncTargetScreen) and bool(app.screen.query("#target-url")))
         await type_text(pilot, app.screen.query_one("#target-url", Input), str(tmp_path / "Sync"))
         await pilot.press("enter")
         error = app.screen.query_one("#target-error", Static)
