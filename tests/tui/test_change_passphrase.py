@@ -37,7 +37,7 @@ def _notices(app: MemoriesApp) -> list[str]:
 async def _dialog(pilot, app: MemoriesApp, vault_id: str) -> ChangePassphraseScreen:  # noqa: ANN001
     await open_records(pilot, app, vault_id)
     await app.run_action("change_passphrase")  # the palette's "Change passphrase"
-    await wait_for(pilot, lambda: isinstance(app.screen, ChangePassphraseScreen))
+    await wait_for(pilot, lambda: isinstance(app.screen, ChangePassphraseScreen) and bool(app.screen.query("#passwd-old")))
     return app.screen
 
 
@@ -76,7 +76,7 @@ async def test_mistakes_are_said_and_change_nothing_then_the_new_passphrase_open
         await wait_for(pilot, lambda: "[wrong_passphrase]" in _error(app))
         assert screen.focused is screen.query_one("#passwd-old", Input) and not screen.busy
         await _fill(pilot, app, PASS, "short", "short")  # asked first; "Choose another" changes nothing
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
         await pilot.press("enter")  # the focused, safe answer
         await wait_for(pilot, lambda: app.screen is screen)
         assert screen.query_one("#passwd-new", Input).value == ""

@@ -20,7 +20,7 @@ PASS = "correct horse battery staple"
 
 async def _ask(pilot, app: MemoriesApp) -> ConfirmScreen:  # noqa: ANN001
     await app.run_action("device_only")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-text")))
     return app.screen
 
 

@@ -197,7 +197,7 @@ async def test_the_palette_joins_another_vault_while_one_is_open(tmp_path: Path,
         await wait_for(pilot, lambda: commands.option_count > 0 and commands.highlighted == 0 and
                        "Join a vault from another device" in str(commands.get_option_at_index(0).prompt))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, JoinScreen) and bool(app.screen.query("#join-name")))
         await _fill(pilot, app, url=str(folder), passphrase=PASS)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.vault_id == joined_id

@@ -69,12 +69,12 @@ async def test_lists_both_devices_and_forgets_the_other_one_after_asking(two_dev
         assert isinstance(app.screen, SyncDevicesScreen)
         table.move_cursor(row=1 - mine)
         await pilot.press("f")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
         await pilot.press("escape")  # no: nothing forgotten
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen))
         assert {d.device for d in a.engine.sync_devices(a.vault_id)} >= {other}
         await pilot.press("f")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
         await pilot.click("#yes")
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and len(screen.devices) == 1)
         assert screen.devices[0].this_device and "No other device has joined" in _intro(screen)
@@ -88,7 +88,7 @@ async def test_x_stops_syncing_here_after_asking_and_s_sets_it_up_again(two_devi
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _devices_screen(pilot, app, a)
         await pilot.press("x")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
         await pilot.click("#yes")
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and screen.target is None
                        and "does not sync yet" in _intro(screen))
