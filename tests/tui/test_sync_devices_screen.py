@@ -107,6 +107,12 @@ async def test_a_target_that_cannot_be_read_is_said_on_the_screen(two_devices) -
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and "does not exist" in
                        _intro(app.screen))
         assert app.screen.devices == [] and str(folder) in _intro(app.screen)
+        await pilot.press("x")  # a target gone for good can still be left
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and "does not sync yet" in
+                       _intro(app.screen))
+        assert a.engine.sync_status(a.vault_id) == []
 
 
 async def test_c_on_a_record_without_a_conflict_goes_to_the_one_with_it(tmp_path: Path) -> None:

@@ -86,11 +86,14 @@ class SyncDevicesScreen(VaultScreen):
 
     @work(thread=True, exclusive=True, group="sync-devices", exit_on_error=False)
     def load(self, epoch: int) -> None:
+        """The target first (this home's own file), then its heads: a target that cannot be read
+        still leaves `x` to stop syncing with it."""
+        target: TargetEntry | None = None
         try:
             target = next(iter(self.engine.sync_status(self.vault_id, count_records=False)), None)
             devices = self.engine.sync_devices(self.vault_id) if target is not None else []
         except Exception as exc:  # noqa: BLE001 - shown inline (a bug by type and place only), never a hung UI
-            self.post_if_live(DevicesLoaded(epoch, error=self.describe(exc)))
+            self.post_if_live(DevicesLoaded(epoch, target=target, error=self.describe(exc)))
             return
         self.post_if_live(DevicesLoaded(epoch, target=target, devices=devices))
 
@@ -102,7 +105,9 @@ class SyncDevicesScreen(VaultScreen):
         table.clear()
         self.devices, self.target = message.devices or [], message.target
         if message.error is not None:
-            intro.update(Text(message.error, style="bold red"))
+            stop = ("\n" + _("x stops syncing this vault here, if that target is gone for good.")
+                    if self.target is not None else "")
+            intro.update(Text(message.error + stop, style="bold red"))
             return
         if self.target is None:
             intro.update(Text(_("This vault does not sync yet: s sets up a sync target (a folder, S3 or WebDAV).")))
