@@ -24,6 +24,7 @@ from tests.helpers.cli import run_cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "memories_tui" / "samples"
 PASSPHRASE = "smoke test passphrase"
+NEW_PASSPHRASE = "a longer smoke test passphrase"
 
 pytestmark = pytest.mark.slow
 
@@ -195,7 +196,10 @@ def test_keys_typed_during_the_unlock_and_an_over_long_query(home: Path) -> None
 def test_sync_now_brings_another_devices_note_in_a_real_terminal(tmp_path: Path) -> None:
     """Two homes on one folder target, made with the CLI: the TUI of the first is open when the
     other device writes a note; `t` then `s` opens the sync dialog, which says what came, and
-    the records list shows the note."""
+    the records list shows the note. Then "Change passphrase" from the palette (real Argon2id):
+    the other device takes the new passphrase at its next sync, and its old one stops working; a
+    third, empty home joins from its palette with the new one. Both dialogs get their fields in
+    one burst of keys, as a password manager's auto-type sends them."""
     a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "Sync"
     folder.mkdir()
     for home, args in ((a, ("vault", "create", "Personal")), (a, ("memory", "add", "Personal", "--title", "Oven",
@@ -223,4 +227,29 @@ def test_sync_now_brings_another_devices_note_in_a_real_terminal(tmp_path: Path)
         term.wait_for("r Refresh")
         term.keys("Escape")
         term.wait_for("Medlar tart")
+        term.keys("C-p")
+        term.wait_for("Search")  # the palette's list
+        term.keys("Change passphrase")
+        term.wait_for("Wrap this vault's key")
+        term.keys("Enter")
+        term.wait_for("current passphrase")
+        term.keys(PASSPHRASE, "Enter", NEW_PASSPHRASE, "Enter", NEW_PASSPHRASE, "Enter")
+        term.wait_for("Passphrase changed for Personal", timeout=240)
+        quit_cleanly(term, exit_file)
+    followed = run_cli(b, "sync", "Personal", passphrase=PASSPHRASE, real_kdf=True)  # its file still opens with the old
+    assert followed.code == 0 and "changed on another device" in followed.stdout + followed.stderr, followed
+    assert run_cli(b, "memory", "list", "Personal", passphrase=PASSPHRASE, real_kdf=True).code != 0
+    listed = run_cli(b, "memory", "list", "Personal", passphrase=NEW_PASSPHRASE, real_kdf=True)
+    assert listed.code == 0 and "Medlar tart" in listed.stdout, listed
+    exit_file = tmp_path / "exit-join"
+    with tui_in_tmux(tmp_path / "c", 100, 30, "join", exit_file) as term:
+        term.wait_for("Create your first vault")
+        term.keys("C-p")
+        term.wait_for("Create vault")  # the palette's list
+        term.keys("Join a vault")
+        term.wait_for("Bring a vault")
+        term.keys("Enter")
+        term.wait_for("Name here (empty")  # the dialog's last field (its title is the palette's entry too)
+        term.keys(str(folder), "Enter", NEW_PASSPHRASE, "Enter")  # one send-keys call, one burst
+        term.wait_for("Medlar tart", timeout=240)  # joined (the real Argon2id), the records list
         quit_cleanly(term, exit_file)

@@ -29,26 +29,31 @@ def compact_when_short(screen: Screen) -> bool:
     return compact
 
 
-class EngineScreen(Screen):
-    """A screen that talks to the engine."""
+class EnterMovesOn(Screen):
+    """Forms and dialogs: enter in field `id` focuses the selector ENTER_NEXT maps it to (or
+    `enter_target` says). Screens with a mapping add ENTER_BINDING: a priority binding moves the
+    focus before the keys typed after enter are routed (a paste, a password manager's auto-type),
+    where Input.Submitted came after them, in the old field. Enter in a field with no next one
+    passes on to it (Input.Submitted: the form's own action)."""
 
-    # Forms: enter in field `id` focuses the selector it maps to. Screens with a mapping add
-    # ENTER_BINDING: a priority binding moves the focus before the keys typed after enter are
-    # routed (a paste, auto-type), where Input.Submitted came after them, in the old field.
     ENTER_NEXT: ClassVar[dict[str, str]] = {}
     ENTER_BINDING = Binding("enter", "next_field", id="form.next_field", show=False, priority=True)
 
-    def _enter_target(self) -> str | None:
+    def enter_target(self) -> str | None:
         return self.ENTER_NEXT.get(self.focused.id or "") if self.focused is not None else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Enter passes on to the focused widget unless it is a field with a next one."""
-        return self._enter_target() is not None if action == "next_field" else True
+        return self.enter_target() is not None if action == "next_field" else True
 
     def action_next_field(self) -> None:
-        target = self._enter_target()
+        target = self.enter_target()
         if target is not None:
             self.set_focus(self.query_one(target))  # now: widget.focus() would wait a turn
+
+
+class EngineScreen(EnterMovesOn):
+    """A screen that talks to the engine."""
 
     @property
     def memories(self) -> MemoriesApp:

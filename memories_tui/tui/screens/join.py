@@ -25,7 +25,7 @@ from ...errors import CancelledError, ErrorCode, MemoriesError
 from ...i18n import N_, _
 from ..crash import as_error
 from ..text import tilde_paths
-from .base import compact_when_short
+from .base import EnterMovesOn, compact_when_short
 from .sync_now import SyncStep, show_progress
 from .sync_target import target_inputs
 
@@ -33,13 +33,11 @@ if TYPE_CHECKING:
     from ...engine import SyncProgress, VaultInfo
     from ..app import MemoriesApp
 
-FIELDS = ("join-url", "join-endpoint", "join-passphrase", "join-name")
 
-
-class JoinScreen(ModalScreen["VaultInfo | None"]):
+class JoinScreen(EnterMovesOn, ModalScreen["VaultInfo | None"]):
     """Dismisses with the joined vault (unlocked), or None."""
 
-    BINDINGS = [Binding("escape", "close", N_("Cancel / close"), id="join.close")]
+    BINDINGS = [Binding("escape", "close", N_("Cancel / close"), id="join.close"), EnterMovesOn.ENTER_BINDING]
     DEFAULT_CSS = """
     JoinScreen { align: center middle; }
     #join-box { width: 84; max-width: 95%; height: auto; border: thick $primary; background: $surface;
@@ -81,18 +79,19 @@ class JoinScreen(ModalScreen["VaultInfo | None"]):
         self.query_one("#join-bar", ProgressBar).display = False
         self.query_one("#join-url", Input).focus()
 
+    def enter_target(self) -> str | None:
+        """enter moves on to the next field (the endpoint only for s3://); in the passphrase or
+        the name, it joins (Input.Submitted below)."""
+        field = self.focused.id if self.focused is not None else None
+        if field == "join-url":
+            return "#join-endpoint" if self.query_one("#join-url", Input).value.strip().startswith("s3://") \
+                else "#join-passphrase"
+        return "#join-passphrase" if field == "join-endpoint" else None
+
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        """enter moves on to the next field (the endpoint only for s3://); in the last, joins."""
         event.stop()
-        field = event.input.id or ""
-        following = list(FIELDS[FIELDS.index(field) + 1:]) if field in FIELDS else []
-        if field == "join-url" and not event.value.strip().startswith("s3://"):
-            following.remove("join-endpoint")
-        if following and field != "join-passphrase":
-            self.query_one(f"#{following[0]}", Input).focus()
-        else:
-            self.join()
+        self.join()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

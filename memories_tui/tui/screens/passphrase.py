@@ -27,7 +27,7 @@ from ...frontend.strength import SHORT
 from ...i18n import N_, _, _n
 from ..crash import as_error
 from ..text import tilde_paths
-from .base import compact_when_short
+from .base import EnterMovesOn, compact_when_short
 from .confirm import ConfirmScreen
 from .create_vault import strength_line
 
@@ -42,11 +42,12 @@ class PassphraseChanged(Message):
     error: MemoriesError | None = None
 
 
-class ChangePassphraseScreen(ModalScreen[bool]):
+class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
     """Dismisses with True once the passphrase changed (a target left on the old wrap is said in
     a notice), False when closed without a change."""
 
-    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="passwd.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="passwd.cancel"), EnterMovesOn.ENTER_BINDING]
+    ENTER_NEXT = {"passwd-old": "#passwd-new", "passwd-new": "#passwd-again"}  # in the last, enter changes
     DEFAULT_CSS = """
     ChangePassphraseScreen { align: center middle; }
     #passwd-box { width: 76; max-width: 95%; height: auto; border: thick $primary; background: $surface;
@@ -99,15 +100,10 @@ class ChangePassphraseScreen(ModalScreen[bool]):
     def _strength(self, event: Input.Changed) -> None:
         self.query_one("#passwd-strength", Static).update(strength_line(event.value))
 
-    @on(Input.Submitted)
+    @on(Input.Submitted, "#passwd-again")
     def _submitted(self, event: Input.Submitted) -> None:
-        """enter moves on to the next field; in the last, changes."""
         event.stop()
-        field = event.input.id or ""
-        if field in FIELDS[:-1]:
-            self.query_one(f"#{FIELDS[FIELDS.index(field) + 1]}", Input).focus()
-        else:
-            self.change()
+        self.change()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

@@ -24,7 +24,7 @@ from ...errors import ErrorCode, MemoriesError
 from ...i18n import N_, _
 from ..crash import as_error
 from ..text import tilde_paths
-from .base import compact_when_short
+from .base import EnterMovesOn, compact_when_short
 
 if TYPE_CHECKING:
     from ..app import MemoriesApp
@@ -37,10 +37,10 @@ def target_inputs(prefix: str) -> tuple[Input, Input]:
                   id=f"{prefix}-endpoint"))
 
 
-class SyncTargetScreen(ModalScreen[bool]):
+class SyncTargetScreen(EnterMovesOn, ModalScreen[bool]):
     """Dismisses with True once the vault syncs with the target typed, False on esc."""
 
-    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="sync_target.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="sync_target.cancel"), EnterMovesOn.ENTER_BINDING]
     DEFAULT_CSS = """
     SyncTargetScreen { align: center middle; }
     #target-box { width: 84; max-width: 95%; height: auto; border: thick $primary; background: $surface;
@@ -82,13 +82,16 @@ class SyncTargetScreen(ModalScreen[bool]):
         self.query_one("#target-passphrase", Input).display = False
         self.query_one("#target-url", Input).focus()
 
+    def enter_target(self) -> str | None:
+        """enter in an s3:// URL moves on to its endpoint; anywhere else it adds (Input.Submitted)."""
+        field = self.focused.id if self.focused is not None else None
+        url = self.query_one("#target-url", Input).value.strip()
+        return "#target-endpoint" if field == "target-url" and url.startswith("s3://") else None
+
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.input.id == "target-url" and event.value.strip().startswith("s3://"):
-            self.query_one("#target-endpoint", Input).focus()
-        else:
-            self.add()
+        self.add()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
