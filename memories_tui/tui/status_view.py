@@ -129,7 +129,8 @@ def _sync(entries: list[Any]) -> list[Section]:
                 Row(_("conflicts"), _n("{n:,} record with conflicting edits (marked ⇄ in Records, where c goes to it)",
                                        "{n:,} records with conflicting edits (marked ⇄ in Records, where c goes to each)",
                                        entry.conflicts).format(n=entry.conflicts) if entry.conflicts else _("none"),
-                    warn=bool(entry.conflicts)))
+                    warn=bool(entry.conflicts)),
+                Row(_("devices"), _("d lists them (f there forgets a lost one); s syncs now")))
         out.append(Section(_("Sync (in the background while unlocked)"), rows))
     return out
 

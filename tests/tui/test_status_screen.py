@@ -120,3 +120,6 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         assert rows[(title, "last error")].warn and rows[(title, "last error")].value.startswith("sync_")
         assert rows[(title, "conflicts")].value == "none"
         assert rows[(title, "pending")].value == "2 records to push"  # one write, two records: counted here
+        assert "d lists them" in rows[(title, "devices")].value
+        await pilot.press("d")  # the key the row names
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SyncDevicesScreen")
