@@ -123,3 +123,32 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         assert "d lists them" in rows[(title, "devices")].value
         await pilot.press("d")  # the key the row names
         await wait_for(pilot, lambda: type(app.screen).__name__ == "SyncDevicesScreen")
+
+
+async def test_the_vault_picker_shows_each_vaults_last_sync(engine: Engine, tmp_path) -> None:
+    """No passphrase needed: a synced vault's time, a failing one's error code, "-" for one that
+    does not sync."""
+    from textual.widgets import DataTable
+
+    from memories_tui.tui.screens.vaults import VaultPickerScreen
+
+    synced_id, _folder = synced_vault(engine, tmp_path)
+    failing_id = vault_with_notes(engine, "Work")
+    (tmp_path / "Other").mkdir()
+    engine.unlock(failing_id, PASS)
+    engine.sync_add(failing_id, str(tmp_path / "Other"), PASS)
+    (tmp_path / "Other").rename(tmp_path / "Moved")
+    try:
+        engine.sync_now(failing_id)
+    except Exception:  # noqa: BLE001 - the failure is what the picker shows
+        pass
+    plain_id = vault_with_notes(engine, "Plain")
+    engine.lock()
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, VaultPickerScreen) and len(app.screen.vaults) == 3)
+        table = app.screen.query_one("#vaults", DataTable)
+        shown = {str(table.get_row(vault_id)[3]): str(table.get_row(vault_id)[2])
+                 for vault_id in (synced_id, failing_id, plain_id)}
+        assert shown[synced_id].startswith("20") and shown[plain_id] == "-", shown
+        assert shown[failing_id].startswith("sync_"), shown

@@ -84,7 +84,7 @@ class VaultPickerScreen(EngineScreen):
             self._fill()
 
     def _fill(self) -> None:
-        self.query_one("#vaults", DataTable).add_columns(_("Name"), _("Records"), _("Vault id"))
+        self.query_one("#vaults", DataTable).add_columns(_("Name"), _("Records"), _("Last sync"), _("Vault id"))
         self.refresh_vaults()
 
     def refresh_vaults(self) -> None:
@@ -96,10 +96,12 @@ class VaultPickerScreen(EngineScreen):
             self.query_one("#vault-problems", Static).update("")
             return
         self.vaults = scan.vaults
+        synced = self._last_syncs()
         table = self.query_one("#vaults", DataTable)
         table.clear()
         for info in self.vaults:
-            table.add_row(plain(info.name), plain(info.record_count), plain(info.vault_id, "dim"), key=info.vault_id)
+            table.add_row(plain(info.name), plain(info.record_count), synced.get(info.vault_id, plain("-", "dim")),
+                          plain(info.vault_id, "dim"), key=info.vault_id)
         self.query_one("#vault-problems", Static).update(problems_text(scan.problems))
         intro = self.query_one("#picker-intro", Static)
         if self.vaults:
@@ -110,6 +112,16 @@ class VaultPickerScreen(EngineScreen):
             intro.update(styled(_("No usable vault in {home}.  Press n to create one.") if scan.problems
                                 else _("No vault yet in {home}.  Press n to create one."),
                                 home=(tilde(self.engine.home), "bold")))
+
+    def _last_syncs(self) -> dict[str, Text]:
+        """Each syncing vault's last sync ("not yet"; its error code in yellow when the last one
+        failed), read without a passphrase; a vault that does not sync shows "-"."""
+        try:
+            entries = self.engine.sync_status(count_records=False)
+        except MemoriesError:  # an unreadable sync.json: the picker still lists the vaults
+            return {}
+        return {e.vault_id: plain(e.last_error, "yellow") if e.last_error else
+                plain((e.last_sync or _("not yet")).replace("T", " ")[:16]) for e in entries}
 
     def action_create(self) -> None:
         self.app.push_screen(CreateVaultScreen(first_run=not self.vaults))
