@@ -1418,6 +1418,12 @@ MUTANTS: tuple[Mutant, ...] = (
            (("        if error is None or error.code == ErrorCode.SYNC_JOIN_RECORD_STALE:",
              "        if error is None:"),),
            ("tests/tui/test_change_passphrase.py::test_a_target_out_of_reach_is_said_and_the_passphrase_stays_changed",)),
+    Mutant("tui-passwd-esc-ignored-while-busy", "esc cannot close the passphrase dialog while the target holds "
+           "the new wrap back", "memories_tui/tui/screens/passphrase.py",
+           (("        self.closed = self.busy\n        self.dismiss(False)\n",
+             "        if not self.busy:\n            self.dismiss(False)\n"),),
+           ("tests/tui/test_change_passphrase.py::test_esc_closes_while_the_target_holds_the_new_wrap_back_and_the_"
+            "outcome_comes_as_a_notice",)),
     Mutant("tui-device-only-without-asking", "the TUI turns device-only over even when the question is answered no",
            "memories_tui/tui/data_actions.py", (("            if not yes:\n                return\n", ""),),
            ("tests/tui/test_device_only_policy.py::test_device_only_is_turned_on_and_off_after_asking",)),

@@ -3,7 +3,8 @@ as `memories vault passwd` does: mistakes said in the dialog and nothing changed
 passphrase, two new ones that differ, the same one again, a short one not confirmed); a change
 that works opens the vault with the new passphrase only; a vault that syncs puts the new wrap in
 its target (another home joins with the new passphrase), and a target that cannot be reached is
-said while the passphrase stays changed. Real vault files, real folders as targets."""
+said while the passphrase stays changed, and esc closes the dialog while a WebDAV server holds the
+target's copy back (the outcome comes as a notice). Real vault files, real folders and WebDAV."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from memories_tui.tui.screens.confirm import ConfirmScreen
 from memories_tui.tui.screens.passphrase import ChangePassphraseScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from tests.helpers.pilot import PASS, open_records, static_text, type_text, wait_for
+from tests.integration.test_sync_slow_target import WAIT, _when_held, dav, slow  # noqa: F401 - the fixtures
 from tests.tui.test_keys import vault_with_notes
 from tests.tui.test_sync_now_dialog import _home, _synced
 
@@ -128,3 +130,24 @@ async def test_a_target_out_of_reach_is_said_and_the_passphrase_stays_changed(tm
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         assert any("[sync_join_record_stale]" in n for n in _notices(app)), _notices(app)
     assert _opens_with(engine, vault_id, NEW)
+
+
+async def test_esc_closes_while_the_target_holds_the_new_wrap_back_and_the_outcome_comes_as_a_notice(
+        slow, tmp_path: Path, cheap_kdf) -> None:  # noqa: F811
+    url, hold, waiting = slow
+    engine, vault_id, _target = _synced(tmp_path, url)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        dialog = await _dialog(pilot, app, vault_id)
+        hold("stall-put")
+        await _fill(pilot, app, PASS, NEW, NEW)
+        _when_held(waiting)  # re-wrapped here; the target's copy waits on the server
+        assert dialog.busy
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        hold("")
+        await wait_for(pilot, lambda: any("Passphrase changed for Personal." in n for n in _notices(app)),
+                       timeout=WAIT)
+    laptop = Engine.open(tmp_path / "laptop")
+    assert laptop.sync_join(url, NEW).vault_id == vault_id  # the target's copy was put after all
+    laptop.close()

@@ -5,12 +5,13 @@ record is re-encrypted; a vault that syncs puts the new wrap in its target, so t
 take the new passphrase at their next sync and new devices join with it.
 
 Argon2id runs two or three times (checking the current passphrase, wrapping, the target's join
-record), seconds on purpose, so it runs in a thread worker under the app's KDF lock.
+record), seconds on purpose, so it runs in a thread worker under the app's KDF lock. esc while it
+runs closes the dialog (a target that stops answering would hold it for the client's timeouts);
+the change goes on and how it ended comes as a notice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -18,7 +19,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, LoadingIndicator, Static
 
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
     from ..app import MemoriesApp
 
 FIELDS = ("passwd-old", "passwd-new", "passwd-again")
-
-
-@dataclass(eq=False, kw_only=True)
-class PassphraseChanged(Message):
-    error: MemoriesError | None = None
 
 
 class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
@@ -65,6 +60,7 @@ class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
         super().__init__()
         self.vault_id, self.vault_name, self.syncs = vault_id, name, syncs
         self.busy = False
+        self.closed = False  # esc while busy: the outcome then comes as a notice
 
     def compose(self) -> ComposeResult:
         with Vertical(id="passwd-box"):
@@ -80,7 +76,9 @@ class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
             yield Static(id="passwd-error")
             with Horizontal(id="passwd-busy"):
                 yield LoadingIndicator()
-                yield Static(Text(_("Deriving keys (Argon2id: a few seconds, on purpose)…")))
+                yield Static(Text(_("Deriving keys (Argon2id: a few seconds, on purpose), then putting the new "
+                                    "wrap in the sync target… esc closes this; the change goes on.") if self.syncs
+                                  else _("Deriving keys (Argon2id: a few seconds, on purpose)…")))
             with Horizontal(id="passwd-buttons"):
                 yield Button(_("Cancel"), id="cancel")
                 yield Button(_("Change passphrase"), id="change", variant="primary")
@@ -157,28 +155,33 @@ class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, group="change-passphrase", exit_on_error=False)
     def change_worker(self, old: str, new: str) -> None:
-        engine = self.memories.engine
+        app = self.memories  # kept: a dialog closed meanwhile no longer reaches its app
+        error: MemoriesError | None = None
         try:
-            with self.memories.kdf_lock:  # never two derivations at once (256 MiB each)
-                engine.change_passphrase(self.vault_id, old, new)
+            with app.kdf_lock:  # never two derivations at once (256 MiB each)
+                app.engine.change_passphrase(self.vault_id, old, new)
         except Exception as exc:  # noqa: BLE001 - a bug too is said in the dialog (crash.as_error), never a hung UI
-            self.post_message(PassphraseChanged(error=as_error(exc, engine.home)))
-            return
-        self.post_message(PassphraseChanged())
+            error = as_error(exc, app.engine.home)
+        app.call_from_thread(self._finished, app, error)
 
-    def on_passphrase_changed(self, message: PassphraseChanged) -> None:
-        self._set_busy(False)
-        error = message.error
+    def _finished(self, app: MemoriesApp, error: MemoriesError | None) -> None:
+        """In the dialog, or as a notice once it was closed while the change went on."""
         if error is None or error.code == ErrorCode.SYNC_JOIN_RECORD_STALE:  # changed; only the target lags
             if error is not None:
-                self.app.notify(f"{tilde_paths(error.localized())} [{error.code}]", title=_("Passphrase changed"),
-                                severity="warning", timeout=15, markup=False)
+                app.notify(f"{tilde_paths(error.localized())} [{error.code}]", title=_("Passphrase changed"),
+                           severity="warning", timeout=15, markup=False)
             else:
-                self.app.notify(_("Passphrase changed for {name}.").format(name=self.vault_name)
-                                + (" " + _("The other devices take it at their next sync.") if self.syncs else ""),
-                                markup=False)
-            self.dismiss(True)
+                app.notify(_("Passphrase changed for {name}.").format(name=self.vault_name)
+                           + (" " + _("The other devices take it at their next sync.") if self.syncs else ""),
+                           markup=False)
+            if not self.closed:
+                self.dismiss(True)
             return
+        if self.closed:
+            app.notify(f"{tilde_paths(error.localized())} [{error.code}]", title=_("Passphrase not changed"),
+                       severity="error", timeout=15, markup=False)
+            return
+        self._set_busy(False)
         if error.code == ErrorCode.WRONG_PASSPHRASE:
             self.query_one("#passwd-old", Input).value = ""
             return self._say(f"{tilde_paths(error.localized())} [{error.code}]", "#passwd-old")
@@ -190,5 +193,6 @@ class ChangePassphraseScreen(EnterMovesOn, ModalScreen[bool]):
             self.query_one(focus, Input).focus()
 
     def action_cancel(self) -> None:
-        if not self.busy:  # a change under way finishes (it is one short step): the dialog says how
-            self.dismiss(False)
+        """Closes; a change under way goes on, and how it ended comes as a notice."""
+        self.closed = self.busy
+        self.dismiss(False)
