@@ -17,49 +17,48 @@ class DataActions:
     def _memories(self) -> MemoriesApp:
         return cast("MemoriesApp", self)
 
+    def _open_vault(self) -> tuple[MemoriesApp, str, str] | None:
+        """(the app, the open vault's id, its name), or None after saying to unlock one first."""
+        app = self._memories()
+        vault_id = app._unlocked_id()
+        return (app, vault_id, app.vault.name) if vault_id is not None and app.vault is not None else None
+
     async def action_backup_vault(self) -> None:
         from .screens.backup import BackupScreen
 
-        app = self._memories()
-        vault_id = app._unlocked_id()
-        if vault_id is not None and app.vault is not None:
-            await app.push_screen(BackupScreen(vault_id, app.vault.name))
+        if (open_vault := self._open_vault()) is not None:
+            app, vault_id, name = open_vault
+            await app.push_screen(BackupScreen(vault_id, name))
 
     async def action_sync_now(self) -> None:
         from .screens.sync_now import start_sync
 
-        app = self._memories()
-        vault_id = app._unlocked_id()
-        if vault_id is not None and app.vault is not None:
-            start_sync(app, vault_id, app.vault.name)
+        if (open_vault := self._open_vault()) is not None:
+            start_sync(*open_vault)
 
     async def action_set_up_sync(self) -> None:
         from .screens.sync_now import start_sync
 
-        app = self._memories()
-        vault_id = app._unlocked_id()
-        if vault_id is not None and app.vault is not None:
-            start_sync(app, vault_id, app.vault.name, new_target=True)
+        if (open_vault := self._open_vault()) is not None:
+            start_sync(*open_vault, new_target=True)
 
     async def action_change_passphrase(self) -> None:
         from .screens.passphrase import ChangePassphraseScreen
 
-        app = self._memories()
-        vault_id = app._unlocked_id()
-        if vault_id is not None and app.vault is not None:
+        if (open_vault := self._open_vault()) is not None:
+            app, vault_id, name = open_vault
             syncs = bool(app.engine.sync_status(vault_id, count_records=False))
-            await app.push_screen(ChangePassphraseScreen(vault_id, app.vault.name, syncs))
+            await app.push_screen(ChangePassphraseScreen(vault_id, name, syncs))
 
     async def action_device_only(self) -> None:
         """Turn the open vault's device-only policy on or off, after saying what it does."""
         from ..i18n import _
         from .screens.confirm import ConfirmScreen
 
-        app = self._memories()
-        vault_id = app._unlocked_id()
-        if vault_id is None or app.vault is None:
+        if (open_vault := self._open_vault()) is None:
             return
-        name, on = app.vault.name, app.engine.device_only(vault_id)
+        app, vault_id, name = open_vault
+        on = app.engine.device_only(vault_id)
         what = _("With it on, no text of this vault goes to remote services (embedding, generation, rerank: only "
                  "loopback ones), and it syncs only with targets on this machine. The policy follows the vault to "
                  "its other devices at their next sync.")
