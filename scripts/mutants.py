@@ -1424,6 +1424,16 @@ MUTANTS: tuple[Mutant, ...] = (
              "        if not self.busy:\n            self.dismiss(False)\n"),),
            ("tests/tui/test_change_passphrase.py::test_esc_closes_while_the_target_holds_the_new_wrap_back_and_the_"
             "outcome_comes_as_a_notice",)),
+    Mutant("sync-stale-join-record-stays", "a sync never puts back the wrap a cut-short `vault passwd` failed to "
+           "put in the target", "memories_tui/engine/sync_ops.py",
+           (("                    republish_if_behind(watched, vault, record)\n", "                    pass\n"),),
+           ("tests/integration/test_sync_folder.py::test_a_passphrase_change_reaches_the_target_for_devices_joining_"
+            "later",)),
+    Mutant("sync-old-wrap-put-back", "a process unlocked before a passphrase change puts the old wrap back in "
+           "the target", "memories_tui/engine/passphrase_wrap.py",
+           ((" or join.sealed_since(record, vault.keys) >= since(vault):", ":"),),
+           ("tests/integration/test_sync_folder.py::test_a_process_unlocked_before_a_passphrase_change_does_not_put_"
+            "the_old_wrap_back",)),
     Mutant("tui-device-only-without-asking", "the TUI turns device-only over even when the question is answered no",
            "memories_tui/tui/data_actions.py", (("            if not yes:\n                return\n", ""),),
            ("tests/tui/test_device_only_policy.py::test_device_only_is_turned_on_and_off_after_asking",)),

@@ -15,9 +15,9 @@ from ..errors import CancelledError, ErrorCode, InputRefusedError, MemoriesError
 from ..i18n import msg
 from ..sync.registry import Registry, TargetEntry
 from ..sync.types import DeviceInfo, JoinReport, SyncProgress
+from .passphrase_wrap import SINCE_KEY, adopt_passphrase, republish_if_behind, since
 
 if TYPE_CHECKING:
-    from ..sync.join import JoinRecord
     from ..sync.targets import Target, TargetSpec
     from ..sync.types import SyncReport
     from ..sync.watched import WatchedTarget
@@ -69,11 +69,11 @@ class SyncOperations:
                 "are there. To move to {target}, copy everything the old target holds into it, then run `memories "
                 "sync add` with it on each device. To stop syncing here: `memories sync remove {name}`.",
                 target=spec.url, name=vault.name), code=ErrorCode.SYNC_TARGET_EXISTS)
-        adopted = record is not None and _adopt_passphrase(vault, record)
+        adopted = record is not None and adopt_passphrase(vault, record)
         if not adopted:  # a newer passphrase set on another device is taken, never overwritten
             header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))  # as the file has it now
             join.publish(target, header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)),
-                         _since(vault))
+                         since(vault))
         entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=now_stamp() if adopted else None)
         self._registry.put(entry)
         return entry
@@ -104,7 +104,7 @@ class SyncOperations:
         vault = UnlockedVault(info.path, passphrase, watcher=engine.anchors.watch())
         try:
             settings = vault.settings()
-            settings[SINCE_KEY] = max(int(time.time() * 1000), _since(vault) + 1)
+            settings[SINCE_KEY] = max(int(time.time() * 1000), since(vault) + 1)
             vault.set_settings(settings)  # the passphrase set now is newer than any the target holds
             target = self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault)
             join.publish(target, vault.header, passphrase, vault.keys, bool(settings.get("device_only", False)),
@@ -140,7 +140,9 @@ class SyncOperations:
                 settings = self._sync_engine().config.sync
                 report = run_sync(vault, watched, cancel=cancel, compact_after=settings.compact_after,
                                   hold_days=settings.hold_days, device_name=device_name(settings.device_name))
-                adopted = record is not None and _adopt_passphrase(vault, record)
+                adopted = record is not None and adopt_passphrase(vault, record)
+                if record is not None and not adopted:
+                    republish_if_behind(watched, vault, record)
         except CancelledError:
             raise  # the user's choice, not the target's last error
         except MemoriesError as exc:
@@ -364,29 +366,6 @@ class SyncOperations:
         from ..sync.watched import WatchedTarget
 
         return WatchedTarget(target, vault.keys, progress, cancel, check=lambda: vault.keys)
-
-
-SINCE_KEY = "passphrase_since"  # vault setting: when this device's passphrase was set (ms), this device only
-
-
-def _since(vault: UnlockedVault) -> int:
-    stamp = vault.settings().get(SINCE_KEY, 0)
-    return stamp if type(stamp) is int else 0
-
-
-def _adopt_passphrase(vault: UnlockedVault, record: JoinRecord) -> bool:
-    """Take the wrap another device put in the target after `vault passwd` (join.adoptable says
-    when); this vault file then unlocks with that passphrase only. Whether it was taken."""
-    from ..sync import join
-
-    stamp = join.adoptable(record, vault.keys, vault.header, _since(vault))
-    if stamp is None:
-        return False
-    vault.adopt_wrap(record.kdf, record.salt, record.wrapped)
-    settings = vault.settings()
-    settings[SINCE_KEY] = stamp
-    vault.set_settings(settings)
-    return True
 
 
 def device_name(configured: str | None) -> str:

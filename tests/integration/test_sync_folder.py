@@ -251,6 +251,17 @@ def test_a_passphrase_change_reaches_the_target_for_devices_joining_later(tmp_pa
     assert caught.value.code == "sync_join_record_stale"
     a.engine.lock()
     a.engine.unlock(a.vault_id, "third passphrase")  # the vault's own passphrase did change
+    (tmp_path / "gone").rename(folder)  # back: a's next sync puts the third passphrase's wrap there
+    a.sync()
+    later = Engine.open(tmp_path / "later")
+    assert later.sync_join(str(folder), "third passphrase").vault_id == a.vault_id
+    later.close()
+    late = Engine.open(tmp_path / "late")  # joined with the second: takes the third at its next sync
+    late.unlock(a.vault_id, "a brand new passphrase")
+    assert late.sync_now(a.vault_id).passphrase_adopted
+    late.lock()
+    late.unlock(a.vault_id, "third passphrase")
+    late.close()
     a.close()
 
 
@@ -289,3 +300,25 @@ def test_stray_files_a_sync_tool_leaves_in_the_target_are_not_devices(devices, f
     assert b_id not in {d.device for d in a.engine.sync_devices(a.vault_id)}
     a.add("after the stray folder", "still syncing")
     a.sync()
+
+
+def test_a_process_unlocked_before_a_passphrase_change_does_not_put_the_old_wrap_back(tmp_path, folder, cheap_kdf):
+    """The daemon or the TUI holds the vault (its header and wrap are the old passphrase's) while the
+    CLI changes the passphrase: its next sync must leave the target's new wrap alone."""
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    cli = Engine.open(tmp_path / "a")  # another process on the same home
+    cli.change_passphrase(a.vault_id, SYNC_PASS, "changed from the CLI")
+    cli.close()
+    a.add("another", "written in the process that unlocked first")
+    a.sync()
+    later = Engine.open(tmp_path / "later")
+    with pytest.raises(MemoriesError) as caught:
+        later.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "wrong_passphrase"
+    assert later.sync_join(str(folder), "changed from the CLI").vault_id == a.vault_id
+    later.close()
+    a.close()
