@@ -112,8 +112,10 @@ class SyncOperations:
         except MemoriesError as exc:
             raise SyncError(msg(
                 "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
-                "one ({problem}). Run `memories sync add {name} {target}` once it can be reached, so that new "
-                "devices join with the new passphrase.", target=entry.url, problem=exc.message, name=info.name),
+                "one ({problem}). The first sync of {name} once it can be reached, after the vault is next unlocked "
+                "with the new passphrase, puts the new one there (or run `memories sync add {name} {target}`), so "
+                "that new devices join with it and the others take it.", target=entry.url, problem=exc.message,
+                name=info.name),
                 code=ErrorCode.SYNC_JOIN_RECORD_STALE) from None
         finally:
             vault.close()
