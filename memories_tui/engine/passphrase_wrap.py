@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import ErrorCode, SyncError
+from ..errors import SyncError
 
 if TYPE_CHECKING:
     from ..sync.join import JoinRecord
@@ -49,6 +49,5 @@ def republish_if_behind(target: Target, vault: UnlockedVault, record: JoinRecord
         return  # the target's is this passphrase, or one set later (another device's, left to the user)
     try:
         join.publish(target, header, None, vault.keys, bool(vault.settings().get("device_only", False)), since(vault))
-    except SyncError as exc:
-        if exc.code != ErrorCode.SYNC_PASSPHRASE_NEEDED:
-            raise
+    except SyncError:  # no wrap of this passphrase here (sync_passphrase_needed), or the target failed just now:
+        return  # the sync itself went through, and the next one tries again
