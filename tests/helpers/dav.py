@@ -34,7 +34,8 @@ PASSWORD = "correct horse battery"
 # (nginx's client_max_body_size is 1 MB unless set); under /slow/, while the file `slow` beside the
 # share holds "stall", a GET gets no answer until the file is gone (a server that hangs), and while it
 # holds "drip" each GET's answer comes a byte every 0.2 s (within any read timeout, never done in time);
-# the server writes `waiting` there once a GET is held back; "stall-put" holds PUTs back instead.
+# the server writes `waiting` there once a GET is held back; "stall-put" holds PUTs back instead;
+# "refuse-key" answers 403 to the upload of the join record (`key`) only.
 _SERVER = """
 import json, os, sys, time
 from cheroot import wsgi
@@ -74,12 +75,18 @@ class Flaky:
             return ""
         if mode == "stall-put":  # uploads hang, reads answer
             return "stall" if environ["REQUEST_METHOD"] == "PUT" else ""
+        if mode == "refuse-key":  # the join record's upload is forbidden, the rest goes through
+            leaf = environ.get("PATH_INFO", "").rsplit("/", 1)[-1]
+            return "refuse" if environ["REQUEST_METHOD"] == "PUT" and leaf.startswith(".key.") else ""
         return mode if environ["REQUEST_METHOD"] == "GET" else ""
     def held_back(self):
         with open(os.path.join(os.path.dirname(self.slow_flag), "waiting"), "w") as mark:
             mark.write("1")
     def __call__(self, environ, start_response):
         mode = self.slow_mode(environ)
+        if mode == "refuse":
+            start_response("403 Forbidden", [("Content-Length", "0")])
+            return [b""]
         if mode == "stall":
             self.held_back()
             for _ in range(3000):  # 300 s at most

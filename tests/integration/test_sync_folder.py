@@ -8,6 +8,7 @@ import pytest
 
 from memories_tui.errors import MemoriesError
 from tests.helpers.sync import SYNC_PASS, first_device, joined_device, target_bytes
+from tests.integration.test_sync_slow_target import dav, slow  # noqa: F401 - the fixtures
 
 
 @pytest.fixture
@@ -320,5 +321,31 @@ def test_a_process_unlocked_before_a_passphrase_change_does_not_put_the_old_wrap
         later.sync_join(str(folder), SYNC_PASS)
     assert caught.value.code == "wrong_passphrase"
     assert later.sync_join(str(folder), "changed from the CLI").vault_id == a.vault_id
+    later.close()
+    a.close()
+
+
+def test_a_target_refusing_the_join_record_does_not_fail_the_sync_that_puts_it_back(slow, tmp_path, cheap_kdf):  # noqa: F811
+    """A sync that went through stays a good sync when the one extra write of a stale join record is
+    refused (a WebDAV server answering 403 to that upload only); the next sync puts it there."""
+    from memories_tui.engine import Engine
+
+    url, hold, _waiting = slow
+    a = first_device(tmp_path / "a", url)
+    a.add("note", "text")
+    a.sync()
+    hold("refuse-key")
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.change_passphrase(a.vault_id, SYNC_PASS, "changed while the key was refused")
+    assert caught.value.code == "sync_join_record_stale"
+    a.engine.lock()
+    a.engine.unlock(a.vault_id, "changed while the key was refused")
+    a.add("second", "pushed while the join record is still refused")
+    assert a.sync().pushed_revisions == 1  # went through; the refused join record is not its failure
+    assert a.engine.sync_status(a.vault_id)[0].last_error is None
+    hold("")
+    a.sync()
+    later = Engine.open(tmp_path / "later")
+    assert later.sync_join(url, "changed while the key was refused").vault_id == a.vault_id
     later.close()
     a.close()
