@@ -1434,6 +1434,12 @@ MUTANTS: tuple[Mutant, ...] = (
            ((" or join.sealed_since(record, vault.keys) >= since(vault):", ":"),),
            ("tests/integration/test_sync_folder.py::test_a_process_unlocked_before_a_passphrase_change_does_not_put_"
             "the_old_wrap_back",)),
+    Mutant("sync-stale-header-wrap-put-back", "a process unlocked before two passphrase changes elsewhere puts its "
+           "own first passphrase in the target as the newest", "memories_tui/engine/passphrase_wrap.py",
+           (("    header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))\n",
+             "    header = vault.header\n"),),
+           ("tests/integration/test_sync_folder.py::test_a_process_unlocked_before_two_changes_elsewhere_never_puts_"
+            "its_passphrase_back",)),
     Mutant("tui-device-only-without-asking", "the TUI turns device-only over even when the question is answered no",
            "memories_tui/tui/data_actions.py", (("            if not yes:\n                return\n", ""),),
            ("tests/tui/test_device_only_policy.py::test_device_only_is_turned_on_and_off_after_asking",)),

@@ -43,8 +43,11 @@ def republish_if_behind(target: Target, vault: UnlockedVault, record: JoinRecord
     Put this device's wrap there now, when the one made at this unlock is this passphrase's (else
     `sync add` asks for it, as the failed change said)."""
     from ..sync import join
+    from ..vault.header import header_from
 
-    header = vault.header
+    # as the file has it now: a process unlocked before changes made elsewhere holds an older header,
+    # whose wrap must never go out marked as the newest (publish then needs the passphrase, and skips)
+    header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))
     if (record.salt, record.kdf) == (header.salt, header.kdf) or join.sealed_since(record, vault.keys) >= since(vault):
         return  # the target's is this passphrase, or one set later (another device's, left to the user)
     try:

@@ -349,3 +349,29 @@ def test_a_target_refusing_the_join_record_does_not_fail_the_sync_that_puts_it_b
     assert later.sync_join(url, "changed while the key was refused").vault_id == a.vault_id
     later.close()
     a.close()
+
+
+def test_a_process_unlocked_before_two_changes_elsewhere_never_puts_its_passphrase_back(tmp_path, folder, cheap_kdf):
+    """The CLI changes the passphrase twice while the daemon or the TUI holds the vault from before
+    both, and the second change does not reach the target: that process's sync must not put the
+    first passphrase (the one it unlocked with) there as the newest."""
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    cli = Engine.open(tmp_path / "a")  # another process on the same home
+    cli.change_passphrase(a.vault_id, SYNC_PASS, "second passphrase")
+    folder.rename(tmp_path / "away")
+    with pytest.raises(MemoriesError):
+        cli.change_passphrase(a.vault_id, "second passphrase", "third passphrase")
+    cli.close()
+    (tmp_path / "away").rename(folder)
+    a.sync()  # the process unlocked with the first passphrase
+    later = Engine.open(tmp_path / "later")
+    with pytest.raises(MemoriesError) as caught:
+        later.sync_join(str(folder), SYNC_PASS)
+    assert caught.value.code == "wrong_passphrase"
+    assert later.sync_join(str(folder), "second passphrase").vault_id == a.vault_id  # as the target last had it
+    later.close()
+    a.close()
