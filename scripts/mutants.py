@@ -1440,6 +1440,11 @@ MUTANTS: tuple[Mutant, ...] = (
              "    header = vault.header\n"),),
            ("tests/integration/test_sync_folder.py::test_a_process_unlocked_before_two_changes_elsewhere_never_puts_"
             "its_passphrase_back",)),
+    Mutant("sync-held-wrap-stays-old", "the process that changed the passphrase keeps the old wrap for the target "
+           "until a new unlock", "memories_tui/engine/sync_ops.py",
+           (("            held.vault.keys.join_wrap = vault.keys.join_wrap", "            pass"),),
+           ("tests/integration/test_sync_folder.py::test_the_process_that_changed_the_passphrase_mends_the_target_"
+            "without_a_new_unlock",)),
     Mutant("tui-device-only-without-asking", "the TUI turns device-only over even when the question is answered no",
            "memories_tui/tui/data_actions.py", (("            if not yes:\n                return\n", ""),),
            ("tests/tui/test_device_only_policy.py::test_device_only_is_turned_on_and_off_after_asking",)),

@@ -102,6 +102,9 @@ class SyncOperations:
         if entry is None:
             return
         vault = UnlockedVault(info.path, passphrase, watcher=engine.anchors.watch())
+        held = engine._state.vaults.peek(info.vault_id)
+        if held is not None:  # open here too (the TUI, the daemon): its own syncs and `sync add` wrap for the
+            held.vault.keys.join_wrap = vault.keys.join_wrap  # target under the new passphrase, as after an unlock
         try:
             settings = vault.settings()
             settings[SINCE_KEY] = max(int(time.time() * 1000), since(vault) + 1)
@@ -112,9 +115,10 @@ class SyncOperations:
         except MemoriesError as exc:
             raise SyncError(msg(
                 "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
-                "one ({problem}). The first sync of {name} once it can be reached, after the vault is next unlocked "
-                "with the new passphrase, puts the new one there (or run `memories sync add {name} {target}`), so "
-                "that new devices join with it and the others take it.", target=entry.url, problem=exc.message,
+                "one ({problem}). A sync of {name} once it can be reached puts the new one there (where another "
+                "process, such as the daemon, held the vault unlocked before this change: `memories sync add {name} "
+                "{target}` instead), so that new devices join with it and the others take it.",
+                target=entry.url, problem=exc.message,
                 name=info.name),
                 code=ErrorCode.SYNC_JOIN_RECORD_STALE) from None
         finally:

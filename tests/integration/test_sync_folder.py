@@ -375,3 +375,23 @@ def test_a_process_unlocked_before_two_changes_elsewhere_never_puts_its_passphra
     assert later.sync_join(str(folder), "second passphrase").vault_id == a.vault_id  # as the target last had it
     later.close()
     a.close()
+
+
+def test_the_process_that_changed_the_passphrase_mends_the_target_without_a_new_unlock(tmp_path, folder, cheap_kdf):
+    """The TUI (or any process holding the vault) changes the passphrase while the target is out of
+    reach: its own next sync, with no lock and unlock between, puts the new wrap there."""
+    from memories_tui.engine import Engine
+
+    a = first_device(tmp_path / "a", str(folder))
+    a.add("note", "text")
+    a.sync()
+    folder.rename(tmp_path / "away")
+    with pytest.raises(MemoriesError) as caught:
+        a.engine.change_passphrase(a.vault_id, SYNC_PASS, "changed in the open process")
+    assert caught.value.code == "sync_join_record_stale"
+    (tmp_path / "away").rename(folder)
+    a.sync()  # the same unlock as before the change
+    later = Engine.open(tmp_path / "later")
+    assert later.sync_join(str(folder), "changed in the open process").vault_id == a.vault_id
+    later.close()
+    a.close()
