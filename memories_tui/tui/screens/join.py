@@ -27,7 +27,7 @@ from ..crash import as_error
 from ..text import tilde_paths
 from .base import EnterMovesOn, compact_when_short
 from .sync_now import SyncStep, show_progress
-from .sync_target import target_inputs
+from .sync_target import target_enter_next, target_inputs
 
 if TYPE_CHECKING:
     from ...engine import SyncProgress, VaultInfo
@@ -82,11 +82,7 @@ class JoinScreen(EnterMovesOn, ModalScreen["VaultInfo | None"]):
     def enter_target(self) -> str | None:
         """enter moves on to the next field (the endpoint only for s3://); in the passphrase or
         the name, it joins (Input.Submitted below)."""
-        field = self.focused.id if self.focused is not None else None
-        if field == "join-url":
-            return "#join-endpoint" if self.query_one("#join-url", Input).value.strip().startswith("s3://") \
-                else "#join-passphrase"
-        return "#join-passphrase" if field == "join-endpoint" else None
+        return target_enter_next(self, "join", "#join-passphrase")
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Static
 
 from ...errors import ErrorCode, MemoriesError
@@ -35,6 +35,16 @@ def target_inputs(prefix: str) -> tuple[Input, Input]:
     return (Input(placeholder=_("~/Sync/memories, s3://bucket/prefix or https://…"), id=f"{prefix}-url"),
             Input(placeholder=_("S3 endpoint URL for R2, B2, MinIO… (empty for AWS; only for s3://)"),
                   id=f"{prefix}-endpoint"))
+
+
+def target_enter_next(screen: Screen, prefix: str, then: str | None) -> str | None:
+    """Where enter moves from the fields of `target_inputs(prefix)`: an s3:// URL on to its
+    endpoint; any other URL, and the endpoint, on to `then` (None: enter submits the dialog)."""
+    field = screen.focused.id if screen.focused is not None else None
+    if field == f"{prefix}-url":
+        url = screen.query_one(f"#{prefix}-url", Input).value.strip()
+        return f"#{prefix}-endpoint" if url.startswith("s3://") else then
+    return then if field == f"{prefix}-endpoint" else None
 
 
 class SyncTargetScreen(EnterMovesOn, ModalScreen[bool]):
@@ -84,9 +94,7 @@ class SyncTargetScreen(EnterMovesOn, ModalScreen[bool]):
 
     def enter_target(self) -> str | None:
         """enter in an s3:// URL moves on to its endpoint; anywhere else it adds (Input.Submitted)."""
-        field = self.focused.id if self.focused is not None else None
-        url = self.query_one("#target-url", Input).value.strip()
-        return "#target-endpoint" if field == "target-url" and url.startswith("s3://") else None
+        return target_enter_next(self, "target", None)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
