@@ -1429,11 +1429,6 @@ MUTANTS: tuple[Mutant, ...] = (
            (("                    republish_if_behind(watched, vault, record)\n", "                    pass\n"),),
            ("tests/integration/test_sync_folder.py::test_a_passphrase_change_reaches_the_target_for_devices_joining_"
             "later",)),
-    Mutant("sync-old-wrap-put-back", "a process unlocked before a passphrase change puts the old wrap back in "
-           "the target", "memories_tui/engine/passphrase_wrap.py",
-           ((" or join.sealed_since(record, vault.keys) >= since(vault):", ":"),),
-           ("tests/integration/test_sync_folder.py::test_a_process_unlocked_before_a_passphrase_change_does_not_put_"
-            "the_old_wrap_back",)),
     Mutant("sync-stale-header-wrap-put-back", "a process unlocked before two passphrase changes elsewhere puts its "
            "own first passphrase in the target as the newest", "memories_tui/engine/passphrase_wrap.py",
            (("    header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))\n",

@@ -48,9 +48,12 @@ def republish_if_behind(target: Target, vault: UnlockedVault, record: JoinRecord
     # as the file has it now: a process unlocked before changes made elsewhere holds an older header,
     # whose wrap must never go out marked as the newest (publish then needs the passphrase, and skips)
     header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))
-    if (record.salt, record.kdf) == (header.salt, header.kdf) or join.sealed_since(record, vault.keys) >= since(vault):
-        return  # the target's is this passphrase, or one set later (another device's, left to the user)
+    if (record.salt, record.kdf) == (header.salt, header.kdf):
+        return  # the target's is this passphrase
+    mine = since(vault)
+    if join.sealed_since(record, vault.keys) >= mine:
+        return  # one set later (another device's, left to the user)
     try:
-        join.publish(target, header, None, vault.keys, bool(vault.settings().get("device_only", False)), since(vault))
+        join.publish(target, header, None, vault.keys, bool(vault.settings().get("device_only", False)), mine)
     except SyncError:  # no wrap of this passphrase here (sync_passphrase_needed), or the target failed just now:
         return  # the sync itself went through, and the next one tries again
