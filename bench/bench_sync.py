@@ -154,9 +154,9 @@ def _model_link(seconds: float, mbps: float) -> None:
         _wait(up=len(data))
         return real_put(self, name, data)
 
-    def get(self, name):  # noqa: ANN001, ANN202
+    def get(self, name, limit=None):  # noqa: ANN001, ANN202
         _wait()
-        blob = real_get(self, name)
+        blob = real_get(self, name, limit)
         _DOWN.carry(len(blob or b""))
         return blob
 

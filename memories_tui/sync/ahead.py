@@ -13,29 +13,37 @@ download, and now 1.2x; one ahead gave 1.5x, as a commit of a few megabytes outl
 download), and no more, as a large object waiting costs its size in memory (two took a
 30,000-record join from 62 to 72 MB at its peak; four, to 91). Each request runs in a daemon
 thread of its own (waiting.py), so a pull that stops (ctrl+c, a lock, a failure) never waits for
-the reads it let go.
+the reads it let go. A read ahead of its turn stops at bounds.AHEAD_BYTES: a larger object is
+read when its turn comes, so a target cannot make a pull hold several of the largest at once.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future
+from typing import Protocol, cast
 
+from .bounds import AHEAD_BYTES, ObjectTooLarge
 from .waiting import in_background
 
 AHEAD = 4  # requests in flight at once, for small objects
 LARGE = 256 << 10  # an object this large or larger: the next ones are fetched LARGE_AHEAD at a time
 LARGE_AHEAD = 2
+_IN_TURN = object()  # too large to hold ahead of its turn: read when taken
+
+
+class Getter(Protocol):
+    def __call__(self, name: str, limit: int | None = None) -> bytes | None: ...
 
 
 class Ahead:
     """Gets objects with `get` in up to AHEAD threads; `take` returns each when its turn comes."""
 
-    def __init__(self, get: Callable[[str], bytes | None]) -> None:
+    def __init__(self, get: Getter) -> None:
         self._get = get
         self._depth = AHEAD
-        self._pending: dict[str, Future[bytes | None]] = {}
+        self._pending: dict[str, Future[object]] = {}
         self._queue: list[str] = []
 
     def want(self, names: Iterable[str], depth: int | None = AHEAD) -> None:
@@ -51,7 +59,8 @@ class Ahead:
         future = self._pending.pop(name, None)
         if name in self._queue:
             self._queue.remove(name)
-        blob = future.result() if future is not None else self._get(name)
+        got = future.result() if future is not None else _IN_TURN
+        blob = cast("bytes | None", self._get(name) if got is _IN_TURN else got)
         self._depth = LARGE_AHEAD if blob is not None and len(blob) >= LARGE else AHEAD
         self._fill()
         return blob
@@ -78,4 +87,10 @@ class Ahead:
     def _fill(self) -> None:
         while self._queue and len(self._pending) < self._depth:
             name = self._queue.pop(0)
-            self._pending[name] = in_background(functools.partial(self._get, name), "sync-fetch")
+            self._pending[name] = in_background(functools.partial(self._ahead, name), "sync-fetch")
+
+    def _ahead(self, name: str) -> object:
+        try:
+            return self._get(name, AHEAD_BYTES)
+        except ObjectTooLarge:
+            return _IN_TURN  # its own bound is checked when it is read in turn

@@ -248,11 +248,11 @@ class _WithOutbox:
     def __init__(self, target: Target, state: SyncState) -> None:
         self._target, self._state = target, state
 
-    def get(self, name: str) -> bytes | None:
+    def get(self, name: str, limit: int | None = None) -> bytes | None:
         for seq, blob in self._state.outbox.items():
             if name == bundle_name(self._state.device, seq):
                 return blob
-        return self._target.get(name)
+        return self._target.get(name, limit)
 
 
 def prune(target: Target, keys: VaultKeys, state: SyncState, pulled: Pulled, extra: Extra, sent: list[int],

@@ -83,8 +83,8 @@ class FolderTarget:
                 tmp.unlink(missing_ok=True)
             raise self._failed(exc) from None
 
-    def get(self, name: str) -> bytes | None:
-        """The object's bytes. Only a regular file is read, and only up to MAX_OBJECT_BYTES: a
+    def get(self, name: str, limit: int | None = None) -> bytes | None:
+        """The object's bytes. Only a regular file is read, and only up to its bound: a
         link (to a private key, to /dev/zero), a pipe that would block forever or a device is
         refused, whoever else writes to the folder (a replication peer, another user)."""
         path = self._path(name)
@@ -100,15 +100,16 @@ class FolderTarget:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise self._not_a_file(name)
-            if info.st_size > bounds.MAX_OBJECT_BYTES:
-                raise bounds.too_large(name, self.description)
-            data = read_up_to(fd, bounds.MAX_OBJECT_BYTES, info.st_size)  # it may grow while read
+            bound = bounds.limit_for(name, limit)
+            if info.st_size > bound:
+                raise bounds.too_large(name, self.description, bound)
+            data = read_up_to(fd, bound, info.st_size)  # it may grow while read
         except OSError as exc:
             raise self._failed(exc) from None
         finally:
             os.close(fd)
         if data is None:
-            raise bounds.too_large(name, self.description)
+            raise bounds.too_large(name, self.description, bound)
         return data
 
     def _not_a_file(self, name: str) -> SyncTamperedError:
@@ -117,17 +118,33 @@ class FolderTarget:
                                      "was changed here; remove it and sync again.", name=name, path=self.root))
 
     def list(self, prefix: str) -> list[str]:
-        base = self._path(prefix.rstrip("/")) if prefix.strip("/") else self.root
+        """The objects under `prefix`, as `d/DEVICE/NAME` at most: no object of ours lies deeper, so
+        deeper folders are not entered (a replication peer could nest them past any recursion
+        limit), and every entry met counts towards the listing's bound, empty folders included.
+        A folder that is gone (a peer removing it meanwhile) holds nothing."""
+        start = prefix.strip("/")
+        pending = [(self._path(start) if start else self.root, start)]
         out: list[str] = []
-        try:
-            for folder, dirs, files in os.walk(base):
-                dirs[:] = [d for d in dirs if not _is_temporary(d)]
-                rel = Path(folder).relative_to(self.root).as_posix()
-                out += [f if rel == "." else f"{rel}/{f}" for f in files if not _is_temporary(f)]
-                if len(out) > bounds.MAX_LISTED_NAMES:  # a replication peer can fill the folder too
-                    raise bounds.too_many(self.description)
-        except OSError as exc:
-            raise self._failed(exc) from None
+        seen = 0
+        while pending:
+            folder, rel = pending.pop()
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if seen > bounds.MAX_LISTED_NAMES:  # a replication peer can fill the folder too
+                            raise bounds.too_many(self.description)
+                        if _is_temporary(entry.name):
+                            continue
+                        name = f"{rel}/{entry.name}" if rel else entry.name
+                        if not entry.is_dir():
+                            out.append(name)
+                        elif not entry.is_symlink() and name.count("/") < 2:  # a linked folder is not entered
+                            pending.append((Path(entry.path), name))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                raise self._failed(exc) from None
         return sorted(out)
 
     def delete(self, name: str) -> None:

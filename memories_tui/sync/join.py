@@ -18,7 +18,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from ..errors import ErrorCode, SyncError, SyncTamperedError
+from ..errors import ErrorCode, SyncError, SyncTamperedError, VaultError, WrongPassphraseError
 from ..i18n import msg
 from ..vault import crypto
 from ..vault.format import KdfParams
@@ -54,12 +54,20 @@ class JoinRecord:
         except (ValueError, KeyError, TypeError, RecursionError):
             raise SyncTamperedError(msg("The sync target's join record is malformed or not a Memories sync "
                                         "target.")) from None
+        except VaultError:  # key derivation parameters Memories never writes (a ceiling far above, or under its floor)
+            raise _altered_kdf() from None
 
     def wrap_ad(self) -> bytes:
         return join_wrap_ad(self.vault_id, self.kdf, self.salt)
 
     def wrap_digest(self) -> str:
         return hashlib.sha256(crypto.length_prefixed(self.wrap_ad(), self.wrapped)).hexdigest()
+
+
+def _altered_kdf() -> SyncTamperedError:
+    return SyncTamperedError(msg("The sync target's join record asks for key derivation parameters Memories never "
+                                 "writes (beyond its ceiling or under its floor): it was altered. Nothing was changed "
+                                 "here."))
 
 
 def _b64(data: bytes) -> str:
@@ -128,10 +136,19 @@ class Joined:
 
 def open_record(record: JoinRecord, passphrase: str) -> Joined:
     """WrongPassphraseError when the passphrase does not unwrap the key."""
-    crypto.check_unlockable(record.kdf)
+    try:
+        crypto.check_unlockable(record.kdf)
+    except VaultError:
+        raise _altered_kdf() from None
     kek = crypto.derive_kek(passphrase, record.salt, record.kdf)
     try:
         vault_key = crypto.unwrap_key(kek, record.wrapped, record.wrap_ad())
+    except WrongPassphraseError:
+        raise WrongPassphraseError(msg("Wrong passphrase (or the sync target's join record was altered): the vault "
+                                       "key could not be unlocked. Nothing was changed here.")) from None
+    except VaultError:  # a wrap of the wrong length
+        raise SyncTamperedError(msg("The sync target's join record is malformed or not a Memories sync "
+                                    "target.")) from None
     finally:
         crypto.zero(kek)
     keys = VaultKeys(vault_key, record.vault_id)

@@ -110,23 +110,24 @@ class S3Target:
         except Exception as exc:  # noqa: BLE001 - turned into one clear SyncError
             raise self._failed(exc) from None
 
-    def get(self, name: str) -> bytes | None:
+    def get(self, name: str, limit: int | None = None) -> bytes | None:
         from botocore.exceptions import ClientError
 
+        bound = bounds.limit_for(name, limit)
         try:
             response = self._client.get_object(Bucket=self.bucket, Key=self.prefix + name)
             body = response["Body"]
             try:
                 length = response.get("ContentLength")
                 if length is not None:  # read no further than that: one buffer, no copy
-                    if int(length) > bounds.MAX_OBJECT_BYTES:
-                        raise bounds.too_large(name, self.description)
+                    if int(length) > bound:
+                        raise bounds.too_large(name, self.description, bound)
                     return bytes(body.read())
                 data = bytearray()
                 for chunk in body.iter_chunks(1 << 20):  # no length said: bounded as it arrives
                     data += chunk
-                    if len(data) > bounds.MAX_OBJECT_BYTES:
-                        raise bounds.too_large(name, self.description)
+                    if len(data) > bound:
+                        raise bounds.too_large(name, self.description, bound)
                 return bytes(data)
             finally:
                 body.close()

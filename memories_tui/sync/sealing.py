@@ -80,7 +80,7 @@ def unseal(aead: AESGCM, blob: bytes, ad: bytes, what: str) -> Any:
     try:
         if len(blob) < NONCE_BYTES + 16:
             raise ValueError("too short")
-        plain = aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], ad)
+        plain = aead.decrypt(blob[:NONCE_BYTES], memoryview(blob)[NONCE_BYTES:], ad)  # no copy of a large one
         value = json.loads(plain)
         if _SURROGATE_ESCAPE.search(plain):  # JSON may escape half a UTF-16 pair, which no text can hold
             json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone one raises UnicodeEncodeError

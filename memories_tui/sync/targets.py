@@ -17,14 +17,15 @@ from ..loopback import is_loopback_host
 
 
 class Target(Protocol):
-    """One sync target. `get` returns None for a name that is not there (yet)."""
+    """One sync target. `get` returns None for a name that is not there (yet), and refuses an
+    object over `bounds.limit_for(name, limit)` with `bounds.ObjectTooLarge`."""
 
     description: str  # what the egress log and status show: a path, s3://bucket/prefix or a WebDAV URL
     on_this_machine: bool  # a folder, or an endpoint on loopback
 
     def put(self, name: str, data: bytes) -> None: ...
 
-    def get(self, name: str) -> bytes | None: ...
+    def get(self, name: str, limit: int | None = None) -> bytes | None: ...
 
     def list(self, prefix: str) -> list[str]: ...
 

@@ -40,10 +40,10 @@ class WatchedTarget:
         self.fetched = self.total = self.fetched_bytes = 0
         self.sent = self.sent_bytes = 0
 
-    def get(self, name: str) -> bytes | None:
+    def get(self, name: str, limit: int | None = None) -> bytes | None:
         if self._cancel is not None and self._cancel.is_set():
             raise CancelledError(msg("Sync cancelled; nothing was changed here."))
-        blob = wait_for(lambda: self.target.get(name), where=self.description, name=name, cancel=self._cancel,
+        blob = wait_for(lambda: self.target.get(name, limit), where=self.description, name=name, cancel=self._cancel,
                         check=self._check)
         with self._lock:  # a pull fetches a few objects at once (ahead.py)
             self._count(name, blob)

@@ -106,10 +106,11 @@ class WebDavTarget:
             raise SyncError(msg("Refusing the object name {name!r}.", name=name), code=ErrorCode.SYNC_BAD_TARGET)
         return self.base + quote(name)
 
-    def _request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
-        return self._send(method, url, **kwargs)[0]
+    def _request(self, method: str, url: str, limit: int | None = None, **kwargs: object) -> httpx.Response:
+        return self._send(method, url, limit, **kwargs)[0]
 
-    def _send(self, method: str, url: str, **kwargs: object) -> tuple[httpx.Response, bool]:
+    def _send(self, method: str, url: str, limit: int | None = None,
+              **kwargs: object) -> tuple[httpx.Response, bool]:
         """One request, and whether it was sent more than once: a dropped connection or a
         502/503/504 (a proxy in front of a busy server) is tried again, twice at most, after a
         short wait. Every request here may be sent twice: PUT writes a temporary name, MKCOL and
@@ -120,7 +121,8 @@ class WebDavTarget:
                 time.sleep(_WAIT_SECONDS * attempt)
             try:
                 if method in ("GET", "PROPFIND"):
-                    response = self._bounded(method, url, **kwargs)
+                    response = self._bounded(method, url, bounds.MAX_OBJECT_BYTES if limit is None else limit,
+                                             **kwargs)
                 else:
                     response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
             except httpx.TransportError as exc:
@@ -135,21 +137,21 @@ class WebDavTarget:
                             "again later.", url=self.description, problem=problem),
                         code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 
-    def _bounded(self, method: str, url: str, **kwargs: object) -> httpx.Response:
-        """An object or a listing, read as it arrives and refused past MAX_OBJECT_BYTES: a server
+    def _bounded(self, method: str, url: str, limit: int, **kwargs: object) -> httpx.Response:
+        """An object or a listing, read as it arrives and refused past `limit` bytes: a server
         cannot make a sync hold more than the largest object Memories writes (or read without end)."""
         name = url[len(self.base):] or "/"
         with self._client.stream(method, url, **kwargs) as response:  # type: ignore[arg-type]
             if response.status_code not in (200, 207):
                 response.read()
                 return response
-            if int(response.headers.get("Content-Length") or 0) > bounds.MAX_OBJECT_BYTES:
-                raise bounds.too_large(name, self.description)
+            if int(response.headers.get("Content-Length") or 0) > limit:
+                raise bounds.too_large(name, self.description, limit)
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
-                if len(body) > bounds.MAX_OBJECT_BYTES:
-                    raise bounds.too_large(name, self.description)
+                if len(body) > limit:
+                    raise bounds.too_large(name, self.description, limit)
         return httpx.Response(response.status_code, content=bytes(body), request=response.request)  # as decoded
 
     def _failed(self, response: httpx.Response) -> SyncError:
@@ -216,8 +218,8 @@ class WebDavTarget:
             self._request("DELETE", tmp)
             raise self._failed(response)
 
-    def get(self, name: str) -> bytes | None:
-        response = self._request("GET", self._url(name))
+    def get(self, name: str, limit: int | None = None) -> bytes | None:
+        response = self._request("GET", self._url(name), bounds.limit_for(name, limit))
         if response.status_code == 404:
             return None
         if response.status_code != 200:

@@ -387,14 +387,14 @@ def test_a_join_that_meets_a_compaction_deleting_what_it_listed_starts_over_and_
     assert before, "the head must name bundles past the snapshot"
     fetch, lists, raced = FolderTarget.get, [], []
 
-    def get(self, name: str):  # noqa: ANN202 - FolderTarget.get
+    def get(self, name: str, limit: int | None = None):  # noqa: ANN202 - FolderTarget.get
         if not raced and name == f"d/{device}/{before[0]:010d}":
             raced.append(name)
             for i in range(K):  # a's compaction runs now: its new snapshot covers `before`, then they go
                 a.edit(rid, f"while the join reads {i}")
                 a.sync()
             assert not set(before) & set(_bundles(folder, device))
-        return fetch(self, name)
+        return fetch(self, name, limit)
 
     listing = FolderTarget.list
     monkeypatch.setattr(FolderTarget, "get", get)

@@ -20,14 +20,14 @@ def _waits_for_company(monkeypatch, wanted) -> list[str]:  # noqa: ANN001
     met: list[str] = []
     lock = threading.Lock()
 
-    def get(self, name):  # noqa: ANN001, ANN202
+    def get(self, name, limit=None):  # noqa: ANN001, ANN202
         with lock:
             waits = wanted(name) and len(met) < 2
             if waits:
                 met.append(name)
         if waits:
             pair.wait()  # BrokenBarrierError (the sync fails) unless a second get comes meanwhile
-        return real(self, name)
+        return real(self, name, limit)
 
     monkeypatch.setattr(FolderTarget, "get", get)
     return met

@@ -9,6 +9,7 @@ the vault is left unchanged."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import tracemalloc
 from http.server import BaseHTTPRequestHandler
@@ -115,7 +116,7 @@ def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
         tracemalloc.stop()
     assert peak < bounds.MAX_OBJECT_BYTES // 4  # refused by its size, not read and then refused
     assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
-    assert "larger than any Memories writes" in exc.message
+    assert "larger than Memories writes it" in exc.message
     head.write_bytes(saved)
     assert _sync_in_a_thread(b) is None
 
@@ -261,3 +262,122 @@ def test_a_folder_listing_past_the_limit_is_refused(two, monkeypatch):
         (flood / f"{n:010d}").write_bytes(b"x")
     exc = _sync_in_a_thread(b)
     assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in exc.message
+
+
+def _peak_while(work) -> tuple[int, BaseException | None]:  # noqa: ANN001 - a callable
+    """(the most memory Python held while `work` ran in a thread, the error it ended with)."""
+    tracemalloc.start()
+    try:
+        thread, outcome = in_a_thread(work)
+        thread.join(WAIT)
+        assert outcome, "still running"
+        return tracemalloc.get_traced_memory()[1], outcome[0]
+    finally:
+        tracemalloc.stop()
+
+
+def test_large_objects_are_read_one_at_a_time_not_ahead_of_their_turn(two, monkeypatch):
+    """A target that replaced several bundles in a row by large files made a pull hold all of
+    them at once (four reads ahead: 7 GB for six of 1 GiB); one is held at a time now."""
+    from memories_tui.sync import run
+
+    a, b, folder = two
+    monkeypatch.setattr(run, "BUNDLE_BYTES", 3000)
+    for i in range(12):
+        a.add(f"note {i}", f"{i} " + "line of text " * 60)
+    a.sync()
+    device = _head_of_a(folder).parent
+    unread = sorted(p for p in device.iterdir() if p.name.isdigit() and int(p.name) > 2)
+    assert len(unread) >= 4, "a must have written several bundles b has not read"
+    size = 24 << 20  # above bounds.AHEAD_BYTES: read in turn only
+    for path in unread:
+        with open(path, "r+b") as fh:
+            fh.truncate(size)  # sparse: zeros that fail authentication once read
+    before = b.records()
+    peak, exc = _peak_while(b.sync)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
+    assert peak < 2.5 * size, f"{peak >> 20} MiB held for objects of {size >> 20} MiB"
+    assert b.records() == before
+
+
+def test_a_join_record_past_its_small_bound_is_refused_before_it_is_parsed(two, tmp_path):
+    """The join record is read at every sync: a target that made it megabytes of JSON made every
+    device parse it, at 17 times its size in memory."""
+    _a, b, folder = two
+    key = folder / "key"
+    saved = key.read_bytes()
+    key.write_bytes(b"[" + b"{}," * (3 << 20) + b"{}]")  # 9 MiB that json.loads would turn into 3 M dicts
+    peak, exc = _peak_while(b.sync)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
+    assert "larger than Memories writes it" in exc.message
+    assert peak < 4 << 20
+    with pytest.raises(MemoriesError) as caught:
+        joined_device(tmp_path / "c", str(folder))
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED
+    key.write_bytes(saved)
+    assert _sync_in_a_thread(b) is None
+
+
+def test_a_folder_nested_past_any_depth_is_not_walked(two):
+    """No object of ours lies deeper than d/DEVICE/NAME: a replication peer's folders nested
+    1,200 deep made the walk fail with RecursionError (an "internal error")."""
+    a, b, folder = two
+    levels = [str(folder / "d" / "0123456789abcdef")]
+    for _ in range(sys.getrecursionlimit() + 200):  # os.makedirs and rmtree recurse too
+        levels.append(levels[-1] + "/x")
+    for level in levels:
+        os.mkdir(level)
+    with open(levels[-1] + "/0000000001", "wb") as fh:
+        fh.write(b"not ours")
+    a.add("third note", "after the nesting")
+    assert _sync_in_a_thread(a) is None and _sync_in_a_thread(b) is None
+    assert sorted(t for _, t, _ in b.records().values()) == ["first note", "second note", "third note"]
+    os.remove(levels[-1] + "/0000000001")
+    for level in reversed(levels):  # for the temporary folder's cleanup
+        os.rmdir(level)
+
+
+def test_empty_folders_count_towards_the_listing_bound(two, monkeypatch):
+    """Folders cost a listing as much as files: a peer that made a million empty ones slowed
+    every sync without end."""
+    _a, b, folder = two
+    monkeypatch.setattr(bounds, "MAX_LISTED_NAMES", 100)
+    for n in range(101):
+        (folder / "d" / f"{n:016x}").mkdir()
+    exc = _sync_in_a_thread(b)
+    assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in exc.message
+
+
+@pytest.mark.parametrize("change", ["kdf beyond the ceiling", "kdf under the floor", "wrap cut short"])
+def test_a_join_record_altered_where_it_is_in_clear_is_refused_as_tampering(two, tmp_path, change, monkeypatch):
+    """Its KDF parameters and wrap are clear (a joining device needs them before it has a key):
+    altered, they are the target's tampering, not the user's vault file (`vault_invalid` said so)."""
+    import base64
+    import json
+
+    from memories_tui.vault import crypto
+
+    _a, b, folder = two
+    key = folder / "key"
+    saved = key.read_bytes()
+    record = json.loads(saved)
+    if change == "kdf beyond the ceiling":
+        record["kdf"]["m"] = 99_999_999_999
+    elif change == "kdf under the floor":
+        record["kdf"]["m"] = 8
+    else:
+        record["wrapped"] = base64.b64encode(base64.b64decode(record["wrapped"])[:-1]).decode()
+    key.write_text(json.dumps(record))
+    if change == "kdf beyond the ceiling":  # parsed at each sync
+        exc = _sync_in_a_thread(b)
+        assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED, exc
+        assert "join record" in exc.message
+    if change == "kdf under the floor":
+        monkeypatch.setattr(crypto, "_TEST_KDF_OVERRIDE", None)  # the tests' cheap hashing lifts the floor
+    with pytest.raises(MemoriesError) as caught:
+        joined_device(tmp_path / "c", str(folder))
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and "join record" in caught.value.message
+    assert not list((tmp_path / "c").glob("**/*.vault"))
+    key.write_bytes(saved)
+    monkeypatch.undo()
+    assert _sync_in_a_thread(b) is None
