@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorCode, SyncError
-from ..i18n import msg
-from . import bounds
+from ..i18n import Message, msg
+from . import bounds, reach
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -75,34 +75,60 @@ class S3Target:
                                 problem=type(exc).__name__), code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 
     def _failed(self, exc: Exception) -> SyncError:
+        """One clear error for a failed request, always naming the endpoint tried (AWS's, with a
+        word on --endpoint-url, when none was given) and never a credential."""
         from botocore.exceptions import ClientError, NoCredentialsError
 
+        kwargs = getattr(exc, "kwargs", None)
+        asked = kwargs.get("endpoint_url") if isinstance(kwargs, dict) else None  # a virtual-hosted bucket's host too
+        endpoint = reach.Endpoint.of(str(asked or self._endpoint()))
         if isinstance(exc, NoCredentialsError):
-            return SyncError(msg("No S3 credentials were found for {url} (set AWS_ACCESS_KEY_ID and "
-                                 "AWS_SECRET_ACCESS_KEY, or a profile with AWS_PROFILE).", url=self.description),
-                             code=ErrorCode.SYNC_TARGET_CREDENTIALS)
+            return self._error(msg("No S3 credentials were found for {url} (set AWS_ACCESS_KEY_ID and "
+                                   "AWS_SECRET_ACCESS_KEY, or a profile with AWS_PROFILE).", url=self.description),
+                               ErrorCode.SYNC_TARGET_CREDENTIALS)
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
             if status == 507 or code in _FULL_CODES or "cap exceeded" in str(exc).lower():
-                return SyncError(msg("The S3 store for {url} is full or over its quota ({code}). Nothing was "
-                                     "lost; free some space (or raise the quota) and sync again.",
-                                     url=self.description, code=code or status), code=ErrorCode.SYNC_TARGET_FULL)
+                return self._error(msg("The S3 store for {url} is full or over its quota ({code}). Nothing was "
+                                       "lost; free some space (or raise the quota) and sync again.",
+                                       url=self.description, code=code or status), ErrorCode.SYNC_TARGET_FULL)
             if code == "NoSuchBucket":
-                return SyncError(msg("The bucket {bucket} does not exist at this endpoint. Create it first.",
-                                     bucket=self.bucket), code=ErrorCode.SYNC_TARGET_MISSING)
+                return self._error(msg("The bucket {bucket} does not exist at this endpoint. Create it first.",
+                                       bucket=self.bucket), ErrorCode.SYNC_TARGET_MISSING)
             if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
-                return SyncError(msg("The S3 store refused these credentials for {url} ({code}).",
-                                     url=self.description, code=code), code=ErrorCode.SYNC_TARGET_CREDENTIALS)
+                return self._error(msg("The S3 store refused these credentials for {url} ({code}).",
+                                       url=self.description, code=code), ErrorCode.SYNC_TARGET_CREDENTIALS)
             if status >= 500:  # a store out of room often says only this (SeaweedFS: InternalError)
-                return SyncError(msg("The S3 store for {url} failed to answer ({code}): it may be down or out "
-                                     "of space. Nothing was lost; sync again later.", url=self.description,
-                                     code=code or status), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
-            return SyncError(msg("The S3 store answered {code} for {url}.", code=code or "an error",
-                                 url=self.description), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
-        return SyncError(msg("Cannot reach the S3 store for {url} ({problem}). Nothing was lost; sync again "
-                             "later.", url=self.description, problem=type(exc).__name__),
-                         code=ErrorCode.SYNC_TARGET_UNREACHABLE)
+                return self._error(msg("The S3 store for {url} failed to answer ({code}): it may be down or out "
+                                       "of space. Nothing was lost; sync again later.", url=self.description,
+                                       code=code or status), ErrorCode.SYNC_TARGET_UNREACHABLE)
+            if status == 400 and endpoint.scheme == "http" and reach.speaks_tls(endpoint):  # nginx in front
+                return self._error(msg("Cannot reach the S3 store for {url}: {cause}", url=self.description,
+                                       cause=reach.speaks_https(endpoint, s3=True).text),
+                                   ErrorCode.SYNC_TARGET_UNREACHABLE)
+            return self._error(msg("The S3 store answered {code} for {url}.", code=code or "an error",
+                                   url=self.description), ErrorCode.SYNC_TARGET_UNREACHABLE)
+        cause = reach.cause_of(exc, endpoint, s3=True)
+        if cause is not None:
+            return self._error(msg("Cannot reach the S3 store for {url}: {cause}", url=self.description,
+                                   cause=cause.text), ErrorCode.SYNC_TARGET_UNREACHABLE)
+        return self._error(msg("Cannot reach the S3 store for {url} ({problem}). Nothing was lost; sync again "
+                               "later.", url=self.description, problem=type(exc).__name__),
+                           ErrorCode.SYNC_TARGET_UNREACHABLE)
+
+    def _endpoint(self) -> str:
+        return str(getattr(getattr(self._client, "meta", None), "endpoint_url", "") or "")
+
+    def _error(self, problem: Message, code: str) -> SyncError:
+        """`problem` and the endpoint it came from: AWS's own says how to reach another store."""
+        endpoint = reach.Endpoint.of(self._endpoint())
+        if endpoint.host.endswith((".amazonaws.com", ".amazonaws.com.cn")):
+            where = msg("{endpoint} is AWS S3's endpoint: for MinIO, R2, B2 or SeaweedFS give --endpoint-url.",
+                        endpoint=endpoint.origin)
+        else:
+            where = msg("Endpoint tried: {endpoint}.", endpoint=endpoint.origin)
+        return SyncError(msg("{problem} {advice}", problem=problem, advice=where), code=code)
 
     def put(self, name: str, data: bytes) -> None:
         try:

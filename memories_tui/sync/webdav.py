@@ -21,7 +21,7 @@ import httpx
 
 from ..errors import ErrorCode, SyncError
 from ..i18n import msg
-from . import bounds
+from . import bounds, reach
 
 if TYPE_CHECKING:
     from .targets import TargetSpec
@@ -48,8 +48,9 @@ def _auth(url: str) -> httpx.Auth | None:
         return httpx.BasicAuth(user, password)
     if user or password:
         raise SyncError(msg("Set both {user_var} and {password_var} for the WebDAV target, or neither (to use "
-                            "~/.netrc).", user_var=USER_VAR, password_var=PASSWORD_VAR), code=ErrorCode.SYNC_TARGET_CREDENTIALS)
-    netrc_file = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+                            "{netrc}).", user_var=USER_VAR, password_var=PASSWORD_VAR, netrc=reach.netrc_path()),
+                        code=ErrorCode.SYNC_TARGET_CREDENTIALS)
+    netrc_file = reach.netrc_path()
     if os.path.isfile(netrc_file):
         import netrc
 
@@ -72,8 +73,8 @@ def webdav_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.username is not None or parts.password is not None:
         raise SyncError(msg("Put no user or password in the WebDAV URL (it would be stored in sync.json); set {user_var} "
-                            "and {password_var}, or a ~/.netrc entry for the host.", user_var=USER_VAR,
-                            password_var=PASSWORD_VAR), code=ErrorCode.SYNC_BAD_TARGET)
+                            "and {password_var}, or an entry for the host in {netrc}.", user_var=USER_VAR,
+                            password_var=PASSWORD_VAR, netrc=reach.netrc_path()), code=ErrorCode.SYNC_BAD_TARGET)
     if not parts.hostname or parts.query or parts.fragment:
         raise SyncError(msg("{url} is not a WebDAV collection URL (https://HOST/PATH).", url=url),
                         code=ErrorCode.SYNC_BAD_TARGET)
@@ -115,7 +116,7 @@ class WebDavTarget:
         502/503/504 (a proxy in front of a busy server) is tried again, twice at most, after a
         short wait. Every request here may be sent twice: PUT writes a temporary name, MKCOL and
         DELETE accept "there already" and "gone", and `put` takes a MOVE the first try made."""
-        problem = ""
+        failure: Exception | None = None
         for attempt in range(_ATTEMPTS):
             if attempt:
                 time.sleep(_WAIT_SECONDS * attempt)
@@ -126,16 +127,27 @@ class WebDavTarget:
                 else:
                     response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
             except httpx.TransportError as exc:
-                problem = type(exc).__name__
+                failure = exc
+                cause = reach.cause_of(exc, reach.Endpoint.of(self.base), probe=False)
+                if cause is not None and not cause.transient:
+                    break  # a wrong host, port or scheme: trying again changes nothing
                 continue
             except httpx.HTTPError as exc:
-                problem = type(exc).__name__
+                failure = exc
                 break
             if response.status_code not in _BUSY or attempt == _ATTEMPTS - 1:
                 return response, attempt > 0
-        raise SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
-                            "again later.", url=self.description, problem=problem),
-                        code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
+        raise self._unreachable(failure) from None
+
+    def _unreachable(self, exc: Exception | None) -> SyncError:
+        """No answer: why, in words that say what to check (the host and port tried, never a credential)."""
+        cause = reach.cause_of(exc, reach.Endpoint.of(self.base)) if exc is not None else None
+        if cause is None:
+            return SyncError(msg("Cannot reach the WebDAV server for {url} ({problem}). Nothing was lost; sync "
+                                 "again later.", url=self.description, problem=type(exc).__name__ if exc else "?"),
+                             code=ErrorCode.SYNC_TARGET_UNREACHABLE)
+        return SyncError(msg("Cannot reach the WebDAV server for {url}: {cause}", url=self.description,
+                             cause=cause.text), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def _bounded(self, method: str, url: str, limit: int, **kwargs: object) -> httpx.Response:
         """An object or a listing, read as it arrives and refused past `limit` bytes: a server
@@ -157,9 +169,24 @@ class WebDavTarget:
     def _failed(self, response: httpx.Response) -> SyncError:
         status = response.status_code
         if status == 401:
-            return SyncError(msg("The WebDAV server refused the credentials for {url} (401). Set {user_var} and "
-                                 "{password_var} (a Nextcloud app password), or a ~/.netrc entry for the host.",
-                                 url=self.description, user_var=USER_VAR, password_var=PASSWORD_VAR),
+            host, netrc_file = urlsplit(self.base).hostname or "", reach.netrc_path()
+            refused = msg("The WebDAV server refused the credentials for {url} (401). Set {user_var} and "
+                          "{password_var} (a Nextcloud app password), or an entry for {host} in {netrc}.",
+                          url=self.description, user_var=USER_VAR, password_var=PASSWORD_VAR, host=host,
+                          netrc=netrc_file)
+            if self._client.auth is None:
+                sent = (msg("No credentials were sent: {user_var} and {password_var} are not set, and {netrc} has no "
+                            "entry for {host}.", user_var=USER_VAR, password_var=PASSWORD_VAR, netrc=netrc_file,
+                            host=host) if os.path.isfile(netrc_file) else
+                        msg("No credentials were sent: {user_var} and {password_var} are not set, and there is no "
+                            "{netrc}.", user_var=USER_VAR, password_var=PASSWORD_VAR, netrc=netrc_file))
+            elif os.environ.get(USER_VAR):
+                sent = msg("The credentials sent came from {user_var} and {password_var}.", user_var=USER_VAR,
+                           password_var=PASSWORD_VAR)
+            else:
+                sent = msg("The credentials sent came from the entry for {host} in {netrc}.", host=host,
+                           netrc=netrc_file)
+            return SyncError(msg("{problem} {advice}", problem=refused, advice=sent),
                              code=ErrorCode.SYNC_TARGET_CREDENTIALS)
         if status == 403:
             return SyncError(msg("The WebDAV server does not let these credentials write to {url} (403).",
@@ -178,6 +205,16 @@ class WebDavTarget:
             return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
                                  "space or raise the quota and sync again.", url=self.description),
                              code=ErrorCode.SYNC_TARGET_FULL)
+        if status == 400 and urlsplit(self.base).scheme == "http":  # nginx: "plain HTTP request sent to HTTPS port"
+            endpoint = reach.Endpoint.of(self.base)
+            if reach.speaks_tls(endpoint):
+                return SyncError(msg("Cannot reach the WebDAV server for {url}: {cause}", url=self.description,
+                                     cause=reach.speaks_https(endpoint, s3=False).text),
+                                 code=ErrorCode.SYNC_TARGET_UNREACHABLE)
+        if status >= 500:
+            return SyncError(msg("The WebDAV server for {url} failed to answer ({status}): it may be down or busy. "
+                                 "Nothing was lost; sync again later.", url=self.description, status=status),
+                             code=ErrorCode.SYNC_TARGET_UNREACHABLE)
         return SyncError(msg("The WebDAV server answered {status} for {url}.", status=status, url=self.description),
                          code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 

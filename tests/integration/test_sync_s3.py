@@ -90,9 +90,12 @@ def test_refused_credentials_are_a_clear_error_that_does_not_show_them(s3_env, t
 def test_an_unreachable_endpoint_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
     from tests.helpers.seaweed import _free_port
 
+    port = _free_port()
     with pytest.raises(MemoriesError) as caught:
-        first_device(tmp_path / "a", f"s3://{BUCKET}/x", f"http://127.0.0.1:{_free_port()}")
+        first_device(tmp_path / "a", f"s3://{BUCKET}/x", f"http://127.0.0.1:{port}")
     assert caught.value.code == "sync_target_unreachable"
+    assert f"nothing answers at 127.0.0.1:{port} (is the server running?" in caught.value.message
+    assert caught.value.message.endswith(f"Endpoint tried: http://127.0.0.1:{port}.")
 
 
 def test_later_syncs_reuse_the_client_until_the_credentials_change(monkeypatch, tmp_path):
@@ -112,3 +115,72 @@ def test_later_syncs_reuse_the_client_until_the_credentials_change(monkeypatch, 
     assert rotated is not first and rotated._request_signer._credentials.access_key == "two"
     creds.write_text("[default]\naws_access_key_id = three\n", encoding="utf-8")
     assert S3Target(spec)._client is not rotated  # a rewritten credentials file is read again
+
+
+@pytest.fixture
+def aws_env(monkeypatch, tmp_path):
+    """The tests' key pair, and no DNS: every name but loopback's fails at once in this process."""
+    pytest.importorskip("boto3")
+    from tests.helpers.seaweed import use_test_credentials
+    from tests.helpers.wrong_endpoints import without_dns
+
+    use_test_credentials(monkeypatch, tmp_path)
+    return without_dns(monkeypatch)
+
+
+def test_without_an_endpoint_every_error_names_aws_and_the_endpoint_url_option(aws_env):
+    """`s3://my-bucket/memories` without --endpoint-url goes to AWS: a newcomer who meant MinIO
+    is told which endpoint was tried and what to give instead, whatever AWS answers."""
+    from botocore.exceptions import ClientError
+
+    from memories_tui.sync.s3 import S3Target
+    from memories_tui.sync.targets import spec_from
+
+    target = S3Target(spec_from("s3://my-bucket/memories"))
+    with pytest.raises(MemoriesError) as caught:
+        target.list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert "the host name my-bucket.s3.amazonaws.com does not resolve" in caught.value.message
+    aws = "https://s3.amazonaws.com is AWS S3's endpoint: for MinIO, R2, B2 or SeaweedFS give --endpoint-url."
+    assert caught.value.message.endswith(aws)
+    assert aws_env and {name.endswith(".amazonaws.com") for name in aws_env} == {True}  # asked nobody else
+    refused = target._failed(ClientError({"Error": {"Code": "InvalidAccessKeyId"},  # what AWS answers MinIO's keys
+                                          "ResponseMetadata": {"HTTPStatusCode": 403}}, "ListObjectsV2"))
+    assert refused.code == "sync_target_credentials" and refused.message.endswith(aws)
+    assert "test" not in refused.message  # the key pair (test/test) is never shown
+
+
+def test_an_endpoint_host_that_does_not_resolve_is_named_and_not_left_to_waiting(aws_env):
+    from memories_tui.sync.s3 import S3Target
+    from memories_tui.sync.targets import spec_from
+
+    with pytest.raises(MemoriesError) as caught:
+        S3Target(spec_from("s3://b/p", "https://minio.nohost.invalid:9000")).list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert caught.value.message == ("Cannot reach the S3 store for s3://b/p: the host name minio.nohost.invalid does "
+                                    "not resolve (check --endpoint-url). Endpoint tried: "
+                                    "https://minio.nohost.invalid:9000.")
+
+
+@pytest.mark.parametrize("case", ["https to a plain-http server", "http to an https server", "an untrusted certificate"])
+def test_a_wrong_endpoint_scheme_or_an_untrusted_certificate_names_the_port(case, aws_env, tmp_path):
+    from memories_tui.sync.s3 import S3Target
+    from memories_tui.sync.targets import spec_from
+    from tests.helpers.wrong_endpoints import plain_http_server, tls_server
+
+    with plain_http_server() as plain, tls_server(tmp_path) as tls:
+        endpoint, expected = {
+            "https to a plain-http server": (f"https://127.0.0.1:{plain}", (
+                f"the server at 127.0.0.1:{plain} does not speak https (TLS handshake failed): check the port, or "
+                f"give --endpoint-url http://127.0.0.1:{plain} if the store has no TLS.")),
+            "http to an https server": (f"http://127.0.0.1:{tls}", (
+                f"the server at 127.0.0.1:{tls} speaks https, not plain http: give --endpoint-url "
+                f"https://127.0.0.1:{tls}.")),
+            "an untrusted certificate": (f"https://127.0.0.1:{tls}", (
+                f"the server at 127.0.0.1:{tls} shows a certificate this machine does not trust (self-signed "
+                "certificate).")),
+        }[case]
+        with pytest.raises(MemoriesError) as caught:
+            S3Target(spec_from("s3://b/p", endpoint)).list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert caught.value.message == f"Cannot reach the S3 store for s3://b/p: {expected} Endpoint tried: {endpoint}."

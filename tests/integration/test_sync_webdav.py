@@ -116,6 +116,7 @@ def test_a_wrong_password_is_a_clear_error_that_does_not_show_it(dav_env, tmp_pa
         first_device(tmp_path / "a", url)
     assert caught.value.code == "sync_target_credentials"
     assert "401" in caught.value.message and "MEMORIES_WEBDAV_PASSWORD" in caught.value.message
+    assert "came from MEMORIES_WEBDAV_USERNAME and MEMORIES_WEBDAV_PASSWORD" in caught.value.message
     assert "not the password" not in caught.value.message
 
 
@@ -132,6 +133,8 @@ def test_credentials_come_from_netrc_when_the_variables_are_unset(dav_env, tmp_p
     with pytest.raises(MemoriesError) as caught:
         first_device(tmp_path / "a", url)
     assert caught.value.code == "sync_target_credentials"  # the netrc entry is the one used
+    assert f"came from the entry for 127.0.0.1 in {netrc}." in caught.value.message  # $NETRC's file, named
+    assert "~/.netrc" not in caught.value.message and "wrong-one" not in caught.value.message
     netrc.write_text(f'machine 127.0.0.1 login {USER} password "{PASSWORD}"\n', encoding="utf-8")
     a = first_device(tmp_path / "b", url)
     a.add("one", "1")
@@ -189,9 +192,83 @@ def test_a_server_that_answers_503_now_and_then_is_tried_again_within_the_sync(d
 def test_an_unreachable_server_is_a_clear_error(dav_env, tmp_path, cheap_kdf):
     from tests.helpers.dav import _free_port
 
+    port = _free_port()
     with pytest.raises(MemoriesError) as caught:
-        first_device(tmp_path / "a", f"http://127.0.0.1:{_free_port()}/Memories")
+        first_device(tmp_path / "a", f"http://127.0.0.1:{port}/Memories")
     assert caught.value.code == "sync_target_unreachable"
+    assert f"nothing answers at 127.0.0.1:{port} (is the server running?" in caught.value.message
+
+
+def test_no_credentials_at_all_names_the_netrc_file_looked_in(dav_env, tmp_path, monkeypatch):
+    from memories_tui.sync.targets import open_target, spec_from
+
+    url = _collection(dav_env, "nobody")
+    monkeypatch.delenv("MEMORIES_WEBDAV_USERNAME")
+    monkeypatch.delenv("MEMORIES_WEBDAV_PASSWORD")
+    netrc = tmp_path / "elsewhere" / "netrc-file"
+    monkeypatch.setenv("NETRC", str(netrc))
+    with pytest.raises(MemoriesError) as caught:
+        open_target(spec_from(url)).list("d/")
+    assert caught.value.code == "sync_target_credentials"
+    assert f"No credentials were sent: MEMORIES_WEBDAV_USERNAME and MEMORIES_WEBDAV_PASSWORD are not set, and there " \
+        f"is no {netrc}." in caught.value.message
+    assert "~/.netrc" not in caught.value.message
+    monkeypatch.setenv("MEMORIES_WEBDAV_PASSWORD", "only-half-31")
+    with pytest.raises(MemoriesError) as half:
+        open_target(spec_from(url))
+    assert f"or neither (to use {netrc})" in half.value.message and "only-half-31" not in half.value.message
+
+
+def test_a_host_name_that_does_not_resolve_is_said_once_and_not_left_to_waiting(monkeypatch, tmp_path):
+    """No DNS is asked: every name but loopback's fails in this process (tests/helpers/wrong_endpoints.py)."""
+    from memories_tui.sync.targets import open_target, spec_from
+    from tests.helpers.wrong_endpoints import without_dns
+
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    asked = without_dns(monkeypatch)
+    with pytest.raises(MemoriesError) as caught:
+        open_target(spec_from("https://cloud.nohost.invalid/remote.php/dav/files/me/Memories")).list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert "the host name cloud.nohost.invalid does not resolve (check the URL)." in caught.value.message
+    assert "sync again" not in caught.value.message
+    assert asked == ["cloud.nohost.invalid"]  # not tried again: waiting does not fix a misspelled host
+
+
+def test_a_server_error_is_one_that_waiting_can_fix(monkeypatch, tmp_path):
+    from memories_tui.sync.targets import open_target, spec_from
+    from tests.helpers.wrong_endpoints import plain_http_server
+
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    with plain_http_server(500) as port, pytest.raises(MemoriesError) as caught:
+        open_target(spec_from(f"http://127.0.0.1:{port}/Memories")).list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert "failed to answer (500)" in caught.value.message and "sync again later" in caught.value.message
+
+
+@pytest.mark.parametrize("case", ["https to a plain-http server", "http to an https server", "an untrusted certificate"])
+def test_a_wrong_scheme_or_an_untrusted_certificate_names_the_port_and_what_to_use(case, monkeypatch, tmp_path):
+    from memories_tui.sync.targets import open_target, spec_from
+    from tests.helpers.wrong_endpoints import plain_http_server, tls_server
+
+    monkeypatch.setenv("MEMORIES_WEBDAV_USERNAME", "u")
+    monkeypatch.setenv("MEMORIES_WEBDAV_PASSWORD", "p-never-shown")
+    with plain_http_server() as plain, tls_server(tmp_path) as tls:
+        url, expected = {
+            "https to a plain-http server": (f"https://127.0.0.1:{plain}/Memories", (
+                f"the server at 127.0.0.1:{plain} does not speak https (TLS handshake failed): for a plain-http "
+                f"server on this machine use http://127.0.0.1:{plain}/…, or check the port.")),
+            "http to an https server": (f"http://127.0.0.1:{tls}/Memories", (
+                f"the server at 127.0.0.1:{tls} speaks https, not plain http: use https://127.0.0.1:{tls}/… in the "
+                "URL.")),
+            "an untrusted certificate": (f"https://127.0.0.1:{tls}/Memories", (
+                f"the server at 127.0.0.1:{tls} shows a certificate this machine does not trust (self-signed "
+                "certificate).")),
+        }[case]
+        with pytest.raises(MemoriesError) as caught:
+            open_target(spec_from(url)).list("d/")
+    assert caught.value.code == "sync_target_unreachable"
+    assert caught.value.message == f"Cannot reach the WebDAV server for {url}: {expected}"
+    assert "p-never-shown" not in caught.value.message
 
 
 def test_a_device_only_vault_refuses_a_remote_webdav_server_before_contacting_it(tmp_path, cheap_kdf):
