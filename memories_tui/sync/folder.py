@@ -13,6 +13,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ErrorCode, SyncError, SyncTamperedError
@@ -20,7 +21,9 @@ from ..files import read_up_to
 from ..i18n import msg
 from . import bounds
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW_CLOEXEC = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NOFOLLOW_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _is_temporary(name: str) -> bool:
@@ -37,22 +40,45 @@ class FolderTarget:
             raise SyncError(msg("The sync folder {path} does not exist (or is not a folder). Create it, or mount "
                                 "the disk it is on.", path=root), code=ErrorCode.SYNC_TARGET_MISSING)
 
-    def _path(self, name: str) -> Path:
+    def _parts(self, name: str) -> list[str]:
         parts = name.split("/")
         if not name or any(p in ("", ".", "..") or _is_temporary(p) for p in parts):
             raise SyncError(msg("Refusing the object name {name!r}.", name=name), code=ErrorCode.SYNC_BAD_TARGET)
-        path = self.root.joinpath(*parts)
-        folder = self.root
-        for part in parts[:-1]:  # a folder here that is a link would put, read or delete outside the target
-            folder = folder / part
-            if folder.is_symlink():
-                raise self._not_a_file("/".join(folder.relative_to(self.root).parts))
-        return path
+        return parts
+
+    def _path(self, name: str) -> Path:
+        return self.root.joinpath(*self._parts(name))
+
+    @contextlib.contextmanager
+    def _folder_of(self, name: str, create: bool = False) -> Iterator[tuple[int, str]]:
+        """(a descriptor of the folder that holds `name`, its last part), the folders on the way
+        opened one inside the other without following a link (made when `create`): a folder that
+        is a link, checked by path and then used by path, could be swapped for a link between
+        the two by a replication peer and put, read or delete outside the target."""
+        parts = self._parts(name)
+        fd = os.open(self.root, os.O_RDONLY | _DIR_FLAGS)
+        try:
+            for depth, part in enumerate(parts[:-1], 1):
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                try:
+                    inner = os.open(part, os.O_RDONLY | _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):  # a link, or not a folder
+                        raise self._not_a_file("/".join(parts[:depth])) from None
+                    raise
+                os.close(fd)
+                fd = inner
+            yield fd, parts[-1]
+        finally:
+            os.close(fd)
 
     def _failed(self, exc: OSError) -> SyncError:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             return SyncError(msg("The sync folder {path} is read-only or not writable by you ({strerror}). Nothing "
-                                 "was changed.", path=self.root, strerror=exc.strerror), code=ErrorCode.SYNC_TARGET_READONLY)
+                                 "was lost; make it writable and sync again.", path=self.root, strerror=exc.strerror),
+                             code=ErrorCode.SYNC_TARGET_READONLY)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the disk, or this user's quota on it (a NAS share)
             return SyncError(msg("The sync folder {path} is full. Nothing was lost; free some space and sync "
                                  "again.", path=self.root), code=ErrorCode.SYNC_TARGET_FULL)
@@ -60,36 +86,34 @@ class FolderTarget:
                              strerror=exc.strerror), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def put(self, name: str, data: bytes) -> None:
-        final = self._path(name)
-        tmp = final.parent / f".{final.name}.{secrets.token_hex(4)}.tmp"
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, final)
-            dir_fd = os.open(final.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            with self._folder_of(name, create=True) as (folder, leaf):
+                tmp = f".{leaf}.{secrets.token_hex(4)}.tmp"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW_CLOEXEC, 0o600, dir_fd=folder)
+                try:
+                    try:
+                        view = memoryview(data)
+                        while view:
+                            view = view[os.write(fd, view):]
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                    os.replace(tmp, leaf, src_dir_fd=folder, dst_dir_fd=folder)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=folder)
+                    raise
+                os.fsync(folder)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             raise self._failed(exc) from None
 
     def get(self, name: str, limit: int | None = None) -> bytes | None:
         """The object's bytes. Only a regular file is read, and only up to its bound: a
         link (to a private key, to /dev/zero), a pipe that would block forever or a device is
         refused, whoever else writes to the folder (a replication peer, another user)."""
-        path = self._path(name)
         try:
-            fd = os.open(path, _OPEN_FLAGS)
+            with self._folder_of(name) as (folder, leaf):
+                fd = os.open(leaf, _OPEN_FLAGS, dir_fd=folder)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -149,6 +173,9 @@ class FolderTarget:
 
     def delete(self, name: str) -> None:
         try:
-            self._path(name).unlink(missing_ok=True)
+            with self._folder_of(name) as (folder, leaf):
+                os.unlink(leaf, dir_fd=folder)
+        except FileNotFoundError:
+            return
         except OSError as exc:
             raise self._failed(exc) from None
