@@ -9,6 +9,7 @@ a passphrase or the vault key itself, only keys derived from it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import shlex
 import sys
@@ -18,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError
+from ..errors import CancelledError, ErrorCode, MemoriesError, NotFoundError, SyncError
 from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
@@ -44,55 +45,60 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
                                           "vault key there wrapped under the passphrase (asked unless the daemon "
                                           "or the TUI holds the vault unlocked)."),
              "memories sync add notes s3://my-bucket/memories --endpoint-url http://127.0.0.1:8333")
-    p.add_argument("vault", metavar="VAULT_ID")
-    p.add_argument("target", metavar="TARGET")
-    p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS); "
-                                                           "credentials come from the AWS environment or profiles"))
+    p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
+    p.add_argument("target", metavar="TARGET", help=_TARGET_HELP())
+    p.add_argument("--endpoint-url", metavar="URL", help=_ENDPOINT_HELP())
     p = verb(sync, "now", cmd_sync_now, _("Push this device's changes and pull the others' now (also: "
                                           "`memories sync VAULT`). A bar on stderr counts the objects fetched, "
                                           "then sent. ctrl+c before the vault is written changes nothing; after "
                                           "it, the sync finishes sending, and ctrl+c again leaves at once (the "
                                           "next sync sends the rest)."), "memories sync notes")
-    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p.add_argument("--as-new-device", action="store_true",
                    help=_("after restoring the vault from a backup: go on under a new device id; the changes made "
                           "after the backup come back from the target"))
-    p = verb(sync, "status", cmd_sync_status, _("Show each vault's sync target and last sync (no passphrase)."),
+    p = verb(sync, "status", cmd_sync_status, _("Show each vault's sync target, last sync, changes waiting to be "
+                                                "sent, last error and conflicts (no passphrase)."),
              "memories sync status --json", unlocks=False)
-    p.add_argument("vault", metavar="VAULT_ID", nargs="?")
+    p.add_argument("vault", metavar="VAULT_ID", nargs="?", help=_("one vault's name or id (default: every vault)"))
     p = verb(sync, "join", cmd_sync_join, _("Make this home a device of the vault in TARGET: asks its passphrase, "
-                                            "then brings every record."), "memories sync join ~/Sync/memories")
-    p.add_argument("target", metavar="TARGET")
-    p.add_argument("--endpoint-url", metavar="URL", help=_("the S3 endpoint (R2, B2, MinIO, SeaweedFS)"))
+                                            "then brings every record."),
+             "memories sync join ~/Sync/memories\n  memories sync join s3://my-bucket/memories --endpoint-url "
+             "https://ACCOUNT.r2.cloudflarestorage.com")
+    p.add_argument("target", metavar="TARGET", help=_TARGET_HELP())
+    p.add_argument("--endpoint-url", metavar="URL", help=_ENDPOINT_HELP())
     p.add_argument("--as", dest="as_name", metavar="NAME",
                    help=_("the vault's name in this home (default: its name on the other devices)"))
     p = verb(sync, "devices", cmd_sync_devices, _("List the devices that sync a vault: the name each gives itself "
                                                   "([sync] device_name, else its host name), how many bundles each "
                                                   "wrote, when it last wrote, how many this device has read."),
              "memories sync devices notes")
-    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p = verb(sync, "forget", cmd_sync_forget, _("Leave a device out of a vault's device list (a lost or retired "
                                                 "one); its changes stay. It is listed again if it syncs again."),
              "memories sync forget notes 3f2a9c0d")
-    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p.add_argument("device", metavar="DEVICE", help=_("its id, a unique start of it, or its name"))
     p = verb(sync, "remove", cmd_sync_remove, _("Stop syncing a vault on this device (no passphrase). The target and "
                                                 "the other devices are unchanged; adding the same target again goes "
                                                 "on from where this device stopped."),
              "memories sync remove notes", unlocks=False)
-    p.add_argument("vault", metavar="VAULT_ID")
+    p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p = verb(memory, "conflicts", cmd_memory_conflicts,
              _("List records edited on several devices at once: the vault shows the winner (the same on every "
                "device), the revisions that lost are kept and listed here."), "memories memory conflicts notes")
     p.add_argument("vault", metavar="VAULT_ID")
     p = verb(memory, "resolve", cmd_memory_resolve,
-             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows; or "
-               "--keep-both: the other revisions become new records); the next sync ends it on every device."),
+             _("End a record's conflict: keep the winner (or --keep REVISION, one the conflicts list shows, or a "
+               "unique start of its id: a deletion deletes the record; or --keep-both: the other revisions become "
+               "new records); the next sync ends it on every device."),
              "memories memory resolve notes 3f2a9c0d1e2b4a5f --keep-both")
     p.add_argument("vault", metavar="VAULT_ID")
     p.add_argument("id", metavar="ID")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--keep", metavar="REVISION", help=_("the kept revision to keep instead of the winner"))
+    which.add_argument("--keep", metavar="REVISION",
+                       help=_("the kept revision to keep instead of the winner (a unique start of its id is enough; "
+                              "keeping a deletion deletes the record)"))
     which.add_argument("--keep-both", action="store_true",
                        help=_("keep the winner and make each other revision a new record (a conflict copy)"))
 
@@ -117,6 +123,21 @@ def sync_argv(argv: list[str]) -> list[str]:
             continue
         return argv if word in SUBVERBS else [*argv[:index], "now", *argv[index:]]
     return argv
+
+
+def _VAULT_HELP() -> str:  # noqa: N802 - a sentence, translated when shown
+    return _("the vault's name or id")
+
+
+def _TARGET_HELP() -> str:  # noqa: N802
+    return _("a folder (an empty one of its own, e.g. ~/Sync/memories), s3://BUCKET/PREFIX, or a WebDAV "
+             "https:// URL (Nextcloud: https://HOST/remote.php/dav/files/USER/FOLDER; credentials from "
+             "MEMORIES_WEBDAV_USERNAME and MEMORIES_WEBDAV_PASSWORD, or ~/.netrc)")
+
+
+def _ENDPOINT_HELP() -> str:  # noqa: N802
+    return _("the S3 endpoint of R2, B2, MinIO or SeaweedFS (without it: AWS); credentials come from "
+             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws, never from the URL")
 
 
 def _ADOPTED() -> str:  # noqa: N802 - a sentence, translated when shown
@@ -196,7 +217,14 @@ def cmd_sync_add(ctx: Context) -> Payload:
 
 
 def cmd_sync_now(ctx: Context) -> Payload:
-    vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
+    try:
+        vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
+    except NotFoundError as exc:  # `sync stauts`: read as `sync now stauts`, a vault of that name
+        close = difflib.get_close_matches(ctx.args.vault, SUBVERBS, n=1)
+        if not close:
+            raise
+        raise NotFoundError(msg("{problem} Did you mean `memories sync {verb}`?", problem=exc,
+                                verb=close[0])) from None
     if ctx.args.as_new_device:
         device = ctx.engine.sync_new_device(vault_id)
         if not ctx.json:
@@ -212,11 +240,19 @@ def cmd_sync_now(ctx: Context) -> Payload:
             bytes=report.pushed_bytes, pulled=report.pulled_revisions, devices=report.devices - 1,
             written=report.written))
         typed = shlex.quote(ctx.args.vault)  # the vault as the user named it, for the commands suggested
+        if report.resent_bundles:
+            print(_n("It also sent the bundle of changes an earlier sync made here and could not upload.",
+                     "It also sent the {n} bundles of changes an earlier sync made here and could not upload.",
+                     report.resent_bundles).format(n=report.resent_bundles))
+        if report.left:
+            print(_n("Stopped part-way: {n} record changed here waits for the next sync (`memories sync {vault}`).",
+                     "Stopped part-way: {n} records changed here wait for the next sync (`memories sync {vault}`).",
+                     report.left).format(n=report.left, vault=typed))
         if report.conflicts:
             print(_("{count} record(s) have conflicting edits kept: `memories memory conflicts {vault}`.").format(
                 count=report.conflicts, vault=typed))
         if report.passphrase_adopted:
-            print(_ADOPTED().format(vault=vault_id))
+            print(_ADOPTED().format(vault=typed))
         if report.policy_pulled:
             print(_("Vault policy set on another device now applies here: {keys} (`memories vault policy {vault}`).")
                   .format(keys=", ".join(report.policy_pulled), vault=typed))
@@ -236,8 +272,14 @@ def cmd_sync_status(ctx: Context) -> Payload:
         else:
             ctx.table([_("VAULT"), _("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"),
                        _("CONFLICTS")],
-                      [[clean(names.get(e.vault_id, "-")), e.vault_id, e.url, e.last_sync or "-", _pending_text(e),
-                        e.last_error or "-", e.conflicts] for e in entries])
+                      [[clean(names.get(e.vault_id, "-")), e.vault_id,
+                        e.url + (f" ({e.endpoint_url})" if e.endpoint_url else ""), e.last_sync or "-",
+                        _pending_text(e), e.last_error or "-", e.conflicts] for e in entries])
+            for e in entries:
+                if e.last_error:
+                    print(_("{vault}: the last sync failed ({code}); `memories sync {ref}` tries again and says why "
+                            "in full.").format(vault=clean(names.get(e.vault_id, e.vault_id)), code=e.last_error,
+                                               ref=shlex.quote(names.get(e.vault_id, e.vault_id))))
             for e in entries:
                 if e.conflicts:
                     print(_("{vault}: `memories memory conflicts {ref}` lists the edits made on two devices at once "
@@ -249,7 +291,8 @@ def cmd_sync_status(ctx: Context) -> Payload:
             for e in entries:
                 if e.passphrase_adopted:
                     print(_("{vault}: the passphrase set on another device was taken at {time}; the old one no "
-                            "longer unlocks it here.").format(vault=e.vault_id, time=e.passphrase_adopted))
+                            "longer unlocks it here.").format(vault=clean(names.get(e.vault_id, e.vault_id)),
+                                                             time=e.passphrase_adopted))
     return {"targets": [{"name": names.get(e.vault_id), **e.to_json()} for e in entries]}
 
 
@@ -290,8 +333,9 @@ def cmd_sync_join(ctx: Context) -> Payload:
     passphrase = get_passphrase(file=ctx.args.passphrase_file, prompt=_("Passphrase of the vault to join: "))
     bar, update = _bar(ctx)
     with bar:
-        report = ctx.local_engine.sync_join(ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url,
-                                            cwd=Path.cwd(), name=ctx.args.as_name, progress=update)
+        report = _cancellable(lambda cancel: ctx.local_engine.sync_join(
+            ctx.args.target, passphrase, endpoint_url=ctx.args.endpoint_url, cwd=Path.cwd(), name=ctx.args.as_name,
+            progress=update, cancel=cancel))
     if not ctx.json:
         print(_("Joined vault {name}  {vault_id}: {count} change(s) received.").format(
             name=clean(report.name), vault_id=ctx.bold(report.vault_id), count=report.sync.pulled_revisions))
@@ -357,7 +401,12 @@ def cmd_memory_resolve(ctx: Context) -> Payload:
                     "{ids}.").format(record_id=ctx.args.id, ids=", ".join(c.id for c in copies) or "-"))
         return {"vault_id": vault_id, "record_id": ctx.args.id, "kept": "both", "copies": [c.id for c in copies]}
     ended = ctx.engine.resolve_conflict(vault_id, ctx.args.id, ctx.args.keep)
-    if not ctx.json:
+    chosen = next(iter(ended.named_by(ctx.args.keep)), None) if ctx.args.keep is not None else None
+    if not ctx.json and chosen is not None and chosen.deleted:
+        print(_("Resolved: record {record_id} is deleted (the deletion {revision} wins); the next sync deletes it on "
+                "every device.").format(record_id=ended.record_id, revision=chosen.revision))
+    elif not ctx.json:
         print(_("Resolved: record {record_id} keeps {kept}; {count} other revision(s) end with the next sync.").format(
-            record_id=ended.record_id, kept=ctx.args.keep or _("the winner"), count=len(ended.kept)))
-    return {"vault_id": vault_id, "record_id": ended.record_id, "kept": ctx.args.keep, "ended": len(ended.kept)}
+            record_id=ended.record_id, kept=chosen.revision if chosen else _("the winner"), count=len(ended.kept)))
+    return {"vault_id": vault_id, "record_id": ended.record_id, "kept": chosen.revision if chosen else None,
+            "deleted": bool(chosen and chosen.deleted), "ended": len(ended.kept)}

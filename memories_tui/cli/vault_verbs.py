@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ErrorCode, InputRefusedError, UsageError
+from ..errors import ErrorCode, InputRefusedError, MemoriesError, UsageError
 from ..i18n import _, msg
 from .context import Context
 from .output import Payload, clean
@@ -72,11 +72,22 @@ def cmd_vault_passwd(ctx: Context) -> Payload:
     else:
         new = get_passphrase(confirm=True, prompt=_("New passphrase: "), environ={})
     _check_strength(ctx, new, ctx.args.allow_weak_passphrase)
-    ctx.engine.change_passphrase(info.vault_id, old, new)
+    lagging: MemoriesError | None = None
+    try:
+        ctx.engine.change_passphrase(info.vault_id, old, new)
+    except MemoriesError as exc:
+        if exc.code != ErrorCode.SYNC_JOIN_RECORD_STALE:
+            raise
+        lagging = exc  # changed: only the sync target's copy waits (for the next sync), a warning, not a failure
     if not ctx.json:
         print(_("Passphrase changed for vault {name} (records were not re-encrypted; the vault key was "
                 "re-wrapped).").format(name=clean(info.name)))
-    return {"vault_id": info.vault_id, "changed": True}
+        if lagging is not None:
+            ctx.progress(_("warning: {problem}").format(problem=lagging.localized()))
+    out: dict[str, object] = {"vault_id": info.vault_id, "changed": True}
+    if lagging is not None:
+        out["warning"] = {"code": lagging.code, "message": lagging.message}
+    return out
 
 
 def _check_strength(ctx: Context, passphrase: str, allowed: bool) -> None:

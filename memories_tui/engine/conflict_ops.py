@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from ..errors import ErrorCode, UsageError
+from ..errors import ErrorCode, NotFoundError, UsageError
 from ..i18n import msg
 from ..sync.types import Conflict
 from .sync_ops import now_stamp
 
 if TYPE_CHECKING:
+    from ..sync.state import SyncState
     from ..vault.records import Record
     from ..vault.store import UnlockedVault
     from .parts import EngineParts
@@ -26,9 +27,11 @@ class ConflictOperations:
         return cast("EngineParts", self)._state.vaults.get(vault_id).vault
 
     def resolve_conflict(self, vault_id: str, record_id: str, keep: str | None = None) -> Conflict:
-        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`) as a
-        new revision that, on the next sync, names every conflicting revision as its parent, so
-        every device stops listing them. Returns the conflict as it was."""
+        """End a record's conflict: the vault keeps the winner (or the kept revision `keep`: its id
+        or a unique start of it) as a new revision that, on the next sync, names every conflicting
+        revision as its parent, so every device stops listing them. Keeping a deletion deletes the
+        record here: the next sync sends a deletion with those parents, which every device then
+        applies. Returns the conflict as it was."""
         import json
 
         from ..sync.run import load_state
@@ -40,15 +43,15 @@ class ConflictOperations:
         if record_id not in shown:
             raise UsageError(msg("Record {record_id} has no conflict to resolve.", record_id=record_id),
                              code=ErrorCode.NO_CONFLICT)
+        conflict = shown[record_id]
         state = load_state(vault)
+        payload = state.kept[record_id][_named(vault.name, conflict, keep)] if keep is not None else None
+        if keep is not None and payload is None:  # a deletion an edit beat: it wins now
+            _delete_resolving(vault, state, record_id)
+            return conflict
         current = vault.read(record_id)
         chosen = current
-        if keep is not None:
-            payload = state.kept[record_id].get(keep)
-            if payload is None:
-                raise UsageError(msg("{revision} is not a kept revision of record {record_id} with content; "
-                                     "`memories memory conflicts` lists them.", revision=keep, record_id=record_id),
-                                 code=ErrorCode.NO_CONFLICT)
+        if payload is not None:
             chosen = decode_payload(bytearray(payload.encode()), record_id, current.revision,
                                     json.loads(payload)["kind"], "A kept revision")
         fresh = Record(id=record_id, revision=current.revision + 1, kind=chosen.kind, title=chosen.title,
@@ -56,7 +59,7 @@ class ConflictOperations:
                        updated=now_stamp(), data=chosen.data)
         state.resolving.add(record_id)
         vault.apply_synced(state.change(puts=[fresh], expected={record_id: current.revision}))
-        return shown[record_id]
+        return conflict
 
     def keep_both(self, vault_id: str, record_id: str) -> list[Record]:
         """End a record's conflict keeping every side: each kept revision with content becomes a
@@ -101,6 +104,32 @@ class ConflictOperations:
 
         vault = self._conflict_vault(vault_id)
         return listed(vault, load_state(vault))
+
+
+def _named(vault_name: str, conflict: Conflict, keep: str) -> str:
+    """The id of the one kept revision `keep` names (its id, or a unique start of it)."""
+    found = conflict.named_by(keep)
+    if not found:
+        raise UsageError(msg("{revision} is not a kept revision of record {record_id}; `memories memory conflicts "
+                             "{name}` lists them (an id, or a unique start of one).", revision=keep,
+                             record_id=conflict.record_id, name=vault_name), code=ErrorCode.NO_CONFLICT)
+    if len(found) > 1:
+        raise UsageError(msg("{count} kept revisions of record {record_id} start with {revision} ({revisions}); give "
+                             "more of the one to keep.", count=len(found), record_id=conflict.record_id,
+                             revision=keep, revisions=", ".join(k.revision for k in found)),
+                         code=ErrorCode.NO_CONFLICT)
+    return found[0].revision
+
+
+def _delete_resolving(vault: UnlockedVault, state: SyncState, record_id: str) -> None:
+    """Delete the record as the resolution of its conflict: the next sync's deletion revision
+    names every leaf as its parent (sync/merge.py), so it is the one leaf left on every device."""
+    try:
+        held: int | None = vault.read(record_id).revision
+    except NotFoundError:
+        held = None  # deleted here since the last sync: that deletion is the one the next sync sends
+    state.resolving.add(record_id)
+    vault.apply_synced(state.change(deletes=[record_id] if held is not None else [], expected={record_id: held}))
 
 
 # What ties a card to the file or export it mirrors: a source sync (or a later import) would take

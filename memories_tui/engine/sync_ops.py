@@ -56,11 +56,11 @@ class SyncOperations:
         key wrapped under the passphrase (as it was wrapped at unlock: `passphrase` is needed
         only once it changed since, sync_passphrase_needed). A target of another vault is refused."""
         from ..sync import join
-        from ..sync.targets import spec_from
         from ..vault.header import header_from
+        from .sync_place import spec_outside_home
 
         vault = self._unlocked(vault_id)
-        spec = spec_from(url, endpoint_url, cwd=cwd)
+        spec = spec_outside_home(url, endpoint_url, cwd, self._sync_engine()._files)
         target = self._open_target(spec, vault)
         record = join.check_same_vault(target, vault.vault_id)
         if record is None and _has_synced(vault):  # its devices' changes are in a target this one is not a copy of
@@ -74,9 +74,8 @@ class SyncOperations:
             header = vault.sync_read(lambda conn, _keys: header_from(conn, vault.path))  # as the file has it now
             join.publish(target, header, passphrase, vault.keys, bool(vault.settings().get("device_only", False)),
                          since(vault))
-        entry = TargetEntry(vault.vault_id, spec.url, spec.endpoint_url, passphrase_adopted=now_stamp() if adopted else None)
-        self._registry.put(entry)
-        return entry
+        return self._registry.add(TargetEntry(vault.vault_id, spec.url, spec.endpoint_url,  # the same again: as it was
+                                              passphrase_adopted=now_stamp() if adopted else None))
 
     def sync_remove(self, ref: str) -> TargetEntry:
         """Stop syncing vault `ref` on this device (what its target was). The target, the other
@@ -114,12 +113,10 @@ class SyncOperations:
                          settings[SINCE_KEY])
         except MemoriesError as exc:
             raise SyncError(msg(
-                "The passphrase was changed, but the sync target {target} still wraps the vault key under the old "
-                "one ({problem}). A sync of {name} once it can be reached puts the new one there (where another "
-                "process, such as the daemon, held the vault unlocked before this change: `memories sync add {name} "
-                "{target}` instead), so that new devices join with it and the others take it.",
-                target=entry.url, problem=exc.message,
-                name=info.name),
+                "The sync target {target} still has the old passphrase: {problem} The next sync of {name} puts the "
+                "new one there, so that new devices join with it and the others take it (if another process, such "
+                "as the daemon, held {name} unlocked before this change, run `memories sync add {name} {target}` "
+                "instead).", target=entry.url, problem=exc, name=info.name),
                 code=ErrorCode.SYNC_JOIN_RECORD_STALE) from None
         finally:
             vault.close()
@@ -164,7 +161,7 @@ class SyncOperations:
             raise
         self._registry.put(replace(entry, last_sync=now_stamp(), last_error=None, conflicts=report.conflicts,
                                    passphrase_adopted=now_stamp() if adopted else entry.passphrase_adopted,
-                                   counter_at_sync=vault.change_counter(), pending=None))
+                                   counter_at_sync=vault.change_counter(), left=report.left, pending=None))
         return replace(report, passphrase_adopted=adopted)
 
     def sync_new_device(self, vault_id: str) -> str:
@@ -250,14 +247,15 @@ class SyncOperations:
         from ..sync import join
         from ..sync.policy import seeded
         from ..sync.sealing import JOIN_NAME
-        from ..sync.targets import open_target, spec_from
+        from ..sync.targets import open_target
         from ..sync.waiting import wait_for
         from ..vault import crypto
         from ..vault.store import create_vault_file
+        from .sync_place import spec_outside_home
         from .vaults import VAULT_SUFFIX
 
         engine = self._sync_engine()
-        spec = spec_from(url, endpoint_url, cwd=cwd)
+        spec = spec_outside_home(url, endpoint_url, cwd, engine._files)
         target = open_target(spec)
         record = wait_for(lambda: join.read_record(target), where=spec.url, name=JOIN_NAME,
                           cancel=cancel)  # ctrl+c, `cancel` and a deadline end it
@@ -272,6 +270,8 @@ class SyncOperations:
                             code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:
+            if cancel is not None and cancel.is_set():  # ctrl+c while the passphrase was checked
+                raise CancelledError(msg("Join cancelled; nothing was made here."))
             if joined.device_only and not spec.on_this_machine:
                 raise PolicyError(msg("The vault in {target} is device-only; it cannot be joined through a target "
                                       "that is not on this machine.", target=spec.url))
@@ -298,7 +298,15 @@ class SyncOperations:
         settings = seeded(vault.settings())  # the policy the join record gave, older than any change
         settings[SINCE_KEY] = join.sealed_since(record, vault.keys)  # the passphrase it joined with
         vault.set_settings(settings)
-        report = self.sync_now(info.vault_id, progress=progress, cancel=cancel)
+        try:
+            report = self.sync_now(info.vault_id, progress=progress, cancel=cancel)
+        except CancelledError:  # the vault is here now: say so, and how to go on
+            raise CancelledError(msg("Join cancelled: vault {name} was made here with what was received so far; "
+                                     "`memories sync {name}` brings the rest.", name=info.name)) from None
+        except MemoriesError as exc:
+            raise type(exc)(msg("{problem} The join had made vault {name} here already, with what it received; "
+                                "`memories sync {name}` goes on from there.", problem=exc, name=info.name),
+                            code=exc.code) from None
         return JoinReport(info.vault_id, name, final, report)
 
     def sync_devices(self, vault_id: str) -> list[DeviceInfo]:

@@ -34,11 +34,12 @@ def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: li
                  counter: int = 0) -> None:
     """Every record added or edited here since the last sync becomes a revision whose parent is
     the one the vault held (every leaf, for a record being resolved: the conflicts end there);
-    every record deleted here becomes a deletion revision. `counter` is the vault's change
-    counter: a deleted record may have had edits here that no sync saw, under numbers above
-    the one its entry names, and none of them is above the counter (every revision is a write
-    of its own); a record brought back later is numbered above it, never under a number the
-    vault gave other content (caches take an unchanged number for unchanged content)."""
+    every record deleted here becomes a deletion revision (of every leaf, for a record resolved
+    by keeping a deletion). `counter` is the vault's change counter: a deleted record may have
+    had edits here that no sync saw, under numbers above the one its entry names, and none of
+    them is above the counter (every revision is a write of its own); a record brought back
+    later is numbered above it, never under a number the vault gave other content (caches take
+    an unchanged number for unchanged content)."""
     state.prefetch([record.record_id for record in changed] + deleted)
     for record in changed:
         doc = state.doc(record.record_id)
@@ -57,7 +58,9 @@ def record_local(state: SyncState, clock: Clock, deleted: list[str], changed: li
         if doc.local is not None and doc.cur is not None:
             stamp = clock.tick()
             kind = doc.tree.revs[doc.cur].kind
-            rev = Rev(rev_id_for(record_id, (doc.cur,), stamp, state.device, True, b""), (doc.cur,), stamp,
+            parents = (tuple(sorted(rev.rev_id for rev in doc.tree.leaves())) if record_id in state.resolving
+                       else (doc.cur,))  # a deletion kept to resolve a conflict closes every leaf too
+            rev = Rev(rev_id_for(record_id, parents, stamp, state.device, True, b""), parents, stamp,
                       state.device, True, kind)
             doc.tree.add(rev)
             doc.high = max(doc.high, doc.local, counter)

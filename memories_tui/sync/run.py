@@ -16,7 +16,7 @@ from ..errors import CancelledError, ErrorCode, MemoriesError, SyncError, SyncTa
 from ..i18n import msg
 from ..testhooks import hold_point, pause_point
 from ..vault.store import UnlockedVault
-from ..vault.sync_rows import LocalChange, LocalRef, has_local_changes, read_docs, read_outbox
+from ..vault.sync_rows import LocalChange, LocalRef, changed_since_sync, has_local_changes, read_docs, read_outbox
 from . import compaction, policy, repair
 from .chains import Incoming, Pulled, entry, pull
 from .hlc import Clock
@@ -68,6 +68,7 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
           now_ms: int | None, compact_after: int, hold_days: float = compaction.HOLD_DAYS,
           device_name: str = "") -> SyncReport:
     state = load_state(vault)
+    earlier = len(state.outbox)  # bundles an earlier sync committed and could not upload: sent now
     if state.legacy:  # every record's entry still in the one blob: move them to their rows first
         vault.apply_synced(state.change())
     keys = vault.keys
@@ -99,10 +100,14 @@ def _once(vault: UnlockedVault, target: Target, progress: ProgressFn | None, can
         push.close()
     done.add(streamed)
     rules = done.rules
+    left = 0
+    if not done.whole:  # stopped between two parts: what waits for the next sync
+        changed_now, gone_now = vault.sync_read(lambda conn, _keys: changed_since_sync(conn))
+        left = len(changed_now) + len(gone_now)
     return SyncReport(vault.vault_id, target.description, state.device, len(pulled.devices), done.outgoing,
                       objects, sent, done.pulled, pulled.objects, pulled.bytes, done.written,
                       len(state.kept), policy_pulled=sorted(set(rules.pulled)),
-                      policy_conflicts=sorted(set(rules.concurrent)))
+                      policy_conflicts=sorted(set(rules.concurrent)), left=left, resent_bundles=earlier)
 
 
 def _idle(vault: UnlockedVault, state: SyncState) -> bool:

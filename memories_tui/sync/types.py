@@ -26,6 +26,8 @@ class SyncReport(Jsonable):
     passphrase_adopted: bool = False  # another device changed the passphrase: this vault file now takes the new one
     policy_pulled: list[str] = field(default_factory=list)  # vault policy another device changed (device_only)
     policy_conflicts: list[str] = field(default_factory=list)  # policy changed on two devices at once (one won)
+    left: int = 0  # records changed here that wait for the next sync (this one was stopped between two parts)
+    resent_bundles: int = 0  # bundles an earlier sync committed but could not upload, sent by this one
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ class Conflict(Jsonable):
     record_id: str
     title: str | None  # the winner's title (None when the winner is a deletion)
     kept: list[ConflictRevision] = field(default_factory=list)
+
+    def named_by(self, keep: str) -> list[ConflictRevision]:
+        """The kept revisions `keep` names: the one with that id, else each one whose id starts
+        with it (as `memory conflicts` lists them, a unique start is enough)."""
+        keep = keep.strip().lower()
+        return [k for k in self.kept if k.revision == keep] or [
+            k for k in self.kept if keep and k.revision.startswith(keep)]
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from tests.helpers.cli import call_cli
 
 
@@ -62,8 +64,67 @@ def test_bad_targets_are_one_clear_line(tmp_path):
     assert call_cli(home, "--json", "sync", "notes").json["error"]["code"] == "sync_no_target"
     bad = call_cli(home, "--json", "sync", "add", "notes", "ftp://host/x")
     assert bad.json["error"]["code"] == "sync_bad_target"
-    nothing = call_cli(tmp_path / "b", "--json", "sync", "join", str(tmp_path))
+    empty = tmp_path / "Empty"
+    empty.mkdir()
+    nothing = call_cli(tmp_path / "b", "--json", "sync", "join", str(empty))
     assert nothing.json["error"]["code"] == "sync_nothing_to_join"
+
+
+def test_a_folder_that_is_in_or_around_the_home_is_refused_with_what_to_do(tmp_path, monkeypatch):
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    call_cli(home, "vault", "create", "notes")
+    (home / "inside").mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "to-home").symlink_to(home)
+    (elsewhere / "to-vaults").symlink_to(home / "vaults")
+    monkeypatch.chdir(elsewhere)
+    for target in (str(home), str(home / "vaults"), str(home / "inside"), str(tmp_path), "to-home",
+                   "to-vaults", "to-home/inside", ".."):
+        refused = call_cli(home, "--json", "sync", "add", "notes", target)
+        assert refused.code == 1 and refused.json["error"]["code"] == "sync_bad_target", (target, refused.stdout)
+        assert "~/Sync/memories" in refused.json["error"]["message"]
+    fresh = tmp_path / "fresh"  # a home that is made by the join
+    for target in (str(fresh), str(fresh / "vaults"), str(tmp_path), "../fresh"):
+        joined = call_cli(fresh, "--json", "sync", "join", target)
+        assert joined.code == 1 and joined.json["error"]["code"] == "sync_bad_target", (target, joined.stdout)
+    assert not fresh.exists()
+    shown = call_cli(home, "sync", "add", "notes", str(home))
+    assert shown.code == 1 and len(shown.stderr.strip().splitlines()) == 1 and "Traceback" not in shown.stderr
+    assert "vault files" in shown.stderr and "~/Sync/memories" in shown.stderr
+    for folder in (home, home / "vaults", tmp_path):  # nothing of a target written, no target stored
+        assert {"key", "d", "sync.json"}.isdisjoint(p.name for p in folder.iterdir()), folder
+    assert not list((home / "inside").iterdir())
+    assert call_cli(home, "--json", "sync", "add", "notes", str(elsewhere)).code == 0  # beside the home: fine
+
+
+def test_adding_the_same_target_again_keeps_the_status_and_another_target_starts_blank(tmp_path):
+    home, folder = tmp_path / "a", tmp_path / "Sync"
+    folder.mkdir()
+    call_cli(home, "vault", "create", "notes")
+    assert call_cli(home, "sync", "add", "notes", str(folder)).code == 0
+    assert call_cli(home, "sync", "notes").code == 0
+    call_cli(home, "memory", "add", "notes", "--title", "after the sync", "--text", "waits to be pushed")
+
+    def status():
+        [target] = call_cli(home, "--json", "sync", "status", passphrase=None).json["targets"]
+        return {k: target[k] for k in ("url", "last_sync", "pending", "last_error", "conflicts")}
+
+    before = status()
+    assert before["last_sync"] is not None and before["pending"] == 1
+    assert call_cli(home, "sync", "add", "notes", str(folder)).code == 0  # as after `vault passwd`
+    assert status() == before
+    assert call_cli(home, "sync", "remove", "notes").code == 0
+    assert call_cli(home, "sync", "add", "notes", str(folder)).code == 0  # after `sync remove`
+    assert status() == before
+    shown = call_cli(home, "sync", "status", passphrase=None).stdout.splitlines()[1].split()
+    assert before["last_sync"] in shown and "1" in shown, shown  # LAST SYNC and PENDING, not "-"
+    moved = tmp_path / "Moved"
+    shutil.copytree(folder, moved)
+    assert call_cli(home, "sync", "add", "notes", str(moved)).code == 0  # another target: blank
+    assert status() == {"url": str(moved), "last_sync": None, "pending": None, "last_error": None, "conflicts": 0}
+    assert call_cli(home, "sync", "remove", "notes").code == 0
+    assert call_cli(home, "sync", "add", "notes", str(folder)).code == 0  # not the one removed last: blank
+    assert status()["last_sync"] is None
 
 
 def test_an_s3_url_or_endpoint_holding_a_key_is_refused_without_storing_or_repeating_it(tmp_path):

@@ -50,13 +50,17 @@ def test_ctrl_c_during_a_long_first_push_sends_what_was_committed_and_the_next_s
     first = a.engine.sync_now(a.vault_id, cancel=cancel)
     monkeypatch.setattr(FolderTarget, "put", real)
     assert 0 < first.pushed_revisions < RECORDS
+    assert first.left == RECORDS - first.pushed_revisions  # said, not reported as a whole sync
+    status = a.engine.sync_status(a.vault_id, count_records=False)[0]  # as `sync status` without the daemon
+    assert status.pending == first.left, status
     assert first.pushed_objects == len(_bundles(path)) + 1  # the bundles committed, then the head
     entries = a.engine.egress_log(a.vault_id).entries
     assert [(e.objects, e.bytes_sent, e.outcome) for e in entries] == [(first.pushed_objects, first.pushed_bytes, "ok")]
     b = joined_device(tmp_path / "b", str(path))
     assert len(b.records()) == first.pushed_revisions and set(b.records()) < set(a.records())
     rest = a.sync()
-    assert rest.pushed_revisions == RECORDS - first.pushed_revisions
+    assert rest.pushed_revisions == RECORDS - first.pushed_revisions and rest.left == 0
+    assert a.engine.sync_status(a.vault_id, count_records=False)[0].pending == 0
     b.sync()
     assert b.records() == a.records()
     b.close()
@@ -81,7 +85,8 @@ def test_a_failed_upload_mid_push_is_the_error_and_the_next_sync_sends_everythin
     assert not list(path.glob("d/*/head")), "a head was written after a bundle failed to upload"
     assert len(_bundles(path)) < 14, "the push went on making and sending bundles after one failed"
     monkeypatch.setattr(FolderTarget, "put", real)
-    a.sync()
+    again = a.sync()
+    assert again.resent_bundles >= 1  # what the failed sync committed goes now, and the report says so
     b = joined_device(tmp_path / "b", str(path))
     assert b.records() == a.records() and len(b.records()) == RECORDS
     b.close()

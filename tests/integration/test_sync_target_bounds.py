@@ -102,11 +102,13 @@ def test_a_device_folder_that_is_a_link_is_neither_written_nor_read_through(two,
     assert sorted(t for _, t, _ in b.records().values()) == ["first note", "second note", "third note"]
 
 
-def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
+@pytest.mark.parametrize("which", ["head", "bundle"])
+def test_a_file_larger_than_any_object_is_refused_without_reading_it(two, monkeypatch, which):
     _a, b, folder = two
-    head = _head_of_a(folder)
-    saved = head.read_bytes()
-    with open(head, "r+b") as fh:  # sparse: no disk is used, and nothing reads it
+    monkeypatch.setattr(bounds, "MAX_OBJECT_BYTES", 64 << 20)  # a bundle's bound, smaller for the test
+    path = _head_of_a(folder) if which == "head" else _head_of_a(folder).parent / "0000000002"  # b has not read it
+    saved = path.read_bytes()
+    with open(path, "r+b") as fh:  # sparse: no disk is used, and nothing reads it
         fh.truncate(bounds.MAX_OBJECT_BYTES + 1)
     tracemalloc.start()
     try:
@@ -114,10 +116,10 @@ def test_a_file_larger_than_any_object_is_refused_without_reading_it(two):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < bounds.MAX_OBJECT_BYTES // 4  # refused by its size, not read and then refused
+    assert peak < 16 << 20  # refused by its size, not read and then refused
     assert exc is not None and exc.code == ErrorCode.SYNC_TARGET_TAMPERED
     assert "larger than Memories writes it" in exc.message
-    head.write_bytes(saved)
+    path.write_bytes(saved)
     assert _sync_in_a_thread(b) is None
 
 

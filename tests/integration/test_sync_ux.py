@@ -150,3 +150,62 @@ def test_pending_counts_records_where_the_vault_is_open_and_writes_elsewhere(tmp
         assert " 3 " in text and "counts writes" not in text
         assert call_cli(home, "sync", "notes", passphrase=None).code == 0
         assert [t["pending_records"] for t in call_cli(home, "--json", "sync", "status").json["targets"]] == [0]
+
+
+def test_ctrl_c_during_a_cli_join_says_which_vault_it_made_and_the_next_sync_finishes_it(tmp_path):
+    """ctrl+c in `sync join` ended with "Interrupted." (and an empty vault nobody mentioned)."""
+    home, folder = _synced_home(tmp_path)
+    assert call_cli(home, "sync", "notes").code == 0
+    joiner, ready = tmp_path / "b", tmp_path / "held"
+    env = cli_env(joiner, MEMORIES_TEST_HOLD_AT=f"sync-after-read:{ready}")
+    child = subprocess.Popen([sys.executable, str(CHEAP_CLI), "sync", "join", str(folder)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the join never reached the point"
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)  # the vault is made and what the target holds was read
+    time.sleep(0.3)
+    ready.unlink()
+    _out, err = child.communicate(timeout=120)
+    text = err.decode()
+    assert child.returncode != 0 and "Traceback" not in text, text
+    assert "Join cancelled: vault notes was made here" in text and "memories sync notes" in text, text
+    assert call_cli(joiner, "sync", "notes").code == 0
+    titles = [r["title"] for r in call_cli(joiner, "--json", "memory", "list", "notes").json["records"]]
+    assert titles == ["one"]
+
+
+def test_a_passphrase_change_the_target_could_not_take_is_a_warning_not_a_failure(tmp_path):
+    """The passphrase is changed either way; `vault passwd` exited 1, so a script took it for a
+    failure (and retried with the old passphrase, which no longer works)."""
+    home, folder = _synced_home(tmp_path)
+    assert call_cli(home, "sync", "notes").code == 0
+    (tmp_path / "new").write_text("another long passphrase\n", encoding="utf-8")
+    folder.rename(tmp_path / "away")  # the disk is not mounted
+    changed = call_cli(home, "vault", "passwd", "notes", "--new-passphrase-file", str(tmp_path / "new"))
+    assert changed.code == 0 and "Passphrase changed" in changed.stdout, changed.stderr
+    assert "warning:" in changed.stderr and "next sync of notes" in changed.stderr, changed.stderr
+    quiet = call_cli(home, "--json", "vault", "passwd", "notes", "--new-passphrase-file", str(tmp_path / "new"),
+                     passphrase="another long passphrase")
+    assert quiet.code == 0 and quiet.json["warning"]["code"] == "sync_join_record_stale", quiet.stdout
+
+
+def test_a_mistyped_sync_verb_is_named_and_the_help_teaches_the_targets(tmp_path):
+    """`sync stauts` reads as syncing a vault named "stauts": the error says which verb was meant.
+    `--help` names the three kinds of target and where their credentials come from."""
+    typo = call_cli(tmp_path / "a", "sync", "stauts", passphrase=None)
+    assert typo.code == 1 and "Did you mean `memories sync status`?" in typo.stderr, typo.stderr
+    helped = call_cli(tmp_path / "a", "sync", "join", "--help", passphrase=None)
+    for needed in ("s3://BUCKET/PREFIX", "MEMORIES_WEBDAV_USERNAME", "AWS_ACCESS_KEY_ID"):
+        assert needed in " ".join(helped.stdout.split()), needed
+
+
+def test_sync_status_says_how_to_see_why_the_last_sync_failed(tmp_path):
+    home, folder = _synced_home(tmp_path)
+    folder.rename(tmp_path / "away")  # the disk is not mounted
+    assert call_cli(home, "sync", "notes").code == 1
+    shown = call_cli(home, "sync", "status", passphrase=None)
+    assert "sync_target_missing" in shown.stdout
+    assert "notes: the last sync failed (sync_target_missing); `memories sync notes` tries again" in shown.stdout

@@ -93,3 +93,18 @@ def test_a_named_code_is_the_same_string_in_json_and_across_the_wire():
     assert json.dumps(error.to_json()) == '{"error": {"code": "vault_exists", "message": "Nothing there."}}'
     again = error_from_json(json.loads(json.dumps(NotFoundError("Gone.").to_wire())))
     assert isinstance(again, NotFoundError) and again.code == "not_found" and type(again.code) is str
+
+
+def test_the_exit_status_2_row_names_every_code_a_usage_error_carries():
+    """Exit status 2 is for usage errors: a UsageError raised with another code exits 2 too, so
+    docs/cli.md's row says which (a script told "2 is usage_error only" misread them)."""
+    raised = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "UsageError":
+                for keyword in node.keywords:
+                    if keyword.arg == "code" and isinstance(keyword.value, ast.Attribute):
+                        raised.add(CODES[keyword.value.attr])
+    row = next(line for line in (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| 2 |"))
+    assert raised and sorted(raised - set(re.findall(r"`([a-z0-9_]+)`", row))) == []

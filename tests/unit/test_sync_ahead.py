@@ -16,7 +16,7 @@ from memories_tui.sync.ahead import AHEAD, LARGE, LARGE_AHEAD, Ahead
 def test_several_objects_are_fetched_at_once_and_handed_over_in_order():
     both = threading.Barrier(2, timeout=10)  # broken (an error) unless two gets wait here at the same time
 
-    def get(name: str) -> bytes:
+    def get(name: str, limit: int | None = None) -> bytes:
         if name in ("a", "b"):
             both.wait()
         return name.encode()
@@ -30,7 +30,7 @@ def test_no_more_than_a_few_are_in_flight():
     flying, most, lock = 0, 0, threading.Lock()
     release = threading.Event()
 
-    def get(name: str) -> bytes:
+    def get(name: str, limit: int | None = None) -> bytes:
         nonlocal flying, most
         with lock:
             flying += 1
@@ -49,7 +49,7 @@ def test_no_more_than_a_few_are_in_flight():
 
 
 def test_a_failed_get_is_raised_where_its_object_is_taken_and_the_rest_still_come():
-    def get(name: str) -> bytes | None:
+    def get(name: str, limit: int | None = None) -> bytes | None:
         if name == "bad":
             raise SyncError("the store failed to answer")
         return None if name == "missing" else name.encode()
@@ -65,7 +65,7 @@ def test_a_failed_get_is_raised_where_its_object_is_taken_and_the_rest_still_com
 def test_objects_dropped_free_their_place_and_one_never_asked_for_is_fetched_when_taken():
     asked: list[str] = []
 
-    def get(name: str) -> bytes:
+    def get(name: str, limit: int | None = None) -> bytes:
         asked.append(name)
         return name.encode()
 
@@ -82,7 +82,7 @@ def test_after_a_large_object_only_a_few_large_ones_are_fetched_ahead():
     asked: list[str] = []
     ahead_asked, release = threading.Semaphore(0), threading.Event()
 
-    def get(name: str) -> bytes:
+    def get(name: str, limit: int | None = None) -> bytes:
         asked.append(name)
         if name != "big":
             ahead_asked.release()
@@ -100,3 +100,24 @@ def test_after_a_large_object_only_a_few_large_ones_are_fetched_ahead():
             release.set()
         assert [len(ahead.take(n)) for n in names[1:]] == [LARGE] * (LARGE_AHEAD + 2)
     assert sorted(asked) == sorted(names)
+
+
+def test_an_object_over_the_fetch_ahead_bound_is_read_in_its_turn_only():
+    """A target cannot make a pull hold several of the largest objects at once: ahead of its
+    turn an object is fetched only up to AHEAD_BYTES."""
+    from memories_tui.sync.bounds import AHEAD_BYTES, ObjectTooLarge
+
+    calls: list[tuple[str, int | None]] = []
+    lock = threading.Lock()
+
+    def get(name: str, limit: int | None = None) -> bytes:
+        with lock:
+            calls.append((name, limit))
+        if name == "big" and limit is not None:
+            raise ObjectTooLarge("larger than the bound asked")
+        return name.encode()
+
+    with Ahead(get) as ahead:
+        ahead.want(["big", "small"])
+        assert ahead.take("big") == b"big" and ahead.take("small") == b"small"
+    assert sorted(calls, key=str) == sorted([("big", AHEAD_BYTES), ("big", None), ("small", AHEAD_BYTES)], key=str)

@@ -58,10 +58,15 @@ class SyncFinished(Message):
 
 def outcome_line(report: SyncReport) -> str:
     """What a sync did, in one sentence (the dialog, and the notice when it was closed)."""
-    return _("Synced with {target}: {sent} change(s) sent, {received} received from {devices} other device(s), "
+    line = _("Synced with {target}: {sent} change(s) sent, {received} received from {devices} other device(s), "
              "{written} record(s) updated here.").format(target=tilde(report.target), sent=report.pushed_revisions,
                                                          received=report.pulled_revisions,
                                                          devices=max(report.devices - 1, 0), written=report.written)
+    if report.left:
+        line += " " + _n("Stopped part-way: {n} record changed here waits for the next sync.",
+                         "Stopped part-way: {n} records changed here wait for the next sync.",
+                         report.left).format(n=report.left)
+    return line
 
 
 def conflicts_line(report: SyncReport) -> str:
