@@ -89,7 +89,7 @@ def _converge(tmp_path, seed: int, operations: int, *, damage: bool = False,
         elif roll < 0.78 and (conflicted := sorted(set(device.conflicts()) & set(ids))):
             record_id = rng.choice(conflicted)
             kept = [k.revision for c in device.engine.conflicts(device.vault_id) if c.record_id == record_id
-                    for k in c.kept if not k.deleted]
+                    for k in c.kept]  # a deletion too: keeping it deletes the record on every device
             device.engine.resolve_conflict(device.vault_id, record_id,
                                            keep=rng.choice(kept) if kept and rng.random() < 0.5 else None)
             counts["resolve"] += 1

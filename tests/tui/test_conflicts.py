@@ -148,3 +148,40 @@ async def test_merge_puts_markers_only_around_the_part_both_devices_changed(tmp_
             assert a.engine.conflicts(a.vault_id) == []
     finally:
         a.close()
+
+
+async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) -> None:
+    """The other side is a deletion an edit beat: o said nothing and did nothing; it asks, then
+    deletes the record, and the other device deletes it too at its next sync."""
+    from memories_tui.tui.screens.confirm import ConfirmScreen
+
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add("Old plan", "Train at 9.")
+    a.add("Other note", "untouched")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.edit(rid, "Train at 10.")
+    b.delete(rid)
+    for device in (a, b, a):
+        device.sync()
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_conflict(pilot, app, a, rid)
+        assert "another device deleted it" in static_text(screen.query_one("#conflict-summary", Static))
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # no: nothing changes
+        await wait_for(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        assert rid in a.records()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#yes"))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and len(app.screen.records) == 1)
+        assert rid not in a.records() and a.engine.conflicts(a.vault_id) == []
+        a.sync()
+    b.sync()
+    assert rid not in b.records() and b.engine.conflicts(b.vault_id) == []
+    a.close()
+    b.close()

@@ -19,6 +19,7 @@ from ...i18n import N_, _
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
+from .confirm import ConfirmScreen
 from .editor import RecordEditorScreen
 
 
@@ -50,6 +51,8 @@ class ConflictScreen(VaultScreen):
         self.conflict = conflict
         live = [k for k in conflict.kept if not k.deleted]
         self.other: ConflictRevision | None = live[0] if live else None
+        # the other side is a deletion an edit beat: o lets it win (the record goes on every device)
+        self.deletion = next((k for k in conflict.kept if k.deleted), None) if self.other is None else None
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -65,6 +68,10 @@ class ConflictScreen(VaultScreen):
         yield AppFooter()
 
     def _summary(self) -> Text:
+        if self.deletion is not None:
+            return Text(_("“{title}” was edited here while another device deleted it; the edit won. w keeps it, o "
+                          "deletes it on every device (the deletion wins).").format(title=self.record.title),
+                        style="yellow")
         return Text(_("“{title}” was edited on two devices at once. w keeps the shown text, o the other, b keeps "
                       "both (the other as a new record), m merges them in the editor.").format(
                           title=self.record.title), style="yellow")
@@ -92,6 +99,13 @@ class ConflictScreen(VaultScreen):
         self._done(_("Kept the shown text; the next sync ends the conflict everywhere."))
 
     def action_keep_other(self) -> None:
+        if self.deletion is not None:
+            question = ConfirmScreen(_("Delete this record on every device?"),
+                                     _("The other device's deletion wins: the next sync deletes “{title}” on every "
+                                       "device.").format(title=self.record.title), yes=_("Delete"), no=_("Keep it"),
+                                     danger=True)
+            self.app.push_screen(question, self._delete_answered)
+            return
         if self.other is None:
             return
         try:
@@ -100,6 +114,16 @@ class ConflictScreen(VaultScreen):
             self._failed(exc)
             return
         self._done(_("Kept the other device's text; the next sync ends the conflict everywhere."))
+
+    def _delete_answered(self, yes: bool | None) -> None:
+        if not yes or self.deletion is None:
+            return
+        try:
+            self.engine.resolve_conflict(self.vault_id, self.record.id, keep=self.deletion.revision)
+        except MemoriesError as exc:
+            self._failed(exc)
+            return
+        self._done(_("Deleted; the next sync deletes it on every device and ends the conflict."))
 
     def action_keep_both(self) -> None:
         try:
