@@ -424,13 +424,14 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_target_bounds.py::test_an_s3_listing_that_says_there_is_more_for_ever_is_refused",)),
     Mutant("sync-folder-writes-through-a-linked-folder", "a device's folder in the sync folder that is a link is "
            "written, read and deleted through (outside the target)",
-           "memories_tui/sync/folder.py", (("            if folder.is_symlink():", "            if False:"),),
+           "memories_tui/sync/folder.py", (('inner = os.open(part, os.O_RDONLY | _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)',
+                                            "inner = os.open(part, os.O_RDONLY | _DIR_FLAGS, dir_fd=fd)"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_device_folder_that_is_a_link_is_neither_written_nor_read_through",)),
     Mutant("sync-read-waits-for-a-hung-target", "a sync reads the target in its own thread: ctrl+c and a lock wait "
            "until the server answers",
-           "memories_tui/sync/watched.py", (("        blob = wait_for(lambda: self.target.get(name), where=self.description, "
+           "memories_tui/sync/watched.py", (("        blob = wait_for(lambda: self.target.get(name, limit), where=self.description, "
                                              "name=name, cancel=self._cancel,\n                        check=self._check)",
-                                             "        blob = self.target.get(name)"),),
+                                             "        blob = self.target.get(name, limit)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once",
             "tests/integration/test_sync_slow_target.py::test_ctrl_c_ends_a_cli_sync_whose_server_stopped_answering_at_once")),
     Mutant("sync-second-ctrl-c-waits", "a second ctrl+c in `memories sync` still waits for an upload the server "
@@ -468,7 +469,7 @@ MUTANTS: tuple[Mutant, ...] = (
                                                 "record = join.check_same_vault(watched.target, vault.vault_id)"),),
            ("tests/integration/test_sync_slow_target.py::test_a_lock_ends_a_sync_whose_server_stopped_answering_at_once",)),
     Mutant("sync-folder-lists-without-end", "a folder target's listing has no bound",
-           "memories_tui/sync/folder.py", (("                if len(out) > bounds.MAX_LISTED_NAMES:", "                if False:"),),
+           "memories_tui/sync/folder.py", (("                        if seen > bounds.MAX_LISTED_NAMES:", "                        if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_folder_listing_past_the_limit_is_refused",)),
     Mutant("sync-textless-revision-vague", "a revision a rebuilt snapshot carries without its text is reported as a "
            "vague 'missing from the sync state; sync again'",
@@ -476,28 +477,28 @@ MUTANTS: tuple[Mutant, ...] = (
                                            "            if False:"),),
            ("tests/integration/test_sync_compaction.py::test_a_note_a_rebuilt_snapshot_carries_without_its_text_names_its_device_until_that_device_syncs",)),
     Mutant("sync-folder-follows-links", "a link in the sync folder is followed (to a private key, to /dev/zero)",
-           "memories_tui/sync/folder.py", (('_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |',
+           "memories_tui/sync/folder.py", (('_OPEN_FLAGS = os.O_RDONLY | _NOFOLLOW_CLOEXEC |',
                                             '_OPEN_FLAGS = os.O_RDONLY |'),),
            ("tests/integration/test_sync_target_bounds.py::test_a_head_that_is_not_a_regular_file_is_refused_at_once_and_changes_nothing",)),
     Mutant("sync-folder-reads-a-huge-file", "a file larger than any object is read whole",
-           "memories_tui/sync/folder.py", (("            if info.st_size > bounds.MAX_OBJECT_BYTES:",
+           "memories_tui/sync/folder.py", (("            if info.st_size > bound:",
                                             "            if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_file_larger_than_any_object_is_refused_without_reading_it",)),
     Mutant("sync-s3-believes-a-huge-length", "an S3 answer that says it is larger than any object is read",
-           "memories_tui/sync/s3.py", (('                    if int(length) > bounds.MAX_OBJECT_BYTES:',
+           "memories_tui/sync/s3.py", (('                    if int(length) > bound:',
                                         "                    if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_an_s3_answer_past_the_limit_is_refused",)),
     Mutant("sync-s3-reads-an-endless-answer", "an S3 answer is read to its end, however long",
-           "memories_tui/sync/s3.py", (("                    if len(data) > bounds.MAX_OBJECT_BYTES:",
+           "memories_tui/sync/s3.py", (("                    if len(data) > bound:",
                                         "                    if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_an_s3_answer_past_the_limit_is_refused",)),
     Mutant("sync-webdav-reads-an-endless-answer", "a WebDAV answer is read to its end, however long",
-           "memories_tui/sync/webdav.py", (("                if len(body) > bounds.MAX_OBJECT_BYTES:",
+           "memories_tui/sync/webdav.py", (("                if len(body) > limit:",
                                             "                if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_webdav_answer_past_the_limit_is_refused_before_or_as_it_arrives",)),
     Mutant("sync-webdav-believes-a-huge-length", "a WebDAV answer that says it is larger than any object is read",
            "memories_tui/sync/webdav.py", (('            if int(response.headers.get("Content-Length") or 0) > '
-                                            'bounds.MAX_OBJECT_BYTES:', "            if False:"),),
+                                            'limit:', "            if False:"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_webdav_answer_past_the_limit_is_refused_before_or_as_it_arrives",)),
     Mutant("sync-pull-waits-for-each-large-bundle", "after a large bundle the next is fetched only when read (a "
            "join over a real link takes the download plus the vault work)",
@@ -1321,8 +1322,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_ux.py::test_keep_both_keeps_a_file_asset_too_with_its_bytes",)),
     Mutant("sync-pending-never-counted", "a sync does not note the change counter it ended at",
            "memories_tui/engine/sync_ops.py",
-           (("                                   counter_at_sync=vault.change_counter(), pending=None))",
-             "                                   pending=None))"),),
+           (("                                   counter_at_sync=vault.change_counter(), left=report.left, pending=None))",
+             "                                   left=report.left, pending=None))"),),
            ("tests/integration/test_sync_ux.py::test_pending_counts_local_writes_since_the_last_sync_and_drops_to_zero_after_one",)),
     Mutant("sync-ctrl-c-not-cancelling", "ctrl+c during a sync does not tell the sync to stop",
            "memories_tui/cli/sync_verbs.py",
@@ -1443,6 +1444,64 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("tui-device-only-without-asking", "the TUI turns device-only over even when the question is answered no",
            "memories_tui/tui/data_actions.py", (("            if not yes:\n                return\n", ""),),
            ("tests/tui/test_device_only_policy.py::test_device_only_is_turned_on_and_off_after_asking",)),
+    Mutant("sync-large-objects-fetched-ahead", "objects are fetched ahead of their turn whatever their size (a target "
+           "makes a pull hold several of 1 GiB at once)",
+           "memories_tui/sync/ahead.py", (("            return self._get(name, AHEAD_BYTES)", "            return self._get(name)"),),
+           ("tests/integration/test_sync_target_bounds.py::test_large_objects_are_read_one_at_a_time_not_ahead_of_their_turn",
+            "tests/unit/test_sync_ahead.py::test_an_object_over_the_fetch_ahead_bound_is_read_in_its_turn_only")),
+    Mutant("sync-join-record-unbounded", "the join record may be as large as a bundle (parsed at every sync)",
+           "memories_tui/sync/bounds.py", (("        limit = MAX_JOIN_BYTES", "        limit = MAX_OBJECT_BYTES"),),
+           ("tests/integration/test_sync_target_bounds.py::test_a_join_record_past_its_small_bound_is_refused_before_it_is_parsed",)),
+    Mutant("sync-join-kdf-blamed-on-the-vault", "altered KDF parameters in the join record are reported as the "
+           "user's vault file (vault_invalid)",
+           "memories_tui/sync/join.py", (("        except VaultError:  # key derivation parameters Memories never writes",
+                                          "        except KeyboardInterrupt:  # key derivation parameters Memories never writes"),),
+           ("tests/integration/test_sync_target_bounds.py::test_a_join_record_altered_where_it_is_in_clear_is_refused_as_"
+            "tampering",)),
+    Mutant("sync-empty-folders-not-counted", "empty folders a replication peer made do not count towards the listing "
+           "bound", "memories_tui/sync/folder.py", (("                        seen += 1\n",
+                                                     "                        seen += not entry.is_dir()\n"),),
+           ("tests/integration/test_sync_target_bounds.py::test_empty_folders_count_towards_the_listing_bound",)),
+    Mutant("sync-cut-short-reported-whole", "a sync stopped between two parts reports nothing left (and status "
+           "shows nothing pending)", "memories_tui/sync/run.py", (("    if not done.whole:  # stopped between two parts",
+                                                                  "    if False:  # stopped between two parts"),),
+           ("tests/integration/test_sync_stream.py::test_ctrl_c_during_a_long_first_push_sends_what_was_committed_"
+            "and_the_next_sync_the_rest",)),
+    Mutant("sync-join-cancel-hides-the-vault", "ctrl+c in a join after the vault was made does not say so",
+           "memories_tui/engine/sync_ops.py", (("        except CancelledError:  # the vault is here now",
+                                                "        except KeyboardInterrupt:  # the vault is here now"),),
+           ("tests/integration/test_sync_ux.py::test_ctrl_c_during_a_cli_join_says_which_vault_it_made_and_the_next_"
+            "sync_finishes_it",)),
+    Mutant("passwd-stale-target-fails", "vault passwd whose target could not take the new wrap exits 1 (the "
+           "passphrase is changed)", "memories_tui/cli/vault_verbs.py",
+           (("        if exc.code != ErrorCode.SYNC_JOIN_RECORD_STALE:", "        if True:"),),
+           ("tests/integration/test_sync_ux.py::test_a_passphrase_change_the_target_could_not_take_is_a_warning_not_a_"
+            "failure",)),
+    Mutant("sync-target-in-the-home", "a folder target may be the home, inside it or around it",
+           "memories_tui/engine/sync_place.py", (("    if spec.is_s3 or spec.is_webdav:", "    if True:"),),
+           ("tests/integration/test_sync_cli.py::test_a_folder_that_is_in_or_around_the_home_is_refused_with_what_to_do",)),
+    Mutant("sync-re-add-blanks-status", "adding the same target again forgets its last sync",
+           "memories_tui/sync/registry.py",
+           (("        if before is not None and (before.url, before.endpoint_url) == (entry.url, entry.endpoint_url):",
+             "        if False:"),),
+           ("tests/integration/test_sync_cli.py::test_adding_the_same_target_again_keeps_the_status_and_another_target_"
+            "starts_blank",)),
+    Mutant("resolve-keep-deletion-refused", "--keep of a listed deletion is refused", "memories_tui/sync/types.py",
+           (("        return [k for k in self.kept if k.revision == keep] or [",
+             "        return [k for k in self.kept if k.revision == keep and not k.deleted] or ["),
+            ("            k for k in self.kept if keep and k.revision.startswith(keep)]",
+             "            k for k in self.kept if keep and k.revision.startswith(keep) and not k.deleted]")),
+           ("tests/integration/test_sync_resolve_keep.py::test_keeping_a_listed_deletion_deletes_the_record_on_every_device",)),
+    Mutant("resolve-delete-closes-one-leaf", "deleting a record being resolved names only the winner as parent "
+           "(a losing edit comes back)", "memories_tui/sync/merge.py",
+           (("            parents = (tuple(sorted(rev.rev_id for rev in doc.tree.leaves())) if record_id in state.resolving",
+             "            parents = (tuple(sorted(rev.rev_id for rev in doc.tree.leaves())) if False"),),
+           ("tests/integration/test_sync_resolve_keep.py::test_keeping_a_listed_deletion_deletes_the_record_on_every_device",)),
+    Mutant("tui-keep-other-ignores-a-deletion", "o in the conflict view does nothing when the other side is a "
+           "deletion", "memories_tui/tui/screens/conflict.py",
+           (("        self.deletion = next((k for k in conflict.kept if k.deleted), None) if self.other is None else None",
+             "        self.deletion = None"),),
+           ("tests/tui/test_conflicts.py::test_o_lets_a_deletion_from_another_device_win_after_asking",)),
 )
 
 def _copy_repo(dest: Path) -> Path:

@@ -282,9 +282,9 @@ def _step(rng: random.Random, step: int, homes: list[Device], ids: list[str], fo
     elif wider and roll < 0.75 and (conflicted := sorted(set(home.conflicts()) & set(records))):
         record_id = rng.choice(conflicted)
         kept = [k.revision for c in home.engine.conflicts(home.vault_id) if c.record_id == record_id
-                for k in c.kept if not k.deleted]
+                for k in c.kept]  # a deletion too: keeping it deletes the record everywhere
         if kept and rng.random() < 0.5:
-            home.engine.resolve_conflict(home.vault_id, record_id, keep=rng.choice(sorted(kept)))
+            home.engine.resolve_conflict(home.vault_id, record_id, keep=rng.choice(sorted(kept))[:10])
         else:
             home.engine.keep_both(home.vault_id, record_id)
     elif wider and roll < 0.78:
