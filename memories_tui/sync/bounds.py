@@ -14,6 +14,7 @@ MAX_SMALL_BYTES = 1 << 20  # a head or a forgotten mark (a few hundred bytes, a 
 MAX_JOIN_BYTES = 64 << 10  # the join record (about 400 bytes): read and parsed at every sync
 AHEAD_BYTES = 16 << 20  # fetched before its turn only up to this (sync/ahead.py), so objects read at once
 # hold at most one of MAX_OBJECT_BYTES: a target that put several of 1 GiB in a row held 7 GB at a time
+MAX_LISTING_BYTES = 64 << 20  # one answer of a listing (a WebDAV folder's PROPFIND): about 250,000 names
 MAX_LISTED_NAMES = 1_000_000  # objects under one vault's prefix: compaction keeps a few per device, and
 # without it one bundle a sync that changed something is written (a listing pages without end otherwise)
 MAX_WAIT_SECONDS = 900.0  # one object read or one listing, start to end: a 64 MiB asset takes 9 minutes at

@@ -145,12 +145,12 @@ class S3Target:
             body = response["Body"]
             try:
                 length = response.get("ContentLength")
-                if length is not None:  # read no further than that: one buffer, no copy
+                if length is not None and int(length) >= 0:  # read no further than that: one buffer, no copy
                     if int(length) > bound:
                         raise bounds.too_large(name, self.description, bound)
-                    return bytes(body.read())
+                    return bytes(body.read(int(length)))  # never past it (chunked framing beside a length wins)
                 data = bytearray()
-                for chunk in body.iter_chunks(1 << 20):  # no length said: bounded as it arrives
+                for chunk in body.iter_chunks(1 << 20):  # no length said (or -1): bounded as it arrives
                     data += chunk
                     if len(data) > bound:
                         raise bounds.too_large(name, self.description, bound)
@@ -172,7 +172,8 @@ class S3Target:
             pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
                                                                           Prefix=self.prefix + prefix)
             for page in pages:
-                out += [item["Key"][len(self.prefix):] for item in page.get("Contents", [])]
+                out += [item["Key"][len(self.prefix):] for item in page.get("Contents", [])
+                        if str(item.get("Key", "")).startswith(self.prefix)]  # a store listing others' keys too
                 if len(out) > bounds.MAX_LISTED_NAMES:  # a store that answers "more" for ever
                     raise bounds.too_many(self.description)
         except SyncError:

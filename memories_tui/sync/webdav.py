@@ -10,16 +10,18 @@ Memories never stores, prints or logs them, and a URL with a user or password in
 
 from __future__ import annotations
 
+import io
 import os
 import secrets
 import time
+import zlib
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
 
 import httpx
 
-from ..errors import ErrorCode, SyncError
+from ..errors import ErrorCode, SyncError, SyncTamperedError
 from ..i18n import msg
 from . import bounds, reach
 
@@ -32,6 +34,7 @@ _DAV = "{DAV:}"
 _BUSY = (502, 503, 504)  # what a proxy answers for a server that is busy or restarting: tried again
 _ATTEMPTS = 3
 _WAIT_SECONDS = 0.5  # before the second try; twice that before the third
+_ERROR_PAGE_BYTES = 64 << 10  # of an answer that is not the object: its status is what counts
 _PROPFIND = (b'<?xml version="1.0" encoding="utf-8"?>'
              b'<d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>')
 
@@ -121,11 +124,7 @@ class WebDavTarget:
             if attempt:
                 time.sleep(_WAIT_SECONDS * attempt)
             try:
-                if method in ("GET", "PROPFIND"):
-                    response = self._bounded(method, url, bounds.MAX_OBJECT_BYTES if limit is None else limit,
-                                             **kwargs)
-                else:
-                    response = self._client.request(method, url, **kwargs)  # type: ignore[arg-type]
+                response = self._bounded(method, url, bounds.MAX_OBJECT_BYTES if limit is None else limit, **kwargs)
             except httpx.TransportError as exc:
                 failure = exc
                 cause = reach.cause_of(exc, reach.Endpoint.of(self.base), probe=False)
@@ -150,21 +149,38 @@ class WebDavTarget:
                              cause=cause.text), code=ErrorCode.SYNC_TARGET_UNREACHABLE)
 
     def _bounded(self, method: str, url: str, limit: int, **kwargs: object) -> httpx.Response:
-        """An object or a listing, read as it arrives and refused past `limit` bytes: a server
-        cannot make a sync hold more than the largest object Memories writes (or read without end)."""
+        """An object or a listing, read as it arrives and refused past `limit` bytes, raw or
+        inflated: a server cannot make a sync hold more than the largest object Memories writes,
+        read without end, or inflate a few kilobytes of gzip into gigabytes."""
         name = url[len(self.base):] or "/"
         with self._client.stream(method, url, **kwargs) as response:  # type: ignore[arg-type]
-            if response.status_code not in (200, 207):
-                response.read()
-                return response
-            if int(response.headers.get("Content-Length") or 0) > limit:
+            wanted = method in ("GET", "PROPFIND") and response.status_code in (200, 207)
+            if not wanted:
+                limit = _ERROR_PAGE_BYTES  # only its status is used: what is past this is not read
+            elif int(response.headers.get("Content-Length") or 0) > limit:
                 raise bounds.too_large(name, self.description, limit)
+            encoding = response.headers.get("Content-Encoding", "").strip().lower()
+            if encoding not in ("", "identity", "gzip", "x-gzip"):  # "gzip, gzip" too: a bomb in layers
+                raise SyncTamperedError(msg("The WebDAV server sent {name} {encoding}-encoded, though Memories "
+                                            "asks for plain or gzip; refusing it. Nothing was changed here.",
+                                            name=name, encoding=_shown(encoding)))
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
             body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise bounds.too_large(name, self.description, limit)
-        return httpx.Response(response.status_code, content=bytes(body), request=response.request)  # as decoded
+            try:
+                for chunk in response.iter_raw():
+                    data = chunk
+                    while data:  # inflated a step at a time: never more than `limit` + 1 bytes
+                        piece = inflate.decompress(data, limit + 1 - len(body)) if inflate is not None else data
+                        data = inflate.unconsumed_tail if inflate is not None and not inflate.eof else b""
+                        body += piece
+                        if len(body) > limit:
+                            if not wanted:
+                                return _decoded(response, b"")
+                            raise bounds.too_large(name, self.description, limit)
+            except zlib.error:
+                raise SyncTamperedError(msg("The WebDAV server sent {name} as damaged gzip; refusing it. Nothing was "
+                                            "changed here.", name=name)) from None
+        return _decoded(response, bytes(body))
 
     def _failed(self, response: httpx.Response) -> SyncError:
         status = response.status_code
@@ -199,7 +215,7 @@ class WebDavTarget:
             location = response.headers.get("Location", "")
             return SyncError(msg("The WebDAV server redirects {url} to {location}; redirects are not followed, so add "
                                  "the target with the final URL.", url=self.description,
-                                 location=urlsplit(location)._replace(query="", fragment="").geturl() or "?"),
+                                 location=_shown(urlsplit(location)._replace(query="", fragment="").geturl()) or "?"),
                              code=ErrorCode.SYNC_BAD_TARGET)
         if status == 507:
             return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
@@ -265,29 +281,31 @@ class WebDavTarget:
 
     def _children(self, folder: str) -> list[tuple[str, bool]] | None:
         """(name relative to the root, is a collection) for each member of `folder`; None if absent."""
-        response = self._request("PROPFIND", self._url(folder) if folder else self.base,
+        response = self._request("PROPFIND", self._url(folder) if folder else self.base, bounds.MAX_LISTING_BYTES,
                                  headers={"Depth": "1", "Content-Type": "application/xml"}, content=_PROPFIND)
         if response.status_code == 404:
             return None
         if response.status_code != 207:
             raise self._failed(response)
-        try:
-            tree = ElementTree.fromstring(response.content)
+        out: list[tuple[str, bool]] = []
+        try:  # each response taken and let go as it is parsed: the tree of a large listing is never held whole
+            for _event, item in ElementTree.iterparse(io.BytesIO(response.content), events=("end",)):
+                if item.tag != f"{_DAV}response":
+                    continue
+                href = unquote(urlsplit(item.findtext(f"{_DAV}href") or "").path)
+                is_folder = item.find(f".//{_DAV}resourcetype/{_DAV}collection") is not None
+                item.clear()
+                if not href.startswith(self._base_path):
+                    continue
+                rel = href[len(self._base_path):]
+                if rel.rstrip("/") in ("", folder.rstrip("/")):
+                    continue  # the folder itself
+                leaf = rel.rstrip("/").rsplit("/", 1)[-1]
+                if not _is_temporary(leaf):
+                    out.append((rel.rstrip("/"), is_folder))
         except ElementTree.ParseError:
             raise SyncError(msg("The WebDAV server sent a listing of {url} that is not XML.", url=self.description),
                             code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
-        out: list[tuple[str, bool]] = []
-        for item in tree.iter(f"{_DAV}response"):
-            href = unquote(urlsplit(item.findtext(f"{_DAV}href") or "").path)
-            if not href.startswith(self._base_path):
-                continue
-            rel = href[len(self._base_path):]
-            is_folder = item.find(f".//{_DAV}resourcetype/{_DAV}collection") is not None
-            if rel.rstrip("/") in ("", folder.rstrip("/")):
-                continue  # the folder itself
-            leaf = rel.rstrip("/").rsplit("/", 1)[-1]
-            if not _is_temporary(leaf):
-                out.append((rel.rstrip("/"), is_folder))
         return out
 
     def list(self, prefix: str) -> list[str]:
@@ -308,9 +326,25 @@ class WebDavTarget:
                 elif rel.count("/") < 2 and rel + "/" not in visited:  # names are d/DEVICE/NAME: a
                     visited.add(rel + "/")  # server listing folders without end, or in a ring, is not followed
                     pending.append(rel + "/")
+            if len(out) + len(visited) > bounds.MAX_LISTED_NAMES:  # folders count too: each is a request
+                raise bounds.too_many(self.description)
         return sorted(set(out))
 
     def delete(self, name: str) -> None:
         response = self._request("DELETE", self._url(name))
         if response.status_code not in (200, 204, 404):
             raise self._failed(response)
+
+
+def _decoded(response: httpx.Response, body: bytes) -> httpx.Response:
+    """The answer with its body as read and inflated here: its headers kept (a redirect's Location,
+    a 401's realm) but not those that would have httpx decode or measure the body a second time."""
+    headers = [(key, value) for key, value in response.headers.multi_items()
+               if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    return httpx.Response(response.status_code, headers=headers, content=body, request=response.request)
+
+
+def _shown(said: str) -> str:
+    """A header's text as an error may quote it: the server chose it, so no terminal control codes
+    and no more than a line."""
+    return "".join(ch if ch.isprintable() else "?" for ch in said[:200])

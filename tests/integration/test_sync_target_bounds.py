@@ -8,6 +8,7 @@ the vault is left unchanged."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ from tests.helpers.sync import first_device, joined_device
 from tests.helpers.threads import in_a_thread
 
 WAIT = 60  # seconds a refused read may take at most: a pipe read would wait for ever
+_ZEROS_GZIPPED = gzip.compress(bytes(64 << 20), compresslevel=9)
 
 
 @pytest.fixture
@@ -132,6 +134,11 @@ class _Endless(BaseHTTPRequestHandler):
 
     def do_PROPFIND(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/many/" in self.path:  # one folder of 150 files
+            self._send(207, ("<?xml version='1.0'?><d:multistatus xmlns:d='DAV:'>" + "".join(
+                f"<d:response><d:href>/dav/many/f{n}</d:href><d:propstat><d:prop><d:resourcetype/></d:prop>"
+                "</d:propstat></d:response>" for n in range(150)) + "</d:multistatus>").encode())
+            return
         if "/ring/" not in self.path:
             self.do_GET(207)
             return
@@ -146,11 +153,32 @@ class _Endless(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _send(self, status: int, body: bytes, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_GET(self, status: int = 200) -> None:  # noqa: N802 - http.server's name
         if "list-type=2" in self.path:
             self._list_page()
             return
+        if self.path.endswith(("gzip-bomb", "gzip-twice")):  # 64 MiB of zeros, gzipped once or twice: ~64 KB
+            body = _ZEROS_GZIPPED if self.path.endswith("gzip-bomb") else gzip.compress(_ZEROS_GZIPPED)
+            self._send(status, body, Content_Encoding="gzip" if self.path.endswith("gzip-bomb") else "gzip, gzip")
+            return
+        if self.path.endswith("gzip-damaged"):  # says gzip, is not
+            self._send(status, b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4, Content_Encoding="gzip")
+            return
+        if self.path.endswith("gzip-redirect"):  # a gzipped error page: its status and Location still count
+            self._send(307, gzip.compress(b"<html>moved</html>"), Content_Encoding="gzip",
+                       Location="https://cloud.example.com/dav/elsewhere")
+            return
         self.send_response(status)
+        if self.path.endswith(("negative-length", "small-length")):  # a length beside chunked framing, which wins
+            self.send_header("Content-Length", "-1" if self.path.endswith("negative-length") else "10")
         if self.path.endswith("said-large"):
             self.send_header("Content-Length", str(2 << 20))
             self.end_headers()
@@ -172,7 +200,16 @@ class _Endless(BaseHTTPRequestHandler):
             return
 
     def _list_page(self) -> None:
-        """An S3 listing page of ten names that always says there are more, under a new token."""
+        """An S3 listing page of ten names that always says there are more, under a new token (for
+        the prefix `finite/`: one page, with a key of another prefix among them)."""
+        if "prefix=finite" in self.path:
+            keys = "".join(f"<Contents><Key>{key}</Key><Size>1</Size></Contents>"
+                           for key in ("finite/d/0123456789abcdef/head", "other/d/fedcba9876543210/head"))
+            self._send(200, ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/'
+                             'doc/2006-03-01/"><Name>bucket</Name><Prefix>finite/</Prefix><KeyCount>2</KeyCount>'
+                             f"<MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>{keys}</ListBucketResult>"
+                             ).encode(), Content_Type="application/xml")
+            return
         page = type(self).pages = getattr(type(self), "pages", 0) + 1
         keys = "".join(f"<Contents><Key>prefix/d/0123456789abcdef/{page * 10 + n:010d}</Key><Size>1</Size></Contents>"
                        for n in range(10))
@@ -383,3 +420,62 @@ def test_a_join_record_altered_where_it_is_in_clear_is_refused_as_tampering(two,
     key.write_bytes(saved)
     monkeypatch.undo()
     assert _sync_in_a_thread(b) is None
+
+
+@pytest.mark.parametrize("name", ["d/0123456789abcdef/negative-length", "d/0123456789abcdef/small-length"])
+def test_an_s3_length_beside_chunked_framing_bounds_nothing_more(endless, name, monkeypatch, tmp_path):
+    """A length of -1 (or a small one) beside a body sent in chunks that never end: -1 was read as
+    "no bound" and the body read to its end (gigabytes); a small one is all that is read."""
+    from tests.helpers.seaweed import use_test_credentials
+
+    use_test_credentials(monkeypatch, tmp_path)
+    target = S3Target(TargetSpec("s3://bucket/prefix", endless))
+    if name.endswith("negative-length"):
+        with pytest.raises(MemoriesError) as caught:
+            target.get(name)
+        assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and name in caught.value.message
+    else:
+        assert len(target.get(name) or b"") <= 10
+
+
+def test_an_s3_listing_leaves_out_keys_outside_the_prefix(endless, monkeypatch, tmp_path):
+    from tests.helpers.seaweed import use_test_credentials
+
+    use_test_credentials(monkeypatch, tmp_path)
+    assert S3Target(TargetSpec("s3://bucket/finite", endless)).list("") == ["d/0123456789abcdef/head"]
+
+
+@pytest.mark.parametrize("name", ["d/0123456789abcdef/gzip-bomb", "d/0123456789abcdef/gzip-twice"])
+def test_a_webdav_answer_inflated_past_the_limit_is_refused_as_it_inflates(endless, name):
+    """64 KB of gzip is 64 MiB of zeros (gzipped twice, gigabytes from a few kilobytes): inflated a
+    step at a time, or refused for its layers, never held whole."""
+    target = WebDavTarget(TargetSpec(endless + "/dav"))
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoriesError) as caught:
+            target.get(name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and name in caught.value.message
+    assert peak < 8 << 20, f"{peak >> 20} MiB held"
+
+
+def test_a_webdav_answer_of_damaged_gzip_is_refused_as_tampered(endless):
+    with pytest.raises(MemoriesError) as caught:
+        WebDavTarget(TargetSpec(endless + "/dav")).get("d/0123456789abcdef/gzip-damaged")
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and "damaged gzip" in caught.value.message
+
+
+def test_a_gzipped_webdav_error_page_keeps_its_status_and_headers(endless):
+    """Only the status and headers of an answer that is not the object are used; read as gzip, they stay."""
+    with pytest.raises(MemoriesError) as caught:
+        WebDavTarget(TargetSpec(endless + "/dav")).get("d/0123456789abcdef/gzip-redirect")
+    assert caught.value.code == "sync_bad_target" and "https://cloud.example.com/dav/elsewhere" in caught.value.message
+
+
+def test_a_webdav_listing_of_more_names_than_the_bound_is_refused(endless, monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_LISTED_NAMES", 100)
+    with pytest.raises(MemoriesError) as caught:
+        WebDavTarget(TargetSpec(endless + "/dav/many")).list("")
+    assert caught.value.code == ErrorCode.SYNC_TARGET_TAMPERED and "more than 100 objects" in caught.value.message
