@@ -530,6 +530,10 @@ MUTANTS: tuple[Mutant, ...] = (
                                             "httpx.Response(response.status_code, content=body,"),),
            ("tests/integration/test_sync_target_bounds.py::test_a_gzipped_webdav_error_page_keeps_its_status_and_headers",
             "tests/integration/test_sync_webdav.py::test_a_redirect_names_the_url_to_use_instead")),
+    Mutant("sync-edit-hurries-a-failing-target", "after a background sync failed, each edit starts another "
+           "(a failing sync every few seconds while someone types)",
+           "memories_tui/engine/sync_watch.py", (("        if seen.failures:\n            return False", "        if False:\n            return False"),),
+           ("tests/integration/test_sync_background.py::test_background_sync_of_two_daemons",)),
     Mutant("sync-pull-waits-for-each-large-bundle", "after a large bundle the next is fetched only when read (a "
            "join over a real link takes the download plus the vault work)",
            "memories_tui/sync/ahead.py", (("LARGE_AHEAD = 2", "LARGE_AHEAD = 0"),),

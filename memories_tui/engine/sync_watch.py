@@ -11,7 +11,8 @@ synced at once, which catches up what the other devices did. Nothing runs for a 
 its keys and target are only known while it is unlocked; a sync that a lock stops is not a failure.
 A failure is logged by its error code (never a title or a file name) and kept as the target's last
 error, which `memories sync status` shows; the thread carries on and tries again after
-RETRY_SECONDS, doubling up to `every_minutes`.
+RETRY_SECONDS, doubling up to `every_minutes` — local changes made meanwhile wait for that try (a
+person typing beside a target that is away would otherwise start a failing sync every few seconds).
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ class SyncScheduler:
             wait = min(wait, RETRY_SECONDS * 2 ** (seen.failures - 1))
         if now() - seen.synced_at >= wait:
             return True
+        if seen.failures:
+            return False  # a change does not hurry a try at a target that just failed: the backoff does
         mark = self.engine.local_change_mark(vault_id)
         if mark == seen.mark:
             return False

@@ -73,8 +73,22 @@ def test_background_sync_of_two_daemons(tmp_path: Path) -> None:
         folder.rename(tmp_path / "Gone")  # the target vanishes: the error is kept, the daemon carries on
         clock.advance(15 * 60)
         wait_until(lambda: _status(a)["last_error"] is not None, what="the failed sync's error")
+
+        def failures() -> int:
+            log = (a / "daemon" / "daemon.log").read_text(encoding="utf-8")
+            return sum("background sync of" in line and " failed: " in line for line in log.splitlines())
+
+        failed = failures()
+        assert failed >= 1
+        # An edit beside a target that is away waits for the retry: it does not start a failing sync itself.
+        assert call_cli(a, "--json", "memory", "add", "notes", "--title", "Sloe gin",
+                        "--text", "Prick the sloes after the first frost.", passphrase=None).code == 0
+        time.sleep(6)  # the change settles in 2 s and the scheduler looks every second
+        assert failures() == failed
+        clock.advance(60)  # the first retry comes a minute after the failure, edit or not
+        wait_until(lambda: failures() > failed, what="the retry after the failure")
         log = (a / "daemon" / "daemon.log").read_text(encoding="utf-8")
-        assert "Medlar" not in log and "Quince" not in log and str(folder) not in log
+        assert "Medlar" not in log and "Quince" not in log and "Sloe" not in log and str(folder) not in log
 
 
 def test_an_edit_made_while_a_background_sync_runs_is_pushed_right_after_it(tmp_path: Path) -> None:
