@@ -55,11 +55,11 @@ class DaemonPaths:
         return self.folder / "daemon.log"
 
     def ensure_folder(self) -> None:
-        """Create `<home>/daemon` as 0700 (the home too, if missing), or check that an existing
-        one is ours and private."""
+        """Create `<home>/daemon` as 0700 (the home too, and the folders above it, if missing: a
+        fresh account has no ~/.local/share), or check that an existing one is ours and private."""
         for folder in (self.home, self.folder):
             try:
-                folder.mkdir(mode=0o700)
+                folder.mkdir(mode=0o700, parents=folder == self.home)
                 os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask
             except FileExistsError:
                 pass

@@ -85,8 +85,11 @@ class DaemonLink:
                     self.remote = None
                 self.problem = "" if self.remote is not None else N_("another daemon holds the home but does not answer")
                 return
-            except (MemoriesError, OSError) as exc:
-                self.problem = getattr(exc, "message", None) or type(exc).__name__
+            except MemoriesError as exc:
+                self.problem = exc.localized()
+                return
+            except OSError as exc:
+                self.problem = type(exc).__name__
                 return
             host.service.host_lock_in = self._host_lock_in  # `daemon status` tells the TUI's idle lock too
             self.host, self.remote, self.problem = host, None, ""
@@ -152,6 +155,8 @@ class DaemonLink:
         the daemon still derives the key would read as a lock and end the following for good."""
         from ..daemon import UNLOCK
 
+        if self.remote is None and self.host is None and not self._closed:
+            self.start()  # a start that failed (the home's folder in the way, a daemon gone) is tried again
         remote = self.remote
         if remote is None:
             self._active_vault = vault_id

@@ -57,6 +57,31 @@ async def cli(home: Path, *args: str):
     return await asyncio.to_thread(run_cli, home, *args, passphrase=None)
 
 
+async def test_the_tui_serves_a_home_whose_folders_are_not_made_yet(tmp_path: Path) -> None:
+    """A fresh account has no ~/.local/share: the TUI made the home but said "not shared" for
+    the whole session (the daemon folder's parents were not made)."""
+    home = tmp_path / "account" / ".local" / "share" / "memories"
+    app = MemoriesApp(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.daemon_link.host is not None or bool(app.daemon_link.problem), 30)
+        assert app.daemon_link.host is not None, app.daemon_link.problem
+        assert lock_held(home)
+
+
+async def test_a_tui_that_could_not_serve_at_start_serves_from_its_next_unlock(home: Path) -> None:
+    """Something in the way at start (here a file where the daemon folder goes) is said on the
+    status screen; once it is gone, the next unlock serves the CLI and AI clients."""
+    (home / "daemon").write_text("in the way", encoding="utf-8")
+    app = MemoriesApp(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(app.daemon_link.problem), 30)
+        assert app.daemon_link.host is None and "not shared" in app.daemon_link.describe()
+        (home / "daemon").unlink()
+        await unlock_in_tui(pilot)
+        await wait_for(pilot, lambda: app.daemon_link.host is not None, 30)
+        assert daemon_vaults(home) == ["notes"]
+
+
 async def test_the_tui_serves_the_socket_and_one_lock_locks_everyone(home: Path) -> None:
     app = MemoriesApp(Engine.open(home))
     async with app.run_test(size=SIZE) as pilot:
