@@ -56,7 +56,7 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.press("ctrl+end", *" Water", "ctrl+home", *"Basil: ")  # the text's end, then its start
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 2
-                       and "revision 2 of 2" in reader_meta(records))  # the reader follows the reload
+                       and "revision 2 · 2 of 2 kept" in reader_meta(records))  # the reader follows the reload
         assert engine.revisions(vault_id, basil.id) == [1, 2]
         assert records.shown.body == "Basil: Sow basil in late May; it hates cold nights. Water"
 
@@ -66,6 +66,7 @@ async def test_add_edit_revisions_delete(engine: Engine) -> None:
         await pilot.press("down", "enter")  # newest first: down is revision 1
         await wait_for(pilot, lambda: app.screen is records and records.shown.revision == 1)
         assert records.shown.body.startswith("Sow basil in May")
+        assert "revision 1 · 1 of 2 kept" in reader_meta(records)  # its number, then its place (numbers can skip)
 
         # e on an older revision asks: restore it, or edit the latest ("Edit the latest" has the focus)
         await pilot.press("e")

@@ -214,8 +214,9 @@ class RecordsScreen(VaultScreen):
         meta.append("\n")
         meta.append(_("{kind} · revision {revision}").format(kind=kind_name(record.kind), revision=record.revision),
                     style="dim")
-        if len(self.revision_list) > 1:
-            meta.append(" " + _("of {count} ([ older, ] newer)").format(count=len(self.revision_list)), style="dim")
+        if len(self.revision_list) > 1 and record.revision in self.revision_list:  # numbers can skip (a deletion's)
+            meta.append(" · " + _("{position} of {count} kept ([ older, ] newer)").format(
+                position=self.revision_list.index(record.revision) + 1, count=len(self.revision_list)), style="dim")
         meta.append(" · " + _("updated {time}").format(time=record.updated[:16].replace("T", " ")), style="dim")
         if record.tags:
             meta.append("\n" + _("tags: {tags}").format(tags=", ".join(record.tags)), style="dim")
