@@ -35,6 +35,16 @@ class RecordSaved(WorkerMessage):
     record: Record | None = None
     error: str | None = None
     moved_on: Record | None = None  # not saved: the record is at this newer revision now (record_changed)
+    gone: bool = False  # not saved: the record was deleted meanwhile (a sync brought another device's deletion)
+    as_new: bool = False  # saved as a new record in place of the deleted one
+
+
+MARKER_STARTS = ("<<<<<<< ", ">>>>>>> ")  # and "=======": the lines marked_merge and the conflict view write
+
+
+def has_conflict_markers(text: str) -> bool:
+    """Whether `text` still has a whole conflict-marker line as the merges write them."""
+    return any(line.startswith(MARKER_STARTS) or line == "=======" for line in text.splitlines())
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,7 @@ class RecordEditorScreen(VaultScreen):
         self.record = record
         self.restore = restore if record is not None else None
         self.label = label  # says where a prefilled text that is not an older revision comes from (a merge)
+        self.merged = label is not None  # the text is a merge that may have conflict markers: saving them asks
         self.saving = False
 
     def compose(self) -> ComposeResult:
@@ -146,14 +157,25 @@ class RecordEditorScreen(VaultScreen):
         if self.record is not None and draft == self.original:
             self.dismiss(None)  # nothing changed: no new revision
             return
+        if self.merged and has_conflict_markers(draft.body):
+            question = ConfirmScreen(_("Conflict markers left"),
+                                     _("The text still has conflict markers (<<<<<<< … >>>>>>>). Save it with them "
+                                       "anyway?"), yes=_("Save anyway"), no=_("Keep editing"))
+            self.app.push_screen(question, lambda anyway: self._save(draft) if anyway else None)
+            return
+        self._save(draft)
+
+    def _save(self, draft: Draft, *, as_new: bool = False) -> None:
+        if self.saving:
+            return
         self.saving = True
         self.show_error(_("Saving…"))
-        self.save_worker(draft, self.epoch())
+        self.save_worker(draft, self.epoch(), as_new)
 
     @work(thread=True, exclusive=True, group="record-save", exit_on_error=False)
-    def save_worker(self, draft: Draft, epoch: int) -> None:
+    def save_worker(self, draft: Draft, epoch: int, as_new: bool = False) -> None:
         try:
-            if self.record is None:
+            if self.record is None or as_new:
                 saved = self.engine.add_record(self.vault_id, kind=draft.kind, title=draft.title, body=draft.body,
                                                tags=draft.tags)
             else:
@@ -163,13 +185,20 @@ class RecordEditorScreen(VaultScreen):
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(self._not_saved(exc, epoch))
             return
-        self.post_if_live(RecordSaved(epoch, record=saved))
+        self.post_if_live(RecordSaved(epoch, record=saved, as_new=as_new))
 
     def _not_saved(self, exc: Exception, epoch: int) -> RecordSaved:
-        """What a failed save says; when the record moved on (`record_changed`), its newer revision."""
+        """What a failed save says; when the record moved on (`record_changed`), its newer revision;
+        when it is gone (`not_found` and no revision of it left), that it was deleted."""
         if isinstance(exc, MemoriesError) and exc.code == ErrorCode.RECORD_CHANGED and self.record is not None:
             try:
                 return RecordSaved(epoch, moved_on=self.engine.read_record(self.vault_id, self.record.id))
+            except Exception as again:  # noqa: BLE001 - shown inline, never a hung UI
+                exc = again
+        if isinstance(exc, MemoriesError) and exc.code == ErrorCode.NOT_FOUND and self.record is not None:
+            try:
+                if not self.engine.revisions(self.vault_id, self.record.id):
+                    return RecordSaved(epoch, gone=True)
             except Exception as again:  # noqa: BLE001 - shown inline, never a hung UI
                 exc = again
         return RecordSaved(epoch, error=self.describe(exc))
@@ -179,10 +208,29 @@ class RecordEditorScreen(VaultScreen):
         if message.moved_on is not None:
             self._merge_with(message.moved_on)
             return
+        if message.gone:
+            self._offer_new_note()
+            return
         if message.error is not None or message.record is None:
             self.show_error(message.error or _("Not saved."))
             return
+        if message.as_new:
+            self.notify(_("Saved as a new note."), timeout=4)
         self.dismiss(message.record)
+
+    def _offer_new_note(self) -> None:
+        """The record was deleted while it was edited here (a sync brought another device's
+        deletion, or another program deleted it): no revision can be added to it, so the text
+        typed here is offered as a new record of the same kind; it stays in the editor either way."""
+        assert self.record is not None
+        title = self.record.title
+        self.show_error(_("Not saved: “{title}” was deleted (on another device, or elsewhere) while you edited it. "
+                          "Your text is still here; ctrl+s offers to save it as a new note.").format(title=title))
+        question = ConfirmScreen(_("Deleted while you edited it"),
+                                 _("“{title}” was deleted (on another device, or elsewhere) while you edited it. Save "
+                                   "your text as a new note?").format(title=title),
+                                 yes=_("Save as a new note"), no=_("Keep editing"))
+        self.app.push_screen(question, lambda save: self._save(self.draft(), as_new=True) if save else None)
 
     def _merge_with(self, now: Record) -> None:
         """The record moved on while it was edited here (a sync brought another device's edit, or
@@ -204,6 +252,7 @@ class RecordEditorScreen(VaultScreen):
         self.query_one("#editor-tags", Input).value = ", ".join(tags)
         self.query_one("#editor-body", TextArea).text = body
         both = "<<<<<<< " in body and body != draft.body
+        self.merged = self.merged or both
         self.show_error(_("Not saved: this record changed while you edited it (revision {revision}: a sync brought "
                           "another device's edit, or another program wrote it). Your edit is merged into it here{how}. "
                           "Review it, then ctrl+s saves.").format(
