@@ -230,12 +230,11 @@ class SyncOperations:
             return None
 
     def sync_pending(self, vault_id: str) -> int:
-        """How many records were added, edited or deleted here since the last sync (what the next
-        push sends), from the vault's rows without opening any record."""
-        from ..vault.sync_rows import changed_since_sync
+        """How many records the next push sends: added, edited or deleted here since the last sync
+        (from the vault's rows, no record opened), and those a failed upload left waiting."""
+        from ..sync.run import records_to_push
 
-        changed, gone = self._unlocked(vault_id).sync_read(lambda conn, _keys: changed_since_sync(conn))
-        return len(changed) + len(gone)
+        return records_to_push(self._unlocked(vault_id))
 
     def sync_join(self, url: str, passphrase: str, *, endpoint_url: str | None = None, cwd: Path | None = None,
                   name: str | None = None, progress: Callable[[SyncProgress], None] | None = None,

@@ -23,7 +23,7 @@ from .hlc import Clock
 from .merge import Plan, merge_pulled, record_local
 from .push import Uploader, now
 from .revtree import Rev
-from .sealing import bundle_ad, cut_by_size, digest, head_name, seal
+from .sealing import bundle_ad, cut_by_size, digest, head_name, seal, unseal
 from .snapshots import snapshot_name
 from .state import Doc, SyncState
 from .stream import Stream
@@ -46,6 +46,21 @@ def load_state(vault: UnlockedVault) -> SyncState:
     for seq, blob in vault.sync_read(read_outbox).items():
         state.outbox.setdefault(seq, blob)
     return state
+
+
+def records_to_push(vault: UnlockedVault) -> int:
+    """What the next push sends, in records: those added, edited or deleted since the last sync,
+    and those in bundles an earlier sync made but could not upload (a target that refused them):
+    those left the list of local changes when their bundle was made."""
+    changed, gone = vault.sync_read(lambda conn, _keys: changed_since_sync(conn))
+    ids = {record_id for record_id, _rev in changed} | set(gone)
+    outbox, raw = vault.sync_read(read_outbox), vault.sync_state()
+    if outbox and raw is not None:
+        device, aead = SyncState.from_bytes(raw, lambda _ids: {}).device, vault.keys.sync_aead("bundle")
+        for seq, blob in outbox.items():
+            value = unseal(aead, blob, bundle_ad(vault.keys.vault_id, device, seq), f"Bundle {seq} waiting to upload")
+            ids.update(str(item["id"]) for item in value["revs"])
+    return len(ids)
 
 
 def run_sync(vault: UnlockedVault, target: Target, *, progress: ProgressFn | None = None,

@@ -125,7 +125,8 @@ def _sync(entries: list[Any]) -> list[Section]:
         rows = (Row(_("target"), tilde(entry.url)),
                 Row(_("last sync"), entry.last_sync or _("not yet")),
                 Row(_("pending"), pending),
-                Row(_("last error"), entry.last_error or _("none"), warn=bool(entry.last_error)),
+                Row(_("last error"), _("{code} (s syncs now and shows what went wrong)").format(code=entry.last_error)
+                    if entry.last_error else _("none"), warn=bool(entry.last_error)),
                 Row(_("conflicts"), _n("{n:,} record with conflicting edits (marked ⇄ in Records, where c goes to it)",
                                        "{n:,} records with conflicting edits (marked ⇄ in Records, where c goes to each)",
                                        entry.conflicts).format(n=entry.conflicts) if entry.conflicts else _("none"),

@@ -67,7 +67,7 @@ class SyncNotices:
             return
         if self._error:
             app.notify(_("Syncing with {target} failed ({code}); nothing was lost, and it is tried again in the "
-                         "background. The status screen shows more.").format(target=tilde(entry.url),
+                         "background. s on the status screen (t) syncs now and shows what went wrong.").format(target=tilde(entry.url),
                                                                               code=self._error),
                        title=_("Sync"), severity="warning", timeout=10, markup=False)
         else:

@@ -23,6 +23,19 @@ def _set_writable(folder: Path, writable: bool) -> None:
         path.chmod(0o700 if writable else 0o500)
 
 
+def _records_to_push(home: Path) -> int:
+    """What `sync status` and the TUI's status screen count where the vault is open."""
+    from memories_tui.engine import Engine
+    from tests.helpers.vaults import PASS, cheap_kdf
+
+    with cheap_kdf():
+        engine = Engine.open(home)
+        try:
+            return engine.sync_pending(engine.unlock("notes", PASS).vault_id)
+        finally:
+            engine.close()
+
+
 def _one_clear_line(result, code: str) -> None:  # noqa: ANN001 - a tests.helpers.cli.Result
     assert result.code != 0
     assert json.loads(result.stdout)["error"]["code"] == code, result.stdout
@@ -47,6 +60,7 @@ def test_a_read_only_folder_is_one_clear_line_and_nothing_is_lost(tmp_path):
         refused = run_cli_as(a, "--json", "sync", "notes", preexec=obey_permissions)
         _one_clear_line(refused, "sync_target_readonly")
         assert not list(folder.rglob("*.tmp")), "a temporary upload was left behind"
+        assert _records_to_push(a) == 1  # in the bundle the refused upload left waiting, still to push
     finally:
         _set_writable(folder, True)
     assert call_cli(a, "sync", "notes").code == 0

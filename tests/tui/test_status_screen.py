@@ -118,6 +118,7 @@ async def test_sync_state_shows_in_status(engine: Engine, tmp_path) -> None:
         assert rows[(title, "target")].value.endswith("Sync")
         assert rows[(title, "last sync")].value.startswith("20")
         assert rows[(title, "last error")].warn and rows[(title, "last error")].value.startswith("sync_")
+        assert "s syncs now and shows what went wrong" in rows[(title, "last error")].value
         assert rows[(title, "conflicts")].value == "none"
         assert rows[(title, "pending")].value == "2 records to push"  # one write, two records: counted here
         assert "d lists them" in rows[(title, "devices")].value
