@@ -17,7 +17,7 @@ from .. import __version__, testhooks
 # The fingerprint of the API this build's clients speak: lifecycle.served_fingerprint() of this
 # build, which a test keeps equal to it (tests/integration/test_daemon_handshake.py prints the
 # new value when the served API changed). Here so a served command line can name it cheaply.
-API_FINGERPRINT = "034b601fa136aa62"
+API_FINGERPRINT = "c73c61c20bd8e14a"
 VERSION_HEADER = "X-Memories-Version"  # the two headers a request names its build in (daemon/handshake.py)
 API_HEADER = "X-Memories-Api"
 SOCKET = ("daemon", "daemon.sock")

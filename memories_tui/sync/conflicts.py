@@ -31,7 +31,9 @@ def listed(vault: UnlockedVault, state: SyncState) -> list[Conflict]:
         for rev_id, payload in kept.items():
             value = json.loads(payload) if payload is not None else {}
             base = _base_body(vault, state, record_id, doc, rev_id) if payload is not None else None
-            revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body"), base))
+            here = doc is not None and rev_id in doc.tree.revs and doc.tree.revs[rev_id].device == state.device
+            revisions.append(ConflictRevision(rev_id, payload is None, value.get("title"), value.get("body"), base,
+                                              here))
         out.append(Conflict(record_id, winner_title, revisions))
     return out
 

@@ -37,6 +37,7 @@ class ConflictRevision(Jsonable):
     title: str | None
     body: str | None
     base: str | None = None  # the body both sides came from, when this vault still holds it
+    here: bool = False  # made on this device (e.g. a deletion made here that another device's edit beat)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
         assert synced.code == 0
     assert "`memories memory conflicts notes`" in synced.stdout, synced.stdout  # the name the user gave
     shown = [call_cli(home, "--json", "memory", "conflicts", "notes").json["conflicts"] for home in (a, b)]
+    here = [[kept.pop("here") for c in listing for kept in c["kept"]] for listing in shown]
+    assert len(here[0]) == 1 and here[0] == [not h for h in here[1]]  # the edit that lost was made on one of them
     assert shown[0] == shown[1] and [c["record_id"] for c in shown[0]] == [rid]
     for home in (a, b):  # reading the record says so, and the listing shows the text that lost and what to do
         assert call_cli(home, "--json", "memory", "read", "notes", rid).json["conflict"] is True

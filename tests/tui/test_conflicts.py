@@ -185,3 +185,86 @@ async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) 
     assert rid not in b.records() and b.engine.conflicts(b.vault_id) == []
     a.close()
     b.close()
+
+
+def _deleted_on_a_edited_on_b(tmp_path):
+    """A deletes "Kyoto" while b edits it; b syncs, then a: the edit wins, a keeps its own deletion."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add("Kyoto", "Temples.")
+    a.add("Other note", "untouched")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.delete(rid)
+    b.edit(rid, "Temples and gardens.")
+    b.sync()
+    a.sync()
+    return a, b, rid
+
+
+async def test_the_device_that_deleted_is_told_its_deletion_lost(tmp_path) -> None:
+    """On the deleting device the view said the record was edited here and another device deleted
+    it; it says this device deleted it, and o lets that deletion win on every device."""
+    from memories_tui.tui.screens.confirm import ConfirmScreen
+
+    a, b, rid = _deleted_on_a_edited_on_b(tmp_path)
+    assert [(k.deleted, k.here) for k in a.engine.conflicts(a.vault_id)[0].kept] == [(True, True)]
+    b.sync()  # b gets a's deletion: from another device there
+    assert [(k.deleted, k.here) for k in b.engine.conflicts(b.vault_id)[0].kept] == [(True, False)]
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_conflict(pilot, app, a, rid)
+        summary = static_text(screen.query_one("#conflict-summary", Static))
+        assert summary.startswith("“Kyoto” was deleted here while another device edited it; the edit won.")
+        assert "(your deletion wins)" in summary and "edited here" not in summary
+        other = static_text(screen.query_one("#conflict-other Static", Static))
+        assert other == "Your deletion on this device (another device's edit won over it)."
+        assert "Temples and gardens." in static_text(screen.query_one("#conflict-winner Static", Static))
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#yes"))
+        assert "Your deletion wins" in " ".join(static_text(s) for s in app.screen.query(Static))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and len(app.screen.records) == 1)
+        assert rid not in a.records() and a.engine.conflicts(a.vault_id) == []
+        a.sync()
+    b.sync()
+    assert rid not in b.records() and b.engine.conflicts(b.vault_id) == []
+    a.close()
+    b.close()
+
+
+async def test_keep_both_and_merge_do_not_apply_against_a_deletion(tmp_path) -> None:
+    """b acted as "keep shown" and m did nothing, silently: both are gone from the footer, pressed
+    anyway they say why and change nothing; w then keeps the edit on every device."""
+    from memories_tui.tui.screens.help import screen_keys
+    from tests.helpers.pilot import footer_keys
+
+    a, b, rid = _deleted_on_a_edited_on_b(tmp_path)
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        screen = await _open_conflict(pilot, app, a, rid)
+        await pilot.pause()
+        shown = footer_keys(screen)
+        assert "Keep shown" in shown and "Keep other" in shown
+        assert "Keep both" not in shown and "Merge" not in shown
+        helped = [k.description for k in screen_keys(screen, app)]  # F1 leaves them out too
+        assert any(d.startswith("Keep shown") for d in helped)
+        assert not any(d.startswith(("Keep both", "Merge")) for d in helped)
+        for key in ("b", "m"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is screen, key
+            assert [str(n.message) for n in app._notifications] == [
+                "There is no other text to keep or merge: the other side is a deletion. w keeps the edit, o lets "
+                "the deletion win."], key
+        assert a.engine.conflicts(a.vault_id) != [] and len(a.records()) == 2
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)
+        assert a.records()[rid][2] == "Temples and gardens." and a.engine.conflicts(a.vault_id) == []
+        a.sync()
+    b.sync()
+    assert b.records()[rid][2] == "Temples and gardens." and b.engine.conflicts(b.vault_id) == []
+    a.close()
+    b.close()

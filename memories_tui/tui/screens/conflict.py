@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -16,6 +17,7 @@ from textual.widgets import Static
 from ...engine import Conflict, ConflictRevision, Record, marked_merge
 from ...errors import MemoriesError
 from ...i18n import N_, _
+from ..textual_adapter import node_bindings
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
@@ -30,6 +32,9 @@ def merge_text(winner: Record, other: ConflictRevision) -> str:
     if other.base is not None:
         return marked_merge(other.base, winner.body, other.body or "", mine, theirs)
     return f"<<<<<<< {mine}\n{winner.body.rstrip()}\n=======\n{(other.body or '').rstrip()}\n>>>>>>> {theirs}\n"
+
+
+_TEXT_ACTIONS = ("keep_both", "merge")  # they need the other side's text: not against a deletion
 
 
 class ConflictScreen(VaultScreen):
@@ -51,7 +56,8 @@ class ConflictScreen(VaultScreen):
         self.conflict = conflict
         live = [k for k in conflict.kept if not k.deleted]
         self.other: ConflictRevision | None = live[0] if live else None
-        # the other side is a deletion an edit beat: o lets it win (the record goes on every device)
+        # the other side is a deletion an edit beat: o lets it win (the record goes on every device);
+        # it was made here (another device's edit beat it) or on another device (this one's edit did)
         self.deletion = next((k for k in conflict.kept if k.deleted), None) if self.other is None else None
 
     def compose(self) -> ComposeResult:
@@ -63,11 +69,18 @@ class ConflictScreen(VaultScreen):
             with VerticalScroll(id="conflict-other", classes="conflict-side"):
                 if self.other is not None:
                     yield Static(self._side(_("Other device"), self.other.title or "", self.other.body or ""))
+                elif self.deletion is not None and self.deletion.here:
+                    yield Static(Text(_("Your deletion on this device (another device's edit won over it)."),
+                                      style="italic"))
                 else:
                     yield Static(Text(_("A deletion on another device (an edit won over it)."), style="italic"))
         yield AppFooter()
 
     def _summary(self) -> Text:
+        if self.deletion is not None and self.deletion.here:
+            return Text(_("“{title}” was deleted here while another device edited it; the edit won. w keeps the "
+                          "edit, o deletes it on every device (your deletion wins).").format(title=self.record.title),
+                        style="yellow")
         if self.deletion is not None:
             return Text(_("“{title}” was edited here while another device deleted it; the edit won. w keeps it, o "
                           "deletes it on every device (the deletion wins).").format(title=self.record.title),
@@ -82,6 +95,21 @@ class ConflictScreen(VaultScreen):
         text.append(title + "\n\n", style="bold")
         text.append(body)
         return text
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Against a deletion there is no other text: keep both and merge are not offered."""
+        if action in _TEXT_ACTIONS and self.deletion is not None:
+            return False
+        return super().check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A hidden key pressed anyway (keep both, merge against a deletion) says why it does nothing."""
+        if self.deletion is None:
+            return
+        if any(key == event.key and binding.action in _TEXT_ACTIONS for key, binding in node_bindings(self)):
+            event.stop()
+            self.notify(_("There is no other text to keep or merge: the other side is a deletion. w keeps the edit, "
+                          "o lets the deletion win."), severity="warning", timeout=6)
 
     def _done(self, note: str) -> None:
         self.notify(note, timeout=4)
@@ -100,10 +128,10 @@ class ConflictScreen(VaultScreen):
 
     def action_keep_other(self) -> None:
         if self.deletion is not None:
-            question = ConfirmScreen(_("Delete this record on every device?"),
-                                     _("The other device's deletion wins: the next sync deletes “{title}” on every "
-                                       "device.").format(title=self.record.title), yes=_("Delete"), no=_("Keep it"),
-                                     danger=True)
+            detail = (_("Your deletion wins: the next sync deletes “{title}” on every device.") if self.deletion.here
+                      else _("The other device's deletion wins: the next sync deletes “{title}” on every device."))
+            question = ConfirmScreen(_("Delete this record on every device?"), detail.format(title=self.record.title),
+                                     yes=_("Delete"), no=_("Keep it"), danger=True)
             self.app.push_screen(question, self._delete_answered)
             return
         if self.other is None:
