@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..i18n import N_, Message, _, _n, localized
-from .text import tilde, tilde_paths
+from .text import tilde, tilde_paths, utc_stamp
 
 # the engine's fixed model descriptions (others name a model or folder and are shown as they are)
 MODEL_STATES = (N_("not installed"), N_("remote service unusable"), N_("EmbeddingGemma 300M Q4 (pinned build)"))
@@ -123,7 +123,7 @@ def _sync(entries: list[Any]) -> list[Section]:
                        _n("{n:,} local change to push", "{n:,} local changes to push", entry.pending).format(
                            n=entry.pending) if entry.pending else _("none"))
         rows = (Row(_("target"), tilde(entry.url)),
-                Row(_("last sync"), entry.last_sync or _("not yet")),
+                Row(_("last sync"), utc_stamp(entry.last_sync) or _("not yet")),
                 Row(_("pending"), pending),
                 Row(_("last error"), _("{code} (s syncs now and shows what went wrong)").format(code=entry.last_error)
                     if entry.last_error else _("none"), warn=bool(entry.last_error)),

@@ -95,6 +95,13 @@ def plain(value: object, style: str = "") -> Text:
     return Text("" if value is None else str(value), style=style)
 
 
+def utc_stamp(stamp: str | None) -> str | None:
+    """An ISO UTC stamp (`2026-12-07T11:34:01Z`) as the tables show times: `2026-12-07 11:34:01 UTC`."""
+    if not stamp:
+        return None
+    return stamp.replace("T", " ").removesuffix("Z") + (" UTC" if stamp.endswith("Z") else "")
+
+
 def tilde(path: str | os.PathLike[str]) -> str:
     """A path as people see it: the home folder written `~` (`~/notes`, not `/home/ana/notes`)."""
     text = str(path)

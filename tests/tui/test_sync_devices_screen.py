@@ -60,6 +60,8 @@ async def test_lists_both_devices_and_forgets_the_other_one_after_asking(two_dev
         screen = await _devices_screen(pilot, app, a)
         await wait_for(pilot, lambda: len(screen.devices) == 2)
         assert str(folder) in _intro(screen) and "1 other device." in _intro(screen)
+        # both homes are on this machine and named after it: the screen says how to tell them apart
+        assert "Several devices are named" in _intro(screen) and "device_name" in _intro(screen)
         table = screen.query_one("#devices-table", DataTable)
         mine = next(n for n, d in enumerate(screen.devices) if d.this_device)
         assert "(this device)" in str(table.get_row_at(mine)[0])
@@ -77,7 +79,9 @@ async def test_lists_both_devices_and_forgets_the_other_one_after_asking(two_dev
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes")))
         await pilot.click("#yes")
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and len(screen.devices) == 1)
-        assert screen.devices[0].this_device and "No other device has joined" in _intro(screen)
+        assert screen.devices[0].this_device and "No other device is listed" in _intro(screen)
+        assert "was forgotten" in _intro(screen) and "Several devices" not in _intro(screen)
+        assert "f" not in screen.active_bindings  # nothing left to forget: not offered
         assert other not in {d.device for d in a.engine.sync_devices(a.vault_id)}
         assert "From b" in {title for _kind, title, _body in a.records().values()}  # its changes stay
 
@@ -93,6 +97,7 @@ async def test_x_stops_syncing_here_after_asking_and_s_sets_it_up_again(two_devi
         await wait_for(pilot, lambda: isinstance(app.screen, SyncDevicesScreen) and screen.target is None
                        and "does not sync yet" in _intro(screen))
         assert a.engine.sync_status(a.vault_id) == [] and any(folder.iterdir())  # the target is left as it was
+        assert "x" not in screen.active_bindings and "f" not in screen.active_bindings and "s" in screen.active_bindings
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
 

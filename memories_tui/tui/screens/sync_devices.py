@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from ...engine import DeviceInfo, TargetEntry
 from ...i18n import N_, _, _n
 from ..messages import WorkerMessage
-from ..text import plain, tilde
+from ..text import plain, tilde, utc_stamp
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from .base import VaultScreen
@@ -97,6 +97,14 @@ class SyncDevicesScreen(VaultScreen):
             return
         self.post_if_live(DevicesLoaded(epoch, target=target, devices=devices))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer offers forgetting only with another device listed, stopping only with a target."""
+        if action == "forget":
+            return any(not d.this_device for d in self.devices)
+        if action == "stop_syncing":
+            return self.target is not None
+        return super().check_action(action, parameters)
+
     def on_devices_loaded(self, message: DevicesLoaded) -> None:
         if not self.epoch_live(message.epoch):
             return
@@ -104,6 +112,7 @@ class SyncDevicesScreen(VaultScreen):
         table = self.query_one("#devices-table", DataTable)
         table.clear()
         self.devices, self.target = message.devices or [], message.target
+        self.refresh_bindings()
         if message.error is not None:
             stop = ("\n" + _("x stops syncing this vault here, if that target is gone for good.")
                     if self.target is not None else "")
@@ -119,14 +128,24 @@ class SyncDevicesScreen(VaultScreen):
         others = sum(1 for d in self.devices if not d.this_device)
         intro.update(Text("\n".join([
             _("Syncs with {target}; last sync {time}.").format(target=tilde(self.target.url),
-                                                                 time=self.target.last_sync or _("not yet")),
+                                                                 time=utc_stamp(self.target.last_sync) or _("not yet")),
             _n("{n} other device.", "{n} other devices.", others).format(n=others) if others else
-            _("No other device has joined yet: `memories sync join TARGET` on it, or \"Join from another device\" "
-              "in its Memories."),
+            _("No other device is listed (one that has not sent changes yet, or was forgotten, is not). To add one: "
+              "\"Join from another device\" in its Memories, or `memories sync join TARGET` there."),
             *([_("A device is listed once a sync of it sent changes.")] if not self.devices else []),
+            *self._same_names(),
         ])))
         if self.devices:
             table.focus()
+
+    def _same_names(self) -> list[str]:
+        """A hint when two devices give themselves the same name (two machines called after their host)."""
+        names = [d.name for d in self.devices if d.name]
+        shared = sorted({name for name in names if names.count(name) > 1})
+        if not shared:
+            return []
+        return [_("Several devices are named {names}: set `device_name` under [sync] in each one's config.toml "
+                  "to tell them apart.").format(names=", ".join(f"“{name}”" for name in shared))]
 
     def _highlighted(self) -> DeviceInfo | None:
         row = self.query_one("#devices-table", DataTable).cursor_row
@@ -148,10 +167,12 @@ class SyncDevicesScreen(VaultScreen):
 
         self.app.push_screen(ConfirmScreen(
             _("Forget {device}?").format(device=label),
-            _n("It is left out of this vault's device list. Its {n} bundle of changes stays, and it is listed again "
-               "if it syncs again. Forget a device that is lost or retired, so that its old bundles can be deleted.",
-               "It is left out of this vault's device list. Its {n} bundles of changes stay, and it is listed again "
-               "if it syncs again. Forget a device that is lost or retired, so that its old bundles can be deleted.",
+            _n("It is left out of this vault's device list; what its {n} bundle of changes did stays in the vault on "
+               "every device, and it is listed again if it syncs again. Forget a device that is lost or retired: "
+               "the target then stops keeping old bundles for it to read.",
+               "It is left out of this vault's device list; what its {n} bundles of changes did stays in the vault on "
+               "every device, and it is listed again if it syncs again. Forget a device that is lost or retired: "
+               "the target then stops keeping old bundles for it to read.",
                device.bundles).format(n=device.bundles),
             yes=_("Forget"), danger=True), answered)
 
