@@ -68,7 +68,8 @@ class ConflictScreen(VaultScreen):
                 yield Static(self._side(_("Shown (the winner)"), self.record.title, self.record.body))
             with VerticalScroll(id="conflict-other", classes="conflict-side"):
                 if self.other is not None:
-                    yield Static(self._side(_("Other device"), self.other.title or "", self.other.body or ""))
+                    side = _("This device's edit") if self.other.here else _("Other device")  # the one that lost
+                    yield Static(self._side(side, self.other.title or "", self.other.body or ""))
                 elif self.deletion is not None and self.deletion.here:
                     yield Static(Text(_("Your deletion on this device (another device's edit won over it)."),
                                       style="italic"))
