@@ -67,7 +67,8 @@ class SyncOperations:
             raise SyncError(msg(
                 "{target} does not hold vault {name}, which has synced through another target: its devices' changes "
                 "are there. To move to {target}, copy everything the old target holds into it, then run `memories "
-                "sync add` with it on each device. To stop syncing here: `memories sync remove {name}`.",
+                "sync add` with it on each device. To stop syncing here: `memories sync remove {name}` (in the TUI: "
+                "Sync devices, then x).",
                 target=spec.url, name=vault.name), code=ErrorCode.SYNC_TARGET_EXISTS)
         adopted = record is not None and adopt_passphrase(vault, record)
         if not adopted:  # a newer passphrase set on another device is taken, never overwritten
@@ -264,8 +265,9 @@ class SyncOperations:
         files = engine._files
         here = next((v for v in files.list() if v.vault_id == record.vault_id), None)
         if here is not None:  # joined before, or a join stopped part-way: a sync finishes it
-            raise SyncError(msg("This home already has this vault, {name} ({vault_id}); run `memories sync {name}` "
-                                "to bring it up to date.", name=here.name, vault_id=record.vault_id),
+            raise SyncError(msg("This home already has this vault, {name} ({vault_id}); sync it to bring it up to "
+                                "date: `memories sync {name}`, or open it in the TUI and Sync now.", name=here.name,
+                                vault_id=record.vault_id),
                             code=ErrorCode.SYNC_ALREADY_JOINED)
         joined = join.open_record(record, passphrase)
         try:

@@ -77,7 +77,8 @@ class SyncTargetScreen(EnterMovesOn, ModalScreen[bool]):
                 "A folder that Syncthing, Dropbox, iCloud Drive, a NAS or a USB disk carries; s3://BUCKET/PREFIX "
                 "(keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile); or a WebDAV https:// URL such "
                 "as Nextcloud's (MEMORIES_WEBDAV_USERNAME / MEMORIES_WEBDAV_PASSWORD or ~/.netrc). Only ciphertext "
-                "goes there. Then, on each other device: memories sync join TARGET.")), id="target-help")
+                "goes there. Then, on each other device: \"Join from another device\" in Memories, or memories sync join "
+                "TARGET.")), id="target-help")
             yield from target_inputs("target")
             yield Input(placeholder=_("Passphrase of this vault"), password=True, id="target-passphrase")
             yield Static("", id="target-error")
