@@ -271,3 +271,32 @@ async def test_keep_both_and_merge_do_not_apply_against_a_deletion(tmp_path) -> 
     assert b.records()[rid][2] == "Temples and gardens." and b.engine.conflicts(b.vault_id) == []
     a.close()
     b.close()
+
+
+async def test_m_on_a_file_asset_says_it_cannot_be_merged(tmp_path) -> None:
+    """m on two edits of a file asset did nothing, silently: it says why and changes nothing."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    scan = tmp_path / "scan.bin"
+    scan.write_bytes(bytes(range(256)) * 3)
+    rid = a.engine.add_asset(a.vault_id, scan, "scan").id
+    a.add("Other note", "untouched")
+    a.sync()
+    b = joined_device(tmp_path / "b", str(folder))
+    a.engine.update_record(a.vault_id, rid, title="scan on a")
+    b.engine.update_record(b.vault_id, rid, title="scan on b")
+    for device in (a, b, a):
+        device.sync()
+    b.close()
+    app = MemoriesApp(a.engine)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        screen = await _open_conflict(pilot, app, a, rid)
+        app.clear_notifications()
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen is screen
+        assert [str(n.message) for n in app._notifications] == [
+            "A file asset cannot be merged: w keeps the shown file, o the other device's, b both."]
+        assert len(a.engine.conflicts(a.vault_id)) == 1
+    a.close()

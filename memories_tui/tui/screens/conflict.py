@@ -164,7 +164,11 @@ class ConflictScreen(VaultScreen):
             title=copies[0].title) if copies else _("Kept the shown text; the next sync ends the conflict everywhere."))
 
     def action_merge(self) -> None:
-        if self.other is None or self.record.kind == "asset":
+        if self.other is None:
+            return
+        if self.record.kind == "asset":
+            self.notify(_("A file asset cannot be merged: w keeps the shown file, o the other device's, b both."),
+                        severity="warning", timeout=6)
             return
         draft = replace(self.record, body=merge_text(self.record, self.other))
         label = (_("Merged; the parts both devices changed are between conflict markers: edit them into one; ctrl+s "
