@@ -17,6 +17,8 @@ from tests.helpers.snapshots import check
 from tests.helpers.sync import first_device, joined_device
 from tests.tui.test_snapshots import language, masks_for, pinned_clocks, shot, snap_home  # noqa: F401 - fixtures
 
+DELETION = "deleted on one device while edited on another"  # what the reader says of such a record
+
 
 @pytest.fixture
 def conflicted(tmp_path):
@@ -38,7 +40,7 @@ def conflicted(tmp_path):
     a.close()
 
 
-async def _open_conflict(pilot, app, a, rid) -> ConflictScreen:
+async def _open_conflict(pilot, app, a, rid, said: str = "edited on two devices at once") -> ConflictScreen:
     records = await open_records(pilot, app, a.vault_id)
     await wait_for(pilot, lambda: records.records and records.conflicted == {rid})
     row = next(n for n, r in enumerate(records.records) if r.id == rid)
@@ -48,7 +50,7 @@ async def _open_conflict(pilot, app, a, rid) -> ConflictScreen:
     assert str(table.get_row_at(row)[1]).startswith("⇄ ")
     other_row = 1 - row
     assert not str(table.get_row_at(other_row)[1]).startswith("⇄")
-    assert "edited on two devices at once" in static_text(records.query_one("#reader-meta", Static))
+    assert said in static_text(records.query_one("#reader-meta", Static))
     await pilot.press("c")
     await wait_for(pilot, lambda: isinstance(app.screen, ConflictScreen))
     return app.screen
@@ -171,7 +173,7 @@ async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) 
         device.sync()
     app = MemoriesApp(a.engine)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _open_conflict(pilot, app, a, rid)
+        screen = await _open_conflict(pilot, app, a, rid, DELETION)
         assert "another device deleted it" in static_text(screen.query_one("#conflict-summary", Static))
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -217,7 +219,7 @@ async def test_the_device_that_deleted_is_told_its_deletion_lost(tmp_path) -> No
     assert [(k.deleted, k.here) for k in b.engine.conflicts(b.vault_id)[0].kept] == [(True, False)]
     app = MemoriesApp(a.engine)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _open_conflict(pilot, app, a, rid)
+        screen = await _open_conflict(pilot, app, a, rid, DELETION)
         summary = static_text(screen.query_one("#conflict-summary", Static))
         assert summary.startswith("“Kyoto” was deleted here while another device edited it; the edit won.")
         assert "(your deletion wins)" in summary and "edited here" not in summary
@@ -246,7 +248,7 @@ async def test_keep_both_and_merge_do_not_apply_against_a_deletion(tmp_path) -> 
     a, b, rid = _deleted_on_a_edited_on_b(tmp_path)
     app = MemoriesApp(a.engine)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
-        screen = await _open_conflict(pilot, app, a, rid)
+        screen = await _open_conflict(pilot, app, a, rid, DELETION)
         await pilot.pause()
         shown = footer_keys(screen)
         assert "Keep shown" in shown and "Keep other" in shown

@@ -34,6 +34,7 @@ from .editor import RecordEditorScreen, RevisionChoice, RevisionsScreen
 class RecordsLoaded(WorkerMessage):
     records: list[Record] = field(default_factory=list)
     conflicted: set[str] = field(default_factory=set)  # records edited on two devices at once
+    against_deletion: set[str] = field(default_factory=set)  # of those, edited on one and deleted on another
     error: str | None = None
 
 
@@ -92,6 +93,7 @@ class RecordsScreen(VaultScreen):
         self.column_widths: tuple[int, ...] = ()
         self._rows_shown: list[tuple[str, int]] | None = None
         self.conflicted: set[str] = set()
+        self.against_deletion: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -119,11 +121,13 @@ class RecordsScreen(VaultScreen):
     def load_worker(self, epoch: int) -> None:
         try:
             records = self.engine.list_records(self.vault_id)
-            conflicted = {c.record_id for c in self.engine.conflicts(self.vault_id)}
+            conflicts = self.engine.conflicts(self.vault_id)
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(RecordsLoaded(epoch, error=self.describe(exc)))
             return
-        self.post_if_live(RecordsLoaded(epoch, records=records, conflicted=conflicted))
+        self.post_if_live(RecordsLoaded(epoch, records=records, conflicted={c.record_id for c in conflicts},
+                                        against_deletion={c.record_id for c in conflicts
+                                                          if any(k.deleted for k in c.kept)}))
 
     def on_records_loaded(self, message: RecordsLoaded) -> None:
         if not self.epoch_live(message.epoch):
@@ -136,7 +140,7 @@ class RecordsScreen(VaultScreen):
         selected = self.shown.id if self.shown else None
         before, conflicted_before = self.signature, self.conflicted
         self.records = message.records
-        self.conflicted = message.conflicted
+        self.conflicted, self.against_deletion = message.conflicted, message.against_deletion
         signature = frozenset((r.id, r.revision) for r in self.records)
         unchanged = signature == self.signature
         if self.signature is not None and not unchanged:
@@ -226,7 +230,10 @@ class RecordsScreen(VaultScreen):
             meta.append("\n" + _("⚠ its file is gone from the source folder (since {time}); kept until "
                                   "`source sync --prune`").format(time=str(record.metadata["source_gone"])[:16]
                                                                  .replace("T", " ")), style="yellow")
-        if record.id in self.conflicted:
+        if record.id in self.against_deletion:
+            meta.append("\n" + _("⇄ deleted on one device while edited on another; the edit is shown: c asks "
+                                  "which wins"), style="bold yellow")
+        elif record.id in self.conflicted:
             meta.append("\n" + _("⇄ edited on two devices at once: c compares the two and keeps one, both or "
                                   "a merge"), style="bold yellow")
         meta.append(f"\nid {record.id}", style="dim")
