@@ -574,6 +574,15 @@ MUTANTS: tuple[Mutant, ...] = (
            "memories_tui/tui/screens/editor.py", (("        if self.merged and has_conflict_markers(draft.body):",
                                                    "        if False:"),),
            ("tests/tui/test_editor_sync.py::test_a_merge_with_conflict_markers_left_asks_before_saving",)),
+    Mutant("tui-conflict-asset-merge-silent", "m on two edits of a file asset does nothing, silently",
+           "memories_tui/tui/screens/conflict.py", (('        if self.record.kind == "asset":\n            self.notify(',
+                                                     '        if self.record.kind == "asset":\n            return\n'
+                                                     '            self.notify('),),
+           ("tests/tui/test_conflicts.py::test_m_on_a_file_asset_says_it_cannot_be_merged",)),
+    Mutant("tui-reader-deletion-called-two-edits", "the reader says 'edited on two devices at once' of a record "
+           "deleted on one device and edited on another",
+           "memories_tui/tui/screens/records.py", (("        if record.id in self.against_deletion:", "        if False:"),),
+           ("tests/tui/test_conflicts.py::test_the_device_that_deleted_is_told_its_deletion_lost",)),
     Mutant("sync-pull-waits-for-each-large-bundle", "after a large bundle the next is fetched only when read (a "
            "join over a real link takes the download plus the vault work)",
            "memories_tui/sync/ahead.py", (("LARGE_AHEAD = 2", "LARGE_AHEAD = 0"),),
