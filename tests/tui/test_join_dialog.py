@@ -86,6 +86,8 @@ async def test_an_empty_home_joins_from_the_first_run_form(tmp_path: Path, cheap
         await pilot.press("enter")
         await wait_for(pilot, lambda: "[wrong_passphrase]" in _stage(app))
         assert engine.list_vaults() == [] and isinstance(app.screen, JoinScreen)
+        field = app.screen.query_one("#join-passphrase", Input)  # greyed while it joined: back, and where to retype
+        assert not field.disabled and app.screen.focused is field
         await _fill(pilot, app, passphrase=PASS)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and app.screen.records)
@@ -133,9 +135,12 @@ async def test_esc_cancels_a_join_whose_server_stopped_answering(slow, tmp_path:
         hold("stall")
         await pilot.click("#join")
         _when_held(waiting)  # the join record is being read
+        fields = list(app.screen.query(Input))  # greyed while it joins: a name typed now would change nothing
+        assert fields and all(field.disabled for field in fields)
         await pilot.press("escape")
         await wait_for(pilot, lambda: "[cancelled]" in _stage(app), timeout=WAIT)
         assert engine.list_vaults() == [] and isinstance(app.screen, JoinScreen)
+        assert not any(field.disabled for field in fields) and app.screen.focused is fields[0]
         hold("")
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, CreateVaultScreen))

@@ -111,6 +111,7 @@ class JoinScreen(EnterMovesOn, ModalScreen["VaultInfo | None"]):
         endpoint = self.query_one("#join-endpoint", Input).value.strip() or None
         name = self.query_one("#join-name", Input).value.strip() or None
         self.running = True
+        self._fields(enabled=False)  # what is typed while it joins would change nothing: say so by greying them
         self.cancel.clear()
         self._say(_("Reading {target}…").format(target=url), error=False)
         self.query_one("#join-bar", ProgressBar).display = True
@@ -139,17 +140,23 @@ class JoinScreen(EnterMovesOn, ModalScreen["VaultInfo | None"]):
             show_progress(message.progress, self.query_one("#join-stage", Static), self.query_one("#join-bar",
                                                                                                   ProgressBar))
 
+    def _fields(self, *, enabled: bool) -> None:
+        for field in self.query(Input):
+            field.disabled = not enabled
+
     def _failed(self, exc: MemoriesError) -> None:
         self.running = False
+        self._fields(enabled=True)
         self.query_one("#join-bar", ProgressBar).display = False
         if isinstance(exc, CancelledError):
-            self._say(f"{tilde_paths(exc.localized())} [{exc.code}]", error=False)
+            self._say(f"{tilde_paths(exc.localized())} [{exc.code}]", "#join-url", error=False)
             return
         if exc.code == ErrorCode.VAULT_EXISTS:  # the engine's words name the CLI's --as; here it is a field
             self._say(_("This home already has a vault with that name: give this one another name below.")
                       + f" [{exc.code}]", "#join-name")
             return
-        self._say(f"{tilde_paths(exc.localized())} [{exc.code}]")
+        self._say(f"{tilde_paths(exc.localized())} [{exc.code}]",
+                  "#join-passphrase" if exc.code == ErrorCode.WRONG_PASSPHRASE else "#join-url")
 
     def _say(self, text: str, focus: str | None = None, *, error: bool = True) -> None:
         self.query_one("#join-stage", Static).update(Text(text, style="bold red" if error else "dim"))
