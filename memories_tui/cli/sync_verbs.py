@@ -24,6 +24,7 @@ from ..i18n import _, _n, msg
 from .context import Context
 from .output import Payload, clean
 from .progress import ProgressReport
+from .served_credentials import says_whose_credentials
 
 if TYPE_CHECKING:
     import argparse
@@ -75,7 +76,7 @@ def register(sub: Any, memory: Any, verb: Verb, group: Callable[..., Any]) -> No
              "memories sync devices notes")
     p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p = verb(sync, "forget", cmd_sync_forget, _("Leave a device out of a vault's device list (a lost or retired "
-                                                "one); its changes stay. It is listed again if it syncs again."),
+                                                "one); its changes stay. It is listed again if it sends changes again."),
              "memories sync forget notes 3f2a9c0d")
     p.add_argument("vault", metavar="VAULT_ID", help=_VAULT_HELP())
     p.add_argument("device", metavar="DEVICE", help=_("its id, a unique start of it, or its name"))
@@ -192,6 +193,7 @@ def _cancellable(work: Callable[[threading.Event], T]) -> T:
     return done[0]
 
 
+@says_whose_credentials
 def cmd_sync_add(ctx: Context) -> Payload:
     """No passphrase asked when the resident engine holds the vault, unless it changed since the unlock."""
     vault_id = ctx.unlock(ctx.args.vault)
@@ -216,6 +218,7 @@ def cmd_sync_add(ctx: Context) -> Payload:
     return entry.to_json()
 
 
+@says_whose_credentials
 def cmd_sync_now(ctx: Context) -> Payload:
     try:
         vault_id = ctx.unlock(ctx.args.vault)  # through the resident engine when it holds the vault
@@ -268,7 +271,8 @@ def cmd_sync_status(ctx: Context) -> Payload:
     names = {v.vault_id: v.name for v in ctx.engine.list_vaults()} if entries else {}
     if not ctx.json:
         if not entries:
-            print(_("No vault syncs yet. Add a target with: memories sync add VAULT FOLDER"))
+            print(_("No vault syncs on this device. Add a target with: memories sync add VAULT TARGET (a folder, "
+                    "s3://BUCKET/PREFIX or a WebDAV https:// URL)."))
         else:
             ctx.table([_("VAULT"), _("VAULT_ID"), _("TARGET"), _("LAST SYNC"), _("PENDING"), _("LAST ERROR"),
                        _("CONFLICTS")],
@@ -342,6 +346,7 @@ def cmd_sync_join(ctx: Context) -> Payload:
     return report.to_json()
 
 
+@says_whose_credentials
 def cmd_sync_devices(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     devices = ctx.engine.sync_devices(vault_id)
@@ -355,6 +360,7 @@ def cmd_sync_devices(ctx: Context) -> Payload:
     return {"vault_id": vault_id, "devices": [d.to_json() for d in devices]}
 
 
+@says_whose_credentials
 def cmd_sync_forget(ctx: Context) -> Payload:
     vault_id = ctx.unlock(ctx.args.vault)
     gone = ctx.engine.sync_forget(vault_id, ctx.args.device)

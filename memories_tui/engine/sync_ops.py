@@ -46,7 +46,7 @@ class SyncOperations:
         if not spec.on_this_machine and vault.settings().get("device_only", False):
             raise PolicyError(msg(
                 "Vault {name} is device-only: its data never goes to a machine other than this one, and {target} "
-                "is not on this machine. Use a folder (or an S3 endpoint on 127.0.0.1), or turn device-only off "
+                "is not on this machine. Use a folder (or an S3 or WebDAV server on 127.0.0.1), or turn device-only off "
                 "with `memories vault policy`.", name=vault.name, target=spec.url))
         return open_target(spec)
 
@@ -134,8 +134,9 @@ class SyncOperations:
         vault = self._unlocked(vault_id)
         entry = self._registry.get(vault.vault_id)
         if entry is None:
-            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
+            raise UsageError(msg("Vault {name} does not sync on this device: `memories sync add {name} TARGET` "
+                                 "(a folder, s3://BUCKET/PREFIX or a WebDAV https:// URL).", name=vault.name),
+                             code=ErrorCode.SYNC_NO_TARGET)
         try:
             watched = self._watched(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault,
                                     progress, cancel)
@@ -369,8 +370,9 @@ class SyncOperations:
 
         entry = self._registry.get(vault.vault_id)
         if entry is None:
-            raise UsageError(msg("Vault {name} has no sync target yet: `memories sync add {name} FOLDER` (or "
-                                 "s3://BUCKET/PREFIX).", name=vault.name), code=ErrorCode.SYNC_NO_TARGET)
+            raise UsageError(msg("Vault {name} does not sync on this device: `memories sync add {name} TARGET` "
+                                 "(a folder, s3://BUCKET/PREFIX or a WebDAV https:// URL).", name=vault.name),
+                             code=ErrorCode.SYNC_NO_TARGET)
         return self._watched(self._open_target(TargetSpec(entry.url, entry.endpoint_url), vault), vault)
 
     @staticmethod

@@ -233,7 +233,7 @@ def _bundle(get: Callable[[str], bytes | None], keys: VaultKeys, device: str, nu
     blob = _fetch(get, bundle_name(device, number), out)
     if blob is None:
         raise SyncObjectGoneError(msg("Bundle {number} of device {device} is missing from the sync target although "
-                                    "its head names a later one (dropped, or a sync tool has not copied it yet: "
+                                    "its head names it or a later one (dropped, or a sync tool has not copied it yet: "
                                     "sync again later). Nothing was changed here.", number=number, device=device))
     value = unseal(keys.sync_aead("bundle"), blob, bundle_ad(keys.vault_id, device, number),
                    f"Bundle {number} of device {device}")

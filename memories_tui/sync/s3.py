@@ -59,7 +59,8 @@ class S3Target:
             import boto3
             from botocore.config import Config
         except ImportError:
-            raise SyncError(msg("S3 targets need boto3: pip install 'memories-tui[s3]'."),
+            raise SyncError(msg("S3 targets need boto3, in Memories' s3 extra: pipx install --force '.[s3]' from the clone (or "
+                                "pipx inject memories-tui boto3; in a virtualenv, pip install '.[s3]')."),
                             code=ErrorCode.SYNC_S3_UNAVAILABLE) from None
         bucket, _, prefix = spec.url[5:].partition("/")
         self.bucket = bucket
@@ -71,6 +72,11 @@ class S3Target:
         try:
             self._client: Any = _client(boto3, spec.endpoint_url, config)
         except Exception as exc:  # noqa: BLE001 - botocore raises many kinds for a bad profile or region
+            if type(exc).__name__ == "ProfileNotFound":  # a credentials matter, not an unreachable store
+                raise SyncError(msg("The AWS profile {profile} (AWS_PROFILE) is in neither ~/.aws/config nor "
+                                    "~/.aws/credentials; name a profile they have, or unset AWS_PROFILE.",
+                                    profile=os.environ.get("AWS_PROFILE", "?")),
+                                code=ErrorCode.SYNC_TARGET_CREDENTIALS) from None
             raise SyncError(msg("Cannot set up the S3 client for {url}: {problem}.", url=spec.url,
                                 problem=type(exc).__name__), code=ErrorCode.SYNC_TARGET_UNREACHABLE) from None
 

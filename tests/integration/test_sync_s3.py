@@ -87,6 +87,20 @@ def test_refused_credentials_are_a_clear_error_that_does_not_show_them(s3_env, t
     assert not list((tmp_path / "b").glob("vaults/*.mvault"))  # nothing made here
 
 
+def test_an_unknown_aws_profile_is_a_credentials_error_that_names_it(tmp_path, monkeypatch):
+    """It was "Cannot set up the S3 client …: ProfileNotFound.", sync_target_unreachable."""
+    from memories_tui.sync.s3 import S3Target
+    from memories_tui.sync.targets import spec_from
+
+    (tmp_path / "config").write_text("[profile laptop]\nregion = us-east-1\n", encoding="utf-8")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    with pytest.raises(MemoriesError) as caught:
+        S3Target(spec_from("s3://bucket/prefix", "http://127.0.0.1:9"))
+    assert caught.value.code == "sync_target_credentials" and "no-such-profile" in caught.value.message
+
+
 def test_an_unreachable_endpoint_is_a_clear_error(s3_env, tmp_path, cheap_kdf):
     from tests.helpers.seaweed import _free_port
 

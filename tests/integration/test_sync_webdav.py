@@ -385,3 +385,28 @@ def test_a_redirect_names_the_url_to_use_instead(tmp_path, cheap_kdf, monkeypatc
     assert caught.value.code == "sync_bad_target"
     assert "https://cloud.example.com/remote.php/dav/files/me/Memories/join" in caught.value.message
     assert "x=1" not in caught.value.message
+
+
+def test_a_daemon_without_this_shells_credentials_says_so(dav_env, tmp_path):
+    """`memories sync` runs in the daemon when it holds the vault, and the daemon reads credentials
+    from its own environment: with them exported only in this shell, the 401 said "not set" of
+    variables that were set. It now names them (never their values) and the ways out."""
+    from tests.helpers.cli import call_cli
+    from tests.helpers.daemon import daemon, unlock
+    from tests.helpers.dav import PASSWORD, USER
+
+    shell = {"MEMORIES_WEBDAV_USERNAME": USER, "MEMORIES_WEBDAV_PASSWORD": PASSWORD}  # exported here only
+    home, url = tmp_path / "a", _collection(dav_env, "daemon-env")
+    assert call_cli(home, "vault", "create", "notes").code == 0
+    assert call_cli(home, "sync", "add", "notes", url, env=shell).code == 0  # this process: they work
+    (home / "config.toml").write_text("[daemon]\nidle_lock_minutes = 0\n[sync]\nbackground = false\n",
+                                      encoding="utf-8")
+    with daemon(home):  # started without MEMORIES_WEBDAV_* (the helpers drop MEMORIES_ settings)
+        assert unlock(home, "notes").code == 0
+        failed = call_cli(home, "--json", "sync", "notes", passphrase=None, env=shell)
+        error = failed.json["error"]
+        assert error["code"] == "sync_target_credentials", failed.stdout
+        assert "ran in the Memories daemon" in error["message"] and "daemon restart" in error["message"]
+        assert "MEMORIES_WEBDAV_USERNAME, MEMORIES_WEBDAV_PASSWORD" in error["message"]
+        assert PASSWORD not in failed.stdout + failed.stderr
+    assert call_cli(home, "--no-daemon", "sync", "notes", env=shell).code == 0  # as the sentence says

@@ -54,7 +54,7 @@ class SyncDevicesScreen(VaultScreen):
     GUIDE = N_("Every device that syncs this vault, as its sealed head in the sync target says: the name it gives "
                "itself, how many bundles of changes it wrote, how many of them this device has read, and when it "
                "last wrote (its own clock). f forgets the highlighted device (a lost or retired one: its changes "
-               "stay, and it is listed again if it syncs again); x stops syncing this vault on this device (the "
+               "stay, and it is listed again if it sends changes again); x stops syncing this vault on this device (the "
                "target and the other devices are unchanged); s syncs now; r reloads.")
     DEFAULT_CSS = """
     #devices-box { height: 1fr; }
@@ -168,10 +168,10 @@ class SyncDevicesScreen(VaultScreen):
         self.app.push_screen(ConfirmScreen(
             _("Forget {device}?").format(device=label),
             _n("It is left out of this vault's device list; what its {n} bundle of changes did stays in the vault on "
-               "every device, and it is listed again if it syncs again. Forget a device that is lost or retired: "
+               "every device, and it is listed again if it sends changes again. Forget a device that is lost or retired: "
                "the target then stops keeping old bundles for it to read.",
                "It is left out of this vault's device list; what its {n} bundles of changes did stays in the vault on "
-               "every device, and it is listed again if it syncs again. Forget a device that is lost or retired: "
+               "every device, and it is listed again if it sends changes again. Forget a device that is lost or retired: "
                "the target then stops keeping old bundles for it to read.",
                device.bundles).format(n=device.bundles),
             yes=_("Forget"), danger=True), answered)
