@@ -583,6 +583,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "deleted on one device and edited on another",
            "memories_tui/tui/screens/records.py", (("        if record.id in self.against_deletion:", "        if False:"),),
            ("tests/tui/test_conflicts.py::test_the_device_that_deleted_is_told_its_deletion_lost",)),
+    Mutant("cli-daemon-credentials-unexplained", "a sync the daemon ran without this shell's credentials says only "
+           "that they are not set",
+           "memories_tui/cli/served_credentials.py", (("if exc.code != ErrorCode.SYNC_TARGET_CREDENTIALS or not served "
+                                                       "or not here:", "if True:"),),
+           ("tests/integration/test_sync_webdav.py::test_a_daemon_without_this_shells_credentials_says_so",)),
+    Mutant("sync-s3-unknown-profile-unreachable", "an unknown AWS_PROFILE is reported as an unreachable store",
+           "memories_tui/sync/s3.py", (('if type(exc).__name__ == "ProfileNotFound":', "if False:"),),
+           ("tests/integration/test_sync_s3.py::test_an_unknown_aws_profile_is_a_credentials_error_that_names_it",)),
     Mutant("sync-pull-waits-for-each-large-bundle", "after a large bundle the next is fetched only when read (a "
            "join over a real link takes the download plus the vault work)",
            "memories_tui/sync/ahead.py", (("LARGE_AHEAD = 2", "LARGE_AHEAD = 0"),),
