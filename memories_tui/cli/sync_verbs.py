@@ -379,7 +379,11 @@ def cmd_memory_conflicts(ctx: Context) -> Payload:
         for conflict in conflicts:
             print(ctx.bold(f"{conflict.record_id}  {clean(conflict.title or _('(deleted)'))}"))
             for kept in conflict.kept:
-                shown = _("a deletion (an edit won over it)") if kept.deleted else clean(kept.title or "")
+                if kept.deleted:
+                    shown = (_("this device's deletion (another device's edit won over it)") if kept.here
+                             else _("a deletion (an edit won over it)"))
+                else:
+                    shown = clean(kept.title or "") + ("  " + _("(this device's edit)") if kept.here else "")
                 print(f"  {kept.revision}  {shown}")
                 if not kept.deleted and kept.body is not None:
                     print(ctx.dim(f"    {_preview(kept.body)}"))

@@ -33,13 +33,14 @@ def test_sync_verbs_from_add_to_conflicts(tmp_path):
     here = [[kept.pop("here") for c in listing for kept in c["kept"]] for listing in shown]
     assert len(here[0]) == 1 and here[0] == [not h for h in here[1]]  # the edit that lost was made on one of them
     assert shown[0] == shown[1] and [c["record_id"] for c in shown[0]] == [rid]
-    for home in (a, b):  # reading the record says so, and the listing shows the text that lost and what to do
+    for home, made_here in zip((a, b), here, strict=True):  # reading the record says so; the listing shows
         assert call_cli(home, "--json", "memory", "read", "notes", rid).json["conflict"] is True
         read = call_cli(home, "memory", "read", "notes", rid).stdout
         assert f"`memories memory resolve notes {rid}`" in read, read
         listed = call_cli(home, "memory", "conflicts", "notes").stdout
         lost = shown[0][0]["kept"][0]
         assert lost["revision"] in listed and f"    {lost['body']}" in listed and "--keep-both" in listed, listed
+        assert ("(this device's edit)" in listed) == made_here[0], listed  # the text that lost, whose, what to do
     assert "conflict" not in call_cli(a, "--json", "memory", "read", "notes", rid, "--revision", "1").json
     status = call_cli(a, "--json", "sync", "status", passphrase=None).json["targets"]
     assert [(s["name"], s["vault_id"], s["url"], s["conflicts"], s["last_error"]) for s in status] == [
