@@ -36,7 +36,6 @@ class RecordSaved(WorkerMessage):
     error: str | None = None
     moved_on: Record | None = None  # not saved: the record is at this newer revision now (record_changed)
     gone: bool = False  # not saved: the record was deleted meanwhile (a sync brought another device's deletion)
-    as_new: bool = False  # saved as a new record in place of the deleted one
 
 
 MARKER_STARTS = ("<<<<<<< ", ">>>>>>> ")  # and "=======": the lines marked_merge and the conflict view write
@@ -185,7 +184,7 @@ class RecordEditorScreen(VaultScreen):
         except Exception as exc:  # noqa: BLE001 - shown inline, never a hung UI
             self.post_if_live(self._not_saved(exc, epoch))
             return
-        self.post_if_live(RecordSaved(epoch, record=saved, as_new=as_new))
+        self.post_if_live(RecordSaved(epoch, record=saved))
 
     def _not_saved(self, exc: Exception, epoch: int) -> RecordSaved:
         """What a failed save says; when the record moved on (`record_changed`), its newer revision;
@@ -214,8 +213,6 @@ class RecordEditorScreen(VaultScreen):
         if message.error is not None or message.record is None:
             self.show_error(message.error or _("Not saved."))
             return
-        if message.as_new:
-            self.notify(_("Saved as a new note."), timeout=4)
         self.dismiss(message.record)
 
     def _offer_new_note(self) -> None:

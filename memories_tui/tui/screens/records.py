@@ -316,7 +316,8 @@ class RecordsScreen(VaultScreen):
             self.notify(exc.localized(), severity="error", markup=False)
             return
         if record.revision == latest.revision:
-            await self.app.push_screen(RecordEditorScreen(self.vault_id, latest), self._saved)
+            await self.app.push_screen(RecordEditorScreen(self.vault_id, latest),
+                                       lambda saved: self._saved(saved, editing=latest.id))
             return
         question = ConfirmScreen(
             _("Revision {revision} of {latest}").format(revision=record.revision, latest=latest.revision),
@@ -329,14 +330,21 @@ class RecordsScreen(VaultScreen):
                                    if restore is not None else None)
 
     def _edit(self, latest: Record, restore: Record | None) -> None:
-        self.app.push_screen(RecordEditorScreen(self.vault_id, latest, restore=restore), self._saved)
+        self.app.push_screen(RecordEditorScreen(self.vault_id, latest, restore=restore),
+                             lambda saved: self._saved(saved, editing=latest.id))
 
-    def _saved(self, record: Record | None) -> None:
+    def _saved(self, record: Record | None, editing: str | None = None) -> None:
+        """`editing`: the record the editor was opened on; another one back is the text saved as a
+        new note because that one was deleted meanwhile (editor.py)."""
         if record is None:
             return
         self.shown = record
-        self.notify(_("Saved revision {revision}.").format(revision=record.revision) if record.revision > 1
-                    else _("Saved."), timeout=3)
+        if editing is not None and record.id != editing:
+            said = _("Saved as a new note.")
+        else:
+            said = (_("Saved revision {revision}.").format(revision=record.revision) if record.revision > 1
+                    else _("Saved."))
+        self.notify(said, timeout=3)
         self.action_reload()
 
     def action_delete(self) -> None:
