@@ -56,10 +56,12 @@ class SyncNotices:
 
     def seen(self, app: App[object], vault_id: str, entry: TargetEntry | None) -> None:
         """Notify a failure that is new (the first look at a vault counts an old one as new) and
-        the first good sync after one."""
+        the first good sync after one. The records list reloads when a sync ended since the last
+        look, and at the first look at a vault: the sync its unlock starts may have ended before it
+        (a fresh start showed the list from before that sync until it was left)."""
         before = self._error if vault_id == self._vault else None
         ended = (entry.last_sync, entry.counter_at_sync) if entry is not None else None
-        if vault_id == self._vault and ended != self._ended and ended is not None and self._synced is not None:
+        if ended is not None and self._synced is not None and (vault_id != self._vault or ended != self._ended):
             self._synced(vault_id)
         self._ended = ended
         self._vault, self._error = vault_id, entry.last_error if entry is not None else None

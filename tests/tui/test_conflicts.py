@@ -94,11 +94,13 @@ async def test_keep_other_and_merge_in_the_editor(conflicted) -> None:
 async def test_keep_the_other_revision(conflicted) -> None:
     a, rid, _winner, loser = conflicted
     app = MemoriesApp(a.engine)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await _open_conflict(pilot, app, a, rid)
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen) and not app.screen.conflicted)
         assert a.records()[rid][2] == loser and a.engine.conflicts(a.vault_id) == []
+        whose = "this device's" if loser == "Train at 10." else "the other device's"  # a wrote "Train at 10."
+        assert f"Kept {whose} text" in " ".join(str(n.message) for n in app._notifications)
 
 
 async def test_side_by_side_snapshot(snap_home, pinned_clocks, language) -> None:  # noqa: F811
@@ -174,7 +176,8 @@ async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) 
     app = MemoriesApp(a.engine)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_conflict(pilot, app, a, rid, DELETION)
-        assert "another device deleted it" in static_text(screen.query_one("#conflict-summary", Static))
+        assert "edited on one device while another deleted it" in static_text(screen.query_one("#conflict-summary",
+                                                                                                 Static))
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")  # no: nothing changes

@@ -70,3 +70,26 @@ async def test_s_on_the_status_screen_syncs_now_and_says_how_it_went(tmp_path) -
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
     engine.close()
     a.close()
+
+
+async def test_the_list_shows_what_a_sync_brought_before_the_app_first_looked(tmp_path) -> None:
+    """A fresh start: the sync the unlock starts can end before the app's first look at the
+    target, and the list stayed as it was before that sync until it was left. (Here the sync
+    runs beside the app, as another process's would, before its first look 5 s in.)"""
+    import asyncio
+
+    from tests.helpers.pilot import open_records
+    from tests.helpers.sync import SYNC_PASS, news_for_a_joined_device
+
+    a, _folder = news_for_a_joined_device(tmp_path)  # b has not fetched "Medlar tart" yet
+    (tmp_path / "b" / "config.toml").write_text("[sync]\nbackground = false\n", encoding="utf-8")
+    engine = Engine.open(tmp_path / "b")
+    engine.unlock(a.vault_id, SYNC_PASS)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        records = await open_records(pilot, app, a.vault_id)
+        await wait_for(pilot, lambda: bool(records.records))
+        assert "Medlar tart" not in {r.title for r in records.records}
+        await asyncio.to_thread(engine.sync_now, a.vault_id)
+        await wait_for(pilot, lambda: "Medlar tart" in {r.title for r in records.records}, 30)
+    a.close()

@@ -83,8 +83,8 @@ class ConflictScreen(VaultScreen):
                           "edit, o deletes it on every device (your deletion wins).").format(title=self.record.title),
                         style="yellow")
         if self.deletion is not None:
-            return Text(_("“{title}” was edited here while another device deleted it; the edit won. w keeps it, o "
-                          "deletes it on every device (the deletion wins).").format(title=self.record.title),
+            return Text(_("“{title}” was edited on one device while another deleted it; the edit won. w keeps it, "
+                          "o deletes it on every device (the deletion wins).").format(title=self.record.title),
                         style="yellow")
         return Text(_("“{title}” was edited on two devices at once. w keeps the shown text, o the other, b keeps "
                       "both (the other as a new record), m merges them in the editor.").format(
@@ -142,7 +142,9 @@ class ConflictScreen(VaultScreen):
         except MemoriesError as exc:
             self._failed(exc)
             return
-        self._done(_("Kept the other device's text; the next sync ends the conflict everywhere."))
+        self._done(_("Kept this device's text; the next sync ends the conflict everywhere.")
+                   if self.other.here else
+                   _("Kept the other device's text; the next sync ends the conflict everywhere."))
 
     def _delete_answered(self, yes: bool | None) -> None:
         if not yes or self.deletion is None:
