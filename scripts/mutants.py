@@ -591,6 +591,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("sync-s3-unknown-profile-unreachable", "an unknown AWS_PROFILE is reported as an unreachable store",
            "memories_tui/sync/s3.py", (('if type(exc).__name__ == "ProfileNotFound":', "if False:"),),
            ("tests/integration/test_sync_s3.py::test_an_unknown_aws_profile_is_a_credentials_error_that_names_it",)),
+    Mutant("tui-first-look-keeps-a-stale-list", "a sync that ended before the app's first look at the target "
+           "leaves the list as it was before it",
+           "memories_tui/tui/sync_notice.py", (("(vault_id != self._vault or ended != self._ended)",
+                                                "(vault_id == self._vault and ended != self._ended)"),),
+           ("tests/tui/test_sync_notice.py::test_the_list_shows_what_a_sync_brought_before_the_app_first_looked",)),
+    Mutant("tui-conflict-own-text-kept-as-other", "o says it kept the other device's text when it kept this device's",
+           "memories_tui/tui/screens/conflict.py", (("                   if self.other.here else",
+                                                     "                   if False else"),),
+           ("tests/tui/test_conflicts.py::test_keep_the_other_revision",)),
     Mutant("sync-pull-waits-for-each-large-bundle", "after a large bundle the next is fetched only when read (a "
            "join over a real link takes the download plus the vault work)",
            "memories_tui/sync/ahead.py", (("LARGE_AHEAD = 2", "LARGE_AHEAD = 0"),),
