@@ -277,6 +277,21 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
         self.daemon_link.close()
         super().exit(*args, **kwargs)
 
+    async def action_quit(self) -> None:
+        """ctrl+q: an editor holding unsaved text asks first, as its esc does (a note a sync deleted
+        while it was edited is what this keeps); anything else quits at once."""
+        from .screens.confirm import ConfirmScreen
+        from .screens.editor import RecordEditorScreen
+
+        unsaved = any(isinstance(s, RecordEditorScreen) and s.has_unsaved_text() for s in self.screen_stack)
+        if not unsaved or getattr(self.screen, "quit_question", False):
+            self.exit()
+            return
+        question = ConfirmScreen(_("Unsaved changes"), _("Quit without saving? What you typed in the editor is lost."),
+                                 yes=_("Quit"), no=_("Keep editing"), danger=True)
+        question.quit_question = True  # type: ignore[attr-defined]  # ctrl+q on it quits
+        self.push_screen(question, lambda leave: self.exit() if leave else None)
+
     async def action_lock(self) -> None:
         """Zero keys and indexes, pop every screen showing vault data, back to the unlock screen."""
         info = await self.backed_up_before_lock(self.vault)  # `[backup] every_hours` (data_actions.py)

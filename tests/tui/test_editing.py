@@ -191,3 +191,38 @@ async def test_saving_over_a_change_made_meanwhile_merges_instead_of_dropping_it
                 assert "240 °C" in saved.body and "deep brown" in saved.body
             else:
                 assert saved.body.endswith("turns dark brown.\n") and "<<<<<<<" not in saved.body
+
+
+async def test_ctrl_q_with_unsaved_text_in_the_editor_asks_first(engine: Engine) -> None:
+    """ctrl+q quit at once and lost what the editor held; esc asked. Now both ask, with "Keep
+    editing" the default; with nothing typed, ctrl+q still quits at once."""
+    vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        records = await unlock_to_records(pilot, app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        editor = app.screen
+        await pilot.press("ctrl+end", *" unsaved words")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "Quit without saving?" in static_text(app.screen.query_one("#confirm-text", Static))
+        await pilot.press("enter")  # Keep editing
+        await wait_for(pilot, lambda: app.screen is editor)
+        assert editor.query_one("#editor-body", TextArea).text.endswith(" unsaved words")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert records.vault_id  # the list was open beneath
+
+
+async def test_ctrl_q_with_nothing_typed_quits_at_once(engine: Engine) -> None:
+    vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await unlock_to_records(pilot, app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running)

@@ -259,6 +259,10 @@ class RecordEditorScreen(VaultScreen):
     def show_error(self, text: str) -> None:
         self.query_one("#editor-error", Static).update(Text(text))
 
+    def has_unsaved_text(self) -> bool:
+        """Whether leaving now loses what was typed (or a merge not saved yet)."""
+        return self.is_mounted and self.draft() != self.original
+
     def action_back(self) -> None:
         if self.saving:
             return
