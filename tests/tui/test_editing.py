@@ -226,3 +226,15 @@ async def test_ctrl_q_with_nothing_typed_quits_at_once(engine: Engine) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RecordEditorScreen))
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running)
+
+
+async def test_older_and_newer_at_the_ends_say_so(engine: Engine) -> None:
+    """`[` and `]` past the ends did nothing, silently."""
+    vault_with_notes(engine)
+    app = MemoriesApp(engine)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        records = await unlock_to_records(pilot, app)
+        await wait_for(pilot, lambda: records.shown is not None)
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert "This is the only revision kept." in [str(n.message) for n in app._notifications]

@@ -103,6 +103,7 @@ async def test_esc_cancels_a_sync_whose_server_stopped_answering(slow, tmp_path:
         await wait_for(pilot, lambda: not dialog.running, timeout=WAIT)
         text = _dialog_text(app)
         assert "Sync cancelled." in text and "nothing was changed here" in text and "[cancelled]" in text
+        assert not dialog.query_one("#sync-bar").display  # an unfinished bar went on pulsing under it
         assert sorted(r.title for r in engine.list_records(vault_id)) == before
         hold("")
         await pilot.press("escape")

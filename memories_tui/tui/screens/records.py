@@ -251,17 +251,21 @@ class RecordsScreen(VaultScreen):
         self.notify(_("Raw text") if raw else _("Rendered Markdown"), timeout=2)
 
     def action_revision(self, step: int) -> None:
-        if self.shown is None or len(self.revision_list) < 2:
+        if self.shown is None:
             return
         try:
             pos = self.revision_list.index(self.shown.revision) + step
         except ValueError:
             return
-        if 0 <= pos < len(self.revision_list):
-            try:
-                self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
-            except MemoriesError as exc:
-                self.notify(exc.localized(), severity="error", markup=False)
+        if not 0 <= pos < len(self.revision_list):  # said, as the keys otherwise seem to do nothing
+            self.notify(_("This is the only revision kept.") if len(self.revision_list) < 2 else
+                        _("This is the oldest revision kept.") if step < 0 else _("This is the newest revision."),
+                        timeout=3)
+            return
+        try:
+            self.show_record(self.engine.read_record(self.vault_id, self.shown.id, self.revision_list[pos]))
+        except MemoriesError as exc:
+            self.notify(exc.localized(), severity="error", markup=False)
 
     def action_conflict(self) -> None:
         from .conflict import ConflictScreen

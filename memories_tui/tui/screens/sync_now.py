@@ -70,10 +70,11 @@ def outcome_line(report: SyncReport) -> str:
 
 
 def conflicts_line(report: SyncReport) -> str:
-    return _n("{n} record has edits made on two devices at once: it is marked ⇄ in the records list, where c "
-              "compares them.",
-              "{n} records have edits made on two devices at once: they are marked ⇄ in the records list, where c "
-              "compares them.", report.conflicts).format(n=report.conflicts) if report.conflicts else ""
+    return _n("{n} record was changed on two devices at once (two edits, or an edit and a deletion): it is "
+              "marked ⇄ in the records list, where c compares them.",
+              "{n} records were changed on two devices at once (two edits, or an edit and a deletion): they are "
+              "marked ⇄ in the records list, where c compares them.", report.conflicts).format(
+                  n=report.conflicts) if report.conflicts else ""
 
 
 def start_sync(app: MemoriesApp, vault_id: str, name: str, then: Callable[[], None] | None = None, *,
@@ -190,6 +191,7 @@ class SyncNowScreen(ModalScreen[None]):
             result.update(Text("\n".join(line for line in lines if line) + "\n\n" + _("esc closes")))
             return
         error = message.error
+        bar.display = False  # nothing moves any more: an unfinished bar went on pulsing under the failure
         if isinstance(error, CancelledError):
             stage.update(Text(_("Sync cancelled."), style="bold yellow"))
         else:
