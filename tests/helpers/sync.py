@@ -60,6 +60,19 @@ def joined_device(home: Path, target: str, endpoint_url: str | None = None) -> D
     return Device(engine, report.vault_id)
 
 
+def a_note_on_two_devices(tmp_path: Path, title: str, body: str, kind: str = "memory",
+                          tags: tuple[str, ...] = ()) -> tuple[Device, Device, str]:
+    """Device a (home a) with the note and an untouched "Other note", synced through a folder
+    (tmp_path/Sync), and device b joined to it: (a, b, the note's id); both open."""
+    folder = tmp_path / "Sync"
+    folder.mkdir()
+    a = first_device(tmp_path / "a", str(folder))
+    rid = a.add(title, body, kind=kind, tags=tags)
+    a.add("Other note", "untouched")
+    a.sync()
+    return a, joined_device(tmp_path / "b", str(folder)), rid
+
+
 def news_for_a_joined_device(tmp_path: Path) -> tuple[Device, Path]:
     """Device A (home a) pushed "Quince jam", home b joined the folder, then A pushed "Medlar
     tart": what b must still fetch itself. (A, open; the folder.)"""

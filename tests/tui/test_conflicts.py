@@ -14,7 +14,7 @@ from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from tests.helpers.pilot import PASS, open_records, static_text, wait_for
 from tests.helpers.snapshots import check
-from tests.helpers.sync import first_device, joined_device
+from tests.helpers.sync import a_note_on_two_devices, first_device, joined_device
 from tests.tui.test_snapshots import language, masks_for, pinned_clocks, shot, snap_home  # noqa: F401 - fixtures
 
 DELETION = "deleted on one device while edited on another"  # what the reader says of such a record
@@ -23,13 +23,7 @@ DELETION = "deleted on one device while edited on another"  # what the reader sa
 @pytest.fixture
 def conflicted(tmp_path):
     """Device a's engine with one record whose edits on a and b did not see each other."""
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Trip plan", "Train at 9.")
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Trip plan", "Train at 9.")
     a.edit(rid, "Train at 10.")
     b.edit(rid, "Bus at 8.")
     for device in (a, b, a):
@@ -123,13 +117,8 @@ async def test_side_by_side_snapshot(snap_home, pinned_clocks, language) -> None
 
 
 async def test_merge_puts_markers_only_around_the_part_both_devices_changed(tmp_path) -> None:
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Trip plan", "Day one\nTrain at 9.\n\nDay two\nMuseum.\n\nDay three\nHome.\n")
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Trip plan",
+                                      "Day one\nTrain at 9.\n\nDay two\nMuseum.\n\nDay three\nHome.\n")
     a.edit(rid, "Day one\nTrain at 10.\n\nDay two\nMuseum.\n\nDay three\nHome by plane.\n")
     b.edit(rid, "Day one\nBus at 8.\n\nDay two\nMuseum and park.\n\nDay three\nHome.\n")
     for device in (a, b, a):
@@ -162,13 +151,7 @@ async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) 
     deletes the record, and the other device deletes it too at its next sync."""
     from memories_tui.tui.screens.confirm import ConfirmScreen
 
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Old plan", "Train at 9.")
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Old plan", "Train at 9.")
     a.edit(rid, "Train at 10.")
     b.delete(rid)
     for device in (a, b, a):
@@ -197,13 +180,7 @@ async def test_o_lets_a_deletion_from_another_device_win_after_asking(tmp_path) 
 
 def _deleted_on_a_edited_on_b(tmp_path):
     """A deletes "Kyoto" while b edits it; b syncs, then a: the edit wins, a keeps its own deletion."""
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Kyoto", "Temples.")
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Kyoto", "Temples.")
     a.delete(rid)
     b.edit(rid, "Temples and gardens.")
     b.sync()

@@ -13,7 +13,7 @@ from memories_tui.tui.screens.conflict import ConflictScreen
 from memories_tui.tui.screens.editor import RecordEditorScreen
 from memories_tui.tui.screens.records import RecordsScreen
 from tests.helpers.pilot import open_records, static_text, wait_for
-from tests.helpers.sync import first_device, joined_device
+from tests.helpers.sync import a_note_on_two_devices, first_device
 
 
 async def _edit(pilot, app, records: RecordsScreen, record_id: str) -> RecordEditorScreen:
@@ -32,13 +32,8 @@ async def test_a_note_deleted_by_a_sync_while_edited_is_saved_as_a_new_note(tmp_
     it said "No record … in vault notes." at every try and only esc (losing the text) got out.
     Now it says what happened and offers to save the text as a new note (Keep editing keeps
     the editor as it is)."""
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Trip plan", "Train at 9.", kind="card", tags=("travel", "june"))
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Trip plan", "Train at 9.", kind="card",
+                                      tags=("travel", "june"))
     app = MemoriesApp(b.engine)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -85,13 +80,7 @@ async def test_a_merge_with_conflict_markers_left_asks_before_saving(tmp_path) -
     """m on a conflict opens the three-way merge with markers around the line both devices
     changed; ctrl+s at once saved the markers (and they synced to every device). Now it asks,
     Keep editing (the focused answer) saves nothing, and Save anyway saves the text as it is."""
-    folder = tmp_path / "Sync"
-    folder.mkdir()
-    a = first_device(tmp_path / "a", str(folder))
-    rid = a.add("Trip plan", "Day one\nTrain at 9.\n\nDay two\nMuseum.\n")
-    a.add("Other note", "untouched")
-    a.sync()
-    b = joined_device(tmp_path / "b", str(folder))
+    a, b, rid = a_note_on_two_devices(tmp_path, "Trip plan", "Day one\nTrain at 9.\n\nDay two\nMuseum.\n")
     a.edit(rid, "Day one\nTrain at 10.\n\nDay two\nMuseum.\n")
     b.edit(rid, "Day one\nBus at 8.\n\nDay two\nMuseum.\n")
     for device in (a, b, a):
