@@ -536,7 +536,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/integration/test_sync_background.py::test_background_sync_of_two_daemons",)),
     Mutant("sync-pending-ignores-the-outbox", "records in a bundle a refused upload left waiting are not counted as "
            "to push (the TUI's status said 'pending none')",
-           "memories_tui/sync/run.py", (("    if outbox and raw is not None:", "    if False:"),),
+           "memories_tui/sync/run.py", (("    for seq, blob in state.outbox.items():\n        value = unseal(",
+                                         "    for seq, blob in {}.items():\n        value = unseal("),),
            ("tests/integration/test_sync_faults.py::test_a_read_only_folder_is_one_clear_line_and_nothing_is_lost",)),
     Mutant("tui-serving-home-without-its-parents", "a fresh account (no ~/.local/share) is never served to the CLI "
            "and AI clients by the TUI",

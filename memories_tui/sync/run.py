@@ -54,12 +54,11 @@ def records_to_push(vault: UnlockedVault) -> int:
     those left the list of local changes when their bundle was made."""
     changed, gone = vault.sync_read(lambda conn, _keys: changed_since_sync(conn))
     ids = {record_id for record_id, _rev in changed} | set(gone)
-    outbox, raw = vault.sync_read(read_outbox), vault.sync_state()
-    if outbox and raw is not None:
-        device, aead = SyncState.from_bytes(raw, lambda _ids: {}).device, vault.keys.sync_aead("bundle")
-        for seq, blob in outbox.items():
-            value = unseal(aead, blob, bundle_ad(vault.keys.vault_id, device, seq), f"Bundle {seq} waiting to upload")
-            ids.update(str(item["id"]) for item in value["revs"])
+    state = load_state(vault)  # its records' entries are read only if asked for: they are not here
+    aead = vault.keys.sync_aead("bundle")
+    for seq, blob in state.outbox.items():
+        value = unseal(aead, blob, bundle_ad(vault.keys.vault_id, state.device, seq), f"Bundle {seq} waiting to upload")
+        ids.update(str(item["id"]) for item in value["revs"])
     return len(ids)
 
 
