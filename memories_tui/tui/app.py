@@ -96,6 +96,7 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
                                       idle_lock_in=self.idle_lock_in)
         # a background sync that starts failing is said, not only in status; one that ended reloads the list
         self.sync_notices = sync_notice.SyncNotices(self._synced_in_background)
+        self._quit_question: Screen[Any] | None = None  # "Quit without saving?" while it is asked
         self.stopping = threading.Event()  # set as the app ends: a "sync now" still reading the target stops at
         # once (its worker thread would otherwise keep the process from exiting while a server holds a read back)
         self._first_screen: Screen | None = None  # chosen with the default screen, pushed on mount
@@ -284,13 +285,13 @@ class MemoriesApp(DataActions, EmbeddingActions, LanguageActions, KeyRouting, Sa
         from .screens.editor import RecordEditorScreen
 
         unsaved = any(isinstance(s, RecordEditorScreen) and s.has_unsaved_text() for s in self.screen_stack)
-        if not unsaved or getattr(self.screen, "quit_question", False):
+        if not unsaved or self.screen is self._quit_question:  # ctrl+q on the question itself quits
             self.exit()
             return
-        question = ConfirmScreen(_("Unsaved changes"), _("Quit without saving? What you typed in the editor is lost."),
-                                 yes=_("Quit"), no=_("Keep editing"), danger=True)
-        question.quit_question = True  # type: ignore[attr-defined]  # ctrl+q on it quits
-        self.push_screen(question, lambda leave: self.exit() if leave else None)
+        self._quit_question = ConfirmScreen(_("Unsaved changes"), _("Quit without saving? What you typed in the "
+                                                                   "editor is lost."),
+                                            yes=_("Quit"), no=_("Keep editing"), danger=True)
+        self.push_screen(self._quit_question, lambda leave: self.exit() if leave else None)
 
     async def action_lock(self) -> None:
         """Zero keys and indexes, pop every screen showing vault data, back to the unlock screen."""
