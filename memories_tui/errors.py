@@ -348,6 +348,12 @@ def _error_classes() -> list[type[MemoriesError]]:
     return found
 
 
+def quotable(text: str, limit: int) -> str:
+    """Text another party chose (a server's header, SQLite's error) as a message may quote it: its
+    first `limit` characters, each control code (a terminal escape, a line break) as `?`."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
+
+
 def _printable(text: str) -> str:
     # Lone surrogates (a file name that is not UTF-8, say) would make printing the message fail.
     return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 
 import httpx
 
-from ..errors import ErrorCode, SyncError, SyncTamperedError
+from ..errors import ErrorCode, SyncError, SyncTamperedError, quotable
 from ..i18n import msg
 from . import bounds, reach
 
@@ -163,7 +163,7 @@ class WebDavTarget:
             if encoding not in ("", "identity", "gzip", "x-gzip"):  # "gzip, gzip" too: a bomb in layers
                 raise SyncTamperedError(msg("The WebDAV server sent {name} {encoding}-encoded, though Memories "
                                             "asks for plain or gzip; refusing it. Nothing was changed here.",
-                                            name=name, encoding=_shown(encoding)))
+                                            name=name, encoding=quotable(encoding, 200)))
             inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
             body = bytearray()
             try:
@@ -215,7 +215,7 @@ class WebDavTarget:
             location = response.headers.get("Location", "")
             return SyncError(msg("The WebDAV server redirects {url} to {location}; redirects are not followed, so add "
                                  "the target with the final URL.", url=self.description,
-                                 location=_shown(urlsplit(location)._replace(query="", fragment="").geturl()) or "?"),
+                                 location=quotable(urlsplit(location)._replace(query="", fragment="").geturl(), 200) or "?"),
                              code=ErrorCode.SYNC_BAD_TARGET)
         if status == 507:
             return SyncError(msg("The WebDAV server has no space left for {url} (507). Nothing was lost; free some "
@@ -342,9 +342,3 @@ def _decoded(response: httpx.Response, body: bytes) -> httpx.Response:
     headers = [(key, value) for key, value in response.headers.multi_items()
                if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
     return httpx.Response(response.status_code, headers=headers, content=body, request=response.request)
-
-
-def _shown(said: str) -> str:
-    """A header's text as an error may quote it: the server chose it, so no terminal control codes
-    and no more than a line."""
-    return "".join(ch if ch.isprintable() else "?" for ch in said[:200])

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ErrorCode, NotFoundError, TamperError, VaultError
+from ..errors import ErrorCode, NotFoundError, TamperError, VaultError, quotable
 from ..i18n import Message, localized, msg
 from ..serial import Jsonable, json_meta
 from .format import KdfParams, length_prefixed
@@ -52,8 +52,7 @@ class Header:
 
 def vault_error_from(exc: sqlite3.Error | UnicodeDecodeError, path: Path) -> VaultError:
     """A stable code for an SQLite failure: busy (try again) or damaged (restore a backup)."""
-    text = str(exc).split(" with text ")[0][:160]  # SQLite may quote raw column bytes; never echo them
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    text = quotable(str(exc).split(" with text ")[0], 160)  # SQLite may quote raw column bytes; never echo them
     if isinstance(exc, UnicodeDecodeError):
         text = "a text column is not valid UTF-8"
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
